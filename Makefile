@@ -1,0 +1,67 @@
+# ilgen: `make demo` and `make test` do all set-up on a fresh Debian 12 machine.
+#
+#   make deps     install the Debian packages ilgen needs (when missing)
+#   make build    build plugin, runtime and CLI in release mode into target/release
+#   make test     deps + build + fmt/clippy + unit tests + lit tests (what CI runs)
+#   make demo     record the paper's Listing 1 and print its trace
+#   make bench    print the recording-overhead table (native vs ilgen vs TSan)
+#   make install  PREFIX=/usr/local: bin/ilgen, lib/ilgen/{libilgen_pass.so,libilgen_rt.a}
+
+PREFIX   ?= /usr/local
+CARGO    ?= cargo
+PYTHON   ?= python3
+LLVM_DIR := /usr/lib/llvm-19
+LIT      ?= $(PYTHON) $(LLVM_DIR)/build/utils/lit/lit.py
+APT_PKGS := clang-19 llvm-19-dev llvm-19-tools libclang-rt-19-dev
+SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+REL      := target/release
+DEMO_DIR := target/demo
+
+.PHONY: all deps build lint unit lit test demo bench install clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(APT_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(CARGO) build --release --workspace
+
+lint: deps
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+
+unit: deps
+	$(CARGO) test --release --workspace
+
+lit: build
+	$(LIT) -sv tests
+
+test: build lint unit lit
+
+demo: build
+	@mkdir -p $(DEMO_DIR)
+	$(REL)/ilgen cc -g -O0 -I tests/include tests/record/listing1.c -o $(DEMO_DIR)/listing1
+	rm -rf $(DEMO_DIR)/trace
+	ILGEN_OPTIONS=trace_dir=$(DEMO_DIR)/trace $(DEMO_DIR)/listing1
+	$(REL)/ilgen dump $(DEMO_DIR)/trace
+
+bench: build
+	$(PYTHON) benchmarks/record_overhead.py
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/ilgen
+	install -m 755 $(REL)/ilgen $(DESTDIR)$(PREFIX)/bin/ilgen
+	install -m 755 $(REL)/libilgen_pass.so $(DESTDIR)$(PREFIX)/lib/ilgen/libilgen_pass.so
+	install -m 644 $(REL)/libilgen_rt.a $(DESTDIR)$(PREFIX)/lib/ilgen/libilgen_rt.a
+
+clean:
+	$(CARGO) clean
+	rm -rf ilgen-out

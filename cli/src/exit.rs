@@ -1,0 +1,13 @@
+//! Exit codes of the `ilgen` command, documented in README and `--help`.
+//!
+//! Takes nothing; gives the named codes every subcommand returns, so that CI scripts can tell a
+//! clean run from findings, bad input and replay divergence.
+
+/// Nothing found (or the command did what it was asked).
+pub const CLEAN: i32 = 0;
+/// Findings reported (candidates with `--no-replay`, confirmed findings otherwise). TSan's default.
+pub const FINDINGS: i32 = 66;
+/// Usage or input error: bad flags, an unreadable, truncated, foreign or wrong-version trace.
+pub const INPUT_ERROR: i32 = 2;
+/// A replayed schedule could not be followed (the program took another path).
+pub const DIVERGED: i32 = 3;

@@ -1,0 +1,6 @@
+//! `ilgen` as a library: the offline pipeline the `ilgen` binary drives.
+//!
+//! Takes trace directories and instrumented binaries; gives dumps, reports and exit codes.
+
+pub mod error;
+pub mod exit;

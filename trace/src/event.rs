@@ -1,0 +1,230 @@
+//! The event vocabulary: what one thread did, as the runtime records it and the analyzer reads it.
+//!
+//! Takes nothing; gives the [`Event`] type (a memory [`Access`] or a [`Sync`] operation) that
+//! `ilgen-rt` writes and `ilgen` reads. Every variant carries exactly the data its kind needs.
+//! Object identities (mutex, condition variable, ...) are the addresses the program used in this
+//! run; the analyzer matches objects across runs by each thread's operation count, not by address.
+
+use serde::{Deserialize, Serialize};
+
+/// Logical thread id of one recorded run: 0 is the main thread, the others are numbered in the
+/// order the runtime saw them created. The identity that is stable across runs is the pair
+/// (parent, nth child) kept in each thread file's header.
+pub type ThreadId = u32;
+
+/// Index of an instrumented instruction in the binary's site table (see [`crate::sites`]).
+pub type SiteId = u32;
+
+/// Site of an event that no instrumented instruction caused (thread start and end).
+pub const NO_SITE: SiteId = u32::MAX;
+
+/// A thread the runtime did not see created (started by uninstrumented code), or the parent of
+/// the main thread.
+pub const NO_THREAD: ThreadId = u32::MAX;
+
+/// Sequence number of a sync operation that was requested but had not completed when the trace
+/// ended: the thread was blocked in it (a deadlock) or the process was killed.
+pub const PENDING: u64 = u64::MAX;
+
+/// One recorded event of one thread.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Access(Access),
+    Sync(Sync),
+}
+
+/// The bytes `[addr, addr + size)` were accessed at least once in the current thread segment
+/// (between two sync operations). A segment holds one record per range: a write dominates reads
+/// of the same range, and the site kept is the first one of the kind kept.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Access {
+    pub addr: u64,
+    pub size: u32,
+    pub site: SiteId,
+    pub kind: AccessKind,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AccessKind {
+    Read,
+    Write,
+    /// An atomic load. Atomics never race with each other.
+    AtomicRead,
+    /// An atomic store, read-modify-write or compare-exchange.
+    AtomicWrite,
+}
+
+impl AccessKind {
+    pub fn is_write(self) -> bool {
+        matches!(self, AccessKind::Write | AccessKind::AtomicWrite)
+    }
+
+    pub fn is_atomic(self) -> bool {
+        matches!(self, AccessKind::AtomicRead | AccessKind::AtomicWrite)
+    }
+
+    /// The kind a segment keeps when both `self` and `other` touched the same range: a write
+    /// dominates a read, and a plain access dominates an atomic one (it is the one that can race).
+    pub fn dominant(self, other: AccessKind) -> AccessKind {
+        let write = self.is_write() || other.is_write();
+        let atomic = self.is_atomic() && other.is_atomic();
+        match (write, atomic) {
+            (false, false) => AccessKind::Read,
+            (true, false) => AccessKind::Write,
+            (false, true) => AccessKind::AtomicRead,
+            (true, true) => AccessKind::AtomicWrite,
+        }
+    }
+}
+
+/// One synchronization operation. `seq` is a process-wide counter taken once per operation:
+/// before the real call for operations that release (unlock, signal, post, fork, end, barrier
+/// enter, the release half of a condition wait), after it for those that acquire (lock, join,
+/// wait return, barrier exit), so that sorting by `seq` gives an order the run really obeyed.
+/// A blocking operation is written as [`PENDING`] before the real call and completed in place
+/// after it, so a thread blocked forever still shows what it was waiting for.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sync {
+    pub seq: u64,
+    pub site: SiteId,
+    pub op: SyncOp,
+}
+
+impl Sync {
+    pub fn is_pending(&self) -> bool {
+        self.seq == PENDING
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncOp {
+    /// First event of every thread but main.
+    Start,
+    /// Last event of every thread but main (return from its start routine or `pthread_exit`).
+    End,
+    Fork { child: ThreadId },
+    Join { child: ThreadId },
+    Detach { child: ThreadId },
+    MutexLock { mutex: u64 },
+    MutexTryLock { mutex: u64, acquired: bool },
+    MutexTimedLock { mutex: u64, acquired: bool },
+    MutexUnlock { mutex: u64 },
+    RwRdLock { lock: u64 },
+    RwWrLock { lock: u64 },
+    RwTryRdLock { lock: u64, acquired: bool },
+    RwTryWrLock { lock: u64, acquired: bool },
+    RwUnlock { lock: u64 },
+    /// `pthread_cond_wait`/`timedwait` entered: `mutex` is released here.
+    CondWait { cond: u64, mutex: u64, timed: bool },
+    /// The wait returned with `mutex` held again (woken, timed out, or spuriously).
+    CondWake { cond: u64, mutex: u64, timed_out: bool },
+    CondSignal { cond: u64 },
+    CondBroadcast { cond: u64 },
+    BarrierEnter { barrier: u64 },
+    BarrierExit { barrier: u64, serial: bool },
+    SpinLock { lock: u64 },
+    SpinTryLock { lock: u64, acquired: bool },
+    SpinUnlock { lock: u64 },
+    SemWait { sem: u64 },
+    SemTryWait { sem: u64, acquired: bool },
+    SemPost { sem: u64 },
+    /// About to enter a loop that calls `pthread_cond_wait` on `cond` (0 when the pass could not
+    /// compute the condition variable outside the loop).
+    WaitLoopEnter { cond: u64 },
+    /// Left such a loop: the awaited predicate held, whether or not a wait was called.
+    WaitLoopExit { cond: u64 },
+}
+
+impl SyncOp {
+    /// Short lowercase name, as `ilgen dump` prints it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SyncOp::Start => "start",
+            SyncOp::End => "end",
+            SyncOp::Fork { .. } => "fork",
+            SyncOp::Join { .. } => "join",
+            SyncOp::Detach { .. } => "detach",
+            SyncOp::MutexLock { .. } => "lock",
+            SyncOp::MutexTryLock { .. } => "trylock",
+            SyncOp::MutexTimedLock { .. } => "timedlock",
+            SyncOp::MutexUnlock { .. } => "unlock",
+            SyncOp::RwRdLock { .. } => "rdlock",
+            SyncOp::RwWrLock { .. } => "wrlock",
+            SyncOp::RwTryRdLock { .. } => "tryrdlock",
+            SyncOp::RwTryWrLock { .. } => "trywrlock",
+            SyncOp::RwUnlock { .. } => "rwunlock",
+            SyncOp::CondWait { .. } => "wait",
+            SyncOp::CondWake { .. } => "wake",
+            SyncOp::CondSignal { .. } => "signal",
+            SyncOp::CondBroadcast { .. } => "broadcast",
+            SyncOp::BarrierEnter { .. } => "barrier_enter",
+            SyncOp::BarrierExit { .. } => "barrier_exit",
+            SyncOp::SpinLock { .. } => "spin_lock",
+            SyncOp::SpinTryLock { .. } => "spin_trylock",
+            SyncOp::SpinUnlock { .. } => "spin_unlock",
+            SyncOp::SemWait { .. } => "sem_wait",
+            SyncOp::SemTryWait { .. } => "sem_trywait",
+            SyncOp::SemPost { .. } => "sem_post",
+            SyncOp::WaitLoopEnter { .. } => "waitloop_enter",
+            SyncOp::WaitLoopExit { .. } => "waitloop_exit",
+        }
+    }
+
+    /// The synchronization object the operation acts on, if it is one (threads are not).
+    pub fn object(&self) -> Option<u64> {
+        match *self {
+            SyncOp::Start
+            | SyncOp::End
+            | SyncOp::Fork { .. }
+            | SyncOp::Join { .. }
+            | SyncOp::Detach { .. } => None,
+            SyncOp::MutexLock { mutex }
+            | SyncOp::MutexTryLock { mutex, .. }
+            | SyncOp::MutexTimedLock { mutex, .. }
+            | SyncOp::MutexUnlock { mutex } => Some(mutex),
+            SyncOp::RwRdLock { lock }
+            | SyncOp::RwWrLock { lock }
+            | SyncOp::RwTryRdLock { lock, .. }
+            | SyncOp::RwTryWrLock { lock, .. }
+            | SyncOp::RwUnlock { lock }
+            | SyncOp::SpinLock { lock }
+            | SyncOp::SpinTryLock { lock, .. }
+            | SyncOp::SpinUnlock { lock } => Some(lock),
+            SyncOp::CondWait { cond, .. }
+            | SyncOp::CondWake { cond, .. }
+            | SyncOp::CondSignal { cond }
+            | SyncOp::CondBroadcast { cond }
+            | SyncOp::WaitLoopEnter { cond }
+            | SyncOp::WaitLoopExit { cond } => Some(cond),
+            SyncOp::BarrierEnter { barrier } | SyncOp::BarrierExit { barrier, .. } => {
+                Some(barrier)
+            }
+            SyncOp::SemWait { sem } | SyncOp::SemTryWait { sem, .. } | SyncOp::SemPost { sem } => {
+                Some(sem)
+            }
+        }
+    }
+
+    /// The other thread of a thread operation.
+    pub fn peer_thread(&self) -> Option<ThreadId> {
+        match *self {
+            SyncOp::Fork { child } | SyncOp::Join { child } | SyncOp::Detach { child } => {
+                Some(child)
+            }
+            _ => None,
+        }
+    }
+
+    /// The outcome of a try/timed operation, `None` for operations that always succeed.
+    pub fn acquired(&self) -> Option<bool> {
+        match *self {
+            SyncOp::MutexTryLock { acquired, .. }
+            | SyncOp::MutexTimedLock { acquired, .. }
+            | SyncOp::RwTryRdLock { acquired, .. }
+            | SyncOp::RwTryWrLock { acquired, .. }
+            | SyncOp::SpinTryLock { acquired, .. }
+            | SyncOp::SemTryWait { acquired, .. } => Some(acquired),
+            _ => None,
+        }
+    }
+}

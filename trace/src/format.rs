@@ -1,0 +1,350 @@
+//! The on-disk trace: one directory per recorded run, one file per thread plus `meta.json`.
+//!
+//! Takes events and a header (runtime side) or a directory path (analyzer side); gives the bytes of
+//! a thread file, and back a [`TraceDir`] with every thread's events in program order.
+//!
+//! Thread file `t<tid>.trace`:
+//! ```text
+//! magic "ILGENTHR" | header (bincode, fixed-int, little endian) | record* | (zero bytes)*
+//! record = len: u8 (1..=255) | payload: bincode(Event), len bytes
+//! ```
+//! A zero length byte ends the records: the runtime writes through a shared file mapping that it
+//! grows in zero-filled chunks, so a process killed with SIGKILL leaves its records followed by
+//! zeros, and that file still reads as complete up to the last record written. Fixed-int encoding
+//! gives every event of one kind the same length, which lets the runtime complete a pending
+//! record in place.
+//!
+//! Versions (bump [`FORMAT_VERSION`] on any change; old traces are refused with a message):
+//! - 1: first format.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::{Event, ThreadId};
+use crate::meta::Meta;
+
+pub const FORMAT_VERSION: u32 = 1;
+pub const THREAD_MAGIC: [u8; 8] = *b"ILGENTHR";
+/// Upper bound of one encoded record, length byte included.
+pub const MAX_RECORD: usize = 64;
+
+fn config() -> impl bincode::config::Config {
+    bincode::config::standard()
+        .with_little_endian()
+        .with_fixed_int_encoding()
+}
+
+/// Header of a thread file: who the thread is, in terms stable across runs.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadHeader {
+    pub version: u32,
+    pub tid: ThreadId,
+    /// [`crate::NO_THREAD`] for the main thread and for threads created by uninstrumented code.
+    pub parent: ThreadId,
+    /// This thread is the parent's `child_index`-th child (0-based).
+    pub child_index: u32,
+}
+
+/// Bytes of the header with its magic: what a thread file starts with.
+pub fn encode_header(header: &ThreadHeader) -> Vec<u8> {
+    let mut out = THREAD_MAGIC.to_vec();
+    out.extend(bincode::serde::encode_to_vec(header, config()).expect("header encodes"));
+    out
+}
+
+/// Writes one record (length byte and payload) at the start of `out`; returns its length.
+/// Allocation-free: the runtime calls it on its hot path. `out` must hold [`MAX_RECORD`] bytes.
+pub fn encode_record(event: &Event, out: &mut [u8]) -> usize {
+    let len = bincode::serde::encode_into_slice(event, &mut out[1..MAX_RECORD], config())
+        .expect("an event fits in MAX_RECORD");
+    out[0] = len as u8;
+    len + 1
+}
+
+/// File name of thread `tid`'s trace inside a trace directory.
+pub fn thread_file_name(tid: ThreadId) -> String {
+    format!("t{tid}.trace")
+}
+
+/// Why a trace could not be read. Each names the file and says what to do.
+#[derive(Debug)]
+pub enum TraceError {
+    Io { path: PathBuf, source: std::io::Error },
+    NotATrace { path: PathBuf },
+    Version { path: PathBuf, found: u32 },
+    Truncated { path: PathBuf, offset: usize },
+    Corrupt { path: PathBuf, offset: usize, reason: String },
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TraceError::Io { path, source } => {
+                write!(f, "failed to read trace at {}: {source}", path.display())
+            }
+            TraceError::NotATrace { path } => write!(
+                f,
+                "{} is not an ilgen trace (no ilgen header); pass a directory that an \
+                 instrumented program wrote, e.g. ./ilgen-out/<binary>-<pid>",
+                path.display()
+            ),
+            TraceError::Version { path, found } => write!(
+                f,
+                "{} has trace format version {found}, this ilgen reads version {FORMAT_VERSION}; \
+                 record the program again with this ilgen's runtime",
+                path.display()
+            ),
+            TraceError::Truncated { path, offset } => write!(
+                f,
+                "{} is truncated at byte {offset} (a record runs past the end of the file); \
+                 the trace was cut after it was written, record the program again",
+                path.display()
+            ),
+            TraceError::Corrupt {
+                path,
+                offset,
+                reason,
+            } => write!(
+                f,
+                "{} is corrupt at byte {offset}: {reason}; record the program again",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TraceError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// One thread's file, decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadTrace {
+    pub header: ThreadHeader,
+    pub events: Vec<Event>,
+}
+
+/// Decodes the bytes of one thread file; `path` only names the file in errors.
+pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceError> {
+    if bytes.len() < THREAD_MAGIC.len() || bytes[..THREAD_MAGIC.len()] != THREAD_MAGIC {
+        return Err(TraceError::NotATrace { path: path.into() });
+    }
+    let rest = &bytes[THREAD_MAGIC.len()..];
+    // The version is the header's first field: read it alone so that a newer header layout still
+    // gets the version message rather than a decoding error.
+    if rest.len() < 4 {
+        return Err(TraceError::Truncated {
+            path: path.into(),
+            offset: bytes.len(),
+        });
+    }
+    let found = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes"));
+    if found != FORMAT_VERSION {
+        return Err(TraceError::Version {
+            path: path.into(),
+            found,
+        });
+    }
+    let (header, used): (ThreadHeader, usize) =
+        bincode::serde::decode_from_slice(rest, config()).map_err(|_| TraceError::Truncated {
+            path: path.into(),
+            offset: bytes.len(),
+        })?;
+    let mut offset = THREAD_MAGIC.len() + used;
+    let mut events = Vec::new();
+    while offset < bytes.len() {
+        let len = bytes[offset] as usize;
+        if len == 0 {
+            break;
+        }
+        let start = offset + 1;
+        if start + len > bytes.len() {
+            return Err(TraceError::Truncated {
+                path: path.into(),
+                offset,
+            });
+        }
+        let (event, used): (Event, usize) =
+            bincode::serde::decode_from_slice(&bytes[start..start + len], config()).map_err(
+                |e| TraceError::Corrupt {
+                    path: path.into(),
+                    offset,
+                    reason: e.to_string(),
+                },
+            )?;
+        if used != len {
+            return Err(TraceError::Corrupt {
+                path: path.into(),
+                offset,
+                reason: format!("record length byte says {len}, its event has {used} bytes"),
+            });
+        }
+        events.push(event);
+        offset = start + len;
+    }
+    Ok(ThreadTrace { header, events })
+}
+
+/// A whole recorded run: its metadata and every thread, ordered by thread id.
+#[derive(Clone, Debug)]
+pub struct TraceDir {
+    pub path: PathBuf,
+    pub meta: Meta,
+    pub threads: Vec<ThreadTrace>,
+}
+
+impl TraceDir {
+    /// Reads `dir/meta.json` and every `dir/t<tid>.trace`.
+    pub fn open(dir: &Path) -> Result<TraceDir, TraceError> {
+        let io = |path: &Path, source| TraceError::Io {
+            path: path.into(),
+            source,
+        };
+        if !dir.is_dir() {
+            return Err(TraceError::NotATrace { path: dir.into() });
+        }
+        let meta = Meta::read(dir)?;
+        let mut threads = Vec::new();
+        for entry in fs::read_dir(dir).map_err(|e| io(dir, e))? {
+            let entry = entry.map_err(|e| io(dir, e))?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if !(name.starts_with('t') && name.ends_with(".trace")) {
+                continue;
+            }
+            let path = entry.path();
+            let bytes = fs::read(&path).map_err(|e| io(&path, e))?;
+            threads.push(decode_thread(&path, &bytes)?);
+        }
+        threads.sort_by_key(|t| t.header.tid);
+        Ok(TraceDir {
+            path: dir.into(),
+            meta,
+            threads,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Access, AccessKind, Sync, SyncOp, PENDING};
+
+    fn file(events: &[Event]) -> Vec<u8> {
+        let mut bytes = encode_header(&ThreadHeader {
+            version: FORMAT_VERSION,
+            tid: 3,
+            parent: 0,
+            child_index: 2,
+        });
+        for e in events {
+            let mut buf = [0u8; MAX_RECORD];
+            let n = encode_record(e, &mut buf);
+            bytes.extend_from_slice(&buf[..n]);
+        }
+        bytes
+    }
+
+    fn sample() -> Vec<Event> {
+        vec![
+            Event::Sync(Sync {
+                seq: 1,
+                site: 7,
+                op: SyncOp::Start,
+            }),
+            Event::Access(Access {
+                addr: 0x1000,
+                size: 4,
+                site: 9,
+                kind: AccessKind::Write,
+            }),
+            Event::Sync(Sync {
+                seq: PENDING,
+                site: 11,
+                op: SyncOp::CondWake {
+                    cond: 0xdead,
+                    mutex: 0xbeef,
+                    timed_out: false,
+                },
+            }),
+        ]
+    }
+
+    #[test]
+    fn round_trip_and_zero_padding_ends_records() {
+        let mut bytes = file(&sample());
+        bytes.extend_from_slice(&[0u8; 100]);
+        let t = decode_thread(Path::new("t3.trace"), &bytes).unwrap();
+        assert_eq!(t.header.tid, 3);
+        assert_eq!(t.header.child_index, 2);
+        assert_eq!(t.events, sample());
+    }
+
+    #[test]
+    fn completing_a_pending_record_keeps_its_length() {
+        let pending = Event::Sync(Sync {
+            seq: PENDING,
+            site: 1,
+            op: SyncOp::MutexTryLock {
+                mutex: 5,
+                acquired: false,
+            },
+        });
+        let done = Event::Sync(Sync {
+            seq: 42,
+            site: 1,
+            op: SyncOp::MutexTryLock {
+                mutex: 5,
+                acquired: true,
+            },
+        });
+        let mut a = [0u8; MAX_RECORD];
+        let mut b = [0u8; MAX_RECORD];
+        assert_eq!(encode_record(&pending, &mut a), encode_record(&done, &mut b));
+    }
+
+    #[test]
+    fn every_event_fits_in_max_record() {
+        let big = Event::Sync(Sync {
+            seq: u64::MAX,
+            site: u32::MAX,
+            op: SyncOp::CondWait {
+                cond: u64::MAX,
+                mutex: u64::MAX,
+                timed: true,
+            },
+        });
+        let mut buf = [0u8; MAX_RECORD];
+        assert!(encode_record(&big, &mut buf) <= MAX_RECORD);
+    }
+
+    #[test]
+    fn cut_record_is_truncated_not_a_panic() {
+        let bytes = file(&sample());
+        let cut = &bytes[..bytes.len() - 3];
+        match decode_thread(Path::new("t3.trace"), cut) {
+            Err(TraceError::Truncated { .. }) => {}
+            other => panic!("expected truncated, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn foreign_and_wrong_version_files_are_named() {
+        let err = decode_thread(Path::new("x/t0.trace"), b"ELF\x7f garbage").unwrap_err();
+        assert!(matches!(err, TraceError::NotATrace { .. }));
+        assert!(err.to_string().contains("x/t0.trace"));
+        let mut bytes = file(&sample());
+        bytes[8] = 99;
+        let err = decode_thread(Path::new("t3.trace"), &bytes).unwrap_err();
+        assert!(matches!(err, TraceError::Version { found: 99, .. }));
+        assert!(err.to_string().contains("record the program again"));
+    }
+}

@@ -1,0 +1,21 @@
+//! `ilgen-trace`: the one event vocabulary and the on-disk formats of ilgen.
+//!
+//! Takes nothing at run time; gives the types and encoders that the runtime (`ilgen-rt`, writer),
+//! the pass (`ilgen-pass`, site tables and hook names) and the analyzer (`ilgen`, reader) share:
+//! - [`event`]: what a thread did ([`Event`]: a memory access or a sync operation);
+//! - [`format`]: thread files and the trace directory, versioned;
+//! - [`meta`]: the run's metadata file;
+//! - [`sites`]: the site table embedded in instrumented binaries;
+//! - [`abi`]: names of the runtime's hooks and of the calls the pass rewrites.
+
+pub mod abi;
+pub mod event;
+pub mod format;
+pub mod meta;
+pub mod sites;
+
+pub use event::{
+    Access, AccessKind, Event, SiteId, Sync, SyncOp, ThreadId, NO_SITE, NO_THREAD, PENDING,
+};
+pub use format::{TraceDir, TraceError, FORMAT_VERSION};
+pub use meta::{Meta, RunEnd};

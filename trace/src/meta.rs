@@ -1,0 +1,101 @@
+//! `meta.json`: what was run, where, and how the run ended.
+//!
+//! Takes a trace directory path (or a [`Meta`] to write); gives the run's metadata. Written by the
+//! runtime when the process starts and rewritten when it ends, so a killed run still has one.
+//! The thread tree is not here: each thread file's header names its parent and child index, so the
+//! tree survives any way the process can end.
+
+use std::fs;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::format::{TraceError, FORMAT_VERSION};
+
+pub const META_FILE: &str = "meta.json";
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Meta {
+    pub format_version: u32,
+    pub pid: u32,
+    pub argv: Vec<String>,
+    pub cwd: String,
+    /// Absolute path of the executable that ran (its site table names the source lines).
+    pub binary: String,
+    /// xxh3-64 of the executable's bytes, hex: tells a rebuilt binary from the recorded one.
+    pub binary_hash: String,
+    /// Address the executable was loaded at (0 when not position independent): subtract it from a
+    /// recorded address to look the address up in the executable's symbol table.
+    pub load_base: u64,
+    pub started_unix_ms: u64,
+    /// `None` while the process runs, and after it was killed by a signal it could not catch.
+    pub end: Option<RunEnd>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RunEnd {
+    /// `exit()` or a return from `main`.
+    Exit,
+    /// A fatal or terminating signal the runtime caught (it then re-raised it).
+    Signal { signal: i32 },
+}
+
+impl Meta {
+    pub fn read(dir: &Path) -> Result<Meta, TraceError> {
+        let path = dir.join(META_FILE);
+        let text = fs::read_to_string(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => TraceError::NotATrace { path: dir.into() },
+            _ => TraceError::Io {
+                path: path.clone(),
+                source: e,
+            },
+        })?;
+        // Read the version alone first so that a future layout still gets the version message.
+        let version = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("format_version").and_then(|v| v.as_u64()));
+        match version {
+            None => return Err(TraceError::NotATrace { path }),
+            Some(v) if v != u64::from(FORMAT_VERSION) => {
+                return Err(TraceError::Version {
+                    path,
+                    found: v as u32,
+                })
+            }
+            Some(_) => {}
+        }
+        serde_json::from_str(&text).map_err(|e| TraceError::Corrupt {
+            path,
+            offset: 0,
+            reason: e.to_string(),
+        })
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("meta serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn end_is_tagged_json() {
+        let m = Meta {
+            format_version: FORMAT_VERSION,
+            pid: 1,
+            argv: vec!["./a".into()],
+            cwd: "/".into(),
+            binary: "/a".into(),
+            binary_hash: "00".into(),
+            load_base: 0x5555_0000,
+            started_unix_ms: 0,
+            end: Some(RunEnd::Signal { signal: 15 }),
+        };
+        let json = m.to_json();
+        assert!(json.contains(r#""kind": "signal""#), "{json}");
+        assert_eq!(serde_json::from_str::<Meta>(&json).unwrap(), m);
+    }
+}
