@@ -1,1 +1,78 @@
-//! placeholder
+//! ilgen's LLVM pass plugin: instruments a C/C++ module for recording.
+//!
+//! Takes a module from clang (`-fpass-plugin=libilgen_pass.so`, run at the end of the optimizer
+//! pipeline, at every -O level) or from `opt -load-pass-plugin=libilgen_pass.so -passes=ilgen`;
+//! gives it back with
+//! - a `__ilgen_read/write` (or atomic) call before every memory access that may race,
+//! - every pthread/libc call of `ilgen_trace::abi::WRAPPED_CALLS` turned into its
+//!   `__ilgen_wrap_*` wrapper with a trailing site argument,
+//! - `__ilgen_wait_loop_enter/exit` markers around each loop that waits on a condition variable,
+//! - one site table blob in section `ilgen_sites`.
+//!
+//! This file holds the entry points only. Registration is C++ (`glue.cpp`): the plugin interface
+//! is a C++ API, and a Rust cdylib exports only Rust `#[no_mangle]` symbols, so
+//! `llvmGetPassPluginInfo` is defined here and forwards to the glue.
+
+use std::ffi::c_char;
+use std::mem::ManuallyDrop;
+
+use inkwell::module::Module;
+use llvm_sys::prelude::LLVMModuleRef;
+
+mod calls;
+mod driver;
+mod escape;
+mod glue;
+mod hooks;
+mod instrument;
+mod ir;
+mod loops;
+mod options;
+mod sites;
+#[cfg(test)]
+mod testing;
+
+pub use driver::Stats;
+pub use options::Filter;
+
+/// The symbol LLVM looks up in a pass plugin.
+///
+/// # Safety
+/// Called by LLVM's plugin loader only.
+#[no_mangle]
+pub unsafe extern "C" fn llvmGetPassPluginInfo() -> glue::PassPluginLibraryInfo {
+    glue::ilgen_plugin_info()
+}
+
+/// Called by the glue's pass with clang's module and the `-mllvm` option strings.
+///
+/// # Safety
+/// `module` must be a live module; the strings null or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn ilgen_run_on_module(
+    module: LLVMModuleRef,
+    exclude: *const c_char,
+    include: *const c_char,
+) -> i32 {
+    // ManuallyDrop: the module belongs to clang; inkwell's Drop would dispose of it.
+    let module = ManuallyDrop::new(Module::new(module));
+    let env = std::env::var(options::ENV).ok();
+    let filter = Filter::from_sources(&ir::cstr(exclude), &ir::cstr(include), env.as_deref());
+    for e in &filter.errors {
+        // A compiler plugin has no error channel but stderr; a bad pattern is ignored, not fatal.
+        eprintln!("ilgen-pass: {e}");
+    }
+    // A panic must not unwind into C++; on one, leave the module as it is now and say so.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&module, &filter))) {
+        Ok(stats) => stats.changed() as i32,
+        Err(_) => {
+            eprintln!("ilgen-pass: internal error; module left partly instrumented");
+            1
+        }
+    }
+}
+
+/// Instruments `module` with `filter` deciding memory instrumentation.
+pub fn run(module: &Module<'_>, filter: &Filter) -> Stats {
+    driver::run(module.as_mut_ptr(), filter)
+}

@@ -1,0 +1,90 @@
+// Registration glue: the part of the plugin that must be C++ because the pass-plugin interface
+// is C++ (PassBuilder callbacks, PassInfoMixin, cl::opt). It takes clang's/opt's PassBuilder and
+// gives back one module pass, `ilgen`, whose run() hands the module to the Rust side
+// (`ilgen_run_on_module`). Also exposes the two IR utilities the LLVM C API lacks (critical-edge
+// splitting, llvm.compiler.used), as extern "C" functions the Rust side calls.
+
+#include "llvm-c/Types.h"
+#include "llvm/IR/BasicBlock.h"
+#include "llvm/IR/GlobalValue.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/PassPlugin.h"
+#include "llvm/Support/CBindingWrapping.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
+
+#include <string>
+
+using namespace llvm;
+
+// Defined in Rust (lib.rs). Returns nonzero when it changed the module.
+extern "C" int ilgen_run_on_module(LLVMModuleRef module, const char *exclude, const char *include);
+
+// `-mllvm -ilgen-exclude=fun:GLOB,src:GLOB` / `-mllvm -ilgen-include=...`: which functions get
+// memory instrumentation; merged on the Rust side with ILGEN_PASS_OPTIONS.
+static cl::opt<std::string> ExcludeOpt("ilgen-exclude",
+                                       cl::desc("ilgen: fun:GLOB,src:GLOB patterns of functions and "
+                                                "files whose memory accesses are not instrumented"),
+                                       cl::init(""));
+static cl::opt<std::string> IncludeOpt("ilgen-include",
+                                       cl::desc("ilgen: fun:GLOB,src:GLOB patterns; when given, only "
+                                                "matching functions get memory instrumentation"),
+                                       cl::init(""));
+
+namespace {
+struct IlgenPass : PassInfoMixin<IlgenPass> {
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    int changed = ilgen_run_on_module(wrap(&M), ExcludeOpt.c_str(), IncludeOpt.c_str());
+    return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  }
+  // Instrumentation must run even for optnone functions (every function at -O0).
+  static bool isRequired() { return true; }
+};
+} // namespace
+
+extern "C" PassPluginLibraryInfo ilgen_plugin_info() {
+  return {LLVM_PLUGIN_API_VERSION, "ilgen", "0.1", [](PassBuilder &PB) {
+            // Last in the optimizer pipeline, like TSan: runs at -O0 too, and sees the IR after
+            // inlining and promotion to registers, so fewer accesses remain to instrument.
+            PB.registerOptimizerLastEPCallback(
+                [](ModulePassManager &MPM, OptimizationLevel) { MPM.addPass(IlgenPass()); });
+            // `opt -passes=ilgen`, for the lit tests.
+            PB.registerPipelineParsingCallback(
+                [](StringRef Name, ModulePassManager &MPM, ArrayRef<PassBuilder::PipelineElement>) {
+                  if (Name != "ilgen")
+                    return false;
+                  MPM.addPass(IlgenPass());
+                  return true;
+                });
+          }};
+}
+
+// Splits the edge from `term`'s block to its successor `index` and returns the new block, or null
+// when LLVM cannot split it (edges into EH pads, from indirectbr/callbr). The C API cannot do this:
+// it has no way to retarget the PHI incoming blocks of the successor.
+extern "C" LLVMBasicBlockRef ilgen_split_critical_edge(LLVMValueRef term, unsigned index) {
+  auto *TI = dyn_cast_or_null<Instruction>(unwrap(term));
+  if (!TI || !TI->isTerminator() || index >= TI->getNumSuccessors())
+    return nullptr;
+  BasicBlock *Succ = TI->getSuccessor(index);
+  if (Succ->isEHPad())
+    return nullptr;
+  // MergeIdenticalEdges: a switch with several cases to one block has one edge per case; all of
+  // them go through the new block, so one marker covers the whole (from, to) transfer.
+  CriticalEdgeSplittingOptions Options;
+  Options.setMergeIdenticalEdges();
+  BasicBlock *New = SplitKnownCriticalEdge(TI, index, Options);
+  return wrap(New);
+}
+
+// Keeps `global` alive through optimization and linking of this module (the site table is
+// referenced only through the `ilgen_sites` section).
+extern "C" void ilgen_append_to_compiler_used(LLVMModuleRef module, LLVMValueRef global) {
+  auto *GV = dyn_cast_or_null<GlobalValue>(unwrap(global));
+  if (GV)
+    appendToCompilerUsed(*unwrap(module), {GV});
+}

@@ -1,0 +1,130 @@
+//! Which functions get memory instrumentation.
+//!
+//! Takes the `-mllvm -ilgen-exclude=`/`-ilgen-include=` strings (from the C++ glue) and the
+//! `ILGEN_PASS_OPTIONS` environment variable (`exclude=fun:helper_*,src:*/vendor/*;include=fun:worker`);
+//! gives [`Filter`], which answers "instrument this function's memory accesses?". Patterns are
+//! sanitizer-ignorelist style: `fun:GLOB` matches the function's symbol name (mangled for C++),
+//! `src:GLOB` the module's source file name. Synchronization calls are rewritten regardless: a
+//! missed lock would make every later report wrong.
+
+use glob::Pattern;
+
+/// Environment variable read at pass time.
+pub const ENV: &str = "ILGEN_PASS_OPTIONS";
+
+#[derive(Debug, Clone)]
+enum Rule {
+    Fun(Pattern),
+    Src(Pattern),
+}
+
+impl Rule {
+    fn matches(&self, function: &str, sources: &[String]) -> bool {
+        match self {
+            Rule::Fun(p) => p.matches(function),
+            Rule::Src(p) => sources.iter().any(|s| p.matches(s)),
+        }
+    }
+}
+
+/// Include and exclude rules. A function is instrumented when it matches no exclude rule and,
+/// if there are include rules, at least one of them.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    include: Vec<Rule>,
+    exclude: Vec<Rule>,
+    /// Malformed entries, reported once by the caller (a pass must not abort the compiler).
+    pub errors: Vec<String>,
+}
+
+impl Filter {
+    /// Builds the filter from the glue's `-mllvm` strings and the environment.
+    pub fn from_sources(exclude_flag: &str, include_flag: &str, env: Option<&str>) -> Filter {
+        let mut f = Filter::default();
+        f.add_list(exclude_flag, false);
+        f.add_list(include_flag, true);
+        if let Some(env) = env {
+            f.add_env(env);
+        }
+        f
+    }
+
+    /// `exclude=LIST;include=LIST` (either part optional, either order).
+    fn add_env(&mut self, env: &str) {
+        for part in env.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+            match part.split_once('=') {
+                Some(("exclude", list)) => self.add_list(list, false),
+                Some(("include", list)) => self.add_list(list, true),
+                _ => self.errors.push(format!(
+                    "{ENV}: expected exclude=... or include=..., got `{part}`"
+                )),
+            }
+        }
+    }
+
+    /// `fun:GLOB,src:GLOB,...`
+    fn add_list(&mut self, list: &str, include: bool) {
+        for item in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let rule = match item.split_once(':') {
+                Some(("fun", glob)) => Pattern::new(glob).map(Rule::Fun),
+                Some(("src", glob)) => Pattern::new(glob).map(Rule::Src),
+                _ => {
+                    self.errors
+                        .push(format!("pattern `{item}` is neither fun:GLOB nor src:GLOB"));
+                    continue;
+                }
+            };
+            match rule {
+                Ok(rule) if include => self.include.push(rule),
+                Ok(rule) => self.exclude.push(rule),
+                Err(e) => self.errors.push(format!("bad glob in `{item}`: {e}")),
+            }
+        }
+    }
+
+    /// Whether `function` (symbol name), whose source file names are `sources`, gets memory
+    /// instrumentation.
+    pub fn instruments(&self, function: &str, sources: &[String]) -> bool {
+        if self.exclude.iter().any(|r| r.matches(function, sources)) {
+            return false;
+        }
+        self.include.is_empty() || self.include.iter().any(|r| r.matches(function, sources))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src(s: &str) -> Vec<String> {
+        vec![s.to_owned()]
+    }
+
+    #[test]
+    fn empty_filter_instruments_everything() {
+        let f = Filter::from_sources("", "", None);
+        assert!(f.instruments("main", &src("a.c")));
+        assert!(f.errors.is_empty());
+    }
+
+    #[test]
+    fn env_and_flags_combine() {
+        let f = Filter::from_sources(
+            "fun:skip_me",
+            "",
+            Some("exclude=fun:helper_*,src:*/vendor/*;include=fun:worker*,fun:helper_x"),
+        );
+        assert!(f.instruments("worker1", &src("src/a.c")));
+        assert!(!f.instruments("main", &src("src/a.c")), "not included");
+        assert!(!f.instruments("helper_x", &src("src/a.c")), "exclude wins");
+        assert!(!f.instruments("worker1", &src("lib/vendor/z.c")));
+        assert!(f.errors.is_empty());
+    }
+
+    #[test]
+    fn malformed_entries_are_errors_not_panics() {
+        let f = Filter::from_sources("foo,fun:[", "", Some("bogus"));
+        assert_eq!(f.errors.len(), 3, "{:?}", f.errors);
+        assert!(f.instruments("main", &src("a.c")));
+    }
+}
