@@ -1,0 +1,277 @@
+//! The end of the process: nothing recorded is lost, however it ends.
+//!
+//! Takes `exit()` (an `atexit` handler; a return from `main` is an exit too), fatal and
+//! terminating signals (SIGSEGV, SIGBUS, SIGABRT, which `abort()` raises, SIGINT, SIGTERM) and
+//! `fork()`; gives every thread's segment cache flushed into its file and `meta.json` rewritten
+//! with how the run ended.
+//!
+//! Each thread owns its cache. The thread that ends the process flushes its own, then the other
+//! live threads' caches without interrupting them: it claims each one, issues one
+//! `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, and flushes every thread that is outside the
+//! runtime (waiting up to `flush_timeout_ms` for one that is inside to leave); see
+//! `thread::claim` for the handshake. No signal is sent, so the program sees nothing.
+//!
+//! Fallback when the kernel refuses `membarrier` registration: it sends each live thread the flush
+//! signal (`flush_signal`, default 62 = SIGRTMAX-2 on Linux, installed with SA_RESTART) whose
+//! handler flushes that thread's cache (deferred to the moment it leaves the runtime if it was
+//! inside), and waits up to `flush_timeout_ms` for acknowledgements. Side effect of the fallback:
+//! in the last moments of the process, a call that returns EINTR for any handled signal (`sleep`,
+//! `pause`) may return early in the other threads; the `sem_wait` wrapper retries on the
+//! runtime's own signal. The flush signal's handler is installed only for the fallback, so by
+//! default the runtime takes no signal number from the program.
+//!
+//! A fatal signal is handled, then passed on: to the handler the program had installed before the
+//! runtime did (if it returns, the program goes on), else the default action is restored and the
+//! signal raised again, so the exit status is the real one. Signals ignored at start stay ignored;
+//! a handler the program installs later replaces the runtime's (its exit path still flushes
+//! through `atexit`). `_exit` and SIGKILL run nothing: the files then end with zero padding after
+//! the last record written, which still reads, and each thread's current segment is lost.
+//!
+//! The exit handler is registered when the runtime initializes (its constructor, or the first
+//! hook). Code that runs after it (atexit handlers registered earlier, late static destructors)
+//! is still recorded: its sync records reach the file, only its last segment's accesses do not.
+//!
+//! `fork()`: the child shares the parent's file mappings, so its runtime turns recording off for
+//! good in a `pthread_atfork` child handler and never writes into the parent's trace.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use crate::{registry, runtime, thread};
+
+/// Signals whose default action ends the process and that the runtime handles.
+const FATAL: [libc::c_int; 5] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGABRT,
+    libc::SIGINT,
+    libc::SIGTERM,
+];
+
+/// `membarrier` private expedited is registered: flush other threads by handshake, not signals.
+static MEMBARRIER: AtomicBool = AtomicBool::new(false);
+const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
+const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
+
+/// Acknowledgements of flush requests, counted by every thread that served one.
+static ACKS: AtomicUsize = AtomicUsize::new(0);
+/// A thread is finishing the process (flushing everyone); others only flush themselves.
+static FINISHING: AtomicBool = AtomicBool::new(false);
+/// The program's handlers from before the runtime's, indexed by signal number.
+static mut PREVIOUS: [Option<libc::sigaction>; 65] = [None; 65];
+
+/// Counts one served flush request.
+pub(crate) fn acknowledge() {
+    ACKS.fetch_add(1, Ordering::Release);
+}
+
+/// Installs the exit, fork and signal handlers; called once, right after initialization.
+pub(crate) fn install() {
+    let Some(rt) = runtime::get() else { return };
+    // SAFETY: registering handlers that only touch the runtime's own state.
+    unsafe {
+        let registered = libc::syscall(
+            libc::SYS_membarrier,
+            MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+            0,
+            0,
+        );
+        MEMBARRIER.store(
+            registered == 0 && !rt.options.flush_by_signal,
+            Ordering::Relaxed,
+        );
+        libc::atexit(on_exit);
+        libc::pthread_atfork(None, None, Some(on_fork_child));
+        if !MEMBARRIER.load(Ordering::Relaxed) {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_flush_signal as *const () as usize;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(rt.options.flush_signal, &sa, std::ptr::null_mut());
+        }
+        if !rt.options.handle_signals {
+            return;
+        }
+        for sig in FATAL {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
+                || old.sa_sigaction == libc::SIG_IGN
+            {
+                continue;
+            }
+            if old.sa_sigaction != libc::SIG_DFL {
+                (*std::ptr::addr_of_mut!(PREVIOUS))[sig as usize] = Some(old);
+            }
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_fatal_signal as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Flushes the calling thread and asks every other live thread to flush, waiting up to the
+/// configured timeout. Async-signal-safe: no allocation, bounded waits only.
+fn flush_everyone(rt: &runtime::Runtime) {
+    thread::flush_self();
+    if FINISHING.swap(true, Ordering::AcqRel) {
+        // Another thread is already doing it (an exit racing a signal).
+        return;
+    }
+    let deadline = now_ms() + u64::from(rt.options.flush_timeout_ms);
+    let all = if MEMBARRIER.load(Ordering::Relaxed) {
+        flush_by_handshake(deadline)
+    } else {
+        flush_by_signal(rt, deadline)
+    };
+    if rt.options.verbosity >= 2 {
+        let msg: &[u8] = if all {
+            b"ilgen: every thread flushed\n"
+        } else {
+            b"ilgen: some threads did not flush in time\n"
+        };
+        // SAFETY: write(2) of a static message.
+        unsafe { libc::write(2, msg.as_ptr() as *const libc::c_void, msg.len()) };
+    }
+    FINISHING.store(false, Ordering::Release);
+}
+
+/// Flushes every other live thread's cache from this thread; true if all were flushed.
+fn flush_by_handshake(deadline: u64) -> bool {
+    let Some(threads) = registry::try_lock(10_000) else {
+        return false;
+    };
+    // SAFETY: pthread_self never fails; the registry lock keeps every listed state allocated.
+    unsafe {
+        let me = libc::pthread_self();
+        for (_, st) in threads.others(me) {
+            thread::claim(st);
+        }
+        if libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0 {
+            // Cannot order the handshake: release everyone untouched.
+            for (_, st) in threads.others(me) {
+                thread::flush_claimed(st, || true);
+            }
+            return false;
+        }
+        let mut all = true;
+        for (_, st) in threads.others(me) {
+            all &= thread::flush_claimed(st, || now_ms() >= deadline);
+        }
+        all
+    }
+}
+
+/// The fallback: asks every other live thread to flush itself; true if all acknowledged in time.
+fn flush_by_signal(rt: &runtime::Runtime, deadline: u64) -> bool {
+    let before = ACKS.load(Ordering::Acquire);
+    let mut sent = 0usize;
+    if let Some(threads) = registry::try_lock(10_000) {
+        // SAFETY: pthread_self never fails; pthread_kill of a live, registered thread (threads
+        // leave the registry, under this lock, before they exit).
+        unsafe {
+            let me = libc::pthread_self();
+            for (t, _) in threads.others(me) {
+                if libc::pthread_kill(t, rt.options.flush_signal) == 0 {
+                    sent += 1;
+                }
+            }
+        }
+    }
+    while ACKS.load(Ordering::Acquire).wrapping_sub(before) < sent && now_ms() < deadline {
+        // SAFETY: sched_yield is async-signal-safe.
+        unsafe { libc::sched_yield() };
+    }
+    ACKS.load(Ordering::Acquire).wrapping_sub(before) >= sent
+}
+
+fn now_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime is async-signal-safe.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+}
+
+/// Whether this process is the one that started recording (not a forked child).
+fn own_process(rt: &runtime::Runtime) -> bool {
+    // SAFETY: getpid never fails.
+    unsafe { libc::getpid() as u32 == rt.pid }
+}
+
+extern "C" fn on_exit() {
+    let Some(rt) = runtime::get() else { return };
+    if !own_process(rt) {
+        return;
+    }
+    flush_everyone(rt);
+    rt.meta.write_exit();
+    if rt.options.verbosity >= 1 {
+        runtime::say(&format!("ilgen: trace written to {}", rt.dir.display()));
+    }
+}
+
+extern "C" fn on_fork_child() {
+    runtime::turn_off();
+    thread::abandon_after_fork();
+}
+
+extern "C" fn on_flush_signal(_sig: libc::c_int) {
+    // SAFETY: saving and restoring the interrupted code's errno.
+    let errno = unsafe { *libc::__errno_location() };
+    if thread::flush_request() {
+        acknowledge();
+    }
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
+}
+
+extern "C" fn on_fatal_signal(
+    sig: libc::c_int,
+    info: *mut libc::siginfo_t,
+    ctx: *mut libc::c_void,
+) {
+    // SAFETY: saving and restoring the interrupted code's errno.
+    let errno = unsafe { *libc::__errno_location() };
+    if let Some(rt) = runtime::get() {
+        if own_process(rt) {
+            flush_everyone(rt);
+            rt.meta.write_signal(sig);
+        }
+    }
+    // SAFETY: reading the handler saved at installation, which nothing writes afterwards.
+    let previous = unsafe {
+        (*std::ptr::addr_of!(PREVIOUS))
+            .get(sig as usize)
+            .copied()
+            .flatten()
+    };
+    match previous {
+        Some(old) if old.sa_flags & libc::SA_SIGINFO != 0 => {
+            // SAFETY: the program's own handler, called as it asked to be.
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                unsafe { std::mem::transmute(old.sa_sigaction) };
+            f(sig, info, ctx);
+        }
+        Some(old) => {
+            // SAFETY: as above.
+            let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(old.sa_sigaction) };
+            f(sig);
+        }
+        None => {
+            // SAFETY: restore the default action and raise again: the signal is blocked while
+            // this handler runs, so it is delivered, with its default action, when it returns.
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = libc::SIG_DFL;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+                libc::raise(sig);
+            }
+        }
+    }
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
+}

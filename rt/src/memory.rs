@@ -1,0 +1,92 @@
+//! The memory-access hooks: `__ilgen_read`, `__ilgen_write` and their atomic forms, and the
+//! wait-loop markers.
+//!
+//! Takes each instrumented load or store (address, size in bytes, site); gives an entry in the
+//! calling thread's segment cache. This is the hot path: a thread-local load, a flag, and a probe
+//! of a preallocated table; no allocation, no lock, no system call. Ranges longer than `u32::MAX`
+//! bytes (a huge `memcpy`) are split into `u32`-sized records.
+
+use std::ffi::c_void;
+
+use ilgen_trace::{AccessKind, SyncOp};
+
+use crate::{sync_record, thread};
+
+#[inline(always)]
+fn access(addr: *const c_void, size: u64, site: *const c_void, kind: AccessKind) {
+    let Some(st) = thread::current() else { return };
+    let Some(mut inner) = st.enter() else { return };
+    if size <= u64::from(u32::MAX) {
+        if size != 0 {
+            inner.record(addr as u64, size as u32, kind, site as usize);
+        }
+    } else {
+        split(&mut inner, addr as u64, size, kind, site as usize);
+    }
+}
+
+#[cold]
+fn split(inner: &mut thread::Inner, mut addr: u64, mut size: u64, kind: AccessKind, site: usize) {
+    while size > 0 {
+        let n = size.min(u64::from(u32::MAX));
+        inner.record(addr, n as u32, kind, site);
+        addr = addr.wrapping_add(n);
+        size -= n;
+    }
+}
+
+/// Records a plain read of `[addr, addr + size)` (also used by the string wrappers).
+pub(crate) fn read_range(addr: *const c_void, size: usize, site: *const c_void) {
+    access(addr, size as u64, site, AccessKind::Read);
+}
+
+/// Records a plain write of `[addr, addr + size)`.
+pub(crate) fn write_range(addr: *const c_void, size: usize, site: *const c_void) {
+    access(addr, size as u64, site, AccessKind::Write);
+}
+
+/// # Safety
+/// Callable from any thread at any time; `addr` is only recorded, never dereferenced.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_read(addr: *const c_void, size: u64, site: *const c_void) {
+    access(addr, size, site, AccessKind::Read);
+}
+
+/// # Safety
+/// As [`__ilgen_read`].
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_write(addr: *const c_void, size: u64, site: *const c_void) {
+    access(addr, size, site, AccessKind::Write);
+}
+
+/// # Safety
+/// As [`__ilgen_read`].
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_atomic_read(addr: *const c_void, size: u64, site: *const c_void) {
+    access(addr, size, site, AccessKind::AtomicRead);
+}
+
+/// # Safety
+/// As [`__ilgen_read`].
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_atomic_write(addr: *const c_void, size: u64, site: *const c_void) {
+    access(addr, size, site, AccessKind::AtomicWrite);
+}
+
+/// About to enter a loop around `pthread_cond_wait(cond, ..)`. A sync event: it ends a segment.
+///
+/// # Safety
+/// Callable from any thread; `cond` is only recorded.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wait_loop_enter(cond: *const c_void, site: *const c_void) {
+    sync_record::now(site, SyncOp::WaitLoopEnter { cond: cond as u64 });
+}
+
+/// Left such a loop: the awaited predicate held.
+///
+/// # Safety
+/// As [`__ilgen_wait_loop_enter`].
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wait_loop_exit(cond: *const c_void, site: *const c_void) {
+    sync_record::now(site, SyncOp::WaitLoopExit { cond: cond as u64 });
+}

@@ -1,0 +1,292 @@
+//! Runtime options: the `ILGEN_OPTIONS` environment variable, parsed from one table.
+//!
+//! Takes the variable's text, TSan style: `key=value` pairs separated by `:` or white space
+//! (so a value cannot contain either); gives [`Options`]. [`TABLE`] is the only place an option is
+//! named: it generates the defaults ([`Options::default`] applies every default through the
+//! table), the parser and the `help=1` text.
+//!
+//! Bad input does not stop the program: a runtime linked into someone's program must not change
+//! its exit status over a typo. An unknown key or a bad value gets one message on stderr naming
+//! `ILGEN_OPTIONS` and the key, that key keeps its default, and every other key still applies.
+
+use std::fmt::Write as _;
+
+/// What the runtime does in this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Record the trace (the default).
+    Record,
+    /// Do nothing: every hook returns at once and every wrapper only calls the real function.
+    Off,
+    // `Replay` is the next mode: it will enforce a schedule read from the trace directory.
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Empty: `./ilgen-out/<binary basename>-<pid>`. `%p` is replaced by the process id.
+    pub trace_dir: String,
+    pub mode: Mode,
+    pub verbosity: u32,
+    /// Ranges a thread's segment cache holds before it writes them out early.
+    pub segment_cache: u32,
+    /// Growth step of each thread file's mapping, in KiB.
+    pub chunk_kb: u32,
+    /// Flush the other threads at exit by `membarrier` handshake (falling back to signals when the
+    /// kernel refuses it) or always by signal.
+    pub flush_by_signal: bool,
+    /// Real-time signal that asks a thread to flush its segment cache at exit or fatal signal.
+    pub flush_signal: i32,
+    /// How long the thread that ends the process waits for the others' flush acknowledgements.
+    pub flush_timeout_ms: u32,
+    /// Install handlers for SIGSEGV, SIGBUS, SIGABRT, SIGINT and SIGTERM.
+    pub handle_signals: bool,
+    /// Print the option table on stderr at start-up.
+    pub help: bool,
+}
+
+/// One option: its key, default (as the user would write it), help line and setter.
+pub struct OptionSpec {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub help: &'static str,
+    pub set: fn(&mut Options, &str) -> Result<(), String>,
+}
+
+/// Every option, in the order `help=1` prints them.
+pub const TABLE: &[OptionSpec] = &[
+    OptionSpec {
+        name: "trace_dir",
+        default: "",
+        help: "trace directory, created with its parents; empty means \
+               ./ilgen-out/<binary>-<pid>; %p is replaced by the pid",
+        set: |o, v| {
+            o.trace_dir = v.to_owned();
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "mode",
+        default: "record",
+        help: "record: write the trace; off: run the program untouched",
+        set: |o, v| {
+            o.mode = match v {
+                "record" => Mode::Record,
+                "off" => Mode::Off,
+                "replay" => return Err("replay is not supported by this runtime yet".into()),
+                _ => return Err("expected record or off".into()),
+            };
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "verbosity",
+        default: "0",
+        help: "0: errors only; 1: also the trace directory at start and exit; 2: also flushes",
+        set: |o, v| {
+            o.verbosity = parse_num(v, 0, 2)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "segment_cache",
+        default: "4096",
+        help: "distinct ranges a thread keeps per segment before writing them out early",
+        set: |o, v| {
+            o.segment_cache = parse_num(v, 16, 1 << 22)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "chunk_kb",
+        default: "1024",
+        help: "each thread file grows by this many KiB (zero-filled)",
+        set: |o, v| {
+            o.chunk_kb = parse_num(v, 4, 1 << 20)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "flush_by",
+        default: "membarrier",
+        help: "how exit flushes other threads: membarrier (no signal; falls back to signal when \
+               the kernel refuses it) or signal",
+        set: |o, v| {
+            o.flush_by_signal = match v {
+                "membarrier" => false,
+                "signal" => true,
+                _ => return Err("expected membarrier or signal".into()),
+            };
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "flush_signal",
+        default: "62",
+        help: "real-time signal (34..=64) that asks other threads to flush at exit, \
+               used only by the signal method",
+        set: |o, v| {
+            o.flush_signal = parse_num(v, 34, 64)? as i32;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "flush_timeout_ms",
+        default: "500",
+        help: "how long exit waits for the other threads' flushes",
+        set: |o, v| {
+            o.flush_timeout_ms = parse_num(v, 0, 60_000)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "handle_signals",
+        default: "1",
+        help: "flush the trace on SIGSEGV, SIGBUS, SIGABRT, SIGINT, SIGTERM (then re-raise)",
+        set: |o, v| {
+            o.handle_signals = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "help",
+        default: "0",
+        help: "print this table on stderr",
+        set: |o, v| {
+            o.help = parse_bool(v)?;
+            Ok(())
+        },
+    },
+];
+
+fn parse_num(v: &str, min: u32, max: u32) -> Result<u32, String> {
+    match v.parse::<u32>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!("expected a number in {min}..={max}")),
+    }
+}
+
+fn parse_bool(v: &str) -> Result<bool, String> {
+    match v {
+        "1" | "true" | "yes" => Ok(true),
+        "0" | "false" | "no" => Ok(false),
+        _ => Err("expected 0 or 1".into()),
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        let mut o = Options {
+            trace_dir: String::new(),
+            mode: Mode::Record,
+            verbosity: 0,
+            segment_cache: 0,
+            chunk_kb: 0,
+            flush_by_signal: false,
+            flush_signal: 0,
+            flush_timeout_ms: 0,
+            handle_signals: false,
+            help: false,
+        };
+        for spec in TABLE {
+            // The table's defaults are valid by construction (a unit test checks it).
+            let _ = (spec.set)(&mut o, spec.default);
+        }
+        o
+    }
+}
+
+impl Options {
+    /// Parses `text`; returns the options and one message per rejected key.
+    pub fn parse(text: &str) -> (Options, Vec<String>) {
+        let mut o = Options::default();
+        let mut errors = Vec::new();
+        for item in text.split(|c: char| c == ':' || c.is_whitespace()) {
+            if item.is_empty() {
+                continue;
+            }
+            let Some((key, value)) = item.split_once('=') else {
+                errors.push(format!(
+                    "ILGEN_OPTIONS: '{item}' is not key=value; ignored (try help=1)"
+                ));
+                continue;
+            };
+            match TABLE.iter().find(|s| s.name == key) {
+                None => errors.push(format!(
+                    "ILGEN_OPTIONS: unknown option '{key}'; ignored (known: {})",
+                    TABLE.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                )),
+                Some(spec) => {
+                    if let Err(why) = (spec.set)(&mut o, value) {
+                        errors.push(format!(
+                            "ILGEN_OPTIONS: bad value '{value}' for '{key}': {why}; \
+                             using the default '{}'",
+                            spec.default
+                        ));
+                        // A failed setter may have left nothing half-set, but be sure.
+                        let _ = (spec.set)(&mut o, spec.default);
+                    }
+                }
+            }
+        }
+        (o, errors)
+    }
+
+    /// The help text, generated from [`TABLE`].
+    pub fn help_text() -> String {
+        let mut out = String::from("ilgen runtime options (ILGEN_OPTIONS=key=value:key=value):\n");
+        for s in TABLE {
+            let _ = writeln!(out, "  {:<17} default '{}': {}", s.name, s.default, s.help);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_come_from_the_table_and_are_valid() {
+        let mut o = Options::default();
+        for spec in TABLE {
+            assert!((spec.set)(&mut o, spec.default).is_ok(), "{}", spec.name);
+        }
+        let d = Options::default();
+        assert_eq!(d.mode, Mode::Record);
+        assert_eq!(d.trace_dir, "");
+        assert_eq!(d.segment_cache, 4096);
+        assert_eq!(d.flush_signal, 62);
+        assert!(d.handle_signals);
+    }
+
+    #[test]
+    fn colon_and_space_separated_pairs() {
+        let (o, errs) = Options::parse("trace_dir=/tmp/x mode=off:verbosity=2\n  chunk_kb=64");
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(o.trace_dir, "/tmp/x");
+        assert_eq!(o.mode, Mode::Off);
+        assert_eq!(o.verbosity, 2);
+        assert_eq!(o.chunk_kb, 64);
+    }
+
+    #[test]
+    fn bad_keys_and_values_are_named_and_keep_defaults() {
+        let (o, errs) = Options::parse("bogus=1:verbosity=9:mode=replay:segment_cache=32:x");
+        assert_eq!(errs.len(), 4, "{errs:?}");
+        assert!(errs.iter().all(|e| e.starts_with("ILGEN_OPTIONS: ")));
+        assert!(errs[0].contains("'bogus'"));
+        assert!(errs[1].contains("'verbosity'"));
+        assert!(errs[2].contains("'mode'"));
+        assert_eq!(o.verbosity, 0);
+        assert_eq!(o.mode, Mode::Record);
+        assert_eq!(o.segment_cache, 32, "good keys still apply");
+    }
+
+    #[test]
+    fn help_lists_every_option() {
+        let h = Options::help_text();
+        for s in TABLE {
+            assert!(h.contains(s.name));
+        }
+    }
+}

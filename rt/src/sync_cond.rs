@@ -1,0 +1,95 @@
+//! Condition variable wrappers: `pthread_cond_wait`, `_timedwait`, `_signal`, `_broadcast`.
+//!
+//! Takes the program's condition calls; gives, for a wait, `CondWait` (the release of the mutex,
+//! with a sequence number before the real call) followed by `CondWake` (pending across the call,
+//! completed when it returns with the mutex held again, with `timed_out`), and `CondSignal` /
+//! `CondBroadcast` before the real call. Waits are cancellation points: `extern "C-unwind"`.
+
+use std::ffi::c_void;
+
+use ilgen_trace::SyncOp;
+
+use crate::sync_record;
+
+extern "C-unwind" {
+    fn pthread_cond_wait(
+        c: *mut libc::pthread_cond_t,
+        m: *mut libc::pthread_mutex_t,
+    ) -> libc::c_int;
+    fn pthread_cond_timedwait(
+        c: *mut libc::pthread_cond_t,
+        m: *mut libc::pthread_mutex_t,
+        abstime: *const libc::timespec,
+    ) -> libc::c_int;
+}
+
+fn wait(
+    c: *mut libc::pthread_cond_t,
+    m: *mut libc::pthread_mutex_t,
+    timed: bool,
+    site: *const c_void,
+    call: impl FnOnce() -> libc::c_int,
+) -> libc::c_int {
+    let (cond, mutex) = (c as u64, m as u64);
+    sync_record::now(site, SyncOp::CondWait { cond, mutex, timed });
+    let wake = |timed_out| SyncOp::CondWake {
+        cond,
+        mutex,
+        timed_out,
+    };
+    let p = sync_record::pending(site, wake(false));
+    let rc = call();
+    sync_record::complete(p, wake(rc == libc::ETIMEDOUT));
+    rc
+}
+
+/// # Safety
+/// Same contract as `pthread_cond_wait`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_cond_wait(
+    c: *mut libc::pthread_cond_t,
+    m: *mut libc::pthread_mutex_t,
+    site: *const c_void,
+) -> libc::c_int {
+    // SAFETY: the program's own call.
+    wait(c, m, false, site, || unsafe { pthread_cond_wait(c, m) })
+}
+
+/// # Safety
+/// Same contract as `pthread_cond_timedwait`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_cond_timedwait(
+    c: *mut libc::pthread_cond_t,
+    m: *mut libc::pthread_mutex_t,
+    abstime: *const libc::timespec,
+    site: *const c_void,
+) -> libc::c_int {
+    // SAFETY: the program's own call.
+    wait(c, m, true, site, || unsafe {
+        pthread_cond_timedwait(c, m, abstime)
+    })
+}
+
+/// # Safety
+/// Same contract as `pthread_cond_signal`.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_pthread_cond_signal(
+    c: *mut libc::pthread_cond_t,
+    site: *const c_void,
+) -> libc::c_int {
+    sync_record::now(site, SyncOp::CondSignal { cond: c as u64 });
+    // SAFETY: the program's own call.
+    unsafe { libc::pthread_cond_signal(c) }
+}
+
+/// # Safety
+/// Same contract as `pthread_cond_broadcast`.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_pthread_cond_broadcast(
+    c: *mut libc::pthread_cond_t,
+    site: *const c_void,
+) -> libc::c_int {
+    sync_record::now(site, SyncOp::CondBroadcast { cond: c as u64 });
+    // SAFETY: the program's own call.
+    unsafe { libc::pthread_cond_broadcast(c) }
+}

@@ -1,0 +1,87 @@
+//! Mutex wrappers: `pthread_mutex_lock`, `_trylock`, `_timedlock`, `_unlock`.
+//!
+//! Takes the program's mutex calls; gives `MutexLock` (pending across the real call, completed
+//! when it returns holding the lock), `MutexTryLock` (after the call, with its outcome),
+//! `MutexTimedLock` (pending, completed with its outcome) and `MutexUnlock` (before the call, so
+//! its sequence number precedes the next owner's lock). A lock call that fails with an error
+//! (EDEADLK, EINVAL) did not lock: its record is removed.
+
+use std::ffi::c_void;
+
+use ilgen_trace::SyncOp;
+
+use crate::sync_record;
+
+/// # Safety
+/// Same contract as `pthread_mutex_lock`.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_lock(
+    m: *mut libc::pthread_mutex_t,
+    site: *const c_void,
+) -> libc::c_int {
+    let op = SyncOp::MutexLock { mutex: m as u64 };
+    let p = sync_record::pending(site, op);
+    // SAFETY: the program's own call.
+    let rc = unsafe { libc::pthread_mutex_lock(m) };
+    if rc == 0 {
+        sync_record::complete(p, op);
+    } else {
+        sync_record::fail(p, op);
+    }
+    rc
+}
+
+/// # Safety
+/// Same contract as `pthread_mutex_trylock`.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_trylock(
+    m: *mut libc::pthread_mutex_t,
+    site: *const c_void,
+) -> libc::c_int {
+    // SAFETY: the program's own call.
+    let rc = unsafe { libc::pthread_mutex_trylock(m) };
+    let acquired = rc == 0;
+    sync_record::now(
+        site,
+        SyncOp::MutexTryLock {
+            mutex: m as u64,
+            acquired,
+        },
+    );
+    rc
+}
+
+/// # Safety
+/// Same contract as `pthread_mutex_timedlock`.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_timedlock(
+    m: *mut libc::pthread_mutex_t,
+    abstime: *const libc::timespec,
+    site: *const c_void,
+) -> libc::c_int {
+    let op = |acquired| SyncOp::MutexTimedLock {
+        mutex: m as u64,
+        acquired,
+    };
+    let p = sync_record::pending(site, op(false));
+    // SAFETY: the program's own call.
+    let rc = unsafe { libc::pthread_mutex_timedlock(m, abstime) };
+    sync_record::complete(p, op(rc == 0));
+    rc
+}
+
+/// # Safety
+/// Same contract as `pthread_mutex_unlock`.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_unlock(
+    m: *mut libc::pthread_mutex_t,
+    site: *const c_void,
+) -> libc::c_int {
+    let at = sync_record::now(site, SyncOp::MutexUnlock { mutex: m as u64 });
+    // SAFETY: the program's own call.
+    let rc = unsafe { libc::pthread_mutex_unlock(m) };
+    if rc != 0 {
+        sync_record::retract(at);
+    }
+    rc
+}

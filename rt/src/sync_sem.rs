@@ -1,0 +1,83 @@
+//! Semaphore wrappers: `sem_wait`, `sem_trywait`, `sem_post`.
+//!
+//! Takes the program's semaphore calls; gives `SemWait` (pending across the real call),
+//! `SemTryWait` (after the call, with the outcome) and `SemPost` (before the call).
+//! `sem_wait` fails with EINTR when any signal handler runs, SA_RESTART or not; when the signal was
+//! the runtime's own flush request the wrapper calls it again, so the program never sees it.
+//! A `sem_wait` that fails otherwise did not decrement: its record is removed.
+
+use std::ffi::c_void;
+
+use ilgen_trace::SyncOp;
+
+use crate::{sync_record, thread};
+
+extern "C-unwind" {
+    fn sem_wait(s: *mut libc::sem_t) -> libc::c_int;
+}
+
+/// # Safety
+/// Same contract as `sem_wait`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn __ilgen_wrap_sem_wait(
+    s: *mut libc::sem_t,
+    site: *const c_void,
+) -> libc::c_int {
+    let op = SyncOp::SemWait { sem: s as u64 };
+    let p = sync_record::pending(site, op);
+    let rc = loop {
+        let seen = thread::flush_signals_seen();
+        // SAFETY: the program's own call.
+        let rc = unsafe { sem_wait(s) };
+        // SAFETY: reading this thread's errno.
+        let eintr = rc != 0 && unsafe { *libc::__errno_location() } == libc::EINTR;
+        if !(eintr && thread::flush_signals_seen() != seen) {
+            break rc;
+        }
+    };
+    if rc == 0 {
+        sync_record::complete(p, op);
+    } else {
+        // SAFETY: keep the program's errno across the bookkeeping.
+        let errno = unsafe { *libc::__errno_location() };
+        sync_record::fail(p, op);
+        // SAFETY: as above.
+        unsafe { *libc::__errno_location() = errno };
+    }
+    rc
+}
+
+/// # Safety
+/// Same contract as `sem_trywait`.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_sem_trywait(
+    s: *mut libc::sem_t,
+    site: *const c_void,
+) -> libc::c_int {
+    // SAFETY: the program's own call.
+    let rc = unsafe { libc::sem_trywait(s) };
+    // SAFETY: keep the program's errno across the bookkeeping.
+    let errno = unsafe { *libc::__errno_location() };
+    sync_record::now(
+        site,
+        SyncOp::SemTryWait {
+            sem: s as u64,
+            acquired: rc == 0,
+        },
+    );
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
+    rc
+}
+
+/// # Safety
+/// Same contract as `sem_post`.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_sem_post(
+    s: *mut libc::sem_t,
+    site: *const c_void,
+) -> libc::c_int {
+    sync_record::now(site, SyncOp::SemPost { sem: s as u64 });
+    // SAFETY: the program's own call.
+    unsafe { libc::sem_post(s) }
+}

@@ -1,0 +1,180 @@
+//! Thread wrappers: `pthread_create`, `pthread_join`, `pthread_exit`, `pthread_detach`.
+//!
+//! Takes the program's thread calls; gives `Fork` (before the real create, so the child's `Start`
+//! follows it in sequence), the child's `Start` and `End` (from a trampoline around its start
+//! routine), `Join` (pending across the real join) and `Detach`, and keeps the `pthread_t` →
+//! logical id map that join and detach need.
+//!
+//! `pthread_exit` and thread cancellation unwind the stack (a forced unwind). The trampoline and
+//! the wrappers of calls that can exit or be cancelled are `extern "C-unwind"` and hold nothing
+//! that needs dropping while they call out, so that unwind passes through them; the thread-key
+//! destructor then ends the thread's trace.
+
+use std::ffi::c_void;
+
+use ilgen_trace::{SyncOp, ThreadId, NO_THREAD};
+
+use crate::{registry, runtime, sync_record, thread};
+
+type StartRoutine = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
+
+extern "C-unwind" {
+    fn pthread_create(
+        thread: *mut libc::pthread_t,
+        attr: *const libc::pthread_attr_t,
+        start: StartRoutine,
+        arg: *mut c_void,
+    ) -> libc::c_int;
+    fn pthread_join(thread: libc::pthread_t, retval: *mut *mut c_void) -> libc::c_int;
+    fn pthread_exit(retval: *mut c_void) -> !;
+    fn pthread_detach(thread: libc::pthread_t) -> libc::c_int;
+}
+
+/// What the trampoline needs to set the child up; boxed by the parent, freed by the child.
+#[derive(Clone, Copy)]
+struct Child {
+    start: StartRoutine,
+    arg: *mut c_void,
+    tid: ThreadId,
+    parent: ThreadId,
+    child_index: u32,
+}
+
+unsafe extern "C-unwind" fn trampoline(raw: *mut c_void) -> *mut c_void {
+    // SAFETY: `raw` is the `Child` the wrapper boxed for this thread alone. The box is freed at
+    // the end of this statement, so that no drop is pending while the start routine runs.
+    let Child {
+        start,
+        arg,
+        tid,
+        parent,
+        child_index,
+    } = unsafe { *Box::from_raw(raw as *mut Child) };
+    if let Some(rt) = runtime::get() {
+        thread::start(rt, tid, parent, child_index, false);
+    }
+    // Nothing that needs dropping is alive across this call: a forced unwind may skip the rest.
+    // SAFETY: the program's start routine with the program's argument.
+    let result = unsafe { start(arg) };
+    if let Some(st) = thread::current_if_live() {
+        thread::end(st, 0);
+    }
+    result
+}
+
+/// # Safety
+/// Same contract as `pthread_create`; `site` is a site pointer or NULL.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    start: Option<StartRoutine>,
+    arg: *mut c_void,
+    site: *const c_void,
+) -> libc::c_int {
+    let Some(start) = start else {
+        return libc::EINVAL;
+    };
+    let parent = thread::current().and_then(|st| {
+        let mut inner = st.enter()?;
+        let index = inner.children;
+        inner.children += 1;
+        Some((inner.tid, index))
+    });
+    let Some((parent, child_index)) = parent else {
+        // SAFETY: the program's own call.
+        return unsafe { pthread_create(thread, attr, start, arg) };
+    };
+    let tid = thread::next_child_tid();
+    let child = Box::into_raw(Box::new(Child {
+        start,
+        arg,
+        tid,
+        parent,
+        child_index,
+    }));
+    let fork = sync_record::now(site, SyncOp::Fork { child: tid });
+    // SAFETY: the program's call, with our trampoline and its boxed argument.
+    let rc = unsafe { pthread_create(thread, attr, trampoline, child as *mut c_void) };
+    if rc != 0 {
+        sync_record::retract(fork);
+        // SAFETY: no thread was created, so the box is still ours.
+        drop(unsafe { Box::from_raw(child) });
+        return rc;
+    }
+    if !thread.is_null() {
+        // SAFETY: pthread_create filled it in.
+        registry::lock().add_handle(unsafe { *thread }, tid);
+    }
+    rc
+}
+
+/// # Safety
+/// Same contract as `pthread_join`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_join(
+    thread: libc::pthread_t,
+    retval: *mut *mut c_void,
+    site: *const c_void,
+) -> libc::c_int {
+    if thread::current().is_none() {
+        // SAFETY: the program's own call.
+        return unsafe { pthread_join(thread, retval) };
+    }
+    let child = registry::lock().tid_of(thread);
+    let p = sync_record::pending(site, SyncOp::Join { child });
+    // SAFETY: the program's own call.
+    let rc = unsafe { pthread_join(thread, retval) };
+    if rc == 0 {
+        let mut threads = registry::lock();
+        // A thread created by uninstrumented code may have registered only after the join began.
+        let child = if child == NO_THREAD {
+            threads.tid_of(thread)
+        } else {
+            child
+        };
+        threads.remove_handle(thread);
+        drop(threads);
+        sync_record::complete(p, SyncOp::Join { child });
+    } else {
+        sync_record::fail(p, SyncOp::Join { child });
+    }
+    rc
+}
+
+/// # Safety
+/// Same contract as `pthread_exit`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_exit(
+    retval: *mut c_void,
+    site: *const c_void,
+) -> ! {
+    if let Some(st) = thread::current_if_live() {
+        thread::end(st, site as usize);
+    }
+    // SAFETY: the program's own call.
+    unsafe { pthread_exit(retval) }
+}
+
+/// # Safety
+/// Same contract as `pthread_detach`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_detach(
+    thread: libc::pthread_t,
+    site: *const c_void,
+) -> libc::c_int {
+    let child = if thread::current().is_some() {
+        registry::lock().tid_of(thread)
+    } else {
+        NO_THREAD
+    };
+    let at = sync_record::now(site, SyncOp::Detach { child });
+    // SAFETY: the program's own call.
+    let rc = unsafe { pthread_detach(thread) };
+    if rc == 0 {
+        registry::lock().remove_handle(thread);
+    } else {
+        sync_record::retract(at);
+    }
+    rc
+}

@@ -1,0 +1,445 @@
+//! Thread identity and per-thread state, reached through one thread-local pointer.
+//!
+//! Takes thread starts (the `pthread_create` trampoline, or the first hook of a thread the runtime
+//! did not see created) and thread ends (the trampoline, `pthread_exit`, or the thread-key
+//! destructor when a thread leaves through uninstrumented code); gives [`current`], the calling
+//! thread's [`ThreadState`]: its logical id, its segment cache and its trace file.
+//!
+//! The fast path is one thread-local load and a compare: the pointer is null before the thread's
+//! state exists (created lazily, the slow path), [`DEAD`] once the thread ended or when nothing is
+//! recorded, and a real pointer otherwise.
+//!
+//! Identity: main is 0 (the thread whose kernel id is the process id); every other thread takes
+//! the next id when its creation is seen, and its file header names (parent, nth child of that
+//! parent), the identity that is stable across runs. Threads created by uninstrumented code have
+//! parent `NO_THREAD` and are numbered among themselves in the order they first call a hook.
+//!
+//! Signals: a signal handler of the runtime (the flush request at exit, a fatal signal) may run
+//! on top of any code of this thread. `in_rt` is set while the thread changes its cache or file;
+//! a handler that finds it set does not touch them (the flush request is then served when the
+//! thread leaves the runtime, see [`Entered`]), and a hook reached from a program signal handler
+//! that interrupted the runtime records nothing.
+
+use std::cell::{Cell, UnsafeCell};
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, Ordering};
+
+use ilgen_trace::format::{encode_header, ThreadHeader};
+use ilgen_trace::{Access, Event, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_SITE, NO_THREAD};
+
+use crate::cache::SegmentCache;
+use crate::runtime::{self, Runtime};
+use crate::writer::Writer;
+use crate::{registry, sites};
+
+/// The thread-local pointer of a thread that records nothing (ended, forked child, mode off).
+pub(crate) const DEAD: usize = 1;
+
+thread_local! {
+    static CURRENT: Cell<*mut ThreadState> = const { Cell::new(std::ptr::null_mut()) };
+    /// Flush-request signals this thread received: a wrapper whose real call fails with EINTR
+    /// because of one retries it (the program did not ask for that signal).
+    static FLUSH_SIGNALS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Next id of a thread the runtime did not see created; main is 0.
+static NEXT_TID: AtomicU32 = AtomicU32::new(1);
+/// Child index of the next thread created by uninstrumented code (parent `NO_THREAD`).
+static NEXT_ORPHAN: AtomicU32 = AtomicU32::new(0);
+
+pub(crate) struct ThreadState {
+    in_rt: AtomicBool,
+    /// Another thread is flushing this thread's cache (see [`claim`]): wait before entering.
+    claimed: AtomicBool,
+    flush_pending: AtomicBool,
+    inner: UnsafeCell<Inner>,
+}
+
+/// What only the owning thread touches, and only with `in_rt` set.
+pub(crate) struct Inner {
+    pub tid: ThreadId,
+    /// Children created so far: the next child's index.
+    pub children: u32,
+    /// `End` was written (or is not due: main).
+    pub ended: bool,
+    pub cache: SegmentCache,
+    pub writer: Writer,
+}
+
+/// The calling thread's state, or `None` when it records nothing.
+#[inline(always)]
+pub(crate) fn current() -> Option<&'static ThreadState> {
+    let p = CURRENT.with(|c| c.get());
+    if p as usize > DEAD {
+        // SAFETY: a pointer above DEAD is this thread's live state, freed only after the
+        // pointer is reset (see `end`).
+        Some(unsafe { &*p })
+    } else {
+        current_slow(p)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn current_slow(p: *mut ThreadState) -> Option<&'static ThreadState> {
+    if p as usize == DEAD {
+        return None;
+    }
+    let Some(rt) = runtime::recording() else {
+        set_dead();
+        return None;
+    };
+    // SAFETY: plain system calls.
+    let is_main = unsafe { libc::gettid() == libc::getpid() };
+    let (tid, child_index) = if is_main {
+        (0, 0)
+    } else {
+        (
+            NEXT_TID.fetch_add(1, Ordering::Relaxed),
+            NEXT_ORPHAN.fetch_add(1, Ordering::Relaxed),
+        )
+    };
+    start(rt, tid, NO_THREAD, child_index, is_main)
+}
+
+/// Allocates the next logical id for a child the calling thread is creating.
+pub(crate) fn next_child_tid() -> ThreadId {
+    NEXT_TID.fetch_add(1, Ordering::Relaxed)
+}
+
+fn set_dead() {
+    CURRENT.with(|c| c.set(DEAD as *mut ThreadState));
+}
+
+/// Creates the calling thread's state and file, and writes `Start` unless it is main.
+pub(crate) fn start(
+    rt: &Runtime,
+    tid: ThreadId,
+    parent: ThreadId,
+    child_index: u32,
+    is_main: bool,
+) -> Option<&'static ThreadState> {
+    let header = encode_header(&ThreadHeader {
+        version: FORMAT_VERSION,
+        tid,
+        parent,
+        child_index,
+    });
+    let path = rt.dir.join(ilgen_trace::format::thread_file_name(tid));
+    let chunk = rt.options.chunk_kb as usize * 1024;
+    let mut tmp = path.as_os_str().as_bytes().to_vec();
+    tmp.extend_from_slice(b".tmp");
+    let writer = match (CString::new(path.as_os_str().as_bytes()), CString::new(tmp)) {
+        (Ok(c), Ok(tmp)) => Writer::create(&c, &tmp, &header, chunk),
+        _ => Err(libc::EINVAL),
+    };
+    let writer = match writer {
+        Ok(w) => w,
+        Err(errno) => {
+            runtime::say(&format!(
+                "ilgen: failed to create {}: {}; this thread is not recorded",
+                path.display(),
+                std::io::Error::from_raw_os_error(errno)
+            ));
+            set_dead();
+            return None;
+        }
+    };
+    let state = Box::into_raw(Box::new(ThreadState {
+        in_rt: AtomicBool::new(false),
+        claimed: AtomicBool::new(false),
+        flush_pending: AtomicBool::new(false),
+        inner: UnsafeCell::new(Inner {
+            tid,
+            children: 0,
+            ended: is_main,
+            cache: SegmentCache::new(rt.options.segment_cache as usize),
+            writer,
+        }),
+    }));
+    CURRENT.with(|c| c.set(state));
+    // SAFETY: the key was created at initialization; the pointer stays valid until `end`.
+    unsafe {
+        libc::pthread_setspecific(rt.thread_key, state as *const libc::c_void);
+    }
+    {
+        // SAFETY: pthread_self never fails.
+        let me = unsafe { libc::pthread_self() };
+        let mut threads = registry::lock();
+        threads.add_live(tid, me, state);
+        if parent == NO_THREAD && !is_main {
+            // Created by uninstrumented code: no wrapper recorded its handle, so record it here,
+            // for a join that comes after this thread ended.
+            threads.add_handle(me, tid);
+        }
+    }
+    // SAFETY: just created, owned by this thread.
+    let st = unsafe { &*state };
+    if !is_main {
+        if let Some(mut inner) = st.enter() {
+            inner.write_sync(runtime::next_seq(), NO_SITE, SyncOp::Start);
+        }
+    }
+    Some(st)
+}
+
+/// The thread is ending: flushes its segment, writes `End` (not for main), closes its file and
+/// frees its state. Later hooks of this thread record nothing.
+pub(crate) fn end(st: &'static ThreadState, site: usize) {
+    let tid = match st.enter() {
+        Some(mut inner) => {
+            inner.flush();
+            if !inner.ended {
+                inner.ended = true;
+                inner.write_sync(runtime::next_seq(), sites::id(site), SyncOp::End);
+            }
+            inner.writer.close();
+            inner.tid
+        }
+        // Interrupted inside the runtime (a program signal handler calling pthread_exit): leave
+        // the state alone; the file keeps its zero padding and still reads.
+        None => return,
+    };
+    registry::lock().remove_live(tid);
+    if let Some(rt) = runtime::get() {
+        // SAFETY: clearing this thread's key value so the destructor does not run again.
+        unsafe { libc::pthread_setspecific(rt.thread_key, std::ptr::null()) };
+    }
+    let p = st as *const ThreadState as *mut ThreadState;
+    set_dead();
+    // The pointer must read DEAD before the memory goes, for a signal handler on this thread.
+    compiler_fence(Ordering::SeqCst);
+    // SAFETY: created by `Box::into_raw` in `start`; no reference survives: CURRENT is DEAD.
+    drop(unsafe { Box::from_raw(p) });
+}
+
+/// Thread-key destructor: the thread exits without the runtime having ended it (uninstrumented
+/// exit path, or main calling `pthread_exit`).
+pub(crate) extern "C" fn on_thread_exit(value: *mut libc::c_void) {
+    let p = CURRENT.with(|c| c.get());
+    if p as usize > DEAD && p as *mut libc::c_void == value {
+        // SAFETY: this thread's live state.
+        end(unsafe { &*p }, 0);
+    }
+}
+
+/// Forgets the calling thread's state in a forked child: the file belongs to the parent.
+pub(crate) fn abandon_after_fork() {
+    let p = CURRENT.with(|c| c.get());
+    if p as usize > DEAD {
+        // SAFETY: this thread's live state; the child has no other thread to race with.
+        unsafe { (*(*p).inner.get()).writer.abandon() };
+    }
+    set_dead();
+}
+
+/// Serves a flush request (exit or fatal signal on another thread) on the calling thread, from
+/// its signal handler. Returns true when served now; false when the thread was inside the runtime,
+/// in which case it is served when the thread leaves it.
+pub(crate) fn flush_request() -> bool {
+    FLUSH_SIGNALS.with(|c| c.set(c.get().wrapping_add(1)));
+    let p = CURRENT.with(|c| c.get());
+    if p as usize <= DEAD {
+        return true;
+    }
+    // SAFETY: this thread's live state (see `end` for why it cannot be freed under us).
+    let st = unsafe { &*p };
+    if st.in_rt.load(Ordering::Relaxed) {
+        st.flush_pending.store(true, Ordering::Relaxed);
+        return false;
+    }
+    if let Some(mut inner) = st.enter_without_service() {
+        inner.flush();
+    }
+    true
+}
+
+/// Flush-request signals received so far by the calling thread.
+pub(crate) fn flush_signals_seen() -> u32 {
+    FLUSH_SIGNALS.with(|c| c.get())
+}
+
+/// Flushes the calling thread's segment cache (exit path, on the thread that ends the process).
+/// Does nothing when the thread is inside the runtime: its cache may be half-updated.
+pub(crate) fn flush_self() {
+    if let Some(st) = current_if_live() {
+        if let Some(mut inner) = st.enter() {
+            inner.flush();
+        }
+    }
+}
+
+/// The calling thread's state without creating one.
+pub(crate) fn current_if_live() -> Option<&'static ThreadState> {
+    let p = CURRENT.with(|c| c.get());
+    // SAFETY: as in `current`.
+    (p as usize > DEAD).then(|| unsafe { &*p })
+}
+
+impl ThreadState {
+    /// Another thread is flushing this one's cache: step out of the runtime until it is done.
+    #[cold]
+    #[inline(never)]
+    fn wait_while_claimed(&self) {
+        loop {
+            self.in_rt.store(false, Ordering::Release);
+            while self.claimed.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+            self.in_rt.store(true, Ordering::Relaxed);
+            compiler_fence(Ordering::SeqCst);
+            if !self.claimed.load(Ordering::Relaxed) {
+                return;
+            }
+        }
+    }
+
+    /// Enters the runtime: exclusive access to the cache and file until the guard drops.
+    /// `None` when the thread is already inside (a program signal handler interrupted it).
+    #[inline(always)]
+    pub fn enter(&self) -> Option<Entered<'_>> {
+        let mut e = self.enter_without_service()?;
+        e.serve = true;
+        Some(e)
+    }
+
+    #[inline(always)]
+    fn enter_without_service(&self) -> Option<Entered<'_>> {
+        if self.in_rt.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.in_rt.store(true, Ordering::Relaxed);
+        compiler_fence(Ordering::SeqCst);
+        if self.claimed.load(Ordering::Relaxed) {
+            self.wait_while_claimed();
+        }
+        Some(Entered {
+            state: self,
+            serve: false,
+        })
+    }
+}
+
+/// Inside the runtime on this thread. Dropping it leaves the runtime and serves a flush request
+/// that arrived meanwhile.
+pub(crate) struct Entered<'a> {
+    state: &'a ThreadState,
+    serve: bool,
+}
+
+impl std::ops::Deref for Entered<'_> {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        // SAFETY: `in_rt` is set: nothing else on this thread touches `inner`.
+        unsafe { &*self.state.inner.get() }
+    }
+}
+
+impl std::ops::DerefMut for Entered<'_> {
+    fn deref_mut(&mut self) -> &mut Inner {
+        // SAFETY: as above; only one `Entered` exists per thread at a time.
+        unsafe { &mut *self.state.inner.get() }
+    }
+}
+
+impl Drop for Entered<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        compiler_fence(Ordering::SeqCst);
+        self.state.in_rt.store(false, Ordering::Release);
+        if self.serve && self.state.flush_pending.load(Ordering::Relaxed) {
+            serve_pending(self.state);
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn serve_pending(st: &ThreadState) {
+    st.flush_pending.store(false, Ordering::Relaxed);
+    if let Some(mut inner) = st.enter_without_service() {
+        inner.flush();
+    }
+    crate::finish::acknowledge();
+}
+
+impl Inner {
+    /// Writes the segment cache out as access records and empties it.
+    pub fn flush(&mut self) {
+        let Inner { cache, writer, .. } = self;
+        cache.drain(|e| {
+            writer.write(&Event::Access(Access {
+                addr: e.addr,
+                size: e.size,
+                site: sites::id(e.site),
+                kind: e.kind,
+            }));
+        });
+    }
+
+    /// Writes one sync record; returns its offset for completion or retraction.
+    pub fn write_sync(&mut self, seq: u64, site: u32, op: SyncOp) -> Option<usize> {
+        self.writer.write(&Event::Sync(Sync { seq, site, op }))
+    }
+}
+
+impl Inner {
+    /// Adds one access to the segment cache, writing the cache out first when it is full.
+    #[inline(always)]
+    pub fn record(&mut self, addr: u64, size: u32, kind: ilgen_trace::AccessKind, site: usize) {
+        if !self.cache.record(addr, size, kind, site) {
+            self.flush_full(addr, size, kind, site);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn flush_full(&mut self, addr: u64, size: u32, kind: ilgen_trace::AccessKind, site: usize) {
+        self.flush();
+        self.cache.record(addr, size, kind, site);
+    }
+}
+
+/// Flushing another thread's cache from the thread that ends the process, without interrupting
+/// it: an asymmetric Dekker handshake. The owner's entry into the runtime is `in_rt = 1` then a
+/// read of `claimed` (plain instructions, no fence); the flusher sets `claimed` on every thread,
+/// issues one `membarrier` (which puts a full barrier on every running thread of the process), and
+/// then each owner is either outside the runtime, and will wait at its next entry, or inside, and
+/// the flusher waits for it to leave. No signal is sent, so no system call of the program returns
+/// EINTR.
+///
+/// # Safety
+/// `st` must stay allocated until [`flush_claimed`] returns: the caller holds the registry lock,
+/// which every thread takes before it frees its state.
+pub(crate) unsafe fn claim(st: *const ThreadState) {
+    // SAFETY: per the contract.
+    unsafe { (*st).claimed.store(true, Ordering::Relaxed) };
+}
+
+/// After [`claim`] and a `membarrier`: waits (until `expired` says stop) for the owner to be
+/// outside the runtime, flushes its cache, and releases it. Returns whether it flushed.
+///
+/// # Safety
+/// As [`claim`].
+pub(crate) unsafe fn flush_claimed(st: *const ThreadState, expired: impl Fn() -> bool) -> bool {
+    // SAFETY: per the contract.
+    let st = unsafe { &*st };
+    let mut flushed = false;
+    loop {
+        if !st.in_rt.load(Ordering::Acquire) {
+            // SAFETY: the owner is outside the runtime and waits at its next entry while
+            // `claimed` is set, so this is the only access to its cache and file.
+            unsafe { (*st.inner.get()).flush() };
+            flushed = true;
+            break;
+        }
+        if expired() {
+            break;
+        }
+        // SAFETY: sched_yield is async-signal-safe.
+        unsafe { libc::sched_yield() };
+    }
+    st.claimed.store(false, Ordering::Release);
+    flushed
+}
