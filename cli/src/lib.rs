@@ -2,5 +2,8 @@
 //!
 //! Takes trace directories and instrumented binaries; gives dumps, reports and exit codes.
 
+pub mod binary;
+pub mod cc;
+pub mod dump;
 pub mod error;
 pub mod exit;

@@ -1,1 +1,93 @@
-fn main() {}
+//! The `ilgen` command: parses the command line, runs a subcommand, maps its error to an exit code.
+//!
+//! Takes the process arguments; gives the subcommand's output and one of the exit codes of
+//! [`ilgen::exit`], with a single `ilgen: error: ...` line on stderr when it fails.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use ilgen::cc::{self, Lang};
+use ilgen::error::CliError;
+use ilgen::{dump, exit};
+
+/// The exit-code table of `--help`, built from the constants so that it cannot drift from them.
+fn exit_codes() -> String {
+    format!(
+        "Exit codes:\n  \
+         {:<3} clean: nothing found, or the command did what it was asked\n  \
+         {:<3} findings reported\n  \
+         {:<3} usage or input error: bad flags, an unreadable, truncated, foreign or \
+         wrong-version trace, a missing plugin or runtime\n  \
+         {:<3} a replayed schedule could not be followed (the program took another path)\n\n\
+         `ilgen cc` and `ilgen c++` exit with clang's own status.",
+        exit::CLEAN,
+        exit::FINDINGS,
+        exit::INPUT_ERROR,
+        exit::DIVERGED
+    )
+}
+
+#[derive(Parser)]
+#[command(
+    name = "ilgen",
+    version,
+    about = "Record one run of a C/C++ pthreads program; predict its data races and deadlocks",
+    after_help = exit_codes()
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compile and link C like clang-19, instrumented for recording (a drop-in `CC`)
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Cc {
+        /// clang arguments, passed through untouched
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<OsString>,
+    },
+    /// Compile and link C++ like clang++-19, instrumented for recording (a drop-in `CXX`)
+    #[command(name = "c++", disable_help_flag = true, disable_version_flag = true)]
+    Cxx {
+        /// clang++ arguments, passed through untouched
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<OsString>,
+    },
+    /// Print a recorded trace as text, one event per line
+    Dump {
+        /// Trace directory; default: the newest directory under ./ilgen-out/
+        trace_dir: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    // The compiler wrappers take their arguments from the raw command line rather than from
+    // clap: clap would swallow a `--` that clang must see, and every byte must reach clang as is.
+    let raw: Vec<OsString> = std::env::args_os().collect();
+    let lang = match raw.get(1).and_then(|a| a.to_str()) {
+        Some("cc") => Some(Lang::C),
+        Some("c++") => Some(Lang::Cxx),
+        _ => None,
+    };
+    let result = match lang {
+        Some(lang) => Err(cc::run(lang, &raw[2..])),
+        None => match Cli::parse().command {
+            Command::Cc { args } => Err(cc::run(Lang::C, &args)),
+            Command::Cxx { args } => Err(cc::run(Lang::Cxx, &args)),
+            Command::Dump { trace_dir } => dump::run(trace_dir.as_deref()),
+        },
+    };
+    match result {
+        Ok(()) => ExitCode::from(exit::CLEAN as u8),
+        Err(e) => report(e),
+    }
+}
+
+fn report(e: CliError) -> ExitCode {
+    eprintln!("ilgen: error: {e}");
+    ExitCode::from(e.exit_code() as u8)
+}
