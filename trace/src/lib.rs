@@ -5,6 +5,7 @@
 //! - [`event`]: what a thread did ([`Event`]: a memory access or a sync operation);
 //! - [`format`]: thread files and the trace directory, versioned;
 //! - [`meta`]: the run's metadata file;
+//! - [`schedule`]: the order of sync operations a replay enforces;
 //! - [`sites`]: the site table embedded in instrumented binaries;
 //! - [`abi`]: names of the runtime's hooks and of the calls the pass rewrites.
 
@@ -12,6 +13,7 @@ pub mod abi;
 pub mod event;
 pub mod format;
 pub mod meta;
+pub mod schedule;
 pub mod sites;
 
 pub use event::{

@@ -1,0 +1,81 @@
+//! The schedule file: the order of sync operations a replay enforces.
+//!
+//! Takes a candidate found by `ilgen detect` (CLI side, writer) or the path in the runtime's
+//! `schedule` option (runtime side, reader); gives a [`Schedule`]: which thread performs its n-th
+//! sync operation at each step. Threads are named by their recorded tid, and [`ScheduleThread`]
+//! gives the identity that is stable across runs (parent, nth child), so the replaying runtime
+//! can map the threads it sees created onto recorded tids. A step names a thread's n-th `Sync`
+//! event of its trace file (0-based, every `Sync` record counts: start, markers, both halves of a
+//! condition wait), never an address: heap addresses move between runs.
+//!
+//! The schedule covers only a prefix of the run (up to the racing or deadlocked state). A thread
+//! that reaches a sync operation not in the schedule while the schedule is not finished waits
+//! until it is; after the last step every thread runs free.
+//!
+//! JSON, versioned: 1, first format.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::{SiteId, ThreadId};
+use crate::format::TraceError;
+
+pub const SCHEDULE_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    pub format_version: u32,
+    /// `Meta::binary_hash` of the recorded run: a schedule is refused by any other binary.
+    pub binary_hash: String,
+    /// Every thread the steps name, with its stable identity.
+    pub threads: Vec<ScheduleThread>,
+    pub steps: Vec<Step>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScheduleThread {
+    pub tid: ThreadId,
+    /// [`crate::NO_THREAD`] for the main thread.
+    pub parent: ThreadId,
+    pub child_index: u32,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub tid: ThreadId,
+    /// The thread's n-th sync operation (0-based count of its `Sync` records).
+    pub index: u32,
+    /// [`crate::SyncOp::name`] of the operation expected there: another kind is a divergence.
+    pub op: String,
+    /// Where it was recorded, for messages.
+    pub site: SiteId,
+}
+
+impl Schedule {
+    pub fn read(path: &Path) -> Result<Schedule, TraceError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TraceError::Io {
+            path: path.into(),
+            source,
+        })?;
+        let version = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("format_version").and_then(|v| v.as_u64()));
+        match version {
+            None => Err(TraceError::NotATrace { path: path.into() }),
+            Some(v) if v != u64::from(SCHEDULE_VERSION) => Err(TraceError::Version {
+                path: path.into(),
+                found: v as u32,
+            }),
+            Some(_) => serde_json::from_str(&text).map_err(|e| TraceError::Corrupt {
+                path: path.into(),
+                offset: 0,
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("schedule serializes")
+    }
+}
