@@ -102,37 +102,100 @@ pub enum SyncOp {
     Start,
     /// Last event of every thread but main (return from its start routine or `pthread_exit`).
     End,
-    Fork { child: ThreadId },
-    Join { child: ThreadId },
-    Detach { child: ThreadId },
-    MutexLock { mutex: u64 },
-    MutexTryLock { mutex: u64, acquired: bool },
-    MutexTimedLock { mutex: u64, acquired: bool },
-    MutexUnlock { mutex: u64 },
-    RwRdLock { lock: u64 },
-    RwWrLock { lock: u64 },
-    RwTryRdLock { lock: u64, acquired: bool },
-    RwTryWrLock { lock: u64, acquired: bool },
-    RwUnlock { lock: u64 },
+    Fork {
+        child: ThreadId,
+    },
+    Join {
+        child: ThreadId,
+    },
+    Detach {
+        child: ThreadId,
+    },
+    MutexLock {
+        mutex: u64,
+    },
+    MutexTryLock {
+        mutex: u64,
+        acquired: bool,
+    },
+    MutexTimedLock {
+        mutex: u64,
+        acquired: bool,
+    },
+    MutexUnlock {
+        mutex: u64,
+    },
+    RwRdLock {
+        lock: u64,
+    },
+    RwWrLock {
+        lock: u64,
+    },
+    RwTryRdLock {
+        lock: u64,
+        acquired: bool,
+    },
+    RwTryWrLock {
+        lock: u64,
+        acquired: bool,
+    },
+    RwUnlock {
+        lock: u64,
+    },
     /// `pthread_cond_wait`/`timedwait` entered: `mutex` is released here.
-    CondWait { cond: u64, mutex: u64, timed: bool },
+    CondWait {
+        cond: u64,
+        mutex: u64,
+        timed: bool,
+    },
     /// The wait returned with `mutex` held again (woken, timed out, or spuriously).
-    CondWake { cond: u64, mutex: u64, timed_out: bool },
-    CondSignal { cond: u64 },
-    CondBroadcast { cond: u64 },
-    BarrierEnter { barrier: u64 },
-    BarrierExit { barrier: u64, serial: bool },
-    SpinLock { lock: u64 },
-    SpinTryLock { lock: u64, acquired: bool },
-    SpinUnlock { lock: u64 },
-    SemWait { sem: u64 },
-    SemTryWait { sem: u64, acquired: bool },
-    SemPost { sem: u64 },
+    CondWake {
+        cond: u64,
+        mutex: u64,
+        timed_out: bool,
+    },
+    CondSignal {
+        cond: u64,
+    },
+    CondBroadcast {
+        cond: u64,
+    },
+    BarrierEnter {
+        barrier: u64,
+    },
+    BarrierExit {
+        barrier: u64,
+        serial: bool,
+    },
+    SpinLock {
+        lock: u64,
+    },
+    SpinTryLock {
+        lock: u64,
+        acquired: bool,
+    },
+    SpinUnlock {
+        lock: u64,
+    },
+    SemWait {
+        sem: u64,
+    },
+    SemTryWait {
+        sem: u64,
+        acquired: bool,
+    },
+    SemPost {
+        sem: u64,
+    },
     /// About to enter a loop that calls `pthread_cond_wait` on `cond` (0 when the pass could not
     /// compute the condition variable outside the loop).
-    WaitLoopEnter { cond: u64 },
+    WaitLoopEnter {
+        cond: u64,
+    },
     /// Left such a loop: the awaited predicate held, whether or not a wait was called.
-    WaitLoopExit { cond: u64 },
+    WaitLoopExit {
+        cond: u64,
+    },
 }
 
 impl SyncOp {
@@ -196,9 +259,7 @@ impl SyncOp {
             | SyncOp::CondBroadcast { cond }
             | SyncOp::WaitLoopEnter { cond }
             | SyncOp::WaitLoopExit { cond } => Some(cond),
-            SyncOp::BarrierEnter { barrier } | SyncOp::BarrierExit { barrier, .. } => {
-                Some(barrier)
-            }
+            SyncOp::BarrierEnter { barrier } | SyncOp::BarrierExit { barrier, .. } => Some(barrier),
             SyncOp::SemWait { sem } | SyncOp::SemTryWait { sem, .. } | SyncOp::SemPost { sem } => {
                 Some(sem)
             }

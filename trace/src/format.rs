@@ -72,11 +72,26 @@ pub fn thread_file_name(tid: ThreadId) -> String {
 /// Why a trace could not be read. Each names the file and says what to do.
 #[derive(Debug)]
 pub enum TraceError {
-    Io { path: PathBuf, source: std::io::Error },
-    NotATrace { path: PathBuf },
-    Version { path: PathBuf, found: u32 },
-    Truncated { path: PathBuf, offset: usize },
-    Corrupt { path: PathBuf, offset: usize, reason: String },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    NotATrace {
+        path: PathBuf,
+    },
+    Version {
+        path: PathBuf,
+        found: u32,
+    },
+    Truncated {
+        path: PathBuf,
+        offset: usize,
+    },
+    Corrupt {
+        path: PathBuf,
+        offset: usize,
+        reason: String,
+    },
 }
 
 impl fmt::Display for TraceError {
@@ -153,11 +168,11 @@ pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceErro
             found,
         });
     }
-    let (header, used): (ThreadHeader, usize) =
-        bincode::serde::decode_from_slice(rest, config()).map_err(|_| TraceError::Truncated {
-            path: path.into(),
-            offset: bytes.len(),
-        })?;
+    let (header, used): (ThreadHeader, usize) = bincode::serde::decode_from_slice(rest, config())
+        .map_err(|_| TraceError::Truncated {
+        path: path.into(),
+        offset: bytes.len(),
+    })?;
     let mut offset = THREAD_MAGIC.len() + used;
     let mut events = Vec::new();
     while offset < bytes.len() {
@@ -308,7 +323,10 @@ mod tests {
         });
         let mut a = [0u8; MAX_RECORD];
         let mut b = [0u8; MAX_RECORD];
-        assert_eq!(encode_record(&pending, &mut a), encode_record(&done, &mut b));
+        assert_eq!(
+            encode_record(&pending, &mut a),
+            encode_record(&done, &mut b)
+        );
     }
 
     #[test]

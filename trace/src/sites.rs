@@ -85,7 +85,12 @@ impl SiteTableBuilder {
         out.extend_from_slice(&(self.entries.len() as u32).to_le_bytes());
         out.extend_from_slice(&(n_units as u32).to_le_bytes());
         for [line, col, file, func] in self.entries {
-            for v in [line, col, file + strings_at as u32, func + strings_at as u32] {
+            for v in [
+                line,
+                col,
+                file + strings_at as u32,
+                func + strings_at as u32,
+            ] {
                 out.extend_from_slice(&v.to_le_bytes());
             }
         }
