@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use ilgen::cc::{self, Lang};
+use ilgen::detect::{self, DetectArgs};
 use ilgen::error::CliError;
 use ilgen::{dump, exit};
 
@@ -62,6 +63,8 @@ enum Command {
         /// Trace directory; default: the newest directory under ./ilgen-out/
         trace_dir: Option<PathBuf>,
     },
+    /// Predict schedules of a recorded run that lead to a data race or a deadlock
+    Detect(DetectArgs),
 }
 
 fn main() -> ExitCode {
@@ -78,11 +81,12 @@ fn main() -> ExitCode {
         None => match Cli::parse().command {
             Command::Cc { args } => Err(cc::run(Lang::C, &args)),
             Command::Cxx { args } => Err(cc::run(Lang::Cxx, &args)),
-            Command::Dump { trace_dir } => dump::run(trace_dir.as_deref()),
+            Command::Dump { trace_dir } => dump::run(trace_dir.as_deref()).map(|()| exit::CLEAN),
+            Command::Detect(args) => detect::run(&args),
         },
     };
     match result {
-        Ok(()) => ExitCode::from(exit::CLEAN as u8),
+        Ok(code) => ExitCode::from(code as u8),
         Err(e) => report(e),
     }
 }

@@ -1,0 +1,239 @@
+//! `ilgen detect`: from one recorded run to candidate schedules of data races and deadlocks.
+//!
+//! Takes a trace directory; gives `candidates.json` and one `schedule-<n>.json` per candidate in
+//! it (see [`candidates`]), a summary on
+//! stdout (or the file's JSON with `--format json`) and an exit code. The stages, one module each:
+//! [`prepare`] (trace → shared objects and the full [`model`]) → [`filter`] (weakened
+//! happens-before and locksets) → [`solve`] (per surviving variable, cut-based fast path, else
+//! exhaustive search over [`window`]s; deadlocks on the sync-only model) → [`candidates`]; both
+//! solvers move through the model by the sync semantics of [`state`]. Independent variables are
+//! solved on all cores.
+
+pub mod candidates;
+pub mod filter;
+pub mod model;
+pub mod prepare;
+pub mod solve;
+pub mod state;
+pub mod window;
+
+#[cfg(test)]
+mod testkit;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use ilgen_trace::format::ThreadTrace;
+use ilgen_trace::TraceDir;
+
+use crate::binary::Binary;
+use crate::dump;
+use crate::error::CliError;
+use crate::exit;
+use candidates::{Candidate, CandidatesFile, Names, Stats};
+use solve::Options;
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct DetectArgs {
+    /// Trace directory of the recorded run [default: the newest under ./ilgen-out/]
+    pub trace_dir: Option<PathBuf>,
+    /// Stop at candidate schedules, without replaying them (required until replay exists)
+    #[arg(long)]
+    pub no_replay: bool,
+    /// Sync events per window of the exhaustive search
+    #[arg(long, default_value_t = window::DEFAULT_SIZE)]
+    pub window: usize,
+    /// Candidates per shared variable (and deadlocks in all)
+    #[arg(long, default_value_t = 1)]
+    pub max_per_var: usize,
+    /// One candidate per distinct pair of source sites, with no count bound
+    #[arg(long)]
+    pub all_sites: bool,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// States the exhaustive search may visit for one variable (or for deadlocks) before it gives up:
+/// bounds time and memory (each state is kept for the visited set).
+const MAX_STATES: usize = 200_000;
+
+/// Runs `ilgen detect`; gives [`exit::FINDINGS`] when there is a candidate, else [`exit::CLEAN`].
+pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
+    if !args.no_replay {
+        return Err(CliError::Input(
+            "replay of candidate schedules arrives with the replay issue; pass --no-replay to \
+             stop at candidate schedules"
+                .into(),
+        ));
+    }
+    if args.window == 0 || args.max_per_var == 0 {
+        return Err(CliError::Input(
+            "--window and --max-per-var must be at least 1".into(),
+        ));
+    }
+    let dir = match &args.trace_dir {
+        Some(d) => d.clone(),
+        None => dump::newest_trace(Path::new(dump::DEFAULT_OUT))?,
+    };
+    let trace = TraceDir::open(&dir)?;
+    let options = Options {
+        max_per_var: args.max_per_var,
+        all_sites: args.all_sites,
+        window: args.window,
+        max_states: MAX_STATES,
+    };
+    let (stats, candidates) = analyze(&trace.threads, &options);
+    let file = CandidatesFile {
+        format_version: candidates::FORMAT_VERSION,
+        binary: trace.meta.binary.clone(),
+        binary_hash: trace.meta.binary_hash.clone(),
+        stats,
+        candidates,
+    };
+    let json = serde_json::to_string_pretty(&file)
+        .map_err(|e| CliError::Input(format!("failed to encode the candidates: {e}")))?;
+    let path = dir.join(candidates::FILE_NAME);
+    let write = |path: &Path, text: String| {
+        std::fs::write(path, text)
+            .map_err(|e| CliError::Input(format!("failed to write {}: {e}", path.display())))
+    };
+    write(&path, format!("{json}\n"))?;
+    remove_old_schedules(&dir);
+    let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
+    for (i, c) in file.candidates.iter().enumerate() {
+        let schedule = candidates::replay_schedule(c, &headers, &file.binary_hash);
+        let name = candidates::schedule_file_name(i + 1);
+        write(&dir.join(name), format!("{}\n", schedule.to_json()))?;
+    }
+    match args.format {
+        Format::Json => println!("{json}"),
+        Format::Text => {
+            let binary = match Binary::load(&trace.meta) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    eprintln!("ilgen: warning: {e}; sites are shown as ids");
+                    None
+                }
+            };
+            let site = |id| {
+                let s = binary.as_ref()?.site(id)?;
+                Some(format!("{}:{} in {}", s.file, s.line, s.function))
+            };
+            let object = |addr| {
+                let (name, off) = binary.as_ref()?.symbolize(addr)?;
+                Some(if off == 0 {
+                    name
+                } else {
+                    format!("{name}+{off}")
+                })
+            };
+            let names = Names {
+                site: &site,
+                object: &object,
+            };
+            print!("{}", candidates::summary(&file, &names));
+            println!("candidates written to {}", path.display());
+        }
+    }
+    Ok(if file.candidates.is_empty() {
+        exit::CLEAN
+    } else {
+        exit::FINDINGS
+    })
+}
+
+/// Removes the schedule files an earlier `ilgen detect` wrote, so that none outlives its candidate.
+fn remove_old_schedules(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let numbered = name
+            .strip_prefix("schedule-")
+            .and_then(|n| n.strip_suffix(".json"))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if numbered {
+            // A file that cannot be removed is overwritten or left; neither loses a finding.
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// What one job of [`analyze`] found.
+type Job = (solve::SolveStats, Vec<Candidate>);
+
+/// The whole analysis of one run: races per surviving variable (in parallel), then deadlocks.
+pub fn analyze(threads: &[ThreadTrace], options: &Options) -> (Stats, Vec<Candidate>) {
+    let program = prepare::prepare(threads);
+    let (survivors, filter_stats) = filter::filter(&program);
+    // Job 0 is deadlocks (often the longest, so it starts first); job i > 0 is the races of
+    // survivor i - 1.
+    let jobs = survivors.len() + 1;
+    let results: Vec<Mutex<Option<Job>>> = (0..jobs).map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(jobs);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let job = next.fetch_add(1, Ordering::Relaxed);
+                if job >= jobs {
+                    break;
+                }
+                let solved = match job.checked_sub(1) {
+                    Some(i) => solve::races(&program, &survivors[i], options),
+                    None => solve::deadlocks(&program, options),
+                };
+                let found = solved
+                    .findings
+                    .iter()
+                    .filter_map(|f| candidates::candidate(&solved.model, &program.vars, f))
+                    .collect();
+                if let Ok(mut slot) = results[job].lock() {
+                    *slot = Some((solved.stats, found));
+                }
+            });
+        }
+    });
+    let mut stats = Stats {
+        threads: threads.len(),
+        sync_events: program
+            .model
+            .threads
+            .iter()
+            .flat_map(|t| &t.events)
+            .filter(|e| e.observed().is_some())
+            .count(),
+        accesses_read: program.accesses_read,
+        accesses_kept: program.accesses_kept,
+        filter: filter_stats,
+        solve: solve::SolveStats::default(),
+    };
+    let mut all = Vec::new();
+    let mut deadlocks = Vec::new();
+    for (job, slot) in results.into_iter().enumerate() {
+        if let Some((s, found)) = slot.into_inner().ok().flatten() {
+            stats.solve.add(&s);
+            if job == 0 {
+                deadlocks = found;
+            } else {
+                all.extend(found);
+            }
+        }
+    }
+    // Races by object address (survivors are in that order), then deadlocks.
+    all.extend(deadlocks);
+    (stats, all)
+}
