@@ -162,6 +162,17 @@ fn emit_access(
     );
 }
 
+/// Whether another thread may access the memory at `ptr`: the rules every access kind shares.
+fn may_be_shared(ptr: LLVMValueRef, locals: &HashSet<LLVMValueRef>) -> bool {
+    // A stack slot whose address never leaves this function is reachable by this thread only.
+    !escape::points_to_local(ptr, locals)
+        // Coverage and profile counters are racy by design and not the program's data.
+        && !points_to_compiler_counter(ptr)
+        // Other address spaces (x86 fs/gs segments, GPU memories) are not the shared heap the
+        // runtime tracks, and the hooks take address-space-0 pointers.
+        && is_default_address_space(ptr)
+}
+
 fn const_size(ctx: &Ctx, size: u64) -> LLVMValueRef {
     // SAFETY: live type.
     unsafe { LLVMConstInt(ctx.hooks.i64_ty, size, 0) }
@@ -174,21 +185,8 @@ fn instrument_load(
     load: LLVMValueRef,
 ) -> usize {
     let ptr = ir::operand(load, 0);
-    // A stack slot whose address never leaves this function is reachable by this thread only.
-    if escape::points_to_local(ptr, locals) {
-        return 0;
-    }
     // Constant globals are never written, so their reads conflict with nothing.
-    if points_to_constant_global(ptr) {
-        return 0;
-    }
-    // Coverage and profile counters are racy by design and not the program's data.
-    if points_to_compiler_counter(ptr) {
-        return 0;
-    }
-    // Other address spaces (x86 fs/gs segments, GPU memories) are not the shared heap the runtime
-    // tracks, and the hooks take address-space-0 pointers.
-    if !is_default_address_space(ptr) {
+    if !may_be_shared(ptr, locals) || points_to_constant_global(ptr) {
         return 0;
     }
     // SAFETY: live instruction.
@@ -213,11 +211,7 @@ fn instrument_store(
 ) -> usize {
     let value = ir::operand(store, 0);
     let ptr = ir::operand(store, 1);
-    // Same reasons as for loads: private stack slot, compiler counter, or not ordinary memory.
-    if escape::points_to_local(ptr, locals)
-        || points_to_compiler_counter(ptr)
-        || !is_default_address_space(ptr)
-    {
+    if !may_be_shared(ptr, locals) {
         return 0;
     }
     // SAFETY: live value.
@@ -237,9 +231,9 @@ fn instrument_store(
 /// atomicrmw and cmpxchg: both read and write, reported as one atomic write of the value's size.
 fn instrument_rmw(ctx: &mut Ctx, f: LLVMValueRef, inst: LLVMValueRef) -> usize {
     let ptr = ir::operand(inst, 0);
-    // An atomic's address escapes by our analysis, so no local check is needed; the counter and
-    // address-space rules of loads apply (`-fprofile-update=atomic` counters are atomicrmw).
-    if points_to_compiler_counter(ptr) || !is_default_address_space(ptr) {
+    // An atomic's address escapes by our analysis, so the local rule never applies; the counter
+    // rule does (`-fprofile-update=atomic` counters are atomicrmw).
+    if !may_be_shared(ptr, &HashSet::new()) {
         return 0;
     }
     // Operand 1 is the value (atomicrmw) or the expected value (cmpxchg): the accessed type.
@@ -272,15 +266,9 @@ fn instrument_mem_transfer(
     let dst = ir::operand(call, 0);
     let src = ir::operand(call, 1);
     let mut n = 0;
-    // Per side, the load/store reasons: a private stack slot, a constant source or a compiler
-    // counter cannot race with the program.
-    let read_src = !escape::points_to_local(src, locals)
-        && !points_to_constant_global(src)
-        && !points_to_compiler_counter(src)
-        && is_default_address_space(src);
-    let write_dst = !escape::points_to_local(dst, locals)
-        && !points_to_compiler_counter(dst)
-        && is_default_address_space(dst);
+    // Per side, as for loads and stores: a constant source is never written.
+    let read_src = may_be_shared(src, locals) && !points_to_constant_global(src);
+    let write_dst = may_be_shared(dst, locals);
     if read_src {
         let len = length_i64(ctx, call);
         let hook = ctx.hooks.read;
@@ -303,11 +291,7 @@ fn instrument_mem_set(
     call: LLVMValueRef,
 ) -> usize {
     let dst = ir::operand(call, 0);
-    // A private stack slot or a compiler counter cannot race with the program (see loads).
-    if escape::points_to_local(dst, locals)
-        || points_to_compiler_counter(dst)
-        || !is_default_address_space(dst)
-    {
+    if !may_be_shared(dst, locals) {
         return 0;
     }
     let len = length_i64(ctx, call);
