@@ -7,12 +7,14 @@
 //! happens-before and locksets) → [`solve`] (per surviving variable, cut-based fast path, else
 //! exhaustive search over [`window`]s; deadlocks on the sync-only model) → [`candidates`]; both
 //! solvers move through the model by the sync semantics of [`state`]. Independent variables are
-//! solved on all cores.
+//! solved on all cores. Long analyses report their stages and solver jobs on stderr ([`progress`]:
+//! on a terminal, or with `--progress`); stdout stays deterministic.
 
 pub mod candidates;
 pub mod filter;
 pub mod model;
 pub mod prepare;
+pub mod progress;
 pub mod solve;
 pub mod state;
 pub mod window;
@@ -22,6 +24,7 @@ mod testkit;
 #[cfg(test)]
 mod tests;
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -34,6 +37,7 @@ use crate::dump;
 use crate::error::CliError;
 use crate::exit;
 use candidates::{Candidate, CandidatesFile, Names, Stats};
+use progress::Progress;
 use solve::Options;
 
 #[derive(clap::Args, Clone, Debug)]
@@ -54,6 +58,9 @@ pub struct DetectArgs {
     pub all_sites: bool,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Show progress on stderr even when it is not a terminal (on a terminal it always is)
+    #[arg(long)]
+    pub progress: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,14 +91,22 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         Some(d) => d.clone(),
         None => dump::newest_trace(Path::new(dump::DEFAULT_OUT))?,
     };
+    let progress = Progress::for_stderr(args.progress);
+    progress.begin(&format!("reading {}", dir.display()));
     let trace = TraceDir::open(&dir)?;
+    let events: usize = trace.threads.iter().map(|t| t.events.len()).sum();
+    progress.stage(&format!(
+        "read {} threads, {events} events from {}",
+        trace.threads.len(),
+        dir.display()
+    ));
     let options = Options {
         max_per_var: args.max_per_var,
         all_sites: args.all_sites,
         window: args.window,
         max_states: MAX_STATES,
     };
-    let (stats, candidates) = analyze(&trace.threads, &options);
+    let (stats, candidates) = analyze_with(&trace.threads, &options, &progress);
     let file = CandidatesFile {
         format_version: candidates::FORMAT_VERSION,
         binary: trace.meta.binary.clone(),
@@ -106,6 +121,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         std::fs::write(path, text)
             .map_err(|e| CliError::Input(format!("failed to write {}: {e}", path.display())))
     };
+    progress.finish();
     write(&path, format!("{json}\n"))?;
     remove_old_schedules(&dir);
     let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
@@ -114,8 +130,8 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         let name = candidates::schedule_file_name(i + 1);
         write(&dir.join(name), format!("{}\n", schedule.to_json()))?;
     }
-    match args.format {
-        Format::Json => println!("{json}"),
+    let text = match args.format {
+        Format::Json => format!("{json}\n"),
         Format::Text => {
             let binary = match Binary::load(&trace.meta) {
                 Ok(b) => Some(b),
@@ -140,15 +156,30 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
                 site: &site,
                 object: &object,
             };
-            print!("{}", candidates::summary(&file, &names));
-            println!("candidates written to {}", path.display());
+            format!(
+                "{}candidates written to {}\n",
+                candidates::summary(&file, &names),
+                path.display()
+            )
         }
-    }
+    };
+    print_out(&text)?;
     Ok(if file.candidates.is_empty() {
         exit::CLEAN
     } else {
         exit::FINDINGS
     })
+}
+
+/// Writes the summary to stdout. A reader that closed the pipe early (`ilgen detect | head`) is
+/// no error: the candidates are on disk and the exit code still says whether there are any.
+fn print_out(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(CliError::Input(format!("failed to write the summary: {e}"))),
+    }
 }
 
 /// Removes the schedule files an earlier `ilgen detect` wrote, so that none outlives its candidate.
@@ -175,11 +206,32 @@ type Job = (solve::SolveStats, Vec<Candidate>);
 
 /// The whole analysis of one run: races per surviving variable (in parallel), then deadlocks.
 pub fn analyze(threads: &[ThreadTrace], options: &Options) -> (Stats, Vec<Candidate>) {
+    analyze_with(threads, options, &Progress::off())
+}
+
+/// [`analyze`], reporting its stages and solver jobs to `progress`.
+pub fn analyze_with(
+    threads: &[ThreadTrace],
+    options: &Options,
+    progress: &Progress,
+) -> (Stats, Vec<Candidate>) {
+    progress.begin("preparing the model");
     let program = prepare::prepare(threads);
+    progress.stage(&format!(
+        "prepared {} shared objects, {} accesses kept",
+        program.vars.len(),
+        program.accesses_kept
+    ));
     let (survivors, filter_stats) = filter::filter(&program);
+    progress.stage(&format!(
+        "filtered: {} of {} shared objects left, {} race pairs",
+        filter_stats.vars_left, filter_stats.vars_shared, filter_stats.pairs_left
+    ));
     // Job 0 is deadlocks (often the longest, so it starts first); job i > 0 is the races of
     // survivor i - 1.
     let jobs = survivors.len() + 1;
+    progress.solving(jobs);
+    let window_done = || progress.window_done();
     let results: Vec<Mutex<Option<Job>>> = (0..jobs).map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
@@ -193,14 +245,15 @@ pub fn analyze(threads: &[ThreadTrace], options: &Options) -> (Stats, Vec<Candid
                     break;
                 }
                 let solved = match job.checked_sub(1) {
-                    Some(i) => solve::races(&program, &survivors[i], options),
-                    None => solve::deadlocks(&program, options),
+                    Some(i) => solve::races_with(&program, &survivors[i], options, &window_done),
+                    None => solve::deadlocks_with(&program, options, &window_done),
                 };
-                let found = solved
+                let found: Vec<Candidate> = solved
                     .findings
                     .iter()
                     .filter_map(|f| candidates::candidate(&solved.model, &program.vars, f))
                     .collect();
+                progress.job_done(found.len());
                 if let Ok(mut slot) = results[job].lock() {
                     *slot = Some((solved.stats, found));
                 }

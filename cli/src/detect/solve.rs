@@ -104,6 +104,16 @@ pub struct Solved {
 
 /// Races on one variable that survived the filter.
 pub fn races(program: &Program, survivor: &Survivor, options: &Options) -> Solved {
+    races_with(program, survivor, options, &|| {})
+}
+
+/// [`races`], calling `window_done` after each window of the exhaustive search (for progress).
+pub fn races_with(
+    program: &Program,
+    survivor: &Survivor,
+    options: &Options,
+    window_done: &(dyn Fn() + Sync),
+) -> Solved {
     let (model, origin) = program.model.restrict(Some(survivor.var));
     let want = options.want();
     let mut stats = SolveStats::default();
@@ -154,7 +164,15 @@ pub fn races(program: &Program, survivor: &Survivor, options: &Options) -> Solve
     }
     if undecided && findings.len() < want {
         let goal = Goal::Race { var: survivor.var };
-        search_windows(&model, goal, options, &mut seen, &mut findings, &mut stats);
+        search_windows(
+            &model,
+            goal,
+            options,
+            &mut seen,
+            &mut findings,
+            &mut stats,
+            window_done,
+        );
     }
     Solved {
         model,
@@ -165,6 +183,15 @@ pub fn races(program: &Program, survivor: &Survivor, options: &Options) -> Solve
 
 /// Deadlocks of the sync-only model.
 pub fn deadlocks(program: &Program, options: &Options) -> Solved {
+    deadlocks_with(program, options, &|| {})
+}
+
+/// [`deadlocks`], calling `window_done` after each window of the exhaustive search.
+pub fn deadlocks_with(
+    program: &Program,
+    options: &Options,
+    window_done: &(dyn Fn() + Sync),
+) -> Solved {
     let (model, _) = program.model.restrict(None);
     let mut stats = SolveStats::default();
     let cycles = lockgraph::deadlocks(&model, options.want());
@@ -183,6 +210,7 @@ pub fn deadlocks(program: &Program, options: &Options) -> Solved {
             &mut seen,
             &mut findings,
             &mut stats,
+            window_done,
         );
     }
     Solved {
@@ -199,6 +227,7 @@ fn search_windows(
     seen: &mut HashSet<Vec<ilgen_trace::SiteId>>,
     findings: &mut Vec<Finding>,
     stats: &mut SolveStats,
+    window_done: &(dyn Fn() + Sync),
 ) {
     let want = options.want();
     let mut budget = options.max_states;
@@ -212,6 +241,7 @@ fn search_windows(
             }
         }
         let s = exhaustive::search(model, &w, goal, want - findings.len(), budget, seen);
+        window_done();
         stats.exhaustive_windows += 1;
         stats.exhaustive_states += s.states as u64;
         budget = budget.saturating_sub(s.states);
@@ -394,6 +424,38 @@ mod tests {
         assert!(
             decided > 4 * undecided,
             "decided {decided}, undecided {undecided}"
+        );
+    }
+
+    #[test]
+    fn progress_hears_of_every_window_the_solvers_search() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let mut rng = Rng(0x5851_f42d_4c95_7f2d);
+        let options = Options {
+            max_per_var: usize::MAX,
+            all_sites: false,
+            window: 3,
+            max_states: usize::MAX,
+        };
+        let mut searched = 0;
+        for _ in 0..300 {
+            let program = prepare(&random_run(&mut rng).traces());
+            let (survivors, _) = filter(&program);
+            let heard = AtomicU64::new(0);
+            let tick = || {
+                heard.fetch_add(1, Ordering::Relaxed);
+            };
+            let mut stats = SolveStats::default();
+            for s in &survivors {
+                stats.add(&races_with(&program, s, &options, &tick).stats);
+            }
+            stats.add(&deadlocks_with(&program, &options, &tick).stats);
+            assert_eq!(heard.load(Ordering::Relaxed), stats.exhaustive_windows);
+            searched += stats.exhaustive_windows;
+        }
+        assert!(
+            searched > 100,
+            "only {searched} windows searched: weak cases"
         );
     }
 

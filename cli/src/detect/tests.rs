@@ -444,6 +444,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         max_per_var: 1,
         all_sites: false,
         format,
+        progress: false,
     }
 }
 
