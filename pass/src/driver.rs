@@ -1,10 +1,15 @@
 //! The per-module driver: decides what each function gets and runs the steps in order.
 //!
 //! Takes a module and the [`Filter`]; gives the instrumented module and a count of what it
-//! inserted. Per function: find wait loops (on the untouched CFG and calls), instrument memory
-//! accesses (if the filter says so), rewrite wrapped calls, then insert the wait-loop markers
-//! (last, so neither their calls nor the instructions cloned for their argument are ever
-//! instrumented). Finally the site table is emitted.
+//! inserted. Two steps:
+//! - [`mark_wait_loops`]: wait-loop markers, with null sites. Clang runs it at the START of the
+//!   pipeline: loop rotation (-O1 and up) turns `while (!p) wait();` into
+//!   `if (!p) do wait(); while (!p);`, after which a predicate that already holds never enters
+//!   the loop and markers placed on the rotated loop's edges would never run.
+//! - [`run`]: per function, instrument memory accesses (if the filter says so; never the
+//!   instructions cloned for a marker's argument), rewrite wrapped calls, give markers their
+//!   sites; then emit the site table. Clang runs it at the END of the pipeline, like TSan; it
+//!   marks wait loops first itself when the start step did not run (`opt -passes=ilgen`).
 
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
@@ -82,15 +87,67 @@ fn source_files(source: &str, f: LLVMValueRef) -> Vec<String> {
 
 /// Named metadata marking a module this pass has instrumented.
 const DONE: &str = "ilgen.instrumented";
+/// Named metadata marking a module whose wait loops have their markers.
+const MARKED: &str = "ilgen.wait_loops_marked";
+
+fn has_flag(module: LLVMModuleRef, flag: &str) -> bool {
+    let name = std::ffi::CString::new(flag).expect("no NUL");
+    // SAFETY: live module.
+    unsafe { !LLVMGetNamedMetadata(module, name.as_ptr(), flag.len()).is_null() }
+}
+
+fn set_flag(module: LLVMModuleRef, flag: &str) {
+    let name = std::ffi::CString::new(flag).expect("no NUL");
+    // SAFETY: live module and context.
+    unsafe {
+        let llctx = LLVMGetModuleContext(module);
+        let node = LLVMMDNodeInContext2(llctx, std::ptr::null_mut(), 0);
+        LLVMAddNamedMetadataOperand(module, name.as_ptr(), LLVMMetadataAsValue(llctx, node));
+    }
+}
+
+/// The functions the pass works on: defined here, and not the runtime's own (nor the hooks): they
+/// would record themselves.
+fn program_functions(module: LLVMModuleRef) -> Vec<LLVMValueRef> {
+    ir::functions(module)
+        .into_iter()
+        .filter(|&f| !ir::is_declaration(f) && !ir::name(f).starts_with(abi::RUNTIME_PREFIX))
+        .collect()
+}
+
+/// Puts enter/exit markers (with null sites) around every wait loop of `module`, once; returns
+/// how many it inserted.
+pub fn mark_wait_loops(module: LLVMModuleRef) -> usize {
+    if has_flag(module, MARKED) {
+        return 0;
+    }
+    // SAFETY: live module; the builder is disposed below.
+    let builder = unsafe { LLVMCreateBuilderInContext(LLVMGetModuleContext(module)) };
+    let m = loops::Markers {
+        builder,
+        hooks: Hooks::declare(module),
+    };
+    let mut n = 0;
+    for f in program_functions(module) {
+        n += loops::insert_markers(&m, f, &mut loops::find_wait_loops(f));
+    }
+    m.hooks.remove_unused();
+    // SAFETY: created above, no longer used.
+    unsafe { LLVMDisposeBuilder(builder) };
+    // A module without wait loops stays untouched; marking it again later finds none either.
+    if n > 0 {
+        set_flag(module, MARKED);
+    }
+    n
+}
 
 /// Instruments `module`, unless it already was (the plugin named twice on a command line, or an
 /// LTO link of instrumented modules): instrumenting twice would record every access twice.
 pub fn run(module: LLVMModuleRef, filter: &Filter) -> Stats {
-    let done = std::ffi::CString::new(DONE).expect("no NUL");
-    // SAFETY: live module.
-    if unsafe { !LLVMGetNamedMetadata(module, done.as_ptr(), DONE.len()).is_null() } {
+    if has_flag(module, DONE) {
         return Stats::default();
     }
+    mark_wait_loops(module);
     // SAFETY: live module; the builder is disposed below.
     let (builder, source) = unsafe {
         let ctx = LLVMGetModuleContext(module);
@@ -101,7 +158,7 @@ pub fn run(module: LLVMModuleRef, filter: &Filter) -> Stats {
             ir::bytes_to_string(src, len),
         )
     };
-    let functions = ir::functions(module);
+    let functions = program_functions(module);
     let mut ctx = Ctx {
         module,
         builder,
@@ -112,31 +169,20 @@ pub fn run(module: LLVMModuleRef, filter: &Filter) -> Stats {
     let mut stats = Stats::default();
     for f in functions {
         let name = ir::name(f);
-        // The runtime's own functions (and the hooks just declared) are never instrumented: they
-        // would record themselves.
-        if ir::is_declaration(f) || name.starts_with(abi::RUNTIME_PREFIX) {
-            continue;
-        }
-        let mut wait_loops = loops::find_wait_loops(f);
         let memory = filter.instruments(&name, &source_files(&ctx.source, f));
         if memory {
             stats.accesses += instrument::instrument_function(&mut ctx, f);
         }
-        let replaced = calls::rewrite_calls(&mut ctx, f, memory);
-        stats.calls += replaced.len();
-        stats.markers += loops::insert_markers(&mut ctx, f, &mut wait_loops, &replaced);
+        stats.calls += calls::rewrite_calls(&mut ctx, f, memory).len();
+        stats.markers += loops::assign_marker_sites(&mut ctx, f);
     }
     stats.sites = ctx.sites.len();
     ctx.hooks.remove_unused();
     ctx.sites.finish();
-    // SAFETY: created above, no longer used; live module and context.
-    unsafe {
-        LLVMDisposeBuilder(builder);
-        if stats.changed() {
-            let llctx = LLVMGetModuleContext(module);
-            let node = LLVMMDNodeInContext2(llctx, std::ptr::null_mut(), 0);
-            LLVMAddNamedMetadataOperand(module, done.as_ptr(), LLVMMetadataAsValue(llctx, node));
-        }
+    // SAFETY: created above, no longer used.
+    unsafe { LLVMDisposeBuilder(builder) };
+    if stats.changed() {
+        set_flag(module, DONE);
     }
     stats
 }

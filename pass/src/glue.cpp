@@ -21,8 +21,9 @@
 
 using namespace llvm;
 
-// Defined in Rust (lib.rs). Returns nonzero when it changed the module.
+// Defined in Rust (lib.rs). Each returns nonzero when it changed the module.
 extern "C" int ilgen_run_on_module(LLVMModuleRef module, const char *exclude, const char *include);
+extern "C" int ilgen_mark_wait_loops(LLVMModuleRef module);
 
 // `-mllvm -ilgen-exclude=fun:GLOB,src:GLOB` / `-mllvm -ilgen-include=...`: which functions get
 // memory instrumentation; merged on the Rust side with ILGEN_PASS_OPTIONS.
@@ -44,17 +45,32 @@ struct IlgenPass : PassInfoMixin<IlgenPass> {
   // Instrumentation must run even for optnone functions (every function at -O0).
   static bool isRequired() { return true; }
 };
+
+// Wait-loop markers, before loop rotation moves a loop's first predicate test out of the loop.
+struct IlgenWaitLoopsPass : PassInfoMixin<IlgenWaitLoopsPass> {
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    return ilgen_mark_wait_loops(wrap(&M)) ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+};
 } // namespace
 
 extern "C" PassPluginLibraryInfo ilgen_plugin_info() {
   return {LLVM_PLUGIN_API_VERSION, "ilgen", "0.1", [](PassBuilder &PB) {
             // Last in the optimizer pipeline, like TSan: runs at -O0 too, and sees the IR after
             // inlining and promotion to registers, so fewer accesses remain to instrument.
+            // First in the pipeline: markers go on the loops as the source wrote them.
+            PB.registerPipelineStartEPCallback(
+                [](ModulePassManager &MPM, OptimizationLevel) { MPM.addPass(IlgenWaitLoopsPass()); });
             PB.registerOptimizerLastEPCallback(
                 [](ModulePassManager &MPM, OptimizationLevel) { MPM.addPass(IlgenPass()); });
-            // `opt -passes=ilgen`, for the lit tests.
+            // `opt -passes=ilgen` (both steps) and `opt -passes=ilgen-wait-loops`, for the lit tests.
             PB.registerPipelineParsingCallback(
                 [](StringRef Name, ModulePassManager &MPM, ArrayRef<PassBuilder::PipelineElement>) {
+                  if (Name == "ilgen-wait-loops") {
+                    MPM.addPass(IlgenWaitLoopsPass());
+                    return true;
+                  }
                   if (Name != "ilgen")
                     return false;
                   MPM.addPass(IlgenPass());

@@ -55,6 +55,10 @@ fn collect(f: LLVMValueRef) -> Vec<Access> {
     let mut out = Vec::new();
     for b in ir::blocks(f) {
         for i in ir::instructions(b) {
+            // The pass's own clones (a wait-loop marker's argument) are not the program's.
+            if ir::is_marked_not_instrumented(i) {
+                continue;
+            }
             let access = match ir::opcode(i) {
                 Some(LLVMOpcode::LLVMLoad) => Access::Load(i),
                 Some(LLVMOpcode::LLVMStore) => Access::Store(i),

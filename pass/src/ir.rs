@@ -205,3 +205,31 @@ pub fn is_argument(v: LLVMValueRef) -> bool {
 pub fn is_instruction(v: LLVMValueRef) -> bool {
     unsafe { !LLVMIsAInstruction(v).is_null() }
 }
+
+/// Metadata kind tagging an instruction the pass added that must never be instrumented.
+const SKIP: &str = "ilgen.skip";
+
+fn skip_kind(v: LLVMValueRef) -> u32 {
+    // SAFETY: live value; the kind name is NUL-free.
+    unsafe {
+        let ctx = LLVMGetTypeContext(LLVMTypeOf(v));
+        LLVMGetMDKindIDInContext(ctx, SKIP.as_ptr() as *const c_char, SKIP.len() as u32)
+    }
+}
+
+/// Tags `inst` (added by the pass) so that instrumentation leaves it alone. LLVM drops unknown
+/// metadata when it merges two instructions, so a clone later merged with the program's own load
+/// loses the tag and is instrumented as the program's access it now is.
+pub fn mark_not_instrumented(inst: LLVMValueRef) {
+    // SAFETY: live instruction and context.
+    unsafe {
+        let ctx = LLVMGetTypeContext(LLVMTypeOf(inst));
+        let node = LLVMMDNodeInContext2(ctx, std::ptr::null_mut(), 0);
+        LLVMSetMetadata(inst, skip_kind(inst), LLVMMetadataAsValue(ctx, node));
+    }
+}
+
+pub fn is_marked_not_instrumented(inst: LLVMValueRef) -> bool {
+    // SAFETY: live instruction.
+    unsafe { !LLVMGetMetadata(inst, skip_kind(inst)).is_null() }
+}

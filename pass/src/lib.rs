@@ -72,6 +72,21 @@ pub unsafe extern "C" fn ilgen_run_on_module(
     }
 }
 
+/// Called by the glue's pipeline-start pass: wait-loop markers before loop rotation.
+///
+/// # Safety
+/// `module` must be a live module.
+#[no_mangle]
+pub unsafe extern "C" fn ilgen_mark_wait_loops(module: LLVMModuleRef) -> i32 {
+    match std::panic::catch_unwind(|| driver::mark_wait_loops(module)) {
+        Ok(n) => (n > 0) as i32,
+        Err(_) => {
+            eprintln!("ilgen-pass: internal error while marking wait loops");
+            1
+        }
+    }
+}
+
 /// Instruments `module` with `filter` deciding memory instrumentation.
 pub fn run(module: &Module<'_>, filter: &Filter) -> Stats {
     driver::run(module.as_mut_ptr(), filter)

@@ -26,9 +26,8 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use crate::calls;
 use crate::driver::Ctx;
 use crate::glue;
-use crate::hooks::{self, Hook};
+use crate::hooks::{self, Hook, Hooks};
 use crate::ir;
-use crate::sites::{loc_of, Loc};
 
 /// A natural loop: header and body (header included).
 #[derive(Clone, Debug)]
@@ -46,8 +45,7 @@ pub struct WaitLoop {
     pub header_dominators: HashSet<LLVMBasicBlockRef>,
     /// The wait call's first argument (the condition variable).
     pub cond: LLVMValueRef,
-    /// The wait call's source location and debug location, for the markers' sites.
-    pub loc: Loc,
+    /// The wait call's debug location: the markers' sites are read from it later.
     pub dbg: LLVMMetadataRef,
 }
 
@@ -161,11 +159,43 @@ pub fn find_wait_loops(f: LLVMValueRef) -> Vec<WaitLoop> {
             body: l.body.clone(),
             header_dominators: doms.clone(),
             cond: ir::operand(w, 0),
-            loc: loc_of(w),
             dbg: hooks::debug_loc(w),
         });
     }
     out
+}
+
+/// What marker insertion needs: a builder and the hook declarations.
+pub struct Markers {
+    pub builder: LLVMBuilderRef,
+    pub hooks: Hooks,
+}
+
+/// Gives every marker call of `f` that still has the null placeholder its site, from the
+/// marker's debug location; returns how many it gave.
+pub fn assign_marker_sites(ctx: &mut Ctx, f: LLVMValueRef) -> usize {
+    let markers = [
+        ctx.hooks.wait_loop_enter.func,
+        ctx.hooks.wait_loop_exit.func,
+    ];
+    let mut n = 0;
+    for i in ir::blocks(f).into_iter().flat_map(ir::instructions) {
+        if ir::opcode(i) != Some(LLVMOpcode::LLVMCall)
+            || !ir::direct_callee(i).is_some_and(|c| markers.contains(&c))
+        {
+            continue;
+        }
+        let site_arg = ir::operand(i, 1);
+        // SAFETY: live value.
+        if unsafe { LLVMIsNull(site_arg) } == 0 {
+            continue;
+        }
+        let site = ctx.sites.add_for(i, &ctx.function_name(f));
+        // SAFETY: live call; operand 1 is the site, a pointer like the new value.
+        unsafe { LLVMSetOperand(i, 1, site) };
+        n += 1;
+    }
+    n
 }
 
 /// Where a marker for one edge goes.
@@ -178,19 +208,14 @@ enum Place {
     NewBlock(LLVMBasicBlockRef),
 }
 
-/// Inserts the markers of every wait loop of `f`; returns how many it inserted. `replaced` maps
-/// rewritten calls to their replacements (a condition value might be one).
-pub fn insert_markers(
-    ctx: &mut Ctx,
-    f: LLVMValueRef,
-    loops: &mut [WaitLoop],
-    replaced: &HashMap<LLVMValueRef, LLVMValueRef>,
-) -> usize {
+/// Inserts the markers of every wait loop of `f`; returns how many it inserted. Each marker's
+/// site argument is a null placeholder and its debug location the wait call's: the site is
+/// assigned by [`assign_marker_sites`] in the pass that owns the site table, which may run much
+/// later (clang inserts markers at the start of the pipeline, before loop rotation moves the
+/// loop's first predicate test out of the loop, and instruments at its end).
+pub fn insert_markers(m: &Markers, f: LLVMValueRef, loops: &mut [WaitLoop]) -> usize {
     let mut n = 0;
     for k in 0..loops.len() {
-        if let Some(&new) = replaced.get(&loops[k].cond) {
-            loops[k].cond = new;
-        }
         // Edges as (terminator, successor index), gathered before any split.
         let mut edges: Vec<(LLVMValueRef, u32, LLVMBasicBlockRef, Hook)> = Vec::new();
         for b in ir::blocks(f) {
@@ -201,9 +226,9 @@ pub fn insert_markers(
             let inside = loops[k].body.contains(&b);
             for (idx, s) in ir::successors(b).into_iter().enumerate() {
                 if !inside && s == loops[k].header {
-                    edges.push((term, idx as u32, s, ctx.hooks.wait_loop_enter));
+                    edges.push((term, idx as u32, s, m.hooks.wait_loop_enter));
                 } else if inside && !loops[k].body.contains(&s) {
-                    edges.push((term, idx as u32, s, ctx.hooks.wait_loop_exit));
+                    edges.push((term, idx as u32, s, m.hooks.wait_loop_exit));
                 }
             }
         }
@@ -218,10 +243,11 @@ pub fn insert_markers(
                 // the wait loop) goes unmarked.
                 continue;
             };
-            position(ctx, &place);
-            let cond = rematerialize_cond(ctx, &loops[k]);
-            let site = ctx.sites.add(&loops[k].loc, &ctx.function_name(f));
-            hooks::call(ctx.builder, hook, &mut [cond, site], loops[k].dbg);
+            position(m.builder, &place);
+            let cond = rematerialize_cond(m, &loops[k]);
+            // SAFETY: live type.
+            let site = unsafe { LLVMConstPointerNull(m.hooks.ptr_ty) };
+            hooks::call(m.builder, hook, &mut [cond, site], loops[k].dbg);
             n += 1;
         }
     }
@@ -263,15 +289,15 @@ fn place_for_edge(
     Some(Place::NewBlock(new))
 }
 
-/// Positions the builder at `place`.
-fn position(ctx: &Ctx, place: &Place) {
+/// Positions `builder` at `place`.
+fn position(builder: LLVMBuilderRef, place: &Place) {
     // SAFETY: live blocks; every block has a terminator.
     unsafe {
         match *place {
             Place::BeforeTerminator(b) | Place::NewBlock(b) => {
-                LLVMPositionBuilderBefore(ctx.builder, ir::terminator(b));
+                LLVMPositionBuilderBefore(builder, ir::terminator(b));
             }
-            Place::TargetStart(first) => LLVMPositionBuilderBefore(ctx.builder, first),
+            Place::TargetStart(first) => LLVMPositionBuilderBefore(builder, first),
         }
     }
 }
@@ -300,14 +326,14 @@ fn first_insertion_point(b: LLVMBasicBlockRef) -> Option<LLVMValueRef> {
 
 /// The condition variable's address at the builder's position, or a null pointer when it cannot
 /// be computed there.
-fn rematerialize_cond(ctx: &Ctx, l: &WaitLoop) -> LLVMValueRef {
+fn rematerialize_cond(m: &Markers, l: &WaitLoop) -> LLVMValueRef {
     let mut memo = HashMap::new();
-    let v = remat(ctx, l, l.cond, &mut memo, 0);
+    let v = remat(m, l, l.cond, &mut memo, 0);
     // SAFETY: live types and values.
     unsafe {
         match v {
-            Some(v) if LLVMTypeOf(v) == ctx.hooks.ptr_ty => v,
-            _ => LLVMConstPointerNull(ctx.hooks.ptr_ty),
+            Some(v) if LLVMTypeOf(v) == m.hooks.ptr_ty => v,
+            _ => LLVMConstPointerNull(m.hooks.ptr_ty),
         }
     }
 }
@@ -317,7 +343,7 @@ fn rematerialize_cond(ctx: &Ctx, l: &WaitLoop) -> LLVMValueRef {
 /// when it is a load, GEP or cast inside the loop (at -O0 clang recomputes `&q->cond` in the loop
 /// from loads of stack slots). Anything else (a PHI, a call) gives `None`.
 fn remat(
-    ctx: &Ctx,
+    m: &Markers,
     l: &WaitLoop,
     v: LLVMValueRef,
     memo: &mut HashMap<LLVMValueRef, LLVMValueRef>,
@@ -344,7 +370,7 @@ fn remat(
     }
     let mut operands = Vec::new();
     for i in 0..ir::num_operands(v) {
-        operands.push(remat(ctx, l, ir::operand(v, i), memo, depth + 1)?);
+        operands.push(remat(m, l, ir::operand(v, i), memo, depth + 1)?);
     }
     // SAFETY: cloning a live instruction and giving it operands of the same types, then inserting
     // it at the builder's position (after the clones of its operands).
@@ -353,7 +379,9 @@ fn remat(
         for (i, o) in operands.into_iter().enumerate() {
             LLVMSetOperand(c, i as u32, o);
         }
-        LLVMInsertIntoBuilder(ctx.builder, c);
+        LLVMInsertIntoBuilder(m.builder, c);
+        // The clone is the marker's argument, not an access of the program.
+        ir::mark_not_instrumented(c);
         memo.insert(v, c);
         Some(c)
     }
@@ -449,7 +477,6 @@ dead:
             assert_eq!(w.len(), 1);
             assert_eq!(names(&w[0].body), vec!["inner", "wait"]);
             assert_eq!(ir::name(w[0].cond), "c");
-            assert_eq!(w[0].loc.file, "<unknown>");
         });
     }
 
