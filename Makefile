@@ -5,6 +5,7 @@
 #   make test     deps + build + fmt/clippy + unit tests + lit tests (what CI runs)
 #   make demo     record the paper's Listing 1 and print its trace
 #   make bench    print the recording-overhead table (native vs ilgen vs TSan)
+#   make bench-detect  print detect time and memory against trace size (10^3..10^7 events)
 #   make install  PREFIX=/usr/local: bin/ilgen, lib/ilgen/{libilgen_pass.so,libilgen_rt.a}
 
 PREFIX   ?= /usr/local
@@ -17,7 +18,7 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 REL      := target/release
 DEMO_DIR := target/demo
 
-.PHONY: all deps build lint unit lit test demo bench install clean
+.PHONY: all deps build lint unit lit test demo bench bench-detect install clean
 
 all: build
 
@@ -55,6 +56,9 @@ demo: build
 
 bench: build
 	$(PYTHON) benchmarks/record_overhead.py
+
+bench-detect: build
+	$(PYTHON) benchmarks/detect/scaling.py
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/ilgen
