@@ -23,14 +23,14 @@
 // RUN: cp -r %t.trace %t.v99
 // RUN: sed -i -e 's/"format_version": *1/"format_version": 99/' %t.v99/meta.json
 // RUN: sh -c '%ilgen dump %t.v99; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=V99 %s
-// V99:      ilgen: error: {{.*}}.v99/meta.json has trace format version 99, this ilgen reads version 1; record the program again
+// V99:      ilgen: error: {{.*}}.v99/meta.json has format version 99, this ilgen reads version 1; record the program again
 // V99-NEXT: exit=2
 //
 // The thread file's version is the u32 right after its 8-byte magic.
 // RUN: cp -r %t.trace %t.tv99
 // RUN: sh -c 'printf "\143" | dd of=%t.tv99/t0.trace bs=1 seek=8 conv=notrunc 2>/dev/null'
 // RUN: sh -c '%ilgen dump %t.tv99; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=TV99 %s
-// TV99:      ilgen: error: {{.*}}.tv99/t0.trace has trace format version 99
+// TV99:      ilgen: error: {{.*}}.tv99/t0.trace has format version 99
 // TV99-NEXT: exit=2
 //
 // A missing directory is an input error too.

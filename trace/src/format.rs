@@ -82,6 +82,7 @@ pub enum TraceError {
     Version {
         path: PathBuf,
         found: u32,
+        expected: u32,
     },
     Truncated {
         path: PathBuf,
@@ -106,10 +107,14 @@ impl fmt::Display for TraceError {
                  instrumented program wrote, e.g. ./ilgen-out/<binary>-<pid>",
                 path.display()
             ),
-            TraceError::Version { path, found } => write!(
+            TraceError::Version {
+                path,
+                found,
+                expected,
+            } => write!(
                 f,
-                "{} has trace format version {found}, this ilgen reads version {FORMAT_VERSION}; \
-                 record the program again with this ilgen's runtime",
+                "{} has format version {found}, this ilgen reads version {expected}; \
+                 record the program again with this ilgen",
                 path.display()
             ),
             TraceError::Truncated { path, offset } => write!(
@@ -166,6 +171,7 @@ pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceErro
         return Err(TraceError::Version {
             path: path.into(),
             found,
+            expected: FORMAT_VERSION,
         });
     }
     let (header, used): (ThreadHeader, usize) = bincode::serde::decode_from_slice(rest, config())

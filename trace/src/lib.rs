@@ -6,13 +6,16 @@
 //! - [`format`]: thread files and the trace directory, versioned;
 //! - [`meta`]: the run's metadata file;
 //! - [`schedule`]: the order of sync operations a replay enforces;
+//! - [`replay`]: what a replay of a schedule found (`replay-outcome.json`) and its exit statuses;
 //! - [`sites`]: the site table embedded in instrumented binaries;
 //! - [`abi`]: names of the runtime's hooks and of the calls the pass rewrites.
 
 pub mod abi;
 pub mod event;
 pub mod format;
+mod json;
 pub mod meta;
+pub mod replay;
 pub mod schedule;
 pub mod sites;
 

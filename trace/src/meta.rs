@@ -5,12 +5,12 @@
 //! The thread tree is not here: each thread file's header names its parent and child index, so the
 //! tree survives any way the process can end.
 
-use std::fs;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::format::{TraceError, FORMAT_VERSION};
+use crate::json::read_versioned;
 
 pub const META_FILE: &str = "meta.json";
 
@@ -44,32 +44,11 @@ pub enum RunEnd {
 impl Meta {
     pub fn read(dir: &Path) -> Result<Meta, TraceError> {
         let path = dir.join(META_FILE);
-        let text = fs::read_to_string(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => TraceError::NotATrace { path: dir.into() },
-            _ => TraceError::Io {
-                path: path.clone(),
-                source: e,
-            },
-        })?;
-        // Read the version alone first so that a future layout still gets the version message.
-        let version = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .and_then(|v| v.get("format_version").and_then(|v| v.as_u64()));
-        match version {
-            None => return Err(TraceError::NotATrace { path }),
-            Some(v) if v != u64::from(FORMAT_VERSION) => {
-                return Err(TraceError::Version {
-                    path,
-                    found: v as u32,
-                })
-            }
-            Some(_) => {}
+        // A directory without meta.json is not a trace directory: name the directory.
+        if !path.exists() {
+            return Err(TraceError::NotATrace { path: dir.into() });
         }
-        serde_json::from_str(&text).map_err(|e| TraceError::Corrupt {
-            path,
-            offset: 0,
-            reason: e.to_string(),
-        })
+        read_versioned(&path, FORMAT_VERSION)
     }
 
     pub fn to_json(&self) -> String {

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{SiteId, ThreadId};
 use crate::format::TraceError;
+use crate::json::read_versioned;
 
 pub const SCHEDULE_VERSION: u32 = 1;
 
@@ -54,25 +55,7 @@ pub struct Step {
 
 impl Schedule {
     pub fn read(path: &Path) -> Result<Schedule, TraceError> {
-        let text = std::fs::read_to_string(path).map_err(|source| TraceError::Io {
-            path: path.into(),
-            source,
-        })?;
-        let version = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .and_then(|v| v.get("format_version").and_then(|v| v.as_u64()));
-        match version {
-            None => Err(TraceError::NotATrace { path: path.into() }),
-            Some(v) if v != u64::from(SCHEDULE_VERSION) => Err(TraceError::Version {
-                path: path.into(),
-                found: v as u32,
-            }),
-            Some(_) => serde_json::from_str(&text).map_err(|e| TraceError::Corrupt {
-                path: path.into(),
-                offset: 0,
-                reason: e.to_string(),
-            }),
-        }
+        read_versioned(path, SCHEDULE_VERSION)
     }
 
     pub fn to_json(&self) -> String {

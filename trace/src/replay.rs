@@ -1,0 +1,197 @@
+//! The replay outcome file: what one replay of a schedule found.
+//!
+//! Takes an [`Outcome`] (runtime side, writer: `ilgen-rt` in `mode=replay`) or a directory path
+//! (CLI side, reader); gives `replay-outcome.json` and back the [`Outcome`]: the result (race,
+//! deadlock, no error, diverged), every race report, the deadlock, the divergence reason and
+//! whether the whole schedule was followed. Reports name sites by id and threads by recorded tid
+//! (with their stable identity, parent and nth child); the CLI renders `file:line` from the
+//! binary's site table.
+//!
+//! The replaying process exits with the program's own status, except:
+//! [`EXIT_DIVERGED`] (the schedule could not be followed), [`EXIT_DEADLOCK`] (every live thread
+//! blocked in a program sync operation) and [`EXIT_BAD_SCHEDULE`] (the schedule could not be read,
+//! or was made for another binary). `result` in the file is authoritative; the exit status only
+//! tells which of those ended the run.
+//!
+//! JSON, versioned ([`OUTCOME_VERSION`]; bump on any change):
+//! - 1: first format.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::{AccessKind, SiteId, ThreadId};
+use crate::format::TraceError;
+use crate::json::read_versioned;
+
+pub const OUTCOME_VERSION: u32 = 1;
+pub const OUTCOME_FILE: &str = "replay-outcome.json";
+
+/// Exit status of a replay whose schedule could not be followed.
+pub const EXIT_DIVERGED: i32 = 86;
+/// Exit status of a replay that ended in a deadlock of the program.
+pub const EXIT_DEADLOCK: i32 = 87;
+/// Exit status of a replay that refused its schedule (unreadable, another binary, no `schedule`).
+pub const EXIT_BAD_SCHEDULE: i32 = 88;
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub format_version: u32,
+    /// xxh3-64 of the replayed executable, hex (as `Meta::binary_hash`).
+    pub binary_hash: String,
+    /// The schedule file that was replayed.
+    pub schedule: String,
+    pub result: ResultKind,
+    /// Every step of the schedule was reached in order.
+    pub schedule_followed: bool,
+    pub steps_done: u32,
+    pub steps_total: u32,
+    /// In the order they were found, one per pair of sites.
+    pub races: Vec<RaceReport>,
+    pub deadlock: Option<DeadlockReport>,
+    pub divergence: Option<Divergence>,
+}
+
+/// What the replay proved. When several things happened the first in this order wins:
+/// deadlock, race, diverged, no error (the lists in [`Outcome`] keep everything).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultKind {
+    Race,
+    Deadlock,
+    NoError,
+    Diverged,
+}
+
+/// A thread as the replay knows it: its recorded tid (the schedule's), and its stable identity.
+/// A thread the schedule does not name gets a tid above every scheduled one.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadRef {
+    pub tid: ThreadId,
+    pub parent: ThreadId,
+    pub child_index: u32,
+}
+
+/// One of the two accesses of a race.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RaceAccess {
+    pub thread: ThreadRef,
+    pub kind: AccessKind,
+    pub addr: u64,
+    pub size: u32,
+    pub site: SiteId,
+}
+
+/// Two conflicting accesses that no happens-before edge orders. `current` is the later one: the
+/// thread that performed it is the one that called the report hook.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RaceReport {
+    pub current: RaceAccess,
+    pub previous: RaceAccess,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct DeadlockReport {
+    /// Every live thread, each blocked in a program sync operation.
+    pub threads: Vec<BlockedThread>,
+    /// Recorded tids of a wait-for cycle (each waits for a lock the next one holds, the last for
+    /// one the first holds); empty when the threads wait on objects without owners (condition
+    /// variables, semaphores, barriers).
+    pub cycle: Vec<ThreadId>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct BlockedThread {
+    pub thread: ThreadRef,
+    /// `SyncOp::name` of the operation it is blocked in.
+    pub op: String,
+    pub site: SiteId,
+    /// The mutex, lock, condition variable, semaphore or barrier (0 for a join).
+    pub object: u64,
+    /// Threads that hold `object` (its owner for a lock; the child for a join).
+    pub waits_for: Vec<ThreadId>,
+    /// Locks this thread holds, with the site that acquired each.
+    pub holds: Vec<HeldLock>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeldLock {
+    pub object: u64,
+    pub site: SiteId,
+}
+
+/// Why the schedule could not be followed.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Divergence {
+    /// Index of the step that could not be taken; `None` when the schedule was refused.
+    pub step: Option<u32>,
+    /// The step as the schedule has it.
+    pub expected: Option<StepRef>,
+    /// What the thread did instead, when it did another operation.
+    pub got: Option<StepRef>,
+    /// One lowercase sentence, as printed on stderr.
+    pub reason: String,
+}
+
+/// One thread's n-th sync operation.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct StepRef {
+    pub tid: ThreadId,
+    pub index: u32,
+    pub op: String,
+    pub site: SiteId,
+}
+
+impl Outcome {
+    pub fn read(dir: &Path) -> Result<Outcome, TraceError> {
+        read_versioned(&dir.join(OUTCOME_FILE), OUTCOME_VERSION)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("outcome serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcome_round_trips_with_snake_case_result() {
+        let t = ThreadRef {
+            tid: 1,
+            parent: 0,
+            child_index: 0,
+        };
+        let a = RaceAccess {
+            thread: t,
+            kind: AccessKind::Write,
+            addr: 0x1000,
+            size: 4,
+            site: 7,
+        };
+        let o = Outcome {
+            format_version: OUTCOME_VERSION,
+            binary_hash: "00".into(),
+            schedule: "s.json".into(),
+            result: ResultKind::NoError,
+            schedule_followed: true,
+            steps_done: 4,
+            steps_total: 4,
+            races: vec![RaceReport {
+                current: a,
+                previous: a,
+            }],
+            deadlock: None,
+            divergence: None,
+        };
+        let json = o.to_json();
+        assert!(json.contains(r#""result": "no_error""#), "{json}");
+        assert_eq!(serde_json::from_str::<Outcome>(&json).unwrap(), o);
+        let dir = std::env::temp_dir().join(format!("ilgen-outcome-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(OUTCOME_FILE), json).unwrap();
+        assert_eq!(Outcome::read(&dir).unwrap(), o);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
