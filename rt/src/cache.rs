@@ -1,20 +1,54 @@
-//! The per-thread segment cache: one record per accessed range between two sync events.
+//! The per-thread segment cache: the byte ranges one thread accessed between two sync events.
 //!
 //! Takes every memory access of one thread (address, size, kind, raw site pointer); gives back,
-//! when drained, one entry per distinct (address, size, atomic-ness) in first-access order, whose
-//! kind is the dominant kind seen ([`AccessKind::dominant`]: a write dominates reads) and whose
-//! site is the first site of that kind. Draining happens at every sync event (the segment ends)
-//! and early when the cache is full: splitting a segment in two is harmless to the analysis, it
-//! only repeats a range.
+//! when drained, ranges in first-access order such that every byte the thread accessed in the
+//! segment lies in a range of at least that kind (a write dominates a read, a plain access an
+//! atomic one; an atomic range holds only atomically accessed bytes), and each range's site is
+//! the first site of its kind among the accesses it covers. Draining happens at every sync event
+//! (the segment ends) and early when the cache is full: splitting a segment in two is harmless to
+//! the analysis, it only repeats a range.
 //!
-//! The table is preallocated when the thread starts and never grows: open addressing over
-//! `2 * capacity` slots (load at most one half) that index a dense entry array in insertion order.
-//! Clearing is O(1): each slot carries the generation it was filled in, and draining bumps the
-//! generation, so a thread that syncs often does not pay for the table's size.
+//! Merging adjacent and overlapping accesses of one kind into one range is the lever: the paper's
+//! "it is enough to trace a single access to a specific address", extended to ranges, so that an
+//! array sweep is one record per segment instead of one per element. Three ways an access finds
+//! its range, cheapest first:
+//! - **Streams** (the fast path, [`SegmentCache::record_stream`], inlined into the hooks): each
+//!   (site, kind) remembers the range it last touched, in a small direct-mapped table. An access
+//!   inside that range, by a kind the range already dominates, changes nothing; one that overlaps
+//!   or abuts it with the same kind grows it. So a loop sweeping an array writes one range per
+//!   contiguous run, whatever the number of interleaved streams (a stencil reads five), and a loop
+//!   on one variable one range.
+//! - **Source streams** (on a stream miss): the same per source expression (file, line, column,
+//!   function of the site), which the copies of an access that loop unrolling made share.
+//! - **Exact ranges**: otherwise the access is looked up by (address, size, atomic-ness) in an
+//!   open-addressing table over `2 * capacity` slots (load at most one half) that index a dense
+//!   range array in insertion order; a hit merges kinds ([`AccessKind::dominant`]), a miss adds a
+//!   range. A grown range keeps its slot under its first (address, size), which then matches
+//!   nothing, harmlessly.
+//!
+//! Only one source expression's own accesses extend its ranges: `a = 1; b = 2;` on neighbouring
+//! variables stays two records, each with the site that touched it, so a race report names the
+//! right line. A range never takes a kind stronger than each of its bytes had: growing needs the
+//! same kind, and only an exact hit changes a range's kind.
+//!
+//! Memory per thread: `capacity` ranges of 32 bytes, `2 * capacity` (rounded up to a power of
+//! two) slots of 8 bytes and 2 x [`STREAMS`] streams of 16 bytes: 200 KiB at the default 4096
+//! ranges, preallocated when the thread starts (zeroed pages, touched only as the table fills) and
+//! never grown. With merging, 4096 ranges hold far more than a thread's working set per segment in
+//! a sweep (`array_kernel` needs about 500 per thread and barrier phase). Clearing is O(1): slots
+//! and streams carry the generation they were filled in, and draining bumps the generation, so a
+//! thread that syncs often does not pay for the tables' size; they are really cleared once every
+//! 32768 drains, when the 15-bit generation wraps.
 
 use ilgen_trace::AccessKind;
 
-/// One range of one segment.
+/// Streams per thread (a power of two): more than the distinct access instructions of a hot loop.
+pub(crate) const STREAMS: usize = 256;
+
+/// Drains between two real clearings of the tables: generations live in 15 bits (see [`Stream`]).
+const GENERATIONS: u32 = 1 << 15;
+
+/// One range of one segment, as drained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
     pub addr: u64,
@@ -24,36 +58,94 @@ pub(crate) struct Entry {
     pub site: usize,
 }
 
+/// One range of one segment, as kept: `[lo, hi)`, split into `u32`-sized entries when drained.
+#[derive(Clone, Copy, Debug)]
+struct Range {
+    lo: u64,
+    hi: u64,
+    site: usize,
+    kind: AccessKind,
+}
+
+/// The range a (site, kind) touched last in this generation.
+#[derive(Clone, Copy, Default)]
+struct Stream {
+    /// `generation << 49 | site << 2 | kind` (user-space pointers have 47 bits); 0 is never a
+    /// key in use (generations start at 1).
+    key: u64,
+    /// Index of the range in `ranges`.
+    index: usize,
+}
+
 pub(crate) struct SegmentCache {
-    /// `generation << 32 | entry index`; a slot of an older generation is empty.
+    streams: [Stream; STREAMS],
+    ranges: Vec<Range>,
+    /// `generation << 49`, or'ed into stream keys.
+    generation_key: u64,
+    /// `generation << 32 | range index`; a slot of an older generation is empty.
     slots: Box<[u64]>,
     shift: u32,
     generation: u32,
-    entries: Vec<Entry>,
     capacity: usize,
-    /// Index of the entry the previous access hit: a loop on one variable skips the probe.
-    last: usize,
+    /// The range each source expression (all the instructions that loop unrolling made of one
+    /// access) touched last, per kind: the copies take turns extending it (see
+    /// [`SegmentCache::record_miss`]). Keyed like `streams`, with [`source_key`] for the site.
+    sources: [Stream; STREAMS],
+    /// The source expression of a site (see [`source_key`]).
+    source_key: fn(usize) -> Option<u64>,
+}
+
+/// A 47-bit hash of a site's source location (file, line, column, function), equal for the copies
+/// of one access that loop unrolling made; `None` for a pointer that is not a site. A site is the
+/// address of its 16-byte unit in the `ilgen_sites` section (see `ilgen_trace::sites`), read only
+/// when it lies in that section.
+pub(crate) fn source_key(site: usize) -> Option<u64> {
+    if site % ilgen_trace::sites::UNIT != 0 || crate::sites::id(site) == ilgen_trace::NO_SITE {
+        return None;
+    }
+    // SAFETY: a 16-aligned address of a site unit inside the mapped, read-only section.
+    let unit = unsafe { std::ptr::read(site as *const [u64; 2]) };
+    Some((unit[0] ^ unit[1].rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 17)
+}
+
+#[inline(always)]
+fn kind_bits(kind: AccessKind) -> u64 {
+    match kind {
+        AccessKind::Read => 0,
+        AccessKind::Write => 1,
+        AccessKind::AtomicRead => 2,
+        AccessKind::AtomicWrite => 3,
+    }
+}
+
+/// Whether a range of kind `kept` already accounts for an access of kind `kind` to its bytes.
+#[inline(always)]
+fn covers(kept: AccessKind, kind: AccessKind) -> bool {
+    kept.is_atomic() == kind.is_atomic() && (kept.is_write() || !kind.is_write())
 }
 
 impl SegmentCache {
     /// A cache that holds `capacity` ranges before it asks to be drained.
     pub fn new(capacity: usize) -> SegmentCache {
-        let capacity = capacity.max(1);
+        let capacity = capacity.clamp(1, u32::MAX as usize);
         let slots = (capacity * 2).next_power_of_two().max(2);
         SegmentCache {
+            streams: [Stream::default(); STREAMS],
+            ranges: Vec::with_capacity(capacity),
+            generation_key: 1 << 49,
             // Zeroed memory: pages are touched only as the table fills.
             slots: vec![0u64; slots].into_boxed_slice(),
             shift: 64 - slots.trailing_zeros(),
             generation: 1,
-            entries: Vec::with_capacity(capacity),
             capacity,
-            last: usize::MAX,
+            sources: [Stream::default(); STREAMS],
+            source_key,
         }
     }
 
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.ranges.len()
     }
 
     #[inline(always)]
@@ -62,80 +154,190 @@ impl SegmentCache {
         (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
+    /// The stream key of (`site`, `kind`) in this generation, and its slot. `site` may also be a
+    /// 47-bit [`source_key`].
+    #[inline(always)]
+    fn stream_key(&self, site: usize, kind: AccessKind) -> (u64, usize) {
+        let key = ((site as u64) << 2) | kind_bits(kind);
+        let index =
+            (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - STREAMS.trailing_zeros())) as usize;
+        (key | self.generation_key, index)
+    }
+
     /// Records one access. Returns false, recording nothing, when a new range is needed and the
     /// cache is full: the caller drains it and records again.
     #[inline(always)]
     pub fn record(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) -> bool {
-        if let Some(e) = self.entries.get_mut(self.last) {
-            if e.addr == addr && e.size == size && e.kind.is_atomic() == kind.is_atomic() {
-                Self::merge(e, kind, site);
-                return true;
+        self.record_stream(addr, u64::from(size), kind, site)
+            || self.record_miss(addr, size, kind, site)
+    }
+
+    /// The fast path alone: records the access if it lies inside the range its (site, kind)
+    /// stream touched last and that range's kind covers it, or if it overlaps or abuts that range
+    /// and has its kind (the range grows). Returns false, recording nothing, otherwise.
+    /// Any `size` (0, or above `u32::MAX`: ranges are split when drained).
+    #[inline(always)]
+    pub fn record_stream(&mut self, addr: u64, size: u64, kind: AccessKind, site: usize) -> bool {
+        let (key, index) = self.stream_key(site, kind);
+        let s = self.streams[index];
+        if s.key != key {
+            return false;
+        }
+        debug_assert!(s.index < self.ranges.len());
+        // SAFETY: a stream whose key holds the current generation was set by `record_miss` in
+        // this generation to a range it found or pushed, and ranges are only removed by `clear`,
+        // which changes the generation (and, when generations run out, empties every stream).
+        let r = unsafe { self.ranges.get_unchecked_mut(s.index) };
+        let Some(end) = addr.checked_add(size) else {
+            return false;
+        };
+        // The two common cases only; the others (growing backwards, overlapping the end) are
+        // `grow`'s, on the miss path.
+        if addr == r.hi {
+            // A forward sweep: the next element.
+            if r.kind != kind {
+                return false;
+            }
+            r.hi = end;
+            return true;
+        }
+        addr >= r.lo && end <= r.hi && covers(r.kind, kind)
+    }
+
+    /// Adds `[addr, end)` of `kind` to `r` if it lies inside and `r`'s kind covers it, or if it
+    /// overlaps or abuts `r` and has its kind; false, changing nothing, otherwise.
+    #[inline(always)]
+    fn grow(r: &mut Range, addr: u64, end: u64, kind: AccessKind) -> bool {
+        if addr >= r.lo && end <= r.hi && covers(r.kind, kind) {
+            return true;
+        }
+        if r.kind != kind || addr > r.hi || end < r.lo {
+            return false;
+        }
+        r.lo = r.lo.min(addr);
+        r.hi = r.hi.max(end);
+        true
+    }
+
+    #[inline(always)]
+    fn merge(r: &mut Range, kind: AccessKind, site: usize) {
+        let kept = r.kind.dominant(kind);
+        if kept != r.kind {
+            // The kind changed (a write after reads): its first site is this one.
+            r.kind = kept;
+            r.site = site;
+        }
+    }
+
+    /// A stream miss. An access that overlaps or abuts the range its instruction, or else its
+    /// source expression, touched last, with its kind, extends it (one inside it that it covers
+    /// changes nothing): the source expression is how the copies of an unrolled loop's access (one
+    /// instruction each) sweep together, while `a = 1; b = 2;` stays two ranges with their own
+    /// sites. Otherwise the exact-range lookup, which merges or adds. Either way the streams of
+    /// (`site`, `kind`) and of its source expression then point at the range.
+    #[inline(never)]
+    fn record_miss(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) -> bool {
+        let (key, stream) = self.stream_key(site, kind);
+        let end = addr.saturating_add(u64::from(size));
+        let source = (self.source_key)(site).map(|h| self.stream_key(h as usize, kind));
+        // The instruction's own range (the cases the fast path leaves out), then its source
+        // expression's.
+        let mut found = None;
+        let own = self.streams[stream];
+        if own.key == key && Self::grow(&mut self.ranges[own.index], addr, end, kind) {
+            found = Some(own.index);
+        } else if let Some((skey, slot)) = source {
+            let s = self.sources[slot];
+            if s.key == skey && Self::grow(&mut self.ranges[s.index], addr, end, kind) {
+                found = Some(s.index);
             }
         }
-        self.record_probe(addr, size, kind, site)
-    }
-
-    #[inline(always)]
-    fn merge(e: &mut Entry, kind: AccessKind, site: usize) {
-        let kept = e.kind.dominant(kind);
-        if kept != e.kind {
-            // The kind changed (a write after reads): its first site is this one.
-            e.kind = kept;
-            e.site = site;
+        let index = match found {
+            Some(index) => index,
+            None => match self.find_or_add(addr, size, kind, site) {
+                Some(index) => index,
+                None => return false,
+            },
+        };
+        self.streams[stream] = Stream { key, index };
+        if let Some((skey, slot)) = source {
+            self.sources[slot] = Stream { key: skey, index };
         }
+        true
     }
 
+    /// The range of exactly (`addr`, `size`, atomic-ness), merged with this access; or a new
+    /// range, or `None` when that needs room the cache does not have.
     #[inline(always)]
-    fn record_probe(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) -> bool {
+    fn find_or_add(
+        &mut self,
+        addr: u64,
+        size: u32,
+        kind: AccessKind,
+        site: usize,
+    ) -> Option<usize> {
         let mask = self.slots.len() - 1;
         let generation = u64::from(self.generation) << 32;
+        let end = addr.saturating_add(u64::from(size));
         let mut i = self.hash(addr, size, kind.is_atomic());
         loop {
             let slot = self.slots[i];
             if slot & !0xffff_ffff != generation {
                 // Empty in this generation: a new range.
-                if self.entries.len() >= self.capacity {
-                    return false;
+                if self.ranges.len() >= self.capacity {
+                    return None;
                 }
-                let index = self.entries.len();
-                self.entries.push(Entry {
-                    addr,
-                    size,
-                    kind,
+                let index = self.ranges.len();
+                self.ranges.push(Range {
+                    lo: addr,
+                    hi: end,
                     site,
+                    kind,
                 });
                 self.slots[i] = generation | index as u64;
-                self.last = index;
-                return true;
+                return Some(index);
             }
+            // A range that grew since matches no exact key any more: probe on.
             let index = (slot & 0xffff_ffff) as usize;
-            let e = &mut self.entries[index];
-            if e.addr == addr && e.size == size && e.kind.is_atomic() == kind.is_atomic() {
-                Self::merge(e, kind, site);
-                self.last = index;
-                return true;
+            let r = &mut self.ranges[index];
+            if r.lo == addr && r.hi == end && r.kind.is_atomic() == kind.is_atomic() {
+                Self::merge(r, kind, site);
+                return Some(index);
             }
             i = (i + 1) & mask;
         }
     }
 
-    /// Gives every entry in insertion order to `emit`, then empties the cache.
+    /// Gives every range in insertion order to `emit` (one longer than `u32::MAX` bytes as
+    /// several entries), then empties the cache.
     pub fn drain(&mut self, mut emit: impl FnMut(&Entry)) {
-        for e in &self.entries {
-            emit(e);
+        for r in &self.ranges {
+            let mut addr = r.lo;
+            while addr < r.hi {
+                let size = (r.hi - addr).min(u64::from(u32::MAX)) as u32;
+                emit(&Entry {
+                    addr,
+                    size,
+                    kind: r.kind,
+                    site: r.site,
+                });
+                addr += u64::from(size);
+            }
         }
         self.clear();
     }
 
     fn clear(&mut self) {
-        self.entries.clear();
-        self.last = usize::MAX;
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            // Wrapped: slots of generation 1 might still look current, so really clear them.
+        self.ranges.clear();
+        self.generation += 1;
+        if self.generation == GENERATIONS {
+            // Out of generations: really clear slots and streams, once every 32768 drains.
             self.slots.fill(0);
+            self.streams.fill(Stream::default());
+            self.sources.fill(Stream::default());
             self.generation = 1;
         }
+        self.generation_key = u64::from(self.generation) << 49;
     }
 }
 
@@ -206,7 +408,8 @@ mod tests {
     fn full_cache_refuses_new_ranges_until_drained() {
         let mut c = SegmentCache::new(16);
         for i in 0..16u64 {
-            assert!(c.record(i * 8, 8, Read, 0));
+            // Gaps between the ranges: nothing grows.
+            assert!(c.record(i * 16, 8, Read, 0));
         }
         assert!(c.record(0, 8, Write, 9), "an existing range still merges");
         assert!(!c.record(1000, 8, Read, 0));
@@ -230,7 +433,8 @@ mod tests {
     #[test]
     fn generation_wrap_really_clears() {
         let mut c = SegmentCache::new(16);
-        c.generation = u32::MAX;
+        c.generation = GENERATIONS - 1;
+        c.generation_key = u64::from(c.generation) << 49;
         c.record(0x10, 4, Write, 1);
         drained(&mut c);
         assert_eq!(c.generation, 1);
@@ -248,6 +452,269 @@ mod tests {
             let out = drained(&mut c);
             assert_eq!(out.len(), 4096, "round {round}");
             assert!(out.iter().enumerate().all(|(i, e)| e.site == i));
+        }
+    }
+
+    #[test]
+    fn adjacent_writes_of_one_site_coalesce_and_keep_the_first_site() {
+        let mut c = SegmentCache::new(64);
+        for i in 0..100u64 {
+            assert!(c.record(0x1000 + 4 * i, 4, Write, 7));
+        }
+        // Backwards and overlapping also grow the range.
+        c.record(0x0ffc, 4, Write, 7);
+        c.record(0x1002, 8, Write, 7);
+        assert_eq!(drained(&mut c), vec![e(0x0ffc, 404, Write, 7)]);
+    }
+
+    #[test]
+    fn a_sweep_of_a_million_elements_is_one_record_per_stream() {
+        let mut c = SegmentCache::new(16);
+        // A five-point stencil: five read streams over src, one write stream over dst.
+        let (src, dst, row) = (0x10_0000u64, 0x90_0000u64, 1000u64);
+        for i in row..row + 1_000_000 {
+            for (site, off) in [(1usize, 0i64), (2, 1), (3, -1), (4, -1000), (5, 1000)] {
+                let a = (src as i64 + 4 * (i as i64 + off)) as u64;
+                assert!(c.record(a, 4, Read, site));
+            }
+            assert!(c.record(dst + 4 * i, 4, Write, 6));
+        }
+        let out = drained(&mut c);
+        assert_eq!(out.len(), 6, "{out:x?}");
+        assert_eq!(out[5], e(dst + 4 * row, 4_000_000, Write, 6));
+        assert_eq!(out[0], e(src + 4 * row, 4_000_000, Read, 1));
+    }
+
+    #[test]
+    fn a_gap_starts_a_new_range() {
+        let mut c = SegmentCache::new(64);
+        c.record(0x100, 4, Write, 1);
+        c.record(0x104, 4, Write, 1);
+        c.record(0x10c, 4, Write, 1);
+        assert_eq!(
+            drained(&mut c),
+            vec![e(0x100, 8, Write, 1), e(0x10c, 4, Write, 1)]
+        );
+    }
+
+    #[test]
+    fn different_sites_do_not_merge_adjacent_variables() {
+        let mut c = SegmentCache::new(64);
+        c.record(0x100, 4, Write, 1);
+        c.record(0x104, 4, Write, 2);
+        c.record(0x108, 4, AtomicWrite, 3);
+        c.record(0x10c, 4, AtomicWrite, 4);
+        assert_eq!(
+            drained(&mut c),
+            vec![
+                e(0x100, 4, Write, 1),
+                e(0x104, 4, Write, 2),
+                e(0x108, 4, AtomicWrite, 3),
+                e(0x10c, 4, AtomicWrite, 4)
+            ]
+        );
+    }
+
+    #[test]
+    fn read_then_write_of_a_sub_range_keeps_each_byte_at_its_strength() {
+        let mut c = SegmentCache::new(64);
+        for i in 0..16u64 {
+            c.record(0x200 + 4 * i, 4, Read, 1);
+        }
+        // A write inside the read range: only its own bytes become written.
+        c.record(0x208, 4, Write, 2);
+        c.record(0x20c, 4, Write, 2);
+        // A read inside the write range is covered by it.
+        c.record(0x208, 4, Read, 3);
+        // The read stream goes on: still a read range, never grown into written bytes' kind.
+        c.record(0x240, 4, Read, 1);
+        let out = drained(&mut c);
+        assert_eq!(
+            out,
+            vec![
+                e(0x200, 0x44, Read, 1),
+                e(0x208, 8, Write, 2),
+                e(0x208, 4, Read, 3)
+            ]
+        );
+        // Every written byte is in a write range.
+        for b in 0x208..0x210u64 {
+            assert!(out
+                .iter()
+                .any(|r| r.kind == Write && r.addr <= b && b < r.addr + u64::from(r.size)));
+        }
+    }
+
+    #[test]
+    fn a_read_stream_never_extends_a_range_a_write_made_exact() {
+        let mut c = SegmentCache::new(64);
+        c.record(0x300, 4, Read, 1);
+        c.record(0x300, 4, Write, 2);
+        // Same site as the first read, next element: must not become a write.
+        c.record(0x304, 4, Read, 1);
+        assert_eq!(
+            drained(&mut c),
+            vec![e(0x300, 4, Write, 2), e(0x304, 4, Read, 1)]
+        );
+    }
+
+    #[test]
+    fn atomics_stay_apart_from_plain_accesses_of_the_same_bytes() {
+        let mut c = SegmentCache::new(64);
+        for i in 0..8u64 {
+            c.record(0x400 + 4 * i, 4, AtomicRead, 1);
+        }
+        c.record(0x400, 4, Read, 1);
+        c.record(0x404, 4, Read, 1);
+        c.record(0x420, 4, AtomicWrite, 2);
+        c.record(0x424, 4, AtomicRead, 1);
+        assert_eq!(
+            drained(&mut c),
+            vec![
+                e(0x400, 32, AtomicRead, 1),
+                e(0x400, 8, Read, 1),
+                e(0x420, 4, AtomicWrite, 2),
+                e(0x424, 4, AtomicRead, 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn x_plus_plus_in_a_loop_is_one_write_record() {
+        let mut c = SegmentCache::new(64);
+        for _ in 0..1000 {
+            c.record(0x500, 4, Read, 1);
+            c.record(0x500, 4, Write, 2);
+        }
+        assert_eq!(drained(&mut c), vec![e(0x500, 4, Write, 2)]);
+    }
+
+    #[test]
+    fn ranges_longer_than_u32_max_drain_as_several_records() {
+        let mut c = SegmentCache::new(64);
+        let max = u64::from(u32::MAX);
+        c.record(0, u32::MAX, Write, 1);
+        c.record(max, 4, Write, 1);
+        assert_eq!(
+            drained(&mut c),
+            vec![e(0, u32::MAX, Write, 1), e(max, 4, Write, 1)]
+        );
+    }
+
+    #[test]
+    fn a_full_cache_still_grows_streams() {
+        let mut c = SegmentCache::new(16);
+        for i in 0..1000u64 {
+            assert!(c.record(0x1000 + 4 * i, 4, Write, 1));
+        }
+        assert_eq!(c.len(), 1);
+    }
+
+    #[test]
+    fn streams_are_forgotten_at_drain() {
+        let mut c = SegmentCache::new(16);
+        c.record(0x10, 4, Write, 1);
+        drained(&mut c);
+        c.record(0x14, 4, Write, 1);
+        assert_eq!(drained(&mut c), vec![e(0x14, 4, Write, 1)]);
+    }
+
+    #[test]
+    fn unrolled_copies_of_one_access_sweep_together() {
+        let mut c = SegmentCache::new(64);
+        // Sites 100..=103 are one source expression (an unrolled loop), 200 and 300 others.
+        c.source_key = |s| Some(s as u64 / 100);
+        for i in 0..1000u64 {
+            assert!(c.record(0x1000 + 4 * i, 4, Write, 100 + (i % 4) as usize));
+        }
+        assert_eq!(drained(&mut c), vec![e(0x1000, 4000, Write, 100)]);
+        c.record(0x10, 4, Write, 200);
+        c.record(0x14, 4, Write, 300);
+        assert_eq!(
+            drained(&mut c),
+            vec![e(0x10, 4, Write, 200), e(0x14, 4, Write, 300)]
+        );
+    }
+
+    #[test]
+    fn unrolled_copies_of_two_interleaved_sweeps_each_sweep_together() {
+        let mut c = SegmentCache::new(64);
+        c.source_key = |s| Some(s as u64 / 100);
+        // `a[i] = b[i] = v` unrolled by two: four instructions, two source expressions.
+        for i in 0..1000u64 {
+            let copy = (i % 2) as usize;
+            c.record(0x9000 + 4 * i, 4, Write, 100 + copy);
+            c.record(0x1000 + 4 * i, 4, Write, 200 + copy);
+        }
+        assert_eq!(
+            drained(&mut c),
+            vec![e(0x9000, 4000, Write, 100), e(0x1000, 4000, Write, 200)]
+        );
+    }
+
+    #[test]
+    fn source_key_reads_site_units_only_inside_the_table() {
+        // No site table in the test binary: nothing is read.
+        let unit = [7u32, 3, 0, 0];
+        assert_eq!(source_key(&unit as *const _ as usize), None);
+        assert_eq!(source_key(0), None);
+    }
+
+    #[test]
+    fn random_accesses_keep_every_byte_at_its_strength_and_claim_nothing_more() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let kinds = [Read, Write, AtomicRead, AtomicWrite];
+        for round in 0..200 {
+            let mut c = SegmentCache::new(16 + next(64) as usize);
+            c.source_key = |s| Some(s as u64 / 4);
+            let mut accesses = Vec::new();
+            let mut out = Vec::new();
+            for _ in 0..next(400) {
+                // Sweeps, repeats and strays over 256 bytes, by 12 sites of fixed kinds.
+                let site = 1 + next(12) as usize;
+                let kind = kinds[site % 4];
+                let size = [1u32, 2, 4, 8][next(4) as usize];
+                let addr = 0x1000 + next(256 / u64::from(size)) * u64::from(size);
+                if !c.record(addr, size, kind, site) {
+                    c.drain(|e| out.push(*e));
+                    assert!(c.record(addr, size, kind, site));
+                }
+                accesses.push((addr, size, kind, site));
+            }
+            c.drain(|e| out.push(*e));
+            let inside = |b: u64, a: u64, n: u32| a <= b && b < a + u64::from(n);
+            for &(addr, size, kind, _) in &accesses {
+                for b in addr..addr + u64::from(size) {
+                    assert!(
+                        out.iter()
+                            .any(|r| inside(b, r.addr, r.size) && covers(r.kind, kind)),
+                        "round {round}: byte {b:#x} of a {kind:?} is not covered: {out:x?}"
+                    );
+                }
+            }
+            for r in &out {
+                for b in r.addr..r.addr + u64::from(r.size) {
+                    assert!(
+                        accesses
+                            .iter()
+                            .any(|&(a, n, k, _)| inside(b, a, n) && covers(k, r.kind)),
+                        "round {round}: {r:x?} claims byte {b:#x} at a kind it never had"
+                    );
+                }
+                assert!(
+                    accesses.iter().any(|&(a, n, k, site)| site == r.site
+                        && k == r.kind
+                        && a < r.addr + u64::from(r.size)
+                        && r.addr < a + u64::from(n)),
+                    "round {round}: {r:x?} names a site that did not access it with its kind"
+                );
+            }
         }
     }
 }

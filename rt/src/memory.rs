@@ -5,16 +5,29 @@
 //! calling thread's segment cache. This is the hot path: a thread-local load, a flag, and a probe
 //! of a preallocated table; no allocation, no lock, no system call. Ranges longer than `u32::MAX`
 //! bytes (a huge `memcpy`) are split into `u32`-sized records.
+//!
+//! In replay mode no thread records (`thread::current` is `None`), and the access goes to the
+//! happens-before race check instead (`shadow`), which reports through `report`.
 
 use std::ffi::c_void;
 
 use ilgen_trace::{AccessKind, SyncOp};
 
-use crate::{sync_record, thread};
+use crate::{replay_thread, report, shadow, sites, sync_record, thread};
 
 #[inline(always)]
 fn access(addr: *const c_void, size: u64, site: *const c_void, kind: AccessKind) {
-    let Some(st) = thread::current() else { return };
+    // Recording, and the access extends or repeats its instruction's last range; or mode off.
+    if !thread::record_fast(addr as u64, size, kind, site as usize) {
+        access_slow(addr, size, site, kind);
+    }
+}
+
+#[inline(never)]
+fn access_slow(addr: *const c_void, size: u64, site: *const c_void, kind: AccessKind) {
+    let Some(st) = thread::current() else {
+        return replay_access(addr, size, site, kind);
+    };
     let Some(mut inner) = st.enter() else { return };
     if size <= u64::from(u32::MAX) {
         if size != 0 {
@@ -23,6 +36,30 @@ fn access(addr: *const c_void, size: u64, site: *const c_void, kind: AccessKind)
     } else {
         split(&mut inner, addr as u64, size, kind, site as usize);
     }
+}
+
+/// The access in replay mode: checked against the shadow memory, races reported.
+#[inline(never)]
+fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: AccessKind) {
+    let Some(t) = replay_thread::current() else {
+        return;
+    };
+    let tid = t.tid();
+    let Some(mut inner) = t.enter() else { return };
+    inner.settle_atomic();
+    if kind.is_atomic() {
+        inner.atomic_after = addr as u64 / shadow::GRANULE + 1;
+    }
+    let site = sites::id(site as usize);
+    shadow::access(
+        &mut inner.clock,
+        tid,
+        addr as u64,
+        size,
+        site,
+        kind,
+        report::race,
+    );
 }
 
 #[cold]

@@ -18,7 +18,9 @@ pub enum Mode {
     Record,
     /// Do nothing: every hook returns at once and every wrapper only calls the real function.
     Off,
-    // `Replay` is the next mode: it will enforce a schedule read from the trace directory.
+    /// Enforce the schedule file `schedule` and detect races and deadlocks online (no trace is
+    /// written; the outcome goes to `replay-outcome.json`).
+    Replay,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,6 +44,16 @@ pub struct Options {
     pub handle_signals: bool,
     /// Print the option table on stderr at start-up.
     pub help: bool,
+    /// Replay: the schedule file to enforce.
+    pub schedule: String,
+    /// Replay: where `replay-outcome.json` goes; empty means `trace_dir`, else the schedule's
+    /// directory.
+    pub outcome_dir: String,
+    /// Replay: how long the schedule may make no progress before the replay is called diverged.
+    pub replay_timeout_ms: u32,
+    /// Replay: how long every live thread must stay blocked in program sync operations before
+    /// the replay reports a deadlock.
+    pub deadlock_ms: u32,
 }
 
 /// One option: its key, default (as the user would write it), help line and setter.
@@ -67,13 +79,15 @@ pub const TABLE: &[OptionSpec] = &[
     OptionSpec {
         name: "mode",
         default: "record",
-        help: "record: write the trace; off: run the program untouched",
+        help: "record: write the trace; off: run the program untouched; replay: enforce the \
+               schedule file `schedule` and report races and deadlocks (exit 86 diverged, \
+               87 deadlock, 88 schedule refused)",
         set: |o, v| {
             o.mode = match v {
                 "record" => Mode::Record,
                 "off" => Mode::Off,
-                "replay" => return Err("replay is not supported by this runtime yet".into()),
-                _ => return Err("expected record or off".into()),
+                "replay" => Mode::Replay,
+                _ => return Err("expected record, off or replay".into()),
             };
             Ok(())
         },
@@ -148,6 +162,44 @@ pub const TABLE: &[OptionSpec] = &[
         },
     },
     OptionSpec {
+        name: "schedule",
+        default: "",
+        help: "replay: path of the schedule file (ilgen detect writes them)",
+        set: |o, v| {
+            o.schedule = v.to_owned();
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "outcome_dir",
+        default: "",
+        help: "replay: directory of replay-outcome.json; empty means trace_dir, or the \
+               schedule's directory when trace_dir is empty too",
+        set: |o, v| {
+            o.outcome_dir = v.to_owned();
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "replay_timeout_ms",
+        default: "2000",
+        help: "replay: the schedule is diverged when its next step is not taken for this long",
+        set: |o, v| {
+            o.replay_timeout_ms = parse_num(v, 10, 3_600_000)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "deadlock_ms",
+        default: "300",
+        help: "replay: a deadlock is reported when every live thread stays blocked in a program \
+               sync operation for this long",
+        set: |o, v| {
+            o.deadlock_ms = parse_num(v, 10, 3_600_000)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
         name: "help",
         default: "0",
         help: "print this table on stderr",
@@ -186,6 +238,10 @@ impl Default for Options {
             flush_timeout_ms: 0,
             handle_signals: false,
             help: false,
+            schedule: String::new(),
+            outcome_dir: String::new(),
+            replay_timeout_ms: 0,
+            deadlock_ms: 0,
         };
         for spec in TABLE {
             // The table's defaults are valid by construction (a unit test checks it).
@@ -271,7 +327,7 @@ mod tests {
 
     #[test]
     fn bad_keys_and_values_are_named_and_keep_defaults() {
-        let (o, errs) = Options::parse("bogus=1:verbosity=9:mode=replay:segment_cache=32:x");
+        let (o, errs) = Options::parse("bogus=1:verbosity=9:mode=replayy:segment_cache=32:x");
         assert_eq!(errs.len(), 4, "{errs:?}");
         assert!(errs.iter().all(|e| e.starts_with("ILGEN_OPTIONS: ")));
         assert!(errs[0].contains("'bogus'"));
@@ -280,6 +336,18 @@ mod tests {
         assert_eq!(o.verbosity, 0);
         assert_eq!(o.mode, Mode::Record);
         assert_eq!(o.segment_cache, 32, "good keys still apply");
+    }
+
+    #[test]
+    fn replay_options() {
+        let (o, errs) =
+            Options::parse("mode=replay:schedule=/tmp/s.json:replay_timeout_ms=500:deadlock_ms=50");
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(o.mode, Mode::Replay);
+        assert_eq!(o.schedule, "/tmp/s.json");
+        assert_eq!(o.replay_timeout_ms, 500);
+        assert_eq!(o.deadlock_ms, 50);
+        assert_eq!(Options::default().replay_timeout_ms, 2000);
     }
 
     #[test]

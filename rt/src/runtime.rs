@@ -1,7 +1,9 @@
 //! Process-wide state: initialization, the run's configuration and the sync sequence counter.
 //!
 //! Takes `ILGEN_OPTIONS` and the process environment; gives [`Runtime`] (options, trace
-//! directory, `meta.json`, the thread-exit key) once recording is on, and [`next_seq`].
+//! directory, `meta.json`, the thread-exit key) once recording is on, `replay::Replay` once
+//! replaying (the one mode branch: record-mode paths find no `Runtime` and fall through to the
+//! replay ones), and [`next_seq`].
 //! Initialization runs from an ELF constructor (`.init_array`, in this same object so that linking
 //! any hook links it too) and, because other constructors may call hooks first, lazily from the
 //! first hook of any thread; whichever comes first does it, the others wait. A reused trace
@@ -22,6 +24,7 @@ const UNINIT: u8 = 0;
 const INITIALIZING: u8 = 1;
 const RECORDING: u8 = 2;
 const OFF: u8 = 3;
+const REPLAYING: u8 = 4;
 
 static STATUS: AtomicU8 = AtomicU8::new(UNINIT);
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -58,9 +61,31 @@ pub(crate) fn next_seq() -> u64 {
 pub(crate) fn recording() -> Option<&'static Runtime> {
     match STATUS.load(Ordering::Acquire) {
         RECORDING => RUNTIME.get(),
-        OFF => None,
+        OFF | REPLAYING => None,
         _ => init_slow(),
     }
+}
+
+/// The replay runtime if the process replays, initializing the process on first use.
+#[inline]
+pub(crate) fn replaying() -> Option<&'static crate::replay::Replay> {
+    match STATUS.load(Ordering::Acquire) {
+        REPLAYING => crate::replay::get(),
+        RECORDING | OFF => None,
+        _ => {
+            init_slow();
+            if STATUS.load(Ordering::Acquire) == REPLAYING {
+                crate::replay::get()
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// Initialization is over: the mode will not change any more (except a forked child's, to off).
+pub(crate) fn settled() -> bool {
+    matches!(STATUS.load(Ordering::Acquire), RECORDING | OFF | REPLAYING)
 }
 
 /// The runtime if recording is on; never initializes (for exit and signal paths).
@@ -89,11 +114,17 @@ fn init_slow() -> Option<&'static Runtime> {
         IN_INIT.with(|c| c.set(true));
         let done = initialize();
         IN_INIT.with(|c| c.set(false));
-        let ok = done.is_some_and(|rt| RUNTIME.set(rt).is_ok());
-        STATUS.store(if ok { RECORDING } else { OFF }, Ordering::Release);
-        if ok {
-            // Handlers need the runtime in place; install them once it is.
-            crate::finish::install();
+        match done {
+            Init::Record(rt) => {
+                let ok = RUNTIME.set(rt).is_ok();
+                STATUS.store(if ok { RECORDING } else { OFF }, Ordering::Release);
+                if ok {
+                    // Handlers need the runtime in place; install them once it is.
+                    crate::finish::install();
+                }
+            }
+            Init::Replay => STATUS.store(REPLAYING, Ordering::Release),
+            Init::Off => STATUS.store(OFF, Ordering::Release),
         }
     } else {
         while STATUS.load(Ordering::Acquire) == INITIALIZING {
@@ -138,7 +169,15 @@ fn remove_stale_threads(dir: &std::path::Path) {
     }
 }
 
-fn initialize() -> Option<Runtime> {
+/// What initialization decided (once per process: the size difference does not matter).
+#[allow(clippy::large_enum_variant)]
+enum Init {
+    Record(Runtime),
+    Replay,
+    Off,
+}
+
+fn initialize() -> Init {
     let text = std::env::var("ILGEN_OPTIONS").unwrap_or_default();
     let (options, errors) = Options::parse(&text);
     for e in &errors {
@@ -147,9 +186,18 @@ fn initialize() -> Option<Runtime> {
     if options.help {
         say(&Options::help_text());
     }
-    if options.mode == Mode::Off {
-        return None;
+    match options.mode {
+        Mode::Off => Init::Off,
+        // A schedule that cannot be replayed ends the process inside `replay::init`.
+        Mode::Replay => match crate::replay::init(options) {
+            Some(_) => Init::Replay,
+            None => Init::Off,
+        },
+        Mode::Record => start_recording(options).map_or(Init::Off, Init::Record),
     }
+}
+
+fn start_recording(options: Options) -> Option<Runtime> {
     let pid = std::process::id();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let dir = trace_dir(&options, pid, &cwd);
@@ -197,6 +245,8 @@ fn initialize() -> Option<Runtime> {
 extern "C" fn constructor() {
     if recording().is_some() {
         crate::thread::current();
+    } else if replaying().is_some() {
+        crate::replay_thread::current();
     }
 }
 

@@ -77,9 +77,9 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_cond_signal(
     c: *mut libc::pthread_cond_t,
     site: *const c_void,
 ) -> libc::c_int {
-    sync_record::now(site, SyncOp::CondSignal { cond: c as u64 });
+    let op = SyncOp::CondSignal { cond: c as u64 };
     // SAFETY: the program's own call.
-    unsafe { libc::pthread_cond_signal(c) }
+    sync_record::release(site, op, false, || unsafe { libc::pthread_cond_signal(c) })
 }
 
 /// # Safety
@@ -89,7 +89,9 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_cond_broadcast(
     c: *mut libc::pthread_cond_t,
     site: *const c_void,
 ) -> libc::c_int {
-    sync_record::now(site, SyncOp::CondBroadcast { cond: c as u64 });
+    let op = SyncOp::CondBroadcast { cond: c as u64 };
     // SAFETY: the program's own call.
-    unsafe { libc::pthread_cond_broadcast(c) }
+    sync_record::release(site, op, false, || unsafe {
+        libc::pthread_cond_broadcast(c)
+    })
 }

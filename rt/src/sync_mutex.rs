@@ -12,6 +12,11 @@ use ilgen_trace::SyncOp;
 
 use crate::sync_record;
 
+/// A trylock's result as an attempt of `sync_record::acquire`: `None` when the lock is busy.
+fn busy(rc: libc::c_int) -> Option<libc::c_int> {
+    (rc != libc::EBUSY).then_some(rc)
+}
+
 /// # Safety
 /// Same contract as `pthread_mutex_lock`.
 #[no_mangle]
@@ -20,9 +25,13 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_lock(
     site: *const c_void,
 ) -> libc::c_int {
     let op = SyncOp::MutexLock { mutex: m as u64 };
-    let p = sync_record::pending(site, op);
-    // SAFETY: the program's own call.
-    let rc = unsafe { libc::pthread_mutex_lock(m) };
+    let mut p = sync_record::pending(site, op);
+    // SAFETY: the program's own calls.
+    let rc = sync_record::acquire(
+        &mut p,
+        || busy(unsafe { libc::pthread_mutex_trylock(m) }),
+        || unsafe { libc::pthread_mutex_lock(m) },
+    );
     if rc == 0 {
         sync_record::complete(p, op);
     } else {
@@ -38,16 +47,14 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_trylock(
     m: *mut libc::pthread_mutex_t,
     site: *const c_void,
 ) -> libc::c_int {
+    let op = |acquired| SyncOp::MutexTryLock {
+        mutex: m as u64,
+        acquired,
+    };
+    let turn = sync_record::turn(site, op(false));
     // SAFETY: the program's own call.
     let rc = unsafe { libc::pthread_mutex_trylock(m) };
-    let acquired = rc == 0;
-    sync_record::now(
-        site,
-        SyncOp::MutexTryLock {
-            mutex: m as u64,
-            acquired,
-        },
-    );
+    sync_record::now_after(turn, site, op(rc == 0));
     rc
 }
 
@@ -63,9 +70,13 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_timedlock(
         mutex: m as u64,
         acquired,
     };
-    let p = sync_record::pending(site, op(false));
-    // SAFETY: the program's own call.
-    let rc = unsafe { libc::pthread_mutex_timedlock(m, abstime) };
+    let mut p = sync_record::pending(site, op(false));
+    // SAFETY: the program's own calls.
+    let rc = sync_record::acquire(
+        &mut p,
+        || busy(unsafe { libc::pthread_mutex_trylock(m) }),
+        || unsafe { libc::pthread_mutex_timedlock(m, abstime) },
+    );
     sync_record::complete(p, op(rc == 0));
     rc
 }
@@ -77,11 +88,7 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_unlock(
     m: *mut libc::pthread_mutex_t,
     site: *const c_void,
 ) -> libc::c_int {
-    let at = sync_record::now(site, SyncOp::MutexUnlock { mutex: m as u64 });
+    let op = SyncOp::MutexUnlock { mutex: m as u64 };
     // SAFETY: the program's own call.
-    let rc = unsafe { libc::pthread_mutex_unlock(m) };
-    if rc != 0 {
-        sync_record::retract(at);
-    }
-    rc
+    sync_record::release(site, op, true, || unsafe { libc::pthread_mutex_unlock(m) })
 }

@@ -6,40 +6,127 @@
 //! before the real call for releasing operations and after it for acquiring ones; [`pending`]
 //! writes a blocking operation with seq `PENDING` before the real call, and [`complete`] fills in
 //! seq and outcome in place after it, so a thread blocked forever still shows what it waited for.
+//! A try operation, recorded after its real call, announces itself before it with [`turn`].
+//!
+//! In replay mode no thread records (`thread::current` is `None`): each function hands the same
+//! operation to its mirror in `sync_replay`, which gates it on the schedule instead.
 
 use ilgen_trace::{SyncOp, PENDING};
 
-use crate::{runtime, sites, thread};
+use crate::{runtime, sites, sync_replay, thread};
 
 /// A record written before a blocking call, to be completed (or retracted) after it.
 pub(crate) struct Pending {
     at: Option<usize>,
     site: u32,
+    replay: Option<sync_replay::Token>,
 }
+
+/// A try operation about to make its real call (replay: its turn at the gate was taken).
+pub(crate) struct Turn(Option<sync_replay::Token>);
 
 /// Flushes the segment and writes `op` with the next sequence number. Returns the record's
 /// offset (for [`retract`]).
 pub(crate) fn now(site: *const libc::c_void, op: SyncOp) -> Option<usize> {
-    let st = thread::current()?;
+    let Some(st) = thread::current() else {
+        sync_replay::now(site, op);
+        return None;
+    };
     let mut inner = st.enter()?;
     inner.flush();
     inner.write_sync(runtime::next_seq(), sites::id(site as usize), op)
 }
 
+/// A releasing operation that does not block (unlock, signal, broadcast, post): [`now`], then
+/// `real`, and if `real` fails and `retract_on_error`, [`retract`]. Replay mode moves the schedule
+/// on only after `real`, so that the next step (a trylock of the same mutex, say) finds it done.
+pub(crate) fn release(
+    site: *const libc::c_void,
+    op: SyncOp,
+    retract_on_error: bool,
+    real: impl FnOnce() -> libc::c_int,
+) -> libc::c_int {
+    if thread::current().is_some() {
+        let at = now(site, op);
+        let rc = real();
+        if rc != 0 && retract_on_error {
+            retract(at);
+        }
+        return rc;
+    }
+    let tok = sync_replay::release(site, op);
+    let rc = real();
+    if let Some(tok) = tok {
+        sync_replay::released(tok, rc == 0 || !retract_on_error);
+    }
+    rc
+}
+
+/// Before the real call of a try operation (`op` with any outcome): nothing in record mode.
+pub(crate) fn turn(site: *const libc::c_void, op: SyncOp) -> Turn {
+    if thread::current().is_some() {
+        return Turn(None);
+    }
+    Turn(sync_replay::turn(site, op))
+}
+
+/// After the real call of a try operation: [`now`] with its outcome.
+pub(crate) fn now_after(turn: Turn, site: *const libc::c_void, op: SyncOp) -> Option<usize> {
+    match turn.0 {
+        Some(tok) => {
+            sync_replay::now_in(tok, op);
+            None
+        }
+        None => now(site, op),
+    }
+}
+
 /// Flushes the segment and writes `op` as pending.
-pub(crate) fn pending(site: *const libc::c_void, op: SyncOp) -> Pending {
-    let site = sites::id(site as usize);
-    let at = thread::current().and_then(|st| {
-        let mut inner = st.enter()?;
+pub(crate) fn pending(site_ptr: *const libc::c_void, op: SyncOp) -> Pending {
+    let site = sites::id(site_ptr as usize);
+    let Some(st) = thread::current() else {
+        return Pending {
+            at: None,
+            site,
+            replay: sync_replay::pending(site_ptr, op),
+        };
+    };
+    let at = st.enter().and_then(|mut inner| {
         inner.flush();
         inner.write_sync(PENDING, site, op)
     });
-    Pending { at, site }
+    Pending {
+        at,
+        site,
+        replay: None,
+    }
+}
+
+/// Runs the real call of a blocking acquire whose record is `p`. Record mode: `real`. Replay
+/// mode: `attempt` (the non-blocking form; `None` when it would block) first, and only if it
+/// would block, `real`, after the schedule moved on (see `sync_replay`).
+pub(crate) fn acquire(
+    p: &mut Pending,
+    attempt: impl FnOnce() -> Option<libc::c_int>,
+    real: impl FnOnce() -> libc::c_int,
+) -> libc::c_int {
+    let Some(tok) = p.replay.as_mut() else {
+        return real();
+    };
+    if let Some(rc) = attempt() {
+        return rc;
+    }
+    sync_replay::entering(tok);
+    real()
 }
 
 /// Completes a pending record with the next sequence number and the outcome in `op` (same kind
 /// as the pending one).
 pub(crate) fn complete(p: Pending, op: SyncOp) {
+    if let Some(tok) = p.replay {
+        sync_replay::complete(tok, op);
+        return;
+    }
     let Some(at) = p.at else { return };
     let Some(st) = thread::current() else { return };
     let Some(mut inner) = st.enter() else { return };
@@ -54,6 +141,10 @@ pub(crate) fn complete(p: Pending, op: SyncOp) {
 /// Removes a record whose operation did not happen (the real call failed), if it is still the
 /// thread's last record; otherwise completes it, which the analysis then over-approximates.
 pub(crate) fn fail(p: Pending, op: SyncOp) {
+    if let Some(tok) = p.replay {
+        sync_replay::fail(tok);
+        return;
+    }
     if let Some(at) = p.at {
         if retract(Some(at)) {
             return;
@@ -64,10 +155,11 @@ pub(crate) fn fail(p: Pending, op: SyncOp) {
 
 /// Removes the record at `at` if it is the thread's last one; returns whether it did.
 pub(crate) fn retract(at: Option<usize>) -> bool {
-    let Some(at) = at else { return false };
     let Some(st) = thread::current() else {
+        sync_replay::retract();
         return false;
     };
+    let Some(at) = at else { return false };
     let Some(mut inner) = st.enter() else {
         return false;
     };

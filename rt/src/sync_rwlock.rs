@@ -11,9 +11,19 @@ use ilgen_trace::SyncOp;
 
 use crate::sync_record;
 
-fn blocking(site: *const c_void, op: SyncOp, call: impl FnOnce() -> libc::c_int) -> libc::c_int {
-    let p = sync_record::pending(site, op);
-    let rc = call();
+/// A blocking lock call, tried first with its `try` form in replay (see `sync_record::acquire`).
+fn blocking(
+    site: *const c_void,
+    op: SyncOp,
+    attempt: impl FnOnce() -> libc::c_int,
+    call: impl FnOnce() -> libc::c_int,
+) -> libc::c_int {
+    let mut p = sync_record::pending(site, op);
+    let try_first = || {
+        let rc = attempt();
+        (rc != libc::EBUSY).then_some(rc)
+    };
+    let rc = sync_record::acquire(&mut p, try_first, call);
     if rc == 0 {
         sync_record::complete(p, op);
     } else {
@@ -29,10 +39,13 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_rdlock(
     l: *mut libc::pthread_rwlock_t,
     site: *const c_void,
 ) -> libc::c_int {
-    // SAFETY: the program's own call.
-    blocking(site, SyncOp::RwRdLock { lock: l as u64 }, || unsafe {
-        libc::pthread_rwlock_rdlock(l)
-    })
+    // SAFETY: the program's own calls.
+    blocking(
+        site,
+        SyncOp::RwRdLock { lock: l as u64 },
+        || unsafe { libc::pthread_rwlock_tryrdlock(l) },
+        || unsafe { libc::pthread_rwlock_rdlock(l) },
+    )
 }
 
 /// # Safety
@@ -42,10 +55,13 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_wrlock(
     l: *mut libc::pthread_rwlock_t,
     site: *const c_void,
 ) -> libc::c_int {
-    // SAFETY: the program's own call.
-    blocking(site, SyncOp::RwWrLock { lock: l as u64 }, || unsafe {
-        libc::pthread_rwlock_wrlock(l)
-    })
+    // SAFETY: the program's own calls.
+    blocking(
+        site,
+        SyncOp::RwWrLock { lock: l as u64 },
+        || unsafe { libc::pthread_rwlock_trywrlock(l) },
+        || unsafe { libc::pthread_rwlock_wrlock(l) },
+    )
 }
 
 /// # Safety
@@ -55,15 +71,14 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_tryrdlock(
     l: *mut libc::pthread_rwlock_t,
     site: *const c_void,
 ) -> libc::c_int {
+    let op = |acquired| SyncOp::RwTryRdLock {
+        lock: l as u64,
+        acquired,
+    };
+    let turn = sync_record::turn(site, op(false));
     // SAFETY: the program's own call.
     let rc = unsafe { libc::pthread_rwlock_tryrdlock(l) };
-    sync_record::now(
-        site,
-        SyncOp::RwTryRdLock {
-            lock: l as u64,
-            acquired: rc == 0,
-        },
-    );
+    sync_record::now_after(turn, site, op(rc == 0));
     rc
 }
 
@@ -74,15 +89,14 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_trywrlock(
     l: *mut libc::pthread_rwlock_t,
     site: *const c_void,
 ) -> libc::c_int {
+    let op = |acquired| SyncOp::RwTryWrLock {
+        lock: l as u64,
+        acquired,
+    };
+    let turn = sync_record::turn(site, op(false));
     // SAFETY: the program's own call.
     let rc = unsafe { libc::pthread_rwlock_trywrlock(l) };
-    sync_record::now(
-        site,
-        SyncOp::RwTryWrLock {
-            lock: l as u64,
-            acquired: rc == 0,
-        },
-    );
+    sync_record::now_after(turn, site, op(rc == 0));
     rc
 }
 
@@ -93,11 +107,7 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_unlock(
     l: *mut libc::pthread_rwlock_t,
     site: *const c_void,
 ) -> libc::c_int {
-    let at = sync_record::now(site, SyncOp::RwUnlock { lock: l as u64 });
+    let op = SyncOp::RwUnlock { lock: l as u64 };
     // SAFETY: the program's own call.
-    let rc = unsafe { libc::pthread_rwlock_unlock(l) };
-    if rc != 0 {
-        sync_record::retract(at);
-    }
-    rc
+    sync_record::release(site, op, true, || unsafe { libc::pthread_rwlock_unlock(l) })
 }

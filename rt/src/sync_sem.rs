@@ -24,8 +24,15 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_sem_wait(
     site: *const c_void,
 ) -> libc::c_int {
     let op = SyncOp::SemWait { sem: s as u64 };
-    let p = sync_record::pending(site, op);
-    let rc = loop {
+    let mut p = sync_record::pending(site, op);
+    let attempt = || {
+        // SAFETY: the program's own call.
+        let rc = unsafe { libc::sem_trywait(s) };
+        // SAFETY: reading this thread's errno.
+        let again = rc != 0 && unsafe { *libc::__errno_location() } == libc::EAGAIN;
+        (!again).then_some(rc)
+    };
+    let rc = sync_record::acquire(&mut p, attempt, || loop {
         let seen = thread::flush_signals_seen();
         // SAFETY: the program's own call.
         let rc = unsafe { sem_wait(s) };
@@ -34,7 +41,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_sem_wait(
         if !(eintr && thread::flush_signals_seen() != seen) {
             break rc;
         }
-    };
+    });
     if rc == 0 {
         sync_record::complete(p, op);
     } else {
@@ -54,17 +61,16 @@ pub unsafe extern "C" fn __ilgen_wrap_sem_trywait(
     s: *mut libc::sem_t,
     site: *const c_void,
 ) -> libc::c_int {
+    let op = |acquired| SyncOp::SemTryWait {
+        sem: s as u64,
+        acquired,
+    };
+    let turn = sync_record::turn(site, op(false));
     // SAFETY: the program's own call.
     let rc = unsafe { libc::sem_trywait(s) };
     // SAFETY: keep the program's errno across the bookkeeping.
     let errno = unsafe { *libc::__errno_location() };
-    sync_record::now(
-        site,
-        SyncOp::SemTryWait {
-            sem: s as u64,
-            acquired: rc == 0,
-        },
-    );
+    sync_record::now_after(turn, site, op(rc == 0));
     // SAFETY: as above.
     unsafe { *libc::__errno_location() = errno };
     rc
@@ -77,7 +83,7 @@ pub unsafe extern "C" fn __ilgen_wrap_sem_post(
     s: *mut libc::sem_t,
     site: *const c_void,
 ) -> libc::c_int {
-    sync_record::now(site, SyncOp::SemPost { sem: s as u64 });
+    let op = SyncOp::SemPost { sem: s as u64 };
     // SAFETY: the program's own call.
-    unsafe { libc::sem_post(s) }
+    sync_record::release(site, op, false, || unsafe { libc::sem_post(s) })
 }

@@ -17,9 +17,16 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_spin_lock(
     site: *const c_void,
 ) -> libc::c_int {
     let op = SyncOp::SpinLock { lock: l as u64 };
-    let p = sync_record::pending(site, op);
-    // SAFETY: the program's own call.
-    let rc = unsafe { libc::pthread_spin_lock(l) };
+    let mut p = sync_record::pending(site, op);
+    // SAFETY: the program's own calls.
+    let rc = sync_record::acquire(
+        &mut p,
+        || {
+            let rc = unsafe { libc::pthread_spin_trylock(l) };
+            (rc != libc::EBUSY).then_some(rc)
+        },
+        || unsafe { libc::pthread_spin_lock(l) },
+    );
     if rc == 0 {
         sync_record::complete(p, op);
     } else {
@@ -35,15 +42,14 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_spin_trylock(
     l: *mut libc::pthread_spinlock_t,
     site: *const c_void,
 ) -> libc::c_int {
+    let op = |acquired| SyncOp::SpinTryLock {
+        lock: l as u64,
+        acquired,
+    };
+    let turn = sync_record::turn(site, op(false));
     // SAFETY: the program's own call.
     let rc = unsafe { libc::pthread_spin_trylock(l) };
-    sync_record::now(
-        site,
-        SyncOp::SpinTryLock {
-            lock: l as u64,
-            acquired: rc == 0,
-        },
-    );
+    sync_record::now_after(turn, site, op(rc == 0));
     rc
 }
 
@@ -54,7 +60,7 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_spin_unlock(
     l: *mut libc::pthread_spinlock_t,
     site: *const c_void,
 ) -> libc::c_int {
-    sync_record::now(site, SyncOp::SpinUnlock { lock: l as u64 });
+    let op = SyncOp::SpinUnlock { lock: l as u64 };
     // SAFETY: the program's own call.
-    unsafe { libc::pthread_spin_unlock(l) }
+    sync_record::release(site, op, false, || unsafe { libc::pthread_spin_unlock(l) })
 }

@@ -14,7 +14,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::{SyncOp, ThreadId, NO_THREAD};
 
-use crate::{registry, runtime, sync_record, thread};
+use crate::{registry, replay_thread, runtime, sync_record, thread};
 
 type StartRoutine = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
 
@@ -52,12 +52,16 @@ unsafe extern "C-unwind" fn trampoline(raw: *mut c_void) -> *mut c_void {
     } = unsafe { *Box::from_raw(raw as *mut Child) };
     if let Some(rt) = runtime::get() {
         thread::start(rt, tid, parent, child_index, false);
+    } else {
+        replay_thread::start(tid, parent, child_index);
     }
     // Nothing that needs dropping is alive across this call: a forced unwind may skip the rest.
     // SAFETY: the program's start routine with the program's argument.
     let result = unsafe { start(arg) };
     if let Some(st) = thread::current_if_live() {
         thread::end(st, 0);
+    } else {
+        replay_thread::end(ilgen_trace::NO_SITE);
     }
     result
 }
@@ -75,17 +79,19 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
     let Some(start) = start else {
         return libc::EINVAL;
     };
-    let parent = thread::current().and_then(|st| {
-        let mut inner = st.enter()?;
-        let index = inner.children;
-        inner.children += 1;
-        Some((inner.tid, index))
-    });
-    let Some((parent, child_index)) = parent else {
+    // Record mode numbers the child itself; replay mode maps it through the schedule.
+    let ids = match thread::current() {
+        Some(st) => st.enter().map(|mut inner| {
+            let index = inner.children;
+            inner.children += 1;
+            (inner.tid, index, thread::next_child_tid())
+        }),
+        None => replay_thread::new_child(),
+    };
+    let Some((parent, child_index, tid)) = ids else {
         // SAFETY: the program's own call.
         return unsafe { pthread_create(thread, attr, start, arg) };
     };
-    let tid = thread::next_child_tid();
     let child = Box::into_raw(Box::new(Child {
         start,
         arg,
@@ -117,7 +123,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_join(
     retval: *mut *mut c_void,
     site: *const c_void,
 ) -> libc::c_int {
-    if thread::current().is_none() {
+    if thread::current().is_none() && runtime::replaying().is_none() {
         // SAFETY: the program's own call.
         return unsafe { pthread_join(thread, retval) };
     }
@@ -151,6 +157,8 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_exit(
 ) -> ! {
     if let Some(st) = thread::current_if_live() {
         thread::end(st, site as usize);
+    } else {
+        replay_thread::end(crate::sites::id(site as usize));
     }
     // SAFETY: the program's own call.
     unsafe { pthread_exit(retval) }
@@ -163,7 +171,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_detach(
     thread: libc::pthread_t,
     site: *const c_void,
 ) -> libc::c_int {
-    let child = if thread::current().is_some() {
+    let child = if thread::current().is_some() || runtime::replaying().is_some() {
         registry::lock().tid_of(thread)
     } else {
         NO_THREAD

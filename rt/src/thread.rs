@@ -6,8 +6,9 @@
 //! thread's [`ThreadState`]: its logical id, its segment cache and its trace file.
 //!
 //! The fast path is one thread-local load and a compare: the pointer is null before the thread's
-//! state exists (created lazily, the slow path), [`DEAD`] once the thread ended or when nothing is
-//! recorded, and a real pointer otherwise.
+//! state exists (created lazily, the slow path), [`REPLAY`] when the process replays, [`DEAD`] once
+//! the thread ended or when nothing is recorded, and a real pointer otherwise. [`record_fast`] is a
+//! whole memory-access hook without a call for the common case.
 //!
 //! Identity: main is 0 (the thread whose kernel id is the process id); every other thread takes
 //! the next id when its creation is seen, and its file header names (parent, nth child of that
@@ -26,18 +27,94 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, Ordering};
 
 use ilgen_trace::format::{encode_header, ThreadHeader};
-use ilgen_trace::{Access, Event, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_SITE, NO_THREAD};
+use ilgen_trace::{
+    Access, AccessKind, Event, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_SITE, NO_THREAD,
+};
 
 use crate::cache::SegmentCache;
 use crate::runtime::{self, Runtime};
 use crate::writer::Writer;
 use crate::{registry, sites};
 
-/// The thread-local pointer of a thread that records nothing (ended, forked child, mode off).
-pub(crate) const DEAD: usize = 1;
+/// The thread-local pointer of a thread that records nothing and whose accesses go to the replay
+/// checker (the process replays).
+pub(crate) const REPLAY: usize = 1;
+/// The thread-local pointer of a thread that records nothing and checks nothing (ended, forked
+/// child, mode off): its hooks return after one compare. The highest sentinel: a pointer above it
+/// is a live state.
+pub(crate) const DEAD: usize = 2;
+
+/// The calling thread's state pointer (null, [`REPLAY`], [`DEAD`] or a live state).
+///
+/// On x86-64 Linux it is a `.tbss` variable read and written with the local-exec TLS model (one
+/// `%fs`-relative load): Rust's `thread_local!` in a static library compiles to the general-dynamic
+/// model, a call to `__tls_get_addr` that the linker later relaxes to a load, but which already
+/// made every hook save registers around it. Local-exec is valid because the runtime is only ever
+/// linked into executables (`ilgen cc` adds it to no `-shared` link).
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+mod current_ptr {
+    use super::ThreadState;
+
+    std::arch::global_asm!(
+        ".pushsection .tbss,\"awT\",@nobits",
+        ".p2align 3",
+        ".globl ilgen_rt_current_thread",
+        ".hidden ilgen_rt_current_thread",
+        ".type ilgen_rt_current_thread, @object",
+        ".size ilgen_rt_current_thread, 8",
+        "ilgen_rt_current_thread:",
+        ".zero 8",
+        ".popsection",
+    );
+
+    #[inline(always)]
+    pub(super) fn get() -> *mut ThreadState {
+        let p: *mut ThreadState;
+        // SAFETY: reads this thread's 8-byte TLS slot defined above.
+        unsafe {
+            std::arch::asm!(
+                "movq %fs:ilgen_rt_current_thread@tpoff, {}",
+                out(reg) p,
+                options(att_syntax, nostack, preserves_flags, readonly)
+            );
+        }
+        p
+    }
+
+    #[inline(always)]
+    pub(super) fn set(p: *mut ThreadState) {
+        // SAFETY: writes this thread's 8-byte TLS slot defined above.
+        unsafe {
+            std::arch::asm!(
+                "movq {}, %fs:ilgen_rt_current_thread@tpoff",
+                in(reg) p,
+                options(att_syntax, nostack, preserves_flags)
+            );
+        }
+    }
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+mod current_ptr {
+    use super::ThreadState;
+    use std::cell::Cell;
+
+    thread_local! {
+        static CURRENT: Cell<*mut ThreadState> = const { Cell::new(std::ptr::null_mut()) };
+    }
+
+    #[inline(always)]
+    pub(super) fn get() -> *mut ThreadState {
+        current_ptr::get()
+    }
+
+    #[inline(always)]
+    pub(super) fn set(p: *mut ThreadState) {
+        CURRENT.with(|c| c.set(p))
+    }
+}
 
 thread_local! {
-    static CURRENT: Cell<*mut ThreadState> = const { Cell::new(std::ptr::null_mut()) };
     /// Flush-request signals this thread received: a wrapper whose real call fails with EINTR
     /// because of one retries it (the program did not ask for that signal).
     static FLUSH_SIGNALS: Cell<u32> = const { Cell::new(0) };
@@ -70,24 +147,63 @@ pub(crate) struct Inner {
 /// The calling thread's state, or `None` when it records nothing.
 #[inline(always)]
 pub(crate) fn current() -> Option<&'static ThreadState> {
-    let p = CURRENT.with(|c| c.get());
+    let p = current_ptr::get();
     if p as usize > DEAD {
         // SAFETY: a pointer above DEAD is this thread's live state, freed only after the
         // pointer is reset (see `end`).
         Some(unsafe { &*p })
+    } else if p.is_null() {
+        current_slow()
     } else {
-        current_slow(p)
+        // Mode off, replay, or an ended thread: decided here, without a call.
+        None
     }
 }
 
+/// The whole hook of a recording thread when the access extends or repeats a range of its
+/// instruction's stream (see [`SegmentCache::record_stream`]): no call, no stack frame. Returns
+/// false when the caller must take the full path ([`current`], then [`Inner::record`] or the
+/// replay checker): first hook of the thread, replay, a signal handler that interrupted the
+/// runtime, a flush in progress or requested, or a stream miss. A thread that
+/// records nothing ([`DEAD`]) returns true at the first compare.
+#[inline(always)]
+pub(crate) fn record_fast(addr: u64, size: u64, kind: AccessKind, site: usize) -> bool {
+    let p = current_ptr::get();
+    if p as usize <= DEAD {
+        return p as usize == DEAD;
+    }
+    // SAFETY: as in `current`.
+    let st = unsafe { &*p };
+    // `enter` without its slow paths: the same handshake with a flusher (see `claim`).
+    if st.in_rt.load(Ordering::Relaxed) {
+        return false;
+    }
+    st.in_rt.store(true, Ordering::Relaxed);
+    compiler_fence(Ordering::SeqCst);
+    let hit = !st.claimed.load(Ordering::Relaxed) && {
+        // SAFETY: `in_rt` is set and no flusher holds the state: only this thread touches it.
+        let inner = unsafe { &mut *st.inner.get() };
+        inner.cache.record_stream(addr, size, kind, site)
+    };
+    compiler_fence(Ordering::SeqCst);
+    st.in_rt.store(false, Ordering::Release);
+    // A flush request came meanwhile: the full path records the access again (a no-op now) and
+    // serves it when it leaves the runtime. No call here keeps this path free of a stack frame.
+    hit && !st.flush_pending.load(Ordering::Relaxed)
+}
+
+/// The first hook of a thread: creates its state, or marks it DEAD when nothing is recorded.
 #[cold]
 #[inline(never)]
-fn current_slow(p: *mut ThreadState) -> Option<&'static ThreadState> {
-    if p as usize == DEAD {
-        return None;
-    }
+fn current_slow() -> Option<&'static ThreadState> {
     let Some(rt) = runtime::recording() else {
-        set_dead();
+        if runtime::replaying().is_some() {
+            current_ptr::set(REPLAY as *mut ThreadState);
+        } else if runtime::settled() {
+            // Mode off (or a forked child): for good. While the runtime initializes, the pointer
+            // stays null and the next hook asks again.
+            set_dead();
+        }
         return None;
     };
     // SAFETY: plain system calls.
@@ -109,7 +225,7 @@ pub(crate) fn next_child_tid() -> ThreadId {
 }
 
 fn set_dead() {
-    CURRENT.with(|c| c.set(DEAD as *mut ThreadState));
+    current_ptr::set(DEAD as *mut ThreadState);
 }
 
 /// Creates the calling thread's state and file, and writes `Start` unless it is main.
@@ -158,7 +274,7 @@ pub(crate) fn start(
             writer,
         }),
     }));
-    CURRENT.with(|c| c.set(state));
+    current_ptr::set(state);
     // SAFETY: the key was created at initialization; the pointer stays valid until `end`.
     unsafe {
         libc::pthread_setspecific(rt.thread_key, state as *const libc::c_void);
@@ -210,14 +326,14 @@ pub(crate) fn end(st: &'static ThreadState, site: usize) {
     set_dead();
     // The pointer must read DEAD before the memory goes, for a signal handler on this thread.
     compiler_fence(Ordering::SeqCst);
-    // SAFETY: created by `Box::into_raw` in `start`; no reference survives: CURRENT is DEAD.
+    // SAFETY: created by `Box::into_raw` in `start`; no reference survives: the pointer is DEAD.
     drop(unsafe { Box::from_raw(p) });
 }
 
 /// Thread-key destructor: the thread exits without the runtime having ended it (uninstrumented
 /// exit path, or main calling `pthread_exit`).
 pub(crate) extern "C" fn on_thread_exit(value: *mut libc::c_void) {
-    let p = CURRENT.with(|c| c.get());
+    let p = current_ptr::get();
     if p as usize > DEAD && p as *mut libc::c_void == value {
         // SAFETY: this thread's live state.
         end(unsafe { &*p }, 0);
@@ -226,7 +342,7 @@ pub(crate) extern "C" fn on_thread_exit(value: *mut libc::c_void) {
 
 /// Forgets the calling thread's state in a forked child: the file belongs to the parent.
 pub(crate) fn abandon_after_fork() {
-    let p = CURRENT.with(|c| c.get());
+    let p = current_ptr::get();
     if p as usize > DEAD {
         // SAFETY: this thread's live state; the child has no other thread to race with.
         unsafe { (*(*p).inner.get()).writer.abandon() };
@@ -239,7 +355,7 @@ pub(crate) fn abandon_after_fork() {
 /// in which case it is served when the thread leaves it.
 pub(crate) fn flush_request() -> bool {
     FLUSH_SIGNALS.with(|c| c.set(c.get().wrapping_add(1)));
-    let p = CURRENT.with(|c| c.get());
+    let p = current_ptr::get();
     if p as usize <= DEAD {
         return true;
     }
@@ -272,7 +388,7 @@ pub(crate) fn flush_self() {
 
 /// The calling thread's state without creating one.
 pub(crate) fn current_if_live() -> Option<&'static ThreadState> {
-    let p = CURRENT.with(|c| c.get());
+    let p = current_ptr::get();
     // SAFETY: as in `current`.
     (p as usize > DEAD).then(|| unsafe { &*p })
 }
@@ -369,12 +485,12 @@ impl Inner {
     pub fn flush(&mut self) {
         let Inner { cache, writer, .. } = self;
         cache.drain(|e| {
-            writer.write(&Event::Access(Access {
+            writer.write_access(&Access {
                 addr: e.addr,
                 size: e.size,
                 site: sites::id(e.site),
                 kind: e.kind,
-            }));
+            });
         });
     }
 
@@ -387,7 +503,7 @@ impl Inner {
 impl Inner {
     /// Adds one access to the segment cache, writing the cache out first when it is full.
     #[inline(always)]
-    pub fn record(&mut self, addr: u64, size: u32, kind: ilgen_trace::AccessKind, site: usize) {
+    pub fn record(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) {
         if !self.cache.record(addr, size, kind, site) {
             self.flush_full(addr, size, kind, site);
         }
@@ -395,7 +511,7 @@ impl Inner {
 
     #[cold]
     #[inline(never)]
-    fn flush_full(&mut self, addr: u64, size: u32, kind: ilgen_trace::AccessKind, site: usize) {
+    fn flush_full(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) {
         self.flush();
         self.cache.record(addr, size, kind, site);
     }

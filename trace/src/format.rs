@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Event, ThreadId};
+use crate::event::{Access, AccessKind, Event, ThreadId};
 use crate::meta::Meta;
 
 pub const FORMAT_VERSION: u32 = 1;
@@ -55,9 +55,37 @@ pub fn encode_header(header: &ThreadHeader) -> Vec<u8> {
     out
 }
 
+/// Length of an access record, length byte included.
+pub const ACCESS_RECORD: usize = 25;
+
+/// Writes one access record at the start of `out`; returns [`ACCESS_RECORD`]. The same bytes as
+/// [`encode_record`] of `Event::Access` (bincode fixed-int: variant indices as `u32`), written by
+/// hand: access records are most of a trace, and this is a dozen stores where the serde encoder
+/// spends ~70 instructions.
+#[inline]
+pub fn encode_access(access: &Access, out: &mut [u8]) -> usize {
+    let out = &mut out[..ACCESS_RECORD];
+    out[0] = (ACCESS_RECORD - 1) as u8;
+    out[1..5].copy_from_slice(&0u32.to_le_bytes());
+    out[5..13].copy_from_slice(&access.addr.to_le_bytes());
+    out[13..17].copy_from_slice(&access.size.to_le_bytes());
+    out[17..21].copy_from_slice(&access.site.to_le_bytes());
+    let kind: u32 = match access.kind {
+        AccessKind::Read => 0,
+        AccessKind::Write => 1,
+        AccessKind::AtomicRead => 2,
+        AccessKind::AtomicWrite => 3,
+    };
+    out[21..25].copy_from_slice(&kind.to_le_bytes());
+    ACCESS_RECORD
+}
+
 /// Writes one record (length byte and payload) at the start of `out`; returns its length.
 /// Allocation-free: the runtime calls it on its hot path. `out` must hold [`MAX_RECORD`] bytes.
 pub fn encode_record(event: &Event, out: &mut [u8]) -> usize {
+    if let Event::Access(a) = event {
+        return encode_access(a, out);
+    }
     let len = bincode::serde::encode_into_slice(event, &mut out[1..MAX_RECORD], config())
         .expect("an event fits in MAX_RECORD");
     out[0] = len as u8;
@@ -257,7 +285,7 @@ impl TraceDir {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Access, AccessKind, Sync, SyncOp, PENDING};
+    use crate::event::{Sync, SyncOp, PENDING};
 
     fn file(events: &[Event]) -> Vec<u8> {
         let mut bytes = encode_header(&ThreadHeader {
@@ -370,5 +398,34 @@ mod tests {
         let err = decode_thread(Path::new("t3.trace"), &bytes).unwrap_err();
         assert!(matches!(err, TraceError::Version { found: 99, .. }));
         assert!(err.to_string().contains("record the program again"));
+    }
+
+    #[test]
+    fn hand_encoded_access_records_are_the_serde_bytes() {
+        for (i, kind) in [
+            AccessKind::Read,
+            AccessKind::Write,
+            AccessKind::AtomicRead,
+            AccessKind::AtomicWrite,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let event = Event::Access(Access {
+                addr: 0x0123_4567_89ab_cdef ^ i as u64,
+                size: 0xfedc_ba98,
+                site: 0x7654_3210 + i as u32,
+                kind,
+            });
+            let mut serde = [0u8; MAX_RECORD];
+            let len = bincode::serde::encode_into_slice(event, &mut serde[1..], config()).unwrap();
+            serde[0] = len as u8;
+            let mut hand = [0u8; MAX_RECORD];
+            assert_eq!(encode_record(&event, &mut hand), ACCESS_RECORD);
+            assert_eq!(len + 1, ACCESS_RECORD);
+            assert_eq!(hand, serde, "{kind:?}");
+            let t = decode_thread(Path::new("t3.trace"), &file(&[event])).unwrap();
+            assert_eq!(t.events, vec![event]);
+        }
     }
 }

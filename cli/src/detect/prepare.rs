@@ -1,8 +1,8 @@
 //! Prepare: from the per-thread files of one run to the full reorder model.
 //!
-//! Takes every [`ThreadTrace`] of a run; gives a [`Program`]: the shared objects (maximal
-//! contiguous byte ranges that two or more threads touched, at least one of them writing; see
-//! [`shared_objects`] for adjacent ranges) and a [`Model`] holding, per thread, its accesses to
+//! Takes every [`ThreadTrace`] of a run; gives a [`Program`]: the shared objects (byte ranges
+//! that two or more threads touched, at least one of them writing, split where any access begins
+//! or ends; see [`shared_objects`]) and a [`Model`] holding, per thread, its accesses to
 //! those objects (one per object and segment) and every sync operation resolved to its model
 //! semantics:
 //! - condition variables: each signal or broadcast is its own instance; a wait that returned is
@@ -384,17 +384,18 @@ fn syncs(traces: &[ThreadTrace]) -> impl Iterator<Item = (At, &ilgen_trace::Sync
     })
 }
 
-/// Maximal contiguous byte ranges touched by two or more threads, at least one writing.
-/// Overlapping shared ranges form one object, as the paper defines an object; adjacent ones only
-/// when some access spans their boundary. Two neighbouring variables, each accessed on its own, are
-/// two objects: merged, an access to one would pair with an access to the other though they share
-/// no byte.
+/// Byte ranges touched by two or more threads, at least one writing, split at every access's
+/// ends: within one object every byte is touched by the same accesses, so two accesses meet on an
+/// object only if they share a byte. Adjacent pieces are never glued, even when an access spans
+/// them: the runtime merges a segment's adjacent accesses of one instruction into one record (an
+/// array sweep is one range), so a reader sweeping a whole array must not join the disjoint
+/// elements that other threads write into one object, where they would pair with each other
+/// though they share no byte. An access spanning several objects touches each of them.
 pub fn shared_objects(traces: &[ThreadTrace]) -> Vec<SharedObject> {
     // Sweep over boundaries: +1/-1 for each thread's merged touched ranges and written ranges.
     // Merging per thread first makes "open touched ranges" count distinct threads. Every access's
     // ends are boundaries too (with no count), where the shared ranges may split.
     let mut bounds: Vec<(u64, i32, i32)> = Vec::new();
-    let mut all: Vec<(u64, u64)> = Vec::new();
     for t in traces {
         let mut any = Vec::new();
         let mut written = Vec::new();
@@ -403,7 +404,6 @@ pub fn shared_objects(traces: &[ThreadTrace]) -> Vec<SharedObject> {
                 let r = (a.addr, a.addr.saturating_add(u64::from(a.size)));
                 if r.0 < r.1 {
                     any.push(r);
-                    all.push(r);
                     bounds.push((r.0, 0, 0));
                     bounds.push((r.1, 0, 0));
                     if a.kind.is_write() {
@@ -422,19 +422,6 @@ pub fn shared_objects(traces: &[ThreadTrace]) -> Vec<SharedObject> {
         }
     }
     bounds.sort_unstable();
-    // The points strictly inside some access: the union of the accesses as open intervals.
-    all.sort_unstable();
-    let mut spans: Vec<(u64, u64)> = Vec::new();
-    for (lo, hi) in all {
-        match spans.last_mut() {
-            Some(last) if lo < last.1 => last.1 = last.1.max(hi),
-            _ => spans.push((lo, hi)),
-        }
-    }
-    let spanned = |p: u64| {
-        let i = spans.partition_point(|s| s.1 <= p);
-        spans.get(i).is_some_and(|s| s.0 < p)
-    };
     let mut shared: Vec<SharedObject> = Vec::new();
     let (mut threads, mut writers) = (0i32, 0i32);
     let mut i = 0;
@@ -449,15 +436,10 @@ pub fn shared_objects(traces: &[ThreadTrace]) -> Vec<SharedObject> {
             break;
         };
         if threads >= 2 && writers >= 1 {
-            match shared.last_mut() {
-                Some(last) if last.addr + last.len == addr && spanned(addr) => {
-                    last.len = next - last.addr
-                }
-                _ => shared.push(SharedObject {
-                    addr,
-                    len: next - addr,
-                }),
-            }
+            shared.push(SharedObject {
+                addr,
+                len: next - addr,
+            });
         }
     }
     shared
@@ -775,16 +757,26 @@ mod tests {
     }
 
     #[test]
-    fn adjacent_variables_stay_apart_unless_an_access_spans_them() {
+    fn adjacent_variables_stay_apart_even_when_an_access_spans_them() {
         let mut r = Run::new(3);
         r.w(0, 0x100, 1)
             .w(1, 0x100, 2)
             .w(0, 0x104, 3)
             .r(1, 0x104, 4);
         assert_eq!(objects(&r), vec![(0x100, 4), (0x104, 4)]);
-        // An 8-byte read by a third thread spans both: one object.
+        // An 8-byte read by a third thread (a merged sweep) spans both: it touches both objects,
+        // and the writes of 0x100 and 0x104 still share no object.
         r.access(2, 0x100, 8, AccessKind::Read, 5);
-        assert_eq!(objects(&r), vec![(0x100, 8)]);
+        assert_eq!(objects(&r), vec![(0x100, 4), (0x104, 4)]);
+    }
+
+    #[test]
+    fn disjoint_writes_under_one_sweeping_read_are_separate_objects() {
+        let mut r = Run::new(3);
+        r.access(0, 0x100, 12, AccessKind::Read, 1)
+            .w(1, 0x104, 2)
+            .w(2, 0x108, 3);
+        assert_eq!(objects(&r), vec![(0x104, 4), (0x108, 4)]);
     }
 
     #[test]
@@ -815,8 +807,9 @@ mod tests {
         r.access(0, 0x100, 2, AccessKind::Write, 1)
             .access(1, 0x101, 4, AccessKind::Read, 2)
             .access(2, 0x100, 16, AccessKind::Read, 3);
-        // 0x100: threads 0 and 2, 0 writes; 0x101: all three; beyond 0x102 nobody writes.
-        assert_eq!(objects(&r), vec![(0x100, 2)]);
+        // 0x100: threads 0 and 2, 0 writes; 0x101: all three (another set of accesses, so
+        // another object); beyond 0x102 nobody writes.
+        assert_eq!(objects(&r), vec![(0x100, 1), (0x101, 1)]);
     }
 
     #[test]

@@ -1,0 +1,449 @@
+//! Replay's reports: races, the deadlock, the divergence, and the outcome file.
+//!
+//! Takes findings from `shadow` (via the access hooks), `deadlock` (the watchdog) and `replay`
+//! (the gate); gives, for each, first [`__ilgen_report_hook`] (on the thread that found it: for a
+//! race, the thread making the second access, so that a debugger stopped there shows the racing
+//! line with `up`), then TSan-shaped text on stderr, then `replay-outcome.json`
+//! (`ilgen_trace::replay::Outcome`) rewritten with everything found so far, so that a run that
+//! crashes later still leaves its races on disk. A race is reported once per pair of sites.
+//!
+//! Sites are ids into the binary's site table and threads are recorded tids: the runtime cannot
+//! name source lines cheaply; `ilgen` renders the outcome with `file:line`.
+//!
+//! How the replay ends: a deadlock writes the outcome and exits with `EXIT_DEADLOCK`, a divergence
+//! with `EXIT_DIVERGED`, a refused schedule with `EXIT_BAD_SCHEDULE`; otherwise the program's own
+//! exit runs [`at_exit`], which writes the final outcome (diverged, with `EXIT_DIVERGED`, when the
+//! program ended before the schedule did and nothing was found).
+
+use std::collections::BTreeSet;
+use std::ffi::c_int;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Mutex;
+
+use ilgen_trace::replay::{
+    DeadlockReport, Divergence, Outcome, RaceAccess, RaceReport, ResultKind, EXIT_BAD_SCHEDULE,
+    EXIT_DEADLOCK, EXIT_DIVERGED, OUTCOME_FILE, OUTCOME_VERSION,
+};
+use ilgen_trace::{AccessKind, SiteId, ThreadId};
+
+use crate::replay::{self, Replay};
+use crate::replay_thread;
+use crate::shadow::Cell;
+
+/// `kind` of [`__ilgen_report_hook`].
+pub const HOOK_RACE: c_int = 1;
+pub const HOOK_DEADLOCK: c_int = 2;
+pub const HOOK_DIVERGED: c_int = 3;
+
+/// Called on every report before it is printed: `break __ilgen_report_hook` in gdb stops on the
+/// thread that found it. `site` and `other_site` are the two accesses' sites (race), or the first
+/// blocked thread's and `NO_SITE` (deadlock), or the step's (divergence); `addr` the raced address.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn __ilgen_report_hook(kind: c_int, site: u32, other_site: u32, addr: u64) {
+    // Keeps the call and its arguments alive in optimized builds, without an inlined frame
+    // (a debugger stopped here shows this function, not a helper).
+    // SAFETY: an empty assembly block that only reads four registers.
+    unsafe {
+        std::arch::asm!(
+            "/* {0:e} {1:e} {2:e} {3} */",
+            in(reg) kind,
+            in(reg) site,
+            in(reg) other_site,
+            in(reg) addr,
+            options(nomem, nostack, preserves_flags)
+        );
+    }
+}
+
+/// Pairs of sites already reported, unordered.
+#[derive(Default)]
+pub(crate) struct PairSet(BTreeSet<(SiteId, SiteId)>);
+
+impl PairSet {
+    /// Whether `(a, b)` (or `(b, a)`) is new; remembers it.
+    pub fn first(&mut self, a: SiteId, b: SiteId) -> bool {
+        self.0.insert((a.min(b), a.max(b)))
+    }
+}
+
+struct Findings {
+    pairs: PairSet,
+    races: Vec<RaceReport>,
+    deadlock: Option<DeadlockReport>,
+    divergence: Option<Divergence>,
+}
+
+static FINDINGS: Mutex<Findings> = Mutex::new(Findings {
+    pairs: PairSet(BTreeSet::new()),
+    races: Vec::new(),
+    deadlock: None,
+    divergence: None,
+});
+
+fn findings() -> std::sync::MutexGuard<'static, Findings> {
+    FINDINGS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn access(tid: ThreadId, c: &Cell) -> RaceAccess {
+    RaceAccess {
+        thread: replay_thread::thread_ref(tid),
+        kind: c.kind,
+        addr: c.addr,
+        size: c.size,
+        site: c.site,
+    }
+}
+
+/// `cur` (by the calling thread) races with the earlier `prev`.
+pub(crate) fn race(prev: &Cell, cur: &Cell) {
+    if !findings().pairs.first(prev.site, cur.site) {
+        return;
+    }
+    let report = RaceReport {
+        current: access(cur.tid(), cur),
+        previous: access(prev.tid(), prev),
+    };
+    findings().races.push(report);
+    __ilgen_report_hook(HOOK_RACE, cur.site, prev.site, cur.addr);
+    crate::runtime::say(&race_text(&report));
+    write_current();
+}
+
+fn kind_text(kind: AccessKind) -> &'static str {
+    match kind {
+        AccessKind::Read => "read",
+        AccessKind::Write => "write",
+        AccessKind::AtomicRead => "atomic read",
+        AccessKind::AtomicWrite => "atomic write",
+    }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// The race as TSan prints one, with site ids for stack frames.
+pub(crate) fn race_text(r: &RaceReport) -> String {
+    let (c, p) = (&r.current, &r.previous);
+    let mut s = String::from("==================\n");
+    let _ = writeln!(s, "WARNING: ilgen: data race (pid={})", std::process::id());
+    let _ = writeln!(
+        s,
+        "  {} of size {} at {:#x} by thread T{}:\n    #0 site {}\n",
+        capitalized(kind_text(c.kind)),
+        c.size,
+        c.addr,
+        c.thread.tid,
+        c.site
+    );
+    let _ = writeln!(
+        s,
+        "  Previous {} of size {} at {:#x} by thread T{}:\n    #0 site {}\n",
+        kind_text(p.kind),
+        p.size,
+        p.addr,
+        p.thread.tid,
+        p.site
+    );
+    let _ = writeln!(
+        s,
+        "SUMMARY: ilgen: data race site {} (T{}) vs site {} (T{})",
+        c.site, c.thread.tid, p.site, p.thread.tid
+    );
+    s.push_str("==================");
+    s
+}
+
+/// The deadlock as TSan would print one, with site ids.
+pub(crate) fn deadlock_text(d: &DeadlockReport) -> String {
+    let mut s = String::from("==================\n");
+    let what = if d.cycle.is_empty() {
+        "deadlock (every thread blocked)"
+    } else {
+        "deadlock (lock cycle)"
+    };
+    let _ = writeln!(s, "WARNING: ilgen: {what} (pid={})", std::process::id());
+    for t in &d.threads {
+        let _ = write!(
+            s,
+            "  Thread T{} is blocked in {} of {:#x} at site {}",
+            t.thread.tid, t.op, t.object, t.site
+        );
+        if !t.waits_for.is_empty() {
+            let w: Vec<String> = t.waits_for.iter().map(|w| format!("T{w}")).collect();
+            let _ = write!(s, ", waiting for {}", w.join(", "));
+        }
+        s.push('\n');
+        for h in &t.holds {
+            let _ = writeln!(
+                s,
+                "    T{} holds {:#x}, acquired at site {}",
+                t.thread.tid, h.object, h.site
+            );
+        }
+    }
+    if !d.cycle.is_empty() {
+        let mut c: Vec<String> = d.cycle.iter().map(|t| format!("T{t}")).collect();
+        c.push(c[0].clone());
+        let _ = writeln!(s, "  Cycle: {}", c.join(" -> "));
+    }
+    let sites: Vec<String> = d
+        .threads
+        .iter()
+        .map(|t| format!("T{} {} at site {}", t.thread.tid, t.op, t.site))
+        .collect();
+    let _ = writeln!(s, "\nSUMMARY: ilgen: deadlock {}", sites.join(", "));
+    s.push_str("==================");
+    s
+}
+
+fn outcome(f: &Findings, r: &Replay) -> Outcome {
+    let total = r.plan.steps.len();
+    let done = r.cursor().min(total);
+    let result = if f.deadlock.is_some() {
+        ResultKind::Deadlock
+    } else if !f.races.is_empty() {
+        ResultKind::Race
+    } else if f.divergence.is_some() || done < total {
+        ResultKind::Diverged
+    } else {
+        ResultKind::NoError
+    };
+    Outcome {
+        format_version: OUTCOME_VERSION,
+        binary_hash: r.binary_hash.clone(),
+        schedule: r.schedule_path.clone(),
+        result,
+        schedule_followed: done == total && f.divergence.is_none(),
+        steps_done: done as u32,
+        steps_total: total as u32,
+        races: f.races.clone(),
+        deadlock: f.deadlock.clone(),
+        divergence: f.divergence.clone(),
+    }
+}
+
+/// Writes `dir/replay-outcome.json` through a temporary file, so a reader never sees half of it.
+fn write(dir: &Path, o: &Outcome) {
+    let path = dir.join(OUTCOME_FILE);
+    let tmp = dir.join(format!("{OUTCOME_FILE}.{}.tmp", std::process::id()));
+    let done = std::fs::create_dir_all(dir)
+        .and_then(|_| std::fs::write(&tmp, o.to_json() + "\n"))
+        .and_then(|_| std::fs::rename(&tmp, &path));
+    if let Err(e) = done {
+        crate::runtime::say(&format!("ilgen: failed to write {}: {e}", path.display()));
+    }
+}
+
+/// Rewrites the outcome with what is known now (under the findings lock: one writer at a time).
+fn write_current() {
+    let Some(r) = replay::get() else { return };
+    let f = findings();
+    write(&r.outcome_dir, &outcome(&f, r));
+}
+
+/// Ends the process with `status`, after the program's buffered output.
+fn exit(status: i32) -> ! {
+    // SAFETY: flushing every stdio stream, then leaving without running the program's exit code
+    // (other threads are still running it, or blocked forever).
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        libc::_exit(status)
+    }
+}
+
+/// Another thread is ending the replay: this one waits for the process to go.
+fn park() -> ! {
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+}
+
+pub(crate) fn diverged(d: Divergence) -> ! {
+    let Some(r) = replay::get() else {
+        exit(EXIT_DIVERGED)
+    };
+    if !replay::stop() {
+        park();
+    }
+    let site = d.expected.as_ref().map(|s| s.site).unwrap_or(u32::MAX);
+    __ilgen_report_hook(HOOK_DIVERGED, site, u32::MAX, 0);
+    crate::runtime::say(&format!(
+        "ilgen: replay diverged: {} (exit status {EXIT_DIVERGED})",
+        d.reason
+    ));
+    let mut f = findings();
+    f.divergence = Some(d);
+    write(&r.outcome_dir, &outcome(&f, r));
+    exit(EXIT_DIVERGED)
+}
+
+pub(crate) fn deadlock(d: DeadlockReport) -> ! {
+    let Some(r) = replay::get() else {
+        exit(EXIT_DEADLOCK)
+    };
+    if !replay::stop() {
+        park();
+    }
+    let site = d.threads.first().map(|t| t.site).unwrap_or(u32::MAX);
+    __ilgen_report_hook(HOOK_DEADLOCK, site, u32::MAX, 0);
+    crate::runtime::say(&deadlock_text(&d));
+    let mut f = findings();
+    f.deadlock = Some(d);
+    write(&r.outcome_dir, &outcome(&f, r));
+    exit(EXIT_DEADLOCK)
+}
+
+/// The schedule cannot be replayed: one message, an outcome saying why (when `dir` can take it),
+/// and `EXIT_BAD_SCHEDULE` before the program runs.
+pub(crate) fn refused(dir: &Path, binary_hash: &str, schedule: &str, why: &str) -> ! {
+    crate::runtime::say(&format!("ilgen: {why} (exit status {EXIT_BAD_SCHEDULE})"));
+    let o = Outcome {
+        format_version: OUTCOME_VERSION,
+        binary_hash: binary_hash.to_owned(),
+        schedule: schedule.to_owned(),
+        result: ResultKind::Diverged,
+        schedule_followed: false,
+        steps_done: 0,
+        steps_total: 0,
+        races: Vec::new(),
+        deadlock: None,
+        divergence: Some(Divergence {
+            step: None,
+            expected: None,
+            got: None,
+            reason: why.to_owned(),
+        }),
+    };
+    if !schedule.is_empty() {
+        write(dir, &o);
+    }
+    exit(EXIT_BAD_SCHEDULE)
+}
+
+/// The program is exiting: the final outcome. A schedule the program ended before finishing,
+/// with nothing found, is a divergence.
+pub(crate) fn at_exit() {
+    let Some(r) = replay::get() else { return };
+    if !replay::stop() {
+        return;
+    }
+    let mut f = findings();
+    let total = r.plan.steps.len();
+    let p = r.cursor();
+    if p < total && f.divergence.is_none() {
+        let expected = r.plan.step_ref(p);
+        f.divergence = Some(Divergence {
+            step: Some(p as u32),
+            reason: format!(
+                "the program exited before step {p} (T{} operation #{} {} at site {}) was taken",
+                expected.tid, expected.index, expected.op, expected.site
+            ),
+            expected: Some(expected),
+            got: None,
+        });
+    }
+    let o = outcome(&f, r);
+    write(&r.outcome_dir, &o);
+    if o.result == ResultKind::Diverged {
+        let reason = f
+            .divergence
+            .as_ref()
+            .map(|d| d.reason.clone())
+            .unwrap_or_default();
+        drop(f);
+        __ilgen_report_hook(HOOK_DIVERGED, u32::MAX, u32::MAX, 0);
+        crate::runtime::say(&format!(
+            "ilgen: replay diverged: {reason} (exit status {EXIT_DIVERGED})"
+        ));
+        exit(EXIT_DIVERGED);
+    }
+    if r.options.verbosity >= 1 {
+        crate::runtime::say(&format!(
+            "ilgen: replay outcome written to {}",
+            r.outcome_dir.join(OUTCOME_FILE).display()
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ilgen_trace::replay::{BlockedThread, HeldLock, ThreadRef};
+
+    #[test]
+    fn each_pair_of_sites_is_reported_once_in_either_order() {
+        let mut p = PairSet::default();
+        assert!(p.first(3, 9));
+        assert!(!p.first(3, 9));
+        assert!(!p.first(9, 3));
+        assert!(p.first(3, 3));
+        assert!(p.first(3, 4));
+    }
+
+    fn t(tid: ThreadId) -> ThreadRef {
+        ThreadRef {
+            tid,
+            parent: 0,
+            child_index: 0,
+        }
+    }
+
+    #[test]
+    fn race_text_is_tsan_shaped() {
+        let r = RaceReport {
+            current: RaceAccess {
+                thread: t(1),
+                kind: AccessKind::Write,
+                addr: 0x10,
+                size: 4,
+                site: 7,
+            },
+            previous: RaceAccess {
+                thread: t(0),
+                kind: AccessKind::Read,
+                addr: 0x10,
+                size: 4,
+                site: 3,
+            },
+        };
+        let s = race_text(&r);
+        assert!(s.contains("WARNING: ilgen: data race"), "{s}");
+        assert!(
+            s.contains("  Write of size 4 at 0x10 by thread T1:\n    #0 site 7"),
+            "{s}"
+        );
+        assert!(s.contains("  Previous read of size 4 at 0x10 by thread T0:\n    #0 site 3"));
+        assert!(s.contains("SUMMARY: ilgen: data race site 7 (T1) vs site 3 (T0)"));
+    }
+
+    #[test]
+    fn deadlock_text_names_sites_and_cycle() {
+        let b = |tid, site, w: ThreadId, held| BlockedThread {
+            thread: t(tid),
+            op: "lock".into(),
+            site,
+            object: 0x100 + u64::from(tid),
+            waits_for: vec![w],
+            holds: vec![HeldLock {
+                object: 0x200,
+                site: held,
+            }],
+        };
+        let d = DeadlockReport {
+            threads: vec![b(0, 5, 1, 4), b(1, 9, 0, 8)],
+            cycle: vec![0, 1],
+        };
+        let s = deadlock_text(&d);
+        assert!(s.contains("deadlock (lock cycle)"), "{s}");
+        assert!(s.contains("Thread T0 is blocked in lock of 0x100 at site 5, waiting for T1"));
+        assert!(s.contains("T1 holds 0x200, acquired at site 8"));
+        assert!(s.contains("Cycle: T0 -> T1 -> T0"));
+        assert!(s.contains("SUMMARY: ilgen: deadlock T0 lock at site 5, T1 lock at site 9"));
+    }
+}
