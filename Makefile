@@ -1,6 +1,6 @@
 # ilgen: `make demo` and `make test` do all set-up on a fresh Debian 12 machine.
 #
-#   make deps     install the Debian packages ilgen needs (when missing)
+#   make deps     install the Debian packages (and python jsonschema) ilgen needs, when missing
 #   make build    build plugin, runtime and CLI in release mode into target/release
 #   make test     deps + build + fmt/clippy + unit tests + lit tests (what CI runs)
 #   make demo     record the paper's Listing 1 and print its trace
@@ -13,7 +13,7 @@ CARGO    ?= cargo
 PYTHON   ?= python3
 LLVM_DIR := /usr/lib/llvm-19
 LIT      ?= $(PYTHON) $(LLVM_DIR)/build/utils/lit/lit.py
-APT_PKGS := clang-19 llvm-19-dev llvm-19-tools libclang-rt-19-dev
+APT_PKGS := clang-19 llvm-19-dev llvm-19-tools libclang-rt-19-dev gdb
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 REL      := target/release
 DEMO_DIR := target/demo
@@ -31,6 +31,8 @@ deps:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+	@# The report tests validate JSON and SARIF output against their schemas.
+	@$(PYTHON) -c 'import jsonschema' 2>/dev/null || $(PYTHON) -m pip install -q jsonschema
 
 build: deps
 	$(CARGO) build --release --workspace

@@ -93,10 +93,36 @@ impl Binary {
     /// The global variable holding the runtime address `addr`, and the offset into it.
     /// `None` for the stack, the heap, shared libraries and thread-local storage.
     pub fn symbolize(&self, addr: u64) -> Option<(String, u64)> {
-        let link = addr.checked_sub(self.load_base)?;
+        self.global_at(addr, self.load_base)
+            .map(|g| (g.name.to_owned(), g.offset))
+    }
+
+    /// The global variable holding `addr` in a process that loaded the executable at
+    /// `load_base` (a replay's base differs from the recorded one under ASLR).
+    pub fn global_at(&self, addr: u64, load_base: u64) -> Option<Global<'_>> {
+        let link = addr.checked_sub(load_base)?;
         let i = self.symbols.partition_point(|s| s.address <= link);
         let sym = self.symbols.get(i.checked_sub(1)?)?;
-        (link < sym.address + sym.size).then(|| (sym.name.clone(), link - sym.address))
+        (link < sym.address + sym.size).then(|| Global {
+            name: &sym.name,
+            offset: link - sym.address,
+            size: sym.size,
+        })
+    }
+}
+
+/// A global variable found by address: its name, the offset into it and its size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Global<'a> {
+    pub name: &'a str,
+    pub offset: u64,
+    pub size: u64,
+}
+
+impl Binary {
+    /// Address the recorded run loaded the executable at.
+    pub fn load_base(&self) -> u64 {
+        self.load_base
     }
 }
 

@@ -9,6 +9,10 @@
 //! solvers move through the model by the sync semantics of [`state`]. Independent variables are
 //! solved on all cores. Long analyses report their stages and solver jobs on stderr ([`progress`]:
 //! on a terminal, or with `--progress`); stdout stays deterministic.
+//!
+//! Without `--no-replay` every candidate is then replayed ([`crate::replay::confirm`]) and the
+//! output is the report of the confirmed findings ([`crate::report`]) instead of the summary;
+//! the exit code is [`exit::FINDINGS`] when replay confirmed something, else [`exit::CLEAN`].
 
 pub mod candidates;
 pub mod filter;
@@ -36,6 +40,7 @@ use crate::binary::Binary;
 use crate::dump;
 use crate::error::CliError;
 use crate::exit;
+use crate::replay;
 use candidates::{Candidate, CandidatesFile, Names, Stats};
 use progress::Progress;
 use solve::Options;
@@ -44,9 +49,15 @@ use solve::Options;
 pub struct DetectArgs {
     /// Trace directory of the recorded run [default: the newest under ./ilgen-out/]
     pub trace_dir: Option<PathBuf>,
-    /// Stop at candidate schedules, without replaying them (required until replay exists)
+    /// Stop at candidate schedules, without replaying them
     #[arg(long)]
     pub no_replay: bool,
+    /// Also list the candidates replay did not confirm, with the reason
+    #[arg(long)]
+    pub show_all: bool,
+    /// Seconds each replay may run before its process group is killed
+    #[arg(long, default_value_t = crate::replay::DEFAULT_TIMEOUT_SECS)]
+    pub replay_timeout: u64,
     /// Sync events per window of the exhaustive search
     #[arg(long, default_value_t = window::DEFAULT_SIZE)]
     pub window: usize,
@@ -56,6 +67,7 @@ pub struct DetectArgs {
     /// One candidate per distinct pair of source sites, with no count bound
     #[arg(long)]
     pub all_sites: bool,
+    /// Output format (json: with --no-replay the candidates file, else the report)
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Show progress on stderr even when it is not a terminal (on a terminal it always is)
@@ -67,19 +79,26 @@ pub struct DetectArgs {
 pub enum Format {
     Text,
     Json,
+    /// SARIF 2.1.0 (confirmed findings; not with --no-replay)
+    Sarif,
 }
 
 /// States the exhaustive search may visit for one variable (or for deadlocks) before it gives up:
 /// bounds time and memory (each state is kept for the visited set).
 const MAX_STATES: usize = 200_000;
 
-/// Runs `ilgen detect`; gives [`exit::FINDINGS`] when there is a candidate, else [`exit::CLEAN`].
+/// Runs `ilgen detect`; gives [`exit::FINDINGS`] when there is a candidate (`--no-replay`) or a
+/// confirmed finding, else [`exit::CLEAN`].
 pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
-    if !args.no_replay {
+    if args.no_replay && args.format == Format::Sarif {
         return Err(CliError::Input(
-            "replay of candidate schedules arrives with the replay issue; pass --no-replay to \
-             stop at candidate schedules"
+            "--format sarif reports confirmed findings; drop --no-replay (or use --format json)"
                 .into(),
+        ));
+    }
+    if args.replay_timeout == 0 {
+        return Err(CliError::Input(
+            "--replay-timeout must be at least 1".into(),
         ));
     }
     if args.window == 0 || args.max_per_var == 0 {
@@ -121,17 +140,46 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         std::fs::write(path, text)
             .map_err(|e| CliError::Input(format!("failed to write {}: {e}", path.display())))
     };
-    progress.finish();
+    if args.no_replay {
+        progress.finish();
+    }
     write(&path, format!("{json}\n"))?;
     remove_old_schedules(&dir);
+    replay::remove_old_replays(&dir);
     let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
     for (i, c) in file.candidates.iter().enumerate() {
         let schedule = candidates::replay_schedule(c, &headers, &file.binary_hash);
         let name = candidates::schedule_file_name(i + 1);
         write(&dir.join(name), format!("{}\n", schedule.to_json()))?;
     }
+    if !args.no_replay {
+        progress.begin(&format!("replaying {} candidate(s)", file.candidates.len()));
+        let report = if file.candidates.is_empty() {
+            // Nothing to replay: the binary need not even exist any more.
+            let dir = replay::run::absolute(&dir)?;
+            crate::report::Report::new(&trace.meta.binary, &dir.display().to_string())
+        } else {
+            // Replaying a rebuilt binary proves nothing: its hash must be the recorded one.
+            let binary = Binary::load(&trace.meta)?;
+            let timeout = std::time::Duration::from_secs(args.replay_timeout);
+            replay::confirm(&trace, &dir, &binary, &file, timeout)?
+        };
+        let c = &report.counts;
+        progress.stage(&format!(
+            "replayed {} candidate(s): {} confirmed",
+            c.candidates,
+            c.confirmed_races + c.confirmed_deadlocks
+        ));
+        progress.finish();
+        print_out(&replay::render(&report, args.format, args.show_all))?;
+        return Ok(if report.confirmed() {
+            exit::FINDINGS
+        } else {
+            exit::CLEAN
+        });
+    }
     let text = match args.format {
-        Format::Json => format!("{json}\n"),
+        Format::Json | Format::Sarif => format!("{json}\n"),
         Format::Text => {
             let binary = match Binary::load(&trace.meta) {
                 Ok(b) => Some(b),
@@ -173,7 +221,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
 
 /// Writes the summary to stdout. A reader that closed the pipe early (`ilgen detect | head`) is
 /// no error: the candidates are on disk and the exit code still says whether there are any.
-fn print_out(text: &str) -> Result<(), CliError> {
+pub fn print_out(text: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),

@@ -9,5 +9,7 @@ pub const CLEAN: i32 = 0;
 pub const FINDINGS: i32 = 66;
 /// Usage or input error: bad flags, an unreadable, truncated, foreign or wrong-version trace.
 pub const INPUT_ERROR: i32 = 2;
-/// A replayed schedule could not be followed (the program took another path).
+/// `ilgen replay` only: the schedule could not be followed (the program took another path), or
+/// the replay left no outcome (timeout, crash). `ilgen detect` counts such candidates as
+/// infeasible or failed and exits by its confirmed findings.
 pub const DIVERGED: i32 = 3;

@@ -8,3 +8,5 @@ pub mod detect;
 pub mod dump;
 pub mod error;
 pub mod exit;
+pub mod replay;
+pub mod report;

@@ -11,17 +11,23 @@ use clap::{Parser, Subcommand};
 use ilgen::cc::{self, Lang};
 use ilgen::detect::{self, DetectArgs};
 use ilgen::error::CliError;
+use ilgen::replay::{self, ReplayArgs};
 use ilgen::{dump, exit};
 
 /// The exit-code table of `--help`, built from the constants so that it cannot drift from them.
 fn exit_codes() -> String {
     format!(
         "Exit codes:\n  \
-         {:<3} clean: nothing found, or the command did what it was asked\n  \
-         {:<3} findings reported\n  \
+         {:<3} clean: nothing confirmed (detect: no candidate, or replay confirmed none; \
+         replay: the schedule was followed without error), or the command did what it was \
+         asked\n  \
+         {:<3} findings: detect confirmed a race or deadlock by replay (with --no-replay: a \
+         candidate was predicted); replay confirmed its finding\n  \
          {:<3} usage or input error: bad flags, an unreadable, truncated, foreign or \
          wrong-version trace, a missing plugin or runtime\n  \
-         {:<3} a replayed schedule could not be followed (the program took another path)\n\n\
+         {:<3} `ilgen replay` only: the schedule could not be followed (the program took another \
+         path) or the replay ended without an outcome (timeout, crash); `ilgen detect` counts \
+         such candidates as infeasible or failed and exits by its confirmed findings\n\n\
          `ilgen cc` and `ilgen c++` exit with clang's own status.",
         exit::CLEAN,
         exit::FINDINGS,
@@ -63,8 +69,11 @@ enum Command {
         /// Trace directory; default: the newest directory under ./ilgen-out/
         trace_dir: Option<PathBuf>,
     },
-    /// Predict schedules of a recorded run that lead to a data race or a deadlock
+    /// Predict schedules of a recorded run that lead to a data race or a deadlock, replay each
+    /// to confirm it, and report the confirmed ones
     Detect(DetectArgs),
+    /// Replay one candidate of `ilgen detect` and print its report, or debug it with --gdb
+    Replay(ReplayArgs),
 }
 
 fn main() -> ExitCode {
@@ -83,6 +92,7 @@ fn main() -> ExitCode {
             Command::Cxx { args } => Err(cc::run(Lang::Cxx, &args)),
             Command::Dump { trace_dir } => dump::run(trace_dir.as_deref()).map(|()| exit::CLEAN),
             Command::Detect(args) => detect::run(&args),
+            Command::Replay(args) => replay::run(&args),
         },
     };
     match result {

@@ -109,7 +109,7 @@ impl From<AccessKind> for AccessName {
 }
 
 impl AccessName {
-    fn text(self) -> &'static str {
+    pub fn text(self) -> &'static str {
         match self {
             AccessName::Read => "read",
             AccessName::Write => "write",

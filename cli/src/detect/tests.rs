@@ -445,6 +445,8 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         all_sites: false,
         format,
         progress: false,
+        show_all: false,
+        replay_timeout: crate::replay::DEFAULT_TIMEOUT_SECS,
     }
 }
 
@@ -498,12 +500,23 @@ fn run_writes_a_versioned_candidates_file_and_exits_with_findings() {
 }
 
 #[test]
-fn run_without_no_replay_is_an_input_error() {
-    let mut a = args(std::path::Path::new("/nonexistent"), super::Format::Text);
-    a.no_replay = false;
+fn sarif_with_no_replay_is_an_input_error() {
+    let a = args(std::path::Path::new("/nonexistent"), super::Format::Sarif);
     let err = super::run(&a).unwrap_err();
     assert_eq!(err.exit_code(), crate::exit::INPUT_ERROR);
     assert!(err.to_string().contains("--no-replay"), "{err}");
+}
+
+#[test]
+fn replay_refuses_a_trace_whose_binary_is_missing() {
+    // Candidates are found, but the recorded binary cannot be read: replaying is impossible.
+    let dir = trace_dir(&listing1(), "replay-no-binary");
+    let mut a = args(&dir, super::Format::Text);
+    a.no_replay = false;
+    let err = super::run(&a).unwrap_err();
+    assert_eq!(err.exit_code(), crate::exit::INPUT_ERROR);
+    assert!(err.to_string().contains("recorded binary"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -1,0 +1,3 @@
+show environment ILGEN_OPTIONS
+bt
+frame function task
