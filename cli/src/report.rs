@@ -324,15 +324,13 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             replay_dir: replay_dir.clone(),
             current: access(&r.current),
             previous: access(&r.previous),
-            object: run
-                .load_base
-                .and_then(|base| ctx.object(r.current.addr, Some(base))),
+            object: ctx.object(r.current.addr, Some(o.load_base)),
             threads: threads(ctx, [&r.current.thread, &r.previous.thread]),
             schedule: schedule.clone(),
         }));
     }
     if let Some(d) = &o.deadlock {
-        let name = |addr| run.load_base.and_then(|base| ctx.object(addr, Some(base)));
+        let name = |addr| ctx.object(addr, Some(o.load_base));
         out.push(Finding::Deadlock(Deadlock {
             candidates: vec![entry.number],
             pid: run.pid,
@@ -465,11 +463,11 @@ mod tests {
         ReplayRun {
             pid: 42,
             ended: Ended::Exited(0),
-            load_base: None,
             outcome: Ok(Outcome {
                 format_version: OUTCOME_VERSION,
                 binary_hash: "0".into(),
                 schedule: "s".into(),
+                load_base: 0,
                 result,
                 schedule_followed: true,
                 steps_done: 1,

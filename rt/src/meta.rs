@@ -64,7 +64,7 @@ fn collect(pid: u32, cwd: &Path) -> Meta {
 
 /// Load address of the executable: where its program headers are mapped minus where its own
 /// `PT_PHDR` entry says they are (0 for a position-dependent executable).
-fn load_base() -> u64 {
+pub(crate) fn load_base() -> u64 {
     // SAFETY: the auxiliary vector points at the executable's mapped program headers.
     unsafe {
         let phdr = libc::getauxval(libc::AT_PHDR) as *const libc::Elf64_Phdr;

@@ -15,6 +15,7 @@
 //!
 //! JSON, versioned ([`OUTCOME_VERSION`]; bump on any change):
 //! - 1: first format.
+//! - 2: `load_base`, so the reader can name the globals of a replay run under ASLR.
 
 use std::path::Path;
 
@@ -24,7 +25,7 @@ use crate::event::{AccessKind, SiteId, ThreadId};
 use crate::format::TraceError;
 use crate::json::read_versioned;
 
-pub const OUTCOME_VERSION: u32 = 1;
+pub const OUTCOME_VERSION: u32 = 2;
 pub const OUTCOME_FILE: &str = "replay-outcome.json";
 
 /// Exit status of a replay whose schedule could not be followed.
@@ -41,6 +42,9 @@ pub struct Outcome {
     pub binary_hash: String,
     /// The schedule file that was replayed.
     pub schedule: String,
+    /// Address the executable was loaded at in this replay (as `Meta::load_base`): race
+    /// addresses minus it are addresses in the executable's symbol table.
+    pub load_base: u64,
     pub result: ResultKind,
     /// Every step of the schedule was reached in order.
     pub schedule_followed: bool,
@@ -174,6 +178,7 @@ mod tests {
             format_version: OUTCOME_VERSION,
             binary_hash: "00".into(),
             schedule: "s.json".into(),
+            load_base: 0x5555_0000,
             result: ResultKind::NoError,
             schedule_followed: true,
             steps_done: 4,

@@ -42,8 +42,6 @@ pub enum Ended {
 pub struct ReplayRun {
     pub pid: u32,
     pub ended: Ended,
-    /// Where the executable was mapped in the replay (for naming globals by address).
-    pub load_base: Option<u64>,
     /// `None` when the process left no readable outcome; the reason says why.
     pub outcome: Result<Outcome, String>,
     pub out_dir: PathBuf,
@@ -112,14 +110,6 @@ pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, C
         ))
     })?;
     let pid = child.id();
-    // Spawn returns once exec is under way, but the kernel may map the executable's segments a
-    // moment later: look until they appear (the outcome file does not carry the base).
-    let load_base = (0..200).find_map(|_| {
-        load_base(pid, &binary).or_else(|| {
-            std::thread::sleep(Duration::from_micros(250));
-            None
-        })
-    });
     let start = Instant::now();
     let ended = loop {
         match child.try_wait() {
@@ -147,7 +137,6 @@ pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, C
     Ok(ReplayRun {
         pid,
         ended,
-        load_base,
         outcome,
         out_dir: req.out_dir.clone(),
     })
@@ -160,22 +149,6 @@ fn ended(status: ExitStatus) -> Ended {
         (None, Some(sig)) => Ended::Signaled(sig),
         (None, None) => Ended::Exited(-1),
     }
-}
-
-/// Start address of the mapping of `binary` at file offset 0 in process `pid`.
-fn load_base(pid: u32, binary: &Path) -> Option<u64> {
-    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
-    let want = std::fs::canonicalize(binary).ok()?;
-    maps.lines().find_map(|line| {
-        let mut f = line.split_whitespace();
-        let range = f.next()?;
-        let _perms = f.next()?;
-        let offset = f.next()?;
-        let path = f.nth(2)?;
-        (u64::from_str_radix(offset, 16).ok()? == 0 && Path::new(path) == want)
-            .then(|| u64::from_str_radix(range.split('-').next()?, 16).ok())
-            .flatten()
-    })
 }
 
 /// Runs every request, at most one per core at a time; results in the requests' order.

@@ -101,12 +101,12 @@ mod tests {
         ReplayRun {
             pid: 1,
             ended,
-            load_base: None,
             outcome: result
                 .map(|result| Outcome {
                     format_version: OUTCOME_VERSION,
                     binary_hash: "0".into(),
                     schedule: "s".into(),
+                    load_base: 0,
                     result,
                     schedule_followed: result != ResultKind::Diverged,
                     steps_done: 2,
