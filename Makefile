@@ -3,7 +3,7 @@
 #   make deps     install the Debian packages (and python jsonschema) ilgen needs, when missing
 #   make build    build plugin, runtime and CLI in release mode into target/release
 #   make test     deps + build + fmt/clippy + unit tests + lit tests (what CI runs)
-#   make demo     record the paper's Listing 1 and print its trace
+#   make demo     record the paper's Listing 1, detect, replay, print the confirmed race
 #   make bench    print the recording-overhead table (native vs ilgen vs TSan)
 #   make bench-detect  print detect time and memory against trace size (10^3..10^7 events)
 #   make install  PREFIX=/usr/local: bin/ilgen, lib/ilgen/{libilgen_pass.so,libilgen_rt.a}
@@ -51,10 +51,15 @@ test: build lint unit lit
 
 demo: build
 	@mkdir -p $(DEMO_DIR)
-	$(REL)/ilgen cc -g -O0 -I tests/include tests/record/listing1.c -o $(DEMO_DIR)/listing1
+	$(REL)/ilgen cc -g -O0 tests/confirm/demo_listing1.c -o $(DEMO_DIR)/listing1
 	rm -rf $(DEMO_DIR)/trace
+	@echo "== record one run (the race on y is hidden in it: main takes m first)"
 	ILGEN_OPTIONS=trace_dir=$(DEMO_DIR)/trace $(DEMO_DIR)/listing1
 	$(REL)/ilgen dump $(DEMO_DIR)/trace
+	@echo "== detect: predict schedules, replay each, report the confirmed findings"
+	@# Exit 66 means confirmed findings: the expected outcome of this demo.
+	$(REL)/ilgen detect $(DEMO_DIR)/trace; status=$$?; [ $$status -eq 66 ] || exit $$status
+	@echo "== reproduce it under gdb: $(REL)/ilgen replay --gdb $(DEMO_DIR)/trace:1"
 
 bench: build
 	$(PYTHON) benchmarks/record_overhead.py
