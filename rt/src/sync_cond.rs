@@ -78,8 +78,20 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_cond_signal(
     site: *const c_void,
 ) -> libc::c_int {
     let op = SyncOp::CondSignal { cond: c as u64 };
+    // While a schedule is being replayed, a signal wakes every waiter: the kernel, not the
+    // schedule, would choose which single waiter a signal wakes, and a wrong choice leaves the
+    // scheduled waiter asleep forever. A waiter woken early is a spurious wakeup, which POSIX
+    // allows and programs already handle; the gate holds it, its mutex released, until its
+    // scheduled wake.
+    let replaying = crate::runtime::replaying().is_some_and(|r| !r.finished());
     // SAFETY: the program's own call.
-    sync_record::release(site, op, false, || unsafe { libc::pthread_cond_signal(c) })
+    sync_record::release(site, op, false, || unsafe {
+        if replaying {
+            libc::pthread_cond_broadcast(c)
+        } else {
+            libc::pthread_cond_signal(c)
+        }
+    })
 }
 
 /// # Safety
