@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Recording overhead of ilgen: native vs. ilgen record vs. ThreadSanitizer.
+"""Recording and replay overhead of ilgen: native vs. ilgen record / replay vs. ThreadSanitizer.
 
 Builds every workload in benchmarks/record/ three ways in a temporary directory:
 
@@ -12,7 +12,21 @@ interleaving the builds so that a change in machine load hits all of them alike,
 Markdown table of median wall times, the ratios record/native and record/TSan from this same
 run, and the bytes of one recorded trace (sum of the file sizes in its trace directory).
 
-Any failure (build error, non-zero exit, output differing from the native build, a TSan
+Replay (unless --no-replay), in the same run: one more recorded run per workload gives a trace,
+from which tests/replay/Inputs/schedule.py writes two schedules, and the record build is run in
+ILGEN_OPTIONS=mode=replay under each of them, --replay-runs times, interleaved with a TSan run:
+
+    replay   the whole recorded order (schedule.py --recorded): every sync operation is a step
+             that waits for its turn (worst case of the gate), plus the happens-before detector
+    HB-only  a schedule with no steps (schedule.py with no STEP): the gate lets every operation
+             run free from the start, so this is the online happens-before detector alone
+
+Every replay must end with result `no_error`, the whole schedule followed, no race and the
+native build's output; otherwise the replay cells say FAILED, the outcome is printed on
+stderr, and the script exits with status 1 after the table (the workloads are race-free: a
+race or a divergence there is a runtime bug).
+
+Any other failure (build error, non-zero exit, output differing from the native build, a TSan
 report, no trace written) stops the script with a message and exit status 1. Missing tools
 give exit status 2 and say to run `make build`.
 
@@ -21,6 +35,7 @@ Python 3 standard library only. `make bench` runs it with the defaults.
 
 import argparse
 import datetime
+import json
 import os
 import resource
 import shutil
@@ -48,8 +63,23 @@ WORKLOADS = [
 ]
 
 
+# Replay is measured at a smaller size where the whole recorded order is too long to write and
+# read back in the time `make bench` may take: prodcons at 200000 has 4.2 M sync records, a
+# 322 MB schedule that schedule.py takes ~150 s to write and the runtime 3.7 GB to hold.
+# TSan is then also timed at that size, for the replay/TSan ratios.
+REPLAY_SIZES = {"prodcons": "20000"}
+
+SCHEDULE_PY = REPO / "tests" / "replay" / "Inputs" / "schedule.py"
+REPLAY_KINDS = ("replay", "hbonly")
+REPLAY_LABEL = {"replay": "replay (whole recorded order)", "hbonly": "HB-only (schedule of 0 steps)"}
+
+
 class BenchError(Exception):
     """A failure that must stop the benchmark; the message says what and where."""
+
+
+class ReplayFailure(BenchError):
+    """A replay that did not end clean: reported after the table, the script exits 1."""
 
 
 def log(msg):
@@ -100,15 +130,24 @@ class Runner:
         self.work = work
         self.trace_counter = 0
 
-    def run(self, name, kind, exe, size, expect_stdout=None):
-        """Runs exe once; returns (seconds, stdout, trace bytes or None)."""
+    def run(self, name, kind, exe, size, expect_stdout=None, schedule=None, keep_trace=None):
+        """Runs exe once; returns (seconds, stdout, trace bytes or None).
+
+        keep_trace: a record run writes its trace there and leaves it. schedule: the schedule
+        file of a replay run (kind "replay" or "hbonly"), whose outcome is checked."""
         env = base_env()
         trace_dir = None
+        outcome_dir = None
         if kind == "record":
             self.trace_counter += 1
-            trace_dir = self.work / "traces" / f"{name}-{self.trace_counter}"
+            trace_dir = keep_trace or self.work / "traces" / f"{name}-{self.trace_counter}"
             trace_dir.parent.mkdir(exist_ok=True)
             env["ILGEN_OPTIONS"] = f"trace_dir={trace_dir}"
+        elif kind in REPLAY_KINDS:
+            self.trace_counter += 1
+            outcome_dir = self.work / "outcomes" / f"{name}-{kind}-{self.trace_counter}"
+            outcome_dir.parent.mkdir(exist_ok=True)
+            env["ILGEN_OPTIONS"] = f"mode=replay:schedule={schedule}:outcome_dir={outcome_dir}"
         elif kind == "off":
             env["ILGEN_OPTIONS"] = "mode=off"
         elif kind == "tsan":
@@ -127,6 +166,10 @@ class Runner:
             usage1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             seconds = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime)
         what = f"{name} ({kind} build)"
+        if outcome_dir is not None:
+            self.check_outcome(name, kind, size, f"ILGEN_OPTIONS={env['ILGEN_OPTIONS']} {' '.join(cmd)}",
+                               proc, outcome_dir, expect_stdout)
+            return seconds, proc.stdout, None
         if proc.returncode != 0:
             raise BenchError(
                 f"{what} exited with status {proc.returncode}:\n  $ {' '.join(cmd)}\n"
@@ -151,8 +194,38 @@ class Runner:
             trace_bytes = dir_bytes(trace_dir)
             if not (trace_dir / "meta.json").is_file():
                 raise BenchError(f"{what}: {trace_dir} holds no meta.json; it is not a trace")
-            shutil.rmtree(trace_dir)
+            if keep_trace is None:
+                shutil.rmtree(trace_dir)
         return seconds, proc.stdout, trace_bytes
+
+    def check_outcome(self, name, kind, size, cmdline, proc, outcome_dir, expect_stdout):
+        """A replay must follow its whole schedule, find nothing, and print what native does."""
+        what = f"{name} ({size}) {REPLAY_LABEL[kind]}"
+        env_line = f"  $ {cmdline}"
+        path = outcome_dir / "replay-outcome.json"
+        try:
+            text = path.read_text()
+            outcome = json.loads(text)
+        except (OSError, ValueError) as e:
+            raise ReplayFailure(f"{what}: no readable {path} ({e}); exit status "
+                                f"{proc.returncode}\n{env_line}\n{tail(proc.stderr)}")
+        problems = []
+        if outcome.get("result") != "no_error":
+            problems.append(f"result is {outcome.get('result')!r}, not 'no_error'")
+        if outcome.get("races"):
+            problems.append(f"{len(outcome['races'])} race(s) reported on a race-free workload")
+        if not outcome.get("schedule_followed") or outcome.get("steps_done") != outcome.get("steps_total"):
+            problems.append(f"schedule not followed ({outcome.get('steps_done')} of "
+                            f"{outcome.get('steps_total')} steps)")
+        if proc.returncode != 0:
+            problems.append(f"exit status {proc.returncode}")
+        if expect_stdout is not None and proc.stdout != expect_stdout:
+            problems.append("output differs from the native build's: "
+                            f"{proc.stdout.decode(errors='replace').strip()[:200]!r}")
+        if problems:
+            raise ReplayFailure(f"{what}: " + "; ".join(problems) + f"\n{env_line}\n"
+                                f"outcome {path}:\n{text.strip()}\nstderr:\n{tail(proc.stderr)}")
+        shutil.rmtree(outcome_dir)
 
 
 def cpu_model():
@@ -208,6 +281,14 @@ def parse_args(argv):
     p.add_argument("--cpu", action="store_true",
                    help="report user+system CPU seconds instead of wall seconds (steadier on a "
                    "machine whose cores are shared with other work)")
+    p.add_argument("--no-replay", dest="replay", action="store_false",
+                   help="skip the replay and HB-only columns")
+    p.add_argument("--replay-runs", type=int, default=3,
+                   help="timed runs of each replay (default 3, fewer than --runs to keep "
+                   "`make bench` short; the median is shown)")
+    p.add_argument("--replay-size", action="append", default=[], metavar="NAME=N",
+                   help="size (argv[1]) of a workload's replay runs; default: its size, except "
+                   + ", ".join(f"{k}={v}" for k, v in REPLAY_SIZES.items()))
     p.add_argument("--timeout", type=float, default=600, help="seconds per run before giving up (default 600)")
     p.add_argument("--keep", action="store_true", help="keep the build directory and print its path")
     args = p.parse_args(argv)
@@ -220,13 +301,17 @@ def parse_args(argv):
             if n not in names:
                 p.error(f"unknown workload {n!r} for --only; choose from: {', '.join(names)}")
         args.only = wanted
-    sizes = {}
-    for item in args.size:
-        name, sep, value = item.partition("=")
-        if not sep or name not in names or not value.isdigit():
-            p.error(f"--size wants NAME=N with NAME one of {', '.join(names)}; got {item!r}")
-        sizes[name] = value
-    args.size = sizes
+    if args.replay_runs < 1:
+        p.error("--replay-runs must be at least 1")
+    for opt in ("size", "replay_size"):
+        sizes = {}
+        for item in getattr(args, opt):
+            name, sep, value = item.partition("=")
+            if not sep or name not in names or not value.isdigit():
+                p.error(f"--{opt.replace('_', '-')} wants NAME=N with NAME one of "
+                        f"{', '.join(names)}; got {item!r}")
+            sizes[name] = value
+        setattr(args, opt, sizes)
     return args
 
 
@@ -237,6 +322,8 @@ def check_tools(args):
         problems.append(f"the ilgen CLI is missing: {ilgen} (run `make build`, or pass --bin DIR)")
     if shutil.which(CLANG) is None:
         problems.append(f"{CLANG} is not on PATH (run `make build`, which installs it via `make deps`)")
+    if args.replay and not SCHEDULE_PY.is_file():
+        problems.append(f"{SCHEDULE_PY} is missing (it writes the replay schedules)")
     if problems:
         for msg in problems:
             log(f"error: {msg}")
@@ -260,6 +347,7 @@ def main(argv=None):
     try:
         runner = Runner(args, work)
         rows = []
+        failures = []
         for name, src, default_size, desc in workloads:
             size = args.size.get(name, default_size)
             src_path = SRC_DIR / src
@@ -288,9 +376,22 @@ def main(argv=None):
                     if tbytes is not None:
                         trace_sizes.append(tbytes)
             med = {k: statistics.median(v) for k, v in times.items()}
-            rows.append((name, size, med, int(statistics.median(trace_sizes)), desc))
+            rsize = None
+            if args.replay:
+                rsize = args.replay_size.get(name, REPLAY_SIZES.get(name, size))
+                if name in args.size and name not in args.replay_size:
+                    rsize = size  # an explicit --size applies to replay too
+                replay_phase(args, runner, work, name, exes, size, rsize, expected, med, failures)
+            rows.append((name, size, med, int(statistics.median(trace_sizes)), desc, rsize))
 
         print_table(args, rows)
+        if failures:
+            log("")
+            for msg in failures:
+                log(f"error: replay failed: {msg}\n")
+            log(f"error: {len(failures)} replay(s) failed (see above); the workloads are "
+                f"race-free, so this is a runtime bug")
+            return 1
     except BenchError as e:
         log(f"error: {e}")
         return 1
@@ -302,19 +403,81 @@ def main(argv=None):
     return 0
 
 
+def write_schedule(trace, out, *steps):
+    """Runs tests/replay/Inputs/schedule.py TRACE STEPS... > out; returns its number of steps."""
+    with open(out, "wb") as f:
+        proc = subprocess.run([sys.executable, str(SCHEDULE_PY), str(trace), *steps],
+                              stdout=f, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        raise BenchError(f"{SCHEDULE_PY.name} {trace} {' '.join(steps)} failed with exit status "
+                         f"{proc.returncode}:\n{tail(proc.stderr)}")
+    with open(out) as f:
+        return len(json.load(f)["steps"])
+
+
+def replay_phase(args, runner, work, name, exes, size, rsize, expected, med, failures):
+    """Times replay, HB-only and TSan (all at rsize, interleaved) into med."""
+    if rsize != size:
+        _, expected, _ = runner.run(name, "native", exes["native"], rsize)
+    trace = work / "sched" / f"{name}-trace"
+    log(f"[{name}] replay: recording a trace at size {rsize}, writing schedules")
+    runner.run(name, "record", exes["record"], rsize, expected, keep_trace=trace)
+    start = time.perf_counter()
+    schedules = {"replay": work / "sched" / f"{name}-recorded.json",
+                 "hbonly": work / "sched" / f"{name}-empty.json"}
+    med["replay_steps"] = write_schedule(trace, schedules["replay"], "--recorded")
+    med["hbonly_steps"] = write_schedule(trace, schedules["hbonly"])
+    log(f"[{name}] replay: {med['replay_steps']} steps in the recorded order "
+        f"({schedules['replay'].stat().st_size} bytes), schedules written in "
+        f"{time.perf_counter() - start:.1f} s")
+    shutil.rmtree(trace)
+    # TSan runs again, interleaved with the replays, for the ratios: same size, same load.
+    kinds = ["tsan"]
+    for kind in REPLAY_KINDS:
+        try:
+            log(f"[{name}] {REPLAY_LABEL[kind]}: warm-up and checks (size {rsize})")
+            runner.run(name, kind, exes["record"], rsize, expected, schedule=schedules[kind])
+            kinds.append(kind)
+        except ReplayFailure as e:
+            failures.append(str(e))
+            med[kind] = None
+    times = {k: [] for k in kinds}
+    for i in range(args.replay_runs):
+        log(f"[{name}] replay run {i + 1}/{args.replay_runs}")
+        for kind in kinds:
+            exe = exes["tsan"] if kind == "tsan" else exes["record"]
+            secs, _, _ = runner.run(name, kind, exe, rsize, expected,
+                                    schedule=schedules.get(kind))
+            times[kind].append(secs)
+    for kind, v in times.items():
+        med["tsan_r" if kind == "tsan" else kind] = statistics.median(v)
+
+
 def print_table(args, rows):
     header = ["workload", "native s", "ilgen record s", "TSan s", "record/native",
               "record/TSan", "trace bytes"]
     if args.split:
         header[3:3] = ["ilgen mode=off s"]
+    if args.replay:
+        header += ["replay s", "replay/TSan", "HB-only s", "HB-only/TSan"]
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
-    for name, size, med, tbytes, _desc in rows:
-        cells = [f"{name} ({size})", fmt_s(med["native"]), fmt_s(med["record"]), fmt_s(med["tsan"]),
+    resized = []
+    for name, size, med, tbytes, _desc, rsize in rows:
+        label = f"{name} ({size})" if rsize in (None, size) else f"{name} ({size}; replay {rsize})"
+        cells = [label, fmt_s(med["native"]), fmt_s(med["record"]), fmt_s(med["tsan"]),
                  f"{med['record'] / med['native']:.2f}x", f"{med['record'] / med['tsan']:.2f}x",
                  fmt_bytes(tbytes)]
         if args.split:
             cells[3:3] = [fmt_s(med["off"])]
+        if args.replay:
+            for kind in REPLAY_KINDS:
+                if med[kind] is None:
+                    cells += ["FAILED", "-"]
+                else:
+                    cells += [fmt_s(med[kind]), f"{med[kind] / med['tsan_r']:.2f}x"]
+            resized.append(f"{name}{f' at {rsize}' if rsize != size else ''} "
+                           f"{fmt_s(med['tsan_r'])} s")
         lines.append("| " + " | ".join(cells) + " |")
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print("\n".join(lines))
@@ -324,8 +487,15 @@ def print_table(args, rows):
           f"median of {args.runs} runs ({metric}, after one warm-up run); clang-19 -O2 -g; "
           f"trace bytes = median over the recorded runs of the summed file sizes in the trace "
           f"directory.")
-    print("Workloads: " + "; ".join(f"{name}: {desc}" for name, _s, _m, _t, desc in rows) + ".")
-    slower = [name for name, _s, med, _t, _d in rows if med["record"] >= med["tsan"]]
+    if args.replay:
+        steps = ", ".join(f"{name} {med['replay_steps']}" for name, _s, med, _t, _d, _r in rows)
+        print(f"Replay: median of {args.replay_runs} runs (after one warm-up run) of the record "
+              f"build in mode=replay; replay = the whole recorded order as the schedule (steps: "
+              f"{steps}), HB-only = a schedule of 0 steps (the happens-before detector alone); "
+              f"ratios against the median of TSan runs at the replay size interleaved with the "
+              f"replay runs ({', '.join(resized)}).")
+    print("Workloads: " + "; ".join(f"{name}: {desc}" for name, _s, _m, _t, desc, _r in rows) + ".")
+    slower = [name for name, _s, med, _t, _d, _r in rows if med["record"] >= med["tsan"]]
     if slower:
         print(f"Target missed: recording is not cheaper than TSan on: {', '.join(slower)}.")
     else:
