@@ -340,7 +340,9 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
                 .iter()
                 .map(|b| Blocked {
                     tid: b.thread.tid,
-                    op: b.op.clone(),
+                    // The runtime names a condition wait's second half "wake"; a thread stuck
+                    // there is, to the programmer, stuck in pthread_cond_wait.
+                    op: if b.op == "wake" { "wait".into() } else { b.op.clone() },
                     object: b.object,
                     object_name: name(b.object),
                     location: ctx.location(b.site),

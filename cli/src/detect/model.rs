@@ -38,6 +38,10 @@ pub struct Sources {
     pub end_of: Vec<Option<At>>,
     pub signal_of: Vec<Option<At>>,
     pub enters_of: Vec<Vec<At>>,
+    /// Per condition instance: the waits it wakes that no wait loop encloses, as (thread, index
+    /// of the wait's [`ModelOp::WaitRelease`]). Such a wait has no predicate to re-check: a signal
+    /// that comes before the wait is entered is lost to it (a missed signal).
+    pub bare_waits_of: Vec<Vec<(usize, usize)>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -213,15 +217,44 @@ impl Model {
             end_of: vec![None; threads.len()],
             signal_of: vec![None; objects.conds.len()],
             enters_of: vec![Vec::new(); objects.barriers.len()],
+            bare_waits_of: vec![Vec::new(); objects.conds.len()],
         };
         for (thread, t) in threads.iter().enumerate() {
+            // Wait loops open around this point (their condition variables; 0: unknown), and the
+            // index of the wait last entered outside any of them.
+            let mut open_loops: Vec<u64> = Vec::new();
+            let mut bare_release = None;
             for (index, e) in t.events.iter().enumerate() {
                 let at = At { thread, index };
-                let ModelEvent::Sync { op, .. } = e else {
+                let ModelEvent::Sync { op, observed } = e else {
                     continue;
                 };
-                // Indices come from prepare; `get_mut` keeps a hand-made model from panicking.
+                match observed.op {
+                    SyncOp::WaitLoopEnter { cond } => open_loops.push(cond),
+                    SyncOp::WaitLoopExit { cond } => {
+                        if let Some(i) = open_loops.iter().rposition(|&c| c == cond) {
+                            open_loops.remove(i);
+                        }
+                    }
+                    _ => {}
+                }
                 match *op {
+                    ModelOp::WaitRelease { .. } => {
+                        let cond = observed.op.object();
+                        let looped = open_loops.iter().any(|&c| c == 0 || Some(c) == cond);
+                        bare_release = (!looped).then_some(index);
+                    }
+                    ModelOp::WaitReturn {
+                        wake: Wake::Signal(cond),
+                        ..
+                    } => {
+                        if let (Some(release), Some(list)) =
+                            (bare_release.take(), s.bare_waits_of.get_mut(cond))
+                        {
+                            list.push((thread, release));
+                        }
+                    }
+                    // Indices come from prepare; `get_mut` keeps a hand-made model from panicking.
                     ModelOp::Fork { child } => {
                         if let Some(slot) = s.fork_of.get_mut(child) {
                             *slot = Some(at);

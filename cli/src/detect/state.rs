@@ -5,7 +5,8 @@
 //! model only by these rules, so they agree on what a schedule may do. Whether a thread was forked
 //! or ended, an instance signalled or a barrier entered follows from the positions
 //! ([`crate::detect::model::Sources`]); a state stores only what does not: lock holders,
-//! semaphore counts, and which threads wait at a wait-loop exit.
+//! semaphore counts, which threads wait at a wait-loop exit, and which signals were lost to a
+//! wait that was entered after them.
 
 use super::model::{At, Model, ModelEvent, ModelOp, Wake};
 
@@ -20,6 +21,10 @@ pub struct State {
     /// Per thread: it released its mutex to wait at a wait-loop exit (its segment's accesses,
     /// made before the wait, are behind it).
     waiting: Vec<bool>,
+    /// (condition instance, thread): the instance was signalled before the thread entered its
+    /// bare wait ([`crate::detect::model::Sources::bare_waits_of`]), so it never wakes that wait.
+    /// Sorted; almost always empty.
+    lost: Vec<(usize, usize)>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -51,6 +56,7 @@ impl State {
             rw: vec![RwState::default(); o.rwlocks.len()],
             sem: o.sems.iter().map(|s| s.initial).collect(),
             waiting: vec![false; model.threads.len()],
+            lost: Vec::new(),
         }
     }
 
@@ -108,7 +114,9 @@ impl State {
             }
             ModelOp::WaitReturn { mutex, wake } => {
                 let woken = match wake {
-                    Wake::Signal(c) => self.signalled(model, c),
+                    Wake::Signal(c) => {
+                        self.signalled(model, c) && self.lost.binary_search(&(c, thread)).is_err()
+                    }
                     Wake::Unsignalled => true,
                     Wake::Never => false,
                 };
@@ -207,6 +215,20 @@ impl State {
         }
     }
 
+    /// A signal of `cond` now reaches none of its bare waits not yet entered.
+    fn lose_signal(&mut self, model: &Model, cond: usize) {
+        let Some(waits) = model.sources().bare_waits_of.get(cond) else {
+            return;
+        };
+        for &(waiter, release) in waits {
+            if self.pos[waiter] <= release {
+                if let Err(i) = self.lost.binary_search(&(cond, waiter)) {
+                    self.lost.insert(i, (cond, waiter));
+                }
+            }
+        }
+    }
+
     /// Whether the thread released its mutex to wait at a wait-loop exit.
     pub fn waiting(&self, thread: usize) -> bool {
         self.waiting[thread]
@@ -234,6 +256,9 @@ impl State {
         };
         if !self.enabled(model, thread, op) {
             return false;
+        }
+        if let ModelOp::Signal { cond } = op {
+            self.lose_signal(model, cond);
         }
         self.apply(thread, op);
         self.pos[thread] = stop + 1;
@@ -514,5 +539,35 @@ mod tests {
         assert!(!s.enabled(&m, 1, wait));
         s.apply(0, post);
         assert!(s.enabled(&m, 1, wait));
+    }
+
+    #[test]
+    fn a_signal_before_a_bare_wait_is_lost_to_it() {
+        let objects = SyncObjects {
+            conds: vec![9],
+            ..mutexes(false)
+        };
+        let signal = ModelOp::Signal { cond: 0 };
+        let wake = ModelOp::WaitReturn {
+            mutex: 0,
+            wake: Wake::Signal(0),
+        };
+        let waiter = vec![
+            ModelOp::Lock { mutex: 0 },
+            ModelOp::WaitRelease { mutex: 0 },
+            wake,
+        ];
+        let m = model(vec![vec![signal], waiter], objects);
+        assert_eq!(m.sources().bare_waits_of, vec![vec![(1, 1)]]);
+
+        // Waiting first: the signal wakes it.
+        let mut s = State::initial(&m);
+        assert!(s.advance(&m, 1, 0) && s.advance(&m, 1, 1) && s.advance(&m, 0, 0));
+        assert!(s.enabled(&m, 1, wake));
+
+        // Signalled first: the wait that follows never returns.
+        let mut s = State::initial(&m);
+        assert!(s.advance(&m, 0, 0) && s.advance(&m, 1, 0) && s.advance(&m, 1, 1));
+        assert!(!s.enabled(&m, 1, wake));
     }
 }

@@ -101,15 +101,20 @@ fn deadlock(out: &mut String, d: &Deadlock) {
     }
     for b in &d.blocked {
         let waits: Vec<String> = b.waits_for.iter().map(|&t| thread_name(t)).collect();
-        let _ = write!(
-            out,
-            "  {} is blocked in {} of {}",
-            capital(&thread_name(b.tid)),
-            b.op,
-            object(b.object, &b.object_name)
-        );
-        if !waits.is_empty() {
-            let _ = write!(out, ", held by {}", waits.join(", "));
+        let who = capital(&thread_name(b.tid));
+        // A join waits for a thread, not an object; a blocked wake is the condition wait itself.
+        if b.op == "join" && !waits.is_empty() {
+            let _ = write!(out, "  {who} is blocked in join of {}", waits.join(", "));
+        } else {
+            let _ = write!(
+                out,
+                "  {who} is blocked in {} of {}",
+                b.op,
+                object(b.object, &b.object_name)
+            );
+            if !waits.is_empty() {
+                let _ = write!(out, ", held by {}", waits.join(", "));
+            }
         }
         let _ = writeln!(out, ":");
         frame(out, &b.location);
