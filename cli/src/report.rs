@@ -342,7 +342,11 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
                     tid: b.thread.tid,
                     // The runtime names a condition wait's second half "wake"; a thread stuck
                     // there is, to the programmer, stuck in pthread_cond_wait.
-                    op: if b.op == "wake" { "wait".into() } else { b.op.clone() },
+                    op: if b.op == "wake" {
+                        "wait".into()
+                    } else {
+                        b.op.clone()
+                    },
                     object: b.object,
                     object_name: name(b.object),
                     location: ctx.location(b.site),
