@@ -1,0 +1,715 @@
+#!/usr/bin/env python3
+"""Evaluation suite of ilgen: scenarios (Table 1) and applications (Table 2) against ThreadSanitizer.
+
+    evaluate.py check  [--filter SUBSTR] [-j N] [--work DIR]
+        every benchmarks/scenarios/*.c: validate its header, build it with `ilgen cc -g -O0`,
+        record one run, run `ilgen detect --all-sites --format json` and compare the confirmed
+        findings with the header's EXPECT lines. One PASS/FAIL line per scenario, a summary;
+        exit 0 all pass, 1 some scenario fails, 2 harness or input error (bad header, build
+        failure, unusable trace, missing tool).
+    evaluate.py table1 [--runs N] [--filter SUBSTR] [-j N] [--work DIR]
+        the same ilgen result per scenario, plus ThreadSanitizer in 1 run and in N runs (union of
+        what the runs report); Markdown table of errors found and false reports.
+    evaluate.py table2 [--runs N] [--filter SUBSTR] [--apps-dir DIR] [--work DIR]
+        every benchmarks/apps/*.c: build native / ilgen / TSan at -O2, time the native, recorded
+        and TSan runs (median of 3), detect, and tabulate trace and analysis figures with the
+        errors ilgen and TSan (union over N runs) find. Runs one app at a time (timings).
+
+Header format and the meaning of PASS: benchmarks/scenarios/README.md. Python 3 standard library
+only.
+"""
+
+import argparse
+import concurrent.futures
+import datetime
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO = BENCH_DIR.parent
+SCEN_DIR = BENCH_DIR / "scenarios"
+APPS_DIR = BENCH_DIR / "apps"
+DEFAULT_WORK = REPO / "target" / "eval"
+CLANG = "clang-19"
+
+RECORD_TIMEOUT = 20.0  # a scenario runs well under 1 s; a hung recorded run is killed, its trace kept
+DETECT_TIMEOUT = 300.0
+REPLAY_TIMEOUT = 20  # per replay, passed to `ilgen detect --replay-timeout`
+TSAN_TIMEOUT = 10.0  # a deadlocked TSan run is killed and counts as reporting nothing
+BUILD_TIMEOUT = 180.0
+TSAN_OPTIONS = "halt_on_error=0 exitcode=0 second_deadlock_stack=1"
+
+SCENARIO_KEYS = {"SCENARIO", "CATEGORY", "EXPECT", "REORDER", "ARGS"}
+APP_KEYS = {"APP", "CATEGORY", "EXPECT", "REORDER", "ARGS", "LIBS"}
+
+
+class InputError(Exception):
+    """A problem with a scenario/app file or the tools, not a wrong answer of ilgen (exit 2)."""
+
+
+# An error is (kind, frozenset of lines). Lines of the scenario's own file are ints; a location in
+# another file is "basename:line", so that it can never match an EXPECT line.
+def fmt_err(err):
+    kind, lines = err
+    ordered = sorted(lines, key=lambda x: (1, x, 0) if isinstance(x, str) else (0, "", x))
+    return kind + " " + " ".join(str(x) for x in ordered)
+
+
+def fmt_errs(errs):
+    if not errs:
+        return "none"
+    return ", ".join(fmt_err(e) for e in sorted(errs, key=fmt_err))
+
+
+@dataclass
+class Header:
+    path: Path
+    name: str
+    title: str = ""
+    category: str = ""
+    expect: set = field(default_factory=set)
+    reorder: str = ""
+    args: list = field(default_factory=list)
+    libs: list = field(default_factory=list)
+
+
+def parse_header(path, app=False):
+    """Reads the leading `//` comment block of PATH; raises InputError naming the file and line."""
+    text = path.read_text(errors="replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    keys = APP_KEYS if app else SCENARIO_KEYS
+    title_key = "APP" if app else "SCENARIO"
+    hdr = Header(path=path, name=path.stem)
+    seen = {}
+    expect_none = False
+    expect_lines = []  # (header line number, error)
+
+    def fail(lineno, msg):
+        where = f"{path}:{lineno}" if lineno else str(path)
+        raise InputError(f"{where}: {msg}")
+
+    for i, raw in enumerate(lines, 1):
+        s = raw.strip()
+        if s == "":
+            continue
+        if not s.startswith("//"):
+            break  # end of the leading comment block
+        body = s[2:].strip()
+        m = re.match(r"^([A-Z][A-Z0-9_]*):(.*)$", body)
+        if not m:
+            continue  # free text (a continuation of the description)
+        key, val = m.group(1), m.group(2).strip()
+        if key not in keys:
+            fail(i, f"unknown header keyword '{key}:' (expected one of {', '.join(sorted(keys))})")
+        if key != "EXPECT" and key in seen:
+            fail(i, f"header keyword '{key}:' given twice (first at line {seen[key]})")
+        seen.setdefault(key, i)
+        if key == title_key:
+            if not val:
+                fail(i, f"'{key}:' is empty")
+            hdr.title = val
+        elif key == "CATEGORY":
+            if not val or " " in val:
+                fail(i, f"'CATEGORY:' must be one word, got '{val}'")
+            hdr.category = val
+        elif key == "REORDER":
+            if val not in ("yes", "no"):
+                fail(i, f"'REORDER:' must be 'yes' or 'no', got '{val}'")
+            hdr.reorder = val
+        elif key == "ARGS":
+            try:
+                hdr.args = shlex.split(val)
+            except ValueError as e:
+                fail(i, f"'ARGS:' does not parse: {e}")
+        elif key == "LIBS":
+            hdr.libs = shlex.split(val)
+        elif key == "EXPECT":
+            words = val.split()
+            if not words:
+                fail(i, "'EXPECT:' is empty")
+            kind = words[0]
+            if kind == "none":
+                if len(words) != 1:
+                    fail(i, "'EXPECT: none' takes no line numbers")
+                expect_none = True
+                continue
+            if kind not in ("race", "deadlock"):
+                fail(i, f"'EXPECT:' kind must be race, deadlock or none, got '{kind}'")
+            nums = []
+            for w in words[1:]:
+                if not w.isdigit() or int(w) == 0:
+                    fail(i, f"'EXPECT: {kind}': '{w}' is not a line number")
+                nums.append(int(w))
+            if kind == "race" and len(nums) != 2:
+                fail(i, "'EXPECT: race' takes exactly two line numbers (the same twice for one line)")
+            if kind == "deadlock" and len(nums) < 1:
+                fail(i, "'EXPECT: deadlock' takes the lines of the blocked calls")
+            for n in nums:
+                if n > len(lines):
+                    fail(i, f"line {n} is past the end of the file ({len(lines)} lines)")
+                target = lines[n - 1].strip()
+                if target == "" or target.startswith("//") or target.startswith("/*") or target.startswith("*"):
+                    fail(i, f"line {n} is blank or a comment: '{target}'")
+            err = (kind, frozenset(nums))
+            for j, prev in expect_lines:
+                if prev == err:
+                    fail(i, f"'EXPECT: {fmt_err(err)}' repeats line {j}")
+            expect_lines.append((i, err))
+
+    for key in ([title_key, "EXPECT"] + ([] if app else ["CATEGORY", "REORDER"])):
+        if key not in seen:
+            fail(0, f"header keyword '{key}:' missing from the leading // comment block")
+    if app and "ARGS" not in seen:
+        fail(0, "header keyword 'ARGS:' missing from the leading // comment block")
+    if expect_none and expect_lines:
+        fail(seen["EXPECT"], "'EXPECT: none' together with other EXPECT lines")
+    hdr.expect = {e for _, e in expect_lines}
+    return hdr
+
+
+# ---------------------------------------------------------------------------------------------
+# Running things
+
+
+@dataclass
+class RunResult:
+    rc: int
+    wall: float
+    cpu: float
+    timed_out: bool
+
+
+def run(cmd, *, cwd=None, env=None, timeout=None, stdout=None, stderr=None):
+    """Runs CMD in its own process group; on timeout kills the group with SIGKILL. Returns the
+    exit status (negative: killed by that signal), wall time and user+sys CPU of the process and
+    the children it waited for. STDOUT/STDERR: paths (files written) or None (discarded)."""
+    out = open(stdout, "wb") if stdout else subprocess.DEVNULL
+    err = open(stderr, "wb") if stderr else subprocess.DEVNULL
+    timed_out = threading.Event()
+    try:
+        t0 = time.monotonic()
+        try:
+            p = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                 stderr=err, start_new_session=True)
+        except OSError as e:
+            raise InputError(f"cannot run {cmd[0]}: {e}")
+
+        def kill():
+            timed_out.set()
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+        timer = threading.Timer(timeout, kill) if timeout else None
+        if timer:
+            timer.start()
+        try:
+            _, status, ru = os.wait4(p.pid, 0)
+        finally:
+            if timer:
+                timer.cancel()
+        wall = time.monotonic() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        # whatever the program left running in its group (it was a session leader) goes too
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return RunResult(p.returncode, wall, ru.ru_utime + ru.ru_stime, timed_out.is_set())
+    finally:
+        if stdout:
+            out.close()
+        if stderr:
+            err.close()
+
+
+def clean_env(**extra):
+    env = dict(os.environ)
+    for k in ("ILGEN_OPTIONS", "TSAN_OPTIONS", "ILGEN_PASS_OPTIONS"):
+        env.pop(k, None)
+    env.update(extra)
+    return env
+
+
+def tail(path, n=6):
+    try:
+        lines = Path(path).read_text(errors="replace").strip().split("\n")
+    except OSError:
+        return ""
+    return "\n".join("    " + x for x in lines[-n:])
+
+
+def build(cmd, log, what):
+    r = run(cmd, timeout=BUILD_TIMEOUT, stdout=log, stderr=log)
+    if r.rc != 0:
+        raise InputError(f"{what}: build failed (exit {r.rc}): {shlex.join(cmd)}\n{tail(log)}")
+    warned = Path(log).stat().st_size > 0 and "warning:" in Path(log).read_text(errors="replace")
+    return warned
+
+
+def loc_key(loc, base):
+    """A report location -> int line of the scenario file, or 'file:line' for anything else."""
+    if not isinstance(loc, dict) or "line" not in loc:
+        return f"?:site{loc.get('site') if isinstance(loc, dict) else '?'}"
+    f = loc.get("file") or "?"
+    if os.path.basename(f) == base:
+        return int(loc["line"])
+    return f"{os.path.basename(f)}:{loc['line']}"
+
+
+def findings_to_errors(report, base):
+    errs = set()
+    for f in report.get("findings", []):
+        if f.get("kind") == "race":
+            lines = {loc_key(f["current"].get("location"), base),
+                     loc_key(f["previous"].get("location"), base)}
+            errs.add(("race", frozenset(lines)))
+        elif f.get("kind") == "deadlock":
+            lines = {loc_key(b.get("location"), base) for b in f.get("blocked", [])}
+            errs.add(("deadlock", frozenset(lines)))
+        else:
+            errs.add((str(f.get("kind")), frozenset()))
+    return errs
+
+
+@dataclass
+class IlgenResult:
+    found: set = field(default_factory=set)
+    notes: list = field(default_factory=list)
+    error: str = ""  # harness/input error: no verdict
+    time: float = 0.0
+    report: dict = field(default_factory=dict)
+    stats: dict = field(default_factory=dict)
+    record_runs: list = field(default_factory=list)
+    detect_wall: float = 0.0
+
+
+def ilgen_bin(args):
+    p = Path(args.ilgen)
+    if not p.is_file():
+        raise InputError(f"{p} missing: run `make build`")
+    return str(p)
+
+
+def record_and_detect(hdr, wdir, exe, ilgen, record_runs=1):
+    """Records RECORD_RUNS runs of EXE (the last trace is kept) and detects on the last one."""
+    res = IlgenResult()
+    base = hdr.path.name
+    trace = wdir / "trace"
+    for k in range(record_runs):
+        if trace.exists():
+            shutil.rmtree(trace)
+        r = run([str(exe)] + hdr.args, cwd=wdir, env=clean_env(ILGEN_OPTIONS=f"trace_dir={trace}"),
+                timeout=RECORD_TIMEOUT, stdout=wdir / "record.stdout", stderr=wdir / "record.stderr")
+        res.record_runs.append(r)
+    if r.timed_out:
+        res.notes.append(f"recorded run killed after {RECORD_TIMEOUT:.0f} s")
+    elif r.rc != 0:
+        res.notes.append(f"recorded run exited {r.rc}")
+    if not trace.is_dir():
+        res.error = f"{hdr.path}: the recorded run left no trace in {trace}"
+        return res
+    report_path = wdir / "detect.json"
+    d = run([ilgen, "detect", "--all-sites", "--format", "json", "--replay-timeout",
+             str(REPLAY_TIMEOUT), str(trace)], cwd=wdir, env=clean_env(), timeout=DETECT_TIMEOUT,
+            stdout=report_path, stderr=wdir / "detect.stderr")
+    res.detect_wall = d.wall
+    if d.timed_out:
+        res.error = f"{hdr.path}: ilgen detect killed after {DETECT_TIMEOUT:.0f} s"
+        return res
+    if d.rc not in (0, 66):
+        res.error = (f"{hdr.path}: ilgen detect exited {d.rc} (trace {trace})\n"
+                     f"{tail(wdir / 'detect.stderr')}")
+        return res
+    try:
+        res.report = json.loads(report_path.read_text())
+    except (OSError, ValueError) as e:
+        res.error = f"{hdr.path}: ilgen detect's JSON report does not parse: {e}"
+        return res
+    try:
+        res.stats = json.loads((trace / "candidates.json").read_text())
+    except (OSError, ValueError):
+        res.stats = {}
+    res.found = findings_to_errors(res.report, base)
+    c = res.report.get("counts", {})
+    if c.get("failed"):
+        res.notes.append(f"{c['failed']} candidate(s) failed in replay")
+    return res
+
+
+def ilgen_scenario(hdr, args):
+    t0 = time.monotonic()
+    wdir = Path(args.work) / "scenarios" / hdr.name
+    if wdir.exists():
+        shutil.rmtree(wdir)
+    wdir.mkdir(parents=True)
+    ilgen = ilgen_bin(args)
+    exe = wdir / hdr.name
+    try:
+        warned = build([ilgen, "cc", "-g", "-O0", "-Wall", str(hdr.path), "-o", str(exe),
+                        "-lpthread"] + hdr.libs, wdir / "build.log", str(hdr.path))
+    except InputError as e:
+        return IlgenResult(error=str(e), time=time.monotonic() - t0)
+    res = record_and_detect(hdr, wdir, exe, ilgen)
+    if warned:
+        res.notes.append(f"compiler warnings: {wdir / 'build.log'}")
+    res.time = time.monotonic() - t0
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
+# ThreadSanitizer reports
+
+FRAME_RE = re.compile(r"^\s*#\d+\s+(\S+)\s+(\S+?):(\d+)(?::\d+)?(?:\s|$)")
+ACCESS_RE = re.compile(r"^\s+(?:Previous )?(?:[Aa]tomic )?(?:[Rr]ead|[Ww]rite) of size")
+ACQUIRE_RE = re.compile(r"^\s+Mutex \S+ acquired here while holding")
+
+
+def first_frame_in(block, base):
+    """The first (innermost) frame of a stack that lies in the scenario's file, as an error line."""
+    first_other = None
+    for ln in block:
+        m = FRAME_RE.match(ln)
+        if not m:
+            continue
+        f, line = m.group(2), int(m.group(3))
+        if os.path.basename(f) == base:
+            return line
+        if first_other is None and f not in ("<null>",) and not f.startswith("/usr/"):
+            first_other = f"{os.path.basename(f)}:{line}"
+    return first_other or "?"
+
+
+def parse_tsan(stderr_text, base):
+    """Data races -> ('race', {line, line}); lock-order inversions -> ('deadlock', {lines where a
+    mutex is acquired while holding another}). Other report kinds are counted, not compared."""
+    errs, other = set(), 0
+    reports = re.split(r"^==================$", stderr_text, flags=re.M)
+    for rep in reports:
+        lines = rep.split("\n")
+        head = next((x for x in lines if x.startswith("WARNING: ThreadSanitizer:")), None)
+        if head is None:
+            continue
+        if "data race" in head or "lock-order-inversion" in head:
+            sec_re = ACCESS_RE if "data race" in head else ACQUIRE_RE
+            stacks, cur = [], None
+            for ln in lines:
+                if sec_re.match(ln):
+                    cur = []
+                    stacks.append(cur)
+                elif cur is not None:
+                    if ln.strip() == "" or not ln.strip().startswith("#"):
+                        cur = None
+                    else:
+                        cur.append(ln)
+            locs = {first_frame_in(s, base) for s in stacks}
+            errs.add(("race" if "data race" in head else "deadlock", frozenset(locs)))
+        else:
+            other += 1
+    return errs, other
+
+
+def tsan_runs(hdr, wdir, exe, runs, timed=0):
+    """Runs the TSan build RUNS times; returns the per-run error sets and the timed runs."""
+    per_run, timings, other = [], [], 0
+    for k in range(runs):
+        errf = wdir / f"tsan-{k}.stderr"
+        r = run([str(exe)] + hdr.args, cwd=wdir, env=clean_env(TSAN_OPTIONS=TSAN_OPTIONS),
+                timeout=TSAN_TIMEOUT if not timed else RECORD_TIMEOUT * 6,
+                stdout=wdir / "tsan.stdout", stderr=errf)
+        if k < timed:
+            timings.append(r)
+        if r.timed_out:
+            per_run.append(set())  # a hung (deadlocked) run reports nothing
+            continue
+        errs, o = parse_tsan(errf.read_text(errors="replace"), hdr.path.name)
+        other += o
+        per_run.append(errs)
+    return per_run, timings, other
+
+
+# ---------------------------------------------------------------------------------------------
+# Subcommands
+
+
+def select(dirpath, flt):
+    files = sorted(Path(dirpath).glob("*.c"))
+    if flt:
+        files = [f for f in files if flt in f.name]
+    return files
+
+
+def load_headers(files, app=False):
+    headers, errors = [], []
+    for f in files:
+        try:
+            headers.append(parse_header(f, app=app))
+        except InputError as e:
+            errors.append(str(e))
+    return headers, errors
+
+
+def verdict(hdr, found):
+    matched = hdr.expect & found
+    return matched, hdr.expect - found, found - hdr.expect
+
+
+def cmd_check(args):
+    files = select(args.scenarios_dir, args.filter)
+    if not files:
+        print(f"evaluate: no scenario matches in {args.scenarios_dir}", file=sys.stderr)
+        return 2
+    headers, errors = load_headers(files)
+    for e in errors:
+        print(f"ERROR {e}")
+    ilgen_bin(args)
+    width = max(len(h.name) for h in headers) if headers else 10
+    n_pass = n_fail = 0
+    tot = {"expected": 0, "matched": 0, "missed": 0, "extra": 0}
+    t0 = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+        futs = [(h, ex.submit(ilgen_scenario, h, args)) for h in headers]
+        for h, fut in futs:
+            res = fut.result()
+            if res.error:
+                errors.append(res.error)
+                print(f"ERROR {h.name:<{width}}  {res.error}")
+                continue
+            matched, missed, extra = verdict(h, res.found)
+            ok = not missed and not extra and not any(n.startswith("recorded run") for n in res.notes)
+            tot["expected"] += len(h.expect)
+            tot["matched"] += len(matched)
+            tot["missed"] += len(missed)
+            tot["extra"] += len(extra)
+            line = (f"{'PASS' if ok else 'FAIL'} {h.name:<{width}}  expected: {fmt_errs(h.expect)}"
+                    f"  found: {fmt_errs(res.found)}")
+            if missed:
+                line += f"  MISSED: {fmt_errs(missed)}"
+            if extra:
+                line += f"  EXTRA: {fmt_errs(extra)}"
+            if res.notes:
+                line += "  (" + "; ".join(res.notes) + ")"
+            line += f"  [{res.time:.1f} s]"
+            print(line, flush=True)
+            n_pass += ok
+            n_fail += not ok
+    print(f"\n{len(files)} scenario(s): {n_pass} passed, {n_fail} failed, {len(errors)} error(s); "
+          f"expected errors {tot['expected']}: {tot['matched']} found, {tot['missed']} missed; "
+          f"{tot['extra']} false report(s); {time.monotonic() - t0:.1f} s")
+    if errors:
+        return 2
+    return 1 if n_fail else 0
+
+
+def machine_line():
+    model = "?"
+    try:
+        for ln in Path("/proc/cpuinfo").read_text().split("\n"):
+            if ln.startswith("model name"):
+                model = ln.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"Machine: {os.cpu_count()} cores (nproc {len(os.sched_getaffinity(0))}), {model}; "
+            f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}")
+
+
+def table1_scenario(hdr, args):
+    res = ilgen_scenario(hdr, args)
+    if res.error:
+        return res, None, None
+    wdir = Path(args.work) / "scenarios" / hdr.name
+    exe = wdir / (hdr.name + ".tsan")
+    try:
+        build([CLANG, "-g", "-O1", "-fsanitize=thread", str(hdr.path), "-o", str(exe), "-lpthread"]
+              + hdr.libs, wdir / "build-tsan.log", str(hdr.path))
+    except InputError as e:
+        res.error = str(e)
+        return res, None, None
+    per_run, _, _ = tsan_runs(hdr, wdir, exe, args.runs)
+    union = set().union(*per_run) if per_run else set()
+    return res, per_run[0] if per_run else set(), union
+
+
+def cmd_table1(args):
+    files = select(args.scenarios_dir, args.filter)
+    if not files:
+        print(f"evaluate: no scenario matches in {args.scenarios_dir}", file=sys.stderr)
+        return 2
+    headers, errors = load_headers(files)
+    ilgen_bin(args)
+    rows = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+        futs = [(h, ex.submit(table1_scenario, h, args)) for h in headers]
+        for h, fut in futs:
+            res, one, union = fut.result()
+            if res.error:
+                errors.append(res.error)
+                continue
+            rows.append((h, res.found, one, union))
+            print(f"  {h.name}: done ({res.time:.1f} s ilgen)", file=sys.stderr, flush=True)
+    for e in errors:
+        print(f"ERROR {e}", file=sys.stderr)
+    n = args.runs
+    print(machine_line())
+    print(f"ilgen: one recorded run (`ilgen cc -g -O0`, `detect --all-sites`); TSan: "
+          f"`{CLANG} -g -O1 -fsanitize=thread`, TSAN_OPTIONS=\"{TSAN_OPTIONS}\", 1 run and the "
+          f"union of {n} runs ({TSAN_TIMEOUT:.0f} s timeout each). found = real errors reported, "
+          f"false = reports matching no EXPECT line.\n")
+    print(f"| scenario | category | reorder | real errors | ilgen found | ilgen false | "
+          f"TSan 1 run found | TSan 1 run false | TSan {n} runs found | TSan {n} runs false |")
+    print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|")
+    tot = [0] * 7
+    for h, found, one, union in rows:
+        cells = [len(h.expect)]
+        for s in (found, one, union):
+            cells += [len(h.expect & s), len(s - h.expect)]
+        tot = [a + b for a, b in zip(tot, cells)]
+        print(f"| {h.name} | {h.category} | {h.reorder} | " + " | ".join(map(str, cells)) + " |")
+    print(f"| **total ({len(rows)})** | | | " + " | ".join(f"**{x}**" for x in tot) + " |")
+    return 2 if errors else 0
+
+
+def loc_lines(errs):
+    return {x for _, lines in errs for x in lines}
+
+
+def cmd_table2(args):
+    files = select(args.apps_dir, args.filter)
+    if not files:
+        print(f"evaluate: no application matches in {args.apps_dir}", file=sys.stderr)
+        return 2
+    headers, errors = load_headers(files, app=True)
+    ilgen = ilgen_bin(args)
+    runs = max(args.runs, 3)
+    rows = []
+    for h in headers:
+        wdir = Path(args.work) / "apps" / h.name
+        if wdir.exists():
+            shutil.rmtree(wdir)
+        wdir.mkdir(parents=True)
+        src = str(h.path)
+        try:
+            loc = sum(1 for ln in h.path.read_text(errors="replace").split("\n") if ln.strip())
+            nat, rec, tsn = wdir / (h.name + ".native"), wdir / h.name, wdir / (h.name + ".tsan")
+            libs = ["-lpthread"] + h.libs
+            build([CLANG, "-O2", "-g", src, "-o", str(nat)] + libs, wdir / "build-native.log", src)
+            build([ilgen, "cc", "-O2", "-g", src, "-o", str(rec)] + libs, wdir / "build-ilgen.log", src)
+            build([CLANG, "-O2", "-g", "-fsanitize=thread", src, "-o", str(tsn)] + libs,
+                  wdir / "build-tsan.log", src)
+        except InputError as e:
+            errors.append(str(e))
+            continue
+        print(f"  {h.name}: timing", file=sys.stderr, flush=True)
+        native = []
+        for k in range(3):
+            r = run([str(nat)] + h.args, cwd=wdir, env=clean_env(), timeout=RECORD_TIMEOUT * 6,
+                    stdout=wdir / "native.stdout", stderr=wdir / "native.stderr")
+            if r.rc != 0:
+                errors.append(f"{h.path}: native run exited {r.rc}")
+            native.append(r)
+        res = record_and_detect(h, wdir, rec, ilgen, record_runs=3)
+        if res.error:
+            errors.append(res.error)
+            continue
+        per_run, tsan_t, other = tsan_runs(h, wdir, tsn, runs, timed=3)
+        tsan_union = set().union(*per_run)
+        st = res.stats.get("stats", {})
+        flt, slv = st.get("filter", {}), st.get("solve", {})
+        med = lambda rs, attr: statistics.median(getattr(r, attr) for r in rs)
+        nw, nc = med(native, "wall"), med(native, "cpu")
+        rw, rc = med(res.record_runs, "wall"), med(res.record_runs, "cpu")
+        tw, tc = med(tsan_t, "wall"), med(tsan_t, "cpu")
+        counts = res.report.get("counts", {})
+        confirmed = counts.get("confirmed_races", 0) + counts.get("confirmed_deadlocks", 0)
+        rows.append(dict(
+            name=h.name, loc=loc, threads=st.get("threads", "?"),
+            captured=st.get("accesses_read", "?"), reduced=st.get("accesses_kept", "?"),
+            sync=st.get("sync_events", "?"),
+            pairs=f"{flt.get('pairs_total', '?')}/{flt.get('pairs_left', '?')}",
+            vars=f"{flt.get('vars_shared', '?')}/{flt.get('vars_left', '?')}",
+            cands=len(res.stats.get("candidates", [])), confirmed=confirmed,
+            il_locs=len(loc_lines(res.found)), ts_locs=len(loc_lines(tsan_union)),
+            expected=len(h.expect), il_match=len(h.expect & res.found),
+            il_false=len(res.found - h.expect), ts_match=len(h.expect & tsan_union),
+            ts_false=len(tsan_union - h.expect),
+            native=f"{nw:.3f} / {nc:.3f}", record=f"{rw:.3f} / {rc:.3f}",
+            tsan=f"{tw:.3f} / {tc:.3f}",
+            vs_native=f"{rw / nw:.1f}x" if nw > 0 else "-", vs_tsan=f"{rw / tw:.2f}x" if tw > 0 else "-",
+            detect=f"{res.detect_wall:.2f}", notes="; ".join(res.notes)))
+    for e in errors:
+        print(f"ERROR {e}", file=sys.stderr)
+    print(machine_line())
+    print(f"Builds: native `{CLANG} -O2 -g`, ilgen `ilgen cc -O2 -g`, TSan `{CLANG} -O2 -g "
+          f"-fsanitize=thread`. Times: median of 3 runs, wall s / user+sys CPU s. Trace figures "
+          f"from `ilgen detect --all-sites` on the last recorded run: captured = memory accesses "
+          f"read from the trace, reduced = kept after reduction, vars and pairs = shared / left "
+          f"after the happens-before and lockset filter, candidates = schedules predicted, "
+          f"confirmed = findings confirmed by replay. Error locations = distinct source lines in "
+          f"reports (TSan: union of {runs} runs). errors = EXPECT lines found / false reports.\n")
+    cols = [("app", "name"), ("LOC", "loc"), ("threads", "threads"), ("captured", "captured"),
+            ("reduced", "reduced"), ("sync events", "sync"), ("vars", "vars"), ("pairs", "pairs"),
+            ("candidates", "cands"), ("confirmed", "confirmed"), ("ilgen locs", "il_locs"),
+            ("TSan locs", "ts_locs"), ("real errors", "expected"), ("ilgen found", "il_match"),
+            ("ilgen false", "il_false"), ("TSan found", "ts_match"), ("TSan false", "ts_false"),
+            ("native s", "native"), ("record s", "record"), ("TSan s", "tsan"),
+            ("record/native", "vs_native"), ("record/TSan", "vs_tsan"), ("detect s", "detect")]
+    print("| " + " | ".join(c for c, _ in cols) + " |")
+    print("|---|" + "--:|" * (len(cols) - 1))
+    for r in rows:
+        print("| " + " | ".join(str(r[k]) for _, k in cols) + " |")
+    for r in rows:
+        if r["notes"]:
+            print(f"\nNote {r['name']}: {r['notes']}")
+    return 2 if errors else 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    def common(p):
+        p.add_argument("--filter", default="", help="only files whose name contains SUBSTR")
+        p.add_argument("--work", default=str(DEFAULT_WORK), help="scratch directory")
+        p.add_argument("--ilgen", default=str(REPO / "target" / "release" / "ilgen"))
+
+    p = sub.add_parser("check", help="ilgen on every scenario against its EXPECT header")
+    common(p)
+    p.add_argument("--scenarios-dir", default=str(SCEN_DIR))
+    p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    p = sub.add_parser("table1", help="Table 1: scenarios, ilgen vs TSan")
+    common(p)
+    p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--scenarios-dir", default=str(SCEN_DIR))
+    p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    p = sub.add_parser("table2", help="Table 2: applications, ilgen vs TSan")
+    common(p)
+    p.add_argument("--runs", type=int, default=5, help="TSan runs for the union (>= 3)")
+    p.add_argument("--apps-dir", default=str(APPS_DIR))
+    args = ap.parse_args(argv)
+    if shutil.which(CLANG) is None and args.cmd != "check":
+        print(f"evaluate: {CLANG} not found: run `make build`", file=sys.stderr)
+        return 2
+    try:
+        return {"check": cmd_check, "table1": cmd_table1, "table2": cmd_table2}[args.cmd](args)
+    except InputError as e:
+        print(f"evaluate: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
