@@ -68,7 +68,7 @@ static void *teller(void *arg) {
 
 int main(void) {
   struct teller a = {&accounts[0], &accounts[1], 100, 0, 0};
-  struct teller b = {&accounts[1], &accounts[0], 40, 20000, 0};
+  struct teller b = {&accounts[1], &accounts[0], 40, 40000, 0};
   pthread_t ta, tb;
 
   pthread_create(&ta, NULL, teller, &a);

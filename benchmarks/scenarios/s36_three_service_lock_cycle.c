@@ -14,7 +14,7 @@
 // thread's lock (the inner pthread_mutex_lock of each of the three functions) and main waits in
 // its first pthread_join.
 //
-// In the natural run the sampler and the reloader start 10 and 20 ms late, so the three critical
+// In the natural run the sampler and the reloader start 30 and 60 ms late, so the three critical
 // sections run one after the other and the program finishes. A reordering of the recorded lock
 // operations (all three outer locks first) exposes the three-thread deadlock.
 //
@@ -57,7 +57,7 @@ static void *logger(void *arg) {
 // Sampler: takes one sample at the configured interval. Order: stats_lock, then config_lock.
 static void *sampler(void *arg) {
   (void)arg;
-  usleep(10000);
+  usleep(30000);
   pthread_mutex_lock(&stats_lock);
   requests += 8;
   samples++;
@@ -74,7 +74,7 @@ static void *sampler(void *arg) {
 // Reloader: installs a new configuration and logs it. Order: config_lock, then log_lock.
 static void *reloader(void *arg) {
   (void)arg;
-  usleep(20000);
+  usleep(60000);
   char line[64];
   pthread_mutex_lock(&config_lock);
   interval_ms = 250;

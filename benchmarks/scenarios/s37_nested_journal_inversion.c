@@ -13,7 +13,7 @@
 // checkpoint waits for the inode: both are stuck and main waits in its first pthread_join. The
 // directory lock, the outermost one, plays no part in the cycle but is held all along.
 //
-// In the natural run the checkpoint thread starts 20 ms late, after rename has released all its
+// In the natural run the checkpoint thread starts 40 ms late, after rename has released all its
 // locks, and the program finishes. Reordering the recorded lock operations (the checkpoint takes
 // the journal lock between rename's inode lock and its journal lock) exposes the deadlock.
 //
@@ -71,7 +71,7 @@ static struct inode *inode_by_number(int ino) {
 // inversion.
 static void *checkpointer(void *arg) {
   (void)arg;
-  usleep(20000); // the periodic checkpoint fires after the rename in the natural run
+  usleep(40000); // the periodic checkpoint fires after the rename in the natural run
   pthread_mutex_lock(&journal_lock);
   for (int i = 0; i < journal_len; i++) {
     struct inode *ip = inode_by_number(journal[i]);

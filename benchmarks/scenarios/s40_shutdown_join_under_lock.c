@@ -12,7 +12,7 @@
 // pthread_join for the handler, and the handler waits in pthread_mutex_lock for the lock main
 // holds: neither ever returns.
 //
-// In the natural run the handlers' requests are quick and main "serves" for 20 ms before shutting
+// In the natural run the handlers' requests are quick and main "serves" for 40 ms before shutting
 // down, so both handlers have unregistered (and ended) before main takes the lock; the joins
 // return at once. Reordering the recorded operations so that main's lock comes before a handler's
 // unregistration exposes the deadlock (main in the join, the handlers in the lock).
@@ -80,7 +80,7 @@ int main(void) {
     }
   }
 
-  usleep(20000); // serve for a while; the handlers are done by now in the natural run
+  usleep(40000); // serve for a while; the handlers are done by now in the natural run
 
   // Shutdown: mark every connection closing and wait for its handler. The bug: the joins happen
   // with table_lock held, and a handler that is still running needs it to unregister.

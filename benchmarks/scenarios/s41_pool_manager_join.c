@@ -13,7 +13,7 @@
 // lock the manager holds, and main waits in its pthread_join for the manager: a deadlock of three
 // threads, two of them in joins.
 //
-// In the natural run the batch is short and the manager balances for 20 ms first, so the worker
+// In the natural run the batch is short and the manager balances for 40 ms first, so the worker
 // has posted its totals and ended before the manager takes the lock, and the join returns at
 // once. Reordering the recorded operations (the manager's lock before the worker's) exposes it.
 //
@@ -75,7 +75,7 @@ static void *manager(void *arg) {
   pthread_mutex_unlock(&pool.lock);
   pthread_create(&w, NULL, worker, &b);
 
-  usleep(20000); // load balancing; the batch is finished by now in the natural run
+  usleep(40000); // load balancing; the batch is finished by now in the natural run
 
   // Retire the worker. The bug: it is joined with pool.lock held, and the worker needs the lock
   // to post its totals before it can end.
