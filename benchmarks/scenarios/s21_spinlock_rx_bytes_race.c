@@ -79,7 +79,7 @@ int main(void) {
   long drained = 0;
   while (head != tail)
     drained += ring[head++ % RING_SIZE];
-  printf("enqueued %d packets, drained %ld bytes, rx_bytes %ld, stats sample: depth %u, %ld bytes\n",
+  printf("enqueued %d packets, drained %ld bytes, rx_bytes %ld, stats: depth %u, %ld bytes\n",
          enqueued, drained, rx_bytes, s.depth, s.bytes);
   pthread_spin_destroy(&ring_lock);
   return 0;
