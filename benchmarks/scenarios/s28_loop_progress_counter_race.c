@@ -1,29 +1,36 @@
 // SCENARIO: two workers hash 10000 records each, adding every hash to a shared histogram under a
-//           mutex (10000 critical sections each) and bumping a progress counter without it
+//           mutex (10000 critical sections each), and count each record as started without it
 // CATEGORY: loop
-// EXPECT: race 42 42
-// REORDER: no
+// EXPECT: race 52 52
+// REORDER: yes
 //
 // A long loop with one racy pair of source lines among tens of thousands of sync operations. Each
-// iteration of each worker hashes a record, takes hist_lock, bumps one bucket of the shared
-// histogram, releases the lock, and then increments `records_done`, a progress counter for the
-// status line, without any lock ("it is only a progress display"). The histogram is race-free.
-// The progress counter is not: each increment is followed by the worker's next critical section,
-// which orders it before the other worker's later iterations, but the increment after a worker's
-// last unlock is followed by no release at all, and the other worker's increments after its own
-// last lock are not ordered with it either: in every run both workers' final increments are
-// concurrent, so no reordering is needed. What makes the scenario hard is the size of the trace
-// (40000 lock and unlock operations, 20000 segments per worker, each touching records_done) and
-// finding the one conflicting pair in it. main prints the histogram after joining both workers;
+// worker first claims its range of input records from a shared cursor under hist_lock. Then,
+// for each record, it bumps `records_started`, a progress counter for the status line, without
+// any lock ("it is only a progress display"), hashes the record, and adds it to the shared
+// histogram under hist_lock. The histogram is race-free; the progress counter is not.
+//
+// In the natural run the second worker starts late (it loads its input first, a sleep): by the
+// time it claims its range, the first worker has finished all 10000 iterations. Every increment
+// of the first worker comes before one of its own critical sections, the last of which is
+// released before the second worker's claim acquires the lock, so all of them happen-before all
+// of the second worker's increments and a happens-before detector sees nothing. If the second
+// worker claims its range before the first worker's last critical section, the first worker's
+// last increment and the second worker's increments are unordered: updates can be lost. Finding
+// it means moving one critical section of the second worker in front of the last of the first
+// worker's 10000 (the trace holds 40000 lock and unlock operations and 20000 segments per
+// worker, each touching records_started). main prints the histogram after joining both workers;
 // the progress count may have lost updates, so it only goes to stderr.
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #define RECORDS 10000
 #define BUCKETS 16
 
 static long hist[BUCKETS];
-static long records_done; // progress for the status line: updated without the lock
+static unsigned next_record; // the input cursor, under hist_lock
+static long records_started; // progress for the status line: updated without the lock
 static pthread_mutex_t hist_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned hash_record(unsigned key) {
@@ -33,23 +40,30 @@ static unsigned hash_record(unsigned key) {
 }
 
 static void *worker(void *arg) {
-  unsigned base = *(const unsigned *)arg;
+  int load_us = *(const int *)arg;
+  usleep(load_us); // read the input file
+
+  pthread_mutex_lock(&hist_lock); // claim a range of records
+  unsigned base = next_record;
+  next_record += RECORDS;
+  pthread_mutex_unlock(&hist_lock);
+
   for (unsigned i = 0; i < RECORDS; i++) {
+    records_started++; // the racy progress update
     unsigned h = hash_record(base + i);
     pthread_mutex_lock(&hist_lock);
     hist[h % BUCKETS]++;
     pthread_mutex_unlock(&hist_lock);
-    records_done++; // the racy progress update
   }
   return NULL;
 }
 
 int main(void) {
   pthread_t t[2];
-  unsigned bases[2] = {0, RECORDS};
+  int load_us[2] = {0, 150000}; // the second input file is on a slow disk
 
   for (int i = 0; i < 2; i++)
-    pthread_create(&t[i], NULL, worker, &bases[i]);
+    pthread_create(&t[i], NULL, worker, &load_us[i]);
   for (int i = 0; i < 2; i++)
     pthread_join(t[i], NULL);
 
@@ -60,6 +74,6 @@ int main(void) {
       max = hist[b];
   }
   printf("hashed %ld records into %d buckets, fullest bucket %ld\n", total, BUCKETS, max);
-  fprintf(stderr, "progress counter: %ld of %d\n", records_done, 2 * RECORDS);
+  fprintf(stderr, "progress counter: %ld of %d\n", records_started, 2 * RECORDS);
   return 0;
 }
