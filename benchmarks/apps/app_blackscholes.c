@@ -226,19 +226,12 @@ static double price_one(const struct portfolio *pf, struct results *res, size_t 
   double s = pf->spot[i], k = pf->strike[i], r = pf->rate[i], q = pf->dividend[i];
   double t = pf->expiry[i];
   price_option(s, k, r, q, pf->volatility[i], t, &qt);
-  if (pf->kind[i] == OPT_CALL) {
-    res->price[i] = qt.call;
-    res->other[i] = qt.put;
-    res->delta[i] = qt.delta_call;
-    res->theta[i] = qt.theta_call;
-    res->rho[i] = qt.rho_call;
-  } else {
-    res->price[i] = qt.put;
-    res->other[i] = qt.call;
-    res->delta[i] = qt.delta_put;
-    res->theta[i] = qt.theta_put;
-    res->rho[i] = qt.rho_put;
-  }
+  int call = pf->kind[i] == OPT_CALL;
+  res->price[i] = call ? qt.call : qt.put;
+  res->other[i] = call ? qt.put : qt.call;
+  res->delta[i] = call ? qt.delta_call : qt.delta_put;
+  res->theta[i] = call ? qt.theta_call : qt.theta_put;
+  res->rho[i] = call ? qt.rho_call : qt.rho_put;
   res->gamma[i] = qt.gamma;
   res->vega[i] = qt.vega;
   double parity = (qt.call - qt.put) - (s * exp(-q * t) - k * exp(-r * t));
@@ -267,8 +260,9 @@ static void *worker_main(void *arg) {
       price_sum += res->price[i];
       delta_sum += res->delta[i];
       vega_sum += res->vega[i];
-      double intrinsic =
-          pf->kind[i] == OPT_CALL ? pf->spot[i] - pf->strike[i] : pf->strike[i] - pf->spot[i];
+      double intrinsic = pf->spot[i] - pf->strike[i];
+      if (pf->kind[i] != OPT_CALL)
+        intrinsic = -intrinsic;
       if (intrinsic > 0.0)
         itm++;
       priced++;
@@ -331,8 +325,10 @@ static int verify_parity(const struct portfolio *pf, const struct results *res, 
   int bad = 0;
   *worst = 0.0;
   for (size_t i = 0; i < pf->count; i++) {
-    double call = pf->kind[i] == OPT_CALL ? res->price[i] : res->other[i];
-    double put = pf->kind[i] == OPT_CALL ? res->other[i] : res->price[i];
+    double own = res->price[i], opposite = res->other[i];
+    int is_call = pf->kind[i] == OPT_CALL;
+    double call = is_call ? own : opposite;
+    double put = is_call ? opposite : own;
     double fwd = pf->spot[i] * exp(-pf->dividend[i] * pf->expiry[i]) -
                  pf->strike[i] * exp(-pf->rate[i] * pf->expiry[i]);
     double err = fabs((call - put) - fwd);
