@@ -4,7 +4,7 @@
 //! gives FDR4-compatible text ([`print`]), its type-checked declarations
 //! ([`typecheck::check`]), and a [`Verdict`] per assertion with a shortest counterexample: from an
 //! explicit-state exploration of CSP's operational semantics ([`check_assertion`],
-//! [`check_text`]). The subset is
+//! [`check_text`]), or from FDR's own `refines` where it is installed ([`fdr`]). The subset is
 //! what ilgen's models need: enumerated datatypes, channels over them, prefixes with `.`/`!`/`?`
 //! fields, `[]`, `/\`, `|||`, `[| |]`, `\`, `;`, replicated `[]` and `|||`, sets of values and
 //! events, and the assertions `STOP [T= P` (any specification, in fact) and
@@ -15,6 +15,7 @@
 
 pub mod ast;
 pub mod explore;
+pub mod fdr;
 mod lex;
 mod lts;
 pub mod parse;
