@@ -279,7 +279,8 @@ static void *worker(void *arg) {
 /* Final clustering of the weighted centers (main, serial)                                      */
 
 /* Weighted k-means of the centers' centroids (the mean of the points each center served) into
- * k clusters, seeded farthest-first from the heaviest center; returns the weighted cost (sum of
+ * k clusters, seeded from the heaviest center, then each time with the centroid of the largest
+ * weight * squared distance to the seeds so far (a deterministic k-means++); returns the weighted cost (sum of
  * weight * distance to the final center). */
 static double centroid[MAX_CENTERS][DIM];
 
@@ -307,6 +308,7 @@ static double final_clustering(double out[NCLUSTERS][DIM], int k) {
         if (d < best)
           best = d;
       }
+      best *= best * (double)g.center_weight[c]; /* weight * squared distance, as k-means++ */
       if (best > far_d) {
         far_d = best;
         far = c;
@@ -359,8 +361,8 @@ static void usage(const char *prog) {
   fprintf(stderr,
           "usage: %s [-t THREADS] [-n POINTS] [-c CHUNK] [-r ROUNDS]\n"
           "  clusters POINTS stream points in chunks of CHUNK (dividing POINTS), ROUNDS local\n"
-          "  search rounds per chunk; CHUNK / THREADS <= %d\n",
-          prog, MAX_SLICE);
+          "  search rounds per chunk (>= %d); CHUNK / THREADS <= %d\n",
+          prog, NCLUSTERS + 2, MAX_SLICE);
 }
 
 static int parse_long(const char *s, long lo, long hi, long *out) {
@@ -399,7 +401,10 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (npoints % chunk != 0 || (chunk + nthreads - 1) / nthreads > MAX_SLICE) {
+  /* The local search opens at most one center per round: the first chunk needs a few more
+   * rounds than the stream has clusters, or it ends with mixed centers. */
+  if (npoints % chunk != 0 || (chunk + nthreads - 1) / nthreads > MAX_SLICE ||
+      rounds < NCLUSTERS + 2) {
     usage(argv[0]);
     return 2;
   }
