@@ -2,7 +2,7 @@
 //      O(N^2) force loop), velocity Verlet with barriers per time step, per-thread partial forces
 //      reduced into the shared force array under a lock; the virial monitor is updated unlocked
 // CATEGORY: barrier-lock
-// EXPECT: race 280 280
+// EXPECT: race 282 282
 // REORDER: no
 // ARGS: -t 4 -n 512 -s 100
 // LIBS: -lm
@@ -17,9 +17,11 @@
 //   A. owned particles: half kick with the old forces, drift, wrap into the box; zero their
 //      entries of the shared force array; zero the thread's private partial forces;
 //   -- barrier --
-//   B. the thread's pairs: forces into its private partial array (Newton's third law: +f on i,
-//      -f on j), its potential energy and virial locally; then, under force_lock, add the
-//      partial array and the potential energy into the shared fixed-point accumulators;
+//   B. the thread copies all positions into a private snapshot (one memcpy), computes the
+//      forces of its pairs on the snapshot into its private partial array (Newton's third law:
+//      +f on i, -f on j), its potential energy and virial locally; then, under force_lock, adds
+//      the partial array and the potential energy into the shared fixed-point accumulators
+//      (snapshot and partial array live on the thread's stack);
 //   -- barrier --
 //   C. owned particles: second half kick with the new forces; kinetic energy under stats_lock;
 //   -- barrier --
@@ -31,11 +33,11 @@
 // for every schedule (for a given number of threads).
 //
 // The deliberate race: the virial, which the pressure monitor shows, is added to the shared
-// g.virial_monitor after the unlock of force_lock, with no lock (line 280: `g.virial_monitor
+// g.virial_monitor after the unlock of force_lock, with no lock (line 282: `g.virial_monitor
 // += virial;`, a read and a write of the same double). Two threads can execute that line at the
 // same time and lose an update; only the stderr monitor is affected (stdout reports the locked
 // accumulators). Thread 0 reads and resets the monitor between two barriers, so those accesses
-// are ordered; the only racing pair is line 280 with itself. Everything else is protected by a
+// are ordered; the only racing pair is line 282 with itself. Everything else is protected by a
 // lock, or separated by barriers, create or join.
 //
 // Verification (main): total energy drift over the run, total momentum (zero), and the final
