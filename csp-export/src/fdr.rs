@@ -4,10 +4,12 @@
 //! assertion of the file, in file order, with the counterexample's events named as in ilgen's own
 //! checker (hidden events included and marked, so that callers treat both checkers alike).
 //!
-//! FDR is run as `refines --format json --reveal-taus FILE` (FDR 4 manual, "The FDR Command-Line
-//! Interface": `--format json` writes machine-readable results on stdout; `--reveal-taus` names
-//! the events that hiding turned into taus, without which a race counterexample would be taus
-//! and `race`). The output read is:
+//! FDR is run as `refines --format json --reveal-taus FILE`. The FDR 4 manual ("The FDR
+//! Command-Line Interface") documents `refines FILE...` and machine-readable output (JSON, XML or
+//! YAML) chosen with `--format`. The field names below and `--reveal-taus` (which names the events
+//! that hiding turned into taus; without them a race counterexample would be taus and `race`)
+//! are those existing FDR integrations use; no FDR was at hand to confirm them, so the reader is
+//! lenient: ids or names for events, numbers, booleans or words for results. The output read is:
 //!
 //! ```json
 //! { "errors": [], "event_map": { "3": "fork.t1.t2", ... },

@@ -1,7 +1,7 @@
 //! `ilgen-csp`: CSP_M models for the FDR refinement checker, and a checker of its own.
 //!
-//! Takes a CSP_M [`Script`](ast::Script), built in memory or read from text with [`parse`];
-//! gives FDR4-compatible text ([`print`]), its type-checked declarations
+//! Takes a CSP_M [`Script`](ast::Script), built in memory or read from text with [`parse`](fn@parse);
+//! gives FDR4-compatible text ([`print`](fn@print)), its type-checked declarations
 //! ([`typecheck::check`]), and a [`Verdict`] per assertion with a shortest counterexample: from an
 //! explicit-state exploration of CSP's operational semantics ([`check_assertion`],
 //! [`check_text`]), or from FDR's own `refines` where it is installed ([`fdr`]). The subset is

@@ -1,4 +1,4 @@
-//! The parser of the CSP_M subset [`crate::print`] writes.
+//! The parser of the CSP_M subset [`print`](fn@crate::print) writes.
 //!
 //! Takes CSP_M text; gives its [`Script`], or a [`ParseError`] at a line:column. Operator binding
 //! follows FDR4's grammar (libcspm), loosest first: replicated operators, `\`, `|||`, `[| |]`

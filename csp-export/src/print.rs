@@ -1,9 +1,9 @@
 //! The printer: writes a [`Script`] as FDR4-compatible CSP_M text.
 //!
-//! Takes a syntax tree; gives deterministic text that [`crate::parse`] reads back to the same tree.
+//! Takes a syntax tree; gives deterministic text that [`parse`](fn@crate::parse) reads back to the same tree.
 //! Parentheses follow FDR4's operator binding (libcspm's grammar: replicated operators loosest,
 //! then `\`, `|||`, `[| |]`, `[]`, `/\`, `;`, `->`) and are added wherever two different binary
-//! operators meet, so that no reader has to remember that table. Lines longer than [`WIDTH`]
+//! operators meet, so that no reader has to remember that table. Lines longer than 100 characters
 //! break before an operator or after `=`, `@` and `[T=`, the places where FDR's lexer lets a
 //! declaration continue on the next line; continuation lines are indented.
 
