@@ -9,9 +9,12 @@
 //!   The counterexample is every step to that event and the event itself; hidden events are in
 //!   it, marked hidden, so that a caller can project it onto the events it cares about.
 //! - `assert P :[deadlock free [F]]`: fails iff `P` can reach a state with no transition at all
-//!   (stable, refusing every event, unable to tick). A process that has terminated (`SKIP` after
-//!   its tick) has not deadlocked: FDR reports deadlock freedom for `SKIP`, and a state that can
-//!   still tick refuses nothing FDR counts. Divergence is no deadlock in the failures model.
+//!   (stable, refusing every event, unable to tick). A state that can only tick (`SKIP`) and the
+//!   terminated state after a tick are not deadlocks: successful termination is not deadlock in
+//!   Roscoe's definition (deadlock freedom is refinement of `DF = (|~| a : Events @ a -> DF) |~|
+//!   SKIP`), which is how FDR 3 and 4 check `:[deadlock free]`. (The FDR manual's own wording
+//!   could not be consulted here; the convention is Roscoe's.) Divergence is no deadlock in the
+//!   failures model.
 
 use std::fmt;
 use std::hash::Hash;
@@ -205,14 +208,15 @@ fn steps(lts: &Lts, labels: &[Label]) -> Vec<Step> {
 fn deadlock_free(lts: &mut Lts, root: StateId, limits: Limits) -> Result<Verdict, CheckError> {
     let mut search = Search::new(root, limits.max_states);
     while let Some((n, s)) = search.pop() {
-        let transitions = lts.transitions(s)?;
-        if transitions.is_empty() && !lts.is_terminated(s) {
+        let moves = lts.transitions(s)?;
+        if moves.is_empty() && !lts.is_terminated(s) {
             return Ok(Verdict::Fails {
                 trace: steps(lts, &search.labels(n)),
                 states: search.states(),
             });
         }
-        for t in transitions.iter() {
+        for k in 0..moves.len() {
+            let t = lts.nth(moves, k);
             if !search.offer(t.to, n, t.label) {
                 return Ok(Verdict::GaveUp {
                     states: search.states(),
@@ -246,7 +250,8 @@ impl Spec {
     fn closure(&mut self, lts: &mut Lts, mut states: Vec<StateId>) -> Result<u32, CheckError> {
         let mut i = 0;
         while i < states.len() {
-            for t in lts.transitions(states[i])?.iter() {
+            let moves = lts.transitions(states[i])?;
+            for t in (0..moves.len()).map(|k| lts.nth(moves, k)) {
                 if matches!(t.label, Label::Tau(_)) && !states.contains(&t.to) {
                     states.push(t.to);
                 }
@@ -269,7 +274,8 @@ impl Spec {
         }
         let mut next = Vec::new();
         for &s in &self.members[set as usize].clone() {
-            for t in lts.transitions(s)?.iter() {
+            let moves = lts.transitions(s)?;
+            for t in (0..moves.len()).map(|k| lts.nth(moves, k)) {
                 if t.label == label && !next.contains(&t.to) {
                     next.push(t.to);
                 }
@@ -295,7 +301,9 @@ fn traces_refine(
     let start = spec.closure(lts, vec![spec_root])?;
     let mut search = Search::new((imp_root, start), limits.max_states);
     while let Some((n, (imp, set))) = search.pop() {
-        for t in lts.transitions(imp)?.iter() {
+        let moves = lts.transitions(imp)?;
+        for k in 0..moves.len() {
+            let t = lts.nth(moves, k);
             let next_set = match t.label {
                 Label::Tau(_) => set,
                 visible => match spec.after(lts, set, visible)? {

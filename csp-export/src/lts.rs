@@ -2,7 +2,7 @@
 //!
 //! Takes an [`Env`] and the processes to explore; gives states (hash-consed terms, so equal
 //! processes are one state) and their transitions under CSP's standard operational semantics
-//! (Roscoe, *Understanding Concurrent Systems*, ch. 9): `SKIP` ticks; a tick of either side of
+//! (Roscoe, *Understanding Concurrent Systems*): `SKIP` ticks; a tick of either side of
 //! `[| X |]` or `|||` is a tau to a terminated side, and the composition ticks once both sides
 //! have terminated; the tick of `P ; Q`'s left side is a tau into `Q`; `P /\ Q` is interrupted by
 //! `Q`'s visible events and ends with `P`'s tick; a tau of one side of `[]` resolves nothing,
@@ -249,6 +249,29 @@ enum Term {
 }
 
 type Free = BTreeSet<Slot>;
+/// Where a list of transitions is in the arena. Transitions are read out one at a time, by copy,
+/// so that the system can keep growing while a list is walked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Moves {
+    start: u32,
+    len: u32,
+}
+
+impl Moves {
+    const UNKNOWN: Moves = Moves {
+        start: 0,
+        len: u32::MAX,
+    };
+    const NONE: Moves = Moves { start: 0, len: 0 };
+
+    pub(crate) fn len(self) -> usize {
+        self.len as usize
+    }
+
+    pub(crate) fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
 type Values = Interner<Box<[Sym]>>;
 
 struct Compiler<'e> {
@@ -620,23 +643,36 @@ pub(crate) struct Lts {
     unfolded: FastMap<(NodeId, EnvId), StateId>,
     /// Calls being unfolded: meeting one again is an unguarded recursion.
     unfolding: FastSet<(NodeId, EnvId)>,
-    transitions: Vec<Option<Rc<[Transition]>>>,
+    /// Every list of transitions computed, one after the other: one allocation for them all.
+    arena: Vec<Transition>,
+    /// Per state, its transitions (ordered by label), once computed.
+    transitions: Vec<Moves>,
+    /// Per component and synchronisation set, the component's transitions outside the set and
+    /// on it.
+    splits: FastMap<(StateId, SetId), (Moves, Moves)>,
+    /// The empty set: `|||` synchronises on it.
+    no_events: SetId,
 }
 
 impl Lts {
     /// The system of the script of `env` for the processes `roots` (see [`Lts::root`]).
     pub(crate) fn new(env: &Env, roots: &[&Proc]) -> Result<Self, CheckError> {
         let (code, values) = compile(env, roots)?;
+        let mut sets = Interner::new();
+        let no_events = sets.intern(vec![0u64; code.n_events.div_ceil(64) as usize].into());
         Ok(Lts {
             code: Rc::new(code),
             values,
             terms: Interner::new(),
             envs: Interner::new(),
-            sets: Interner::new(),
+            sets,
             lists: Interner::new(),
             unfolded: FastMap::default(),
             unfolding: FastSet::default(),
+            arena: Vec::new(),
             transitions: Vec::new(),
+            splits: FastMap::default(),
+            no_events,
         })
     }
 
@@ -750,11 +786,6 @@ impl Lts {
         Ok(self.sets.intern(bits.into()))
     }
 
-    fn no_events(&mut self) -> SetId {
-        let bits = vec![0u64; self.code.n_events.div_ceil(64) as usize];
-        self.sets.intern(bits.into())
-    }
-
     fn contains(&self, set: SetId, e: EventId) -> bool {
         self.sets.get(set)[(e / 64) as usize] & (1 << (e % 64)) != 0
     }
@@ -863,14 +894,14 @@ impl Lts {
                 let a = self.unfold(*a, frame)?;
                 let set = match sync {
                     Some(s) => self.event_set(s, frame)?,
-                    None => self.no_events(),
+                    None => self.no_events,
                 };
                 let b = self.unfold(*b, frame)?;
                 self.term(Term::Parallel(a, set, b))
             }
             Node::RepInterleave { slot, set, body } => {
                 let parts = self.replicate(*slot, set, *body, frame)?;
-                let none = self.no_events();
+                let none = self.no_events;
                 match parts.split_last() {
                     None => self.term(Term::Skip),
                     Some((&last, rest)) => rest
@@ -909,10 +940,26 @@ impl Lts {
         Ok(states)
     }
 
+    /// The `i`-th transition of `moves`.
+    pub(crate) fn nth(&self, moves: Moves, i: usize) -> Transition {
+        self.arena[moves.start as usize + i]
+    }
+
+    fn store(&mut self, list: Vec<Transition>) -> Moves {
+        let start = self.arena.len() as u32;
+        self.arena.extend(list);
+        Moves {
+            start,
+            len: self.arena.len() as u32 - start,
+        }
+    }
+
     /// The transitions of `s`, ordered by label.
-    pub(crate) fn transitions(&mut self, s: StateId) -> Result<Rc<[Transition]>, CheckError> {
-        if let Some(Some(known)) = self.transitions.get(s as usize) {
-            return Ok(known.clone());
+    pub(crate) fn transitions(&mut self, s: StateId) -> Result<Moves, CheckError> {
+        if let Some(&known) = self.transitions.get(s as usize) {
+            if known != Moves::UNKNOWN {
+                return Ok(known);
+            }
         }
         let mut out = Vec::new();
         match *self.terms.get(s) {
@@ -928,7 +975,9 @@ impl Lts {
             Term::Choice(list) => {
                 let alternatives = self.lists.get(list).clone();
                 for (i, &a) in alternatives.iter().enumerate() {
-                    for t in self.transitions(a)?.iter() {
+                    let moves = self.transitions(a)?;
+                    for k in 0..moves.len() {
+                        let t = self.nth(moves, k);
                         let to = if let Label::Tau(_) = t.label {
                             let mut rest = alternatives.to_vec();
                             rest[i] = t.to;
@@ -941,14 +990,18 @@ impl Lts {
                 }
             }
             Term::Interrupt(a, b) => {
-                for t in self.transitions(a)?.iter() {
+                let moves = self.transitions(a)?;
+                for k in 0..moves.len() {
+                    let t = self.nth(moves, k);
                     let to = match t.label {
                         Label::Tick => t.to,
                         _ => self.interrupt(t.to, b),
                     };
                     out.push(Transition { label: t.label, to });
                 }
-                for t in self.transitions(b)?.iter() {
+                let moves = self.transitions(b)?;
+                for k in 0..moves.len() {
+                    let t = self.nth(moves, k);
                     let to = match t.label {
                         Label::Tau(_) => self.interrupt(a, t.to),
                         _ => t.to,
@@ -958,7 +1011,9 @@ impl Lts {
             }
             Term::Parallel(a, set, b) => self.parallel_transitions(a, set, b, &mut out)?,
             Term::Hide(a, set) => {
-                for t in self.transitions(a)?.iter() {
+                let moves = self.transitions(a)?;
+                for k in 0..moves.len() {
+                    let t = self.nth(moves, k);
                     let label = match t.label {
                         Label::Event(e) if self.contains(set, e) => Label::Tau(Some(e)),
                         other => other,
@@ -968,7 +1023,9 @@ impl Lts {
                 }
             }
             Term::Seq(a, node, env) => {
-                for t in self.transitions(a)?.iter() {
+                let moves = self.transitions(a)?;
+                for k in 0..moves.len() {
+                    let t = self.nth(moves, k);
                     out.push(match t.label {
                         Label::Tick => {
                             let frame = self.envs.get(env).clone();
@@ -986,12 +1043,30 @@ impl Lts {
             }
         }
         out.sort_unstable();
-        let out: Rc<[Transition]> = out.into();
+        let moves = self.store(out);
         if self.transitions.len() <= s as usize {
-            self.transitions.resize(s as usize + 1, None);
+            self.transitions.resize(s as usize + 1, Moves::UNKNOWN);
         }
-        self.transitions[s as usize] = Some(out.clone());
-        Ok(out)
+        self.transitions[s as usize] = moves;
+        Ok(moves)
+    }
+
+    /// `s`'s transitions outside `set` and on it, each ordered by label; kept, since a component
+    /// meets the same synchronisation set in many states of the whole.
+    fn split(&mut self, s: StateId, set: SetId) -> Result<(Moves, Moves), CheckError> {
+        if set == self.no_events {
+            return Ok((self.transitions(s)?, Moves::NONE));
+        }
+        if let Some(&known) = self.splits.get(&(s, set)) {
+            return Ok(known);
+        }
+        let moves = self.transitions(s)?;
+        let (sync, free): (Vec<Transition>, Vec<Transition>) = (0..moves.len())
+            .map(|k| self.nth(moves, k))
+            .partition(|t| matches!(t.label, Label::Event(e) if self.contains(set, e)));
+        let split = (self.store(free), self.store(sync));
+        self.splits.insert((s, set), split);
+        Ok(split)
     }
 
     fn parallel_transitions(
@@ -1009,36 +1084,47 @@ impl Lts {
             });
             return Ok(());
         }
-        let left = self.transitions(a)?;
-        let right = self.transitions(b)?;
-        for t in left.iter() {
-            match t.label {
-                Label::Event(e) if self.contains(set, e) => {
-                    // Both sides at once; `right` is ordered by label.
-                    let from = right.partition_point(|u| u.label < t.label);
-                    for u in right[from..].iter().take_while(|u| u.label == t.label) {
-                        let to = self.term(Term::Parallel(t.to, set, u.to));
-                        out.push(Transition { label: t.label, to });
-                    }
-                }
-                label => {
-                    let to = self.term(Term::Parallel(t.to, set, b));
-                    out.push(Transition {
-                        label: own_label(label),
-                        to,
-                    });
-                }
-            }
+        let (a_free, a_sync) = self.split(a, set)?;
+        let (b_free, b_sync) = self.split(b, set)?;
+        for k in 0..a_free.len() {
+            let t = self.nth(a_free, k);
+            let to = self.term(Term::Parallel(t.to, set, b));
+            out.push(Transition {
+                label: own_label(t.label),
+                to,
+            });
         }
-        for u in right.iter() {
-            if matches!(u.label, Label::Event(e) if self.contains(set, e)) {
-                continue;
-            }
+        for k in 0..b_free.len() {
+            let u = self.nth(b_free, k);
             let to = self.term(Term::Parallel(a, set, u.to));
             out.push(Transition {
                 label: own_label(u.label),
                 to,
             });
+        }
+        // A synchronised event pairs every move of one side on it with every move of the other:
+        // walk the side with fewer such moves, find the other's by label (a monitor offering
+        // every event must not cost its whole alphabet per state).
+        let a_fewer = a_sync.len() <= b_sync.len();
+        let (few, many) = if a_fewer {
+            (a_sync, b_sync)
+        } else {
+            (b_sync, a_sync)
+        };
+        let many_range = many.start as usize..(many.start + many.len) as usize;
+        for k in 0..few.len() {
+            let t = self.nth(few, k);
+            let mut j = self.arena[many_range.clone()].partition_point(|u| u.label < t.label);
+            while j < many.len() {
+                let u = self.nth(many, j);
+                if u.label != t.label {
+                    break;
+                }
+                let (left, right) = if a_fewer { (t.to, u.to) } else { (u.to, t.to) };
+                let to = self.term(Term::Parallel(left, set, right));
+                out.push(Transition { label: t.label, to });
+                j += 1;
+            }
         }
         Ok(())
     }

@@ -3,6 +3,7 @@
 //! sequential composition, distributed termination, hiding), the state limit and the speed on
 //! tens of thousands of states.
 
+use std::fmt::Write;
 use std::time::Instant;
 
 use ilgen_csp::{check_text, Limits, Step, Verdict};
@@ -196,4 +197,80 @@ fn tens_of_thousands_of_states_in_well_under_a_second() {
     if !cfg!(debug_assertions) {
         assert!(elapsed.as_millis() < 1_000, "{elapsed:?}");
     }
+}
+
+/// A model shaped like ilgen's: `threads` threads that each take mutexes in turn and write
+/// variables (all of them `v0`, unlocked, between sections), and the race monitor of the paper's
+/// Figure 3, which offers every event in every state.
+fn monitored(threads: usize, var: &str) -> String {
+    let (vars, mutexes, sections) = (60, 4, 6);
+    let list = |prefix: &str, n: usize| {
+        (0..n)
+            .map(|i| format!("{prefix}{i}"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
+    let mut text = format!(
+        "datatype Threads = {}\ndatatype Vars = {}\ndatatype Mutexes = {}\n\
+         channel lock, unlock : Threads.Mutexes\nchannel read, write : Threads.Vars\n\
+         channel race\n",
+        list("t", threads),
+        list("v", vars),
+        list("m", mutexes)
+    );
+    for i in 0..threads {
+        let mut body = String::new();
+        for s in 0..sections {
+            let (m, v) = ((i + s) % mutexes, (i * 7 + s) % vars);
+            let _ = write!(
+                body,
+                "lock.t{i}.m{m} -> write.t{i}.v{v} -> unlock.t{i}.m{m} -> write.t{i}.v0 -> "
+            );
+        }
+        let _ = writeln!(text, "THREAD_{i} = {body}SKIP");
+    }
+    let all: Vec<String> = (0..threads).map(|i| format!("THREAD_{i}")).collect();
+    let _ = write!(
+        text,
+        "\
+MUTEX(m) = [] t : Threads @ lock.t.m -> unlock.t.m -> MUTEX(m)
+PROGRAM = ({}) [| {{|lock, unlock|}} |] (||| m : Mutexes @ MUTEX(m))
+RACE(v) = RACE_ERR(v) /\\ ([] e : diff(Events, {{|race|}}) @ e -> RACE(v))
+RACE_ERR(v) = write?ta!v -> write?tb : diff(Threads, {{ta}})!v -> race -> SKIP
+  [] read?ta!v -> write?tb : diff(Threads, {{ta}})!v -> race -> SKIP
+assert STOP [T= (PROGRAM [| diff(Events, {{|race|}}) |] RACE({var})) \\ diff(Events, {{|race|}})
+",
+        all.join(" ||| ")
+    );
+    text
+}
+
+#[test]
+fn a_monitor_of_every_event_does_not_cost_its_alphabet_per_state() {
+    // v1 is written by thread 0 only: every interleaving is explored.
+    let start = Instant::now();
+    let v = verdict(&monitored(3, "v1"));
+    let elapsed = start.elapsed();
+    let Verdict::Holds { states } = v else {
+        panic!("{v:?}");
+    };
+    assert!(states > 10_000, "{states}");
+    if !cfg!(debug_assertions) {
+        assert!(
+            elapsed.as_millis() < 1_000,
+            "{states} states in {elapsed:?}"
+        );
+    }
+    // v0 is written by every thread outside its sections: a race, the two writes last.
+    let v = verdict(&monitored(3, "v0"));
+    let steps = trace(&v);
+    assert_eq!(steps.last(), Some(&("race", false)));
+    let writes: Vec<&str> = steps.iter().rev().skip(1).take(2).map(|s| s.0).collect();
+    assert!(
+        writes
+            .iter()
+            .all(|w| w.starts_with("write.") && w.ends_with(".v0")),
+        "{steps:?}"
+    );
+    assert_ne!(writes[0].split('.').nth(1), writes[1].split('.').nth(1));
 }
