@@ -2,7 +2,7 @@
 //      from a shared task stack (mutex + condition variable), partition them, push one half back
 //      and sort small ranges sequentially (introsort, insertion-sort cutoff); result verified
 // CATEGORY: work-queue
-// EXPECT: race 564 502
+// EXPECT: race 565 503
 // REORDER: yes
 // ARGS: -n 120000 -t 4 -d uniform
 //
@@ -35,6 +35,7 @@
 // through a push and a pop on the stack (the ranges of the array), private to a worker until
 // the join (its scratch buffer and counters), or written before the workers are created and read
 // after they are joined.
+#define _POSIX_C_SOURCE 200809L  // clock_gettime with -std=c11
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
