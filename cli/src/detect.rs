@@ -24,7 +24,7 @@ pub mod state;
 pub mod window;
 
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
 
@@ -37,13 +37,14 @@ use ilgen_trace::format::ThreadTrace;
 use ilgen_trace::TraceDir;
 
 use crate::binary::Binary;
+use crate::csp;
 use crate::dump;
 use crate::error::CliError;
 use crate::exit;
 use crate::replay;
 use candidates::{Candidate, CandidatesFile, Names, Stats};
 use progress::Progress;
-use solve::Options;
+use solve::{Backend, Options};
 
 #[derive(clap::Args, Clone, Debug)]
 pub struct DetectArgs {
@@ -73,6 +74,19 @@ pub struct DetectArgs {
     /// Show progress on stderr even when it is not a terminal (on a terminal it always is)
     #[arg(long)]
     pub progress: bool,
+    /// Who decides the reorder model (check and fdr take the whole trace as one model)
+    #[arg(long, value_enum, default_value_t = Solver::Native)]
+    pub solver: Solver,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Solver {
+    /// ilgen's solver: cut-based fast path, then an exhaustive search over windows
+    Native,
+    /// ilgen's CSP checker on the exported CSP_M model: the paper's pipeline, without FDR
+    Check,
+    /// FDR's `refines` on the exported CSP_M model (FDR must be on PATH)
+    Fdr,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +100,10 @@ pub enum Format {
 /// States the exhaustive search may visit for one variable (or for deadlocks) before it gives up:
 /// bounds time and memory (each state is kept for the visited set).
 const MAX_STATES: usize = 200_000;
+
+/// States ilgen's CSP checker may explore per assertion (`--solver check`): it has no partial-order
+/// reduction, so it needs more than the native search for the same model.
+const CHECKER_STATES: usize = 2_000_000;
 
 /// Runs `ilgen detect`; gives [`exit::FINDINGS`] when there is a candidate (`--no-replay`) or a
 /// confirmed finding, else [`exit::CLEAN`].
@@ -119,13 +137,31 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         trace.threads.len(),
         dir.display()
     ));
+    let backend = match args.solver {
+        Solver::Native => Backend::Native,
+        Solver::Check => Backend::Csp(csp::solve::Checker::Builtin {
+            max_states: CHECKER_STATES,
+        }),
+        Solver::Fdr => Backend::Csp(csp::solve::Checker::Fdr {
+            refines: ilgen_csp::fdr::find().ok_or_else(|| {
+                CliError::Input(
+                    "--solver fdr needs FDR's `refines` on PATH, and none was found: install FDR \
+                     4 and put its bin directory on PATH, or use --solver native (or check), or \
+                     write the model with `ilgen export-csp`"
+                        .into(),
+                )
+            })?,
+            dir: dir.join("csp"),
+        }),
+    };
     let options = Options {
         max_per_var: args.max_per_var,
         all_sites: args.all_sites,
         window: args.window,
         max_states: MAX_STATES,
+        backend,
     };
-    let (stats, candidates) = analyze_with(&trace.threads, &options, &progress);
+    let (stats, candidates) = analyze_with(&trace.threads, &options, &progress)?;
     let file = CandidatesFile {
         format_version: candidates::FORMAT_VERSION,
         binary: trace.meta.binary.clone(),
@@ -249,11 +285,14 @@ fn remove_old_schedules(dir: &Path) {
     }
 }
 
-/// What one job of [`analyze`] found.
-type Job = (solve::SolveStats, Vec<Candidate>);
+/// What one job of [`analyze`] found, or why a CSP checker could not say.
+type Job = Result<(solve::SolveStats, Vec<Candidate>), String>;
 
 /// The whole analysis of one run: races per surviving variable (in parallel), then deadlocks.
-pub fn analyze(threads: &[ThreadTrace], options: &Options) -> (Stats, Vec<Candidate>) {
+pub fn analyze(
+    threads: &[ThreadTrace],
+    options: &Options,
+) -> Result<(Stats, Vec<Candidate>), CliError> {
     analyze_with(threads, options, &Progress::off())
 }
 
@@ -262,7 +301,7 @@ pub fn analyze_with(
     threads: &[ThreadTrace],
     options: &Options,
     progress: &Progress,
-) -> (Stats, Vec<Candidate>) {
+) -> Result<(Stats, Vec<Candidate>), CliError> {
     progress.begin("preparing the model");
     let program = prepare::prepare(threads);
     progress.stage(&format!(
@@ -292,18 +331,32 @@ pub fn analyze_with(
                 if job >= jobs {
                     break;
                 }
-                let solved = match job.checked_sub(1) {
-                    Some(i) => solve::races_with(&program, &survivors[i], options, &window_done),
-                    None => solve::deadlocks_with(&program, options, &window_done),
+                let solved = match (&options.backend, job.checked_sub(1)) {
+                    (Backend::Native, Some(i)) => Ok(solve::races_with(
+                        &program,
+                        &survivors[i],
+                        options,
+                        &window_done,
+                    )),
+                    (Backend::Native, None) => {
+                        Ok(solve::deadlocks_with(&program, options, &window_done))
+                    }
+                    (Backend::Csp(checker), Some(i)) => {
+                        csp::solve::races(&program, &survivors[i], checker)
+                    }
+                    (Backend::Csp(checker), None) => csp::solve::deadlocks(&program, checker),
                 };
-                let found: Vec<Candidate> = solved
-                    .findings
-                    .iter()
-                    .filter_map(|f| candidates::candidate(&solved.model, &program.vars, f))
-                    .collect();
-                progress.job_done(found.len());
+                let outcome = solved.map(|solved| {
+                    let found: Vec<Candidate> = solved
+                        .findings
+                        .iter()
+                        .filter_map(|f| candidates::candidate(&solved.model, &program.vars, f))
+                        .collect();
+                    progress.job_done(found.len());
+                    (solved.stats, found)
+                });
                 if let Ok(mut slot) = results[job].lock() {
-                    *slot = Some((solved.stats, found));
+                    *slot = Some(outcome);
                 }
             });
         }
@@ -325,7 +378,11 @@ pub fn analyze_with(
     let mut all = Vec::new();
     let mut deadlocks = Vec::new();
     for (job, slot) in results.into_iter().enumerate() {
-        if let Some((s, found)) = slot.into_inner().ok().flatten() {
+        let outcome = slot.into_inner().ok().flatten();
+        if let Some(Err(e)) = outcome {
+            return Err(CliError::Input(e));
+        }
+        if let Some(Ok((s, found))) = outcome {
             stats.solve.add(&s);
             if job == 0 {
                 deadlocks = found;
@@ -336,5 +393,5 @@ pub fn analyze_with(
     }
     // Races by object address (survivors are in that order), then deadlocks.
     all.extend(deadlocks);
-    (stats, all)
+    Ok((stats, all))
 }

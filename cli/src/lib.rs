@@ -4,6 +4,7 @@
 
 pub mod binary;
 pub mod cc;
+pub mod csp;
 pub mod detect;
 pub mod dump;
 pub mod error;

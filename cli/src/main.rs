@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use ilgen::cc::{self, Lang};
+use ilgen::csp::export::{self, ExportArgs};
 use ilgen::detect::{self, DetectArgs};
 use ilgen::error::CliError;
 use ilgen::replay::{self, ReplayArgs};
@@ -74,6 +75,8 @@ enum Command {
     Detect(DetectArgs),
     /// Replay one candidate of `ilgen detect` and print its report, or debug it with --gdb
     Replay(ReplayArgs),
+    /// Write the reorder model of a recorded run as CSP_M for the FDR refinement checker
+    ExportCsp(ExportArgs),
 }
 
 fn main() -> ExitCode {
@@ -93,6 +96,7 @@ fn main() -> ExitCode {
             Command::Dump { trace_dir } => dump::run(trace_dir.as_deref()).map(|()| exit::CLEAN),
             Command::Detect(args) => detect::run(&args),
             Command::Replay(args) => replay::run(&args),
+            Command::ExportCsp(args) => export::run(&args),
         },
     };
     match result {

@@ -50,3 +50,6 @@ int main(void) {
 // SARIF:      version 2.1.0 runs 1
 // SARIF:      rule ilgen/deadlock
 // SARIF-NOT:  result
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

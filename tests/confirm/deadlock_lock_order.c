@@ -97,3 +97,6 @@ int main(void) {
 // SARIF-NEXT:   related deadlock_lock_order.c:34:3 T1 acquired 'b' here
 // SARIF-NEXT:   flow T0:deadlock_lock_order.c:45:3@1 {{T0:deadlock_lock_order.c:46:3@2 T1:-@3|T1:-@2 T0:deadlock_lock_order.c:46:3@3}} T1:deadlock_lock_order.c:34:3@4 T0:deadlock_lock_order.c:47:3@5 T1:deadlock_lock_order.c:35:3@6
 // SARIF-NOT:  result
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

@@ -55,3 +55,6 @@ int main(void) {
 // CHECK-NEXT: SUMMARY: ilgen: data race /{{.*}}demo_listing1.c:22 in task
 // CHECK:      ilgen: 1 finding(s) confirmed (deduplicated by source lines)
 // CHECK-NEXT: exit=66
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

@@ -126,3 +126,6 @@ int main(void) {
 // NO-CANDIDATE: exit=2
 // BAD-FINDING: ilgen: error: bad FINDING `{{.*}}:x`: expected TRACE_DIR:N (candidate N of `ilgen detect` on TRACE_DIR) or N
 // BAD-FINDING: exit=2
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

@@ -23,3 +23,6 @@
 
 // NO-GDB: ilgen: error: arguments after `--` are for gdb; pass --gdb
 // NO-GDB: exit=2
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

@@ -150,3 +150,6 @@ int main(void) {
 // REPLAY:      SUMMARY: ilgen: data race /{{.*}}listing1_race.c:55 in task
 // REPLAY:      ilgen: 1 candidate(s) replayed: 1 confirmed race(s)
 // REPLAY:      exit=66
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

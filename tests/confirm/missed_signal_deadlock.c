@@ -66,3 +66,6 @@ int main(void) {
 // LOOP:      ilgen: 0 candidate(s) replayed: 0 confirmed race(s), 0 confirmed deadlock(s), 0 no error, 0 infeasible, 0 failed
 // LOOP-NEXT: ilgen: 0 finding(s) confirmed (deduplicated by source lines)
 // LOOP-NEXT: exit=0
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

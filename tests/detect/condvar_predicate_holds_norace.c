@@ -86,3 +86,6 @@ int main(void) {
 // O2:      ilgen: 0 candidate(s): 0 race(s), 0 deadlock(s)
 // O2-NOT:  candidate 1
 // O2:      exit=0
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

@@ -83,3 +83,6 @@ int main(void) {
 // JSON:      "candidates": []
 // JSON-NEXT: }
 // JSON-NEXT: exit=0
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

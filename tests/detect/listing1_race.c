@@ -141,3 +141,6 @@ int main(void) {
 // EPIPE-NOT: {{.}}
 // EPIPE:     exit=66
 // EPIPE-NOT: {{.}}
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

@@ -114,3 +114,6 @@ int main(void) {
 // ALL-NEXT:     thread 2: unlock m
 // ALL-NEXT: candidates written to
 // ALL-NEXT: exit=66
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

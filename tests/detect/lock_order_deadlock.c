@@ -85,3 +85,6 @@ int main(void) {
 // JSON-NEXT:     "object": [[#%u,A:]],
 // JSON:      "schedule": {
 // JSON:      exit=66
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

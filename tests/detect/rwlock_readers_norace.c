@@ -50,3 +50,6 @@ int main(void) {
 // CHECK-NEXT:   shared objects: 5 (0 without a conflicting pair, 5 removed by happens-before, 0 by lockset, 0 left)
 // CHECK-NOT:  candidate 1
 // CHECK:      exit=0
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

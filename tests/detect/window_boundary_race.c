@@ -66,3 +66,6 @@ int main(void) {
 // CHECK-NEXT:     thread 1: unlock m
 // CHECK-NEXT: candidates written to
 // CHECK-NEXT: exit=66
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

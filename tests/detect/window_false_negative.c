@@ -69,3 +69,6 @@ int main(void) {
 // SMALL-SAME:   exhaustive: 0 window(s)
 // SMALL-NOT:  candidate 1
 // SMALL:      exit=0
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

@@ -71,3 +71,6 @@ int main(void) {
 // OUTCOME-NEXT:   0,
 // OUTCOME-NEXT:   1
 // OUTCOME-NEXT: ]
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

@@ -80,3 +80,6 @@ int main(void) {
 
 // NONE:      ilgen: mode=replay needs schedule=PATH in ILGEN_OPTIONS (exit status 88)
 // NONE-NEXT: exit status 88
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

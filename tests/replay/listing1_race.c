@@ -94,3 +94,6 @@ int main(void) {
 
 // GDB:      Breakpoint 1, {{.*}}__ilgen_report_hook
 // GDB:      in task {{.*}}listing1_race.c:43
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

@@ -58,3 +58,6 @@ int main(void) {
 // OUTCOME-NEXT: "races": [],
 // OUTCOME-NEXT: "deadlock": null,
 // OUTCOME-NEXT: "divergence": null
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

@@ -93,3 +93,6 @@ int main(void) {
 // CHECK:     {{^ *}}5 exit status 0
 // CHECK-NEXT: {{^ *}}5 no_error [[N:[0-9]+]]/[[N]]{{$}}
 // CHECK-NOT: {{.}}
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

@@ -45,7 +45,7 @@ pub enum Finding {
     },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Options {
     /// Findings per variable (and deadlocks in all), unless `all_sites`.
     pub max_per_var: usize,
@@ -56,6 +56,14 @@ pub struct Options {
     /// States the exhaustive search may visit for one variable (or for deadlocks), over all its
     /// windows, before it gives up.
     pub max_states: usize,
+    /// Who decides: the native search, or a CSP checker on the exported model.
+    pub backend: Backend,
+}
+
+#[derive(Clone, Debug)]
+pub enum Backend {
+    Native,
+    Csp(crate::csp::solve::Checker),
 }
 
 impl Options {
@@ -81,6 +89,11 @@ pub struct SolveStats {
     /// Searches (one variable, or deadlocks) stopped by the state bound before covering every
     /// window.
     pub exhaustive_incomplete: u64,
+    /// States a CSP checker explored (`--solver check`), and its checks stopped by the state bound.
+    #[serde(default)]
+    pub checker_states: u64,
+    #[serde(default)]
+    pub checker_gave_up: u64,
 }
 
 impl SolveStats {
@@ -92,6 +105,8 @@ impl SolveStats {
         self.exhaustive_windows += other.exhaustive_windows;
         self.exhaustive_states += other.exhaustive_states;
         self.exhaustive_incomplete += other.exhaustive_incomplete;
+        self.checker_states += other.checker_states;
+        self.checker_gave_up += other.checker_gave_up;
     }
 }
 
@@ -326,6 +341,7 @@ mod tests {
             all_sites: false,
             window: 10_000,
             max_states: usize::MAX,
+            backend: Backend::Native,
         };
         let (mut decided, mut undecided) = (0, 0);
         let (mut racy, mut clean) = (0, 0);
@@ -436,6 +452,7 @@ mod tests {
             all_sites: false,
             window: 3,
             max_states: usize::MAX,
+            backend: Backend::Native,
         };
         let mut searched = 0;
         for _ in 0..300 {

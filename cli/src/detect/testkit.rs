@@ -108,6 +108,30 @@ impl Run {
     }
 }
 
+/// Listing 1's objects: x, y and the mutex m.
+pub const LISTING1_X: u64 = 0x1000;
+pub const LISTING1_Y: u64 = 0x2000;
+pub const LISTING1_M: u64 = 0x9000;
+
+/// The paper's Listing 1, recorded with main locking first.
+pub fn listing1() -> Run {
+    let mut r = Run::new(2);
+    r.w(0, LISTING1_Y, 4)
+        .fork(0, 1)
+        .w(0, LISTING1_Y, 6)
+        .start(1)
+        .lock(0, LISTING1_M)
+        .w(0, LISTING1_X, 8)
+        .unlock(0, LISTING1_M)
+        .lock(1, LISTING1_M)
+        .w(1, LISTING1_X, 15)
+        .unlock(1, LISTING1_M)
+        .w(1, LISTING1_Y, 17)
+        .end(1)
+        .join(0, 1);
+    r
+}
+
 /// xorshift64*: deterministic, no dependency.
 pub struct Rng(pub u64);
 

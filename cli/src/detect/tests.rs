@@ -4,12 +4,12 @@ use ilgen_trace::SyncOp;
 
 use super::candidates::{AccessName, Candidate, Step};
 use super::solve::Options;
-use super::testkit::Run;
+use super::testkit::{listing1, Run, LISTING1_M, LISTING1_X, LISTING1_Y};
 
-const X: u64 = 0x1000;
-const Y: u64 = 0x2000;
+const X: u64 = LISTING1_X;
+const Y: u64 = LISTING1_Y;
 const D: u64 = 0x3000;
-const M: u64 = 0x9000;
+const M: u64 = LISTING1_M;
 const M2: u64 = 0x9100;
 const C: u64 = 0xc000;
 
@@ -19,11 +19,14 @@ fn options() -> Options {
         all_sites: false,
         window: 10_000,
         max_states: 100_000,
+        backend: super::solve::Backend::Native,
     }
 }
 
 fn detect(r: &Run) -> Vec<Candidate> {
-    let found = super::analyze(&r.traces(), &options()).1;
+    let found = super::analyze(&r.traces(), &options())
+        .expect("native analysis")
+        .1;
     for c in &found {
         let (Candidate::Race { schedule, .. } | Candidate::Deadlock { schedule, .. }) = c;
         // Replay waits for every sync operation of a thread that is not next in the schedule:
@@ -47,25 +50,6 @@ fn ops(steps: &[Step]) -> Vec<(u32, &str, Option<u64>, Option<u32>)> {
         .iter()
         .map(|s| (s.tid, s.op.as_str(), s.object, s.peer))
         .collect()
-}
-
-/// The paper's Listing 1, recorded with main locking first.
-fn listing1() -> Run {
-    let mut r = Run::new(2);
-    r.w(0, Y, 4)
-        .fork(0, 1)
-        .w(0, Y, 6)
-        .start(1)
-        .lock(0, M)
-        .w(0, X, 8)
-        .unlock(0, M)
-        .lock(1, M)
-        .w(1, X, 15)
-        .unlock(1, M)
-        .w(1, Y, 17)
-        .end(1)
-        .join(0, 1);
-    r
 }
 
 #[test]
@@ -101,7 +85,7 @@ fn listing1_gives_one_race_on_y_with_the_papers_schedule() {
 
 #[test]
 fn listing1_stats_count_what_each_filter_removed() {
-    let (stats, _) = super::analyze(&listing1().traces(), &options());
+    let (stats, _) = super::analyze(&listing1().traces(), &options()).expect("native analysis");
     let f = stats.filter;
     assert_eq!(f.vars_shared, 2);
     assert_eq!(f.vars_removed_by_lockset, 1, "x: both writes under m");
@@ -447,6 +431,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         progress: false,
         show_all: false,
         replay_timeout: crate::replay::DEFAULT_TIMEOUT_SECS,
+        solver: super::Solver::Native,
     }
 }
 
@@ -522,7 +507,8 @@ fn replay_refuses_a_trace_whose_binary_is_missing() {
 #[test]
 fn summary_names_sites_and_objects_through_the_binary() {
     use super::candidates::{summary, CandidatesFile, Names, FORMAT_VERSION};
-    let (stats, candidates) = super::analyze(&listing1().traces(), &options());
+    let (stats, candidates) =
+        super::analyze(&listing1().traces(), &options()).expect("native analysis");
     let file = CandidatesFile {
         format_version: FORMAT_VERSION,
         binary: "a".into(),
@@ -577,7 +563,8 @@ fn scale_eight_threads_forty_thousand_sync_events() {
         r.end(t).join(0, t);
     }
     let start = std::time::Instant::now();
-    let (stats, found) = super::analyze(&r.traces(), &options_with_states(200_000));
+    let (stats, found) =
+        super::analyze(&r.traces(), &options_with_states(200_000)).expect("native analysis");
     eprintln!(
         "{:?}\n{stats:#?}\n{} candidates",
         start.elapsed(),
@@ -589,6 +576,7 @@ fn scale_eight_threads_forty_thousand_sync_events() {
 fn options_with_states(max_states: usize) -> Options {
     Options {
         max_states,
+        backend: super::solve::Backend::Native,
         ..options()
     }
 }
@@ -678,7 +666,7 @@ fn candidates_are_bounded_per_variable_unless_all_sites() {
             all_sites,
             ..options()
         };
-        let found = super::analyze(&r.traces(), &o).1;
+        let found = super::analyze(&r.traces(), &o).expect("native analysis").1;
         let mut pairs: Vec<Vec<u32>> = found
             .iter()
             .map(|c| match c {
