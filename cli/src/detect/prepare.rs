@@ -6,8 +6,10 @@
 //! those objects (one per object and segment) and every sync operation resolved to its model
 //! semantics:
 //! - condition variables: each signal or broadcast is its own instance; a wait that returned is
-//!   matched to the signal that released it (seq order), and a wait loop left without any wait is
-//!   ordered after the last signal before its exit;
+//!   matched to the signal that released it (seq order); a wait loop left without any wait is
+//!   ordered after the earliest earlier signal no wait or other such exit took (a signal that
+//!   woke nobody stands for one item made available), or after an earlier broadcast, which can
+//!   serve any number of exits (see [`match_conditions`]);
 //! - barriers: the n-th use of a barrier object is its own instance;
 //! - semaphores: initial count inferred as the least the observed order needs;
 //! - threads: fork → start and end → join by the thread tree;
@@ -474,7 +476,8 @@ struct Conditions {
 /// Matches each returned wait to a signal or broadcast on its condition variable issued between
 /// the wait's release and its return. Waits are taken by return order and each gets the earliest
 /// broadcast in its interval, else the earliest signal no other wait used (a signal wakes at most
-/// one waiter): the greedy that matches the most waits.
+/// one waiter): the greedy that matches the most waits. Then orders each wait loop left without
+/// a wait after one earlier signal or broadcast (see the comment on that step).
 fn match_conditions(traces: &[ThreadTrace]) -> Conditions {
     let mut c = Conditions {
         instances: Vec::new(),
@@ -584,7 +587,15 @@ fn match_conditions(traces: &[ThreadTrace]) -> Conditions {
         }
     }
     waits.sort_by_key(|w| (w.wake.seq, w.wake.thread));
+    // Per instance: a wait or a loop exit took it (only a signal's mark matters).
     let mut used = vec![false; c.instances.len()];
+    let is_broadcast: Vec<bool> = {
+        let mut b = vec![false; c.instances.len()];
+        for &(_, inst) in broadcasts.values().flatten() {
+            b[inst] = true;
+        }
+        b
+    };
     for w in &waits {
         let in_range = |seq: u64| seq > w.from && seq < w.wake.seq;
         let broadcast = broadcasts
@@ -607,19 +618,31 @@ fn match_conditions(traces: &[ThreadTrace]) -> Conditions {
         };
         c.wakes.insert((w.wake.thread, w.wake.index), wake);
     }
+    // Loop exits in seq order. A signal that woke nobody stands for one item made available, so
+    // each exit takes the earliest earlier signal that no wait and no earlier exit took: the k-th
+    // dequeue of a queue follows the k-th enqueue's signal, not the last one. A broadcast
+    // announces state that stays (a flag, a close) and serves any number of exits, so a "ready"
+    // broadcast followed by unrelated signals keeps its exits right after it. When in doubt,
+    // earlier: an exit enabled too early gives schedules that replay finds diverged, one enabled
+    // too late hides races (every dequeue after the last enqueue). Still a guess: an exit waiting
+    // for a count to reach N needs all N signals, not the first, and a race pair whose schedule
+    // diverges is not tried again with another.
+    loops.sort_by_key(|(_, exit)| (exit.seq, exit.thread));
     for (cond, exit) in loops {
         let Some(list) = all_signals.get(&cond) else {
             continue;
         };
         let before = list.partition_point(|(seq, _)| *seq < exit.seq);
         let earlier = &list[..before];
-        // The predicate was set by a signaller whose signal woke nobody: prefer such a signal.
         let pick = earlier
             .iter()
-            .rev()
-            .find(|(_, inst)| !used[*inst])
+            .find(|(_, inst)| is_broadcast[*inst] || !used[*inst])
+            // Every earlier signal is taken: the exit sees state left over from one of them (a
+            // flag signalled once, a batch under one signal, an item a woken waiter came too late
+            // for); the latest is the likeliest to have published it.
             .or_else(|| earlier.last());
         if let Some(&(_, inst)) = pick {
+            used[inst] = true;
             c.loop_exits.insert((exit.thread, exit.index), inst);
         }
     }
@@ -912,7 +935,7 @@ mod tests {
     }
 
     #[test]
-    fn a_wait_loop_without_wait_is_ordered_after_the_last_signal_before_its_exit() {
+    fn a_wait_loop_without_wait_is_ordered_after_an_earlier_broadcast() {
         let (c, m) = (0xc0, 0x90);
         let mut r = Run::new(2);
         r.lock(1, m)
@@ -935,6 +958,71 @@ mod tests {
                 ModelOp::Unlock { mutex: 0 },
             ]
         );
+    }
+
+    #[test]
+    fn wait_loop_exits_take_the_earliest_signal_not_taken_and_share_broadcasts() {
+        let (c, m) = (0xc0, 0x90);
+        let signal = SyncOp::CondSignal { cond: c };
+        let wait = SyncOp::CondWait {
+            cond: c,
+            mutex: m,
+            timed: false,
+        };
+        let wake = SyncOp::CondWake {
+            cond: c,
+            mutex: m,
+            timed_out: false,
+        };
+        let exit = |r: &mut Run, t| {
+            r.lock(t, m)
+                .sync(t, SyncOp::WaitLoopEnter { cond: c })
+                .sync(t, SyncOp::WaitLoopExit { cond: c })
+                .unlock(t, m);
+        };
+        let mut r = Run::new(4);
+        r.lock(3, m).sync(3, wait); // a waiter, woken by the first signal
+        r.sync(0, signal) // instance 0: the waiter's
+            .sync(0, signal) // 1: woke nobody
+            .sync(0, signal) // 2: woke nobody
+            .sync(3, wake)
+            .unlock(3, m)
+            .sync(0, SyncOp::CondBroadcast { cond: c }) // 3
+            .sync(0, signal); // 4: free, but later than the broadcast
+        exit(&mut r, 1); // takes 1
+        exit(&mut r, 2); // takes 2
+        exit(&mut r, 1); // no signal left: the broadcast
+        exit(&mut r, 2); // the broadcast again
+        let p = prepare(&r.traces());
+        let exits = |p: &Program, t| -> Vec<usize> {
+            ops(p, t)
+                .into_iter()
+                .filter_map(|op| match op {
+                    ModelOp::LoopExit { cond, .. } => Some(cond),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!((exits(&p, 1), exits(&p, 2)), (vec![1, 3], vec![2, 3]));
+
+        // A "ready" broadcast, then signals for something else: exits stay after the broadcast.
+        let mut r = Run::new(2);
+        r.sync(0, SyncOp::CondBroadcast { cond: c })
+            .sync(0, signal)
+            .sync(0, signal);
+        exit(&mut r, 1);
+        exit(&mut r, 1);
+        let p = prepare(&r.traces());
+        assert_eq!(exits(&p, 1), vec![0, 0]);
+
+        // Every earlier signal taken (the third exit): the latest.
+        let mut r = Run::new(3);
+        r.sync(0, signal).sync(0, signal);
+        exit(&mut r, 1);
+        exit(&mut r, 2);
+        exit(&mut r, 1);
+        let p = prepare(&r.traces());
+        assert_eq!((exits(&p, 1), exits(&p, 2)), (vec![0, 1], vec![1]));
     }
 
     #[test]

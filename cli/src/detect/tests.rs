@@ -180,6 +180,83 @@ fn without_wait_loop_markers_the_same_run_races() {
     assert!(matches!(&found[0], Candidate::Race { object, .. } if object.addr == D));
 }
 
+/// A two-packet queue under M with signal C per enqueue and a closing broadcast; the consumer
+/// starts after all of it, so each of its wait loops is left without a wait. The producer writes
+/// packet 1's field D before its enqueue or (the bug) after it; the consumer reads D once it has
+/// dequeued packet 1.
+fn queue_handoff(stamp_after_enqueue: bool) -> Run {
+    let (head, closed) = (X, Y);
+    let mut r = Run::new(3);
+    r.fork(0, 1).fork(0, 2).start(1);
+    for packet in 0..2 {
+        if packet == 0 && !stamp_after_enqueue {
+            r.w(1, D, 1);
+        }
+        r.lock(1, M)
+            .w(1, head, 2)
+            .sync(1, SyncOp::CondSignal { cond: C })
+            .unlock(1, M);
+        if packet == 0 && stamp_after_enqueue {
+            r.w(1, D, 3);
+        }
+    }
+    r.lock(1, M)
+        .w(1, closed, 4)
+        .sync(1, SyncOp::CondBroadcast { cond: C })
+        .unlock(1, M)
+        .end(1)
+        .start(2);
+    // Two dequeues, then the exit that finds the queue closed and empty.
+    for packet in 0..3 {
+        r.lock(2, M)
+            .sync(2, SyncOp::WaitLoopEnter { cond: C })
+            .r(2, head, 5)
+            .r(2, closed, 6)
+            .sync(2, SyncOp::WaitLoopExit { cond: C })
+            .w(2, head, 7)
+            .unlock(2, M);
+        if packet == 0 {
+            r.r(2, D, 8);
+        }
+    }
+    r.end(2).join(0, 1).join(0, 2);
+    r
+}
+
+#[test]
+fn a_dequeue_can_follow_its_own_enqueue_when_the_consumer_never_waited() {
+    // The consumer's first loop exit needs only the first enqueue's signal, not the closing
+    // broadcast: it may dequeue packet 1 before the producer stamps it.
+    let found = detect(&queue_handoff(true));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let Candidate::Race {
+        object,
+        accesses,
+        schedule,
+    } = &found[0]
+    else {
+        panic!("{found:#?}")
+    };
+    assert_eq!(object.addr, D);
+    let mut sites: Vec<_> = accesses.iter().map(|a| a.site).collect();
+    sites.sort_unstable();
+    assert_eq!(sites, vec![3, 8]);
+    // The producer has signalled once, and neither enqueued packet 2 nor closed the queue.
+    let signals = |op: &str| {
+        schedule
+            .steps
+            .iter()
+            .filter(|s| s.tid == 1 && s.op == op)
+            .count()
+    };
+    assert_eq!((signals("signal"), signals("broadcast")), (1, 0));
+}
+
+#[test]
+fn a_payload_written_before_its_enqueue_is_clean_when_the_consumer_never_waited() {
+    assert_eq!(detect(&queue_handoff(false)), vec![]);
+}
+
 #[test]
 fn barrier_separated_phases_are_clean() {
     let b = 0xb000;
