@@ -2,10 +2,12 @@
 #
 #   make deps     install the Debian packages (and python jsonschema) ilgen needs, when missing
 #   make build    build plugin, runtime and CLI in release mode into target/release
-#   make test     deps + build + fmt/clippy + unit tests + lit tests (what CI runs)
+#   make test     deps + build + fmt/clippy + unit tests + lit tests + scenarios (what CI runs)
+#   make scenarios     ilgen on every benchmarks/scenarios/*.c against its EXPECT header
 #   make demo     record the paper's Listing 1, detect, replay, print the confirmed race
-#   make bench    print the recording-overhead table (native vs ilgen vs TSan)
+#   make bench    recording overhead, Table 1 (scenarios) and Table 2 (apps) against TSan
 #   make bench-detect  print detect time and memory against trace size (10^3..10^7 events)
+#   make bench-csp     native solver against ilgen's CSP checker on the same models
 #   make install  PREFIX=/usr/local: bin/ilgen, lib/ilgen/{libilgen_pass.so,libilgen_rt.a}
 
 PREFIX   ?= /usr/local
@@ -18,7 +20,7 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 REL      := target/release
 DEMO_DIR := target/demo
 
-.PHONY: all deps build lint unit lit test demo bench bench-detect install clean
+.PHONY: all deps build lint unit lit scenarios test demo bench bench-detect bench-csp install clean
 
 all: build
 
@@ -47,7 +49,11 @@ unit: deps
 lit: build
 	$(LIT) -sv tests
 
-test: build lint unit lit
+# Every scenario must give exactly the errors its header states (benchmarks/scenarios/README.md).
+scenarios: build
+	$(PYTHON) benchmarks/evaluate.py check
+
+test: build lint unit lit scenarios
 
 demo: build
 	@mkdir -p $(DEMO_DIR)
@@ -63,9 +69,14 @@ demo: build
 
 bench: build
 	$(PYTHON) benchmarks/record_overhead.py
+	$(PYTHON) benchmarks/evaluate.py table1
+	$(PYTHON) benchmarks/evaluate.py table2
 
 bench-detect: build
 	$(PYTHON) benchmarks/detect/scaling.py
+
+bench-csp: build
+	$(PYTHON) benchmarks/csp/solvers.py
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/ilgen
