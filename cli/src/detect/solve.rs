@@ -428,6 +428,53 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_at_a_trylock_that_cannot_fail_is_not_deadlocked() {
+        use crate::detect::testkit::Run;
+        use ilgen_trace::SyncOp;
+        let (a, b) = (0x900, 0x910);
+        // Thread 1 holds a and fails to take b, which thread 0 holds. Once thread 0 released b
+        // first, thread 1's trylock would succeed: thread 0 waiting for a is no deadlock.
+        let mut r = Run::new(2);
+        r.fork(0, 1)
+            .start(1)
+            .lock(0, b)
+            .lock(1, a)
+            .sync(
+                1,
+                SyncOp::MutexTryLock {
+                    mutex: b,
+                    acquired: false,
+                },
+            )
+            .unlock(1, a)
+            .end(1)
+            .unlock(0, b)
+            .lock(0, a)
+            .unlock(0, a)
+            .join(0, 1);
+        let program = prepare(&r.traces());
+        let (model, _) = program.model.restrict(None);
+        assert!(model.threads[1].events.iter().any(|e| matches!(
+            e,
+            ModelEvent::Sync {
+                op: crate::detect::model::ModelOp::TryFail { .. },
+                ..
+            }
+        )));
+        let s = exhaustive::search(
+            &model,
+            &window::whole(&model),
+            Goal::Deadlock,
+            usize::MAX,
+            usize::MAX,
+            &mut HashSet::new(),
+        );
+        assert!(s.complete && s.findings.is_empty(), "{:?}", s.findings);
+        assert!(lockgraph::cannot_deadlock(&model));
+        assert!(lockgraph::deadlocks(&model, usize::MAX).findings.is_empty());
+    }
+
+    #[test]
     fn progress_hears_of_every_window_the_solvers_search() {
         use std::sync::atomic::{AtomicU64, Ordering};
         let mut rng = Rng(0x5851_f42d_4c95_7f2d);
