@@ -330,6 +330,14 @@ mod tests {
         let (mut decided, mut undecided) = (0, 0);
         let (mut racy, mut clean) = (0, 0);
         let mut windowed = 0;
+        // Cut-path witnesses whose schedule runs a failed try operation.
+        let mut through_try = 0;
+        let is_try = |model: &Model, at: &At| {
+            matches!(
+                model.op(*at),
+                Some(crate::detect::model::ModelOp::TryFail { .. })
+            )
+        };
         for case in 0..1500 {
             let run = random_run(&mut rng);
             let program = prepare(&run.traces());
@@ -347,6 +355,11 @@ mod tests {
                 };
                 // The cut path alone, pair by pair.
                 let (model, origin) = program.model.restrict(Some(var));
+                assert_eq!(
+                    model.sources(),
+                    Model::new(model.threads.clone(), model.objects.clone()).sources(),
+                    "case {case}: restrict derives other sources"
+                );
                 let local = |at: At| At {
                     thread: at.thread,
                     index: origin[at.thread].binary_search(&at.index).unwrap(),
@@ -359,6 +372,8 @@ mod tests {
                 for v in &verdicts {
                     if let cut::Verdict::Witness(schedule) = v {
                         assert_prefixes(&model, schedule);
+                        through_try +=
+                            usize::from(schedule.steps.iter().any(|at| is_try(&model, at)));
                     }
                 }
                 let witness = verdicts
@@ -419,6 +434,10 @@ mod tests {
         assert!(
             windowed > 200,
             "only {windowed} races found in windows: weak cases"
+        );
+        assert!(
+            through_try > 200,
+            "only {through_try} witnesses through a failed try operation: weak cases"
         );
         // The fast path must decide most variables on its own to be worth its name.
         assert!(
