@@ -9,6 +9,8 @@
 //! (one process per thread, one per object). [`Model::restrict`] keeps the accesses to one
 //! variable, as the paper builds one model per shared variable.
 
+use std::collections::BTreeMap;
+
 use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
 
 /// Index of a shared object in [`super::prepare::Program::vars`].
@@ -42,6 +44,13 @@ pub struct Sources {
     /// of the wait's [`ModelOp::WaitRelease`]). Such a wait has no predicate to re-check: a signal
     /// that comes before the wait is entered is lost to it (a missed signal).
     pub bare_waits_of: Vec<Vec<(usize, usize)>>,
+    /// Per [`ModelOp::TryFail`] whose object the observed order shows busy when it ran: the
+    /// events that made it so. A mutex or rwlock: the acquisition of one other holder (the
+    /// writer if there is one). A semaphore: every wait on it before (with them all, the count
+    /// cannot be above the observed zero). The cut path runs these before the failure, as the run
+    /// did; other orders may keep the object busy otherwise. A failure missing here was not busy
+    /// in the observed order (see [`Model::unexplained_try_failures`]).
+    pub busy_of: BTreeMap<At, Vec<At>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -143,11 +152,35 @@ pub enum ModelOp {
     SemPost {
         sem: usize,
     },
-    /// Constrains nothing in the model: failed try operations (they neither block nor acquire),
+    /// A try operation that failed (trylock, spin trylock, tryrdlock, trywrlock, sem_trywait):
+    /// it neither blocks nor acquires, and leaves every object as it is, but it can happen only
+    /// while its object is busy ([`TryTarget`] says when). Where it cannot, the real operation would
+    /// have succeeded and the thread gone another way: a thread stopped at it is not blocked (no
+    /// deadlock), the model just does not follow it further.
+    TryFail {
+        target: TryTarget,
+    },
+    /// Constrains nothing in the model: a failed try operation the observed order does not show
+    /// busy (its object taken by uninstrumented code, or released just before the failed attempt
+    /// was recorded), one that failed on a lock its own thread held, a timed lock that timed out,
     /// detach, wait-loop entry, a wait-loop exit no signal is known for, an unlock of a lock the
     /// thread did not hold (taken by uninstrumented code), a join of an unrecorded thread, an
     /// operation left pending while the thread went on (cancelled in it).
     Nop,
+}
+
+/// What a failed try operation tried, and so when it fails ([`ModelOp::TryFail`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TryTarget {
+    /// `pthread_mutex_trylock`, `pthread_spin_trylock`: fails while another thread holds the mutex.
+    Mutex(usize),
+    /// `pthread_rwlock_tryrdlock`: fails while another thread holds the rwlock for writing.
+    RwRead(usize),
+    /// `pthread_rwlock_trywrlock`: fails while another thread holds the rwlock, for writing or
+    /// for reading.
+    RwWrite(usize),
+    /// `sem_trywait`: fails while the semaphore's count is zero.
+    Sem(usize),
 }
 
 /// What released a condition wait.
@@ -212,12 +245,20 @@ impl ModelEvent {
 
 impl Model {
     pub fn new(threads: Vec<ModelThread>, objects: SyncObjects) -> Model {
+        let mut model = Model::derive(threads, objects);
+        model.sources.busy_of = model.busy_of();
+        model
+    }
+
+    /// The model with every source but [`Sources::busy_of`].
+    fn derive(threads: Vec<ModelThread>, objects: SyncObjects) -> Model {
         let mut s = Sources {
             fork_of: vec![None; threads.len()],
             end_of: vec![None; threads.len()],
             signal_of: vec![None; objects.conds.len()],
             enters_of: vec![Vec::new(); objects.barriers.len()],
             bare_waits_of: vec![Vec::new(); objects.conds.len()],
+            busy_of: BTreeMap::new(),
         };
         for (thread, t) in threads.iter().enumerate() {
             // Wait loops open around this point (their condition variables; 0: unknown), and the
@@ -282,6 +323,155 @@ impl Model {
         }
     }
 
+    /// [`Sources::busy_of`]: runs the sync events in the observed order, tracking which event
+    /// made each object busy (as [`super::state::State::apply`] changes holders and counts).
+    fn busy_of(&self) -> BTreeMap<At, Vec<At>> {
+        let mut out = BTreeMap::new();
+        let tries = self.threads.iter().flat_map(|t| &t.events).any(|e| {
+            matches!(
+                e,
+                ModelEvent::Sync {
+                    op: ModelOp::TryFail { .. },
+                    ..
+                }
+            )
+        });
+        if !tries {
+            return out;
+        }
+        let o = &self.objects;
+        // Per mutex: holder, recursion count, the holder's acquisition.
+        let mut owner: Vec<Option<(usize, u32, At)>> = vec![None; o.mutexes.len()];
+        let mut writer: Vec<Option<(usize, At)>> = vec![None; o.rwlocks.len()];
+        let mut readers: Vec<Vec<(usize, At)>> = vec![Vec::new(); o.rwlocks.len()];
+        let mut count: Vec<u32> = o.sems.iter().map(|s| s.initial).collect();
+        let mut waits: Vec<Vec<At>> = vec![Vec::new(); o.sems.len()];
+        let lens: Vec<usize> = self.threads.iter().map(|t| t.events.len()).collect();
+        for at in self.observed_order(&lens) {
+            let Some(op) = self.op(at) else { continue };
+            let t = at.thread;
+            // Indices come from prepare; `get_mut` keeps a hand-made model from panicking.
+            match op {
+                ModelOp::Lock { mutex } => {
+                    if let Some(slot) = owner.get_mut(mutex) {
+                        *slot = match *slot {
+                            Some((h, n, a)) if h == t => Some((h, n + 1, a)),
+                            _ => Some((t, 1, at)),
+                        };
+                    }
+                }
+                ModelOp::Unlock { mutex } => {
+                    if let Some(slot) = owner.get_mut(mutex) {
+                        *slot = match *slot {
+                            Some((h, n, a)) if h == t && n > 1 => Some((h, n - 1, a)),
+                            _ => None,
+                        };
+                    }
+                }
+                ModelOp::WaitRelease { mutex } => {
+                    if let Some(slot) = owner.get_mut(mutex) {
+                        *slot = None;
+                    }
+                }
+                ModelOp::WaitReturn { mutex, .. } => {
+                    if let Some(slot) = owner.get_mut(mutex) {
+                        *slot = Some((t, 1, at));
+                    }
+                }
+                ModelOp::LoopExit {
+                    mutex: Some(mutex), ..
+                } => {
+                    if let Some(slot) = owner.get_mut(mutex).filter(|s| s.is_none()) {
+                        *slot = Some((t, 1, at));
+                    }
+                }
+                ModelOp::ReadLock { rw } => {
+                    if let Some(list) = readers.get_mut(rw) {
+                        list.push((t, at));
+                    }
+                }
+                ModelOp::WriteLock { rw } => {
+                    if let Some(slot) = writer.get_mut(rw) {
+                        *slot = Some((t, at));
+                    }
+                }
+                ModelOp::RwUnlock { rw } => {
+                    if let (Some(w), Some(list)) = (writer.get_mut(rw), readers.get_mut(rw)) {
+                        if w.is_some_and(|(h, _)| h == t) {
+                            *w = None;
+                        } else if let Some(i) = list.iter().position(|&(r, _)| r == t) {
+                            list.swap_remove(i);
+                        }
+                    }
+                }
+                ModelOp::SemWait { sem } => {
+                    if let (Some(c), Some(list)) = (count.get_mut(sem), waits.get_mut(sem)) {
+                        *c = c.saturating_sub(1);
+                        list.push(at);
+                    }
+                }
+                ModelOp::SemPost { sem } => {
+                    if let Some(c) = count.get_mut(sem) {
+                        *c = c.saturating_add(1);
+                    }
+                }
+                ModelOp::TryFail { target } => {
+                    let other = |&(h, a): &(usize, At)| (h != t).then_some(a);
+                    let busy = match target {
+                        TryTarget::Mutex(m) => owner
+                            .get(m)
+                            .copied()
+                            .flatten()
+                            .and_then(|(h, _, a)| other(&(h, a)))
+                            .map(|a| vec![a]),
+                        TryTarget::RwRead(rw) => writer
+                            .get(rw)
+                            .copied()
+                            .flatten()
+                            .and_then(|w| other(&w))
+                            .map(|a| vec![a]),
+                        TryTarget::RwWrite(rw) => writer
+                            .get(rw)
+                            .copied()
+                            .flatten()
+                            .and_then(|w| other(&w))
+                            .or_else(|| readers.get(rw)?.iter().find_map(other))
+                            .map(|a| vec![a]),
+                        TryTarget::Sem(sem) => (count.get(sem) == Some(&0))
+                            .then(|| waits.get(sem).cloned().unwrap_or_default()),
+                    };
+                    if let Some(busy) = busy {
+                        out.insert(at, busy);
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The [`ModelOp::TryFail`] events whose object the observed order does not show busy: the
+    /// run's failure is not explained by the recorded operations.
+    pub fn unexplained_try_failures(&self) -> Vec<At> {
+        let mut out = Vec::new();
+        for (thread, t) in self.threads.iter().enumerate() {
+            for (index, e) in t.events.iter().enumerate() {
+                let at = At { thread, index };
+                if matches!(
+                    e,
+                    ModelEvent::Sync {
+                        op: ModelOp::TryFail { .. },
+                        ..
+                    }
+                ) && !self.sources.busy_of.contains_key(&at)
+                {
+                    out.push(at);
+                }
+            }
+        }
+        out
+    }
+
     pub fn sources(&self) -> &Sources {
         &self.sources
     }
@@ -312,7 +502,24 @@ impl Model {
                 ModelThread { tid: t.tid, events }
             })
             .collect();
-        (Model::new(threads, self.objects.clone()), origin)
+        let mut model = Model::derive(threads, self.objects.clone());
+        // Every sync event is kept: what made a failed try fail is the same, at its new index.
+        let local = |at: &At| {
+            let index = origin[at.thread].binary_search(&at.index).ok()?;
+            Some(At {
+                thread: at.thread,
+                index,
+            })
+        };
+        model.sources.busy_of = self
+            .sources
+            .busy_of
+            .iter()
+            .filter_map(|(at, busy)| {
+                Some((local(at)?, busy.iter().map(local).collect::<Option<_>>()?))
+            })
+            .collect();
+        (model, origin)
     }
 
     /// The sync events before `upto[t]` of each thread, in the observed order: by seq, and an

@@ -15,6 +15,8 @@
 //! - threads: fork → start and end → join by the thread tree;
 //! - a pending operation (the thread was blocked in it when the run ended) is the thread's last
 //!   attempt; one followed by other operations was abandoned;
+//! - a failed try operation can happen only while its object is busy ([`ModelOp::TryFail`]),
+//!   unless its own thread held the lock or the observed order does not show the object busy;
 //! - operations the model cannot give meaning to become [`ModelOp::Nop`] (see there).
 //!
 //! Never fails: a trace the runtime cut short or that comes from partly uninstrumented code is
@@ -27,7 +29,7 @@ use ilgen_trace::{Event, SyncOp, ThreadId, PENDING};
 
 use super::model::{
     BarrierObject, Model, ModelEvent, ModelOp, ModelThread, MutexObject, Observed, SemObject,
-    SyncObjects, VarId, Wake,
+    SyncObjects, TryTarget, VarId, Wake,
 };
 
 /// A shared object: the bytes `[addr, addr + len)`.
@@ -273,12 +275,39 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                     Some(&sem) => ModelOp::SemPost { sem },
                     None => ModelOp::Nop,
                 },
-                SyncOp::MutexTryLock { .. }
-                | SyncOp::MutexTimedLock { .. }
-                | SyncOp::SpinTryLock { .. }
-                | SyncOp::RwTryRdLock { .. }
-                | SyncOp::RwTryWrLock { .. }
-                | SyncOp::SemTryWait { .. }
+                // A failed try operation: busy in the run. On a lock its own thread held it fails
+                // whatever the others do.
+                SyncOp::MutexTryLock { mutex: m, .. } | SyncOp::SpinTryLock { lock: m, .. } => {
+                    let m = mutex(m);
+                    if held.contains_key(&m) {
+                        ModelOp::Nop
+                    } else {
+                        ModelOp::TryFail {
+                            target: TryTarget::Mutex(m),
+                        }
+                    }
+                }
+                SyncOp::RwTryRdLock { lock: l, .. } | SyncOp::RwTryWrLock { lock: l, .. } => {
+                    let l = rw(l);
+                    if rw_held.contains_key(&l) {
+                        ModelOp::Nop
+                    } else if matches!(sync.op, SyncOp::RwTryRdLock { .. }) {
+                        ModelOp::TryFail {
+                            target: TryTarget::RwRead(l),
+                        }
+                    } else {
+                        ModelOp::TryFail {
+                            target: TryTarget::RwWrite(l),
+                        }
+                    }
+                }
+                SyncOp::SemTryWait { sem, .. } => match sems.ids.get(&sem) {
+                    Some(&sem) => ModelOp::TryFail {
+                        target: TryTarget::Sem(sem),
+                    },
+                    None => ModelOp::Nop,
+                },
+                SyncOp::MutexTimedLock { .. }
                 | SyncOp::Detach { .. }
                 | SyncOp::WaitLoopEnter { .. } => ModelOp::Nop,
             };
@@ -322,10 +351,33 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
         .collect();
     Program {
         vars,
-        model: Model::new(threads, objects),
+        model: explain_try_failures(Model::new(threads, objects)),
         accesses_read,
         accesses_kept,
     }
+}
+
+/// A failed try operation whose object the observed order does not show busy becomes
+/// [`ModelOp::Nop`], as it was before try failures constrained anything: it may have failed on a
+/// lock taken by uninstrumented code, or just before a release was recorded (a release takes its
+/// seq before its real call, a try after it). As a [`ModelOp::TryFail`] it might never be enabled
+/// and would end its thread's part of the model there.
+fn explain_try_failures(model: Model) -> Model {
+    let unexplained = model.unexplained_try_failures();
+    if unexplained.is_empty() {
+        return model;
+    }
+    let Model {
+        mut threads,
+        objects,
+        ..
+    } = model;
+    for at in unexplained {
+        if let ModelEvent::Sync { op, .. } = &mut threads[at.thread].events[at.index] {
+            *op = ModelOp::Nop;
+        }
+    }
+    Model::new(threads, objects)
 }
 
 /// A lock acquisition by a thread holding `held`: marks the mutex recursive when the thread
@@ -1083,7 +1135,76 @@ mod tests {
                 initial: 2
             }]
         );
-        assert_eq!(ops(&p, 1)[1], ModelOp::Nop, "a failed trywait");
+        assert_eq!(
+            ops(&p, 1)[1],
+            ModelOp::Nop,
+            "a failed trywait the observed counts do not explain (1 left)"
+        );
+    }
+
+    #[test]
+    fn failed_tries_fail_while_busy_unless_the_run_does_not_show_why() {
+        let (m, l, s) = (0x90, 0xa0, 0x50);
+        let try_lock = SyncOp::MutexTryLock {
+            mutex: m,
+            acquired: false,
+        };
+        let mut r = Run::new(2);
+        r.lock(0, m)
+            .sync(1, try_lock) // thread 0 holds m
+            .sync(0, try_lock) // its own lock: fails whatever the others do
+            .unlock(0, m)
+            .sync(1, try_lock) // nobody holds m in the observed order
+            .sync(0, SyncOp::RwRdLock { lock: l })
+            .sync(
+                1,
+                SyncOp::RwTryWrLock {
+                    lock: l,
+                    acquired: false,
+                },
+            )
+            .sync(
+                1,
+                SyncOp::RwTryRdLock {
+                    lock: l,
+                    acquired: false,
+                },
+            ) // readers share: unexplained
+            .sync(0, SyncOp::RwUnlock { lock: l })
+            .sync(0, SyncOp::SemPost { sem: s })
+            .sync(1, SyncOp::SemWait { sem: s })
+            .sync(
+                0,
+                SyncOp::SemTryWait {
+                    sem: s,
+                    acquired: false,
+                },
+            );
+        let p = prepare(&r.traces());
+        let fail = |target| ModelOp::TryFail { target };
+        assert_eq!(
+            ops(&p, 1),
+            vec![
+                fail(TryTarget::Mutex(0)),
+                ModelOp::Nop,
+                fail(TryTarget::RwWrite(0)),
+                ModelOp::Nop,
+                ModelOp::SemWait { sem: 0 },
+            ]
+        );
+        assert_eq!(ops(&p, 0)[1], ModelOp::Nop);
+        assert_eq!(ops(&p, 0)[6], fail(TryTarget::Sem(0)));
+        // What kept each busy in the run: thread 1's wait (every wait before the trywait), thread
+        // 0's lock, thread 0's read lock (no accesses: event indices count sync events).
+        let at = |thread, index| crate::detect::model::At { thread, index };
+        assert_eq!(
+            p.model.sources().busy_of.iter().collect::<Vec<_>>(),
+            vec![
+                (&at(0, 6), &vec![at(1, 4)]),
+                (&at(1, 0), &vec![at(0, 0)]),
+                (&at(1, 2), &vec![at(0, 3)]),
+            ]
+        );
     }
 
     #[test]

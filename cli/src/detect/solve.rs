@@ -346,6 +346,14 @@ mod tests {
         let (mut decided, mut undecided) = (0, 0);
         let (mut racy, mut clean) = (0, 0);
         let mut windowed = 0;
+        // Cut-path witnesses whose schedule runs a failed try operation.
+        let mut through_try = 0;
+        let is_try = |model: &Model, at: &At| {
+            matches!(
+                model.op(*at),
+                Some(crate::detect::model::ModelOp::TryFail { .. })
+            )
+        };
         for case in 0..1500 {
             let run = random_run(&mut rng);
             let program = prepare(&run.traces());
@@ -363,6 +371,11 @@ mod tests {
                 };
                 // The cut path alone, pair by pair.
                 let (model, origin) = program.model.restrict(Some(var));
+                assert_eq!(
+                    model.sources(),
+                    Model::new(model.threads.clone(), model.objects.clone()).sources(),
+                    "case {case}: restrict derives other sources"
+                );
                 let local = |at: At| At {
                     thread: at.thread,
                     index: origin[at.thread].binary_search(&at.index).unwrap(),
@@ -375,6 +388,8 @@ mod tests {
                 for v in &verdicts {
                     if let cut::Verdict::Witness(schedule) = v {
                         assert_prefixes(&model, schedule);
+                        through_try +=
+                            usize::from(schedule.steps.iter().any(|at| is_try(&model, at)));
                     }
                 }
                 let witness = verdicts
@@ -436,11 +451,62 @@ mod tests {
             windowed > 200,
             "only {windowed} races found in windows: weak cases"
         );
+        assert!(
+            through_try > 200,
+            "only {through_try} witnesses through a failed try operation: weak cases"
+        );
         // The fast path must decide most variables on its own to be worth its name.
         assert!(
             decided > 4 * undecided,
             "decided {decided}, undecided {undecided}"
         );
+    }
+
+    #[test]
+    fn a_thread_at_a_trylock_that_cannot_fail_is_not_deadlocked() {
+        use crate::detect::testkit::Run;
+        use ilgen_trace::SyncOp;
+        let (a, b) = (0x900, 0x910);
+        // Thread 1 holds a and fails to take b, which thread 0 holds. Once thread 0 released b
+        // first, thread 1's trylock would succeed: thread 0 waiting for a is no deadlock.
+        let mut r = Run::new(2);
+        r.fork(0, 1)
+            .start(1)
+            .lock(0, b)
+            .lock(1, a)
+            .sync(
+                1,
+                SyncOp::MutexTryLock {
+                    mutex: b,
+                    acquired: false,
+                },
+            )
+            .unlock(1, a)
+            .end(1)
+            .unlock(0, b)
+            .lock(0, a)
+            .unlock(0, a)
+            .join(0, 1);
+        let program = prepare(&r.traces());
+        let (model, _) = program.model.restrict(None);
+        assert!(model.threads[1].events.iter().any(|e| matches!(
+            e,
+            ModelEvent::Sync {
+                op: crate::detect::model::ModelOp::TryFail { .. },
+                ..
+            }
+        )));
+        let s = exhaustive::search(
+            &model,
+            &window::whole(&model),
+            Goal::Deadlock,
+            usize::MAX,
+            usize::MAX,
+            &mut HashSet::new(),
+        );
+        assert!(s.complete && s.findings.is_empty(), "{:?}", s.findings);
+        assert!(lockgraph::cannot_deadlock(&model));
+        assert!(lockgraph::deadlocks(&model, usize::MAX).findings.is_empty());
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! semaphore counts, which threads wait at a wait-loop exit, and which signals were lost to a
 //! wait that was entered after them.
 
-use super::model::{At, Model, ModelEvent, ModelOp, Wake};
+use super::model::{At, Model, ModelEvent, ModelOp, TryTarget, Wake};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct State {
@@ -135,6 +135,7 @@ impl State {
                 b.released && entered >= b.parties as usize
             }
             ModelOp::SemWait { sem } => self.sem[sem] > 0,
+            ModelOp::TryFail { target } => self.busy(thread, target),
             ModelOp::End
             | ModelOp::Fork { .. }
             | ModelOp::WaitRelease { .. }
@@ -143,6 +144,28 @@ impl State {
             | ModelOp::SemPost { .. }
             | ModelOp::Nop => true,
         }
+    }
+
+    /// Whether a try operation of `thread` on `target` fails now: another thread holds the mutex;
+    /// another thread holds the rwlock for writing (read try) or at all (write try); the
+    /// semaphore's count is zero.
+    pub fn busy(&self, thread: usize, target: TryTarget) -> bool {
+        match target {
+            TryTarget::Mutex(m) => self.owner[m].is_some_and(|(h, _)| h != thread),
+            TryTarget::RwRead(rw) => self.rw[rw].writer.is_some_and(|w| w != thread),
+            TryTarget::RwWrite(rw) => {
+                let state = &self.rw[rw];
+                state.writer.is_some_and(|w| w != thread)
+                    || state.readers.iter().any(|&r| r != thread)
+            }
+            TryTarget::Sem(sem) => self.sem[sem] == 0,
+        }
+    }
+
+    /// Whether `thread` stands at a failed try operation that cannot fail now: in the real program
+    /// it would succeed and go on another way, so it is not blocked (see [`ModelOp::TryFail`]).
+    pub fn diverted(&self, thread: usize, op: ModelOp) -> bool {
+        matches!(op, ModelOp::TryFail { target } if !self.busy(thread, target))
     }
 
     /// Performs `op` for `thread` (positions are the caller's business). Applying an operation
@@ -154,6 +177,7 @@ impl State {
         match op {
             ModelOp::Start { .. }
             | ModelOp::Nop
+            | ModelOp::TryFail { .. }
             | ModelOp::End
             | ModelOp::Fork { .. }
             | ModelOp::Join { .. }
@@ -337,15 +361,81 @@ mod tests {
     }
 
     #[test]
-    fn failed_trylock_neither_blocks_nor_acquires() {
-        // Prepare turns a failed trylock into a no-op: always enabled, no effect.
-        let m = model(vec![vec![], vec![]], mutexes(false));
+    fn failed_trylock_happens_only_while_another_thread_holds_the_mutex() {
+        let m = model(vec![vec![], vec![], vec![]], mutexes(false));
         let mut s = State::initial(&m);
+        let fail = ModelOp::TryFail {
+            target: TryTarget::Mutex(0),
+        };
+        assert!(!s.enabled(&m, 1, fail), "free: the trylock would succeed");
+        assert!(s.diverted(1, fail));
         s.apply(0, ModelOp::Lock { mutex: 0 });
-        assert!(s.enabled(&m, 1, ModelOp::Nop));
+        assert!(s.enabled(&m, 1, fail));
+        assert!(!s.diverted(1, fail));
+        assert!(!s.enabled(&m, 0, fail), "held by the thread itself");
         let before = s.clone();
-        s.apply(1, ModelOp::Nop);
-        assert_eq!(s, before);
+        s.apply(1, fail);
+        assert_eq!(s, before, "acquires nothing");
+        assert!(s.enabled(&m, 2, fail), "fails again for anyone else");
+        assert_eq!(s.holder(fail), None, "not blocked by a holder");
+        s.apply(0, ModelOp::Unlock { mutex: 0 });
+        assert!(!s.enabled(&m, 1, fail));
+        assert!(!s.diverted(1, ModelOp::Nop));
+        assert!(s.enabled(&m, 1, ModelOp::Nop), "a no-op runs anywhere");
+    }
+
+    #[test]
+    fn failed_rwlock_tries_need_a_writer_or_for_writing_any_holder() {
+        let objects = SyncObjects {
+            rwlocks: vec![7],
+            ..SyncObjects::default()
+        };
+        let m = model(vec![vec![], vec![], vec![]], objects);
+        let (rd_fail, wr_fail) = (
+            ModelOp::TryFail {
+                target: TryTarget::RwRead(0),
+            },
+            ModelOp::TryFail {
+                target: TryTarget::RwWrite(0),
+            },
+        );
+        let mut s = State::initial(&m);
+        assert!(!s.enabled(&m, 1, rd_fail) && !s.enabled(&m, 1, wr_fail));
+        s.apply(0, ModelOp::ReadLock { rw: 0 });
+        assert!(!s.enabled(&m, 1, rd_fail), "readers share");
+        assert!(s.enabled(&m, 1, wr_fail), "a reader keeps a writer out");
+        assert!(!s.enabled(&m, 0, wr_fail), "its own read lock only");
+        s.apply(0, ModelOp::RwUnlock { rw: 0 });
+        s.apply(2, ModelOp::WriteLock { rw: 0 });
+        assert!(s.enabled(&m, 1, rd_fail) && s.enabled(&m, 1, wr_fail));
+        assert!(!s.enabled(&m, 2, rd_fail) && !s.enabled(&m, 2, wr_fail));
+    }
+
+    #[test]
+    fn failed_sem_trywait_needs_a_zero_count() {
+        let objects = SyncObjects {
+            sems: vec![SemObject {
+                addr: 4,
+                initial: 1,
+            }],
+            ..SyncObjects::default()
+        };
+        let m = model(vec![vec![], vec![]], objects);
+        let fail = ModelOp::TryFail {
+            target: TryTarget::Sem(0),
+        };
+        let mut s = State::initial(&m);
+        assert!(!s.enabled(&m, 1, fail));
+        s.apply(0, ModelOp::SemWait { sem: 0 });
+        assert!(
+            s.enabled(&m, 1, fail),
+            "any thread fails on zero, the waiter too"
+        );
+        assert!(s.enabled(&m, 0, fail));
+        s.apply(1, fail);
+        assert!(s.enabled(&m, 1, fail), "and takes nothing");
+        s.apply(0, ModelOp::SemPost { sem: 0 });
+        assert!(!s.enabled(&m, 1, fail));
     }
 
     #[test]

@@ -154,6 +154,11 @@ enum Op {
     Unlock(u64),
     Post(u64),
     Wait(u64),
+    /// `sem_trywait`: takes the semaphore if its count is positive, else fails.
+    TryWait(u64),
+    /// `if (trylock(m) == 0) { access; unlock(m) } else access`: the fallback path of a failed
+    /// trylock touches the variable without the lock.
+    TryAccess(u64, u64, AccessKind),
     Fork(u32),
     Join(u32),
     End,
@@ -182,7 +187,8 @@ const GATE: u64 = 0x920;
 const COND: u64 = 0xc00;
 const PRED: u64 = 0x300;
 
-/// A random program of 2-4 threads, run under a random scheduler that obeys the locks;
+/// A random program of 2-4 threads (locks, trylocks with an unlocked fallback, semaphores with
+/// trywait, condition waits), run under a random scheduler that obeys the locks;
 /// threads still blocked when nothing can move end with a pending operation.
 pub fn random_run(rng: &mut Rng) -> Run {
     let n = 2 + rng.below(3) as u32;
@@ -207,9 +213,13 @@ pub fn random_run(rng: &mut Rng) -> Run {
                     // Mostly under the variable's own lock, so that clean variables occur.
                     let guard = LOCKS[v];
                     if rng.below(10) < 7 && !held.contains(&guard) {
-                        ops.push(Op::Lock(guard));
-                        ops.push(Op::Access(VARS[v], kind));
-                        ops.push(Op::Unlock(guard));
+                        if rng.below(4) == 0 {
+                            ops.push(Op::TryAccess(guard, VARS[v], kind));
+                        } else {
+                            ops.push(Op::Lock(guard));
+                            ops.push(Op::Access(VARS[v], kind));
+                            ops.push(Op::Unlock(guard));
+                        }
                     } else {
                         ops.push(Op::Access(VARS[v], kind));
                     }
@@ -226,10 +236,10 @@ pub fn random_run(rng: &mut Rng) -> Run {
                         ops.push(Op::Unlock(m));
                     }
                 }
-                9 => ops.push(if rng.below(2) == 0 {
-                    Op::Post(SEM)
-                } else {
-                    Op::Wait(SEM)
+                9 => ops.push(match rng.below(5) {
+                    0 | 1 => Op::Post(SEM),
+                    2 | 3 => Op::Wait(SEM),
+                    _ => Op::TryWait(SEM),
                 }),
                 10 => {
                     let broadcast = rng.below(3) == 0;
@@ -385,6 +395,26 @@ pub fn random_run(rng: &mut Rng) -> Run {
             Op::Wait(s) => {
                 sem -= 1;
                 run.sync(tid, SyncOp::SemWait { sem: s });
+            }
+            Op::TryWait(s) => {
+                let acquired = sem > 0;
+                if acquired {
+                    sem -= 1;
+                }
+                run.sync(tid, SyncOp::SemTryWait { sem: s, acquired });
+            }
+            Op::TryAccess(m, addr, kind) => {
+                // Another thread holds it, or it is free: the script never tries a lock it holds.
+                let acquired = !owner.contains_key(&m);
+                run.sync(tid, SyncOp::MutexTryLock { mutex: m, acquired });
+                let then = if acquired {
+                    owner.insert(m, tid);
+                    vec![Op::Access(addr, kind), Op::Unlock(m)]
+                } else {
+                    vec![Op::Access(addr, kind)]
+                };
+                let at = pc[t];
+                scripts[t].splice(at..at, then);
             }
             Op::Fork(c) => {
                 run.fork(tid, c);

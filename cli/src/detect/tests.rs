@@ -83,6 +83,61 @@ fn listing1_gives_one_race_on_y_with_the_papers_schedule() {
     );
 }
 
+/// benchmarks/scenarios/s19: the worker's trylock fails while main rotates the log, and its
+/// fallback counts the drop without the lock; the reporter reads the count under the lock, last.
+fn trylock_fallback() -> Run {
+    let try_lock = |acquired| SyncOp::MutexTryLock { mutex: M, acquired };
+    let mut r = Run::new(3);
+    r.fork(0, 1) // 1
+        .fork(0, 2) // 2
+        .lock(0, M) // 3: rotating
+        .start(1) // 4
+        .start(2) // 5
+        .sync(1, try_lock(false)) // 6
+        .w(1, D, 47)
+        .w(0, X, 55)
+        .unlock(0, M) // 7
+        .sync(1, try_lock(true)) // 8
+        .w(1, X, 43)
+        .unlock(1, M) // 9
+        .end(1) // 10
+        .lock(2, M) // 11
+        .r(2, D, 76)
+        .unlock(2, M) // 12
+        .end(2) // 13
+        .join(0, 1)
+        .join(0, 2);
+    r
+}
+
+#[test]
+fn a_failed_trylock_is_scheduled_inside_the_holders_critical_section() {
+    let found = detect(&trylock_fallback());
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let Candidate::Race {
+        object, schedule, ..
+    } = &found[0]
+    else {
+        panic!("expected a race: {found:#?}");
+    };
+    assert_eq!(object.addr, D);
+    // The trylock fails only while main holds the lock: main's lock before it, its unlock (which
+    // the reporter's lock needs) after it.
+    assert_eq!(
+        ops(&schedule.steps),
+        vec![
+            (0, "fork", None, Some(1)),
+            (0, "fork", None, Some(2)),
+            (0, "lock", Some(M), None),
+            (1, "start", None, None),
+            (2, "start", None, None),
+            (1, "trylock", Some(M), None),
+            (0, "unlock", Some(M), None),
+            (2, "lock", Some(M), None),
+        ]
+    );
+}
+
 #[test]
 fn listing1_stats_count_what_each_filter_removed() {
     let (stats, _) = super::analyze(&listing1().traces(), &options()).expect("native analysis");

@@ -12,6 +12,12 @@
 //! that critical section is completed (its release joins the cut) and the order tried again:
 //! the sync-preserving idea (keep the observed order of critical sections on each lock), which
 //! decides races like the paper's Listing 1 without any search.
+//!
+//! A failed try operation in the cut needs its object busy: the cut also takes what kept it busy
+//! in the run (the holder's acquisition; for a semaphore, the waits before it), so the observed
+//! order has the holder's lock before the failure, and the holder's release, if the cut needs it,
+//! after. Other schedules could keep the object busy with another holder, so this part of the
+//! closure never excludes a pair: a cut that cannot take it gives `Unknown`.
 
 use super::Schedule;
 use crate::detect::model::{At, Model, ModelEvent, ModelOp, Wake};
@@ -56,9 +62,14 @@ pub fn race(model: &Model, x: At, y: At) -> Verdict {
 /// any thread past its `limit`, and in which order.
 pub fn schedule(model: &Model, mut cut: Vec<usize>, limit: &[usize]) -> Verdict {
     let n = model.threads.len();
-    let mut scanned = vec![0; n];
-    if let Closed::Unreachable = close(model, &mut cut, &mut scanned, limit) {
+    if let Closed::Unreachable = close(model, &mut cut, &mut vec![0; n], limit, false) {
         return Verdict::Excluded;
+    }
+    // Then what made each failed try operation in the cut fail in the run: not required of every
+    // schedule, so a cut that cannot hold it is no proof of anything.
+    let mut scanned = vec![0; n];
+    if let Closed::Unreachable = close(model, &mut cut, &mut scanned, limit, true) {
+        return Verdict::Unknown;
     }
     // Each repair completes one critical section; more repairs than events cannot be needed.
     let total: usize = model.threads.iter().map(|t| t.events.len()).sum();
@@ -68,7 +79,7 @@ pub fn schedule(model: &Model, mut cut: Vec<usize>, limit: &[usize]) -> Verdict 
             Err(None) => return Verdict::Unknown,
             Err(Some((holder, release))) => {
                 cut[holder] = cut[holder].max(release + 1);
-                if let Closed::Unreachable = close(model, &mut cut, &mut scanned, limit) {
+                if let Closed::Unreachable = close(model, &mut cut, &mut scanned, limit, true) {
                     return Verdict::Unknown;
                 }
             }
@@ -78,8 +89,15 @@ pub fn schedule(model: &Model, mut cut: Vec<usize>, limit: &[usize]) -> Verdict 
 }
 
 /// Grows `cut` until every event in it has its required predecessors in it (`scanned`: how much of
-/// each thread was already looked at).
-fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], limit: &[usize]) -> Closed {
+/// each thread was already looked at); with `busy`, also the events that kept the object of each
+/// failed try operation busy in the run ([`crate::detect::model::Sources::busy_of`]).
+fn close(
+    model: &Model,
+    cut: &mut [usize],
+    scanned: &mut [usize],
+    limit: &[usize],
+    busy: bool,
+) -> Closed {
     let sources = model.sources();
     let mut progress = true;
     while progress {
@@ -118,6 +136,11 @@ fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], limit: &[usize
                         }
                         sources.enters_of[barrier].clone()
                     }
+                    ModelOp::TryFail { .. } if busy => sources
+                        .busy_of
+                        .get(&At { thread: t, index })
+                        .cloned()
+                        .unwrap_or_default(),
                     _ => Vec::new(),
                 };
                 for at in needs {

@@ -193,7 +193,9 @@ fn races(model: &Model, window: &Window, state: &State, var: VarId) -> Vec<(Vec<
     out
 }
 
-/// Live threads of which none can move, keyed by the sites of the operations they block in.
+/// Live threads of which none can move, keyed by the sites of the operations they block in. A
+/// thread at a failed try operation is never one of them: where the failure cannot happen, the
+/// real operation succeeds and the thread goes on beyond the model.
 fn deadlock(model: &Model, window: &Window, state: &State) -> Option<(Vec<SiteId>, Pending)> {
     if !model.process_alive(&state.pos) {
         return None;
@@ -205,7 +207,11 @@ fn deadlock(model: &Model, window: &Window, state: &State) -> Option<(Vec<SiteId
             Next::Cut => return None,
             Next::At(stop) => {
                 let op = op_at(model, t, stop);
-                if state.enabled(model, t, op) || state.clone().release_to_wait(model, t, op) {
+                // A failed try operation that cannot fail now would succeed: not blocked either.
+                if state.enabled(model, t, op)
+                    || state.diverted(t, op)
+                    || state.clone().release_to_wait(model, t, op)
+                {
                     return None;
                 }
                 blocked.push(At {

@@ -2,7 +2,8 @@
 //!
 //! Takes the sync-only [`Model`]; gives deadlock findings with schedules, and how many patterns
 //! it could not decide (the caller then runs the exhaustive search). An edge m1 → m2 says a thread
-//! requested m2 while holding m1; a cycle of edges of distinct threads over distinct locks is a
+//! requested m2 while holding m1 (a failed try operation requests nothing: it never waits, so it
+//! makes no edge, and a lock it failed on is not held); a cycle of edges of distinct threads over distinct locks is a
 //! pattern: each thread stopped at its request, holding its first lock. The cut path brings the
 //! threads there (observed order, completing critical sections that block it); every other thread
 //! then runs while it can. If in the end no thread can move, that state is a deadlock of the
@@ -80,7 +81,8 @@ pub fn deadlocks(model: &Model, want: usize) -> Outcome {
 /// threads block only on mutexes, joins and starts; no thread joins while holding a lock or
 /// finishes holding one; nothing was pending when the run ended; and the lock graph has no cycle.
 /// Then a blocked thread waits for a lock whose holder is blocked on another lock, or for a thread
-/// that is blocked: a chain that would have to close into a lock-graph cycle.
+/// that is blocked: a chain that would have to close into a lock-graph cycle. (A thread stopped at
+/// a failed try operation that cannot fail is not blocked, and no state with one is a deadlock.)
 pub fn cannot_deadlock(model: &Model) -> bool {
     let mut graph: BTreeSet<(usize, usize)> = BTreeSet::new();
     for t in &model.threads {
@@ -110,6 +112,7 @@ pub fn cannot_deadlock(model: &Model) -> bool {
                 | ModelOp::Signal { .. }
                 | ModelOp::BarrierEnter { .. }
                 | ModelOp::SemPost { .. }
+                | ModelOp::TryFail { .. }
                 | ModelOp::Nop => {}
                 _ => return false,
             }
@@ -262,7 +265,7 @@ fn settle(model: &Model, mut schedule: Schedule) -> Option<Finding> {
                 let ModelEvent::Sync { op, .. } = model.threads[t].events[index] else {
                     return None;
                 };
-                if state.clone().release_to_wait(model, t, op) {
+                if state.diverted(t, op) || state.clone().release_to_wait(model, t, op) {
                     return None;
                 }
                 blocked.push(At { thread: t, index });
