@@ -118,3 +118,6 @@ int main(void) {
 // REPEAT:     {{^ *}}10 exit=66{{$}}
 // REPEAT-NEXT: {{^ *}}10 first trylock failed{{$}}
 // REPEAT-NOT: {{.}}
+
+// The CSP back end decides the recorded run as the native solver does (tests/csp).
+// RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::translate::{Exported, EXITED, RACE, RELEASE, RUNNING};
+use super::translate::{Exported, DIVERTED, EXITED, RACE, RELEASE, RUNNING};
 use crate::detect::model::{At, Model, ModelEvent};
 use crate::detect::solve::{Finding, Schedule};
 
@@ -49,7 +49,7 @@ pub fn finding(
             raced = true;
             break;
         }
-        if [EXITED, RUNNING, RELEASE].contains(&channel) {
+        if [EXITED, RUNNING, RELEASE, DIVERTED].contains(&channel) {
             continue;
         }
         let who = parts.next().unwrap_or_default();

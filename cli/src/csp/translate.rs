@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use ilgen_csp::ast::{Assertion, Expr, Field, Item, Proc, Script, SetExpr};
 use ilgen_trace::AccessKind;
 
-use crate::detect::model::{Model, ModelEvent, ModelOp, VarId, Wake};
+use crate::detect::model::{Model, ModelEvent, ModelOp, TryTarget, VarId, Wake};
 
 /// What a script is built to decide.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +78,11 @@ pub const EXITED: &str = "exited";
 const EXITED_PROC: &str = "EXITED";
 pub const RUNNING: &str = "running";
 pub const RELEASE: &str = "release";
+/// A thread at a failed try operation that cannot fail now would take the other branch: it is
+/// never blocked there (`diverted.ti` loops), as [`State::diverted`] rules.
+///
+/// [`State::diverted`]: crate::detect::state::State::diverted
+pub const DIVERTED: &str = "diverted";
 
 /// The accesses a monitor tells apart, with the channel of each: atomics never race with atomics.
 const ACCESS_CHANNELS: [(AccessKind, &str); 4] = [
@@ -100,13 +105,14 @@ fn conflict(a: AccessKind, b: AccessKind) -> bool {
 
 /// The type of each field of each sync channel, in declaration order. Access channels and the
 /// plain events are declared apart.
-const SYNC_CHANNELS: [(&str, &[&str]); 20] = [
+const SYNC_CHANNELS: &[(&str, &[&str])] = &[
     ("start", &["Threads"]),
     ("end", &["Threads"]),
     ("fork", &["Threads", "Threads"]),
     ("join", &["Threads", "Threads"]),
     ("lock", &["Threads", "Mutexes"]),
     ("unlock", &["Threads", "Mutexes"]),
+    ("trylock", &["Threads", "Mutexes"]),
     ("wait", &["Threads", "Mutexes"]),
     ("bwait", &["Threads", "Mutexes", "Conds"]),
     ("wake", &["Threads", "Mutexes", "Conds"]),
@@ -118,12 +124,14 @@ const SYNC_CHANNELS: [(&str, &[&str]); 20] = [
     ("rdlock", &["Threads", "RwLocks"]),
     ("wrlock", &["Threads", "RwLocks"]),
     ("rwunlock", &["Threads", "RwLocks"]),
+    ("tryrdlock", &["Threads", "RwLocks"]),
+    ("trywrlock", &["Threads", "RwLocks"]),
     ("semwait", &["Threads", "Sems"]),
     ("sempost", &["Threads", "Sems"]),
+    ("trywait", &["Threads", "Sems"]),
     ("benter", &["Threads", "Barriers"]),
+    ("bexit", &["Threads", "Barriers"]),
 ];
-/// `bexit` shares `benter`'s fields; kept apart so that the table above stays a fixed size.
-const BEXIT: (&str, &[&str]) = ("bexit", &["Threads", "Barriers"]);
 
 /// Channels both a mutex and a condition instance take part in.
 const MUTEX_COND_CHANNELS: [&str; 4] = ["bwait", "wake", "loopexit", RELEASE];
@@ -177,6 +185,12 @@ enum Step {
     LoopExit {
         exit: Ev,
         release: Ev,
+    },
+    /// A failed try operation: it happens while its object is busy; until then the thread may
+    /// divert (and so is never blocked here).
+    TryFail {
+        fail: Ev,
+        divert: Ev,
     },
     /// The thread blocks for good here (a wait nothing can wake).
     Block,
@@ -272,7 +286,6 @@ fn ident(raw: &str, fallback: &str, taken: &mut BTreeSet<String>) -> String {
     let reserved = |s: &str| {
         RESERVED.contains(&s)
             || SYNC_CHANNELS.iter().any(|(c, _)| *c == s)
-            || s == BEXIT.0
             || s.starts_with("THREAD_")
     };
     let mut name = s.clone();
@@ -414,6 +427,18 @@ fn sync_step(model: &Model, names: &Names, t: usize, i: usize, op: ModelOp) -> O
         ModelOp::BarrierExit { barrier } => Ev::new("bexit", &[me, &names.barriers[barrier]]),
         ModelOp::SemWait { sem } => Ev::new("semwait", &[me, &names.sems[sem]]),
         ModelOp::SemPost { sem } => Ev::new("sempost", &[me, &names.sems[sem]]),
+        ModelOp::TryFail { target } => {
+            let fail = match target {
+                TryTarget::Mutex(x) => Ev::new("trylock", &[me, m(x)]),
+                TryTarget::RwRead(rw) => Ev::new("tryrdlock", &[me, &names.rwlocks[rw]]),
+                TryTarget::RwWrite(rw) => Ev::new("trywrlock", &[me, &names.rwlocks[rw]]),
+                TryTarget::Sem(sem) => Ev::new("trywait", &[me, &names.sems[sem]]),
+            };
+            return Some(Step::TryFail {
+                fail,
+                divert: Ev::new(DIVERTED, &[me]),
+            });
+        }
         // Constrains nothing: the thread runs it with its segment.
         ModelOp::Nop => return None,
     };
@@ -464,6 +489,18 @@ fn thread_defs(model: &Model, t: usize, steps: &[(usize, Step)]) -> Vec<Item> {
                 let body = Proc::ExtChoice(
                     Box::new(exit.prefix(next.clone())),
                     Box::new(release.prefix(exit.prefix(next))),
+                );
+                defs.push(def(part(k), body));
+                k += 1;
+            }
+            Step::TryFail { fail, divert } => {
+                // THREAD_i_k = ... -> THREAD_i_k+1; THREAD_i_k+1 = fail -> NEXT [] divert -> THREAD_i_k+1
+                let head = close(&mut chain, call(part(k + 1)));
+                defs.push(def(part(k), head));
+                k += 1;
+                let body = Proc::ExtChoice(
+                    Box::new(fail.prefix(call(part(k + 1)))),
+                    Box::new(divert.prefix(call(part(k)))),
                 );
                 defs.push(def(part(k), body));
                 k += 1;
@@ -575,7 +612,7 @@ fn alphabets(model: &Model, steps: &[Vec<(usize, Step)>]) -> BTreeMap<Obj, Alpha
                 continue;
             };
             let evs: Vec<&Ev> = match step {
-                Step::Event(e) => vec![e],
+                Step::Event(e) | Step::TryFail { fail: e, .. } => vec![e],
                 Step::LoopExit { exit, release } => vec![exit, release],
                 Step::Block => vec![],
             };
@@ -625,6 +662,11 @@ fn objects_of(model: &Model, thread: usize, index: usize, op: ModelOp) -> Vec<Ob
         ModelOp::BarrierEnter { barrier } | ModelOp::BarrierExit { barrier } => {
             vec![Obj::Barrier(barrier)]
         }
+        ModelOp::TryFail { target } => vec![match target {
+            TryTarget::Mutex(m) => Obj::Mutex(m),
+            TryTarget::RwRead(rw) | TryTarget::RwWrite(rw) => Obj::Rw(rw),
+            TryTarget::Sem(sem) => Obj::Sem(sem),
+        }],
         ModelOp::Nop => vec![],
     }
 }
@@ -689,6 +731,8 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
                     }
                     (ModelOp::LoopExit { .. }, None) => Some(Some((t, 1))),
                     (ModelOp::LoopExit { .. }, Some((h, n))) => (h == t).then_some(Some((h, n))),
+                    // Fails only while another thread holds it.
+                    (ModelOp::TryFail { .. }, Some((h, n))) => (h != t).then_some(Some((h, n))),
                     _ => None,
                 }
             })
@@ -790,6 +834,7 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
             automaton(&name, initial, &evs, |&n, e| match what(e).1 {
                 ModelOp::SemWait { .. } => (n > 0).then(|| n - 1),
                 ModelOp::SemPost { .. } => (n < cap).then(|| n + 1),
+                ModelOp::TryFail { .. } => (n == 0).then_some(0),
                 _ => None,
             })
         }
@@ -990,6 +1035,10 @@ pub fn export(model: &Model, target: &Target, naming: &Naming) -> Exported {
                     used.insert(exit.channel);
                     used.insert(release.channel);
                 }
+                Step::TryFail { fail, divert } => {
+                    used.insert(fail.channel);
+                    used.insert(divert.channel);
+                }
                 Step::Block => {}
             }
         }
@@ -1019,11 +1068,10 @@ pub fn export(model: &Model, target: &Target, naming: &Naming) -> Exported {
     }
     let sync_channels: Vec<&'static str> = SYNC_CHANNELS
         .iter()
-        .chain(std::iter::once(&BEXIT))
         .filter(|(c, _)| used.contains(c))
         .map(|(c, _)| *c)
         .collect();
-    for &(c, fields) in SYNC_CHANNELS.iter().chain(std::iter::once(&BEXIT)) {
+    for &(c, fields) in SYNC_CHANNELS {
         if used.contains(c) {
             items.push(Item::Channel {
                 names: vec![c.into()],
@@ -1056,9 +1104,13 @@ pub fn export(model: &Model, target: &Target, naming: &Naming) -> Exported {
     let running: Vec<usize> = (0..model.threads.len())
         .filter(|&t| has_call(&format!("RUNNING_{}", model.threads[t].tid + 1)))
         .collect();
-    if !running.is_empty() {
+    let free_channels = [
+        (!running.is_empty(), RUNNING),
+        (used.contains(DIVERTED), DIVERTED),
+    ];
+    for (_, channel) in free_channels.into_iter().filter(|(on, _)| *on) {
         items.push(Item::Channel {
-            names: vec![RUNNING.into()],
+            names: vec![channel.into()],
             fields: vec!["Threads".into()],
         });
     }
