@@ -1,5 +1,5 @@
-//! Shadow memory for replay: per 8-byte granule, the last write and the recent reads, and the race
-//! check of every access against them.
+//! Shadow memory for replay: per 8-byte granule, a few recent accesses of any threads, and the
+//! race check of every access against them.
 //!
 //! Takes each instrumented access in replay mode (thread, its vector clock, address, size, site,
 //! kind); gives the earlier accesses it races with (conflicting, from another thread, at least one
@@ -11,12 +11,48 @@
 //! value the load then reads: the acquire is therefore done again at the thread's next hook
 //! ([`acquire_again`], called by the access hooks and `sync_replay`), which runs after the load.
 //!
-//! FastTrack's representation (Flanagan & Freund 2009), per byte range of a granule: the last
-//! write epoch, and read epochs (with their sites) only for reads not already ordered before a
-//! newer read, at most [`MAX_READS`] of them. Each cell keeps its byte mask within the granule:
-//! `int x, y;` share a granule, and the write of `x` must not replace the one of `y`; a write
-//! replaces only the cells whose bytes it covers. Each cell also keeps its address, size and site
-//! for the report.
+//! Each granule keeps up to [`CELLS`] cells, oldest first, as TSan keeps 4 shadow cells per 8
+//! bytes; each cell is one access: its epoch (thread and instant, as in FastTrack, Flanagan &
+//! Freund 2009, instead of a whole vector clock), site, kind (read or write, plain or atomic),
+//! byte mask within the granule (`int x, y;` share a granule and do not conflict), address and
+//! size. An access is checked against every cell, so it is reported against the recent accesses
+//! of every other thread still remembered, one report per cell it races with (the reports are
+//! deduplicated per site pair downstream).
+//!
+//! Why several cells and not FastTrack's one last write (plus reads): replay exists to confirm
+//! one predicted pair of sites, and the first race of a schedule often hides it. Two threads doing
+//! `lock; n++ (A); unlock; n-- (B)`, the second one's lock after the first's unlocked `n--`:
+//! its `n++` races with the first's `n--` (A/B, reported), and with a single last-write cell that
+//! `n++` would replace the first thread's write, so its own `n--` would be compared only with its
+//! own `n++` and the predicted B/B would never show. A write that races with a cell must not
+//! erase it; neither must a write that merely happened after it from another site, since a later
+//! access of a third thread can race with both and name two different pairs.
+//!
+//! Within one instant of a thread (between two of its sync operations) the cells follow the
+//! trace's granularity: the recorder keeps, per segment and byte range, one record of the dominant
+//! kind with the first site of that kind (`cache`), so a predicted pair never names a read that
+//! the same segment's write of those bytes follows, nor a second access of the same kind. So an
+//! access that a cell of its own thread and instant already covers (all its bytes, at least as
+//! strong: a write over a read, a plain access over an atomic one) is the fast path: it returns
+//! after one scan, checking and storing nothing. That loses no race: no release of the thread came
+//! in between (it would have moved the instant), so every cell stored since was checked against
+//! that covering cell, and every cell stored before was checked when it was. It is also the common
+//! case (a loop between two sync operations, the load and the store of `n++`), which stays as
+//! cheap as FastTrack's same-epoch check.
+//!
+//! What else is forgotten, and why that is safe:
+//! - at once, a cell that the new access covers and that is of the same site and happened before
+//!   it (its own thread's or ordered by sync): any later access racing with it races with the new
+//!   one, with the same pair of sites; this keeps a loop with sync operations at one cell per
+//!   thread and instruction. Likewise a cell of the same thread and instant of a weaker kind (the
+//!   load of `n++` when its store comes), which the trace does not keep either;
+//! - when the granule is full, the oldest cell of the accessing thread that the access covers,
+//!   else the oldest cell of another thread that happened before the access and that it covers
+//!   (both lose at most a site pair, never a race), else the oldest cell (which can lose a race,
+//!   as TSan's eviction can; it takes [`CELLS`] remembered accesses to one granule, of distinct
+//!   threads, sites, instants or bytes, none covering another, for that to happen).
+//!
+//! Otherwise an access costs one scan of at most [`CELLS`] cells, an epoch comparison each.
 //!
 //! Why a sharded hash table and not a reserved `MAP_NORESERVE` shadow region: a region needs a
 //! fixed application-to-shadow address mapping that covers heap, stacks, globals and mmaps of any
@@ -38,13 +74,11 @@ use ilgen_trace::{AccessKind, SiteId, ThreadId};
 use crate::hb::{Epoch, VectorClock};
 
 pub(crate) const GRANULE: u64 = 8;
-/// Read cells kept per granule; the oldest goes first.
-pub(crate) const MAX_READS: usize = 4;
-/// Write cells kept per granule (disjoint byte ranges: at most one per byte).
-pub(crate) const MAX_WRITES: usize = 8;
+/// Cells kept per granule (see the module doc: why several, and which one goes when full).
+pub(crate) const CELLS: usize = 8;
 pub(crate) const SHARDS: usize = 256;
-/// Conflicts reported per granule and access (one per earlier cell is enough to name the pair).
-const MAX_CONFLICTS: usize = MAX_WRITES + MAX_READS;
+/// Conflicts reported per granule and access: at most one per cell.
+const MAX_CONFLICTS: usize = CELLS;
 
 /// One remembered access.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +98,7 @@ impl Cell {
     }
 
     /// `self` (earlier) and `cur` (now, by a thread whose clock is `now`) race.
+    #[inline]
     fn races_with(&self, cur: &Cell, now: &VectorClock) -> bool {
         self.tid() != cur.tid()
             && self.mask & cur.mask != 0
@@ -71,12 +106,21 @@ impl Cell {
             && !(self.kind.is_atomic() && cur.kind.is_atomic())
             && !self.epoch.before(now)
     }
+
+    /// Whatever conflicts with `self` conflicts with `by` too: `by` touches all of `self`'s bytes
+    /// and is at least as strong (a write over a read, a plain access over an atomic one).
+    #[inline]
+    fn covered_by(&self, by: &Cell) -> bool {
+        self.mask & !by.mask == 0
+            && (by.kind.is_write() || !self.kind.is_write())
+            && (!by.kind.is_atomic() || self.kind.is_atomic())
+    }
 }
 
 #[derive(Default)]
 pub(crate) struct Granule {
-    writes: Vec<Cell>,
-    reads: Vec<Cell>,
+    /// At most [`CELLS`], oldest first.
+    cells: Vec<Cell>,
     /// The release/acquire clock of an atomic location starting in this granule.
     atomic: Option<Box<VectorClock>>,
 }
@@ -115,43 +159,55 @@ impl Granule {
             epoch: now.epoch(tid),
             ..cur
         };
-        for w in &self.writes {
-            if w.races_with(&cur, now) {
-                out.push(*w);
-            }
-        }
-        if cur.kind.is_write() {
-            for r in &self.reads {
-                if r.races_with(&cur, now) {
-                    out.push(*r);
+        // Fast path: this thread already left a cell at least as strong over these bytes at this
+        // same instant (between the same two sync operations). See the module doc.
+        let seen = self
+            .cells
+            .iter()
+            .any(|c| c.epoch == cur.epoch && cur.covered_by(c));
+        if !seen {
+            for c in &self.cells {
+                if c.races_with(&cur, now) {
+                    out.push(*c);
                 }
             }
-            // Reads of bytes this write covers are dropped: they either raced with it (reported
-            // now) or happened before it, and then a later write racing with them races with this
-            // write too and is reported against it. Reads of other bytes stay.
-            self.reads.retain(|r| r.mask & !cur.mask != 0);
-            // Likewise for earlier writes: a write left with some bytes this one also covers
-            // either raced with it or happened before it, so it adds no false report later.
-            self.writes.retain(|w| w.mask & !cur.mask != 0);
-            if self.writes.len() == MAX_WRITES {
-                self.writes.remove(0);
+            // Cells that `cur` covers and that name nothing `cur` will not: of the same site and
+            // happened before it (any later access racing with them races with `cur`, the same
+            // pair of sites), or of this thread at this instant and of a weaker kind (the trace
+            // keeps only the stronger one too, see the module doc).
+            self.cells.retain(|c| {
+                !(c.covered_by(&cur)
+                    && ((c.site == cur.site && c.epoch.before(now))
+                        || (c.epoch == cur.epoch && c.kind != cur.kind)))
+            });
+            if self.cells.len() == CELLS {
+                let victim = self.victim(&cur, now);
+                self.cells.remove(victim);
             }
-            self.writes.push(cur);
-        } else {
-            // A read ordered before this one, of bytes this one covers, is subsumed: whatever a
-            // later write misses ordering with it, it misses with this read too.
-            self.reads
-                .retain(|r| !(r.mask & !cur.mask == 0 && (r.tid() == tid || r.epoch.before(now))));
-            if self.reads.len() == MAX_READS {
-                self.reads.remove(0);
-            }
-            self.reads.push(cur);
+            self.cells.push(cur);
         }
         if cur.kind == AccessKind::AtomicWrite {
             self.atomic.get_or_insert_with(Default::default).join(now);
             now.tick(tid);
         }
         out
+    }
+
+    /// The cell to forget when the granule is full, for `cur` to take its place: the oldest one
+    /// of `cur`'s own thread that `cur` covers, else the oldest of another thread that happened
+    /// before `cur` and that `cur` covers (both lose at most a site pair, never a race), else the
+    /// oldest.
+    fn victim(&self, cur: &Cell, now: &VectorClock) -> usize {
+        let tid = cur.tid();
+        self.cells
+            .iter()
+            .position(|c| c.tid() == tid && c.covered_by(cur))
+            .or_else(|| {
+                self.cells
+                    .iter()
+                    .position(|c| c.epoch.before(now) && c.covered_by(cur))
+            })
+            .unwrap_or(0)
     }
 }
 
@@ -270,6 +326,10 @@ mod tests {
         c.iter().map(|c| c.site).collect()
     }
 
+    fn sites_of(g: &Granule) -> Vec<SiteId> {
+        g.cells.iter().map(|c| c.site).collect()
+    }
+
     #[test]
     fn masks_cover_the_bytes_in_each_granule() {
         assert_eq!(mask(0, 0, 8), 0xff);
@@ -317,6 +377,7 @@ mod tests {
         s.release(0x99, Role::Lock, 0, &mut a);
         s.acquire(0x99, Role::Lock, &mut b);
         assert!(sites(&g.access(cell(1, &b, 2, AccessKind::Write), &mut b)).is_empty());
+        b.tick(1);
         assert!(sites(&g.access(cell(1, &b, 3, AccessKind::Read), &mut b)).is_empty());
         // And the lock does not order what thread 0 does after releasing it.
         assert_eq!(
@@ -356,6 +417,177 @@ mod tests {
         flag.access(cell(0, &a, 7, AccessKind::AtomicWrite), &mut a);
         flag.access(cell(1, &b, 8, AccessKind::AtomicRead), &mut b);
         assert!(sites(&data.access(cell(1, &b, 9, AccessKind::Read), &mut b)).is_empty());
+    }
+
+    /// The schedule of s52: two threads do `lock; n++ (line 48); unlock; n-- (line 55)`, and the
+    /// second one's lock comes after the first one's unlocked `n--`. Sites are line * 10 + 1 for
+    /// the load and + 2 for the store.
+    #[test]
+    fn a_race_reported_first_does_not_hide_the_next_pair() {
+        let (mut a, mut b) = clocks();
+        let mut s = SyncClocks::default();
+        let mut g = Granule::default();
+        let mut lines = std::collections::BTreeSet::new();
+        let mut go = |g: &mut Granule, tid, now: &mut VectorClock, site, kind| {
+            for c in g.access(cell(tid, now, site, kind), now).iter() {
+                let pair = (c.site / 10, site / 10);
+                lines.insert((pair.0.min(pair.1), pair.0.max(pair.1)));
+            }
+        };
+        s.acquire(0x99, Role::Lock, &mut a);
+        go(&mut g, 0, &mut a, 481, AccessKind::Read);
+        go(&mut g, 0, &mut a, 482, AccessKind::Write);
+        s.release(0x99, Role::Lock, 0, &mut a);
+        go(&mut g, 0, &mut a, 551, AccessKind::Read);
+        go(&mut g, 0, &mut a, 552, AccessKind::Write);
+        s.acquire(0x99, Role::Lock, &mut b);
+        go(&mut g, 1, &mut b, 481, AccessKind::Read);
+        go(&mut g, 1, &mut b, 482, AccessKind::Write);
+        s.release(0x99, Role::Lock, 1, &mut b);
+        go(&mut g, 1, &mut b, 551, AccessKind::Read);
+        go(&mut g, 1, &mut b, 552, AccessKind::Write);
+        assert_eq!(
+            lines.into_iter().collect::<Vec<_>>(),
+            vec![(48, 55), (55, 55)]
+        );
+    }
+
+    #[test]
+    fn a_third_thread_is_reported_against_both_ordered_writers() {
+        // T0 writes (1), T1 writes after acquiring T0's release (2): no race; T2, ordered with
+        // neither, races with both, and both pairs are named.
+        let (mut a, mut b) = clocks();
+        let mut c = VectorClock::default();
+        c.set(2, 1);
+        let mut s = SyncClocks::default();
+        let mut g = Granule::default();
+        g.access(cell(0, &a, 1, AccessKind::Write), &mut a);
+        s.release(0x99, Role::Lock, 0, &mut a);
+        s.acquire(0x99, Role::Lock, &mut b);
+        assert!(sites(&g.access(cell(1, &b, 2, AccessKind::Write), &mut b)).is_empty());
+        assert_eq!(
+            sites(&g.access(cell(2, &c, 3, AccessKind::Read), &mut c)),
+            vec![1, 2]
+        );
+    }
+
+    #[test]
+    fn same_thread_accesses_never_race_whatever_their_sites_and_kinds() {
+        let (mut a, mut b) = clocks();
+        let mut g = Granule::default();
+        let kinds = [
+            AccessKind::Read,
+            AccessKind::Write,
+            AccessKind::AtomicRead,
+            AccessKind::AtomicWrite,
+        ];
+        for round in 0..3 {
+            for site in 0..2 * CELLS as SiteId {
+                let kind = kinds[site as usize % kinds.len()];
+                if site % 3 == 0 {
+                    a.tick(0);
+                }
+                let c = g.access(cell(0, &a, site, kind), &mut a);
+                assert!(sites(&c).is_empty(), "round {round} site {site}");
+                assert!(g.cells.len() <= CELLS);
+            }
+            a.tick(0);
+        }
+        // Thread 1's accesses race with thread 0's cells, never with its own.
+        for (site, kind) in [
+            (100, AccessKind::Write),
+            (101, AccessKind::Write),
+            (102, AccessKind::Read),
+        ] {
+            b.tick(1);
+            let c = g.access(cell(1, &b, site, kind), &mut b);
+            assert!(c.iter().count() > 0 && c.iter().all(|c| c.tid() == 0));
+        }
+    }
+
+    #[test]
+    fn atomics_never_race_with_atomics_of_any_thread() {
+        let mut clocks: Vec<VectorClock> = (0..4)
+            .map(|t| {
+                let mut c = VectorClock::default();
+                c.set(t, 1);
+                c
+            })
+            .collect();
+        let mut g = Granule::default();
+        for i in 0..40u32 {
+            let t = (i * 7 % 4) as ThreadId;
+            let kind = if i % 3 == 0 {
+                AccessKind::AtomicRead
+            } else {
+                AccessKind::AtomicWrite
+            };
+            let now = &mut clocks[t as usize];
+            let c = g.access(cell(t, now, i, kind), now);
+            assert!(sites(&c).is_empty(), "access {i}");
+        }
+        // A plain write by a fresh thread, ordered with none of them, races with what is kept.
+        let mut e = VectorClock::default();
+        e.set(4, 1);
+        assert!(!sites(&g.access(cell(4, &e, 99, AccessKind::Write), &mut e)).is_empty());
+    }
+
+    #[test]
+    fn a_loop_keeps_one_cell_per_thread_and_instruction() {
+        let (mut a, mut b) = clocks();
+        let mut s = SyncClocks::default();
+        let mut g = Granule::default();
+        for _ in 0..10 {
+            for (t, now) in [(0, &mut a), (1, &mut b)] {
+                s.acquire(0x99, Role::Lock, now);
+                for _ in 0..3 {
+                    let r = g.access(cell(t, now, 1, AccessKind::Read), now);
+                    let w = g.access(cell(t, now, 2, AccessKind::Write), now);
+                    assert!(sites(&r).is_empty() && sites(&w).is_empty());
+                }
+                s.release(0x99, Role::Lock, t, now);
+            }
+        }
+        // The earlier thread's cells at the same instructions happened before: replaced; the
+        // load is covered by the store at the same instant: not kept.
+        assert_eq!(g.cells.len(), 1);
+    }
+
+    #[test]
+    fn an_access_covered_at_the_same_instant_stores_nothing() {
+        let (mut a, mut b) = clocks();
+        let mut g = Granule::default();
+        g.access(cell(0, &a, 1, AccessKind::Read), &mut a);
+        g.access(cell(0, &a, 2, AccessKind::Write), &mut a);
+        for site in [1, 2, 3] {
+            g.access(cell(0, &a, site, AccessKind::Read), &mut a);
+            g.access(cell(0, &a, site, AccessKind::Write), &mut a);
+        }
+        assert_eq!(sites_of(&g), vec![2]);
+        // After a sync operation (a new instant) a store from another site is remembered too.
+        a.tick(0);
+        g.access(cell(0, &a, 3, AccessKind::Write), &mut a);
+        assert_eq!(sites_of(&g), vec![2, 3]);
+        // Another thread's write races with both, and both pairs are named.
+        assert_eq!(
+            sites(&g.access(cell(1, &b, 4, AccessKind::Write), &mut b)),
+            vec![2, 3]
+        );
+    }
+
+    #[test]
+    fn a_full_granule_forgets_the_accessing_threads_own_cells_first() {
+        let (mut a, mut b) = clocks();
+        let mut g = Granule::default();
+        g.access(cell(1, &b, 1000, AccessKind::Write), &mut b);
+        // Thread 0 writes from many sites, each after a sync operation: its own cells make room,
+        // thread 1's write stays.
+        for site in 0..3 * CELLS as SiteId {
+            a.tick(0);
+            let c = g.access(cell(0, &a, site, AccessKind::Write), &mut a);
+            assert_eq!(sites(&c), vec![1000], "site {site}");
+            assert_eq!(g.cells.len(), (site as usize + 2).min(CELLS));
+        }
     }
 
     #[test]
