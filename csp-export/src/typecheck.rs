@@ -318,7 +318,7 @@ pub(crate) enum Ty {
 }
 
 /// CSP_M words (FDR's keywords and built-in types) that no name of the script may take.
-const RESERVED: &[&str] = &[
+pub const RESERVED: &[&str] = &[
     "if",
     "then",
     "else",
@@ -344,6 +344,41 @@ const RESERVED: &[&str] = &[
     "Set",
     "Seq",
 ];
+
+/// Names FDR predefines (processes, sets, functions, assertion words): a script may shadow some of
+/// them, but a generated name should not, so that the text reads as FDR reads it.
+pub const BUILTINS: &[&str] = &[
+    "channel",
+    "datatype",
+    "assert",
+    "STOP",
+    "SKIP",
+    "CHAOS",
+    "Events",
+    "diff",
+    "union",
+    "inter",
+    "member",
+    "card",
+    "empty",
+    "set",
+    "seq",
+    "length",
+    "null",
+    "head",
+    "tail",
+    "concat",
+    "elem",
+    "deadlock",
+    "free",
+    "divergence",
+    "deterministic",
+];
+
+/// Whether a generated name would clash with a CSP_M keyword or one of FDR's built-in names.
+pub fn is_taken_by_csp(name: &str) -> bool {
+    RESERVED.contains(&name) || BUILTINS.contains(&name)
+}
 
 fn valid_name(name: &str, what: &'static str) -> Result<(), TypeErrorKind> {
     if is_identifier(name) && !RESERVED.contains(&name) {

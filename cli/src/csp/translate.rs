@@ -206,71 +206,16 @@ struct Names {
     vars: BTreeMap<VarId, String>,
 }
 
-/// CSP_M keywords and built-ins, and the names the script defines itself: a derived name must be
-/// none of these.
-const RESERVED: &[&str] = &[
-    "if",
-    "then",
-    "else",
-    "let",
-    "within",
-    "channel",
-    "datatype",
-    "nametype",
-    "assert",
-    "true",
-    "false",
-    "not",
-    "and",
-    "or",
-    "STOP",
-    "SKIP",
-    "CHAOS",
-    "Events",
-    "Int",
-    "Bool",
-    "diff",
-    "union",
-    "inter",
-    "member",
-    "card",
-    "empty",
-    "set",
-    "Set",
-    "Seq",
-    "seq",
-    "length",
-    "null",
-    "head",
-    "tail",
-    "concat",
-    "elem",
-    "Proc",
-    "Char",
-    "deadlock",
-    "free",
-    "divergence",
-    "deterministic",
-    "PROGRAM",
-    "RACE",
-    "RACE_ERR",
-    "EXITED",
-    "THREADS",
-    "SYNC",
-    "Threads",
-    "Mutexes",
-    "Conds",
-    "RwLocks",
-    "Sems",
-    "Barriers",
-    "Vars",
-    "read",
-    "write",
-    "aread",
-    "awrite",
-    RACE,
-    EXITED,
-    RUNNING,
+/// The names the script defines itself: a derived name must be none of these, nor a CSP_M word
+/// ([`ilgen_csp::typecheck::is_taken_by_csp`]).
+const OWN_NAMES: &[&str] = &[
+    "PROGRAM", "RACE", "RACE_ERR", "EXITED", "Threads", "Mutexes", "Conds", "RwLocks", "Sems",
+    "Barriers", "Vars", "read", "write", "aread", "awrite", RACE, EXITED, RUNNING, DIVERTED,
+];
+
+/// The prefixes of the process names the script derives (`MUTEX_m`, `FORK_2`, ...).
+const PROCESS_PREFIXES: &[&str] = &[
+    "THREAD_", "RUNNING_", "MUTEX_", "COND_", "RWLOCK_", "SEM_", "BARRIER_", "FORK_", "JOIN_",
 ];
 
 /// A CSP_M identifier from a symbol ("stats+8" becomes "stats_8"), unique among `taken`.
@@ -284,9 +229,10 @@ fn ident(raw: &str, fallback: &str, taken: &mut BTreeSet<String>) -> String {
         s = fallback.to_string();
     }
     let reserved = |s: &str| {
-        RESERVED.contains(&s)
+        OWN_NAMES.contains(&s)
+            || ilgen_csp::typecheck::is_taken_by_csp(s)
             || SYNC_CHANNELS.iter().any(|(c, _)| *c == s)
-            || s.starts_with("THREAD_")
+            || PROCESS_PREFIXES.iter().any(|p| s.starts_with(p))
     };
     let mut name = s.clone();
     let mut n = 1;

@@ -931,19 +931,26 @@ mod tests {
             .collect()
     }
 
+    /// The two halves of an untimed `pthread_cond_wait(c, m)`.
+    fn wait_and_wake(c: u64, m: u64) -> (SyncOp, SyncOp) {
+        (
+            SyncOp::CondWait {
+                cond: c,
+                mutex: m,
+                timed: false,
+            },
+            SyncOp::CondWake {
+                cond: c,
+                mutex: m,
+                timed_out: false,
+            },
+        )
+    }
+
     #[test]
     fn signals_are_matched_to_the_waits_they_released() {
         let (c, m) = (0xc0, 0x90);
-        let wait = SyncOp::CondWait {
-            cond: c,
-            mutex: m,
-            timed: false,
-        };
-        let wake = SyncOp::CondWake {
-            cond: c,
-            mutex: m,
-            timed_out: false,
-        };
+        let (wait, wake) = wait_and_wake(c, m);
         let mut r = Run::new(3);
         r.lock(0, m)
             .sync(0, wait) // 2
@@ -1016,16 +1023,7 @@ mod tests {
     fn wait_loop_exits_take_the_earliest_signal_not_taken_and_share_broadcasts() {
         let (c, m) = (0xc0, 0x90);
         let signal = SyncOp::CondSignal { cond: c };
-        let wait = SyncOp::CondWait {
-            cond: c,
-            mutex: m,
-            timed: false,
-        };
-        let wake = SyncOp::CondWake {
-            cond: c,
-            mutex: m,
-            timed_out: false,
-        };
+        let (wait, wake) = wait_and_wake(c, m);
         let exit = |r: &mut Run, t| {
             r.lock(t, m)
                 .sync(t, SyncOp::WaitLoopEnter { cond: c })

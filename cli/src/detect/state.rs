@@ -413,14 +413,7 @@ mod tests {
 
     #[test]
     fn failed_sem_trywait_needs_a_zero_count() {
-        let objects = SyncObjects {
-            sems: vec![SemObject {
-                addr: 4,
-                initial: 1,
-            }],
-            ..SyncObjects::default()
-        };
-        let m = model(vec![vec![], vec![]], objects);
+        let m = model(vec![vec![], vec![]], one_sem(1));
         let fail = ModelOp::TryFail {
             target: TryTarget::Sem(0),
         };
@@ -612,16 +605,16 @@ mod tests {
         assert!(!step(&mut s, &m, 0), "never released in the run");
     }
 
+    fn one_sem(initial: u32) -> SyncObjects {
+        SyncObjects {
+            sems: vec![SemObject { addr: 4, initial }],
+            ..SyncObjects::default()
+        }
+    }
+
     #[test]
     fn semaphore_counts_from_its_initial_value() {
-        let objects = SyncObjects {
-            sems: vec![SemObject {
-                addr: 4,
-                initial: 1,
-            }],
-            ..SyncObjects::default()
-        };
-        let m = model(vec![vec![], vec![]], objects);
+        let m = model(vec![vec![], vec![]], one_sem(1));
         let mut s = State::initial(&m);
         let (wait, post) = (ModelOp::SemWait { sem: 0 }, ModelOp::SemPost { sem: 0 });
         assert!(s.enabled(&m, 0, wait));
