@@ -15,7 +15,7 @@ CARGO    ?= cargo
 PYTHON   ?= python3
 LLVM_DIR := /usr/lib/llvm-19
 LIT      ?= $(PYTHON) $(LLVM_DIR)/build/utils/lit/lit.py
-APT_PKGS := clang-19 llvm-19-dev llvm-19-tools libclang-rt-19-dev gdb
+APT_PKGS := clang-19 llvm-19-dev llvm-19-tools libclang-rt-19-dev gdb valgrind
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 REL      := target/release
 DEMO_DIR := target/demo

@@ -426,6 +426,64 @@ def parse_tsan(stderr_text, base):
     return errs, other
 
 
+HG_FRAME_RE = re.compile(r"(?:at|by) 0x[0-9A-Fa-f]+: .*?\((\S+?):(\d+)\)\s*$")
+HELGRIND_TIMEOUT = 120.0
+
+
+def first_hg_frame(block, base):
+    """The innermost frame of a helgrind stack that lies in the scenario's file, as an error line."""
+    for ln in block:
+        m = HG_FRAME_RE.search(ln)
+        if m and os.path.basename(m.group(1)) == base:
+            return int(m.group(2))
+    return "?"
+
+
+def parse_helgrind(text, base):
+    """Helgrind's "Possible data race" -> ('race', {line, line}) (the access and the conflicting
+    previous one); its lock-order violations -> ('deadlock', {lines of the later acquisitions},
+    the calls that would block). Other error kinds are counted, not compared."""
+    errs, other = set(), 0
+    body = [re.sub(r"^==\d+== ?", "", ln) for ln in text.split("\n") if ln.startswith("==")]
+    reports, cur = [], []
+    for ln in body:
+        if ln.startswith("----------------------------------------------------------------"):
+            reports.append(cur)
+            cur = []
+        else:
+            cur.append(ln)
+    reports.append(cur)
+    for rep in reports:
+        if any("Possible data race" in ln for ln in rep):
+            split = next((i for i, ln in enumerate(rep) if ln.startswith("This conflicts with")),
+                         len(rep))
+            lines = {first_hg_frame(rep[:split], base), first_hg_frame(rep[split:], base)}
+            errs.add(("race", frozenset(lines)))
+        elif any("lock order" in ln and "violated" in ln for ln in rep):
+            starts = [i for i, ln in enumerate(rep) if "followed by a later acquisition" in ln]
+            lines = {first_hg_frame(rep[i + 1:], base) for i in starts}
+            errs.add(("deadlock", frozenset(lines)))
+        elif any(ln.startswith("Thread #") for ln in rep) and not any(
+                "Thread-Announcement" in ln or "was created" in ln for ln in rep):
+            other += 1
+    return errs, other
+
+
+def helgrind_run(hdr, wdir):
+    """Builds the scenario for valgrind (DWARF 4: valgrind 3.19 reads no DWARF 5) and runs it once
+    under helgrind; gives its errors aligned to EXPECT, or None when it timed out."""
+    exe = wdir / (hdr.name + ".hg")
+    build([CLANG, "-gdwarf-4", "-O1", str(hdr.path), "-o", str(exe), "-lpthread"] + hdr.libs,
+          wdir / "build-hg.log", str(hdr.path))
+    errf = wdir / "helgrind.stderr"
+    r = run(["valgrind", "--tool=helgrind"] + [str(exe)] + hdr.args, cwd=wdir, env=clean_env(),
+            timeout=HELGRIND_TIMEOUT, stdout=wdir / "helgrind.stdout", stderr=errf)
+    if r.timed_out:
+        return set()  # a hung (deadlocked) run reports nothing
+    errs, _ = parse_helgrind(errf.read_text(errors="replace"), hdr.path.name)
+    return align_deadlocks(hdr.expect, errs)
+
+
 def align_deadlocks(expect, errs):
     """TSan names a lock-order inversion by the lines that acquire a lock while holding another;
     EXPECT names a deadlock by the lines every blocked thread waits in (joins included). A TSan
@@ -546,18 +604,19 @@ def machine_line():
 def table1_scenario(hdr, args):
     res = ilgen_scenario(hdr, args)
     if res.error:
-        return res, None, None
+        return res, None, None, None
     wdir = Path(args.work) / "scenarios" / hdr.name
     exe = wdir / (hdr.name + ".tsan")
     try:
         build([CLANG, "-g", "-O1", "-fsanitize=thread", str(hdr.path), "-o", str(exe), "-lpthread"]
               + hdr.libs, wdir / "build-tsan.log", str(hdr.path))
+        helgrind = helgrind_run(hdr, wdir) if args.helgrind else set()
     except InputError as e:
         res.error = str(e)
-        return res, None, None
+        return res, None, None, None
     per_run, _, _ = tsan_runs(hdr, wdir, exe, args.runs)
     union = set().union(*per_run) if per_run else set()
-    return res, per_run[0] if per_run else set(), union
+    return res, per_run[0] if per_run else set(), union, helgrind
 
 
 def cmd_table1(args):
@@ -571,11 +630,11 @@ def cmd_table1(args):
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
         futs = [(h, ex.submit(table1_scenario, h, args)) for h in headers]
         for h, fut in futs:
-            res, one, union = fut.result()
+            res, one, union, helgrind = fut.result()
             if res.error:
                 errors.append(res.error)
                 continue
-            rows.append((h, res.found, one, union))
+            rows.append((h, res.found, one, union, helgrind))
             print(f"  {h.name}: done ({res.time:.1f} s ilgen)", file=sys.stderr, flush=True)
     for e in errors:
         print(f"ERROR {e}", file=sys.stderr)
@@ -583,15 +642,17 @@ def cmd_table1(args):
     print(machine_line())
     print(f"ilgen: one recorded run (`ilgen cc -g -O0`, `detect --all-sites`); TSan: "
           f"`{CLANG} -g -O1 -fsanitize=thread`, TSAN_OPTIONS=\"{TSAN_OPTIONS}\", 1 run and the "
-          f"union of {n} runs ({TSAN_TIMEOUT:.0f} s timeout each). found = real errors reported, "
+          f"union of {n} runs ({TSAN_TIMEOUT:.0f} s timeout each); helgrind: `valgrind "
+          f"--tool=helgrind` on `{CLANG} -gdwarf-4 -O1`, 1 run. found = real errors reported, "
           f"false = reports matching no EXPECT line.\n")
     print(f"| scenario | category | reorder | real errors | ilgen found | ilgen false | "
-          f"TSan 1 run found | TSan 1 run false | TSan {n} runs found | TSan {n} runs false |")
-    print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|")
-    tot = [0] * 7
-    for h, found, one, union in rows:
+          f"TSan 1 run found | TSan 1 run false | TSan {n} runs found | TSan {n} runs false | "
+          f"helgrind found | helgrind false |")
+    print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    tot = [0] * 9
+    for h, found, one, union, helgrind in rows:
         cells = [len(h.expect)]
-        for s in (found, one, union):
+        for s in (found, one, union, helgrind):
             cells += [len(h.expect & s), len(s - h.expect)]
         tot = [a + b for a, b in zip(tot, cells)]
         print(f"| {h.name} | {h.category} | {h.reorder} | " + " | ".join(map(str, cells)) + " |")
@@ -706,9 +767,11 @@ def main(argv=None):
     common(p)
     p.add_argument("--scenarios-dir", default=str(SCEN_DIR))
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
-    p = sub.add_parser("table1", help="Table 1: scenarios, ilgen vs TSan")
+    p = sub.add_parser("table1", help="Table 1: scenarios, ilgen vs TSan and helgrind")
     common(p)
     p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--no-helgrind", dest="helgrind", action="store_false",
+                   help="leave out the helgrind columns (zeros)")
     p.add_argument("--scenarios-dir", default=str(SCEN_DIR))
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     p = sub.add_parser("table2", help="Table 2: applications, ilgen vs TSan")
