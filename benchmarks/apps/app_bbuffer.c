@@ -29,13 +29,9 @@
 // main joins it. Only main prints, after the joins, and only figures that do not depend on the
 // schedule (which consumer got which message does).
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "app_common.h"
 
 #define MAX_PRODUCERS 8
 #define MAX_CONSUMERS 8
@@ -67,13 +63,7 @@ struct message {
 };
 
 static uint32_t crc32c(const uint8_t *p, size_t n) {
-  uint32_t crc = 0xffffffffu;
-  for (size_t i = 0; i < n; i++) {
-    crc ^= p[i];
-    for (int k = 0; k < 8; k++)
-      crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
-  }
-  return ~crc;
+  return app_crc32_reflected(0, p, n, 0x82f63b78u);
 }
 
 static uint32_t adler32(const uint8_t *p, size_t n) {
@@ -329,66 +319,35 @@ static void *consumer_main(void *arg) {
 // main
 
 struct config {
-  int producers, consumers;
+  long producers, consumers;
   long per_producer;
-  int capacity;
-  unsigned rounds;
-  int verbose;
+  long capacity;
+  long rounds;
+  long verbose;
 };
 
-static void usage(const char *prog) {
-  fprintf(stderr,
-          "usage: %s [-p producers] [-c consumers] [-n messages-per-producer] [-b capacity]\n"
-          "          [-r scrambling-rounds] [-v]\n",
-          prog);
-}
-
-static int parse_int(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi)
-    return -1;
-  *out = v;
-  return 0;
-}
+static const char usage[] =
+    "usage: %s [-p producers] [-c consumers] [-n messages-per-producer] [-b capacity]\n"
+    "          [-r scrambling-rounds] [-v]\n";
 
 static int parse_args(int argc, char **argv, struct config *cfg) {
-  cfg->producers = 3;
-  cfg->consumers = 3;
-  cfg->per_producer = 1000;
-  cfg->capacity = 8;
-  cfg->rounds = 80;
-  cfg->verbose = 0;
-  for (int i = 1; i < argc; i++) {
-    long v;
-    if (strcmp(argv[i], "-v") == 0) {
-      cfg->verbose = 1;
-      continue;
-    }
-    if (i + 1 >= argc)
-      return -1;
-    const char *opt = argv[i], *val = argv[++i];
-    if (strcmp(opt, "-p") == 0 && parse_int(val, 1, MAX_PRODUCERS, &v) == 0)
-      cfg->producers = (int)v;
-    else if (strcmp(opt, "-c") == 0 && parse_int(val, 1, MAX_CONSUMERS, &v) == 0)
-      cfg->consumers = (int)v;
-    else if (strcmp(opt, "-n") == 0 && parse_int(val, 1, 100000000L, &v) == 0)
-      cfg->per_producer = v;
-    else if (strcmp(opt, "-b") == 0 && parse_int(val, 1, MAX_CAPACITY, &v) == 0)
-      cfg->capacity = (int)v;
-    else if (strcmp(opt, "-r") == 0 && parse_int(val, 0, 1000, &v) == 0)
-      cfg->rounds = (unsigned)v;
-    else
-      return -1;
-  }
-  return 0;
+  *cfg = (struct config){
+      .producers = 3, .consumers = 3, .per_producer = 1000, .capacity = 8, .rounds = 80};
+  const struct app_opt opts[] = {
+      APP_OPT("-p", cfg->producers, 1, MAX_PRODUCERS),
+      APP_OPT("-c", cfg->consumers, 1, MAX_CONSUMERS),
+      APP_OPT("-n", cfg->per_producer, 1, 100000000L),
+      APP_OPT("-b", cfg->capacity, 1, MAX_CAPACITY),
+      APP_OPT("-r", cfg->rounds, 0, 1000),
+      APP_SWITCH("-v", cfg->verbose),
+  };
+  return app_parse_opts(argc, argv, opts, APP_NOPTS(opts), 0);
 }
 
 int main(int argc, char **argv) {
   struct config cfg;
   if (parse_args(argc, argv, &cfg) != 0) {
-    usage(argv[0]);
+    app_usage(usage, argv[0]);
     return 2;
   }
   struct ring ring;
@@ -438,7 +397,7 @@ int main(int argc, char **argv) {
     bad_length += cons[j].bad_length;
     last_flags += cons[j].last_flags;
   }
-  printf("bbuffer: %d producers x %ld messages, %d consumers, capacity %d, %u rounds\n",
+  printf("bbuffer: %ld producers x %ld messages, %ld consumers, capacity %ld, %ld rounds\n",
          cfg.producers, cfg.per_producer, cfg.consumers, cfg.capacity, cfg.rounds);
   struct totals all_made = {0, 0, 0, 0, 0}, all_got = {0, 0, 0, 0, 0};
   for (int i = 0; i < cfg.producers; i++) {

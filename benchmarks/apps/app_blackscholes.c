@@ -23,13 +23,9 @@
 // the parallel results (bitwise: the same code on the same inputs), checks put-call parity on
 // every option (C - P = S e^{-qT} - K e^{-rT}), and prints a checksum of all prices, which does
 // not depend on the number of threads or on the schedule (sums are taken serially by main).
-#include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "app_common.h"
 
 #define MAX_THREADS 64
 #define CACHE_LINE 64
@@ -341,48 +337,21 @@ static int verify_parity(const struct portfolio *pf, const struct results *res, 
   return bad;
 }
 
-static void usage(const char *prog) {
-  fprintf(stderr,
-          "usage: %s [-t THREADS] [-n OPTIONS] [-r ROUNDS] [-s SEED]\n"
-          "  prices OPTIONS European options ROUNDS times on THREADS workers\n",
-          prog);
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || *end || v < lo || v > hi)
-    return 0;
-  *out = v;
-  return 1;
-}
+static const char usage[] =
+    "usage: %s [-t THREADS] [-n OPTIONS] [-r ROUNDS] [-s SEED]\n"
+    "  prices OPTIONS European options ROUNDS times on THREADS workers\n";
 
 int main(int argc, char **argv) {
   long nthreads = 4, noptions = 131072, rounds = 16, seed = 20150901;
-  for (int a = 1; a < argc; a += 2) {
-    long *target = NULL, lo = 1, hi = 0;
-    if (!strcmp(argv[a], "-t")) {
-      target = &nthreads;
-      hi = MAX_THREADS;
-    } else if (!strcmp(argv[a], "-n")) {
-      target = &noptions;
-      hi = 1L << 26;
-    } else if (!strcmp(argv[a], "-r")) {
-      target = &rounds;
-      hi = 100000;
-    } else if (!strcmp(argv[a], "-s")) {
-      target = &seed;
-      lo = 0;
-      hi = 1L << 40;
-    } else {
-      usage(argv[0]);
-      return 2;
-    }
-    if (a + 1 >= argc || !parse_long(argv[a + 1], lo, hi, target)) {
-      usage(argv[0]);
-      return 2;
-    }
+  const struct app_opt opts[] = {
+      APP_OPT("-t", nthreads, 1, MAX_THREADS),
+      APP_OPT("-n", noptions, 1, 1L << 26),
+      APP_OPT("-r", rounds, 1, 100000),
+      APP_OPT("-s", seed, 0, 1L << 40),
+  };
+  if (app_parse_opts(argc, argv, opts, APP_NOPTS(opts), 0) != 0) {
+    app_usage(usage, argv[0]);
+    return 2;
   }
 
   struct portfolio pf;

@@ -2,8 +2,8 @@
 //      range of a file from a simulated server in chunks, with simulated latency and transient
 //      errors, write them at their offsets, and checkpoint a resume table; a reporter thread
 //      shows progress and snapshots the resume table; main verifies the file at the end
-// EXPECT: race 344 227
-// EXPECT: race 270 270
+// EXPECT: race 316 199
+// EXPECT: race 242 242
 // REORDER: yes
 // ARGS: -n 4 -s 1536 -c 8 -l 4000
 //
@@ -39,14 +39,9 @@
 // number of finished workers; the file content is written before the threads are created; the
 // output buffer's segments are disjoint and read by main after the joins.
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+
+#include "app_common.h"
 
 #define MAX_WORKERS 8
 #define MAX_SNAPSHOTS 4096
@@ -55,14 +50,8 @@
 // Checksums
 
 // CRC-32 (IEEE), bitwise: no table, so no memory traffic besides the data itself.
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n) {
-  crc = ~crc;
-  for (size_t i = 0; i < n; i++) {
-    crc ^= p[i];
-    for (int k = 0; k < 8; k++)
-      crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-  }
-  return ~crc;
+static uint32_t crc32(const uint8_t *p, size_t n) {
+  return app_crc32_reflected(0, p, n, 0xedb88320u);
 }
 
 // A cheap per-chunk integrity check over 64-bit words (the "Content-MD5" of a chunk, much
@@ -84,24 +73,7 @@ static uint64_t chunk_sum(const uint8_t *p, size_t n) {
 }
 
 static uint64_t hash64(uint64_t x) {
-  x ^= x >> 31;
-  x *= 0x7fb5d329728ea185ULL;
-  x ^= x >> 27;
-  x *= 0x81dadef4bc2dd44dULL;
-  x ^= x >> 33;
-  return x;
-}
-
-static void sleep_us(long us) {
-  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-  while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-    ;
-}
-
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+  return app_mix64_with(x, 31, 0x7fb5d329728ea185ULL, 27, 0x81dadef4bc2dd44dULL, 33);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -157,7 +129,7 @@ static enum fetch_status server_get(struct server *s, size_t offset, size_t len,
   server_connect(s);
   // latency between 1/2 and 3/2 of the average, depending on the offset
   long lat = s->latency_us / 2 + (long)(hash64(offset) % (uint64_t)(s->latency_us + 1));
-  sleep_us(lat);
+  app_sleep_us(lat);
   if (transient_failure(offset, attempt)) {
     server_disconnect(s, 1);
     return FETCH_AGAIN;
@@ -256,9 +228,9 @@ struct worker {
 static size_t fetch_chunk(struct worker *w, size_t offset, size_t len) {
   for (int attempt = 0; attempt < 5; attempt++) {
     struct response resp;
-    double t0 = now_seconds();
+    double t0 = app_now_seconds();
     enum fetch_status st = server_get(&g_server, offset, len, w->rx, attempt, &resp);
-    w->busy += now_seconds() - t0;
+    w->busy += app_now_seconds() - t0;
     w->requests++;
     if (st == FETCH_OK) {
       if (chunk_sum(w->rx, resp.length) == resp.sum)
@@ -276,7 +248,7 @@ static size_t fetch_chunk(struct worker *w, size_t offset, size_t len) {
 static int verify_resumed(struct segment *seg) {
   if (seg->resumed == 0)
     return 1;
-  uint32_t crc = crc32_update(0, g_file + seg->start, seg->resumed);
+  uint32_t crc = crc32(g_file + seg->start, seg->resumed);
   return crc == seg->resume_crc;
 }
 
@@ -337,12 +309,12 @@ static void format_size(char *buf, size_t n, double bytes) {
 
 static void *reporter_main(void *arg) {
   struct reporter *r = arg;
-  double t_start = now_seconds(), t_prev = t_start;
+  double t_start = app_now_seconds(), t_prev = t_start;
   size_t prev = 0;
   for (;;) {
-    sleep_us(r->interval_us);
+    app_sleep_us(r->interval_us);
     size_t done = g_progress.bytes_done;  // RACE (read, no lock): workers update it locked
-    double t = now_seconds();
+    double t = app_now_seconds();
     double rate = t > t_prev ? (double)(done - prev) / (t - t_prev) : 0;
     if (rate > r->peak_rate)
       r->peak_rate = rate;
@@ -386,65 +358,36 @@ static void *reporter_main(void *arg) {
 // main
 
 struct config {
-  int workers;
-  size_t size;      // bytes
-  size_t chunk;     // bytes
+  long workers;
+  long size_kib, chunk_kib;  // as given
+  size_t size;               // bytes
+  size_t chunk;              // bytes
   long latency_us;
-  int resume_pct;   // how much of each segment the previous session fetched
-  uint64_t seed;
-  int verbose;
+  long resume_pct;  // how much of each segment the previous session fetched
+  long seed;
+  long verbose;
 };
 
-static void usage(const char *prog) {
-  fprintf(stderr,
-          "usage: %s [-n workers] [-s size-KiB] [-c chunk-KiB] [-l latency-us] [-r resume-%%]\n"
-          "          [-S seed] [-v]\n",
-          prog);
-}
-
-static int parse_num(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi)
-    return -1;
-  *out = v;
-  return 0;
-}
+static const char usage[] =
+    "usage: %s [-n workers] [-s size-KiB] [-c chunk-KiB] [-l latency-us] [-r resume-%%]\n"
+    "          [-S seed] [-v]\n";
 
 static int parse_args(int argc, char **argv, struct config *c) {
-  c->workers = 4;
-  c->size = 1536 * 1024;
-  c->chunk = 8 * 1024;
-  c->latency_us = 4000;
-  c->resume_pct = 12;
-  c->seed = 20150101;
-  c->verbose = 0;
-  for (int i = 1; i < argc; i++) {
-    long v;
-    if (strcmp(argv[i], "-v") == 0) {
-      c->verbose = 1;
-      continue;
-    }
-    if (i + 1 >= argc)
-      return -1;
-    const char *opt = argv[i], *val = argv[++i];
-    if (strcmp(opt, "-n") == 0 && parse_num(val, 1, MAX_WORKERS, &v) == 0)
-      c->workers = (int)v;
-    else if (strcmp(opt, "-s") == 0 && parse_num(val, 1, 1 << 20, &v) == 0)
-      c->size = (size_t)v * 1024;
-    else if (strcmp(opt, "-c") == 0 && parse_num(val, 1, 4096, &v) == 0)
-      c->chunk = (size_t)v * 1024;
-    else if (strcmp(opt, "-l") == 0 && parse_num(val, 0, 1000000, &v) == 0)
-      c->latency_us = v;
-    else if (strcmp(opt, "-r") == 0 && parse_num(val, 0, 100, &v) == 0)
-      c->resume_pct = (int)v;
-    else if (strcmp(opt, "-S") == 0 && parse_num(val, 0, 0x7fffffffL, &v) == 0)
-      c->seed = (uint64_t)v;
-    else
-      return -1;
-  }
-  return 0;
+  *c = (struct config){.workers = 4, .size_kib = 1536, .chunk_kib = 8, .latency_us = 4000,
+                       .resume_pct = 12, .seed = 20150101};
+  const struct app_opt opts[] = {
+      APP_OPT("-n", c->workers, 1, MAX_WORKERS),
+      APP_OPT("-s", c->size_kib, 1, 1 << 20),
+      APP_OPT("-c", c->chunk_kib, 1, 4096),
+      APP_OPT("-l", c->latency_us, 0, 1000000),
+      APP_OPT("-r", c->resume_pct, 0, 100),
+      APP_OPT("-S", c->seed, 0, 0x7fffffffL),
+      APP_SWITCH("-v", c->verbose),
+  };
+  int rc = app_parse_opts(argc, argv, opts, APP_NOPTS(opts), 0);
+  c->size = (size_t)c->size_kib * 1024;
+  c->chunk = (size_t)c->chunk_kib * 1024;
+  return rc;
 }
 
 static uint8_t *make_content(size_t size, uint64_t seed) {
@@ -463,12 +406,12 @@ static uint8_t *make_content(size_t size, uint64_t seed) {
 int main(int argc, char **argv) {
   struct config cfg;
   if (parse_args(argc, argv, &cfg) != 0) {
-    usage(argv[0]);
+    app_usage(usage, argv[0]);
     return 2;
   }
 
   // The server's file.
-  uint8_t *content = make_content(cfg.size, cfg.seed);
+  uint8_t *content = make_content(cfg.size, (uint64_t)cfg.seed);
   g_file = calloc(1, cfg.size);
   g_snapshots = calloc(MAX_SNAPSHOTS, sizeof *g_snapshots);
   if (!content || !g_file || !g_snapshots) {
@@ -477,7 +420,7 @@ int main(int argc, char **argv) {
   }
   g_server.content = content;
   g_server.size = cfg.size;
-  g_server.crc = crc32_update(0, content, cfg.size);
+  g_server.crc = crc32(content, cfg.size);
   g_server.latency_us = cfg.latency_us;
   pthread_mutex_init(&g_server.lock, NULL);
 
@@ -493,7 +436,7 @@ int main(int argc, char **argv) {
     s->end = i == cfg.workers - 1 ? cfg.size : s->start + per;
     s->resumed = (s->end - s->start) * (size_t)cfg.resume_pct / 100;
     memcpy(g_file + s->start, content + s->start, s->resumed);
-    s->resume_crc = crc32_update(0, content + s->start, s->resumed);
+    s->resume_crc = crc32(content + s->start, s->resumed);
     s->offset = s->start + s->resumed;
     s->state = SEG_PENDING;
     resumed_total += s->resumed;
@@ -503,7 +446,7 @@ int main(int argc, char **argv) {
 
   struct worker workers[MAX_WORKERS];
   struct reporter rep = {.nworkers = cfg.workers, .interval_us = 4000, .verbose = cfg.verbose};
-  double t0 = now_seconds();
+  double t0 = app_now_seconds();
   for (int i = 0; i < cfg.workers; i++) {
     memset(&workers[i], 0, sizeof workers[i]);
     workers[i].id = i;
@@ -528,10 +471,10 @@ int main(int argc, char **argv) {
   for (int i = 0; i < cfg.workers; i++)
     pthread_join(workers[i].thread, NULL);
   pthread_join(rep.thread, NULL);
-  double elapsed = now_seconds() - t0;
+  double elapsed = app_now_seconds() - t0;
 
   // Everything below runs after the joins.
-  uint32_t crc = crc32_update(0, g_file, cfg.size);
+  uint32_t crc = crc32(g_file, cfg.size);
   int complete = 1;
   long chunks = 0, requests = 0, bad_sums = 0;
   for (int i = 0; i < cfg.workers; i++) {
@@ -550,9 +493,9 @@ int main(int argc, char **argv) {
 
   char size_s[32];
   format_size(size_s, sizeof size_s, (double)cfg.size);
-  printf("download: %s in %d segments, %zu KiB chunks, average latency %ld us\n", size_s,
+  printf("download: %s in %ld segments, %zu KiB chunks, average latency %ld us\n", size_s,
          cfg.workers, cfg.chunk / 1024, cfg.latency_us);
-  printf("resumed: %zu bytes from the previous session (%d%% of each segment)\n", resumed_total,
+  printf("resumed: %zu bytes from the previous session (%ld%% of each segment)\n", resumed_total,
          cfg.resume_pct);
   for (int i = 0; i < cfg.workers; i++) {
     const struct segment *s = &g_resume.seg[i];

@@ -35,13 +35,9 @@
 // two barriers that order it after the writes of the rows it reads and before their next writes.
 // Verification (main): sampled spectrum bins against a direct O(N) DFT of the input, Parseval's
 // identity, the tones' bins standing out as the spectrum's peaks, and the round-trip error.
-#include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "app_common.h"
 
 #define MAX_THREADS 64
 #define TILE 32
@@ -106,15 +102,8 @@ static struct {
 /* ------------------------------------------------------------------------------------------ */
 /* Deterministic input                                                                          */
 
-static uint64_t splitmix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 static double noise(uint64_t key) {
-  return ((double)(splitmix64(key) >> 11) / 9007199254740992.0 - 0.5) * 2.0;
+  return ((double)(app_splitmix64(key) >> 11) / 9007199254740992.0 - 0.5) * 2.0;
 }
 
 /* The input sample at index j: the tones plus noise in [-1, 1] on each component. */
@@ -349,48 +338,20 @@ static cpx direct_dft_bin(const cpx *x, long n, long k) {
   return acc;
 }
 
-static void usage(const char *prog) {
-  fprintf(stderr,
-          "usage: %s [-t THREADS] [-m ROWS] [-i ITERATIONS]\n"
-          "  transforms N = ROWS*ROWS points (ROWS a power of two >= 4) forward and back\n",
-          prog);
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || *end || v < lo || v > hi)
-    return 0;
-  *out = v;
-  return 1;
-}
+static const char usage[] =
+    "usage: %s [-t THREADS] [-m ROWS] [-i ITERATIONS]\n"
+    "  transforms N = ROWS*ROWS points (ROWS a power of two >= 4) forward and back\n";
 
 int main(int argc, char **argv) {
   long nthreads = 4, m = 512, iterations = 3;
-  for (int a = 1; a < argc; a += 2) {
-    long *target = NULL, lo = 1, hi = 0;
-    if (!strcmp(argv[a], "-t")) {
-      target = &nthreads;
-      hi = MAX_THREADS;
-    } else if (!strcmp(argv[a], "-m")) {
-      target = &m;
-      lo = 4;
-      hi = 8192;
-    } else if (!strcmp(argv[a], "-i")) {
-      target = &iterations;
-      hi = 1000;
-    } else {
-      usage(argv[0]);
-      return 2;
-    }
-    if (a + 1 >= argc || !parse_long(argv[a + 1], lo, hi, target)) {
-      usage(argv[0]);
-      return 2;
-    }
-  }
-  if ((m & (m - 1)) != 0 || nthreads > m) {
-    usage(argv[0]);
+  const struct app_opt opts[] = {
+      APP_OPT("-t", nthreads, 1, MAX_THREADS),
+      APP_OPT("-m", m, 4, 8192),
+      APP_OPT("-i", iterations, 1, 1000),
+  };
+  if (app_parse_opts(argc, argv, opts, APP_NOPTS(opts), 0) != 0 || (m & (m - 1)) != 0 ||
+      nthreads > m) {
+    app_usage(usage, argv[0]);
     return 2;
   }
 
@@ -408,8 +369,7 @@ int main(int argc, char **argv) {
   g.roots = malloc((size_t)m * sizeof(cpx));
   g.work = malloc((size_t)nthreads * (size_t)m * sizeof(cpx));
   g.slots = aligned_alloc(CACHE_LINE, (size_t)nthreads * sizeof(struct per_thread));
-  pthread_t *threads = malloc((size_t)nthreads * sizeof(pthread_t));
-  if (!g.x || !g.y || !g.orig || !g.twiddle || !g.roots || !g.work || !g.slots || !threads) {
+  if (!g.x || !g.y || !g.orig || !g.twiddle || !g.roots || !g.work || !g.slots) {
     perror("fft: malloc");
     return 1;
   }
@@ -429,24 +389,12 @@ int main(int argc, char **argv) {
     else if (s < 2 * NTONES)
       b = g.tones[s - NTONES].bin + 1;
     else
-      b = (long)(splitmix64(1000 + (uint64_t)s) % (uint64_t)g.n);
+      b = (long)(app_splitmix64(1000 + (uint64_t)s) % (uint64_t)g.n);
     g.sample_bin[s] = b % g.n;
   }
 
-  if (pthread_barrier_init(&g.barrier, NULL, (unsigned)nthreads) != 0) {
-    fprintf(stderr, "fft: pthread_barrier_init failed\n");
+  if (app_run_workers("fft", nthreads, worker, &g.barrier) != 0)
     return 1;
-  }
-  for (long t = 0; t < nthreads; t++) {
-    int rc = pthread_create(&threads[t], NULL, worker, (void *)(intptr_t)t);
-    if (rc != 0) {
-      fprintf(stderr, "fft: pthread_create: %s\n", strerror(rc));
-      return 1;
-    }
-  }
-  for (long t = 0; t < nthreads; t++)
-    pthread_join(threads[t], NULL);
-  pthread_barrier_destroy(&g.barrier);
 
   /* Reduce the per-thread results in thread order. */
   double spec_energy = 0.0, in_energy = 0.0, roundtrip = 0.0;
@@ -534,7 +482,6 @@ int main(int argc, char **argv) {
          sum_im);
   printf("verification: %s\n", failures == 0 ? "PASSED" : "FAILED");
 
-  free(threads);
   free(g.slots);
   free(g.work);
   free(g.roots);

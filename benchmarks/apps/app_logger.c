@@ -2,9 +2,9 @@
 //      per-thread ring buffers of trace records, a global registry of traced threads under a
 //      lock, log levels, a flusher thread that drains the rings into an in-memory trace file;
 //      main plays the operator and changes the trace level while the workers run
-// EXPECT: race 144 150
-// EXPECT: race 263 263
-// EXPECT: race 263 289
+// EXPECT: race 139 145
+// EXPECT: race 258 258
+// EXPECT: race 258 284
 // REORDER: no
 // ARGS: -w 4 -n 1200 -W 6000
 //
@@ -37,15 +37,10 @@
 // Everything else is protected: the rings (ring lock), the registry, flush requests, the trace
 // file and its counters (registry lock); a thread's own counters are its own until main joins it.
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+
+#include "app_common.h"
 
 // ---------------------------------------------------------------------------------------------
 // The tracing library: interface
@@ -333,17 +328,8 @@ struct worker {
   long expected[TRC_NLEVELS];  // records this worker must have produced at levels <= INFO
 };
 
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
 static struct request make_request(uint32_t worker, long i) {
-  uint64_t h = mix64(((uint64_t)worker << 32) ^ (uint64_t)i);
+  uint64_t h = app_mix64(((uint64_t)worker << 32) ^ (uint64_t)i);
   struct request rq;
   rq.method = (h & 7) == 0 ? "POST" : (h & 7) == 1 ? "PUT" : "GET";
   rq.path = paths[(h >> 8) % NPATHS];
@@ -359,7 +345,7 @@ static uint64_t render_body(const struct request *rq, long rounds) {
     path_hash = (path_hash ^ (unsigned char)*p) * 0x100000001b3ULL;
   uint64_t acc = 0x243f6a8885a308d3ULL ^ rq->id ^ path_hash;
   for (long k = 0; k < rounds; k++)
-    acc = mix64(acc + (uint64_t)k * rq->body_len) ^ (path_hash >> (k & 31));
+    acc = app_mix64(acc + (uint64_t)k * rq->body_len) ^ (path_hash >> (k & 31));
   return acc;
 }
 
@@ -422,72 +408,35 @@ static void *worker_main(void *arg) {
 // main
 
 struct config {
-  int workers;
+  long workers;
   long requests;
   long work;
   long debug_after_us, debug_for_us;
-  int verbose;
+  long verbose;
 };
 
-static void usage(const char *prog) {
-  fprintf(stderr,
-          "usage: %s [-w workers] [-n requests-per-worker] [-W work-rounds] [-d debug-after-us]\n"
-          "          [-D debug-for-us] [-v]\n",
-          prog);
-}
+static const char usage[] =
+    "usage: %s [-w workers] [-n requests-per-worker] [-W work-rounds] [-d debug-after-us]\n"
+    "          [-D debug-for-us] [-v]\n";
 
-static int parse_num(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi)
-    return -1;
-  *out = v;
-  return 0;
-}
-
-static int parse_args(int argc, char **argv, struct config *c) {
-  c->workers = 4;
-  c->requests = 1200;
-  c->work = 6000;
-  c->debug_after_us = 20000;
-  c->debug_for_us = 30000;
-  c->verbose = 0;
-  for (int i = 1; i < argc; i++) {
-    long v;
-    if (strcmp(argv[i], "-v") == 0) {
-      c->verbose = 1;
-      continue;
-    }
-    if (i + 1 >= argc)
-      return -1;
-    const char *opt = argv[i], *val = argv[++i];
-    if (strcmp(opt, "-w") == 0 && parse_num(val, 1, TRC_MAX_THREADS - 2, &v) == 0)
-      c->workers = (int)v;
-    else if (strcmp(opt, "-n") == 0 && parse_num(val, 1, 10000000, &v) == 0)
-      c->requests = v;
-    else if (strcmp(opt, "-W") == 0 && parse_num(val, 1, 10000000, &v) == 0)
-      c->work = v;
-    else if (strcmp(opt, "-d") == 0 && parse_num(val, 0, 10000000, &v) == 0)
-      c->debug_after_us = v;
-    else if (strcmp(opt, "-D") == 0 && parse_num(val, 0, 10000000, &v) == 0)
-      c->debug_for_us = v;
-    else
-      return -1;
-  }
-  return 0;
-}
-
-static void sleep_us(long us) {
-  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-  while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-    ;
+static int parse_args(int argc, char **argv, struct config *cfg) {
+  *cfg = (struct config){
+      .workers = 4, .requests = 1200, .work = 6000, .debug_after_us = 20000, .debug_for_us = 30000};
+  const struct app_opt opts[] = {
+      APP_OPT("-w", cfg->workers, 1, TRC_MAX_THREADS - 2),
+      APP_OPT("-n", cfg->requests, 1, 10000000),
+      APP_OPT("-W", cfg->work, 1, 10000000),
+      APP_OPT("-d", cfg->debug_after_us, 0, 10000000),
+      APP_OPT("-D", cfg->debug_for_us, 0, 10000000),
+      APP_SWITCH("-v", cfg->verbose),
+  };
+  return app_parse_opts(argc, argv, opts, APP_NOPTS(opts), 0);
 }
 
 int main(int argc, char **argv) {
   struct config cfg;
   if (parse_args(argc, argv, &cfg) != 0) {
-    usage(argv[0]);
+    app_usage(usage, argv[0]);
     return 2;
   }
   if (trc_init(TRC_INFO) != 0) {
@@ -517,9 +466,9 @@ int main(int argc, char **argv) {
   }
 
   // The operator: more detail for a while, then back to normal.
-  sleep_us(cfg.debug_after_us);
+  app_sleep_us(cfg.debug_after_us);
   trc_set_level(TRC_DEBUG);
-  sleep_us(cfg.debug_for_us);
+  app_sleep_us(cfg.debug_for_us);
   trc_set_level(TRC_INFO);
 
   for (int i = 0; i < cfg.workers; i++)
@@ -558,7 +507,7 @@ int main(int argc, char **argv) {
   }
   ok &= in_file == emitted_all;
 
-  printf("logger: %d workers x %ld requests, %ld work rounds each\n", cfg.workers, cfg.requests,
+  printf("logger: %ld workers x %ld requests, %ld work rounds each\n", cfg.workers, cfg.requests,
          cfg.work);
   printf("responses: %ld requests: %ld 2xx, %ld 3xx, %ld 4xx, %ld 5xx; body digest %016" PRIx64
          "\n", requests, status[0], status[1], status[2], status[3], bodies);

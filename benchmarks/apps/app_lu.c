@@ -30,13 +30,9 @@
 // Verification (main, after the joins): sampled rows of L*U against the generated A, the
 // residual of A x = b solved with the factors (b = A * [1, 2, 3, ...]), and a checksum
 // (log |det A| = sum log |U_ii|) that does not depend on the number of threads.
-#include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "app_common.h"
 
 #define MAX_THREADS 64
 #define NSAMPLE_ROWS 8
@@ -62,18 +58,11 @@ static struct {
 /* ------------------------------------------------------------------------------------------ */
 /* The matrix                                                                                   */
 
-static uint64_t mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 /* Entry (i, j) of A: uniform in [-1, 1), plus n on the diagonal (diagonally dominant, so the
  * factorization without pivoting is stable). A pure function of (seed, i, j). */
 static double a_entry(int i, int j) {
   uint64_t key = g.seed ^ ((uint64_t)(unsigned)i << 32 | (unsigned)j);
-  double u = (double)(mix64(key) >> 11) / 9007199254740992.0;
+  double u = (double)(app_splitmix64(key) >> 11) / 9007199254740992.0;
   double v = 2.0 * u - 1.0;
   if (i == j)
     v += (double)g.n;
@@ -263,51 +252,20 @@ static void lu_solve(double *x, int n) {
   }
 }
 
-static void usage(const char *prog) {
-  fprintf(stderr,
-          "usage: %s [-t THREADS] [-n ORDER] [-b BLOCK] [-s SEED]\n"
-          "  factors an ORDER x ORDER matrix in BLOCK x BLOCK blocks (BLOCK divides ORDER)\n",
-          prog);
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || *end || v < lo || v > hi)
-    return 0;
-  *out = v;
-  return 1;
-}
+static const char usage[] =
+    "usage: %s [-t THREADS] [-n ORDER] [-b BLOCK] [-s SEED]\n"
+    "  factors an ORDER x ORDER matrix in BLOCK x BLOCK blocks (BLOCK divides ORDER)\n";
 
 int main(int argc, char **argv) {
   long nthreads = 4, n = 1024, b = 32, seed = 1995;
-  for (int a = 1; a < argc; a += 2) {
-    long *target = NULL, lo = 1, hi = 0;
-    if (!strcmp(argv[a], "-t")) {
-      target = &nthreads;
-      hi = MAX_THREADS;
-    } else if (!strcmp(argv[a], "-n")) {
-      target = &n;
-      hi = 8192;
-    } else if (!strcmp(argv[a], "-b")) {
-      target = &b;
-      hi = 256;
-    } else if (!strcmp(argv[a], "-s")) {
-      target = &seed;
-      lo = 0;
-      hi = 1L << 40;
-    } else {
-      usage(argv[0]);
-      return 2;
-    }
-    if (a + 1 >= argc || !parse_long(argv[a + 1], lo, hi, target)) {
-      usage(argv[0]);
-      return 2;
-    }
-  }
-  if (n % b != 0) {
-    usage(argv[0]);
+  const struct app_opt opts[] = {
+      APP_OPT("-t", nthreads, 1, MAX_THREADS),
+      APP_OPT("-n", n, 1, 8192),
+      APP_OPT("-b", b, 1, 256),
+      APP_OPT("-s", seed, 0, 1L << 40),
+  };
+  if (app_parse_opts(argc, argv, opts, APP_NOPTS(opts), 0) != 0 || n % b != 0) {
+    app_usage(usage, argv[0]);
     return 2;
   }
 
@@ -325,27 +283,14 @@ int main(int argc, char **argv) {
 
   g.blocks = malloc((size_t)n * (size_t)n * sizeof(double));
   g.slots = aligned_alloc(CACHE_LINE, (size_t)nthreads * sizeof(struct per_thread));
-  pthread_t *threads = malloc((size_t)nthreads * sizeof(pthread_t));
-  if (!g.blocks || !g.slots || !threads) {
+  if (!g.blocks || !g.slots) {
     perror("lu: malloc");
     return 1;
   }
   memset(g.slots, 0, (size_t)nthreads * sizeof(struct per_thread));
 
-  if (pthread_barrier_init(&g.barrier, NULL, (unsigned)nthreads) != 0) {
-    fprintf(stderr, "lu: pthread_barrier_init failed\n");
+  if (app_run_workers("lu", nthreads, worker, &g.barrier) != 0)
     return 1;
-  }
-  for (long t = 0; t < nthreads; t++) {
-    int rc = pthread_create(&threads[t], NULL, worker, (void *)(intptr_t)t);
-    if (rc != 0) {
-      fprintf(stderr, "lu: pthread_create: %s\n", strerror(rc));
-      return 1;
-    }
-  }
-  for (long t = 0; t < nthreads; t++)
-    pthread_join(threads[t], NULL);
-  pthread_barrier_destroy(&g.barrier);
 
   /* Work accounting: every block op done exactly once. */
   long owned = 0, diag = 0, perim = 0, inter = 0;
@@ -376,7 +321,7 @@ int main(int argc, char **argv) {
   }
   uint64_t state = 0x5eed;
   for (int s = 0; s < NSAMPLE_ROWS; s++) {
-    state = mix64(state);
+    state = app_splitmix64(state);
     int i = s == 0 ? 0 : s == 1 ? (int)n - 1 : (int)(state % (uint64_t)n);
     lu_row(i, row);
     for (int j = 0; j < n; j++) {
@@ -437,7 +382,6 @@ int main(int argc, char **argv) {
   printf("verification: %s\n", failures == 0 ? "PASSED" : "FAILED");
 
   free(x);
-  free(threads);
   free(g.slots);
   free(g.blocks);
   return failures == 0 ? 0 : 1;

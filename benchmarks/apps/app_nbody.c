@@ -2,7 +2,7 @@
 //      O(N^2) force loop), velocity Verlet with barriers per time step, per-thread partial forces
 //      reduced into the shared force array under a lock; the virial monitor is updated unlocked
 // CATEGORY: barrier-lock
-// EXPECT: race 282 282
+// EXPECT: race 273 273
 // REORDER: no
 // ARGS: -t 4 -n 512 -s 100
 // LIBS: -lm
@@ -33,22 +33,18 @@
 // for every schedule (for a given number of threads).
 //
 // The deliberate race: the virial, which the pressure monitor shows, is added to the shared
-// g.virial_monitor after the unlock of force_lock, with no lock (line 282: `g.virial_monitor
+// g.virial_monitor after the unlock of force_lock, with no lock (line 273: `g.virial_monitor
 // += virial;`, a read and a write of the same double). Two threads can execute that line at the
 // same time and lose an update; only the stderr monitor is affected (stdout reports the locked
 // accumulators). Thread 0 reads and resets the monitor between two barriers, so those accesses
-// are ordered; the only racing pair is line 282 with itself. Everything else is protected by a
+// are ordered; the only racing pair is line 273 with itself. Everything else is protected by a
 // lock, or separated by barriers, create or join.
 //
 // Verification (main): total energy drift over the run, total momentum (zero), and the final
 // parallel forces against a serial recomputation at the final positions.
-#include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "app_common.h"
 
 #define MAX_THREADS 64
 #define CACHE_LINE 64
@@ -106,14 +102,9 @@ static struct {
 /* ------------------------------------------------------------------------------------------ */
 /* Set-up                                                                                       */
 
-static uint64_t mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+static double uniform(uint64_t key) {
+  return (double)(app_splitmix64(key) >> 11) / 9007199254740992.0;
 }
-
-static double uniform(uint64_t key) { return (double)(mix64(key) >> 11) / 9007199254740992.0; }
 
 /* Gaussian by Box-Muller from two keyed uniforms. */
 static double gaussian(uint64_t key) {
@@ -354,55 +345,26 @@ static double check_forces(double *epot_out) {
   return worst;
 }
 
-static void usage(const char *prog) {
-  fprintf(stderr,
-          "usage: %s [-t THREADS] [-n PARTICLES] [-s STEPS]\n"
-          "  STEPS velocity-Verlet steps of PARTICLES (even) charged Lennard-Jones particles\n",
-          prog);
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || *end || v < lo || v > hi)
-    return 0;
-  *out = v;
-  return 1;
-}
+static const char usage[] =
+    "usage: %s [-t THREADS] [-n PARTICLES] [-s STEPS]\n"
+    "  STEPS velocity-Verlet steps of PARTICLES (even) charged Lennard-Jones particles\n";
 
 int main(int argc, char **argv) {
   long nthreads = 4, n = 512, steps = 100;
-  for (int a = 1; a < argc; a += 2) {
-    long *target = NULL, lo = 1, hi = 0;
-    if (!strcmp(argv[a], "-t")) {
-      target = &nthreads;
-      hi = MAX_THREADS;
-    } else if (!strcmp(argv[a], "-n")) {
-      target = &n;
-      lo = 8;
-      hi = MAX_PARTICLES;
-    } else if (!strcmp(argv[a], "-s")) {
-      target = &steps;
-      hi = 1000000;
-    } else {
-      usage(argv[0]);
-      return 2;
-    }
-    if (a + 1 >= argc || !parse_long(argv[a + 1], lo, hi, target)) {
-      usage(argv[0]);
-      return 2;
-    }
+  const struct app_opt opts[] = {
+      APP_OPT("-t", nthreads, 1, MAX_THREADS),
+      APP_OPT("-n", n, 8, MAX_PARTICLES),
+      APP_OPT("-s", steps, 1, 1000000),
+  };
+  if (app_parse_opts(argc, argv, opts, APP_NOPTS(opts), 0) != 0 || n % 2 != 0) {
+    app_usage(usage, argv[0]);
+    return 2;
   }
   g.n = (int)n;
   g.nthreads = (int)nthreads;
   g.steps = (int)steps;
   g.box = cbrt((double)n / DENSITY);
   g.half_box = 0.5 * g.box;
-  if (n % 2 != 0) {
-    usage(argv[0]);
-    return 2;
-  }
   if (g.half_box <= RC) {
     fprintf(stderr, "nbody: %ld particles make a box too small for the cutoff\n", n);
     return 2;
@@ -413,8 +375,7 @@ int main(int argc, char **argv) {
   g.force = calloc((size_t)n, sizeof *g.force);
   g.history = calloc((size_t)steps + 1, sizeof *g.history);
   g.slots = aligned_alloc(CACHE_LINE, (size_t)nthreads * sizeof(struct per_thread));
-  pthread_t *threads = malloc((size_t)nthreads * sizeof(pthread_t));
-  if (!g.pos || !g.vel || !g.force || !g.history || !g.slots || !threads) {
+  if (!g.pos || !g.vel || !g.force || !g.history || !g.slots) {
     perror("nbody: malloc");
     return 1;
   }
@@ -423,20 +384,8 @@ int main(int argc, char **argv) {
 
   pthread_mutex_init(&g.force_lock, NULL);
   pthread_mutex_init(&g.stats_lock, NULL);
-  if (pthread_barrier_init(&g.barrier, NULL, (unsigned)nthreads) != 0) {
-    fprintf(stderr, "nbody: pthread_barrier_init failed\n");
+  if (app_run_workers("nbody", nthreads, worker, &g.barrier) != 0)
     return 1;
-  }
-  for (long t = 0; t < nthreads; t++) {
-    int rc = pthread_create(&threads[t], NULL, worker, (void *)(intptr_t)t);
-    if (rc != 0) {
-      fprintf(stderr, "nbody: pthread_create: %s\n", strerror(rc));
-      return 1;
-    }
-  }
-  for (long t = 0; t < nthreads; t++)
-    pthread_join(threads[t], NULL);
-  pthread_barrier_destroy(&g.barrier);
   pthread_mutex_destroy(&g.stats_lock);
   pthread_mutex_destroy(&g.force_lock);
 
@@ -496,7 +445,6 @@ int main(int argc, char **argv) {
          drift <= 1e-3 ? "<=" : ">", pnorm <= 1e-6 ? "<=" : ">", ferr <= 1e-7 ? "<=" : ">");
   printf("verification: %s\n", failures == 0 ? "PASSED" : "FAILED");
 
-  free(threads);
   free(g.slots);
   free(g.history);
   free(g.force);

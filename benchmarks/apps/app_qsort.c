@@ -2,7 +2,7 @@
 //      from a shared task stack (mutex + condition variable), partition them, push one half back
 //      and sort small ranges sequentially (introsort, insertion-sort cutoff); result verified
 // CATEGORY: work-queue
-// EXPECT: race 565 503
+// EXPECT: race 498 436
 // REORDER: yes
 // ARGS: -n 120000 -t 4 -d uniform
 //
@@ -36,14 +36,10 @@
 // the join (its scratch buffer and counters), or written before the workers are created and read
 // after they are joined.
 #define _POSIX_C_SOURCE 200809L  // clock_gettime with -std=c11
-#include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#include <limits.h>
+
+#include "app_common.h"
 
 #define MAX_WORKERS 16
 #define INSERTION_CUTOFF 24
@@ -73,82 +69,30 @@ static const char *const dist_names[] = {
 };
 
 struct config {
-  long n;                  // number of points
-  int threads;             // worker threads
-  long spawn_cutoff;       // ranges above this are split into tasks
-  enum distribution dist;  // input distribution
-  uint64_t seed;           // generator seed
-  int verbose;             // per-worker statistics on stderr
+  long n;             // number of points
+  long threads;       // worker threads
+  long spawn_cutoff;  // ranges above this are split into tasks
+  long dist;          // input distribution (an enum distribution)
+  long seed;          // generator seed
+  long verbose;       // per-worker statistics on stderr
 };
 
-static void usage(const char *prog) {
-  fprintf(stderr,
-          "usage: %s [-n points] [-t threads] [-c spawn-cutoff] [-d distribution] [-s seed] [-v]\n"
-          "distributions: uniform clustered diagonal grid duplicates sorted\n",
-          prog);
-}
-
-static int parse_long(const char *s, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0')
-    return -1;
-  *out = v;
-  return 0;
-}
+static const char usage[] =
+    "usage: %s [-n points] [-t threads] [-c spawn-cutoff] [-d distribution] [-s seed] [-v]\n"
+    "distributions: uniform clustered diagonal grid duplicates sorted\n";
 
 static int parse_args(int argc, char **argv, struct config *cfg) {
-  cfg->n = 120000;
-  cfg->threads = 4;
-  cfg->spawn_cutoff = DEFAULT_SPAWN_CUTOFF;
-  cfg->dist = DIST_UNIFORM;
-  cfg->seed = 0x5eed1234abcdULL;
-  cfg->verbose = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    long v;
-    if (strcmp(a, "-v") == 0) {
-      cfg->verbose = 1;
-      continue;
-    }
-    if (i + 1 >= argc) {
-      fprintf(stderr, "option %s needs a value\n", a);
-      return -1;
-    }
-    const char *val = argv[++i];
-    if (strcmp(a, "-n") == 0) {
-      if (parse_long(val, &v) || v < 2)
-        return -1;
-      cfg->n = v;
-    } else if (strcmp(a, "-t") == 0) {
-      if (parse_long(val, &v) || v < 1 || v > MAX_WORKERS)
-        return -1;
-      cfg->threads = (int)v;
-    } else if (strcmp(a, "-c") == 0) {
-      if (parse_long(val, &v) || v < 2 * INSERTION_CUTOFF)
-        return -1;
-      cfg->spawn_cutoff = v;
-    } else if (strcmp(a, "-s") == 0) {
-      if (parse_long(val, &v))
-        return -1;
-      cfg->seed = (uint64_t)v;
-    } else if (strcmp(a, "-d") == 0) {
-      int found = -1;
-      for (size_t k = 0; k < sizeof dist_names / sizeof dist_names[0]; k++)
-        if (strcmp(val, dist_names[k]) == 0)
-          found = (int)k;
-      if (found < 0) {
-        fprintf(stderr, "unknown distribution '%s'\n", val);
-        return -1;
-      }
-      cfg->dist = (enum distribution)found;
-    } else {
-      fprintf(stderr, "unknown option '%s'\n", a);
-      return -1;
-    }
-  }
-  return 0;
+  *cfg = (struct config){.n = 120000, .threads = 4, .spawn_cutoff = DEFAULT_SPAWN_CUTOFF,
+                         .dist = DIST_UNIFORM, .seed = 0x5eed1234abcdL};
+  const struct app_opt opts[] = {
+      APP_OPT("-n", cfg->n, 2, LONG_MAX),
+      APP_OPT("-t", cfg->threads, 1, MAX_WORKERS),
+      APP_OPT("-c", cfg->spawn_cutoff, 2 * INSERTION_CUTOFF, LONG_MAX),
+      APP_OPT("-s", cfg->seed, LONG_MIN, LONG_MAX),
+      APP_CHOICE("-d", cfg->dist, dist_names, "distribution"),
+      APP_SWITCH("-v", cfg->verbose),
+  };
+  return app_parse_opts(argc, argv, opts, APP_NOPTS(opts), 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -180,30 +124,23 @@ static inline uint64_t hilbert_key(point_t p) {
 // ---------------------------------------------------------------------------------------------
 // Input generation and verification
 
-// splitmix64: a small, good-quality generator; one state per call site, never shared.
-static uint64_t splitmix64(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
+// The points come from app_splitmix64_next, one generator state per call, never shared.
 static void generate(point_t *a, long n, enum distribution dist, uint64_t seed) {
   uint64_t st = seed;
   switch (dist) {
   case DIST_UNIFORM:
     for (long i = 0; i < n; i++)
-      a[i] = splitmix64(&st);
+      a[i] = app_splitmix64_next(&st);
     break;
   case DIST_CLUSTERED: {
     // 16 cluster centres; each point is a centre plus a triangular-distributed offset
     uint32_t cx[16], cy[16];
     for (int c = 0; c < 16; c++) {
-      cx[c] = (uint32_t)splitmix64(&st);
-      cy[c] = (uint32_t)splitmix64(&st);
+      cx[c] = (uint32_t)app_splitmix64_next(&st);
+      cy[c] = (uint32_t)app_splitmix64_next(&st);
     }
     for (long i = 0; i < n; i++) {
-      uint64_t r = splitmix64(&st);
+      uint64_t r = app_splitmix64_next(&st);
       int c = (int)(r & 15);
       int32_t dx = (int32_t)((r >> 8) & 0xffffff) - (int32_t)((r >> 32) & 0xffffff);
       int32_t dy = (int32_t)((r >> 20) & 0xfffff) - (int32_t)((r >> 44) & 0xfffff);
@@ -213,8 +150,8 @@ static void generate(point_t *a, long n, enum distribution dist, uint64_t seed) 
   }
   case DIST_DIAGONAL:
     for (long i = 0; i < n; i++) {
-      uint32_t t = (uint32_t)splitmix64(&st);
-      a[i] = mkpoint(t, t + (uint32_t)(splitmix64(&st) & 0xfff));
+      uint32_t t = (uint32_t)app_splitmix64_next(&st);
+      a[i] = mkpoint(t, t + (uint32_t)(app_splitmix64_next(&st) & 0xfff));
     }
     break;
   case DIST_GRID: {
@@ -228,13 +165,13 @@ static void generate(point_t *a, long n, enum distribution dist, uint64_t seed) 
   }
   case DIST_DUPLICATES:
     for (long i = 0; i < n; i++) {
-      uint64_t r = splitmix64(&st) % 61;
+      uint64_t r = app_splitmix64_next(&st) % 61;
       a[i] = mkpoint((uint32_t)(r * 70000000u), (uint32_t)((r * 7) % 61 * 70000000u));
     }
     break;
   case DIST_SORTED:  // uniform points, put in Hilbert order by main before the timed sort
     for (long i = 0; i < n; i++)
-      a[i] = splitmix64(&st);
+      a[i] = app_splitmix64_next(&st);
     break;
   }
 }
@@ -246,13 +183,9 @@ struct fingerprint {
   uint64_t mixed;  // sum of a strong hash of each point
 };
 
-static uint64_t mix64(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k >> 33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k >> 33;
-  return k;
+// MurmurHash3's 64-bit finalizer.
+static uint64_t fmix64(uint64_t k) {
+  return app_mix64_with(k, 33, 0xff51afd7ed558ccdULL, 33, 0xc4ceb9fe1a85ec53ULL, 33);
 }
 
 static struct fingerprint fingerprint_of(const point_t *a, long n) {
@@ -260,7 +193,7 @@ static struct fingerprint fingerprint_of(const point_t *a, long n) {
   for (long i = 0; i < n; i++) {
     f.sum += a[i];
     f.xor_ ^= a[i];
-    f.mixed += mix64(a[i]);
+    f.mixed += fmix64(a[i]);
   }
   return f;
 }
@@ -577,16 +510,10 @@ static void *worker_main(void *arg) {
 // ---------------------------------------------------------------------------------------------
 // main
 
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv) {
   struct config cfg;
   if (parse_args(argc, argv, &cfg) != 0) {
-    usage(argv[0]);
+    app_usage(usage, argv[0]);
     return 2;
   }
 
@@ -595,7 +522,7 @@ int main(int argc, char **argv) {
     perror("malloc");
     return 1;
   }
-  generate(g_points, cfg.n, cfg.dist, cfg.seed);
+  generate(g_points, cfg.n, (enum distribution)cfg.dist, (uint64_t)cfg.seed);
   if (cfg.dist == DIST_SORTED) {
     struct seq_stats ignored = {0, 0, 0};
     intro_sort(g_points, 0, cfg.n, depth_limit(cfg.n), &ignored);
@@ -610,7 +537,7 @@ int main(int argc, char **argv) {
   stack_push(&g_stack, (struct task){0, cfg.n, depth_limit(cfg.n)});
 
   struct worker workers[MAX_WORKERS];
-  double t0 = now_seconds();
+  double t0 = app_now_seconds();
   for (int i = 0; i < cfg.threads; i++) {
     memset(&workers[i], 0, sizeof workers[i]);
     workers[i].id = i;
@@ -630,7 +557,7 @@ int main(int argc, char **argv) {
   }
   for (int i = 0; i < cfg.threads; i++)
     pthread_join(workers[i].thread, NULL);
-  double elapsed = now_seconds() - t0;
+  double elapsed = app_now_seconds() - t0;
 
   // Everything below runs after every worker is joined.
   struct fingerprint after = fingerprint_of(g_points, cfg.n);
@@ -660,7 +587,7 @@ int main(int argc, char **argv) {
 
   // Only figures that do not depend on the schedule: the set of tasks and the partitions done
   // are a function of the input alone (each range is partitioned the same way by any worker).
-  printf("hilbert sort: %ld points (%s), %d workers, spawn cutoff %ld\n", cfg.n,
+  printf("hilbert sort: %ld points (%s), %ld workers, spawn cutoff %ld\n", cfg.n,
          dist_names[cfg.dist], cfg.threads, cfg.spawn_cutoff);
   printf("input:  %ld descents, tour %" PRIu64 ", fingerprint %016" PRIx64 "\n", descents_before,
          tour_before, before.mixed);

@@ -3,7 +3,7 @@
 //      over it, and the best candidate is chosen through a shared best gain updated under a lock
 //      (with an unlocked fast-path read of it: the race); barriers separate the phases
 // CATEGORY: barrier-lock
-// EXPECT: race 211 214
+// EXPECT: race 200 203
 // REORDER: no
 // ARGS: -t 4 -n 131072 -c 16384 -r 12
 // LIBS: -lm
@@ -39,8 +39,8 @@
 // unchanged chunk) nor between chunks (the chunk's points were last read before the round's last
 // barrier; centers were last written before it).
 //
-// The deliberate race: phase R reads g.best_gain without the lock as a fast path (line 211,
-// `if (total >= g.best_gain)`) while another thread may be writing it under best_lock (line 214,
+// The deliberate race: phase R reads g.best_gain without the lock as a fast path (line 200,
+// `if (total >= g.best_gain)`) while another thread may be writing it under best_lock (line 203,
 // `g.best_gain = total;`). The fast path only skips candidates that are already beaten, and the
 // decision is made again under the lock, so the result is the same in every run; the read is
 // still a data race (in C11 terms undefined behaviour, and on weaker hardware a torn or stale
@@ -49,13 +49,9 @@
 // Verification (main): every point is counted exactly once in the center weights; a final
 // weighted k-means of the centers (serial) recovers each true cluster mean within a tolerance;
 // the output (centers opened per chunk, stream cost, final centers) is deterministic.
-#include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "app_common.h"
 
 #define DIM 8
 #define MAX_THREADS 16
@@ -97,21 +93,14 @@ static struct {
 /* ------------------------------------------------------------------------------------------ */
 /* The stream                                                                                   */
 
-static uint64_t mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 static inline double uniform01(uint64_t key) {
-  return ((double)(mix64(key) >> 11) + 0.5) / 9007199254740992.0;
+  return ((double)(app_splitmix64(key) >> 11) + 0.5) / 9007199254740992.0;
 }
 
 /* Point p of the stream, coordinate by coordinate (Box-Muller on keyed uniforms). */
 static inline __attribute__((always_inline)) void generate_point(long p, double *out) {
   uint64_t base = (uint64_t)p * 64;
-  int cl = (int)(mix64(base ^ 0xc1a57e7ULL) % NCLUSTERS);
+  int cl = (int)(app_splitmix64(base ^ 0xc1a57e7ULL) % NCLUSTERS);
   for (int d = 0; d < DIM; d += 2) {
     double u1 = uniform01(base + (uint64_t)d), u2 = uniform01(base + (uint64_t)d + 1);
     double rad = sqrt(-2.0 * log(u1)) * g.sigma[cl];
@@ -140,8 +129,8 @@ static inline __attribute__((always_inline)) double dist(const double *a, const 
 
 /* The chunk-local index of candidate c of round r of chunk k. */
 static inline int candidate(int k, int r, int c) {
-  return (int)(mix64(((uint64_t)k << 40) ^ ((uint64_t)r << 20) ^ (uint64_t)c ^ 0x77ULL) %
-               (uint64_t)g.chunk);
+  uint64_t key = ((uint64_t)k << 40) ^ ((uint64_t)r << 20) ^ (uint64_t)c ^ 0x77ULL;
+  return (int)(app_splitmix64(key) % (uint64_t)g.chunk);
 }
 
 static inline int64_t to_fixed(double v) { return (int64_t)llrint(v * FIXED_SCALE); }
@@ -357,55 +346,24 @@ static int cmp_rows(const void *a, const void *b) {
   return 0;
 }
 
-static void usage(const char *prog) {
-  fprintf(stderr,
-          "usage: %s [-t THREADS] [-n POINTS] [-c CHUNK] [-r ROUNDS]\n"
-          "  clusters POINTS stream points in chunks of CHUNK (dividing POINTS), ROUNDS local\n"
-          "  search rounds per chunk (>= %d); CHUNK / THREADS <= %d\n",
-          prog, NCLUSTERS + 2, MAX_SLICE);
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || *end || v < lo || v > hi)
-    return 0;
-  *out = v;
-  return 1;
-}
+static const char usage[] =
+    "usage: %s [-t THREADS] [-n POINTS] [-c CHUNK] [-r ROUNDS]\n"
+    "  clusters POINTS stream points in chunks of CHUNK (dividing POINTS), ROUNDS local\n"
+    "  search rounds per chunk (>= %d); CHUNK / THREADS <= %d\n";
 
 int main(int argc, char **argv) {
   long nthreads = 4, npoints = 131072, chunk = 16384, rounds = 12;
-  for (int a = 1; a < argc; a += 2) {
-    long *target = NULL, lo = 1, hi = 0;
-    if (!strcmp(argv[a], "-t")) {
-      target = &nthreads;
-      hi = MAX_THREADS;
-    } else if (!strcmp(argv[a], "-n")) {
-      target = &npoints;
-      hi = 1L << 30;
-    } else if (!strcmp(argv[a], "-c")) {
-      target = &chunk;
-      lo = NCAND;
-      hi = MAX_CHUNK;
-    } else if (!strcmp(argv[a], "-r")) {
-      target = &rounds;
-      hi = 1000;
-    } else {
-      usage(argv[0]);
-      return 2;
-    }
-    if (a + 1 >= argc || !parse_long(argv[a + 1], lo, hi, target)) {
-      usage(argv[0]);
-      return 2;
-    }
-  }
+  const struct app_opt opts[] = {
+      APP_OPT("-t", nthreads, 1, MAX_THREADS),
+      APP_OPT("-n", npoints, 1, 1L << 30),
+      APP_OPT("-c", chunk, NCAND, MAX_CHUNK),
+      APP_OPT("-r", rounds, 1, 1000),
+  };
   /* The local search opens at most one center per round: the first chunk needs a few more
    * rounds than the stream has clusters, or it ends with mixed centers. */
-  if (npoints % chunk != 0 || (chunk + nthreads - 1) / nthreads > MAX_SLICE ||
-      rounds < NCLUSTERS + 2) {
-    usage(argv[0]);
+  if (app_parse_opts(argc, argv, opts, APP_NOPTS(opts), 0) != 0 || npoints % chunk != 0 ||
+      (chunk + nthreads - 1) / nthreads > MAX_SLICE || rounds < NCLUSTERS + 2) {
+    app_usage(usage, argv[0], NCLUSTERS + 2, MAX_SLICE);
     return 2;
   }
   g.nthreads = (int)nthreads;
@@ -418,8 +376,7 @@ int main(int argc, char **argv) {
   g.points = malloc((size_t)chunk * DIM * sizeof(double));
   g.partial = aligned_alloc(CACHE_LINE, (size_t)nthreads * sizeof(struct gain_row));
   g.opened_per_chunk = calloc((size_t)g.nchunks, sizeof(int));
-  pthread_t *threads = malloc((size_t)nthreads * sizeof(pthread_t));
-  if (!g.points || !g.partial || !g.opened_per_chunk || !threads) {
+  if (!g.points || !g.partial || !g.opened_per_chunk) {
     perror("streamcluster: malloc");
     return 1;
   }
@@ -432,20 +389,8 @@ int main(int argc, char **argv) {
 
   pthread_mutex_init(&g.best_lock, NULL);
   pthread_mutex_init(&g.center_lock, NULL);
-  if (pthread_barrier_init(&g.barrier, NULL, (unsigned)nthreads) != 0) {
-    fprintf(stderr, "streamcluster: pthread_barrier_init failed\n");
+  if (app_run_workers("streamcluster", nthreads, worker, &g.barrier) != 0)
     return 1;
-  }
-  for (long t = 0; t < nthreads; t++) {
-    int rc = pthread_create(&threads[t], NULL, worker, (void *)(intptr_t)t);
-    if (rc != 0) {
-      fprintf(stderr, "streamcluster: pthread_create: %s\n", strerror(rc));
-      return 1;
-    }
-  }
-  for (long t = 0; t < nthreads; t++)
-    pthread_join(threads[t], NULL);
-  pthread_barrier_destroy(&g.barrier);
   pthread_mutex_destroy(&g.center_lock);
   pthread_mutex_destroy(&g.best_lock);
 
@@ -499,7 +444,6 @@ int main(int argc, char **argv) {
   printf("every true mean within %.3f of a final center (limit 2.0)\n", worst);
   printf("verification: %s\n", failures == 0 ? "PASSED" : "FAILED");
 
-  free(threads);
   free(g.opened_per_chunk);
   free(g.partial);
   free(g.points);
