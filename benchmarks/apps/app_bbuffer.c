@@ -4,7 +4,7 @@
 // CATEGORY: prodcons
 // EXPECT: none
 // REORDER: no
-// ARGS: -p 3 -c 3 -n 1000 -b 8 -r 80
+// ARGS: -p 3 -c 3 -n 2000 -b 8 -r 80
 //
 // A message is a header (producer, sequence number, payload length, flags) and up to 240 bytes of
 // payload generated from the producer's id and the sequence number; the producer seals it with a
@@ -332,7 +332,7 @@ static const char usage[] =
 
 static int parse_args(int argc, char **argv, struct config *cfg) {
   *cfg = (struct config){
-      .producers = 3, .consumers = 3, .per_producer = 1000, .capacity = 8, .rounds = 80};
+      .producers = 3, .consumers = 3, .per_producer = 2000, .capacity = 8, .rounds = 80};
   const struct app_opt opts[] = {
       APP_OPT("-p", cfg->producers, 1, MAX_PRODUCERS),
       APP_OPT("-c", cfg->consumers, 1, MAX_CONSUMERS),

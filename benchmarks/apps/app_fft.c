@@ -4,7 +4,7 @@
 // CATEGORY: barrier
 // EXPECT: none
 // REORDER: no
-// ARGS: -t 4 -m 512 -i 3
+// ARGS: -t 4 -m 512 -i 6
 // LIBS: -lm
 //
 // A SPLASH-2-style FFT kernel. The N = m*m complex points are viewed as an m x m row-major
@@ -343,7 +343,7 @@ static const char usage[] =
     "  transforms N = ROWS*ROWS points (ROWS a power of two >= 4) forward and back\n";
 
 int main(int argc, char **argv) {
-  long nthreads = 4, m = 512, iterations = 3;
+  long nthreads = 4, m = 512, iterations = 6;
   const struct app_opt opts[] = {
       APP_OPT("-t", nthreads, 1, MAX_THREADS),
       APP_OPT("-m", m, 4, 8192),

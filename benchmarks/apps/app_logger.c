@@ -6,7 +6,7 @@
 // EXPECT: race 258 258
 // EXPECT: race 258 284
 // REORDER: no
-// ARGS: -w 4 -n 1200 -W 6000
+// ARGS: -w 4 -n 2400 -W 6000
 //
 // The library (the trc_* functions) keeps one struct trc_thread per registered thread, with a
 // ring of RING_SIZE records guarded by the ring's own mutex. trc_log() formats a record, appends
@@ -421,7 +421,7 @@ static const char usage[] =
 
 static int parse_args(int argc, char **argv, struct config *cfg) {
   *cfg = (struct config){
-      .workers = 4, .requests = 1200, .work = 6000, .debug_after_us = 20000, .debug_for_us = 30000};
+      .workers = 4, .requests = 2400, .work = 6000, .debug_after_us = 20000, .debug_for_us = 30000};
   const struct app_opt opts[] = {
       APP_OPT("-w", cfg->workers, 1, TRC_MAX_THREADS - 2),
       APP_OPT("-n", cfg->requests, 1, 10000000),

@@ -4,7 +4,7 @@
 // CATEGORY: barrier
 // EXPECT: none
 // REORDER: no
-// ARGS: -t 4 -n 1024 -b 32
+// ARGS: -t 4 -n 1280 -b 32
 // LIBS: -lm
 //
 // A SPLASH-2-style LU kernel ("contiguous blocks" variant). The n x n matrix is cut into
@@ -257,7 +257,7 @@ static const char usage[] =
     "  factors an ORDER x ORDER matrix in BLOCK x BLOCK blocks (BLOCK divides ORDER)\n";
 
 int main(int argc, char **argv) {
-  long nthreads = 4, n = 1024, b = 32, seed = 1995;
+  long nthreads = 4, n = 1280, b = 32, seed = 1995;
   const struct app_opt opts[] = {
       APP_OPT("-t", nthreads, 1, MAX_THREADS),
       APP_OPT("-n", n, 1, 8192),
