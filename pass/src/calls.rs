@@ -61,6 +61,12 @@ pub fn is_sync(name: &str) -> bool {
 
 /// The callee's name if `inst` is a direct call or invoke of a wrapped function.
 pub fn wrapped_callee(inst: LLVMValueRef) -> Option<String> {
+    library_callee(inst).filter(|n| abi::is_wrapped(n))
+}
+
+/// The callee's name if `inst` is a direct call or invoke of a function the program does not
+/// define (a library function).
+pub fn library_callee(inst: LLVMValueRef) -> Option<String> {
     if !matches!(
         ir::opcode(inst),
         Some(LLVMOpcode::LLVMCall | LLVMOpcode::LLVMInvoke)
@@ -74,8 +80,7 @@ pub fn wrapped_callee(inst: LLVMValueRef) -> Option<String> {
     if !ir::is_declaration(callee) && !ir::is_available_externally(callee) {
         return None;
     }
-    let name = ir::name(callee);
-    abi::is_wrapped(&name).then_some(name)
+    Some(ir::name(callee))
 }
 
 fn rewrite(ctx: &mut Ctx, f: LLVMValueRef, call: LLVMValueRef) -> Option<LLVMValueRef> {

@@ -6,10 +6,11 @@
 //!   pipeline: loop rotation (-O1 and up) turns `while (!p) wait();` into
 //!   `if (!p) do wait(); while (!p);`, after which a predicate that already holds never enters
 //!   the loop and markers placed on the rotated loop's edges would never run.
-//! - [`run`]: per function, instrument memory accesses (if the filter says so; never the
-//!   instructions cloned for a marker's argument), rewrite wrapped calls, give markers their
-//!   sites; then emit the site table. Clang runs it at the END of the pipeline, like TSan; it
-//!   marks wait loops first itself when the start step did not run (`opt -passes=ilgen`).
+//! - [`run`]: per function, instrument memory accesses and follow `sprintf`-family calls with
+//!   the hook that records what they wrote (if the filter says so; never the instructions cloned
+//!   for a marker's argument), rewrite wrapped calls, give markers their sites; then emit the
+//!   site table. Clang runs it at the END of the pipeline, like TSan; it marks wait loops first
+//!   itself when the start step did not run (`opt -passes=ilgen`).
 
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
@@ -22,6 +23,7 @@ use crate::instrument;
 use crate::ir;
 use crate::loops;
 use crate::options::Filter;
+use crate::printf;
 use crate::sites::Sites;
 
 /// What every step shares for one module.
@@ -172,6 +174,7 @@ pub fn run(module: LLVMModuleRef, filter: &Filter) -> Stats {
         let memory = filter.instruments(&name, &source_files(&ctx.source, f));
         if memory {
             stats.accesses += instrument::instrument_function(&mut ctx, f);
+            stats.calls += printf::record_written(&mut ctx, f);
         }
         stats.calls += calls::rewrite_calls(&mut ctx, f, memory).len();
         stats.markers += loops::assign_marker_sites(&mut ctx, f);

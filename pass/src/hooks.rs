@@ -24,6 +24,7 @@ pub struct Hooks {
     pub atomic_write: Hook,
     pub wait_loop_enter: Hook,
     pub wait_loop_exit: Hook,
+    pub printf_written: Hook,
     pub ptr_ty: LLVMTypeRef,
     pub i64_ty: LLVMTypeRef,
 }
@@ -42,6 +43,9 @@ impl Hooks {
             // void (const void *cond, const void *site)
             let mut marker = [ptr_ty, ptr_ty];
             let marker_ty = LLVMFunctionType(void_ty, marker.as_mut_ptr(), 2, 0);
+            // void (void *buf, uint64_t max, int64_t ret, const void *site)
+            let mut written = [ptr_ty, i64_ty, i64_ty, ptr_ty];
+            let written_ty = LLVMFunctionType(void_ty, written.as_mut_ptr(), 4, 0);
             let decl = |name: &str, ty| Hook {
                 ty,
                 func: get_or_declare(module, name, ty),
@@ -53,6 +57,7 @@ impl Hooks {
                 atomic_write: decl(abi::ATOMIC_WRITE, access_ty),
                 wait_loop_enter: decl(abi::WAIT_LOOP_ENTER, marker_ty),
                 wait_loop_exit: decl(abi::WAIT_LOOP_EXIT, marker_ty),
+                printf_written: decl(abi::PRINTF_WRITTEN, written_ty),
                 ptr_ty,
                 i64_ty,
             }
@@ -68,6 +73,7 @@ impl Hooks {
             self.atomic_write,
             self.wait_loop_enter,
             self.wait_loop_exit,
+            self.printf_written,
         ] {
             // SAFETY: live function declarations created or found by `declare`.
             unsafe {

@@ -7,7 +7,8 @@
 //!
 //! Accesses that cannot race are skipped, each for the reason given where it is skipped. Calls to
 //! the libc/pthread functions of `abi::WRAPPED_CALLS` are not handled here: `calls.rs` rewrites
-//! them into wrappers that record what they touch.
+//! them into wrappers that record what they touch; nor is the `sprintf` family: `printf.rs`
+//! follows those calls with a hook that records what they wrote.
 
 use std::collections::HashSet;
 

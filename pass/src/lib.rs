@@ -6,6 +6,8 @@
 //! - a `__ilgen_read/write` (or atomic) call before every memory access that may race,
 //! - every pthread/libc call of `ilgen_trace::abi::WRAPPED_CALLS` turned into its
 //!   `__ilgen_wrap_*` wrapper with a trailing site argument,
+//! - a `__ilgen_printf_written` call after every `sprintf`-family call of
+//!   `ilgen_trace::abi::FORMATTED_CALLS` (the bytes it wrote),
 //! - `__ilgen_wait_loop_enter/exit` markers around each loop that waits on a condition variable,
 //! - one site table blob in section `ilgen_sites`.
 //!
@@ -28,6 +30,7 @@ mod instrument;
 mod ir;
 mod loops;
 mod options;
+mod printf;
 mod sites;
 #[cfg(test)]
 mod testing;

@@ -7,6 +7,11 @@
 //! where it found its byte; `memcmp`/`bcmp` count all `n` bytes, as TSan's default does (an
 //! implementation may read them all before comparing). `strdup`'s result is fresh memory of this
 //! thread: only its source is recorded.
+//!
+//! The `sprintf` family is not wrapped (a Rust wrapper cannot forward C variadic arguments): the
+//! pass leaves the call and follows it with `__ilgen_printf_written`, which records the write of
+//! the bytes the call produced, its return value and the NUL, cut to the length bound. The reads
+//! of the format's string arguments are not recorded.
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -350,9 +355,44 @@ pub unsafe extern "C" fn __ilgen_wrap_strndup(
     unsafe { libc::strndup(s, n) }
 }
 
+/// Bytes a `sprintf`-family call wrote, from its length bound `max` (`u64::MAX` when unbounded)
+/// and its result `ret`: the `ret` characters and the NUL, at most `max`; none on error (`ret`
+/// negative: what was written is unspecified) or when `max` is 0 (`snprintf(NULL, 0, ...)`).
+fn printf_written_len(max: u64, ret: i64) -> u64 {
+    match u64::try_from(ret) {
+        Ok(r) => r.saturating_add(1).min(max),
+        Err(_) => 0,
+    }
+}
+
+/// Right after `ret = snprintf(buf, max, ...)` (or `sprintf` and the others of
+/// `abi::FORMATTED_CALLS`, with `max == u64::MAX`): records the write into `buf`.
+///
+/// # Safety
+/// Callable from any thread at any time; `buf` is only recorded, never dereferenced.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_printf_written(buf: *mut c_void, max: u64, ret: i64, site: Site) {
+    let n = printf_written_len(max, ret);
+    if n > 0 {
+        write_range(buf, n as usize, site);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printf_writes_its_output_and_nul_within_the_bound() {
+        assert_eq!(printf_written_len(u64::MAX, 5), 6);
+        assert_eq!(printf_written_len(16, 5), 6);
+        // Truncated: `ret` counts what would have been written.
+        assert_eq!(printf_written_len(4, 5), 4);
+        assert_eq!(printf_written_len(6, 5), 6);
+        assert_eq!(printf_written_len(0, 5), 0);
+        assert_eq!(printf_written_len(16, -1), 0);
+        assert_eq!(printf_written_len(u64::MAX, 0), 1);
+    }
 
     #[test]
     fn comparisons_read_through_the_first_difference() {

@@ -11,6 +11,8 @@
 //! void __ilgen_wait_loop_enter(const void *cond, const void *site);
 //! void __ilgen_wait_loop_exit(const void *cond, const void *site);
 //! R __ilgen_wrap_NAME(ARGS..., const void *site);   // for every NAME in WRAPPED_CALLS
+//! // right after every call in FORMATTED_CALLS: `max` is its length argument, or UINT64_MAX
+//! void __ilgen_printf_written(void *buf, uint64_t max, int64_t ret, const void *site);
 //! ```
 
 pub const READ: &str = "__ilgen_read";
@@ -19,6 +21,7 @@ pub const ATOMIC_READ: &str = "__ilgen_atomic_read";
 pub const ATOMIC_WRITE: &str = "__ilgen_atomic_write";
 pub const WAIT_LOOP_ENTER: &str = "__ilgen_wait_loop_enter";
 pub const WAIT_LOOP_EXIT: &str = "__ilgen_wait_loop_exit";
+pub const PRINTF_WRITTEN: &str = "__ilgen_printf_written";
 
 /// Prefix of every symbol the runtime defines; the pass never instruments such functions.
 pub const RUNTIME_PREFIX: &str = "__ilgen_";
@@ -76,6 +79,71 @@ pub const WRAPPED_CALLS: &[&str] = &[
 /// Of [`WRAPPED_CALLS`], the ones that make a loop a wait loop (their first argument is the
 /// condition variable).
 pub const COND_WAIT_CALLS: &[&str] = &["pthread_cond_wait", "pthread_cond_timedwait"];
+
+/// Where a formatting function of [`FORMATTED_CALLS`] takes its destination buffer and its
+/// length bound (argument indices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Formatted {
+    pub name: &'static str,
+    pub buf: u32,
+    /// `None`: unbounded, the whole output and its NUL are written.
+    pub max: Option<u32>,
+}
+
+/// The `sprintf` family, which the pass leaves as it is and follows with
+/// `__ilgen_printf_written(buf, max, ret, site)`: they are variadic (or take a `va_list`), and a
+/// wrapper would have to forward C variadic arguments, which stable Rust cannot define. The hook
+/// records the bytes the call produced, from its return value. The `_chk` forms are what
+/// `_FORTIFY_SOURCE` turns them into (glibc: `__sprintf_chk(s, flag, slen, fmt, ...)`,
+/// `__snprintf_chk(s, maxlen, flag, slen, fmt, ...)`, and the `__v*` forms with a `va_list`);
+/// `slen` is the object's size, a check, not a bound on what is written.
+pub const FORMATTED_CALLS: &[Formatted] = &[
+    Formatted {
+        name: "sprintf",
+        buf: 0,
+        max: None,
+    },
+    Formatted {
+        name: "vsprintf",
+        buf: 0,
+        max: None,
+    },
+    Formatted {
+        name: "snprintf",
+        buf: 0,
+        max: Some(1),
+    },
+    Formatted {
+        name: "vsnprintf",
+        buf: 0,
+        max: Some(1),
+    },
+    Formatted {
+        name: "__sprintf_chk",
+        buf: 0,
+        max: None,
+    },
+    Formatted {
+        name: "__vsprintf_chk",
+        buf: 0,
+        max: None,
+    },
+    Formatted {
+        name: "__snprintf_chk",
+        buf: 0,
+        max: Some(1),
+    },
+    Formatted {
+        name: "__vsnprintf_chk",
+        buf: 0,
+        max: Some(1),
+    },
+];
+
+/// The formatting function `name`, if the pass follows its calls with `__ilgen_printf_written`.
+pub fn formatted(name: &str) -> Option<Formatted> {
+    FORMATTED_CALLS.iter().copied().find(|f| f.name == name)
+}
 
 /// The wrapper symbol for a wrapped call.
 pub fn wrapper_name(call: &str) -> String {
