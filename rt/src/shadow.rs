@@ -102,8 +102,7 @@ impl Cell {
     fn races_with(&self, cur: &Cell, now: &VectorClock) -> bool {
         self.tid() != cur.tid()
             && self.mask & cur.mask != 0
-            && (self.kind.is_write() || cur.kind.is_write())
-            && !(self.kind.is_atomic() && cur.kind.is_atomic())
+            && self.kind.conflicts_with(cur.kind)
             && !self.epoch.before(now)
     }
 

@@ -63,6 +63,13 @@ impl AccessKind {
         matches!(self, AccessKind::AtomicRead | AccessKind::AtomicWrite)
     }
 
+    /// Whether accesses of these kinds by two threads make a race: at least one writes, and not
+    /// both are atomic (atomics never race with atomics).
+    #[inline]
+    pub fn conflicts_with(self, other: AccessKind) -> bool {
+        (self.is_write() || other.is_write()) && !(self.is_atomic() && other.is_atomic())
+    }
+
     /// The kind a segment keeps when both `self` and `other` touched the same range: a write
     /// dominates a read, and a plain access dominates an atomic one (it is the one that can race).
     pub fn dominant(self, other: AccessKind) -> AccessKind {

@@ -99,10 +99,6 @@ fn access_channel(kind: AccessKind) -> &'static str {
         .map_or("write", |(_, c)| c)
 }
 
-fn conflict(a: AccessKind, b: AccessKind) -> bool {
-    (a.is_write() || b.is_write()) && !(a.is_atomic() && b.is_atomic())
-}
-
 /// The type of each field of each sync channel, in declaration order. Access channels and the
 /// plain events are declared apart.
 const SYNC_CHANNELS: &[(&str, &[&str])] = &[
@@ -893,7 +889,7 @@ fn race_defs() -> Vec<Item> {
         .map(|&(k1, c1)| {
             let seconds = ACCESS_CHANNELS
                 .iter()
-                .filter(|&&(k2, _)| conflict(k1, k2))
+                .filter(|&&(k2, _)| k1.conflicts_with(k2))
                 .map(|&(_, c2)| access(c2, "tb_", other("ta_"), race_then_skip.clone()))
                 .collect();
             let second = join_all(seconds, Proc::ExtChoice).unwrap_or(Proc::Stop);

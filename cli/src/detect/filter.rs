@@ -190,7 +190,15 @@ fn disjoint(x: &[Held], y: &[Held]) -> bool {
 /// happens-before. A thread's own component is its segment number plus one.
 struct Clocks(Vec<Vec<Vec<u32>>>);
 
-/// An access kind as an index: plain read, plain write, atomic read, atomic write.
+/// The access kinds, in the order of their index ([`class`]).
+const KINDS: [AccessKind; 4] = [
+    AccessKind::Read,
+    AccessKind::Write,
+    AccessKind::AtomicRead,
+    AccessKind::AtomicWrite,
+];
+
+/// An access kind as an index into [`KINDS`].
 fn class(kind: AccessKind) -> usize {
     match kind {
         AccessKind::Read => 0,
@@ -202,9 +210,7 @@ fn class(kind: AccessKind) -> usize {
 
 /// Whether accesses of these classes make a race-pair candidate.
 fn conflict(a: usize, b: usize) -> bool {
-    let write = |c: usize| c % 2 == 1;
-    let atomic = |c: usize| c >= 2;
-    (write(a) || write(b)) && !(atomic(a) && atomic(b))
+    KINDS[a].conflicts_with(KINDS[b])
 }
 
 /// One thread's accesses to one variable, indexed for counting pairs by range.

@@ -174,7 +174,7 @@ fn races(model: &Model, window: &Window, state: &State, var: VarId) -> Vec<(Vec<
         for (x, kx, sx) in accesses(a) {
             for b in a + 1..n {
                 for (y, ky, sy) in accesses(b) {
-                    if (kx.is_write() || ky.is_write()) && !(kx.is_atomic() && ky.is_atomic()) {
+                    if kx.conflicts_with(ky) {
                         let mut key = vec![sx, sy];
                         key.sort_unstable();
                         out.push((
