@@ -67,8 +67,6 @@ pub struct Exported {
     pub performs: Vec<Vec<usize>>,
     /// `t1..tn`, by thread index.
     pub thread_names: Vec<String>,
-    /// The name of each variable with a RACE assertion, in the order of the assertions.
-    pub var_names: Vec<(VarId, String)>,
 }
 
 /// Channels that are no thread's event, or not a model event: the mapping back skips them.
@@ -192,6 +190,34 @@ enum Step {
     Block,
 }
 
+impl Step {
+    /// Every event the thread may perform at this step.
+    fn events(&self) -> Vec<&Ev> {
+        match self {
+            Step::Event(e) => vec![e],
+            Step::LoopExit { exit, release } => vec![exit, release],
+            Step::TryFail { fail, divert } => vec![fail, divert],
+            Step::Block => vec![],
+        }
+    }
+
+    /// The step as a process: `here` is the step itself (where a diversion comes back to), `next`
+    /// what follows it.
+    fn process(&self, here: Proc, next: Proc) -> Proc {
+        match self {
+            Step::Event(e) => e.prefix(next),
+            Step::LoopExit { exit, release } => Proc::ExtChoice(
+                Box::new(exit.prefix(next.clone())),
+                Box::new(release.prefix(exit.prefix(next))),
+            ),
+            Step::TryFail { fail, divert } => {
+                Proc::ExtChoice(Box::new(fail.prefix(next)), Box::new(divert.prefix(here)))
+            }
+            Step::Block => Proc::Stop,
+        }
+    }
+}
+
 struct Names {
     threads: Vec<String>,
     mutexes: Vec<String>,
@@ -299,7 +325,7 @@ fn bare_wait_cond(model: &Model, thread: usize, release: usize) -> Option<usize>
         .position(|list| list.contains(&(thread, release)))
 }
 
-/// Per thread: its steps, each with the model index it performs, and its ending.
+/// Per thread: its steps, each with the index of the model event it performs.
 fn thread_steps(model: &Model, names: &Names) -> Vec<Vec<(usize, Step)>> {
     model
         .threads
@@ -390,10 +416,11 @@ fn sync_step(model: &Model, names: &Names, t: usize, i: usize, op: ModelOp) -> O
 /// Prefixes per definition: keeps each right-nested chain shallow for parsers and readers.
 const CHAIN: usize = 48;
 
-/// A thread's process: its events as prefix chains, split into `THREAD_i_k` definitions at wait-loop
-/// exits and every [`CHAIN`] events, then its ending.
+/// A thread's process: its events as prefix chains, split into `THREAD_i_k` definitions at each
+/// branching step (wait-loop exit, failed try) and every [`CHAIN`] events, then its ending.
 fn thread_defs(model: &Model, t: usize, steps: &[(usize, Step)]) -> Vec<Item> {
-    let base = format!("THREAD_{}", model.threads[t].tid + 1);
+    let tid = model.threads[t].tid;
+    let base = format!("THREAD_{}", tid + 1);
     let part = |k: usize| {
         if k == 0 {
             base.clone()
@@ -401,81 +428,76 @@ fn thread_defs(model: &Model, t: usize, steps: &[(usize, Step)]) -> Vec<Item> {
             format!("{base}_{k}")
         }
     };
-    let call = |name: String| Proc::Call { name, args: vec![] };
-    let ending = ending(model, t);
-    // Split into pieces: each a run of plain events, closed by a loop exit, a block or the end.
     let mut defs = Vec::new();
     let mut k = 0;
     let mut chain: Vec<&Ev> = Vec::new();
     let close = |chain: &mut Vec<&Ev>, tail: Proc| -> Proc {
         chain.drain(..).rev().fold(tail, |then, e| e.prefix(then))
     };
+    let mut tail = ending(model, t).process(tid);
     let mut iter = steps.iter().peekable();
-    let mut blocked = false;
     while let Some((_, step)) = iter.next() {
         match step {
             Step::Event(e) => {
                 chain.push(e);
                 if chain.len() >= CHAIN && iter.peek().is_some() {
-                    let body = close(&mut chain, call(part(k + 1)));
-                    defs.push(def(part(k), body));
+                    defs.push(def(part(k), close(&mut chain, call(&part(k + 1)))));
                     k += 1;
                 }
             }
-            Step::LoopExit { exit, release } => {
-                // THREAD_i_k = ... -> THREAD_i_k+1; THREAD_i_k+1 = exit -> NEXT [] release -> exit -> NEXT
-                let head = close(&mut chain, call(part(k + 1)));
-                defs.push(def(part(k), head));
+            Step::LoopExit { .. } | Step::TryFail { .. } => {
+                defs.push(def(part(k), close(&mut chain, call(&part(k + 1)))));
                 k += 1;
-                let next = call(part(k + 1));
-                let body = Proc::ExtChoice(
-                    Box::new(exit.prefix(next.clone())),
-                    Box::new(release.prefix(exit.prefix(next))),
-                );
-                defs.push(def(part(k), body));
-                k += 1;
-            }
-            Step::TryFail { fail, divert } => {
-                // THREAD_i_k = ... -> THREAD_i_k+1; THREAD_i_k+1 = fail -> NEXT [] divert -> THREAD_i_k+1
-                let head = close(&mut chain, call(part(k + 1)));
-                defs.push(def(part(k), head));
-                k += 1;
-                let body = Proc::ExtChoice(
-                    Box::new(fail.prefix(call(part(k + 1)))),
-                    Box::new(divert.prefix(call(part(k)))),
-                );
+                let body = step.process(call(&part(k)), call(&part(k + 1)));
                 defs.push(def(part(k), body));
                 k += 1;
             }
             Step::Block => {
-                blocked = true;
+                tail = Proc::Stop;
                 break;
             }
         }
     }
-    let tail = if blocked { Proc::Stop } else { ending };
-    let body = close(&mut chain, tail);
-    defs.push(def(part(k), body));
+    defs.push(def(part(k), close(&mut chain, tail)));
     defs
 }
 
 /// How a thread's process ends once it ran all its events (see the module doc).
-fn ending(model: &Model, t: usize) -> Proc {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ending {
+    /// It terminates.
+    Skip,
+    /// It is main: the process exits (`EXITED`).
+    Exited,
+    /// It was blocked when the run ended and may go on beyond the trace (`RUNNING_i`).
+    Running,
+}
+
+impl Ending {
+    fn process(self, tid: u32) -> Proc {
+        match self {
+            Ending::Skip => Proc::Skip,
+            Ending::Exited => call(EXITED_PROC),
+            Ending::Running => call(&running_proc(tid)),
+        }
+    }
+}
+
+fn running_proc(tid: u32) -> String {
+    format!("RUNNING_{}", tid + 1)
+}
+
+fn ending(model: &Model, t: usize) -> Ending {
     let last_stop = model.threads[t]
         .events
         .iter()
         .rposition(ModelEvent::constrains);
-    let pending = last_stop.is_some_and(|s| model.ran_pending(t, s + 1));
-    let call = |name: &str| Proc::Call {
-        name: name.into(),
-        args: vec![],
-    };
-    if pending {
-        call(&format!("RUNNING_{}", model.threads[t].tid + 1))
+    if last_stop.is_some_and(|s| model.ran_pending(t, s + 1)) {
+        Ending::Running
     } else if model.threads[t].tid == 0 {
-        call(EXITED_PROC)
+        Ending::Exited
     } else {
-        Proc::Skip
+        Ending::Skip
     }
 }
 
@@ -489,18 +511,13 @@ fn def(name: String, body: Proc) -> Item {
 
 /// A finite automaton written as one definition per state: `NAME` for the initial state,
 /// `NAME_1`, `NAME_2`, ... for the others in breadth-first order; a state with no move is STOP.
+/// `step` gives the state after an alphabet entry (thread, event, operation), if it is allowed.
 fn automaton<S: Clone + Eq + std::hash::Hash>(
     name: &str,
     initial: S,
-    alphabet: &[Ev],
-    step: impl Fn(&S, &Ev) -> Option<S>,
+    alphabet: &Alphabet,
+    step: impl Fn(&S, usize, &Ev, ModelOp) -> Option<S>,
 ) -> Vec<Item> {
-    let mut index: HashMap<S, usize> = HashMap::new();
-    let mut order: Vec<S> = Vec::new();
-    let mut queue = VecDeque::new();
-    index.insert(initial.clone(), 0);
-    order.push(initial.clone());
-    queue.push_back(initial);
     let state_name = |i: usize| {
         if i == 0 {
             name.to_string()
@@ -508,38 +525,30 @@ fn automaton<S: Clone + Eq + std::hash::Hash>(
             format!("{name}_{i}")
         }
     };
-    let mut bodies: Vec<Vec<(Ev, usize)>> = Vec::new();
+    let mut index: HashMap<S, usize> = HashMap::from([(initial.clone(), 0)]);
+    let mut queue = VecDeque::from([initial]);
+    let mut defs = Vec::new();
     while let Some(s) = queue.pop_front() {
         let mut moves = Vec::new();
-        for e in alphabet {
-            if let Some(next) = step(&s, e) {
-                let n = *index.entry(next.clone()).or_insert_with(|| {
-                    order.push(next.clone());
+        for (t, e, op) in alphabet {
+            let Some(next) = step(&s, *t, e, *op) else {
+                continue;
+            };
+            let n = match index.get(&next) {
+                Some(&n) => n,
+                None => {
+                    let n = index.len();
+                    index.insert(next.clone(), n);
                     queue.push_back(next);
-                    order.len() - 1
-                });
-                moves.push((e.clone(), n));
-            }
+                    n
+                }
+            };
+            moves.push(e.prefix(call(&state_name(n))));
         }
-        bodies.push(moves);
+        let body = join_all(moves, Proc::ExtChoice).unwrap_or(Proc::Stop);
+        defs.push(def(state_name(defs.len()), body));
     }
-    bodies
-        .into_iter()
-        .enumerate()
-        .map(|(i, moves)| {
-            let body = moves
-                .into_iter()
-                .map(|(e, n)| {
-                    e.prefix(Proc::Call {
-                        name: state_name(n),
-                        args: vec![],
-                    })
-                })
-                .reduce(|a, b| Proc::ExtChoice(Box::new(a), Box::new(b)))
-                .unwrap_or(Proc::Stop);
-            def(state_name(i), body)
-        })
-        .collect()
+    defs
 }
 
 /// The events of the thread processes per sync object, in a fixed order: the automata's alphabets.
@@ -553,12 +562,8 @@ fn alphabets(model: &Model, steps: &[Vec<(usize, Step)>]) -> BTreeMap<Obj, Alpha
             let ModelEvent::Sync { op, .. } = model.threads[t].events[*i] else {
                 continue;
             };
-            let evs: Vec<&Ev> = match step {
-                Step::Event(e) | Step::TryFail { fail: e, .. } => vec![e],
-                Step::LoopExit { exit, release } => vec![exit, release],
-                Step::Block => vec![],
-            };
-            for e in evs {
+            // A diversion is the thread's own move: no object ratifies it.
+            for e in step.events().into_iter().filter(|e| e.channel != DIVERTED) {
                 for obj in objects_of(model, t, *i, op) {
                     let list = out.entry(obj).or_default();
                     if !list.iter().any(|(u, f, _)| *u == t && f == e) {
@@ -613,32 +618,34 @@ fn objects_of(model: &Model, thread: usize, index: usize, op: ModelOp) -> Vec<Ob
     }
 }
 
-/// The deepest a thread nests `count` along its own events (each +1 or -1, `reset` to a value):
-/// a bound on the recursion of a mutex or the read locks of an rwlock that keeps automata finite.
-fn nesting(model: &Model, thread: usize, delta: impl Fn(ModelOp) -> Option<i64>) -> u32 {
-    let mut depth: i64 = 0;
-    let mut max: i64 = 0;
+/// What an operation does to a thread's nesting of one object ([`nesting`]).
+enum Nest {
+    In,
+    Out,
+    /// Released whatever the depth (a condition wait).
+    Reset,
+}
+
+/// The deepest a thread nests one object along its own events (at least 1): a bound on the
+/// recursion of a mutex or the read locks of an rwlock that keeps automata finite.
+fn nesting(model: &Model, thread: usize, nest: impl Fn(ModelOp) -> Option<Nest>) -> u32 {
+    let (mut depth, mut max) = (0u32, 1u32);
     for e in &model.threads[thread].events {
         if let ModelEvent::Sync { op, .. } = e {
-            if let Some(d) = delta(*op) {
-                depth = if d == i64::MIN { 0 } else { (depth + d).max(0) };
-                max = max.max(depth);
+            match nest(*op) {
+                Some(Nest::In) => depth += 1,
+                Some(Nest::Out) => depth = depth.saturating_sub(1),
+                Some(Nest::Reset) => depth = 0,
+                None => continue,
             }
+            max = max.max(depth);
         }
     }
-    max.max(1) as u32
+    max
 }
 
 /// The automaton of one sync object, as the native [`crate::detect::state::State`] rules it.
 fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> Vec<Item> {
-    let evs: Vec<Ev> = alphabet.iter().map(|(_, e, _)| e.clone()).collect();
-    let what = |e: &Ev| {
-        alphabet
-            .iter()
-            .find(|(_, f, _)| f == e)
-            .map(|(t, _, op)| (*t, *op))
-            .expect("an alphabet's events come with their operation")
-    };
     let child = |c: usize| model.threads[c].tid + 1;
     match obj {
         Obj::Mutex(m) => {
@@ -646,16 +653,15 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
             let depth: Vec<u32> = (0..model.threads.len())
                 .map(|t| {
                     nesting(model, t, |op| match op {
-                        ModelOp::Lock { mutex } if mutex == m => Some(1),
-                        ModelOp::Unlock { mutex } if mutex == m => Some(-1),
-                        ModelOp::WaitRelease { mutex } if mutex == m => Some(i64::MIN),
+                        ModelOp::Lock { mutex } if mutex == m => Some(Nest::In),
+                        ModelOp::Unlock { mutex } if mutex == m => Some(Nest::Out),
+                        ModelOp::WaitRelease { mutex } if mutex == m => Some(Nest::Reset),
                         _ => None,
                     })
                 })
                 .collect();
             let name = format!("MUTEX_{}", names.mutexes[m]);
-            automaton(&name, None::<(usize, u32)>, &evs, |s, e| {
-                let (t, op) = what(e);
+            automaton(&name, None::<(usize, u32)>, alphabet, |s, t, e, op| {
                 match (op, *s) {
                     (ModelOp::Lock { .. }, None) => Some(Some((t, 1))),
                     (ModelOp::Lock { .. }, Some((h, n))) => {
@@ -689,28 +695,25 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
             automaton(
                 &name,
                 (false, BTreeSet::<usize>::new()),
-                &evs,
-                |(sig, set), e| {
-                    let (t, op) = what(e);
-                    match op {
-                        ModelOp::Signal { .. } => {
-                            (!sig).then(|| (true, bare.difference(set).copied().collect()))
-                        }
-                        ModelOp::WaitRelease { .. } if !sig => {
-                            let mut entered = set.clone();
-                            entered.insert(t);
-                            Some((false, entered))
-                        }
-                        ModelOp::WaitRelease { .. } => Some((true, set.clone())),
-                        ModelOp::WaitReturn { .. } => {
-                            (*sig && !set.contains(&t)).then(|| (true, set.clone()))
-                        }
-                        ModelOp::LoopExit { .. } if e.channel == RELEASE => {
-                            (!sig).then(|| (false, set.clone()))
-                        }
-                        ModelOp::LoopExit { .. } => sig.then(|| (true, set.clone())),
-                        _ => None,
+                alphabet,
+                |(sig, set), t, e, op| match op {
+                    ModelOp::Signal { .. } => {
+                        (!sig).then(|| (true, bare.difference(set).copied().collect()))
                     }
+                    ModelOp::WaitRelease { .. } if !sig => {
+                        let mut entered = set.clone();
+                        entered.insert(t);
+                        Some((false, entered))
+                    }
+                    ModelOp::WaitRelease { .. } => Some((true, set.clone())),
+                    ModelOp::WaitReturn { .. } => {
+                        (*sig && !set.contains(&t)).then(|| (true, set.clone()))
+                    }
+                    ModelOp::LoopExit { .. } if e.channel == RELEASE => {
+                        (!sig).then(|| (false, set.clone()))
+                    }
+                    ModelOp::LoopExit { .. } => sig.then(|| (true, set.clone())),
+                    _ => None,
                 },
             )
         }
@@ -718,8 +721,8 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
             let depth: Vec<u32> = (0..model.threads.len())
                 .map(|t| {
                     nesting(model, t, |op| match op {
-                        ModelOp::ReadLock { rw } if rw == r => Some(1),
-                        ModelOp::RwUnlock { rw } if rw == r => Some(-1),
+                        ModelOp::ReadLock { rw } if rw == r => Some(Nest::In),
+                        ModelOp::RwUnlock { rw } if rw == r => Some(Nest::Out),
                         _ => None,
                     })
                 })
@@ -729,51 +732,43 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
             automaton(
                 &name,
                 (None::<usize>, Vec::<usize>::new()),
-                &evs,
-                |(w, rs), e| {
-                    let (t, op) = what(e);
-                    match op {
-                        ModelOp::ReadLock { .. } => {
-                            let held = rs.iter().filter(|&&r| r == t).count() as u32;
-                            (w.is_none() && held < depth[t]).then(|| {
-                                let mut rs = rs.clone();
-                                rs.push(t);
-                                rs.sort_unstable();
-                                (None, rs)
-                            })
-                        }
-                        ModelOp::WriteLock { .. } => {
-                            (w.is_none() && rs.is_empty()).then_some((Some(t), vec![]))
-                        }
-                        ModelOp::RwUnlock { .. } if *w == Some(t) => Some((None, rs.clone())),
-                        ModelOp::RwUnlock { .. } => rs.iter().position(|&r| r == t).map(|i| {
+                alphabet,
+                |(w, rs), t, _, op| match op {
+                    ModelOp::ReadLock { .. } => {
+                        let held = rs.iter().filter(|&&r| r == t).count() as u32;
+                        (w.is_none() && held < depth[t]).then(|| {
                             let mut rs = rs.clone();
-                            rs.remove(i);
-                            (*w, rs)
-                        }),
-                        _ => None,
+                            rs.push(t);
+                            rs.sort_unstable();
+                            (None, rs)
+                        })
                     }
+                    ModelOp::WriteLock { .. } => {
+                        (w.is_none() && rs.is_empty()).then_some((Some(t), vec![]))
+                    }
+                    ModelOp::RwUnlock { .. } if *w == Some(t) => Some((None, rs.clone())),
+                    ModelOp::RwUnlock { .. } => rs.iter().position(|&r| r == t).map(|i| {
+                        let mut rs = rs.clone();
+                        rs.remove(i);
+                        (*w, rs)
+                    }),
+                    _ => None,
                 },
             )
         }
         Obj::Sem(s) => {
             let initial = model.objects.sems[s].initial;
-            let posts = alphabet
+            let posts = model
+                .threads
                 .iter()
-                .map(|(t, _, _)| *t)
-                .map(|t| {
-                    model.threads[t]
-                        .events
-                        .iter()
-                        .filter(|e| {
-                            matches!(e, ModelEvent::Sync { op: ModelOp::SemPost { sem }, .. } if *sem == s)
-                        })
-                        .count() as u32
+                .flat_map(|t| &t.events)
+                .filter(|e| {
+                    matches!(e, ModelEvent::Sync { op: ModelOp::SemPost { sem }, .. } if *sem == s)
                 })
-                .sum::<u32>();
+                .count() as u32;
             let cap = initial.saturating_add(posts);
             let name = format!("SEM_{}", names.sems[s]);
-            automaton(&name, initial, &evs, |&n, e| match what(e).1 {
+            automaton(&name, initial, alphabet, |&n, _, _, op| match op {
                 ModelOp::SemWait { .. } => (n > 0).then(|| n - 1),
                 ModelOp::SemPost { .. } => (n < cap).then(|| n + 1),
                 ModelOp::TryFail { .. } => (n == 0).then_some(0),
@@ -787,7 +782,7 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
                 .filter(|(_, _, op)| matches!(op, ModelOp::BarrierEnter { .. }))
                 .count() as u32;
             let name = format!("BARRIER_{}", names.barriers[b]);
-            automaton(&name, 0u32, &evs, |&k, e| match what(e).1 {
+            automaton(&name, 0u32, alphabet, |&k, _, _, op| match op {
                 ModelOp::BarrierEnter { .. } => (k < enterers).then(|| k + 1),
                 ModelOp::BarrierExit { .. } => {
                     (barrier.released && k >= barrier.parties).then_some(k)
@@ -801,8 +796,8 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
             automaton(
                 &name,
                 (false, false),
-                &evs,
-                |&(forked, started), e| match what(e).1 {
+                alphabet,
+                |&(forked, started), _, _, op| match op {
                     ModelOp::Fork { .. } => (!forked).then_some((true, started)),
                     ModelOp::Start { forked: needs } => {
                         (!started && (forked || !needs)).then_some((forked, true))
@@ -821,8 +816,8 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
             automaton(
                 &name,
                 (false, 0usize),
-                &evs,
-                |&(ended, done), e| match what(e).1 {
+                alphabet,
+                |&(ended, done), _, _, op| match op {
                     ModelOp::End => (!ended).then_some((true, done)),
                     ModelOp::Join { .. } => (ended && done < joins).then_some((true, done + 1)),
                     _ => None,
@@ -932,7 +927,7 @@ fn race_defs() -> Vec<Item> {
 }
 
 /// The race assertion of variable `var`: `STOP [T= (PROGRAM [| .. |] RACE(var)) \ ..`.
-pub fn race_assertion(var: &str) -> Assertion {
+fn race_assertion(var: &str) -> Assertion {
     let monitored = Proc::Parallel {
         left: Box::new(call("PROGRAM")),
         sync: all_but_race(),
@@ -947,7 +942,7 @@ pub fn race_assertion(var: &str) -> Assertion {
     }
 }
 
-pub fn deadlock_assertion() -> Assertion {
+fn deadlock_assertion() -> Assertion {
     Assertion::DeadlockFree {
         process: call("PROGRAM"),
     }
@@ -966,25 +961,12 @@ pub fn export(model: &Model, target: &Target, naming: &Naming) -> Exported {
     let mut items = Vec::new();
 
     // Declarations: only the types and channels this model uses.
-    let mut used: BTreeSet<&'static str> = BTreeSet::new();
-    for list in &steps {
-        for (_, step) in list {
-            match step {
-                Step::Event(e) => {
-                    used.insert(e.channel);
-                }
-                Step::LoopExit { exit, release } => {
-                    used.insert(exit.channel);
-                    used.insert(release.channel);
-                }
-                Step::TryFail { fail, divert } => {
-                    used.insert(fail.channel);
-                    used.insert(divert.channel);
-                }
-                Step::Block => {}
-            }
-        }
-    }
+    let used: BTreeSet<&'static str> = steps
+        .iter()
+        .flatten()
+        .flat_map(|(_, step)| step.events())
+        .map(|e| e.channel)
+        .collect();
     let types: [(&str, &[String]); 7] = [
         ("Threads", &names.threads),
         ("Mutexes", &names.mutexes),
@@ -1031,20 +1013,16 @@ pub fn export(model: &Model, target: &Target, naming: &Naming) -> Exported {
             fields: vec![],
         });
     }
-    let endings: Vec<Proc> = (0..model.threads.len()).map(|t| ending(model, t)).collect();
-    let has_call = |n: &str| {
-        endings
-            .iter()
-            .any(|p| matches!(p, Proc::Call { name, .. } if name.as_str() == n))
-    };
-    if has_call(EXITED_PROC) {
+    let endings: Vec<Ending> = (0..model.threads.len()).map(|t| ending(model, t)).collect();
+    let exits = endings.contains(&Ending::Exited);
+    if exits {
         items.push(Item::Channel {
             names: vec![EXITED.into()],
             fields: vec![],
         });
     }
     let running: Vec<usize> = (0..model.threads.len())
-        .filter(|&t| has_call(&format!("RUNNING_{}", model.threads[t].tid + 1)))
+        .filter(|&t| endings[t] == Ending::Running)
         .collect();
     let free_channels = [
         (!running.is_empty(), RUNNING),
@@ -1071,7 +1049,7 @@ pub fn export(model: &Model, target: &Target, naming: &Naming) -> Exported {
                 .collect(),
         );
     }
-    if has_call(EXITED_PROC) {
+    if exits {
         items.push(Item::Comment(
             "main returned: the process exits, and threads still blocked are no deadlock.".into(),
         ));
@@ -1085,7 +1063,7 @@ pub fn export(model: &Model, target: &Target, naming: &Naming) -> Exported {
         ));
     }
     for &t in &running {
-        let n = format!("RUNNING_{}", model.threads[t].tid + 1);
+        let n = running_proc(model.threads[t].tid);
         items.push(Item::Comment(format!(
             "{} was still blocked when the run ended: it may go on beyond the trace.",
             names.threads[t]
@@ -1165,6 +1143,5 @@ pub fn export(model: &Model, target: &Target, naming: &Naming) -> Exported {
         script: Script { items },
         performs,
         thread_names: names.threads,
-        var_names,
     }
 }
