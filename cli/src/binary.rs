@@ -97,6 +97,28 @@ impl Binary {
             .map(|g| (g.name.to_owned(), g.offset))
     }
 
+    /// How reports name the global holding `addr`: `y`, or `stats+8` inside it.
+    pub fn object_name(&self, addr: u64) -> Option<String> {
+        let (name, off) = self.symbolize(addr)?;
+        Some(if off == 0 {
+            name
+        } else {
+            format!("{name}+{off}")
+        })
+    }
+
+    /// [`Binary::load`] for a command that can do without the binary: on failure, warns on stderr
+    /// with what the output loses (`degraded`) and gives `None`.
+    pub fn load_or_warn(meta: &Meta, degraded: &str) -> Option<Binary> {
+        match Binary::load(meta) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("ilgen: warning: {e}; {degraded}");
+                None
+            }
+        }
+    }
+
     /// The global variable holding `addr` in a process that loaded the executable at
     /// `load_base` (a replay's base differs from the recorded one under ASLR).
     pub fn global_at(&self, addr: u64, load_base: u64) -> Option<Global<'_>> {

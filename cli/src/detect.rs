@@ -124,10 +124,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
             "--window and --max-per-var must be at least 1".into(),
         ));
     }
-    let dir = match &args.trace_dir {
-        Some(d) => d.clone(),
-        None => dump::newest_trace(Path::new(dump::DEFAULT_OUT))?,
-    };
+    let dir = dump::trace_dir(args.trace_dir.as_deref())?;
     let progress = Progress::for_stderr(args.progress);
     progress.begin(&format!("reading {}", dir.display()));
     let trace = TraceDir::open(&dir)?;
@@ -217,25 +214,12 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     let text = match args.format {
         Format::Json | Format::Sarif => format!("{json}\n"),
         Format::Text => {
-            let binary = match Binary::load(&trace.meta) {
-                Ok(b) => Some(b),
-                Err(e) => {
-                    eprintln!("ilgen: warning: {e}; sites are shown as ids");
-                    None
-                }
-            };
+            let binary = Binary::load_or_warn(&trace.meta, "sites are shown as ids");
             let site = |id| {
                 let s = binary.as_ref()?.site(id)?;
                 Some(format!("{}:{} in {}", s.file, s.line, s.function))
             };
-            let object = |addr| {
-                let (name, off) = binary.as_ref()?.symbolize(addr)?;
-                Some(if off == 0 {
-                    name
-                } else {
-                    format!("{name}+{off}")
-                })
-            };
+            let object = |addr| binary.as_ref()?.object_name(addr);
             let names = Names {
                 site: &site,
                 object: &object,

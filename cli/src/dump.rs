@@ -37,18 +37,12 @@ pub const DEFAULT_OUT: &str = "ilgen-out";
 
 /// Runs `ilgen dump [dir]`, writing to stdout and warnings to stderr.
 pub fn run(dir: Option<&Path>) -> Result<(), CliError> {
-    let dir = match dir {
-        Some(d) => d.to_path_buf(),
-        None => newest_trace(Path::new(DEFAULT_OUT))?,
-    };
+    let dir = trace_dir(dir)?;
     let trace = TraceDir::open(&dir)?;
-    let binary = match Binary::load(&trace.meta) {
-        Ok(b) => Some(b),
-        Err(e) => {
-            eprintln!("ilgen: warning: {e}; sites are shown as ids and objects as addresses");
-            None
-        }
-    };
+    let binary = Binary::load_or_warn(
+        &trace.meta,
+        "sites are shown as ids and objects as addresses",
+    );
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     match write_dump(&mut out, &trace, binary.as_ref()).and_then(|()| out.flush()) {
@@ -60,6 +54,14 @@ pub fn run(dir: Option<&Path>) -> Result<(), CliError> {
 }
 
 /// The most recently modified directory under `out`.
+/// The trace directory a command was given, or the newest under [`DEFAULT_OUT`].
+pub fn trace_dir(given: Option<&Path>) -> Result<PathBuf, CliError> {
+    match given {
+        Some(d) => Ok(d.to_path_buf()),
+        None => newest_trace(Path::new(DEFAULT_OUT)),
+    }
+}
+
 pub fn newest_trace(out: &Path) -> Result<PathBuf, CliError> {
     let none = || {
         CliError::Input(format!(
@@ -167,11 +169,9 @@ struct Names<'a> {
 
 impl Names<'_> {
     fn object(&self, addr: u64) -> String {
-        match self.binary.and_then(|b| b.symbolize(addr)) {
-            Some((name, 0)) => name,
-            Some((name, off)) => format!("{name}+{off}"),
-            None => format!("{addr:#x}"),
-        }
+        self.binary
+            .and_then(|b| b.object_name(addr))
+            .unwrap_or_else(|| format!("{addr:#x}"))
     }
 
     /// ` at file:line:col function`, ` at site#N` when unknown, nothing for [`NO_SITE`].

@@ -46,26 +46,10 @@ pub struct ExportArgs {
 /// Runs `ilgen export-csp`: [`exit::CLEAN`], or with `--check` [`exit::FINDINGS`] when an
 /// assertion fails (a race or deadlock in the model).
 pub fn run(args: &ExportArgs) -> Result<i32, CliError> {
-    let dir = match &args.trace_dir {
-        Some(d) => d.clone(),
-        None => dump::newest_trace(Path::new(dump::DEFAULT_OUT))?,
-    };
+    let dir = dump::trace_dir(args.trace_dir.as_deref())?;
     let trace = TraceDir::open(&dir)?;
-    let binary = match Binary::load(&trace.meta) {
-        Ok(b) => Some(b),
-        Err(e) => {
-            eprintln!("ilgen: warning: {e}; objects get generic names");
-            None
-        }
-    };
-    let symbol = |addr: u64| -> Option<String> {
-        let (name, off) = binary.as_ref()?.symbolize(addr)?;
-        Some(if off == 0 {
-            name
-        } else {
-            format!("{name}+{off}")
-        })
-    };
+    let binary = Binary::load_or_warn(&trace.meta, "objects get generic names");
+    let symbol = |addr: u64| binary.as_ref()?.object_name(addr);
     let program = prepare::prepare(&trace.threads);
     let (target, model) = if args.deadlock {
         (Target::Deadlock, program.model.restrict(None).0)
