@@ -148,10 +148,7 @@ fn verdict_text(n: usize, assertion: &Assertion, verdict: &Verdict) -> String {
             let sync: Vec<&str> = all
                 .iter()
                 .copied()
-                .filter(|e| {
-                    let channel = e.split('.').next().unwrap_or_default();
-                    !["read", "write", "aread", "awrite", translate::RACE].contains(&channel)
-                })
+                .filter(|e| translate::is_sync_event(e))
                 .collect();
             format!(
                 "assertion {n} ({what}): fails ({states} states)\n  counterexample: {}\n  sync \

@@ -90,6 +90,13 @@ const ACCESS_CHANNELS: [(AccessKind, &str); 4] = [
     (AccessKind::AtomicWrite, "awrite"),
 ];
 
+/// Whether the event named `event` (`lock.t2.m`) is a sync event, not an access or the monitor's
+/// `race`: what a counterexample projects to, as the paper shows schedules.
+pub fn is_sync_event(event: &str) -> bool {
+    let channel = event.split('.').next().unwrap_or_default();
+    channel != RACE && !ACCESS_CHANNELS.iter().any(|(_, c)| *c == channel)
+}
+
 fn access_channel(kind: AccessKind) -> &'static str {
     ACCESS_CHANNELS
         .iter()
