@@ -9,9 +9,11 @@
 //! (one process per thread, one per object). [`Model::restrict`] keeps the accesses to one
 //! variable, as the paper builds one model per shared variable.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
+
+use super::state::State;
 
 /// Index of a shared object in [`super::prepare::Program::vars`].
 pub type VarId = usize;
@@ -170,7 +172,7 @@ pub enum ModelOp {
 }
 
 /// What a failed try operation tried, and so when it fails ([`ModelOp::TryFail`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TryTarget {
     /// `pthread_mutex_trylock`, `pthread_spin_trylock`: fails while another thread holds the mutex.
     Mutex(usize),
@@ -226,6 +228,28 @@ pub struct BarrierObject {
     pub parties: u32,
     /// Some thread left it in the run; if none did, its exits never happen in the model either.
     pub released: bool,
+}
+
+/// The object (as a write try would name it: every holder counts) that `op` may take.
+fn acquires(op: ModelOp) -> Option<TryTarget> {
+    match op {
+        ModelOp::Lock { mutex }
+        | ModelOp::WaitReturn { mutex, .. }
+        | ModelOp::LoopExit {
+            mutex: Some(mutex), ..
+        } => Some(TryTarget::Mutex(mutex)),
+        ModelOp::ReadLock { rw } | ModelOp::WriteLock { rw } => Some(TryTarget::RwWrite(rw)),
+        _ => None,
+    }
+}
+
+/// The key [`Model::busy_of`] remembers holds under: a read try and a write try of one rwlock
+/// look at the same holders.
+fn held(target: TryTarget) -> TryTarget {
+    match target {
+        TryTarget::RwRead(rw) => TryTarget::RwWrite(rw),
+        other => other,
+    }
 }
 
 impl ModelEvent {
@@ -323,8 +347,8 @@ impl Model {
         }
     }
 
-    /// [`Sources::busy_of`]: runs the sync events in the observed order, tracking which event
-    /// made each object busy (as [`super::state::State::apply`] changes holders and counts).
+    /// [`Sources::busy_of`]: runs the sync events in the observed order by the native rules
+    /// ([`State`]), remembering the event by which each current holder took its object.
     fn busy_of(&self) -> BTreeMap<At, Vec<At>> {
         let mut out = BTreeMap::new();
         let tries = self.threads.iter().flat_map(|t| &t.events).any(|e| {
@@ -339,112 +363,35 @@ impl Model {
         if !tries {
             return out;
         }
-        let o = &self.objects;
-        // Per mutex: holder, recursion count, the holder's acquisition.
-        let mut owner: Vec<Option<(usize, u32, At)>> = vec![None; o.mutexes.len()];
-        let mut writer: Vec<Option<(usize, At)>> = vec![None; o.rwlocks.len()];
-        let mut readers: Vec<Vec<(usize, At)>> = vec![Vec::new(); o.rwlocks.len()];
-        let mut count: Vec<u32> = o.sems.iter().map(|s| s.initial).collect();
-        let mut waits: Vec<Vec<At>> = vec![Vec::new(); o.sems.len()];
+        let mut state = State::initial(self);
+        // (object a try targets, holder) -> the event that began the holder's hold.
+        let mut taken: HashMap<(TryTarget, usize), At> = HashMap::new();
+        let mut sem_waits: Vec<Vec<At>> = vec![Vec::new(); self.objects.sems.len()];
         let lens: Vec<usize> = self.threads.iter().map(|t| t.events.len()).collect();
         for at in self.observed_order(&lens) {
             let Some(op) = self.op(at) else { continue };
             let t = at.thread;
-            // Indices come from prepare; `get_mut` keeps a hand-made model from panicking.
             match op {
-                ModelOp::Lock { mutex } => {
-                    if let Some(slot) = owner.get_mut(mutex) {
-                        *slot = match *slot {
-                            Some((h, n, a)) if h == t => Some((h, n + 1, a)),
-                            _ => Some((t, 1, at)),
-                        };
+                ModelOp::TryFail {
+                    target: TryTarget::Sem(sem),
+                } if state.busy(t, TryTarget::Sem(sem)) => {
+                    out.insert(at, sem_waits[sem].clone());
+                }
+                ModelOp::TryFail { target } if state.busy(t, target) => {
+                    let holder = state.holders(target).into_iter().filter(|&h| h != t);
+                    let taken_by = |h| taken.get(&(held(target), h)).copied();
+                    if let Some(a) = holder.filter_map(taken_by).next() {
+                        out.insert(at, vec![a]);
                     }
                 }
-                ModelOp::Unlock { mutex } => {
-                    if let Some(slot) = owner.get_mut(mutex) {
-                        *slot = match *slot {
-                            Some((h, n, a)) if h == t && n > 1 => Some((h, n - 1, a)),
-                            _ => None,
-                        };
-                    }
-                }
-                ModelOp::WaitRelease { mutex } => {
-                    if let Some(slot) = owner.get_mut(mutex) {
-                        *slot = None;
-                    }
-                }
-                ModelOp::WaitReturn { mutex, .. } => {
-                    if let Some(slot) = owner.get_mut(mutex) {
-                        *slot = Some((t, 1, at));
-                    }
-                }
-                ModelOp::LoopExit {
-                    mutex: Some(mutex), ..
-                } => {
-                    if let Some(slot) = owner.get_mut(mutex).filter(|s| s.is_none()) {
-                        *slot = Some((t, 1, at));
-                    }
-                }
-                ModelOp::ReadLock { rw } => {
-                    if let Some(list) = readers.get_mut(rw) {
-                        list.push((t, at));
-                    }
-                }
-                ModelOp::WriteLock { rw } => {
-                    if let Some(slot) = writer.get_mut(rw) {
-                        *slot = Some((t, at));
-                    }
-                }
-                ModelOp::RwUnlock { rw } => {
-                    if let (Some(w), Some(list)) = (writer.get_mut(rw), readers.get_mut(rw)) {
-                        if w.is_some_and(|(h, _)| h == t) {
-                            *w = None;
-                        } else if let Some(i) = list.iter().position(|&(r, _)| r == t) {
-                            list.swap_remove(i);
-                        }
-                    }
-                }
-                ModelOp::SemWait { sem } => {
-                    if let (Some(c), Some(list)) = (count.get_mut(sem), waits.get_mut(sem)) {
-                        *c = c.saturating_sub(1);
-                        list.push(at);
-                    }
-                }
-                ModelOp::SemPost { sem } => {
-                    if let Some(c) = count.get_mut(sem) {
-                        *c = c.saturating_add(1);
-                    }
-                }
-                ModelOp::TryFail { target } => {
-                    let other = |&(h, a): &(usize, At)| (h != t).then_some(a);
-                    let busy = match target {
-                        TryTarget::Mutex(m) => owner
-                            .get(m)
-                            .copied()
-                            .flatten()
-                            .and_then(|(h, _, a)| other(&(h, a)))
-                            .map(|a| vec![a]),
-                        TryTarget::RwRead(rw) => writer
-                            .get(rw)
-                            .copied()
-                            .flatten()
-                            .and_then(|w| other(&w))
-                            .map(|a| vec![a]),
-                        TryTarget::RwWrite(rw) => writer
-                            .get(rw)
-                            .copied()
-                            .flatten()
-                            .and_then(|w| other(&w))
-                            .or_else(|| readers.get(rw)?.iter().find_map(other))
-                            .map(|a| vec![a]),
-                        TryTarget::Sem(sem) => (count.get(sem) == Some(&0))
-                            .then(|| waits.get(sem).cloned().unwrap_or_default()),
-                    };
-                    if let Some(busy) = busy {
-                        out.insert(at, busy);
-                    }
-                }
+                ModelOp::SemWait { sem } => sem_waits[sem].push(at),
                 _ => {}
+            }
+            let object = acquires(op);
+            let before = object.is_some_and(|o| state.holders(o).contains(&t));
+            state.apply(t, op);
+            if let Some(o) = object.filter(|&o| !before && state.holders(o).contains(&t)) {
+                taken.insert((o, t), at);
             }
         }
         out

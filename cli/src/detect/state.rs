@@ -151,14 +151,27 @@ impl State {
     /// semaphore's count is zero.
     pub fn busy(&self, thread: usize, target: TryTarget) -> bool {
         match target {
-            TryTarget::Mutex(m) => self.owner[m].is_some_and(|(h, _)| h != thread),
-            TryTarget::RwRead(rw) => self.rw[rw].writer.is_some_and(|w| w != thread),
+            TryTarget::Sem(sem) => self.sem[sem] == 0,
+            _ => self.holders(target).iter().any(|&h| h != thread),
+        }
+    }
+
+    /// The threads whose hold makes a try on `target` fail: the mutex's owner; the rwlock's
+    /// writer, and for a write try also its readers (the writer first, then readers in the order
+    /// they took it). A semaphore has no holders.
+    pub fn holders(&self, target: TryTarget) -> Vec<usize> {
+        match target {
+            TryTarget::Mutex(m) => self.owner[m].map(|(h, _)| h).into_iter().collect(),
+            TryTarget::RwRead(rw) => self.rw[rw].writer.into_iter().collect(),
             TryTarget::RwWrite(rw) => {
                 let state = &self.rw[rw];
-                state.writer.is_some_and(|w| w != thread)
-                    || state.readers.iter().any(|&r| r != thread)
+                state
+                    .writer
+                    .into_iter()
+                    .chain(state.readers.iter().copied())
+                    .collect()
             }
-            TryTarget::Sem(sem) => self.sem[sem] == 0,
+            TryTarget::Sem(_) => Vec::new(),
         }
     }
 
