@@ -519,14 +519,12 @@ def tsan_runs(hdr, wdir, exe, runs, timed=0):
 # Subcommands
 
 
-def select(dirpath, flt):
-    files = sorted(Path(dirpath).glob("*.c"))
-    if flt:
-        files = [f for f in files if flt in f.name]
-    return files
-
-
-def load_headers(files, app=False):
+def load_headers(dirpath, flt, app=False):
+    """The headers of the programs in DIRPATH whose name contains FLT, and the header errors;
+    InputError when none matches."""
+    files = [f for f in sorted(Path(dirpath).glob("*.c")) if flt in f.name]
+    if not files:
+        raise InputError(f"no {'application' if app else 'scenario'} matches in {dirpath}")
     headers, errors = [], []
     for f in files:
         try:
@@ -542,11 +540,8 @@ def verdict(hdr, found):
 
 
 def cmd_check(args):
-    files = select(args.scenarios_dir, args.filter)
-    if not files:
-        print(f"evaluate: no scenario matches in {args.scenarios_dir}", file=sys.stderr)
-        return 2
-    headers, errors = load_headers(files)
+    headers, errors = load_headers(args.scenarios_dir, args.filter)
+    n_files = len(headers) + len(errors)
     for e in errors:
         print(f"ERROR {e}")
     ilgen_bin(args)
@@ -580,7 +575,7 @@ def cmd_check(args):
             print(line, flush=True)
             n_pass += ok
             n_fail += not ok
-    print(f"\n{len(files)} scenario(s): {n_pass} passed, {n_fail} failed, {len(errors)} error(s); "
+    print(f"\n{n_files} scenario(s): {n_pass} passed, {n_fail} failed, {len(errors)} error(s); "
           f"expected errors {tot['expected']}: {tot['matched']} found, {tot['missed']} missed; "
           f"{tot['extra']} false report(s); {time.monotonic() - t0:.1f} s")
     if errors:
@@ -620,11 +615,7 @@ def table1_scenario(hdr, args):
 
 
 def cmd_table1(args):
-    files = select(args.scenarios_dir, args.filter)
-    if not files:
-        print(f"evaluate: no scenario matches in {args.scenarios_dir}", file=sys.stderr)
-        return 2
-    headers, errors = load_headers(files)
+    headers, errors = load_headers(args.scenarios_dir, args.filter)
     ilgen_bin(args)
     rows = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
@@ -665,11 +656,7 @@ def loc_lines(errs):
 
 
 def cmd_table2(args):
-    files = select(args.apps_dir, args.filter)
-    if not files:
-        print(f"evaluate: no application matches in {args.apps_dir}", file=sys.stderr)
-        return 2
-    headers, errors = load_headers(files, app=True)
+    headers, errors = load_headers(args.apps_dir, args.filter, app=True)
     ilgen = ilgen_bin(args)
     runs = max(args.runs, 3)
     rows = []
