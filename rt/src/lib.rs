@@ -8,58 +8,43 @@
 //! enforces the schedule's order of sync operations, detects races (happens-before, online) and
 //! deadlocks, and writes `replay-outcome.json` (`ilgen_trace::replay`).
 //!
-//! Modules, from the hook to the file:
+//! The layout mirrors the two modes, as rr mirrors record and replay; what both share is at the top.
+//! Shared:
 //! - `runtime`: initialization (ELF constructor or first hook), options, the sequence counter;
 //! - `options`: the `ILGEN_OPTIONS` table;
 //! - `thread`: thread identity, the thread-local state, the in-runtime flag;
+//! - `arch`: the architecture-specific parts (the thread-local state pointer, the report hook's registers);
 //! - `registry`: live threads and `pthread_t` handles (slow path);
-//! - `memory`: the access hooks (hot path) and wait-loop markers;
-//! - `strings`: libc memory and string wrappers, as byte ranges;
-//! - `sync_record`: how every wrapper records a sync operation (now, pending, complete);
-//! - `sync_threads`, `sync_mutex`, `sync_rwlock`, `sync_cond`, `sync_barrier`, `sync_spin`,
-//!   `sync_sem`: the pthread wrappers, one family per file;
+//! - `sites`: site pointer → site id (with the C shim `sites.c`);
+//! - `intercept/`: what the pass's calls land on: `memory` (access hooks, wait-loop markers),
+//!   `strings` (libc memory and string wrappers as byte ranges), `threads`, `mutex`, `rwlock`,
+//!   `cond`, `barrier`, `spin`, `sem` (the pthread wrappers, one family per file) and `testonly`
+//!   (the unrecorded test barrier of `tests/include/ilgen_test.h`).
+//!
+//! `record/`, from the hook to the file:
+//! - `sync`: how every wrapper records a sync operation (now, pending, complete);
 //! - `cache`: the per-thread segment cache;
 //! - `writer`: the mmap'd thread file;
 //! - `meta`: `meta.json`;
-//! - `sites`: site pointer → site id (with the C shim `sites.c`);
-//! - `finish`: exit, fatal signals and fork;
-//! - `testonly`: the unrecorded test barrier of `tests/include/ilgen_test.h`.
+//! - `finish`: exit, fatal signals and fork.
 //!
-//! Replay mode plugs in where record mode finds no recording thread (`thread::current` is `None`):
-//! `sync_record` hands each operation to `sync_replay`, the access hooks hand each access to
-//! `shadow`. Its modules, mirroring record mode's:
-//! - `replay`: the schedule, checked against this binary, and the gate;
-//! - `replay_thread`: thread identity mapped through the schedule, clocks, status;
-//! - `sync_replay`: gate, happens-before and cursor for every sync operation;
+//! `replay/` plugs in where record mode finds no recording thread (`thread::current` is `None`):
+//! `record::sync` hands each operation to `replay::sync`, the access hooks hand each access to
+//! `replay::shadow`. Its modules:
+//! - `gate`: the schedule, checked against this binary, and the gate;
+//! - `thread`: thread identity mapped through the schedule, clocks, status;
+//! - `sync`: gate, happens-before and cursor for every sync operation;
 //! - `hb`: vector clocks and sync-object clocks;
 //! - `shadow`: shadow memory and the race check;
 //! - `deadlock`: lock owners and the watchdog (deadlocks, steps that never come);
 //! - `report`: the report hook, the text reports and `replay-outcome.json`.
 
-mod cache;
-mod deadlock;
-mod finish;
-mod hb;
-mod memory;
-mod meta;
+mod arch;
+mod intercept;
 mod options;
+mod record;
 mod registry;
 mod replay;
-mod replay_thread;
-mod report;
 mod runtime;
-mod shadow;
 mod sites;
-mod strings;
-mod sync_barrier;
-mod sync_cond;
-mod sync_mutex;
-mod sync_record;
-mod sync_replay;
-mod sync_rwlock;
-mod sync_sem;
-mod sync_spin;
-mod sync_threads;
-mod testonly;
 mod thread;
-mod writer;

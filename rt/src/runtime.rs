@@ -1,7 +1,7 @@
 //! Process-wide state: initialization, the run's configuration and the sync sequence counter.
 //!
 //! Takes `ILGEN_OPTIONS` and the process environment; gives [`Runtime`] (options, trace
-//! directory, `meta.json`, the thread-exit key) once recording is on, `replay::Replay` once
+//! directory, `meta.json`, the thread-exit key) once recording is on, `replay::gate::Replay` once
 //! replaying (the one mode branch: record-mode paths find no `Runtime` and fall through to the
 //! replay ones), and [`next_seq`].
 //! Initialization runs from an ELF constructor (`.init_array`, in this same object so that linking
@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::OnceLock;
 
-use crate::meta::MetaFile;
 use crate::options::{Mode, Options};
+use crate::record::meta::MetaFile;
 
 const UNINIT: u8 = 0;
 const INITIALIZING: u8 = 1;
@@ -68,14 +68,14 @@ pub(crate) fn recording() -> Option<&'static Runtime> {
 
 /// The replay runtime if the process replays, initializing the process on first use.
 #[inline]
-pub(crate) fn replaying() -> Option<&'static crate::replay::Replay> {
+pub(crate) fn replaying() -> Option<&'static crate::replay::gate::Replay> {
     match STATUS.load(Ordering::Acquire) {
-        REPLAYING => crate::replay::get(),
+        REPLAYING => crate::replay::gate::get(),
         RECORDING | OFF => None,
         _ => {
             init_slow();
             if STATUS.load(Ordering::Acquire) == REPLAYING {
-                crate::replay::get()
+                crate::replay::gate::get()
             } else {
                 None
             }
@@ -120,7 +120,7 @@ fn init_slow() -> Option<&'static Runtime> {
                 STATUS.store(if ok { RECORDING } else { OFF }, Ordering::Release);
                 if ok {
                     // Handlers need the runtime in place; install them once it is.
-                    crate::finish::install();
+                    crate::record::finish::install();
                 }
             }
             Init::Replay => STATUS.store(REPLAYING, Ordering::Release),
@@ -188,8 +188,8 @@ fn initialize() -> Init {
     }
     match options.mode {
         Mode::Off => Init::Off,
-        // A schedule that cannot be replayed ends the process inside `replay::init`.
-        Mode::Replay => match crate::replay::init(options) {
+        // A schedule that cannot be replayed ends the process inside `replay::gate::init`.
+        Mode::Replay => match crate::replay::gate::init(options) {
             Some(_) => Init::Replay,
             None => Init::Off,
         },
@@ -246,7 +246,7 @@ extern "C" fn constructor() {
     if recording().is_some() {
         crate::thread::current();
     } else if replaying().is_some() {
-        crate::replay_thread::current();
+        crate::replay::thread::current();
     }
 }
 

@@ -31,10 +31,10 @@ use ilgen_trace::{
     Access, AccessKind, Event, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_SITE, NO_THREAD,
 };
 
-use crate::cache::SegmentCache;
+use crate::record::cache::SegmentCache;
+use crate::record::writer::Writer;
 use crate::runtime::{self, Runtime};
-use crate::writer::Writer;
-use crate::{registry, sites};
+use crate::{arch, registry, sites};
 
 /// The thread-local pointer of a thread that records nothing and whose accesses go to the replay
 /// checker (the process replays).
@@ -43,76 +43,6 @@ pub(crate) const REPLAY: usize = 1;
 /// child, mode off): its hooks return after one compare. The highest sentinel: a pointer above it
 /// is a live state.
 pub(crate) const DEAD: usize = 2;
-
-/// The calling thread's state pointer (null, [`REPLAY`], [`DEAD`] or a live state).
-///
-/// On x86-64 Linux it is a `.tbss` variable read and written with the local-exec TLS model (one
-/// `%fs`-relative load): Rust's `thread_local!` in a static library compiles to the general-dynamic
-/// model, a call to `__tls_get_addr` that the linker later relaxes to a load, but which already
-/// made every hook save registers around it. Local-exec is valid because the runtime is only ever
-/// linked into executables (`ilgen cc` adds it to no `-shared` link).
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-mod current_ptr {
-    use super::ThreadState;
-
-    std::arch::global_asm!(
-        ".pushsection .tbss,\"awT\",@nobits",
-        ".p2align 3",
-        ".globl ilgen_rt_current_thread",
-        ".hidden ilgen_rt_current_thread",
-        ".type ilgen_rt_current_thread, @object",
-        ".size ilgen_rt_current_thread, 8",
-        "ilgen_rt_current_thread:",
-        ".zero 8",
-        ".popsection",
-    );
-
-    #[inline(always)]
-    pub(super) fn get() -> *mut ThreadState {
-        let p: *mut ThreadState;
-        // SAFETY: reads this thread's 8-byte TLS slot defined above.
-        unsafe {
-            std::arch::asm!(
-                "movq %fs:ilgen_rt_current_thread@tpoff, {}",
-                out(reg) p,
-                options(att_syntax, nostack, preserves_flags, readonly)
-            );
-        }
-        p
-    }
-
-    #[inline(always)]
-    pub(super) fn set(p: *mut ThreadState) {
-        // SAFETY: writes this thread's 8-byte TLS slot defined above.
-        unsafe {
-            std::arch::asm!(
-                "movq {}, %fs:ilgen_rt_current_thread@tpoff",
-                in(reg) p,
-                options(att_syntax, nostack, preserves_flags)
-            );
-        }
-    }
-}
-
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-mod current_ptr {
-    use super::ThreadState;
-    use std::cell::Cell;
-
-    thread_local! {
-        static CURRENT: Cell<*mut ThreadState> = const { Cell::new(std::ptr::null_mut()) };
-    }
-
-    #[inline(always)]
-    pub(super) fn get() -> *mut ThreadState {
-        current_ptr::get()
-    }
-
-    #[inline(always)]
-    pub(super) fn set(p: *mut ThreadState) {
-        CURRENT.with(|c| c.set(p))
-    }
-}
 
 thread_local! {
     /// Flush-request signals this thread received: a wrapper whose real call fails with EINTR
@@ -147,7 +77,7 @@ pub(crate) struct Inner {
 /// The calling thread's state, or `None` when it records nothing.
 #[inline(always)]
 pub(crate) fn current() -> Option<&'static ThreadState> {
-    let p = current_ptr::get();
+    let p = arch::get().cast::<ThreadState>();
     if p as usize > DEAD {
         // SAFETY: a pointer above DEAD is this thread's live state, freed only after the
         // pointer is reset (see `end`).
@@ -168,7 +98,7 @@ pub(crate) fn current() -> Option<&'static ThreadState> {
 /// records nothing ([`DEAD`]) returns true at the first compare.
 #[inline(always)]
 pub(crate) fn record_fast(addr: u64, size: u64, kind: AccessKind, site: usize) -> bool {
-    let p = current_ptr::get();
+    let p = arch::get().cast::<ThreadState>();
     if p as usize <= DEAD {
         return p as usize == DEAD;
     }
@@ -198,7 +128,7 @@ pub(crate) fn record_fast(addr: u64, size: u64, kind: AccessKind, site: usize) -
 fn current_slow() -> Option<&'static ThreadState> {
     let Some(rt) = runtime::recording() else {
         if runtime::replaying().is_some() {
-            current_ptr::set(REPLAY as *mut ThreadState);
+            arch::set(REPLAY as *mut ());
         } else if runtime::settled() {
             // Mode off (or a forked child): for good. While the runtime initializes, the pointer
             // stays null and the next hook asks again.
@@ -225,7 +155,7 @@ pub(crate) fn next_child_tid() -> ThreadId {
 }
 
 fn set_dead() {
-    current_ptr::set(DEAD as *mut ThreadState);
+    arch::set(DEAD as *mut ());
 }
 
 /// Creates the calling thread's state and file, and writes `Start` unless it is main.
@@ -274,7 +204,7 @@ pub(crate) fn start(
             writer,
         }),
     }));
-    current_ptr::set(state);
+    arch::set(state.cast());
     // SAFETY: the key was created at initialization; the pointer stays valid until `end`.
     unsafe {
         libc::pthread_setspecific(rt.thread_key, state as *const libc::c_void);
@@ -333,7 +263,7 @@ pub(crate) fn end(st: &'static ThreadState, site: usize) {
 /// Thread-key destructor: the thread exits without the runtime having ended it (uninstrumented
 /// exit path, or main calling `pthread_exit`).
 pub(crate) extern "C" fn on_thread_exit(value: *mut libc::c_void) {
-    let p = current_ptr::get();
+    let p = arch::get().cast::<ThreadState>();
     if p as usize > DEAD && p as *mut libc::c_void == value {
         // SAFETY: this thread's live state.
         end(unsafe { &*p }, 0);
@@ -342,7 +272,7 @@ pub(crate) extern "C" fn on_thread_exit(value: *mut libc::c_void) {
 
 /// Forgets the calling thread's state in a forked child: the file belongs to the parent.
 pub(crate) fn abandon_after_fork() {
-    let p = current_ptr::get();
+    let p = arch::get().cast::<ThreadState>();
     if p as usize > DEAD {
         // SAFETY: this thread's live state; the child has no other thread to race with.
         unsafe { (*(*p).inner.get()).writer.abandon() };
@@ -355,7 +285,7 @@ pub(crate) fn abandon_after_fork() {
 /// in which case it is served when the thread leaves it.
 pub(crate) fn flush_request() -> bool {
     FLUSH_SIGNALS.with(|c| c.set(c.get().wrapping_add(1)));
-    let p = current_ptr::get();
+    let p = arch::get().cast::<ThreadState>();
     if p as usize <= DEAD {
         return true;
     }
@@ -388,7 +318,7 @@ pub(crate) fn flush_self() {
 
 /// The calling thread's state without creating one.
 pub(crate) fn current_if_live() -> Option<&'static ThreadState> {
-    let p = current_ptr::get();
+    let p = arch::get().cast::<ThreadState>();
     // SAFETY: as in `current`.
     (p as usize > DEAD).then(|| unsafe { &*p })
 }
@@ -477,7 +407,7 @@ fn serve_pending(st: &ThreadState) {
     if let Some(mut inner) = st.enter_without_service() {
         inner.flush();
     }
-    crate::finish::acknowledge();
+    crate::record::finish::acknowledge();
 }
 
 impl Inner {

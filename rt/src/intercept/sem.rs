@@ -10,7 +10,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
-use crate::{sync_record, thread};
+use crate::{record, thread};
 
 extern "C-unwind" {
     fn sem_wait(s: *mut libc::sem_t) -> libc::c_int;
@@ -24,7 +24,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_sem_wait(
     site: *const c_void,
 ) -> libc::c_int {
     let op = SyncOp::SemWait { sem: s as u64 };
-    let mut p = sync_record::pending(site, op);
+    let mut p = record::sync::pending(site, op);
     let attempt = || {
         // SAFETY: the program's own call.
         let rc = unsafe { libc::sem_trywait(s) };
@@ -32,7 +32,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_sem_wait(
         let again = rc != 0 && unsafe { *libc::__errno_location() } == libc::EAGAIN;
         (!again).then_some(rc)
     };
-    let rc = sync_record::acquire(&mut p, attempt, || loop {
+    let rc = record::sync::acquire(&mut p, attempt, || loop {
         let seen = thread::flush_signals_seen();
         // SAFETY: the program's own call.
         let rc = unsafe { sem_wait(s) };
@@ -43,11 +43,11 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_sem_wait(
         }
     });
     if rc == 0 {
-        sync_record::complete(p, op);
+        record::sync::complete(p, op);
     } else {
         // SAFETY: keep the program's errno across the bookkeeping.
         let errno = unsafe { *libc::__errno_location() };
-        sync_record::fail(p, op);
+        record::sync::fail(p, op);
         // SAFETY: as above.
         unsafe { *libc::__errno_location() = errno };
     }
@@ -65,12 +65,12 @@ pub unsafe extern "C" fn __ilgen_wrap_sem_trywait(
         sem: s as u64,
         acquired,
     };
-    let turn = sync_record::turn(site, op(false));
+    let turn = record::sync::turn(site, op(false));
     // SAFETY: the program's own call.
     let rc = unsafe { libc::sem_trywait(s) };
     // SAFETY: keep the program's errno across the bookkeeping.
     let errno = unsafe { *libc::__errno_location() };
-    sync_record::now_after(turn, site, op(rc == 0));
+    record::sync::now_after(turn, site, op(rc == 0));
     // SAFETY: as above.
     unsafe { *libc::__errno_location() = errno };
     rc
@@ -85,5 +85,5 @@ pub unsafe extern "C" fn __ilgen_wrap_sem_post(
 ) -> libc::c_int {
     let op = SyncOp::SemPost { sem: s as u64 };
     // SAFETY: the program's own call.
-    sync_record::release(site, op, false, || unsafe { libc::sem_post(s) })
+    record::sync::release(site, op, false, || unsafe { libc::sem_post(s) })
 }

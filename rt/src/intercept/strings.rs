@@ -15,7 +15,7 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use crate::memory::{read_range, write_range};
+use crate::intercept::memory::{read_range, write_range};
 
 type Site = *const c_void;
 

@@ -14,7 +14,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::{SyncOp, ThreadId, NO_THREAD};
 
-use crate::{registry, replay_thread, runtime, sync_record, thread};
+use crate::{record, registry, replay, runtime, thread};
 
 type StartRoutine = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
 
@@ -53,7 +53,7 @@ unsafe extern "C-unwind" fn trampoline(raw: *mut c_void) -> *mut c_void {
     if let Some(rt) = runtime::get() {
         thread::start(rt, tid, parent, child_index, false);
     } else {
-        replay_thread::start(tid, parent, child_index);
+        replay::thread::start(tid, parent, child_index);
     }
     // Nothing that needs dropping is alive across this call: a forced unwind may skip the rest.
     // SAFETY: the program's start routine with the program's argument.
@@ -61,7 +61,7 @@ unsafe extern "C-unwind" fn trampoline(raw: *mut c_void) -> *mut c_void {
     if let Some(st) = thread::current_if_live() {
         thread::end(st, 0);
     } else {
-        replay_thread::end(ilgen_trace::NO_SITE);
+        replay::thread::end(ilgen_trace::NO_SITE);
     }
     result
 }
@@ -86,7 +86,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
             inner.children += 1;
             (inner.tid, index, thread::next_child_tid())
         }),
-        None => replay_thread::new_child(),
+        None => replay::thread::new_child(),
     };
     let Some((parent, child_index, tid)) = ids else {
         // SAFETY: the program's own call.
@@ -99,11 +99,11 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
         parent,
         child_index,
     }));
-    let fork = sync_record::now(site, SyncOp::Fork { child: tid });
+    let fork = record::sync::now(site, SyncOp::Fork { child: tid });
     // SAFETY: the program's call, with our trampoline and its boxed argument.
     let rc = unsafe { pthread_create(thread, attr, trampoline, child as *mut c_void) };
     if rc != 0 {
-        sync_record::retract(fork);
+        record::sync::retract(fork);
         // SAFETY: no thread was created, so the box is still ours.
         drop(unsafe { Box::from_raw(child) });
         return rc;
@@ -128,7 +128,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_join(
         return unsafe { pthread_join(thread, retval) };
     }
     let child = registry::lock().tid_of(thread);
-    let p = sync_record::pending(site, SyncOp::Join { child });
+    let p = record::sync::pending(site, SyncOp::Join { child });
     // SAFETY: the program's own call.
     let rc = unsafe { pthread_join(thread, retval) };
     if rc == 0 {
@@ -141,9 +141,9 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_join(
         };
         threads.remove_handle(thread);
         drop(threads);
-        sync_record::complete(p, SyncOp::Join { child });
+        record::sync::complete(p, SyncOp::Join { child });
     } else {
-        sync_record::fail(p, SyncOp::Join { child });
+        record::sync::fail(p, SyncOp::Join { child });
     }
     rc
 }
@@ -158,7 +158,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_exit(
     if let Some(st) = thread::current_if_live() {
         thread::end(st, site as usize);
     } else {
-        replay_thread::end(crate::sites::id(site as usize));
+        replay::thread::end(crate::sites::id(site as usize));
     }
     // SAFETY: the program's own call.
     unsafe { pthread_exit(retval) }
@@ -176,13 +176,13 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_detach(
     } else {
         NO_THREAD
     };
-    let at = sync_record::now(site, SyncOp::Detach { child });
+    let at = record::sync::now(site, SyncOp::Detach { child });
     // SAFETY: the program's own call.
     let rc = unsafe { pthread_detach(thread) };
     if rc == 0 {
         registry::lock().remove_handle(thread);
     } else {
-        sync_record::retract(at);
+        record::sync::retract(at);
     }
     rc
 }

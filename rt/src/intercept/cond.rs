@@ -9,7 +9,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
-use crate::sync_record;
+use crate::record;
 
 extern "C-unwind" {
     fn pthread_cond_wait(
@@ -31,15 +31,15 @@ fn wait(
     call: impl FnOnce() -> libc::c_int,
 ) -> libc::c_int {
     let (cond, mutex) = (c as u64, m as u64);
-    sync_record::now(site, SyncOp::CondWait { cond, mutex, timed });
+    record::sync::now(site, SyncOp::CondWait { cond, mutex, timed });
     let wake = |timed_out| SyncOp::CondWake {
         cond,
         mutex,
         timed_out,
     };
-    let p = sync_record::pending(site, wake(false));
+    let p = record::sync::pending(site, wake(false));
     let rc = call();
-    sync_record::complete(p, wake(rc == libc::ETIMEDOUT));
+    record::sync::complete(p, wake(rc == libc::ETIMEDOUT));
     rc
 }
 
@@ -85,7 +85,7 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_cond_signal(
     // scheduled wake.
     let replaying = crate::runtime::replaying().is_some_and(|r| !r.finished());
     // SAFETY: the program's own call.
-    sync_record::release(site, op, false, || unsafe {
+    record::sync::release(site, op, false, || unsafe {
         if replaying {
             libc::pthread_cond_broadcast(c)
         } else {
@@ -103,7 +103,7 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_cond_broadcast(
 ) -> libc::c_int {
     let op = SyncOp::CondBroadcast { cond: c as u64 };
     // SAFETY: the program's own call.
-    sync_record::release(site, op, false, || unsafe {
+    record::sync::release(site, op, false, || unsafe {
         libc::pthread_cond_broadcast(c)
     })
 }

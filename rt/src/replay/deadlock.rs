@@ -1,7 +1,7 @@
 //! Replay's watchdog: program deadlocks and schedules that stop moving.
 //!
-//! Takes lock ownership from `sync_replay` (who holds which mutex, rwlock or spin lock, acquired
-//! where) and every thread's status (`replay_thread`); gives, from one runtime thread that is not
+//! Takes lock ownership from `replay::sync` (who holds which mutex, rwlock or spin lock, acquired
+//! where) and every thread's status (`replay::thread`); gives, from one runtime thread that is not
 //! a program thread and calls no hook:
 //! - a deadlock report when every live thread has stayed blocked in a program sync operation
 //!   (not at the schedule gate) for `deadlock_ms`: each thread's operation, site and object, the
@@ -25,9 +25,9 @@ use std::time::Duration;
 use ilgen_trace::replay::{BlockedThread, DeadlockReport, Divergence, HeldLock};
 use ilgen_trace::{SiteId, SyncOp, ThreadId};
 
-use crate::replay::{now_ms, Replay};
-use crate::replay_thread::{self, Status, ThreadInfo};
-use crate::report;
+use crate::replay;
+use crate::replay::gate::{now_ms, Replay};
+use crate::replay::thread::{Status, ThreadInfo};
 
 /// Lock address → (owner, site of the acquire); several owners for a read-locked rwlock.
 static OWNERS: Mutex<BTreeMap<u64, Vec<(ThreadId, SiteId)>>> = Mutex::new(BTreeMap::new());
@@ -151,7 +151,7 @@ fn watch(r: &'static Replay) {
             stable = None;
         }
         last_tick = woke;
-        let threads = replay_thread::all();
+        let threads = replay::thread::all();
         let live: Vec<(&ThreadInfo, Status, u64)> = threads
             .iter()
             .map(|i| {
@@ -170,7 +170,7 @@ fn watch(r: &'static Replay) {
             match &stable {
                 Some((s, since)) if *s == sig => {
                     if now.saturating_sub(*since) >= u64::from(o.deadlock_ms) {
-                        report::deadlock(deadlock_report(&live));
+                        replay::report::deadlock(deadlock_report(&live));
                     }
                 }
                 _ => stable = Some((sig, now)),
@@ -181,7 +181,7 @@ fn watch(r: &'static Replay) {
         if !r.finished()
             && now.saturating_sub(r.last_progress_ms()) >= u64::from(o.replay_timeout_ms)
         {
-            report::diverged(timeout(r, &threads));
+            replay::report::diverged(timeout(r, &threads));
         }
     }
 }

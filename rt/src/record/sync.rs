@@ -9,27 +9,27 @@
 //! A try operation, recorded after its real call, announces itself before it with [`turn`].
 //!
 //! In replay mode no thread records (`thread::current` is `None`): each function hands the same
-//! operation to its mirror in `sync_replay`, which gates it on the schedule instead.
+//! operation to its mirror in `replay::sync`, which gates it on the schedule instead.
 
 use ilgen_trace::{SyncOp, PENDING};
 
-use crate::{runtime, sites, sync_replay, thread};
+use crate::{replay, runtime, sites, thread};
 
 /// A record written before a blocking call, to be completed (or retracted) after it.
 pub(crate) struct Pending {
     at: Option<usize>,
     site: u32,
-    replay: Option<sync_replay::Token>,
+    replay: Option<replay::sync::Token>,
 }
 
 /// A try operation about to make its real call (replay: its turn at the gate was taken).
-pub(crate) struct Turn(Option<sync_replay::Token>);
+pub(crate) struct Turn(Option<replay::sync::Token>);
 
 /// Flushes the segment and writes `op` with the next sequence number. Returns the record's
 /// offset (for [`retract`]).
 pub(crate) fn now(site: *const libc::c_void, op: SyncOp) -> Option<usize> {
     let Some(st) = thread::current() else {
-        sync_replay::now(site, op);
+        replay::sync::now(site, op);
         return None;
     };
     let mut inner = st.enter()?;
@@ -54,10 +54,10 @@ pub(crate) fn release(
         }
         return rc;
     }
-    let tok = sync_replay::release(site, op);
+    let tok = replay::sync::release(site, op);
     let rc = real();
     if let Some(tok) = tok {
-        sync_replay::released(tok, rc == 0 || !retract_on_error);
+        replay::sync::released(tok, rc == 0 || !retract_on_error);
     }
     rc
 }
@@ -67,14 +67,14 @@ pub(crate) fn turn(site: *const libc::c_void, op: SyncOp) -> Turn {
     if thread::current().is_some() {
         return Turn(None);
     }
-    Turn(sync_replay::turn(site, op))
+    Turn(replay::sync::turn(site, op))
 }
 
 /// After the real call of a try operation: [`now`] with its outcome.
 pub(crate) fn now_after(turn: Turn, site: *const libc::c_void, op: SyncOp) -> Option<usize> {
     match turn.0 {
         Some(tok) => {
-            sync_replay::now_in(tok, op);
+            replay::sync::now_in(tok, op);
             None
         }
         None => now(site, op),
@@ -88,7 +88,7 @@ pub(crate) fn pending(site_ptr: *const libc::c_void, op: SyncOp) -> Pending {
         return Pending {
             at: None,
             site,
-            replay: sync_replay::pending(site_ptr, op),
+            replay: replay::sync::pending(site_ptr, op),
         };
     };
     let at = st.enter().and_then(|mut inner| {
@@ -104,7 +104,7 @@ pub(crate) fn pending(site_ptr: *const libc::c_void, op: SyncOp) -> Pending {
 
 /// Runs the real call of a blocking acquire whose record is `p`. Record mode: `real`. Replay
 /// mode: `attempt` (the non-blocking form; `None` when it would block) first, and only if it
-/// would block, `real`, after the schedule moved on (see `sync_replay`).
+/// would block, `real`, after the schedule moved on (see `replay::sync`).
 pub(crate) fn acquire(
     p: &mut Pending,
     attempt: impl FnOnce() -> Option<libc::c_int>,
@@ -116,7 +116,7 @@ pub(crate) fn acquire(
     if let Some(rc) = attempt() {
         return rc;
     }
-    sync_replay::entering(tok);
+    replay::sync::entering(tok);
     real()
 }
 
@@ -124,7 +124,7 @@ pub(crate) fn acquire(
 /// as the pending one).
 pub(crate) fn complete(p: Pending, op: SyncOp) {
     if let Some(tok) = p.replay {
-        sync_replay::complete(tok, op);
+        replay::sync::complete(tok, op);
         return;
     }
     let Some(at) = p.at else { return };
@@ -142,7 +142,7 @@ pub(crate) fn complete(p: Pending, op: SyncOp) {
 /// thread's last record; otherwise completes it, which the analysis then over-approximates.
 pub(crate) fn fail(p: Pending, op: SyncOp) {
     if let Some(tok) = p.replay {
-        sync_replay::fail(tok);
+        replay::sync::fail(tok);
         return;
     }
     if let Some(at) = p.at {
@@ -156,7 +156,7 @@ pub(crate) fn fail(p: Pending, op: SyncOp) {
 /// Removes the record at `at` if it is the thread's last one; returns whether it did.
 pub(crate) fn retract(at: Option<usize>) -> bool {
     let Some(st) = thread::current() else {
-        sync_replay::retract();
+        replay::sync::retract();
         return false;
     };
     let Some(at) = at else { return false };

@@ -7,7 +7,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
-use crate::sync_record;
+use crate::record;
 
 /// # Safety
 /// Same contract as `pthread_spin_lock`.
@@ -17,9 +17,9 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_spin_lock(
     site: *const c_void,
 ) -> libc::c_int {
     let op = SyncOp::SpinLock { lock: l as u64 };
-    let mut p = sync_record::pending(site, op);
+    let mut p = record::sync::pending(site, op);
     // SAFETY: the program's own calls.
-    let rc = sync_record::acquire(
+    let rc = record::sync::acquire(
         &mut p,
         || {
             let rc = unsafe { libc::pthread_spin_trylock(l) };
@@ -28,9 +28,9 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_spin_lock(
         || unsafe { libc::pthread_spin_lock(l) },
     );
     if rc == 0 {
-        sync_record::complete(p, op);
+        record::sync::complete(p, op);
     } else {
-        sync_record::fail(p, op);
+        record::sync::fail(p, op);
     }
     rc
 }
@@ -46,10 +46,10 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_spin_trylock(
         lock: l as u64,
         acquired,
     };
-    let turn = sync_record::turn(site, op(false));
+    let turn = record::sync::turn(site, op(false));
     // SAFETY: the program's own call.
     let rc = unsafe { libc::pthread_spin_trylock(l) };
-    sync_record::now_after(turn, site, op(rc == 0));
+    record::sync::now_after(turn, site, op(rc == 0));
     rc
 }
 
@@ -62,5 +62,5 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_spin_unlock(
 ) -> libc::c_int {
     let op = SyncOp::SpinUnlock { lock: l as u64 };
     // SAFETY: the program's own call.
-    sync_record::release(site, op, false, || unsafe { libc::pthread_spin_unlock(l) })
+    record::sync::release(site, op, false, || unsafe { libc::pthread_spin_unlock(l) })
 }

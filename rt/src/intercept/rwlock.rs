@@ -9,25 +9,25 @@ use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
-use crate::sync_record;
+use crate::record;
 
-/// A blocking lock call, tried first with its `try` form in replay (see `sync_record::acquire`).
+/// A blocking lock call, tried first with its `try` form in replay (see `record::sync::acquire`).
 fn blocking(
     site: *const c_void,
     op: SyncOp,
     attempt: impl FnOnce() -> libc::c_int,
     call: impl FnOnce() -> libc::c_int,
 ) -> libc::c_int {
-    let mut p = sync_record::pending(site, op);
+    let mut p = record::sync::pending(site, op);
     let try_first = || {
         let rc = attempt();
         (rc != libc::EBUSY).then_some(rc)
     };
-    let rc = sync_record::acquire(&mut p, try_first, call);
+    let rc = record::sync::acquire(&mut p, try_first, call);
     if rc == 0 {
-        sync_record::complete(p, op);
+        record::sync::complete(p, op);
     } else {
-        sync_record::fail(p, op);
+        record::sync::fail(p, op);
     }
     rc
 }
@@ -75,10 +75,10 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_tryrdlock(
         lock: l as u64,
         acquired,
     };
-    let turn = sync_record::turn(site, op(false));
+    let turn = record::sync::turn(site, op(false));
     // SAFETY: the program's own call.
     let rc = unsafe { libc::pthread_rwlock_tryrdlock(l) };
-    sync_record::now_after(turn, site, op(rc == 0));
+    record::sync::now_after(turn, site, op(rc == 0));
     rc
 }
 
@@ -93,10 +93,10 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_trywrlock(
         lock: l as u64,
         acquired,
     };
-    let turn = sync_record::turn(site, op(false));
+    let turn = record::sync::turn(site, op(false));
     // SAFETY: the program's own call.
     let rc = unsafe { libc::pthread_rwlock_trywrlock(l) };
-    sync_record::now_after(turn, site, op(rc == 0));
+    record::sync::now_after(turn, site, op(rc == 0));
     rc
 }
 
@@ -109,5 +109,5 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_unlock(
 ) -> libc::c_int {
     let op = SyncOp::RwUnlock { lock: l as u64 };
     // SAFETY: the program's own call.
-    sync_record::release(site, op, true, || unsafe { libc::pthread_rwlock_unlock(l) })
+    record::sync::release(site, op, true, || unsafe { libc::pthread_rwlock_unlock(l) })
 }

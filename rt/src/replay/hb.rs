@@ -1,6 +1,6 @@
 //! Happens-before for replay: vector clocks, epochs, and the clocks of sync objects.
 //!
-//! Takes the program's sync operations as `sync_replay` applies them (release into an object,
+//! Takes the program's sync operations as `replay::sync` applies them (release into an object,
 //! acquire from it, fork, start, end, join); gives each thread's [`VectorClock`] and the
 //! [`Epoch`] of its current instant, which `shadow` compares against. Threads are indexed by their
 //! recorded tid (small and dense: the schedule's tids, then fresh ones above them).

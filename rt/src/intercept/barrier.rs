@@ -8,7 +8,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
-use crate::sync_record;
+use crate::record;
 
 /// glibc's `PTHREAD_BARRIER_SERIAL_THREAD`.
 const SERIAL_THREAD: libc::c_int = -1;
@@ -21,17 +21,17 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_barrier_wait(
     site: *const c_void,
 ) -> libc::c_int {
     let barrier = b as u64;
-    let enter = sync_record::now(site, SyncOp::BarrierEnter { barrier });
+    let enter = record::sync::now(site, SyncOp::BarrierEnter { barrier });
     let exit = |serial| SyncOp::BarrierExit { barrier, serial };
-    let p = sync_record::pending(site, exit(false));
+    let p = record::sync::pending(site, exit(false));
     // SAFETY: the program's own call.
     let rc = unsafe { libc::pthread_barrier_wait(b) };
     if rc == 0 || rc == SERIAL_THREAD {
-        sync_record::complete(p, exit(rc == SERIAL_THREAD));
+        record::sync::complete(p, exit(rc == SERIAL_THREAD));
     } else {
         // EINVAL: nothing happened; remove both records when they are still the last ones.
-        sync_record::fail(p, exit(false));
-        sync_record::retract(enter);
+        record::sync::fail(p, exit(false));
+        record::sync::retract(enter);
     }
     rc
 }

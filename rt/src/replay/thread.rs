@@ -18,9 +18,10 @@ use std::sync::{Arc, Mutex};
 use ilgen_trace::replay::ThreadRef;
 use ilgen_trace::{SiteId, SyncOp, ThreadId, NO_SITE, NO_THREAD};
 
-use crate::hb::{self, VectorClock};
-use crate::replay::{self, Replay};
-use crate::{runtime, sync_replay};
+use crate::replay;
+use crate::replay::gate::Replay;
+use crate::replay::hb::VectorClock;
+use crate::runtime;
 
 const DEAD: usize = 1;
 
@@ -100,7 +101,7 @@ pub(crate) struct Inner {
     pub clock: VectorClock,
     pub children: u32,
     /// Granule of the thread's last atomic access, plus one (0: none): its acquire is done again
-    /// at the next hook (see `shadow::acquire_again`).
+    /// at the next hook (see `replay::shadow::acquire_again`).
     pub atomic_after: u64,
 }
 
@@ -109,7 +110,7 @@ impl Inner {
     #[inline]
     pub fn settle_atomic(&mut self) {
         if self.atomic_after != 0 {
-            crate::shadow::acquire_again(self.atomic_after - 1, &mut self.clock);
+            crate::replay::shadow::acquire_again(self.atomic_after - 1, &mut self.clock);
             self.atomic_after = 0;
         }
     }
@@ -195,7 +196,7 @@ fn current_slow() -> Option<&'static ReplayThread> {
     let t = register(r, me, clock);
     if !is_main {
         // A thread of uninstrumented code: its first record is a start, as in record mode.
-        sync_replay::thread_start(t);
+        replay::sync::thread_start(t);
     }
     Some(t)
 }
@@ -234,7 +235,7 @@ fn register(r: &Replay, me: ThreadRef, clock: VectorClock) -> &'static ReplayThr
 
 /// The calling thread is about to create a child: its (parent tid, child index, child tid).
 pub(crate) fn new_child() -> Option<(ThreadId, u32, ThreadId)> {
-    let r = replay::get()?;
+    let r = replay::gate::get()?;
     let t = current()?;
     let mut inner = t.enter()?;
     let index = inner.children;
@@ -252,7 +253,7 @@ pub(crate) fn start(tid: ThreadId, parent: ThreadId, child_index: u32) {
     let Some(r) = runtime::replaying() else {
         return;
     };
-    let clock = hb::with_clocks(|c| c.start(tid));
+    let clock = replay::hb::with_clocks(|c| c.start(tid));
     let t = register(
         r,
         ThreadRef {
@@ -262,7 +263,7 @@ pub(crate) fn start(tid: ThreadId, parent: ThreadId, child_index: u32) {
         },
         clock,
     );
-    sync_replay::thread_start(t);
+    replay::sync::thread_start(t);
 }
 
 /// The calling thread ends (its start routine returned, `pthread_exit`, or the key destructor):
@@ -275,11 +276,11 @@ pub(crate) fn end(site: SiteId) {
     // SAFETY: this thread's live state.
     let t = unsafe { &*p };
     if !is_main() {
-        sync_replay::thread_end(t, site);
+        replay::sync::thread_end(t, site);
     }
     t.info.set(Status::Ended);
     CURRENT.with(|c| c.set(DEAD as *const ReplayThread));
-    if let Some(r) = replay::get() {
+    if let Some(r) = replay::gate::get() {
         // SAFETY: clearing this thread's key value so the destructor does not run again.
         unsafe { libc::pthread_setspecific(r.thread_key, std::ptr::null()) };
     }

@@ -13,7 +13,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::{AccessKind, SyncOp};
 
-use crate::{replay_thread, report, shadow, sites, sync_record, thread};
+use crate::{record, replay, sites, thread};
 
 #[inline(always)]
 fn access(addr: *const c_void, size: u64, site: *const c_void, kind: AccessKind) {
@@ -41,24 +41,24 @@ fn access_slow(addr: *const c_void, size: u64, site: *const c_void, kind: Access
 /// The access in replay mode: checked against the shadow memory, races reported.
 #[inline(never)]
 fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: AccessKind) {
-    let Some(t) = replay_thread::current() else {
+    let Some(t) = replay::thread::current() else {
         return;
     };
     let tid = t.tid();
     let Some(mut inner) = t.enter() else { return };
     inner.settle_atomic();
     if kind.is_atomic() {
-        inner.atomic_after = addr as u64 / shadow::GRANULE + 1;
+        inner.atomic_after = addr as u64 / replay::shadow::GRANULE + 1;
     }
     let site = sites::id(site as usize);
-    shadow::access(
+    replay::shadow::access(
         &mut inner.clock,
         tid,
         addr as u64,
         size,
         site,
         kind,
-        report::race,
+        replay::report::race,
     );
 }
 
@@ -116,7 +116,7 @@ pub unsafe extern "C" fn __ilgen_atomic_write(addr: *const c_void, size: u64, si
 /// Callable from any thread; `cond` is only recorded.
 #[no_mangle]
 pub unsafe extern "C" fn __ilgen_wait_loop_enter(cond: *const c_void, site: *const c_void) {
-    sync_record::now(site, SyncOp::WaitLoopEnter { cond: cond as u64 });
+    record::sync::now(site, SyncOp::WaitLoopEnter { cond: cond as u64 });
 }
 
 /// Left such a loop: the awaited predicate held.
@@ -125,5 +125,5 @@ pub unsafe extern "C" fn __ilgen_wait_loop_enter(cond: *const c_void, site: *con
 /// As [`__ilgen_wait_loop_enter`].
 #[no_mangle]
 pub unsafe extern "C" fn __ilgen_wait_loop_exit(cond: *const c_void, site: *const c_void) {
-    sync_record::now(site, SyncOp::WaitLoopExit { cond: cond as u64 });
+    record::sync::now(site, SyncOp::WaitLoopExit { cond: cond as u64 });
 }

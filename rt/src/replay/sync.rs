@@ -1,6 +1,6 @@
 //! Replaying one sync operation: the steps every wrapper shares, in replay mode.
 //!
-//! Mirrors `sync_record` (which calls in here when the process replays). Takes an operation, its
+//! Mirrors `record::sync` (which calls in here when the process replays). Takes an operation, its
 //! site and when it happens relative to the real call; gives the operation its turn at the
 //! schedule gate (`replay`), its happens-before effect (`hb`), the lock owners the deadlock report
 //! names (`deadlock`), and moves the schedule on. The thread's count of sync operations (the
@@ -20,7 +20,7 @@
 //!   outcome is decided in the schedule's order; acquire if it succeeded, cursor moves;
 //! - blocking acquires (lock, timedlock, rdlock, wrlock, spin_lock, sem_wait) ([`pending`],
 //!   [`entering`], [`complete`]): gate before the real call; the wrapper first tries the
-//!   non-blocking form (`crate::sync_record::acquire`): if it succeeds the cursor moves after it,
+//!   non-blocking form (`crate::record::sync::acquire`): if it succeeds the cursor moves after it,
 //!   and if it would block the cursor moves before the thread enters the blocking call. So the
 //!   next step never races an acquire still in flight for the same lock, and the last steps of a
 //!   deadlocking schedule (two locks that never return) are all reached. A join moves the cursor
@@ -41,9 +41,10 @@ use std::sync::atomic::Ordering;
 
 use ilgen_trace::{SiteId, SyncOp, NO_SITE};
 
-use crate::hb::{self, Role};
-use crate::replay_thread::{self, ReplayThread, Status};
-use crate::{deadlock, replay, sites};
+use crate::replay;
+use crate::replay::hb::Role;
+use crate::replay::thread::{ReplayThread, Status};
+use crate::sites;
 
 /// A replayed operation between its two halves.
 pub(crate) struct Token {
@@ -64,7 +65,7 @@ fn is_wake(op: &SyncOp) -> bool {
 /// Waits for the turn of the calling thread's next operation; `unlock` is a mutex to let go of
 /// while waiting (a condition wake's).
 fn gate(t: &ReplayThread, op: &SyncOp, site: SiteId, unlock: Option<u64>) -> Option<usize> {
-    let r = replay::get()?;
+    let r = replay::gate::get()?;
     let index = t.info.syncs.load(Ordering::Relaxed);
     r.wait_turn(t.tid(), index, op.name(), site, |waiting| {
         if waiting {
@@ -86,7 +87,7 @@ fn gate(t: &ReplayThread, op: &SyncOp, site: SiteId, unlock: Option<u64>) -> Opt
 /// The operation counts (a record would be written) and, if it is a step, the schedule moves on.
 fn count(t: &ReplayThread, step: Option<usize>) {
     t.info.syncs.fetch_add(1, Ordering::Relaxed);
-    if let (Some(p), Some(r)) = (step, replay::get()) {
+    if let (Some(p), Some(r)) = (step, replay::gate::get()) {
         r.advance(p);
     }
 }
@@ -104,18 +105,20 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         | SyncOp::RwUnlock { lock }
         | SyncOp::SpinUnlock { lock }
         | SyncOp::CondWait { mutex: lock, .. } => {
-            deadlock::released(lock, tid);
-            hb::with_clocks(|c| c.release(lock, Role::Lock, tid, clock));
+            replay::deadlock::released(lock, tid);
+            replay::hb::with_clocks(|c| c.release(lock, Role::Lock, tid, clock));
         }
         SyncOp::CondSignal { cond } | SyncOp::CondBroadcast { cond } => {
-            hb::with_clocks(|c| c.release(cond, Role::Cond, tid, clock));
+            replay::hb::with_clocks(|c| c.release(cond, Role::Cond, tid, clock));
         }
         SyncOp::BarrierEnter { barrier } => {
-            hb::with_clocks(|c| c.release(barrier, Role::Barrier, tid, clock));
+            replay::hb::with_clocks(|c| c.release(barrier, Role::Barrier, tid, clock));
         }
-        SyncOp::SemPost { sem } => hb::with_clocks(|c| c.release(sem, Role::Sem, tid, clock)),
-        SyncOp::Fork { child } => hb::with_clocks(|c| c.fork(tid, child, clock)),
-        SyncOp::End => hb::with_clocks(|c| c.end(tid, clock)),
+        SyncOp::SemPost { sem } => {
+            replay::hb::with_clocks(|c| c.release(sem, Role::Sem, tid, clock))
+        }
+        SyncOp::Fork { child } => replay::hb::with_clocks(|c| c.fork(tid, child, clock)),
+        SyncOp::End => replay::hb::with_clocks(|c| c.end(tid, clock)),
         SyncOp::MutexLock { mutex: lock }
         | SyncOp::MutexTryLock { mutex: lock, .. }
         | SyncOp::MutexTimedLock { mutex: lock, .. }
@@ -126,26 +129,26 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         | SyncOp::SpinLock { lock }
         | SyncOp::SpinTryLock { lock, .. } => {
             if acquired {
-                deadlock::acquired(lock, tid, site);
-                hb::with_clocks(|c| c.acquire(lock, Role::Lock, clock));
+                replay::deadlock::acquired(lock, tid, site);
+                replay::hb::with_clocks(|c| c.acquire(lock, Role::Lock, clock));
             }
         }
         SyncOp::CondWake { cond, mutex, .. } => {
-            deadlock::acquired(mutex, tid, site);
-            hb::with_clocks(|c| {
+            replay::deadlock::acquired(mutex, tid, site);
+            replay::hb::with_clocks(|c| {
                 c.acquire(mutex, Role::Lock, clock);
                 c.acquire(cond, Role::Cond, clock);
             });
         }
         SyncOp::SemWait { sem } | SyncOp::SemTryWait { sem, .. } => {
             if acquired {
-                hb::with_clocks(|c| c.acquire(sem, Role::Sem, clock));
+                replay::hb::with_clocks(|c| c.acquire(sem, Role::Sem, clock));
             }
         }
         SyncOp::BarrierExit { barrier, .. } => {
-            hb::with_clocks(|c| c.acquire(barrier, Role::Barrier, clock));
+            replay::hb::with_clocks(|c| c.acquire(barrier, Role::Barrier, clock));
         }
-        SyncOp::Join { child } => hb::with_clocks(|c| c.join_thread(child, clock)),
+        SyncOp::Join { child } => replay::hb::with_clocks(|c| c.join_thread(child, clock)),
         SyncOp::Start
         | SyncOp::Detach { .. }
         | SyncOp::WaitLoopEnter { .. }
@@ -153,9 +156,9 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
     }
 }
 
-/// An operation recorded at once ([`crate::sync_record::now`]).
+/// An operation recorded at once ([`crate::record::sync::now`]).
 pub(crate) fn now(site: *const c_void, op: SyncOp) {
-    let Some(t) = replay_thread::current() else {
+    let Some(t) = replay::thread::current() else {
         return;
     };
     let site = sites::id(site as usize);
@@ -169,7 +172,7 @@ pub(crate) fn now(site: *const c_void, op: SyncOp) {
 
 /// Before the real call of a releasing operation that does not block: its turn and its release.
 pub(crate) fn release(site: *const c_void, op: SyncOp) -> Option<Token> {
-    let t = replay_thread::current()?;
+    let t = replay::thread::current()?;
     let site = sites::id(site as usize);
     let step = gate(t, &op, site, None);
     apply(t, &op, site);
@@ -192,7 +195,7 @@ pub(crate) fn released(tok: Token, happened: bool) {
 
 /// Before the real call of a try operation: its turn.
 pub(crate) fn turn(site: *const c_void, op: SyncOp) -> Option<Token> {
-    let t = replay_thread::current()?;
+    let t = replay::thread::current()?;
     let site = sites::id(site as usize);
     let step = gate(t, &op, site, None);
     Some(Token {
@@ -212,7 +215,7 @@ pub(crate) fn now_in(tok: Token, op: SyncOp) {
 
 /// Before the real call of a blocking operation.
 pub(crate) fn pending(site: *const c_void, op: SyncOp) -> Option<Token> {
-    let t = replay_thread::current()?;
+    let t = replay::thread::current()?;
     let site = sites::id(site as usize);
     let wake = is_wake(&op);
     let step = if wake {
@@ -275,9 +278,9 @@ pub(crate) fn fail(tok: Token) {
     }
 }
 
-/// A releasing operation's real call failed after it was counted ([`crate::sync_record::retract`]).
+/// A releasing operation's real call failed after it was counted ([`crate::record::sync::retract`]).
 pub(crate) fn retract() {
-    if let Some(t) = replay_thread::current() {
+    if let Some(t) = replay::thread::current() {
         uncount(t);
     }
 }

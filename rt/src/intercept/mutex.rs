@@ -10,9 +10,9 @@ use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
-use crate::sync_record;
+use crate::record;
 
-/// A trylock's result as an attempt of `sync_record::acquire`: `None` when the lock is busy.
+/// A trylock's result as an attempt of `record::sync::acquire`: `None` when the lock is busy.
 fn busy(rc: libc::c_int) -> Option<libc::c_int> {
     (rc != libc::EBUSY).then_some(rc)
 }
@@ -25,17 +25,17 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_lock(
     site: *const c_void,
 ) -> libc::c_int {
     let op = SyncOp::MutexLock { mutex: m as u64 };
-    let mut p = sync_record::pending(site, op);
+    let mut p = record::sync::pending(site, op);
     // SAFETY: the program's own calls.
-    let rc = sync_record::acquire(
+    let rc = record::sync::acquire(
         &mut p,
         || busy(unsafe { libc::pthread_mutex_trylock(m) }),
         || unsafe { libc::pthread_mutex_lock(m) },
     );
     if rc == 0 {
-        sync_record::complete(p, op);
+        record::sync::complete(p, op);
     } else {
-        sync_record::fail(p, op);
+        record::sync::fail(p, op);
     }
     rc
 }
@@ -51,10 +51,10 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_trylock(
         mutex: m as u64,
         acquired,
     };
-    let turn = sync_record::turn(site, op(false));
+    let turn = record::sync::turn(site, op(false));
     // SAFETY: the program's own call.
     let rc = unsafe { libc::pthread_mutex_trylock(m) };
-    sync_record::now_after(turn, site, op(rc == 0));
+    record::sync::now_after(turn, site, op(rc == 0));
     rc
 }
 
@@ -70,14 +70,14 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_timedlock(
         mutex: m as u64,
         acquired,
     };
-    let mut p = sync_record::pending(site, op(false));
+    let mut p = record::sync::pending(site, op(false));
     // SAFETY: the program's own calls.
-    let rc = sync_record::acquire(
+    let rc = record::sync::acquire(
         &mut p,
         || busy(unsafe { libc::pthread_mutex_trylock(m) }),
         || unsafe { libc::pthread_mutex_timedlock(m, abstime) },
     );
-    sync_record::complete(p, op(rc == 0));
+    record::sync::complete(p, op(rc == 0));
     rc
 }
 
@@ -90,5 +90,5 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_unlock(
 ) -> libc::c_int {
     let op = SyncOp::MutexUnlock { mutex: m as u64 };
     // SAFETY: the program's own call.
-    sync_record::release(site, op, true, || unsafe { libc::pthread_mutex_unlock(m) })
+    record::sync::release(site, op, true, || unsafe { libc::pthread_mutex_unlock(m) })
 }

@@ -9,7 +9,7 @@
 //! releases, as seq_cst would; so atomics never race with each other and order what surrounds them.
 //! The hooks run before the instruction, so an atomic load's hook can run before the store whose
 //! value the load then reads: the acquire is therefore done again at the thread's next hook
-//! ([`acquire_again`], called by the access hooks and `sync_replay`), which runs after the load.
+//! ([`acquire_again`], called by the access hooks and `replay::sync`), which runs after the load.
 //!
 //! Each granule keeps up to [`CELLS`] cells, oldest first, as TSan keeps 4 shadow cells per 8
 //! bytes; each cell is one access: its epoch (thread and instant, as in FastTrack, Flanagan &
@@ -71,7 +71,7 @@ use std::sync::{Mutex, OnceLock};
 
 use ilgen_trace::{AccessKind, SiteId, ThreadId};
 
-use crate::hb::{Epoch, VectorClock};
+use crate::replay::hb::{Epoch, VectorClock};
 
 pub(crate) const GRANULE: u64 = 8;
 /// Cells kept per granule (see the module doc: why several, and which one goes when full).
@@ -300,7 +300,7 @@ pub(crate) fn access(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hb::{Role, SyncClocks};
+    use crate::replay::hb::{Role, SyncClocks};
 
     fn cell(tid: ThreadId, now: &VectorClock, site: SiteId, kind: AccessKind) -> Cell {
         Cell {

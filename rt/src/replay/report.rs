@@ -27,9 +27,9 @@ use ilgen_trace::replay::{
 };
 use ilgen_trace::{AccessKind, SiteId, ThreadId};
 
-use crate::replay::{self, Replay};
-use crate::replay_thread;
-use crate::shadow::Cell;
+use crate::replay;
+use crate::replay::gate::Replay;
+use crate::replay::shadow::Cell;
 
 /// `kind` of [`__ilgen_report_hook`].
 pub const HOOK_RACE: c_int = 1;
@@ -42,19 +42,8 @@ pub const HOOK_DIVERGED: c_int = 3;
 #[no_mangle]
 #[inline(never)]
 pub extern "C" fn __ilgen_report_hook(kind: c_int, site: u32, other_site: u32, addr: u64) {
-    // Keeps the call and its arguments alive in optimized builds, without an inlined frame
-    // (a debugger stopped here shows this function, not a helper).
-    // SAFETY: an empty assembly block that only reads four registers.
-    unsafe {
-        std::arch::asm!(
-            "/* {0:e} {1:e} {2:e} {3} */",
-            in(reg) kind,
-            in(reg) site,
-            in(reg) other_site,
-            in(reg) addr,
-            options(nomem, nostack, preserves_flags)
-        );
-    }
+    // Keeps the call and its arguments alive in optimized builds.
+    crate::arch::keep_alive(kind, site, other_site, addr);
 }
 
 /// Pairs of sites already reported, unordered.
@@ -88,7 +77,7 @@ fn findings() -> std::sync::MutexGuard<'static, Findings> {
 
 fn access(tid: ThreadId, c: &Cell) -> RaceAccess {
     RaceAccess {
-        thread: replay_thread::thread_ref(tid),
+        thread: replay::thread::thread_ref(tid),
         kind: c.kind,
         addr: c.addr,
         size: c.size,
@@ -218,7 +207,7 @@ fn outcome(f: &Findings, r: &Replay) -> Outcome {
         format_version: OUTCOME_VERSION,
         binary_hash: r.binary_hash.clone(),
         schedule: r.schedule_path.clone(),
-        load_base: crate::meta::load_base(),
+        load_base: crate::record::meta::load_base(),
         result,
         schedule_followed: done == total && f.divergence.is_none(),
         steps_done: done as u32,
@@ -243,7 +232,7 @@ fn write(dir: &Path, o: &Outcome) {
 
 /// Rewrites the outcome with what is known now (under the findings lock: one writer at a time).
 fn write_current() {
-    let Some(r) = replay::get() else { return };
+    let Some(r) = replay::gate::get() else { return };
     let f = findings();
     write(&r.outcome_dir, &outcome(&f, r));
 }
@@ -266,10 +255,10 @@ fn park() -> ! {
 }
 
 pub(crate) fn diverged(d: Divergence) -> ! {
-    let Some(r) = replay::get() else {
+    let Some(r) = replay::gate::get() else {
         exit(EXIT_DIVERGED)
     };
-    if !replay::stop() {
+    if !replay::gate::stop() {
         park();
     }
     let site = d.expected.as_ref().map(|s| s.site).unwrap_or(u32::MAX);
@@ -285,10 +274,10 @@ pub(crate) fn diverged(d: Divergence) -> ! {
 }
 
 pub(crate) fn deadlock(d: DeadlockReport) -> ! {
-    let Some(r) = replay::get() else {
+    let Some(r) = replay::gate::get() else {
         exit(EXIT_DEADLOCK)
     };
-    if !replay::stop() {
+    if !replay::gate::stop() {
         park();
     }
     let site = d.threads.first().map(|t| t.site).unwrap_or(u32::MAX);
@@ -308,7 +297,7 @@ pub(crate) fn refused(dir: &Path, binary_hash: &str, schedule: &str, why: &str) 
         format_version: OUTCOME_VERSION,
         binary_hash: binary_hash.to_owned(),
         schedule: schedule.to_owned(),
-        load_base: crate::meta::load_base(),
+        load_base: crate::record::meta::load_base(),
         result: ResultKind::Diverged,
         schedule_followed: false,
         steps_done: 0,
@@ -331,8 +320,8 @@ pub(crate) fn refused(dir: &Path, binary_hash: &str, schedule: &str, why: &str) 
 /// The program is exiting: the final outcome. A schedule the program ended before finishing,
 /// with nothing found, is a divergence.
 pub(crate) fn at_exit() {
-    let Some(r) = replay::get() else { return };
-    if !replay::stop() {
+    let Some(r) = replay::gate::get() else { return };
+    if !replay::gate::stop() {
         return;
     }
     let mut f = findings();

@@ -1,0 +1,450 @@
+//! Replay mode: the schedule gate.
+//!
+//! Takes `ILGEN_OPTIONS` with `mode=replay:schedule=PATH` and each thread's sync operations as
+//! `replay::sync` presents them (recorded tid, the thread's own 0-based count of sync records, the
+//! operation's name); gives [`Replay`]: the schedule, checked against this binary, and the gate,
+//! which holds each operation until the schedule says it is that thread's turn for it.
+//!
+//! Threads are mapped as the schedule names them: main is the schedule thread whose parent is
+//! `NO_THREAD`; the n-th child created by the thread mapped to recorded tid P is the schedule
+//! thread (parent P, child_index n). A thread the schedule does not name gets a fresh tid above
+//! every scheduled one (see [`Plan::child_tid`]).
+//!
+//! The gate, for the thread's operation number `index` of kind `op` ([`Plan::verdict`]):
+//! - the schedule has step p = (tid, index): its kind must be `op`, or the replay diverges at once;
+//!   the thread waits until the cursor (steps taken so far) is p, and the cursor moves past p when
+//!   `replay::sync` says the step is taken;
+//! - no step for it and the schedule is unfinished: it waits until the schedule is finished;
+//! - after the last step: it runs free.
+//!
+//! The gate's own locks and condition variable are the runtime's, not the program's: the
+//! happens-before detector never sees them (see `hb`). A step that is not taken within
+//! `replay_timeout_ms` is detected by the watchdog (`deadlock`), not here.
+//!
+//! A forked child stops replaying (its parent's other threads, which the schedule names, do not
+//! exist in it): a `pthread_atfork` child handler turns the runtime off, and the child writes no
+//! outcome.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+use ilgen_trace::replay::{Divergence, StepRef};
+use ilgen_trace::schedule::{Schedule, ScheduleThread, Step};
+use ilgen_trace::{SiteId, ThreadId, NO_THREAD};
+
+use crate::options::Options;
+use crate::{replay, runtime};
+
+static REPLAY: OnceLock<Replay> = OnceLock::new();
+
+/// The schedule as a lookup: which step each (thread, index) is, and how threads map.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    pub steps: Vec<Step>,
+    at: HashMap<(ThreadId, u32), usize>,
+    threads: Vec<ScheduleThread>,
+    /// First tid of the threads the schedule does not name.
+    pub first_fresh: ThreadId,
+}
+
+/// What the gate does with one operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// It is step `p`: wait until the cursor is `p`.
+    Turn(usize),
+    /// Not in the schedule, which is unfinished: wait until it is finished.
+    AfterSchedule,
+    /// The schedule is finished (or the step is behind the cursor): run.
+    Free,
+    /// Step `p` is this thread's operation at this index, of another kind.
+    Mismatch(usize),
+}
+
+impl Plan {
+    /// Checks that the steps name known threads and no (thread, index) twice.
+    pub fn new(schedule: &Schedule) -> Result<Plan, String> {
+        let mut at = HashMap::new();
+        for (p, s) in schedule.steps.iter().enumerate() {
+            if !schedule.threads.iter().any(|t| t.tid == s.tid) {
+                return Err(format!(
+                    "step {p} names thread T{} missing from `threads`",
+                    s.tid
+                ));
+            }
+            if at.insert((s.tid, s.index), p).is_some() {
+                return Err(format!(
+                    "step {p} repeats thread T{} operation #{}",
+                    s.tid, s.index
+                ));
+            }
+        }
+        let first_fresh = schedule
+            .threads
+            .iter()
+            .map(|t| t.tid.saturating_add(1))
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        Ok(Plan {
+            steps: schedule.steps.clone(),
+            at,
+            threads: schedule.threads.clone(),
+            first_fresh,
+        })
+    }
+
+    /// The recorded tid of main: the scheduled thread without a parent (the lowest such tid,
+    /// since threads of uninstrumented code have none either), else 0.
+    pub fn main_tid(&self) -> ThreadId {
+        self.threads
+            .iter()
+            .filter(|t| t.parent == NO_THREAD)
+            .map(|t| t.tid)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// The recorded tid of the `index`-th child of `parent`, if the schedule names it.
+    pub fn child_tid(&self, parent: ThreadId, index: u32) -> Option<ThreadId> {
+        self.threads
+            .iter()
+            .find(|t| t.parent == parent && t.child_index == index && parent != NO_THREAD)
+            .map(|t| t.tid)
+    }
+
+    pub fn verdict(&self, tid: ThreadId, index: u32, op: &str, cursor: usize) -> Verdict {
+        match self.at.get(&(tid, index)) {
+            Some(&p) if self.steps[p].op != op => Verdict::Mismatch(p),
+            Some(&p) if p >= cursor => Verdict::Turn(p),
+            _ if cursor < self.steps.len() => Verdict::AfterSchedule,
+            _ => Verdict::Free,
+        }
+    }
+
+    pub fn step_ref(&self, p: usize) -> StepRef {
+        let s = &self.steps[p];
+        StepRef {
+            tid: s.tid,
+            index: s.index,
+            op: s.op.clone(),
+            site: s.site,
+        }
+    }
+}
+
+pub(crate) struct Replay {
+    pub options: Options,
+    pub plan: Plan,
+    pub schedule_path: String,
+    pub binary_hash: String,
+    pub outcome_dir: PathBuf,
+    /// The replaying process (a forked child is another one).
+    pub pid: u32,
+    /// Its destructor ends a thread that exits through code the runtime does not see.
+    pub thread_key: libc::pthread_key_t,
+    /// Steps taken; `cursor_fast` mirrors it for readers that do not wait.
+    cursor: Mutex<usize>,
+    cursor_fast: AtomicUsize,
+    moved: Condvar,
+    /// When the cursor last moved (or the replay started), in ms of CLOCK_MONOTONIC.
+    last_progress_ms: AtomicU64,
+}
+
+/// The replay runtime, once the process is replaying.
+pub(crate) fn get() -> Option<&'static Replay> {
+    REPLAY.get()
+}
+
+/// Milliseconds of CLOCK_MONOTONIC.
+pub(crate) fn now_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime into a local.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+}
+
+/// Where `replay-outcome.json` goes: `outcome_dir`, else `trace_dir`, else the schedule's
+/// directory; relative to the working directory at start.
+fn outcome_dir(options: &Options) -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let pid = std::process::id().to_string();
+    let dir = if !options.outcome_dir.is_empty() {
+        PathBuf::from(options.outcome_dir.replace("%p", &pid))
+    } else if !options.trace_dir.is_empty() {
+        PathBuf::from(options.trace_dir.replace("%p", &pid))
+    } else {
+        PathBuf::from(&options.schedule)
+            .parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_default()
+    };
+    cwd.join(dir)
+}
+
+/// Reads and checks the schedule. On failure: one message, an outcome saying why, and exit
+/// status `EXIT_BAD_SCHEDULE`; the program does not run.
+pub(crate) fn init(options: Options) -> Option<&'static Replay> {
+    let dir = outcome_dir(&options);
+    let binary_hash = std::fs::read("/proc/self/exe")
+        .map(|b| format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&b)))
+        .unwrap_or_default();
+    let refuse =
+        |why: String| -> ! { replay::report::refused(&dir, &binary_hash, &options.schedule, &why) };
+    if options.schedule.is_empty() {
+        refuse("mode=replay needs schedule=PATH in ILGEN_OPTIONS".into());
+    }
+    let schedule = match Schedule::read(std::path::Path::new(&options.schedule)) {
+        Ok(s) => s,
+        Err(e) => refuse(format!("cannot replay: {e}")),
+    };
+    if schedule.binary_hash != binary_hash {
+        refuse(format!(
+            "schedule {} was made for another binary (hash {}, this binary is {}); record this \
+             binary again and run ilgen detect on its trace",
+            options.schedule, schedule.binary_hash, binary_hash
+        ));
+    }
+    let plan = match Plan::new(&schedule) {
+        Ok(p) => p,
+        Err(why) => refuse(format!(
+            "schedule {} is inconsistent: {why}",
+            options.schedule
+        )),
+    };
+    let mut thread_key: libc::pthread_key_t = 0;
+    // SAFETY: creating a key whose destructor accepts any value this runtime stores.
+    if unsafe { libc::pthread_key_create(&mut thread_key, Some(crate::replay::thread::on_exit)) }
+        != 0
+    {
+        refuse("failed to create a thread key".into());
+    }
+    crate::sites::init();
+    if options.verbosity >= 1 {
+        runtime::say(&format!(
+            "ilgen: replaying {} ({} steps), outcome in {}",
+            options.schedule,
+            plan.steps.len(),
+            dir.display()
+        ));
+    }
+    let replay = Replay {
+        schedule_path: options.schedule.clone(),
+        options,
+        plan,
+        binary_hash,
+        outcome_dir: dir,
+        pid: std::process::id(),
+        thread_key,
+        cursor: Mutex::new(0),
+        cursor_fast: AtomicUsize::new(0),
+        moved: Condvar::new(),
+        last_progress_ms: AtomicU64::new(now_ms()),
+    };
+    if REPLAY.set(replay).is_err() {
+        return None;
+    }
+    let r = REPLAY.get()?;
+    // SAFETY: registering handlers that only touch the runtime's own state.
+    unsafe {
+        libc::atexit(on_exit);
+        libc::pthread_atfork(None, None, Some(on_fork_child));
+    }
+    crate::replay::deadlock::spawn_watchdog(r);
+    Some(r)
+}
+
+extern "C" fn on_exit() {
+    if REPLAY.get().is_some_and(|r| r.pid == std::process::id()) {
+        replay::report::at_exit();
+    }
+}
+
+extern "C" fn on_fork_child() {
+    runtime::turn_off();
+    crate::replay::thread::abandon_after_fork();
+}
+
+/// Set once the replay stops (a divergence or deadlock being reported): waiters stop waiting.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+pub(crate) fn stop() -> bool {
+    !STOPPING.swap(true, Ordering::AcqRel)
+}
+
+impl Replay {
+    pub fn cursor(&self) -> usize {
+        self.cursor_fast.load(Ordering::Acquire)
+    }
+
+    pub fn finished(&self) -> bool {
+        self.cursor() >= self.plan.steps.len()
+    }
+
+    pub fn last_progress_ms(&self) -> u64 {
+        self.last_progress_ms.load(Ordering::Relaxed)
+    }
+
+    /// Waits until thread `tid` may perform its operation `index` of kind `op` (at `site`);
+    /// returns the step it is, if any. `on_wait(true)` is called before the thread has to wait
+    /// and `on_wait(false)` after (a condition wake lets its mutex go meanwhile). A kind other
+    /// than the schedule's diverges the replay and does not return.
+    pub fn wait_turn(
+        &self,
+        tid: ThreadId,
+        index: u32,
+        op: &'static str,
+        site: SiteId,
+        mut on_wait: impl FnMut(bool),
+    ) -> Option<usize> {
+        let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
+        let verdict = self.plan.verdict(tid, index, op, *cursor);
+        let target = match verdict {
+            Verdict::Free => return None,
+            Verdict::Mismatch(p) => {
+                drop(cursor);
+                let expected = self.plan.step_ref(p);
+                replay::report::diverged(Divergence {
+                    step: Some(p as u32),
+                    reason: format!(
+                        "step {p} expects T{} operation #{} to be {}, but it is {} (site {})",
+                        expected.tid, expected.index, expected.op, op, site
+                    ),
+                    expected: Some(expected),
+                    got: Some(StepRef {
+                        tid,
+                        index,
+                        op: op.to_owned(),
+                        site,
+                    }),
+                });
+            }
+            Verdict::Turn(p) => p,
+            Verdict::AfterSchedule => self.plan.steps.len(),
+        };
+        if *cursor != target {
+            drop(cursor);
+            on_wait(true);
+            cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
+            while *cursor != target {
+                if *cursor > target {
+                    // Another thread took the step ahead of this one: only a schedule repeating a
+                    // step could do it, and `Plan::new` refuses those. Run free.
+                    break;
+                }
+                cursor = self
+                    .moved
+                    .wait_timeout(cursor, Duration::from_millis(50))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            drop(cursor);
+            on_wait(false);
+        }
+        match verdict {
+            Verdict::Turn(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Restarts the no-progress clock (after the process was stopped).
+    pub fn touch(&self) {
+        self.last_progress_ms.store(now_ms(), Ordering::Relaxed);
+    }
+
+    /// Step `p` is taken: the next one may go.
+    pub fn advance(&self, p: usize) {
+        let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
+        if *cursor == p {
+            *cursor = p + 1;
+            self.cursor_fast.store(p + 1, Ordering::Release);
+            self.last_progress_ms.store(now_ms(), Ordering::Relaxed);
+            self.moved.notify_all();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ilgen_trace::schedule::SCHEDULE_VERSION;
+
+    fn listing1() -> Schedule {
+        let step = |tid, index, op: &str| Step {
+            tid,
+            index,
+            op: op.into(),
+            site: 0,
+        };
+        Schedule {
+            format_version: SCHEDULE_VERSION,
+            binary_hash: "x".into(),
+            threads: vec![
+                ScheduleThread {
+                    tid: 0,
+                    parent: NO_THREAD,
+                    child_index: 0,
+                },
+                ScheduleThread {
+                    tid: 1,
+                    parent: 0,
+                    child_index: 0,
+                },
+            ],
+            steps: vec![
+                step(0, 0, "fork"),
+                step(1, 0, "start"),
+                step(1, 1, "lock"),
+                step(1, 2, "unlock"),
+            ],
+        }
+    }
+
+    #[test]
+    fn threads_map_by_parent_and_child_index() {
+        let plan = Plan::new(&listing1()).unwrap();
+        assert_eq!(plan.main_tid(), 0);
+        assert_eq!(plan.child_tid(0, 0), Some(1));
+        assert_eq!(plan.child_tid(0, 1), None);
+        assert_eq!(
+            plan.child_tid(NO_THREAD, 0),
+            None,
+            "orphans are never scheduled"
+        );
+        assert_eq!(plan.first_fresh, 2);
+    }
+
+    #[test]
+    fn verdicts_follow_the_cursor() {
+        let plan = Plan::new(&listing1()).unwrap();
+        assert_eq!(plan.verdict(0, 0, "fork", 0), Verdict::Turn(0));
+        assert_eq!(plan.verdict(1, 1, "lock", 0), Verdict::Turn(2));
+        // Main's lock is not in the schedule: it waits for the end of the schedule.
+        assert_eq!(plan.verdict(0, 1, "lock", 1), Verdict::AfterSchedule);
+        assert_eq!(plan.verdict(0, 1, "lock", 4), Verdict::Free);
+        assert_eq!(plan.verdict(7, 0, "start", 4), Verdict::Free);
+    }
+
+    #[test]
+    fn another_kind_at_a_step_is_a_mismatch() {
+        let plan = Plan::new(&listing1()).unwrap();
+        assert_eq!(plan.verdict(1, 1, "unlock", 2), Verdict::Mismatch(2));
+        assert_eq!(plan.verdict(1, 2, "lock", 0), Verdict::Mismatch(3));
+        assert_eq!(plan.step_ref(2).op, "lock");
+    }
+
+    #[test]
+    fn inconsistent_schedules_are_refused() {
+        let mut s = listing1();
+        s.steps.push(s.steps[2].clone());
+        assert!(Plan::new(&s).unwrap_err().contains("repeats"));
+        let mut s = listing1();
+        s.steps[1].tid = 5;
+        assert!(Plan::new(&s).unwrap_err().contains("T5"));
+    }
+}
