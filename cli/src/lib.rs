@@ -11,3 +11,4 @@ pub mod error;
 pub mod exit;
 pub mod replay;
 pub mod report;
+pub mod run;
