@@ -16,7 +16,7 @@ use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 use llvm_sys::LLVMOpcode;
 
-use crate::driver::Ctx;
+use crate::ctx::Ctx;
 use crate::hooks;
 use crate::ir;
 

@@ -17,7 +17,7 @@ use llvm_sys::prelude::*;
 use llvm_sys::target::{LLVMGetModuleDataLayout, LLVMStoreSizeOfType};
 use llvm_sys::{LLVMAtomicOrdering, LLVMOpcode, LLVMTypeKind};
 
-use crate::driver::Ctx;
+use crate::ctx::Ctx;
 use crate::escape;
 use crate::hooks::{self, Hook};
 use crate::ir;

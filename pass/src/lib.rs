@@ -22,6 +22,7 @@ use inkwell::module::Module;
 use llvm_sys::prelude::LLVMModuleRef;
 
 mod calls;
+mod ctx;
 mod driver;
 mod escape;
 mod glue;

@@ -24,7 +24,7 @@ use petgraph::algo::dominators::simple_fast;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::calls;
-use crate::driver::Ctx;
+use crate::ctx::Ctx;
 use crate::glue;
 use crate::hooks::{self, Hook, Hooks};
 use crate::ir;

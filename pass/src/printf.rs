@@ -18,7 +18,7 @@ use llvm_sys::{LLVMOpcode, LLVMTypeKind};
 use ilgen_trace::abi;
 
 use crate::calls;
-use crate::driver::Ctx;
+use crate::ctx::Ctx;
 use crate::hooks;
 use crate::ir;
 

@@ -1,4 +1,4 @@
-//! Site table emission.
+//! Site table emission (its end-to-end test, through the whole pass, is in `driver.rs`).
 //!
 //! Takes, for every instrumented instruction, its source location (from the instruction's debug
 //! location) and its function's symbol name; gives the `site` argument of the hook call (a
@@ -68,7 +68,7 @@ pub struct Sites {
 }
 
 const PLACEHOLDER: &str = "__ilgen_sites.placeholder";
-const BLOB: &str = "__ilgen_sites";
+pub const BLOB: &str = "__ilgen_sites";
 
 impl Sites {
     pub fn new(module: LLVMModuleRef) -> Sites {
@@ -137,102 +137,5 @@ impl Sites {
             // Nothing references the blob except through the section: keep it from being dropped.
             glue::append_to_compiler_used(self.module, blob);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use ilgen_trace::sites::SiteTable;
-
-    use crate::options::Filter;
-    use crate::testing::{verify, with_module};
-
-    use super::*;
-
-    /// The blob the pass emitted, and the site offset each hook call passes, in call order.
-    fn blob_and_offsets(m: LLVMModuleRef) -> (Vec<u8>, Vec<u64>) {
-        // SAFETY: live module; the blob is a constant data array.
-        unsafe {
-            let name = CString::new(BLOB).unwrap();
-            let g = LLVMGetNamedGlobal(m, name.as_ptr());
-            assert!(!g.is_null());
-            let mut len = 0usize;
-            let p = LLVMGetAsString(LLVMGetInitializer(g), &mut len);
-            let blob = std::slice::from_raw_parts(p as *const u8, len).to_vec();
-            let mut offsets = Vec::new();
-            for f in ir::functions(m) {
-                for b in ir::blocks(f) {
-                    for i in ir::instructions(b) {
-                        if ir::direct_callee(i).is_none() {
-                            continue;
-                        }
-                        let n = ir::num_call_args(i);
-                        let site = ir::operand(i, n - 1);
-                        if LLVMIsAConstantExpr(site).is_null() {
-                            continue;
-                        }
-                        assert_eq!(ir::operand(site, 0), g, "site points into the blob");
-                        offsets.push(LLVMConstIntGetZExtValue(ir::operand(site, 1)));
-                    }
-                }
-            }
-            (blob, offsets)
-        }
-    }
-
-    #[test]
-    fn emitted_blob_parses_and_offsets_name_the_right_sites() {
-        let text = r#"
-@g = global i32 0
-declare i32 @pthread_mutex_lock(ptr)
-
-define void @f() !dbg !5 {
-  store i32 1, ptr @g, !dbg !8
-  %r = call i32 @pthread_mutex_lock(ptr @g), !dbg !9
-  ret void
-}
-
-define void @nodebug() {
-  store i32 2, ptr @g
-  ret void
-}
-
-!llvm.dbg.cu = !{!0}
-!llvm.module.flags = !{!3, !4}
-!0 = distinct !DICompileUnit(language: DW_LANG_C11, file: !1, producer: "t", isOptimized: false, runtimeVersion: 0, emissionKind: FullDebug)
-!1 = !DIFile(filename: "a.c", directory: "/src")
-!2 = !DIFile(filename: "/abs/b.h", directory: "/src")
-!3 = !{i32 7, !"Dwarf Version", i32 5}
-!4 = !{i32 2, !"Debug Info Version", i32 3}
-!5 = distinct !DISubprogram(name: "f", scope: !1, file: !1, line: 1, type: !6, spFlags: DISPFlagDefinition, unit: !0)
-!6 = !DISubroutineType(types: !7)
-!7 = !{null}
-!8 = !DILocation(line: 3, column: 7, scope: !5)
-!9 = !DILocation(line: 4, column: 2, scope: !10)
-!10 = !DILexicalBlockFile(scope: !5, file: !2, discriminator: 0)
-"#;
-        with_module(text, |m| {
-            crate::driver::run(m, &Filter::default());
-            verify(m);
-            let (blob, offsets) = blob_and_offsets(m);
-            assert_eq!(blob.len() % UNIT, 0);
-            let table = SiteTable::parse(&blob).unwrap();
-            assert_eq!(table.len(), 3);
-            let sites: Vec<_> = offsets
-                .iter()
-                .map(|&o| {
-                    let s = table.get((o as usize / UNIT) as _).unwrap();
-                    (s.file.clone(), s.line, s.column, s.function.clone())
-                })
-                .collect();
-            assert_eq!(
-                sites,
-                vec![
-                    ("/src/a.c".to_owned(), 3, 7, "f".to_owned()),
-                    ("/abs/b.h".to_owned(), 4, 2, "f".to_owned()),
-                    ("<unknown>".to_owned(), 0, 0, "nodebug".to_owned()),
-                ]
-            );
-        });
     }
 }
