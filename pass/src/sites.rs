@@ -10,12 +10,11 @@
 //! The blob's size is known only when the module is done, so hook calls first point into a
 //! placeholder declaration, which [`Sites::finish`] replaces with the real global.
 
-use std::ffi::CString;
-
 use ilgen_trace::sites::{SiteTableBuilder, SECTION, UNIT};
-use llvm_sys::core::*;
-use llvm_sys::prelude::*;
-use llvm_sys::LLVMLinkage;
+use inkwell::module::{Linkage, Module};
+use inkwell::types::IntType;
+use inkwell::values::{AsValueRef, GlobalValue, InstructionValue, PointerValue};
+use llvm_sys::core::{LLVMGetDebugLocDirectory, LLVMGetDebugLocFilename};
 
 use crate::glue;
 use crate::ir;
@@ -29,79 +28,81 @@ pub struct Loc {
 }
 
 /// The debug location of instruction `inst`, with the directory prefixed to a relative file name.
-pub fn loc_of(inst: LLVMValueRef) -> Loc {
-    // SAFETY: `inst` is a live instruction; the C API returns null/0 when it has no location.
-    unsafe {
-        let mut len = 0u32;
-        let file = LLVMGetDebugLocFilename(inst, &mut len);
+pub fn loc_of(inst: InstructionValue<'_>) -> Loc {
+    let unknown = Loc {
+        file: "<unknown>".to_owned(),
+        line: 0,
+        column: 0,
+    };
+    let Some(dbg) = inst.get_debug_location() else {
+        return unknown;
+    };
+    // inkwell reads a location's line and column but not its scope's file and directory.
+    // SAFETY: `inst` is a live instruction with a location; the C API returns null/0 for a
+    // missing file and the strings are valid for the lengths it gives.
+    let (file, dir) = unsafe {
+        let (mut len, mut dlen) = (0u32, 0u32);
+        let file = LLVMGetDebugLocFilename(inst.as_value_ref(), &mut len);
         if file.is_null() || len == 0 {
-            return Loc {
-                file: "<unknown>".to_owned(),
-                line: 0,
-                column: 0,
-            };
+            return unknown;
         }
-        let file = ir::bytes_to_string(file, len as usize);
-        let mut dlen = 0u32;
-        let dir = LLVMGetDebugLocDirectory(inst, &mut dlen);
-        let dir = ir::bytes_to_string(dir, dlen as usize);
-        let file = if file.starts_with('/') || dir.is_empty() {
-            file
-        } else {
-            format!("{}/{}", dir.trim_end_matches('/'), file)
-        };
-        Loc {
-            file,
-            line: LLVMGetDebugLocLine(inst),
-            column: LLVMGetDebugLocColumn(inst),
-        }
+        let dir = LLVMGetDebugLocDirectory(inst.as_value_ref(), &mut dlen);
+        (
+            ir::bytes_to_string(file, len as usize),
+            ir::bytes_to_string(dir, dlen as usize),
+        )
+    };
+    let file = if file.starts_with('/') || dir.is_empty() {
+        file
+    } else {
+        format!("{}/{}", dir.trim_end_matches('/'), file)
+    };
+    Loc {
+        file,
+        line: dbg.get_line(),
+        column: dbg.get_column(),
     }
 }
 
 /// One module's sites.
-pub struct Sites {
-    module: LLVMModuleRef,
+pub struct Sites<'ctx> {
     builder: SiteTableBuilder,
-    placeholder: LLVMValueRef,
-    i8_ty: LLVMTypeRef,
-    i64_ty: LLVMTypeRef,
+    placeholder: GlobalValue<'ctx>,
+    i8_ty: IntType<'ctx>,
+    i64_ty: IntType<'ctx>,
 }
 
 const PLACEHOLDER: &str = "__ilgen_sites.placeholder";
 pub const BLOB: &str = "__ilgen_sites";
 
-impl Sites {
-    pub fn new(module: LLVMModuleRef) -> Sites {
-        // SAFETY: live module; names are NUL-free literals.
-        unsafe {
-            let ctx = LLVMGetModuleContext(module);
-            let i8_ty = LLVMInt8TypeInContext(ctx);
-            let i64_ty = LLVMInt64TypeInContext(ctx);
-            let name = CString::new(PLACEHOLDER).unwrap();
-            let placeholder = LLVMAddGlobal(module, i8_ty, name.as_ptr());
-            Sites {
-                module,
-                builder: SiteTableBuilder::new(),
-                placeholder,
-                i8_ty,
-                i64_ty,
-            }
+impl<'ctx> Sites<'ctx> {
+    pub fn new(module: &Module<'ctx>) -> Sites<'ctx> {
+        let ctx = module.get_context();
+        let i8_ty = ctx.i8_type();
+        Sites {
+            builder: SiteTableBuilder::new(),
+            placeholder: module.add_global(i8_ty, None, PLACEHOLDER),
+            i8_ty,
+            i64_ty: ctx.i64_type(),
         }
     }
 
     /// Adds a site at `loc` in `function`; returns the `site` argument for its hook call.
-    pub fn add(&mut self, loc: &Loc, function: &str) -> LLVMValueRef {
+    pub fn add(&mut self, loc: &Loc, function: &str) -> PointerValue<'ctx> {
         let index = self.builder.add(&loc.file, loc.line, loc.column, function);
         let offset = SiteTableBuilder::byte_offset(index) as u64;
-        // SAFETY: constant GEP on a live global.
+        let idx = [self.i64_ty.const_int(offset, false)];
+        // SAFETY: an inbounds i8 GEP on a global: no access happens, and the offset is within
+        // the blob that replaces the placeholder.
         unsafe {
-            let mut idx = [LLVMConstInt(self.i64_ty, offset, 0)];
-            LLVMConstInBoundsGEP2(self.i8_ty, self.placeholder, idx.as_mut_ptr(), 1)
+            self.placeholder
+                .as_pointer_value()
+                .const_in_bounds_gep(self.i8_ty, &idx)
         }
     }
 
     /// Adds a site for instruction `inst` of `function`.
-    pub fn add_for(&mut self, inst: LLVMValueRef, function: &str) -> LLVMValueRef {
+    pub fn add_for(&mut self, inst: InstructionValue<'ctx>, function: &str) -> PointerValue<'ctx> {
         let loc = loc_of(inst);
         self.add(&loc, function)
     }
@@ -111,31 +112,27 @@ impl Sites {
     }
 
     /// Emits the blob (nothing when the module has no sites) and retires the placeholder.
-    pub fn finish(self) {
-        // SAFETY: live module and globals; the placeholder is replaced before it is deleted.
-        unsafe {
-            if self.builder.is_empty() {
-                LLVMDeleteGlobal(self.placeholder);
-                return;
-            }
+    pub fn finish(self, module: &Module<'ctx>) {
+        if !self.builder.is_empty() {
             let bytes = self.builder.finish();
             debug_assert_eq!(bytes.len() % UNIT, 0);
-            let ctx = LLVMGetModuleContext(self.module);
-            let init = LLVMConstStringInContext2(ctx, bytes.as_ptr() as *const _, bytes.len(), 1);
-            let name = CString::new(BLOB).unwrap();
-            let blob = LLVMAddGlobal(self.module, LLVMTypeOf(init), name.as_ptr());
-            LLVMSetInitializer(blob, init);
-            LLVMSetGlobalConstant(blob, 1);
-            LLVMSetLinkage(blob, LLVMLinkage::LLVMPrivateLinkage);
-            let section = CString::new(SECTION).unwrap();
-            LLVMSetSection(blob, section.as_ptr());
+            let init = module.get_context().const_string(&bytes, false);
+            let blob = module.add_global(init.get_type(), None, BLOB);
+            blob.set_initializer(&init);
+            blob.set_constant(true);
+            blob.set_linkage(Linkage::Private);
+            blob.set_section(Some(SECTION));
             // Every blob is a whole number of 16-byte units and 16-aligned, so the linker packs the
             // blobs of all modules without padding and site ids are (address - start) / 16.
-            LLVMSetAlignment(blob, UNIT as u32);
-            LLVMReplaceAllUsesWith(self.placeholder, blob);
-            LLVMDeleteGlobal(self.placeholder);
+            blob.set_alignment(UNIT as u32);
+            self.placeholder
+                .as_pointer_value()
+                .replace_all_uses_with(blob.as_pointer_value());
             // Nothing references the blob except through the section: keep it from being dropped.
-            glue::append_to_compiler_used(self.module, blob);
+            glue::append_to_compiler_used(module, blob);
         }
+        // SAFETY: the placeholder has no uses left (none were made, or all moved to the blob),
+        // and `self`, the only holder of its handle, is consumed.
+        unsafe { self.placeholder.delete() };
     }
 }
