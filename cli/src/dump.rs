@@ -258,6 +258,7 @@ mod tests {
             binary_hash: "0".into(),
             load_base: 0,
             started_unix_ms: 0,
+            chaos_seed: None,
             end,
         }
     }

@@ -1,9 +1,13 @@
-//! `ilgen run`: record one run of an instrumented program, with a time limit.
+//! `ilgen run`: record runs of an instrumented program, with a time limit and perturbation.
 //!
-//! Takes the program and its arguments, an optional `--timeout` and trace directory; gives the
-//! recorded trace directory (its path printed on stderr, so the program's own output stays
-//! clean) and the program's exit status as its own: 124 when the time limit stopped it (as
-//! timeout(1) does), 128+N when signal N ended it, 126/127 when it could not be started.
+//! Takes the program and its arguments, an optional `--timeout`, trace directory, number of runs
+//! and `--chaos` seed; gives the recorded trace directories (each path printed on stderr, so the
+//! program's own output stays clean) and the last run's exit status as its own: 124 when the time
+//! limit stopped it (as timeout(1) does), 128+N when signal N ended it, 126/127 when it could not
+//! be started. Several runs (`--runs N`) stop early at the first one that failed (a signal ended
+//! it, or the time limit): that trace is the one to look at. With `--chaos[=SEED]` run i is
+//! perturbed with seed SEED+i (`ILGEN_OPTIONS=chaos=...`, recorded in meta.json), so the runs take
+//! different orders and a race that only some order reveals is predicted from one of them.
 //!
 //! On timeout the program gets SIGTERM, which the runtime handles by flushing every thread's
 //! trace and recording how the run ended; a program that does not end within [`KILL_GRACE`]
@@ -32,9 +36,15 @@ pub struct RunArgs {
     /// Stop the program after SECS seconds (SIGTERM, then SIGKILL 2 s later); exit 124
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
-    /// Trace directory; default: ilgen-out/<program>-<pid>
+    /// Trace directory (with --runs: DIR/run-<i>); default: ilgen-out/<program>-<pid>
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Record this many runs, stopping at the first that fails (signal or time limit)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub runs: u32,
+    /// Perturb each run's schedule (PCT-style seeded priorities and delays); run i uses SEED+i
+    #[arg(long, value_name = "SEED", num_args = 0..=1, require_equals = true, default_missing_value = "1")]
+    pub chaos: Option<u64>,
     /// The instrumented program and its arguments (after `--`)
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
     pub command: Vec<OsString>,
@@ -51,10 +61,37 @@ pub fn run(args: &RunArgs) -> Result<i32, CliError> {
         None => None,
     };
     let program = PathBuf::from(&args.command[0]);
-    let pattern = match &args.out {
-        Some(dir) => dir.clone(),
-        None => default_dir(&program),
-    };
+    let mut status = exit::CLEAN;
+    for i in 0..args.runs {
+        let pattern = match (&args.out, args.runs) {
+            (Some(dir), 1) => dir.clone(),
+            (Some(dir), _) => dir.join(format!("run-{i}")),
+            (None, _) => default_dir(&program),
+        };
+        let chaos = args.chaos.map(|seed| seed.wrapping_add(i as u64));
+        let (code, failed) = record_once(args, &program, &pattern, chaos, timeout)?;
+        status = code;
+        if failed && i + 1 < args.runs {
+            eprintln!(
+                "ilgen: run {} of {} failed (status {code}): stopping here",
+                i + 1,
+                args.runs
+            );
+            break;
+        }
+    }
+    Ok(status)
+}
+
+/// One recorded run into `pattern` (`%p`: the pid); gives its status and whether it failed
+/// (a signal or the time limit ended it, or it could not be started).
+fn record_once(
+    args: &RunArgs,
+    program: &Path,
+    pattern: &Path,
+    chaos: Option<u64>,
+    timeout: Option<Duration>,
+) -> Result<(i32, bool), CliError> {
     let pattern_text = pattern
         .to_str()
         .filter(|p| !p.contains([':', ' ', '\t', '\n']));
@@ -66,13 +103,19 @@ pub fn run(args: &RunArgs) -> Result<i32, CliError> {
         )));
     };
     let mut options = std::env::var("ILGEN_OPTIONS").unwrap_or_default();
-    if !options.is_empty() {
-        options.push(':');
+    // Later keys win in the runtime's parser: these override inherited ones.
+    let mut add = |kv: String| {
+        if !options.is_empty() {
+            options.push(':');
+        }
+        options.push_str(&kv);
+    };
+    add(format!("trace_dir={pattern_text}"));
+    if let Some(seed) = chaos {
+        add(format!("chaos={seed}"));
     }
-    // Later keys win in the runtime's parser: this trace_dir overrides an inherited one.
-    options.push_str(&format!("trace_dir={pattern_text}"));
 
-    let mut child = match Command::new(&program)
+    let mut child = match Command::new(program)
         .args(&args.command[1..])
         .env("ILGEN_OPTIONS", &options)
         .spawn()
@@ -85,7 +128,7 @@ pub fn run(args: &RunArgs) -> Result<i32, CliError> {
             } else {
                 exit::CANNOT_RUN
             };
-            return Ok(code);
+            return Ok((code, true));
         }
     };
     // After the spawn: an ignored disposition would be inherited through exec.
@@ -105,12 +148,12 @@ pub fn run(args: &RunArgs) -> Result<i32, CliError> {
     }
     if timed_out {
         eprintln!("ilgen: stopped {} after the time limit", program.display());
-        return Ok(exit::TIMEOUT);
+        return Ok((exit::TIMEOUT, true));
     }
     Ok(match (status.code(), status.signal()) {
-        (Some(code), _) => code,
-        (None, Some(sig)) => 128 + sig,
-        (None, None) => exit::CANNOT_RUN,
+        (Some(code), _) => (code, false),
+        (None, Some(sig)) => (128 + sig, true),
+        (None, None) => (exit::CANNOT_RUN, true),
     })
 }
 
