@@ -33,10 +33,11 @@ use ilgen_trace::schedule as replay;
 use ilgen_trace::{AccessKind, SiteId, ThreadId, PENDING};
 use serde::{Deserialize, Serialize};
 
-use super::filter::FilterStats;
-use super::model::{At, Model, ModelEvent};
-use super::prepare::SharedObject;
-use super::solve::{Finding, Schedule, SolveStats};
+use crate::filter::FilterStats;
+use crate::finding::{Finding, Schedule};
+use crate::model::{At, Model, ModelEvent};
+use crate::prepare::SharedObject;
+use crate::solve::SolveStats;
 
 pub const FORMAT_VERSION: u32 = 1;
 pub const FILE_NAME: &str = "candidates.json";

@@ -12,8 +12,8 @@ use std::collections::HashMap;
 
 use ilgen_trace::{AccessKind, SiteId};
 
-use super::model::{At, Model, ModelEvent, ModelOp, VarId, Wake};
-use super::prepare::Program;
+use crate::model::{At, Model, ModelEvent, ModelOp, VarId, Wake};
+use crate::prepare::Program;
 
 /// Stored race pairs per variable: the cut path tries these; beyond them the variable goes to the
 /// exhaustive search if they give no candidate (the counts stay exact).
@@ -374,8 +374,8 @@ mod tests {
     use ilgen_trace::{AccessKind, SyncOp};
 
     use super::*;
-    use crate::detect::prepare::prepare;
-    use crate::detect::testkit::{random_run, Rng, Run};
+    use crate::prepare::prepare;
+    use crate::testkit::{random_run, Rng, Run};
 
     const D: u64 = 0x100;
     const M: u64 = 0x900;

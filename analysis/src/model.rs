@@ -5,17 +5,15 @@
 //! operation, each resolved to the semantics it has in the model: [`ModelOp`]) and the sync
 //! objects those operations act on ([`SyncObjects`]: mutexes, rwlocks, semaphores, condition
 //! instances, barrier instances). It is independent of any solver: the native solver
-//! ([`super::state`], [`super::solve`]) reads it, and a CSP_M back end can print it
+//! ([`crate::state`], [`crate::solve`]) reads it, and a CSP_M back end can print it
 //! (one process per thread, one per object). [`Model::restrict`] keeps the accesses to one
 //! variable, as the paper builds one model per shared variable.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
 
-use super::state::State;
-
-/// Index of a shared object in [`super::prepare::Program::vars`].
+/// Index of a shared object in [`crate::prepare::Program::vars`].
 pub type VarId = usize;
 
 /// One event of a model: thread index and index among the thread's events.
@@ -230,28 +228,6 @@ pub struct BarrierObject {
     pub released: bool,
 }
 
-/// The object (as a write try would name it: every holder counts) that `op` may take.
-fn acquires(op: ModelOp) -> Option<TryTarget> {
-    match op {
-        ModelOp::Lock { mutex }
-        | ModelOp::WaitReturn { mutex, .. }
-        | ModelOp::LoopExit {
-            mutex: Some(mutex), ..
-        } => Some(TryTarget::Mutex(mutex)),
-        ModelOp::ReadLock { rw } | ModelOp::WriteLock { rw } => Some(TryTarget::RwWrite(rw)),
-        _ => None,
-    }
-}
-
-/// The key [`Model::busy_of`] remembers holds under: a read try and a write try of one rwlock
-/// look at the same holders.
-fn held(target: TryTarget) -> TryTarget {
-    match target {
-        TryTarget::RwRead(rw) => TryTarget::RwWrite(rw),
-        other => other,
-    }
-}
-
 impl ModelEvent {
     /// Whether the solver must interleave at this event: accesses and [`ModelOp::Nop`] run along
     /// with their thread's segment.
@@ -268,14 +244,8 @@ impl ModelEvent {
 }
 
 impl Model {
-    pub fn new(threads: Vec<ModelThread>, objects: SyncObjects) -> Model {
-        let mut model = Model::derive(threads, objects);
-        model.sources.busy_of = model.busy_of();
-        model
-    }
-
     /// The model with every source but [`Sources::busy_of`].
-    fn derive(threads: Vec<ModelThread>, objects: SyncObjects) -> Model {
+    pub(crate) fn derive(threads: Vec<ModelThread>, objects: SyncObjects) -> Model {
         let mut s = Sources {
             fork_of: vec![None; threads.len()],
             end_of: vec![None; threads.len()],
@@ -347,56 +317,6 @@ impl Model {
         }
     }
 
-    /// [`Sources::busy_of`]: runs the sync events in the observed order by the native rules
-    /// ([`State`]), remembering the event by which each current holder took its object.
-    fn busy_of(&self) -> BTreeMap<At, Vec<At>> {
-        let mut out = BTreeMap::new();
-        let tries = self.threads.iter().flat_map(|t| &t.events).any(|e| {
-            matches!(
-                e,
-                ModelEvent::Sync {
-                    op: ModelOp::TryFail { .. },
-                    ..
-                }
-            )
-        });
-        if !tries {
-            return out;
-        }
-        let mut state = State::initial(self);
-        // (object a try targets, holder) -> the event that began the holder's hold.
-        let mut taken: HashMap<(TryTarget, usize), At> = HashMap::new();
-        let mut sem_waits: Vec<Vec<At>> = vec![Vec::new(); self.objects.sems.len()];
-        let lens: Vec<usize> = self.threads.iter().map(|t| t.events.len()).collect();
-        for at in self.observed_order(&lens) {
-            let Some(op) = self.op(at) else { continue };
-            let t = at.thread;
-            match op {
-                ModelOp::TryFail {
-                    target: TryTarget::Sem(sem),
-                } if state.busy(t, TryTarget::Sem(sem)) => {
-                    out.insert(at, sem_waits[sem].clone());
-                }
-                ModelOp::TryFail { target } if state.busy(t, target) => {
-                    let holder = state.holders(target).into_iter().filter(|&h| h != t);
-                    let taken_by = |h| taken.get(&(held(target), h)).copied();
-                    if let Some(a) = holder.filter_map(taken_by).next() {
-                        out.insert(at, vec![a]);
-                    }
-                }
-                ModelOp::SemWait { sem } => sem_waits[sem].push(at),
-                _ => {}
-            }
-            let object = acquires(op);
-            let before = object.is_some_and(|o| state.holders(o).contains(&t));
-            state.apply(t, op);
-            if let Some(o) = object.filter(|&o| !before && state.holders(o).contains(&t)) {
-                taken.insert((o, t), at);
-            }
-        }
-        out
-    }
-
     /// The [`ModelOp::TryFail`] events whose object the observed order does not show busy: the
     /// run's failure is not explained by the recorded operations.
     pub fn unexplained_try_failures(&self) -> Vec<At> {
@@ -421,6 +341,11 @@ impl Model {
 
     pub fn sources(&self) -> &Sources {
         &self.sources
+    }
+
+    /// Sets [`Sources::busy_of`], which [`Model::new`] derives by running the observed order.
+    pub(crate) fn set_busy_of(&mut self, busy_of: BTreeMap<At, Vec<At>>) {
+        self.sources.busy_of = busy_of;
     }
 
     /// The model of one variable: its accesses and every sync event (`None`: sync events only, the

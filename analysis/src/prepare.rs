@@ -27,7 +27,7 @@ use std::collections::{BTreeSet, HashMap};
 use ilgen_trace::format::ThreadTrace;
 use ilgen_trace::{Event, SyncOp, ThreadId, PENDING};
 
-use super::model::{
+use crate::model::{
     BarrierObject, Model, ModelEvent, ModelOp, ModelThread, MutexObject, Observed, SemObject,
     SyncObjects, TryTarget, VarId, Wake,
 };
@@ -814,7 +814,7 @@ mod tests {
     use ilgen_trace::AccessKind;
 
     use super::*;
-    use crate::detect::testkit::Run;
+    use crate::testkit::Run;
 
     fn objects(r: &Run) -> Vec<(u64, u64)> {
         shared_objects(&r.traces())
@@ -1194,7 +1194,7 @@ mod tests {
         assert_eq!(ops(&p, 0)[6], fail(TryTarget::Sem(0)));
         // What kept each busy in the run: thread 1's wait (every wait before the trywait), thread
         // 0's lock, thread 0's read lock (no accesses: event indices count sync events).
-        let at = |thread, index| crate::detect::model::At { thread, index };
+        let at = |thread, index| crate::model::At { thread, index };
         assert_eq!(
             p.model.sources().busy_of.iter().collect::<Vec<_>>(),
             vec![

@@ -1,7 +1,7 @@
 //! Progress of a long analysis, on stderr: one line per stage, then how many solver jobs (one per
 //! surviving variable, one for deadlocks) and exhaustive-search windows are done.
 //!
-//! Takes the stage boundaries and the solver's completions from [`super::analyze_with`] (called
+//! Takes the stage boundaries and the solver's completions from [`crate::analyze_with`] (called
 //! from any worker thread); gives lines on stderr only, never on stdout, whose output stays
 //! deterministic. On a terminal the solving line is rewritten in place at most
 //! [`TERMINAL_EVERY`]; elsewhere (`--progress` into a file or pipe) each update is its own line,

@@ -14,67 +14,13 @@ pub mod lockgraph;
 
 use std::collections::HashSet;
 
-use super::filter::{self, Survivor};
-use super::model::{At, Model, ModelEvent, VarId};
-use super::prepare::Program;
-use super::window;
+use crate::filter::{self, Survivor};
+use crate::finding::Finding;
+use crate::model::{At, Model, ModelEvent, VarId};
+use crate::options::Options;
+use crate::prepare::Program;
+use crate::window;
 use exhaustive::Goal;
-
-/// The sync events to run, in order, from the start of the run: for each thread a prefix of its
-/// sync events. The first `prefix` steps are the observed order before the window the finding was
-/// searched in (none for the cut path, which works on the whole trace).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Schedule {
-    pub prefix: usize,
-    pub steps: Vec<At>,
-}
-
-/// A state the model reaches (events are those of the model the finding came with).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Finding {
-    /// Two threads' next events are these conflicting accesses.
-    Race {
-        first: At,
-        second: At,
-        schedule: Schedule,
-    },
-    /// These threads wait in these operations and no thread can move.
-    Deadlock {
-        blocked: Vec<At>,
-        schedule: Schedule,
-    },
-}
-
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// Findings per variable (and deadlocks in all), unless `all_sites`.
-    pub max_per_var: usize,
-    /// One finding per distinct pair of source sites, without a count bound.
-    pub all_sites: bool,
-    /// Sync events per window of the exhaustive search.
-    pub window: usize,
-    /// States the exhaustive search may visit for one variable (or for deadlocks), over all its
-    /// windows, before it gives up.
-    pub max_states: usize,
-    /// Who decides: the native search, or a CSP checker on the exported model.
-    pub backend: Backend,
-}
-
-#[derive(Clone, Debug)]
-pub enum Backend {
-    Native,
-    Csp(crate::csp::solve::Checker),
-}
-
-impl Options {
-    fn want(&self) -> usize {
-        if self.all_sites {
-            usize::MAX
-        } else {
-            self.max_per_var
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SolveStats {
@@ -303,9 +249,11 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
-    use crate::detect::filter::filter;
-    use crate::detect::prepare::prepare;
-    use crate::detect::testkit::{random_run, Rng};
+    use crate::filter::filter;
+    use crate::finding::Schedule;
+    use crate::options::Backend;
+    use crate::prepare::prepare;
+    use crate::testkit::{random_run, Rng};
 
     /// Each thread's steps are its first sync events, in program order (replay needs no more).
     fn assert_prefixes(model: &Model, schedule: &Schedule) {
@@ -349,10 +297,7 @@ mod tests {
         // Cut-path witnesses whose schedule runs a failed try operation.
         let mut through_try = 0;
         let is_try = |model: &Model, at: &At| {
-            matches!(
-                model.op(*at),
-                Some(crate::detect::model::ModelOp::TryFail { .. })
-            )
+            matches!(model.op(*at), Some(crate::model::ModelOp::TryFail { .. }))
         };
         for case in 0..1500 {
             let run = random_run(&mut rng);
@@ -464,7 +409,7 @@ mod tests {
 
     #[test]
     fn a_thread_at_a_trylock_that_cannot_fail_is_not_deadlocked() {
-        use crate::detect::testkit::Run;
+        use crate::testkit::Run;
         use ilgen_trace::SyncOp;
         let (a, b) = (0x900, 0x910);
         // Thread 1 holds a and fails to take b, which thread 0 holds. Once thread 0 released b
@@ -492,7 +437,7 @@ mod tests {
         assert!(model.threads[1].events.iter().any(|e| matches!(
             e,
             ModelEvent::Sync {
-                op: crate::detect::model::ModelOp::TryFail { .. },
+                op: crate::model::ModelOp::TryFail { .. },
                 ..
             }
         )));

@@ -4,11 +4,11 @@
 //! next operation is enabled and applies it. Both solvers (cut and exhaustive) move through the
 //! model only by these rules, so they agree on what a schedule may do. Whether a thread was forked
 //! or ended, an instance signalled or a barrier entered follows from the positions
-//! ([`crate::detect::model::Sources`]); a state stores only what does not: lock holders,
+//! ([`crate::model::Sources`]); a state stores only what does not: lock holders,
 //! semaphore counts, which threads wait at a wait-loop exit, and which signals were lost to a
 //! wait that was entered after them.
 
-use super::model::{At, Model, ModelEvent, ModelOp, TryTarget, Wake};
+use crate::model::{At, Model, ModelEvent, ModelOp, TryTarget, Wake};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct State {
@@ -22,7 +22,7 @@ pub struct State {
     /// made before the wait, are behind it).
     waiting: Vec<bool>,
     /// (condition instance, thread): the instance was signalled before the thread entered its
-    /// bare wait ([`crate::detect::model::Sources::bare_waits_of`]), so it never wakes that wait.
+    /// bare wait ([`crate::model::Sources::bare_waits_of`]), so it never wakes that wait.
     /// Sorted; almost always empty.
     lost: Vec<(usize, usize)>,
 }
@@ -308,9 +308,7 @@ mod tests {
     use ilgen_trace::{SyncOp, NO_SITE};
 
     use super::*;
-    use crate::detect::model::{
-        BarrierObject, ModelThread, MutexObject, Observed, SemObject, SyncObjects,
-    };
+    use crate::model::{BarrierObject, ModelThread, MutexObject, Observed, SemObject, SyncObjects};
 
     fn model(threads: Vec<Vec<ModelOp>>, objects: SyncObjects) -> Model {
         Model::new(

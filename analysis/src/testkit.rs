@@ -136,14 +136,14 @@ pub fn listing1() -> Run {
 pub struct Rng(pub u64);
 
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.next_u64() % n
     }
 }
 
@@ -430,4 +430,25 @@ pub fn random_run(rng: &mut Rng) -> Run {
             }
         }
     }
+}
+
+/// Thread 1 starts, both threads run critical sections on 0x900, then race on 0x100 (the comments
+/// give each sync event's seq): a run that windows of 4 or 8 sync events split.
+pub fn sections_then_race() -> Run {
+    const D: u64 = 0x100;
+    const M: u64 = 0x900;
+    let mut r = Run::new(2);
+    r.fork(0, 1) // 1
+        .start(1) // 2
+        .lock(0, M) // 3
+        .unlock(0, M) // 4
+        .lock(1, M) // 5
+        .unlock(1, M) // 6
+        .lock(0, M) // 7
+        .unlock(0, M) // 8
+        .w(0, D, 1)
+        .lock(1, M) // 9
+        .unlock(1, M) // 10
+        .w(1, D, 2);
+    r
 }

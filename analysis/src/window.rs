@@ -13,7 +13,7 @@
 //! A thread whose next operation lies beyond the window counts as able to move, so a window's end
 //! never looks like a deadlock.
 
-use super::model::{Model, ModelEvent};
+use crate::model::{Model, ModelEvent};
 
 /// Default number of sync events per window.
 pub const DEFAULT_SIZE: usize = 10_000;
@@ -91,38 +91,13 @@ fn between(model: &Model, lo: u64, hi: Option<u64>) -> Window {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashSet;
-
     use super::*;
-    use crate::detect::prepare::prepare;
-    use crate::detect::solve::exhaustive::{search, Goal};
-    use crate::detect::solve::Finding;
-    use crate::detect::testkit::Run;
-
-    const D: u64 = 0x100;
-    const M: u64 = 0x900;
-
-    /// Thread 1 starts, both threads run critical sections on M, then race on D.
-    fn run() -> Run {
-        let mut r = Run::new(2);
-        r.fork(0, 1) // 1
-            .start(1) // 2
-            .lock(0, M) // 3
-            .unlock(0, M) // 4
-            .lock(1, M) // 5
-            .unlock(1, M) // 6
-            .lock(0, M) // 7
-            .unlock(0, M) // 8
-            .w(0, D, 1)
-            .lock(1, M) // 9
-            .unlock(1, M) // 10
-            .w(1, D, 2);
-        r
-    }
+    use crate::prepare::prepare;
+    use crate::testkit::sections_then_race;
 
     #[test]
     fn windows_split_by_seq_and_start_where_the_prefix_left_each_thread() {
-        let p = prepare(&run().traces());
+        let p = prepare(&sections_then_race().traces());
         let w = split(&p.model, 4);
         assert_eq!(w.len(), 3);
         assert_eq!(
@@ -137,38 +112,5 @@ mod tests {
         assert_eq!(w[2].start, vec![5, 3]);
         assert_eq!(w[2].end, vec![6, 6]);
         assert_eq!(split(&p.model, 100), vec![whole(&p.model)]);
-    }
-
-    #[test]
-    fn a_window_search_starts_from_the_observed_prefix() {
-        let p = prepare(&run().traces());
-        let (model, _) = p.model.restrict(Some(0));
-        let w = split(&model, 8);
-        assert_eq!(w.len(), 2);
-        let s = search(
-            &model,
-            &w[1],
-            Goal::Race { var: 0 },
-            1,
-            1000,
-            &mut HashSet::new(),
-        );
-        let [Finding::Race { schedule, .. }] = &s.findings[..] else {
-            panic!("{s:?}")
-        };
-        // The observed order before seq 9, then the window's steps: thread 0 is about to write
-        // when the window starts; thread 1 runs its last section.
-        let seqs: Vec<u64> = schedule
-            .steps
-            .iter()
-            .map(|at| {
-                model.threads[at.thread].events[at.index]
-                    .observed()
-                    .unwrap()
-                    .seq
-            })
-            .collect();
-        assert_eq!(schedule.prefix, 8);
-        assert_eq!(seqs, (1..=10).collect::<Vec<u64>>());
     }
 }

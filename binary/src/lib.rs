@@ -1,4 +1,5 @@
-//! The recorded executable, as the analyzer needs it: site table and data symbols.
+//! `ilgen-binary`: the recorded executable, as the analysis and the report need it: site table
+//! and data symbols.
 //!
 //! Takes a run's [`Meta`] (the executable's path, its xxh3 hash and the address it was loaded at);
 //! gives a [`Binary`] that names a [`SiteId`] (file, line, column, function, from the `ilgen_sites`
@@ -13,7 +14,9 @@ use ilgen_trace::sites::{Site, SiteTable, SECTION};
 use ilgen_trace::{Meta, SiteId};
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
-use crate::error::CliError;
+mod error;
+
+pub use error::BinaryError;
 
 /// One data symbol of the executable, at its link-time address.
 #[derive(Clone, Debug)]
@@ -36,30 +39,30 @@ pub struct Binary {
 impl Binary {
     /// Reads `meta.binary` (relative paths are taken from `meta.cwd`), checks it is the recorded
     /// executable and parses its site table and symbols.
-    pub fn load(meta: &Meta) -> Result<Binary, CliError> {
+    pub fn load(meta: &Meta) -> Result<Binary, BinaryError> {
         let path = Path::new(&meta.cwd).join(&meta.binary);
-        let bytes = fs::read(&path).map_err(|e| {
-            CliError::Input(format!(
-                "failed to read the recorded binary {}: {e}",
-                path.display()
-            ))
+        let bytes = fs::read(&path).map_err(|source| BinaryError::Read {
+            path: path.clone(),
+            source,
         })?;
         let hash = xxhash_rust::xxh3::xxh3_64(&bytes);
         // Compare as numbers, so that neither padding nor case of the recorded hex matters.
         if u64::from_str_radix(meta.binary_hash.trim(), 16).ok() != Some(hash) {
-            return Err(CliError::Input(format!(
-                "{} is not the binary that was recorded (its hash is {hash:016x}, the trace says \
-                 {}); it was rebuilt or replaced since, record the program again",
-                path.display(),
-                meta.binary_hash
-            )));
+            return Err(BinaryError::Rebuilt {
+                path,
+                hash,
+                recorded: meta.binary_hash.clone(),
+            });
         }
         Self::parse(&path, &bytes, meta.load_base)
     }
 
     /// Parses an executable's bytes without the hash check; `path` only names it in errors.
-    pub fn parse(path: &Path, bytes: &[u8], load_base: u64) -> Result<Binary, CliError> {
-        let bad = |what: String| CliError::Input(format!("{}: {what}", path.display()));
+    pub fn parse(path: &Path, bytes: &[u8], load_base: u64) -> Result<Binary, BinaryError> {
+        let bad = |what: String| BinaryError::Unreadable {
+            path: path.to_path_buf(),
+            what,
+        };
         let file = object::File::parse(bytes)
             .map_err(|e| bad(format!("not an executable ilgen can read ({e})")))?;
         let section = file.section_by_name(SECTION).ok_or_else(|| {

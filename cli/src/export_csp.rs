@@ -13,13 +13,15 @@ use ilgen_csp::ast::{Assertion, Item};
 use ilgen_csp::{Limits, Verdict};
 use ilgen_trace::TraceDir;
 
-use super::translate::{self, Naming, Target};
-use crate::binary::Binary;
-use crate::detect::model::VarId;
-use crate::detect::{filter, prepare};
+use ilgen_analysis::csp::translate::{self, Naming, Target};
+use ilgen_analysis::model::{Model, VarId};
+use ilgen_analysis::{filter, prepare};
+use ilgen_binary::Binary;
+
 use crate::dump;
 use crate::error::CliError;
 use crate::exit;
+use crate::output::print_out;
 
 #[derive(clap::Args, Clone, Debug)]
 pub struct ExportArgs {
@@ -81,7 +83,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, CliError> {
     match &args.output {
         Some(path) => std::fs::write(path, &text)
             .map_err(|e| CliError::Input(format!("failed to write {}: {e}", path.display())))?,
-        None => crate::detect::print_out(&text)?,
+        None => print_out(&text)?,
     }
     if !args.check {
         return Ok(exit::CLEAN);
@@ -117,7 +119,7 @@ fn find_var(
 }
 
 /// Comments that say where the model came from and how the threads are named.
-fn header(trace: &TraceDir, dir: &Path, model: &crate::detect::model::Model) -> Vec<Item> {
+fn header(trace: &TraceDir, dir: &Path, model: &Model) -> Vec<Item> {
     let mut text = format!(
         "ilgen reorder model of {} (trace {}).\nCheck it with FDR: refines <this file>.\n\
          Threads (the paper's numbering; reports say T0, T1, ...):",

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use ilgen_trace::replay::Outcome;
 use ilgen_trace::Meta;
 
-use crate::error::CliError;
+use crate::error::ConfirmError;
 
 /// The environment variable the runtime reads its options from.
 pub const OPTIONS_VAR: &str = "ILGEN_OPTIONS";
@@ -49,14 +49,11 @@ pub struct ReplayRun {
 
 /// The `ILGEN_OPTIONS` value that replays `schedule` with its outcome in `out_dir`. The runtime
 /// splits options at `:` and white space, so neither path may contain them.
-pub fn options(schedule: &Path, out_dir: &Path) -> Result<String, CliError> {
+pub fn options(schedule: &Path, out_dir: &Path) -> Result<String, ConfirmError> {
     for p in [schedule, out_dir] {
         let s = p.to_string_lossy();
         if s.contains(':') || s.chars().any(char::is_whitespace) {
-            return Err(CliError::Input(format!(
-                "cannot replay with path {s}: ILGEN_OPTIONS cannot carry a path with `:` or \
-                 white space; move the trace directory"
-            )));
+            return Err(ConfirmError::PathInOptions(p.to_path_buf()));
         }
     }
     Ok(format!(
@@ -68,9 +65,11 @@ pub fn options(schedule: &Path, out_dir: &Path) -> Result<String, CliError> {
 
 /// Absolute form of `p` (relative to the current directory), so that it survives the replay's
 /// change to the recorded working directory.
-pub fn absolute(p: &Path) -> Result<PathBuf, CliError> {
-    std::path::absolute(p)
-        .map_err(|e| CliError::Input(format!("failed to resolve {}: {e}", p.display())))
+pub fn absolute(p: &Path) -> Result<PathBuf, ConfirmError> {
+    std::path::absolute(p).map_err(|source| ConfirmError::Resolve {
+        path: p.to_path_buf(),
+        source,
+    })
 }
 
 /// The recorded command (binary, `argv[1..]`, in the recorded directory, same `argv[0]`).
@@ -80,16 +79,17 @@ pub fn program(meta: &Meta) -> (PathBuf, Vec<String>) {
 }
 
 /// Runs one replay, killing its process group after `timeout`.
-pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, CliError> {
+pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, ConfirmError> {
     let options = options(&req.schedule, &req.out_dir)?;
-    std::fs::create_dir_all(&req.out_dir)
-        .map_err(|e| CliError::Input(format!("failed to create {}: {e}", req.out_dir.display())))?;
+    std::fs::create_dir_all(&req.out_dir).map_err(|source| ConfirmError::Create {
+        path: req.out_dir.clone(),
+        source,
+    })?;
     // An outcome of an earlier replay must not pass for this one's.
     let _ = std::fs::remove_file(req.out_dir.join(ilgen_trace::replay::OUTCOME_FILE));
     let output = |name: &str| {
         let path = req.out_dir.join(name);
-        File::create(&path)
-            .map_err(|e| CliError::Input(format!("failed to create {}: {e}", path.display())))
+        File::create(&path).map_err(|source| ConfirmError::Create { path, source })
     };
     let (binary, args) = program(meta);
     let mut cmd = Command::new(&binary);
@@ -103,11 +103,9 @@ pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, C
     if let Some(argv0) = meta.argv.first() {
         cmd.arg0(argv0);
     }
-    let mut child = cmd.spawn().map_err(|e| {
-        CliError::Input(format!(
-            "failed to run the recorded binary {}: {e}",
-            binary.display()
-        ))
+    let mut child = cmd.spawn().map_err(|source| ConfirmError::Start {
+        binary: binary.clone(),
+        source,
     })?;
     let pid = child.id();
     let start = Instant::now();
@@ -121,11 +119,7 @@ pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, C
                 break Ended::TimedOut;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => {
-                return Err(CliError::Input(format!(
-                    "failed to wait for replay {pid}: {e}"
-                )))
-            }
+            Err(e) => return Err(ConfirmError::Wait { pid, source: e }),
         }
     };
     if ended != Ended::TimedOut {
@@ -156,8 +150,8 @@ pub fn run_all(
     meta: &Meta,
     reqs: &[Request],
     timeout: Duration,
-) -> Vec<Result<ReplayRun, CliError>> {
-    let results: Vec<Mutex<Option<Result<ReplayRun, CliError>>>> =
+) -> Vec<Result<ReplayRun, ConfirmError>> {
+    let results: Vec<Mutex<Option<Result<ReplayRun, ConfirmError>>>> =
         reqs.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
@@ -178,11 +172,10 @@ pub fn run_all(
     results
         .into_iter()
         .map(|slot| {
-            slot.into_inner().ok().flatten().unwrap_or_else(|| {
-                Err(CliError::Input(
-                    "a replay worker stopped without a result".into(),
-                ))
-            })
+            slot.into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or(Err(ConfirmError::WorkerLost))
         })
         .collect()
 }

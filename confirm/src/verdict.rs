@@ -8,7 +8,7 @@
 use ilgen_trace::replay::{ResultKind, EXIT_BAD_SCHEDULE};
 use serde::Serialize;
 
-use super::run::{Ended, ReplayRun};
+use crate::run::{Ended, ReplayRun};
 
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]

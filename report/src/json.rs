@@ -27,7 +27,7 @@
 
 use serde::Serialize;
 
-use super::Report;
+use crate::Report;
 
 pub const FORMAT_VERSION: u32 = 1;
 

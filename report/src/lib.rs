@@ -1,4 +1,4 @@
-//! Reports: the confirmed findings of replay as data, rendered as text, JSON or SARIF.
+//! `ilgen-report`: the confirmed findings of replay as data, rendered as text, JSON or SARIF.
 //!
 //! Takes each candidate with its replay ([`Entry`]) and a [`Context`] (the binary's site table
 //! and symbols, the recorded thread tree); gives a [`Report`]: confirmed races and deadlocks,
@@ -18,10 +18,10 @@ use ilgen_trace::replay::{Outcome, RaceAccess, ThreadRef};
 use ilgen_trace::{Event, SiteId, SyncOp, ThreadId, NO_SITE, NO_THREAD};
 use serde::Serialize;
 
-use crate::binary::Binary;
-use crate::detect::candidates::{AccessName, Candidate, Step};
-use crate::replay::run::ReplayRun;
-use crate::replay::verdict::{Class, Verdict};
+use ilgen_analysis::candidates::{AccessName, Candidate, Step};
+use ilgen_binary::Binary;
+use ilgen_confirm::run::ReplayRun;
+use ilgen_confirm::verdict::{Class, Verdict};
 
 /// What the report needs besides the replays: names for sites and addresses, the thread tree.
 pub struct Context<'a> {
@@ -427,8 +427,8 @@ mod tests {
     use ilgen_trace::AccessKind;
 
     use super::*;
-    use crate::detect::candidates::{AccessSide, ObjectRange, ScheduleOut};
-    use crate::replay::run::Ended;
+    use ilgen_analysis::candidates::{AccessSide, ObjectRange, ScheduleOut};
+    use ilgen_confirm::run::Ended;
 
     fn candidate(sites: [SiteId; 2]) -> Candidate {
         let side = |tid, site| AccessSide {
@@ -493,7 +493,7 @@ mod tests {
     }
 
     fn add(report: &mut Report, ctx: &Context, n: usize, c: &Candidate, r: &ReplayRun) {
-        let verdict = crate::replay::verdict::classify(r);
+        let verdict = ilgen_confirm::verdict::classify(r);
         report.add(
             ctx,
             &Entry {

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::{Finding, Location, Report, ScheduleStep};
+use crate::{Finding, Location, Report, ScheduleStep};
 
 pub const RULE_RACE: &str = "ilgen/data-race";
 pub const RULE_DEADLOCK: &str = "ilgen/deadlock";
@@ -166,7 +166,7 @@ fn result(f: &Finding) -> Value {
             })
         }
         Finding::Deadlock(d) => {
-            let text = |b: &super::Blocked| {
+            let text = |b: &crate::Blocked| {
                 let obj = b
                     .object_name
                     .as_ref()

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use ilgen_trace::ThreadId;
 
-use super::{Access, Deadlock, Finding, Location, Object, Race, Report, ScheduleStep, ThreadInfo};
+use crate::{Access, Deadlock, Finding, Location, Object, Race, Report, ScheduleStep, ThreadInfo};
 
 const RULE: &str = "==================";
 

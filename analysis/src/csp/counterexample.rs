@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 
 use super::translate::{Exported, DIVERTED, EXITED, RACE, RELEASE, RUNNING};
-use crate::detect::model::{At, Model, ModelEvent};
-use crate::detect::solve::{Finding, Schedule};
+use crate::finding::{Finding, Schedule};
+use crate::model::{At, Model, ModelEvent};
 
 /// What the trace leads to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

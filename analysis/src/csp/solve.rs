@@ -12,19 +12,11 @@ use ilgen_csp::{Limits, Verdict};
 
 use super::counterexample::{self, Kind};
 use super::translate::{self, Naming, Target};
-use crate::detect::filter::Survivor;
-use crate::detect::model::Model;
-use crate::detect::prepare::Program;
-use crate::detect::solve::{SolveStats, Solved};
-
-/// Which checker decides the assertions.
-#[derive(Clone, Debug)]
-pub enum Checker {
-    /// ilgen's own explicit-state checker (`ilgen-csp`), bounded by `max_states`.
-    Builtin { max_states: usize },
-    /// FDR's `refines` binary; scripts are written under `dir` for the user to look at.
-    Fdr { refines: PathBuf, dir: PathBuf },
-}
+use crate::filter::Survivor;
+use crate::model::Model;
+use crate::options::Checker;
+use crate::prepare::Program;
+use crate::solve::{SolveStats, Solved};
 
 /// Races on the survivor's variable.
 pub fn races(program: &Program, survivor: &Survivor, checker: &Checker) -> Result<Solved, String> {

@@ -6,12 +6,14 @@ use ilgen_csp::{Limits, Verdict};
 
 use super::counterexample::{self, Kind};
 use super::translate::{self, Naming, Target};
-use crate::detect::filter;
-use crate::detect::model::Model;
-use crate::detect::prepare::{self, Program};
-use crate::detect::solve::{self, Backend, Finding, Options};
-use crate::detect::state::State;
-use crate::detect::testkit::{listing1, random_run, Rng, LISTING1_M, LISTING1_X, LISTING1_Y};
+use crate::filter;
+use crate::finding::Finding;
+use crate::model::Model;
+use crate::options::{Backend, Options};
+use crate::prepare::{self, Program};
+use crate::solve;
+use crate::state::State;
+use crate::testkit::{listing1, random_run, Rng, LISTING1_M, LISTING1_X, LISTING1_Y};
 
 fn listing1_names(addr: u64) -> Option<String> {
     match addr {
@@ -127,7 +129,7 @@ fn the_full_export_round_trips_and_has_one_assertion_per_survivor_and_deadlock()
 /// Whether the sync events of `steps` can run in that order under the native rules. Schedules do
 /// not list a thread's release of its mutex to wait at a wait-loop exit (replay needs no step for
 /// it: the real thread waits): a step blocked by such a holder may have it released first.
-fn schedule_runs(model: &Model, steps: &[crate::detect::model::At]) -> bool {
+fn schedule_runs(model: &Model, steps: &[crate::model::At]) -> bool {
     let mut state = State::initial(model);
     steps.iter().all(|at| {
         if !model.threads[at.thread].events[at.index].constrains() {
@@ -138,7 +140,7 @@ fn schedule_runs(model: &Model, steps: &[crate::detect::model::At]) -> bool {
         }
         for t in 0..model.threads.len() {
             if let Some(stop) = model.next_stop(t, state.pos[t]) {
-                let op = model.op(crate::detect::model::At {
+                let op = model.op(crate::model::At {
                     thread: t,
                     index: stop,
                 });

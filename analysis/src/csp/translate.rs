@@ -6,7 +6,7 @@
 //! events its process performs in order, so that a counterexample trace can be mapped back to a
 //! schedule ([`super::counterexample`]).
 //!
-//! The script means exactly what the native solver computes ([`crate::detect::state`]): each sync
+//! The script means exactly what the native solver computes ([`crate::state`]): each sync
 //! object is a finite automaton generated from those rules, so the CSP side never reimplements
 //! them by hand. Names follow the paper: threads `t1..tn` (ilgen's T0 is `t1`), `THREAD_1`,
 //! `MUTEX_m`, `FORK_2`, `JOIN_2`, `PROGRAM`, `RACE(v)`.
@@ -23,14 +23,14 @@
 //! - A bare `pthread_cond_wait` (no wait loop around it) enters with `bwait.ti.m.c`, which its
 //!   condition instance sees: a signal before it is lost to it.
 //!
-//! [`State::release_to_wait`]: crate::detect::state::State::release_to_wait
+//! [`State::release_to_wait`]: crate::state::State::release_to_wait
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use ilgen_csp::ast::{Assertion, Expr, Field, Item, Proc, Script, SetExpr};
 use ilgen_trace::AccessKind;
 
-use crate::detect::model::{Model, ModelEvent, ModelOp, TryTarget, VarId, Wake};
+use crate::model::{Model, ModelEvent, ModelOp, TryTarget, VarId, Wake};
 
 /// What a script is built to decide.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,7 +79,7 @@ pub const RELEASE: &str = "release";
 /// A thread at a failed try operation that cannot fail now would take the other branch: it is
 /// never blocked there (`diverted.ti` loops), as [`State::diverted`] rules.
 ///
-/// [`State::diverted`]: crate::detect::state::State::diverted
+/// [`State::diverted`]: crate::state::State::diverted
 pub const DIVERTED: &str = "diverted";
 
 /// The accesses a monitor tells apart, with the channel of each: atomics never race with atomics.
@@ -651,7 +651,7 @@ fn nesting(model: &Model, thread: usize, nest: impl Fn(ModelOp) -> Option<Nest>)
     max
 }
 
-/// The automaton of one sync object, as the native [`crate::detect::state::State`] rules it.
+/// The automaton of one sync object, as the native [`crate::state::State`] rules it.
 fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> Vec<Item> {
     let child = |c: usize| model.threads[c].tid + 1;
     match obj {

@@ -19,9 +19,9 @@
 //! after. Other schedules could keep the object busy with another holder, so this part of the
 //! closure never excludes a pair: a cut that cannot take it gives `Unknown`.
 
-use super::Schedule;
-use crate::detect::model::{At, Model, ModelEvent, ModelOp, Wake};
-use crate::detect::state::State;
+use crate::finding::Schedule;
+use crate::model::{At, Model, ModelEvent, ModelOp, Wake};
+use crate::state::State;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -90,7 +90,7 @@ pub fn schedule(model: &Model, mut cut: Vec<usize>, limit: &[usize]) -> Verdict 
 
 /// Grows `cut` until every event in it has its required predecessors in it (`scanned`: how much of
 /// each thread was already looked at); with `busy`, also the events that kept the object of each
-/// failed try operation busy in the run ([`crate::detect::model::Sources::busy_of`]).
+/// failed try operation busy in the run ([`crate::model::Sources::busy_of`]).
 fn close(
     model: &Model,
     cut: &mut [usize],

@@ -14,10 +14,10 @@ use std::collections::{HashSet, VecDeque};
 
 use ilgen_trace::SiteId;
 
-use super::{Finding, Schedule};
-use crate::detect::model::{At, Model, ModelEvent, ModelOp, VarId};
-use crate::detect::state::{Next, State};
-use crate::detect::window::Window;
+use crate::finding::{Finding, Schedule};
+use crate::model::{At, Model, ModelEvent, ModelOp, VarId};
+use crate::state::{Next, State};
+use crate::window::Window;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Goal {
@@ -241,5 +241,46 @@ fn op_at(model: &Model, thread: usize, index: usize) -> ModelOp {
     match model.threads[thread].events[index] {
         ModelEvent::Sync { op, .. } => op,
         ModelEvent::Access { .. } => ModelOp::Nop,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prepare::prepare;
+    use crate::testkit::sections_then_race;
+    use crate::window::split;
+
+    #[test]
+    fn a_window_search_starts_from_the_observed_prefix() {
+        let p = prepare(&sections_then_race().traces());
+        let (model, _) = p.model.restrict(Some(0));
+        let w = split(&model, 8);
+        assert_eq!(w.len(), 2);
+        let s = search(
+            &model,
+            &w[1],
+            Goal::Race { var: 0 },
+            1,
+            1000,
+            &mut HashSet::new(),
+        );
+        let [Finding::Race { schedule, .. }] = &s.findings[..] else {
+            panic!("{s:?}")
+        };
+        // The observed order before seq 9, then the window's steps: thread 0 is about to write
+        // when the window starts; thread 1 runs its last section.
+        let seqs: Vec<u64> = schedule
+            .steps
+            .iter()
+            .map(|at| {
+                model.threads[at.thread].events[at.index]
+                    .observed()
+                    .unwrap()
+                    .seq
+            })
+            .collect();
+        assert_eq!(schedule.prefix, 8);
+        assert_eq!(seqs, (1..=10).collect::<Vec<u64>>());
     }
 }

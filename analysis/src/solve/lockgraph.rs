@@ -12,9 +12,9 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::cut::{self, Verdict};
-use super::{Finding, Schedule};
-use crate::detect::model::{At, Model, ModelEvent, ModelOp};
-use crate::detect::state::{Next, State};
+use crate::finding::{Finding, Schedule};
+use crate::model::{At, Model, ModelEvent, ModelOp};
+use crate::state::{Next, State};
 
 /// Longest cycle looked for (threads in one deadlock).
 const MAX_CYCLE: usize = 4;

@@ -1,0 +1,171 @@
+//! `ilgen detect` as a command: its flags, the files it writes, its exit codes and errors, on
+//! hand-written runs written out as trace directories.
+
+use ilgen_analysis::candidates::Candidate;
+use ilgen_analysis::testkit::{listing1, Run};
+use ilgen_analysis::{Backend, Options};
+
+/// An address no other test object uses.
+const D: u64 = 0x3000;
+
+/// The candidates `ilgen detect` finds with its default flags, from the analysis directly.
+fn detect(r: &Run) -> Vec<Candidate> {
+    let options = Options {
+        max_per_var: 1,
+        all_sites: false,
+        window: ilgen_analysis::window::DEFAULT_SIZE,
+        max_states: super::MAX_STATES,
+        backend: Backend::Native,
+    };
+    ilgen_analysis::analyze(&r.traces(), &options)
+        .expect("native analysis")
+        .1
+}
+
+/// A trace directory holding `r`, as the runtime writes one.
+fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
+    use ilgen_trace::format::{encode_header, encode_record, thread_file_name, MAX_RECORD};
+    use ilgen_trace::meta::META_FILE;
+    use ilgen_trace::{Meta, RunEnd, FORMAT_VERSION};
+    let dir = std::env::temp_dir().join(format!("ilgen-detect-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let meta = Meta {
+        format_version: FORMAT_VERSION,
+        pid: 1,
+        argv: vec!["./listing1".into()],
+        cwd: dir.display().to_string(),
+        binary: "/nonexistent/listing1".into(),
+        binary_hash: "00".into(),
+        load_base: 0,
+        started_unix_ms: 0,
+        end: Some(RunEnd::Exit),
+    };
+    std::fs::write(dir.join(META_FILE), meta.to_json()).unwrap();
+    for t in r.traces() {
+        let mut bytes = encode_header(&t.header);
+        for e in &t.events {
+            let mut buf = [0u8; MAX_RECORD];
+            let n = encode_record(e, &mut buf);
+            bytes.extend_from_slice(&buf[..n]);
+        }
+        std::fs::write(dir.join(thread_file_name(t.header.tid)), bytes).unwrap();
+    }
+    dir
+}
+
+fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
+    super::DetectArgs {
+        trace_dir: Some(dir.to_path_buf()),
+        no_replay: true,
+        window: 10_000,
+        max_per_var: 1,
+        all_sites: false,
+        format,
+        progress: false,
+        show_all: false,
+        replay_timeout: ilgen_confirm::DEFAULT_TIMEOUT_SECS,
+        solver: super::Solver::Native,
+    }
+}
+
+#[test]
+fn run_writes_a_versioned_candidates_file_and_exits_with_findings() {
+    use ilgen_analysis::candidates::{CandidatesFile, FILE_NAME, FORMAT_VERSION};
+    let dir = trace_dir(&listing1(), "run");
+    let code = super::run(&args(&dir, super::Format::Json)).unwrap();
+    assert_eq!(code, crate::exit::FINDINGS);
+    let text = std::fs::read_to_string(dir.join(FILE_NAME)).unwrap();
+    let file: CandidatesFile = serde_json::from_str(&text).unwrap();
+    assert_eq!(file.format_version, FORMAT_VERSION);
+    assert_eq!(file.candidates, detect(&listing1()));
+    assert_eq!(file.stats.threads, 2);
+    let schedule = ilgen_trace::schedule::Schedule::read(&dir.join("schedule-1.json")).unwrap();
+    assert_eq!(schedule.binary_hash, "00");
+    let steps: Vec<_> = schedule
+        .steps
+        .iter()
+        .map(|s| (s.tid, s.index, s.op.as_str()))
+        .collect();
+    assert_eq!(
+        steps,
+        vec![
+            (0, 0, "fork"),
+            (1, 0, "start"),
+            (1, 1, "lock"),
+            (1, 2, "unlock")
+        ]
+    );
+    let threads: Vec<_> = schedule
+        .threads
+        .iter()
+        .map(|t| (t.tid, t.parent, t.child_index))
+        .collect();
+    assert_eq!(threads, vec![(0, ilgen_trace::NO_THREAD, 0), (1, 0, 0)]);
+    // A stale schedule of an earlier run goes; the clean run below writes none.
+    std::fs::write(dir.join("schedule-7.json"), "{}").unwrap();
+    assert_eq!(super::run(&args(&dir, super::Format::Json)).unwrap(), 66);
+    assert!(!dir.join("schedule-7.json").exists());
+    // Text mode without the binary names sites by id, and a clean run exits clean.
+    let mut clean = Run::new(1);
+    clean.w(0, D, 1);
+    let dir2 = trace_dir(&clean, "clean");
+    assert_eq!(
+        super::run(&args(&dir2, super::Format::Text)).unwrap(),
+        crate::exit::CLEAN
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&dir2);
+}
+
+#[test]
+fn sarif_with_no_replay_is_an_input_error() {
+    let a = args(std::path::Path::new("/nonexistent"), super::Format::Sarif);
+    let err = super::run(&a).unwrap_err();
+    assert_eq!(err.exit_code(), crate::exit::INPUT_ERROR);
+    assert!(err.to_string().contains("--no-replay"), "{err}");
+}
+
+#[test]
+fn replay_refuses_a_trace_whose_binary_is_missing() {
+    // Candidates are found, but the recorded binary cannot be read: replaying is impossible.
+    let dir = trace_dir(&listing1(), "replay-no-binary");
+    let mut a = args(&dir, super::Format::Text);
+    a.no_replay = false;
+    let err = super::run(&a).unwrap_err();
+    assert_eq!(err.exit_code(), crate::exit::INPUT_ERROR);
+    assert!(err.to_string().contains("recorded binary"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn detect_args_parse_with_their_defaults() {
+    use clap::Parser;
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: super::DetectArgs,
+    }
+    let cli =
+        Cli::try_parse_from(["ilgen", "--no-replay", "--format", "json", "out/run-1"]).unwrap();
+    let a = cli.args;
+    assert_eq!(
+        a.trace_dir.as_deref(),
+        Some(std::path::Path::new("out/run-1"))
+    );
+    assert!(a.no_replay && !a.all_sites);
+    assert_eq!((a.window, a.max_per_var), (10_000, 1));
+    assert_eq!(a.format, super::Format::Json);
+    let cli = Cli::try_parse_from([
+        "ilgen",
+        "--window",
+        "50",
+        "--max-per-var",
+        "3",
+        "--all-sites",
+    ])
+    .unwrap();
+    assert_eq!((cli.args.window, cli.args.max_per_var), (50, 3));
+    assert!(cli.args.all_sites && cli.args.trace_dir.is_none());
+    assert_eq!(cli.args.format, super::Format::Text);
+}
