@@ -39,9 +39,14 @@ deps:
 build: deps
 	$(CARGO) build --release --workspace
 
+# No two source files may import each other, directly or in a loop (tools/import_cycles.py).
+# Temporary: pass/ and rt/ hold cycles being removed on other branches, trace/ one between
+# format.rs and meta.rs (with json.rs) not yet taken on; drop each from --skip once it is gone.
 lint: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	$(PYTHON) tools/test_import_cycles.py
+	$(PYTHON) tools/import_cycles.py --skip pass,rt,trace
 
 unit: deps
 	$(CARGO) test --release --workspace
