@@ -1,8 +1,8 @@
 //! `ilgen-analysis`: from one recorded run to candidate schedules of data races and deadlocks.
 //!
 //! Takes the threads of a trace ([`ilgen_trace::TraceDir`]) and [`Options`]; gives
-//! [`Candidate`]s with per-stage [`Stats`] ([`analyze`]), written as `candidates.json` and one
-//! replayable `schedule-<n>.json` each ([`candidates`]). The stages, one module each, in the order
+//! [`Candidate`]s with per-stage [`Stats`] ([`analyze`](fn@analyze)), written as
+//! `candidates.json` and one replayable `schedule-<n>.json` each ([`candidates`]). The stages, one module each, in the order
 //! data flows: [`prepare`] (trace → shared objects and the full [`model`]) → [`filter`] (weakened
 //! happens-before and locksets) → [`solve`] (per surviving variable: cut-based fast path, else
 //! exhaustive search over [`window`]s; deadlocks on the sync-only model) or [`csp`] (the same
