@@ -31,7 +31,7 @@ def strip(text):
 
 
 def module_path(src, file):
-    """Module path of `file` under `src`: lib.rs/main.rs are [], a/b.rs and a/b/mod.rs are [a, b]."""
+    """Module path of `file` under `src`: lib.rs/main.rs are [], a/b.rs and a/b/mod.rs [a, b]."""
     parts = list(file.relative_to(src).with_suffix("").parts)
     if parts in (["lib"], ["main"]):
         return []
@@ -77,12 +77,12 @@ def split_top(text):
 
 
 def scopes(code, base):
-    """Yields (offset, module path) at each inline `mod x {` start and end, for path resolution."""
+    """Where inline `mod x {` blocks start and end, as (offset, module path from there on), and
+    the child modules each module declares."""
     events = []
     stack = []
     depth = 0
     mods = {}
-    i = 0
     decls = {m.start(): m for m in MOD_DECL.finditer(code)}
     for i, ch in enumerate(code):
         if i in decls:
@@ -112,7 +112,7 @@ def scope_at(events, base, offset):
 
 
 def resolve(path, here, children):
-    """Absolute module path that `path`, written in module `here`, names (None: outside the crate)."""
+    """Absolute module path `path` names when written in module `here` (None: not this crate)."""
     if not path:
         return None
     head = path[0]
@@ -247,10 +247,14 @@ def main():
             also = f" (same loop also holds {', '.join(rest)})" if rest else ""
             print(f"{crate.name}: {names}{also}")
     if found:
-        print(f"import_cycles: {found} cycle(s); move the shared items into a lower module", file=sys.stderr)
+        print(
+            f"import_cycles: {found} cycle(s); move the shared items into a lower module",
+            file=sys.stderr,
+        )
         return 1
     skipped = f" (skipped: {', '.join(sorted(skip))})" if skip else ""
-    print(f"import_cycles: no cycle among {checked} files of {len(crates) - len(skip & {c.name for c in crates})} crates{skipped}")
+    kept = len([c for c in crates if c.name not in skip])
+    print(f"import_cycles: no cycle among {checked} files of {kept} crates{skipped}")
     return 0
 
 

@@ -1,9 +1,10 @@
 //! What made each failed try fail: the last step of building a [`Model`].
 //!
-//! Takes a model's threads and sync objects; gives the [`Model`] with [`Sources::busy_of`](crate::model::Sources::busy_of) filled
-//! by running the sync events in the observed order through the native rules ([`State`]). It sits
-//! above [`crate::model`] and [`crate::state`] so that the model's vocabulary does not depend on
-//! the rules that move through it.
+//! Takes a model's threads and sync objects; gives the [`Model`] with
+//! [`Sources::busy_of`](crate::model::Sources::busy_of) filled by running the sync events in the
+//! observed order through the native rules ([`State`]). It sits above [`crate::model`] and
+//! [`crate::state`] so that the model's vocabulary does not depend on the rules that move through
+//! it.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -40,8 +41,9 @@ impl Model {
         model
     }
 
-    /// [`Sources::busy_of`](crate::model::Sources::busy_of): runs the sync events in the observed order by the native rules
-    /// ([`State`]), remembering the event by which each current holder took its object.
+    /// [`Sources::busy_of`](crate::model::Sources::busy_of): runs the sync events in the
+    /// observed order by the native rules ([`State`]), remembering the event by which each
+    /// current holder took its object.
     fn busy_of(&self) -> BTreeMap<At, Vec<At>> {
         let mut out = BTreeMap::new();
         let tries = self.threads.iter().flat_map(|t| &t.events).any(|e| {

@@ -2,9 +2,10 @@
 //!
 //! Takes a trace directory on which the analysis wrote `schedule-<n>.json` files, and the run's
 //! [`Meta`]; gives, per candidate, a [`run::ReplayRun`] (the program run with
-//! `ILGEN_OPTIONS=mode=replay:schedule=...:outcome_dir=<trace>/replay-<n>`, bounded in time) and its
-//! [`verdict::Verdict`] (confirmed race or deadlock, no error, infeasible, failed). [`replay_all`]
-//! replays candidates `1..=n` on all cores. Turning verdicts into a report is `ilgen-report`'s.
+//! `ILGEN_OPTIONS=mode=replay:schedule=...:outcome_dir=<trace>/replay-<n>`, bounded in time) and
+//! its [`verdict::Verdict`] (confirmed race or deadlock, no error, infeasible, failed).
+//! [`replay_all`] replays candidates `1..=n` on all cores. Turning verdicts into a report is
+//! `ilgen-report`'s.
 
 pub mod error;
 pub mod run;
