@@ -9,9 +9,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use ilgen::cc::{self, Lang};
-use ilgen::csp::export::{self, ExportArgs};
 use ilgen::detect::{self, DetectArgs};
 use ilgen::error::CliError;
+use ilgen::export_csp::{self as export, ExportArgs};
 use ilgen::replay::{self, ReplayArgs};
 use ilgen::run::{self as record_run, RunArgs};
 use ilgen::{dump, exit};
