@@ -6,10 +6,8 @@
 //! checker could not decide. Independent variables are solved on all cores; stages and solver jobs
 //! are reported to a [`Progress`].
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-
 use ilgen_trace::format::ThreadTrace;
+use rayon::prelude::*;
 
 use crate::candidates::{self, Candidate, Stats};
 use crate::csp;
@@ -52,48 +50,31 @@ pub fn analyze_with(
     let jobs = survivors.len() + 1;
     progress.solving(jobs);
     let window_done = || progress.window_done();
-    let results: Vec<Mutex<Option<Job>>> = (0..jobs).map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let job = next.fetch_add(1, Ordering::Relaxed);
-                if job >= jobs {
-                    break;
-                }
-                let solved = match (&options.backend, job.checked_sub(1)) {
-                    (Backend::Native, Some(i)) => Ok(solve::races_with(
-                        &program,
-                        &survivors[i],
-                        options,
-                        &window_done,
-                    )),
-                    (Backend::Native, None) => {
-                        Ok(solve::deadlocks_with(&program, options, &window_done))
-                    }
-                    (Backend::Csp(checker), Some(i)) => {
-                        csp::solve::races(&program, &survivors[i], checker)
-                    }
-                    (Backend::Csp(checker), None) => csp::solve::deadlocks(&program, checker),
-                };
-                let outcome = solved.map(|solved| {
-                    let found: Vec<Candidate> = solved
-                        .findings
-                        .iter()
-                        .filter_map(|f| candidates::candidate(&solved.model, &program.vars, f))
-                        .collect();
-                    progress.job_done(found.len());
-                    (solved.stats, found)
-                });
-                if let Ok(mut slot) = results[job].lock() {
-                    *slot = Some(outcome);
-                }
-            });
-        }
-    });
+    let solve_job = |job: usize| -> Job {
+        let solved = match (&options.backend, job.checked_sub(1)) {
+            (Backend::Native, Some(i)) => Ok(solve::races_with(
+                &program,
+                &survivors[i],
+                options,
+                &window_done,
+            )),
+            (Backend::Native, None) => Ok(solve::deadlocks_with(&program, options, &window_done)),
+            (Backend::Csp(checker), Some(i)) => csp::solve::races(&program, &survivors[i], checker),
+            (Backend::Csp(checker), None) => csp::solve::deadlocks(&program, checker),
+        };
+        solved.map(|solved| {
+            let found: Vec<Candidate> = solved
+                .findings
+                .iter()
+                .filter_map(|f| candidates::candidate(&solved.model, &program.vars, f))
+                .collect();
+            progress.job_done(found.len());
+            (solved.stats, found)
+        })
+    };
+    // rayon's pool takes the jobs in index order across all cores and gives the results back in
+    // that order, so the output does not depend on which core finished first.
+    let results: Vec<Job> = (0..jobs).into_par_iter().map(solve_job).collect();
     let mut stats = Stats {
         threads: threads.len(),
         sync_events: program
@@ -110,18 +91,13 @@ pub fn analyze_with(
     };
     let mut all = Vec::new();
     let mut deadlocks = Vec::new();
-    for (job, slot) in results.into_iter().enumerate() {
-        let outcome = slot.into_inner().ok().flatten();
-        if let Some(Err(e)) = outcome {
-            return Err(AnalysisError::Checker(e));
-        }
-        if let Some(Ok((s, found))) = outcome {
-            stats.solve.add(&s);
-            if job == 0 {
-                deadlocks = found;
-            } else {
-                all.extend(found);
-            }
+    for (job, outcome) in results.into_iter().enumerate() {
+        let (s, found) = outcome.map_err(AnalysisError::Checker)?;
+        stats.solve.add(&s);
+        if job == 0 {
+            deadlocks = found;
+        } else {
+            all.extend(found);
         }
     }
     // Races by object address (survivors are in that order), then deadlocks.

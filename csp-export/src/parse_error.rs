@@ -18,56 +18,34 @@ impl fmt::Display for Pos {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{pos}: {kind}")]
 pub struct ParseError {
     pub pos: Pos,
     pub kind: ParseErrorKind,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ParseErrorKind {
     /// A character that starts no token of the subset.
+    #[error("unexpected character {0:?}")]
     UnexpectedChar(char),
     /// `{-` without its `-}`.
+    #[error("`{{-` comment is never closed")]
     UnterminatedComment,
     /// `found` (a token, or the end of the input) where `expected` should be.
+    #[error("expected {expected}, found {found}")]
     Unexpected {
         found: String,
         expected: &'static str,
     },
     /// A declaration that does not start its own line.
+    #[error("{found} must start a new line (one declaration per line)")]
     NotOnNewLine { found: String },
     /// `P [| A |] Q [| B |] R`: FDR rejects it too; parenthesise one side.
+    #[error("`[| |]` does not associate: parenthesise one side of the two parallels")]
     NonAssociative,
     /// A property assertion other than `:[deadlock free [F]]`.
+    #[error("unsupported property `{0}`: only `:[deadlock free [F]]` is checked")]
     UnsupportedProperty(String),
 }
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.pos)?;
-        match &self.kind {
-            ParseErrorKind::UnexpectedChar(c) => write!(f, "unexpected character {c:?}"),
-            ParseErrorKind::UnterminatedComment => write!(f, "`{{-` comment is never closed"),
-            ParseErrorKind::Unexpected { found, expected } => {
-                write!(f, "expected {expected}, found {found}")
-            }
-            ParseErrorKind::NotOnNewLine { found } => {
-                write!(
-                    f,
-                    "{found} must start a new line (one declaration per line)"
-                )
-            }
-            ParseErrorKind::NonAssociative => write!(
-                f,
-                "`[| |]` does not associate: parenthesise one side of the two parallels"
-            ),
-            ParseErrorKind::UnsupportedProperty(what) => write!(
-                f,
-                "unsupported property `{what}`: only `:[deadlock free [F]]` is checked"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for ParseError {}
