@@ -15,7 +15,8 @@ clone fetched by hand; its code is never committed here), the driver:
      and the overlap (findings naming the same pair of source lines), and writes every row to
      RESULTS.md (default `benchmarks/real/RESULTS.md`), with the differences listed per program.
 With no checkout present it says so in one line and exits 0 (CI has no network; this is not a
-CI step). Exit 2 on a build failure or a missing tool, naming the program and the log.
+CI step). A build failure or a missing tool names the program and the log; the other programs
+are still measured, and the driver exits 2.
 """
 import argparse
 import importlib.util
@@ -174,7 +175,7 @@ def main(argv=None):
     if not ILGEN.exists():
         print(f"real.py: {ILGEN} missing: run `make build` first", file=sys.stderr)
         return 2
-    rows = []
+    rows, failed = [], []
     for p in present:
         work = a.work / p.NAME
         work.mkdir(parents=True, exist_ok=True)
@@ -183,7 +184,8 @@ def main(argv=None):
             rows.append(measure(p, a.src / p.CHECKOUT, work, a.runs))
         except (evaluate.InputError, subprocess.TimeoutExpired) as e:
             print(f"real.py: {p.NAME}: {e}", file=sys.stderr)
-            return 2
+            failed.append(p.NAME)
+            continue
         print(table(rows[-1:], a.runs), flush=True)
     text = [f"# Real programs: ilgen next to ThreadSanitizer\n",
             f"Measured by `python3 benchmarks/real/real.py --runs {a.runs}` on "
@@ -196,9 +198,11 @@ def main(argv=None):
         text.append(f"- only TSan: {fmt_errs(r.tsan_found - r.ilgen)}")
         text.extend(f"- note: {n}" for n in r.notes)
         text.append("")
+    text.extend(f"- {name}: not measured (build or run failed; see the driver's output)"
+                for name in failed)
     a.out.write_text("\n".join(text))
     print(f"wrote {a.out}")
-    return 0
+    return 2 if failed else 0
 
 
 if __name__ == "__main__":
