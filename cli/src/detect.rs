@@ -100,6 +100,9 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     let progress = Progress::for_stderr(args.progress);
     progress.begin(&format!("reading {}", dir.display()));
     let trace = TraceDir::open(&dir)?;
+    for w in ilgen_trace::format::incomplete(&trace.threads) {
+        eprintln!("ilgen: warning: {w}");
+    }
     let events: usize = trace.threads.iter().map(|t| t.events.len()).sum();
     progress.stage(&format!(
         "read {} threads, {events} events from {}",

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use ilgen_trace::ThreadId;
+use ilgen_trace::{ThreadId, NO_SITE};
 
 use crate::{Access, Deadlock, Finding, Location, Object, Race, Report, ScheduleStep, ThreadInfo};
 
@@ -170,6 +170,7 @@ fn frame(out: &mut String, l: &Location) {
             "    #0 {} {}:{}:{}",
             s.function, s.file, s.line, s.column
         ),
+        None if l.site == NO_SITE => writeln!(out, "    #0 <uninstrumented code>"),
         None => writeln!(out, "    #0 site {}", l.site),
     };
 }

@@ -6,8 +6,10 @@
 
 pub(crate) mod barrier;
 pub(crate) mod cond;
+pub(crate) mod interpose;
 pub(crate) mod memory;
 pub(crate) mod mutex;
+pub(crate) mod once;
 pub(crate) mod rwlock;
 pub(crate) mod sem;
 pub(crate) mod spin;

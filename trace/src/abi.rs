@@ -37,20 +37,27 @@ pub const WRAPPED_CALLS: &[&str] = &[
     "pthread_mutex_lock",
     "pthread_mutex_trylock",
     "pthread_mutex_timedlock",
+    "pthread_mutex_clocklock",
     "pthread_mutex_unlock",
     "pthread_rwlock_rdlock",
     "pthread_rwlock_wrlock",
     "pthread_rwlock_tryrdlock",
     "pthread_rwlock_trywrlock",
+    "pthread_rwlock_timedrdlock",
+    "pthread_rwlock_timedwrlock",
+    "pthread_rwlock_clockrdlock",
+    "pthread_rwlock_clockwrlock",
     "pthread_rwlock_unlock",
     "pthread_cond_wait",
     "pthread_cond_timedwait",
+    "pthread_cond_clockwait",
     "pthread_cond_signal",
     "pthread_cond_broadcast",
     "pthread_barrier_wait",
     "pthread_spin_lock",
     "pthread_spin_trylock",
     "pthread_spin_unlock",
+    "pthread_once",
     "sem_wait",
     "sem_trywait",
     "sem_post",
@@ -76,9 +83,38 @@ pub const WRAPPED_CALLS: &[&str] = &[
     "strndup",
 ];
 
+/// Of [`WRAPPED_CALLS`], the pthread calls that code the pass never saw makes too: libstdc++'s
+/// `std::thread`, `std::condition_variable` and `std::call_once` call them from the library's own
+/// code (`nm -D --undefined-only libstdc++.so.6`). The runtime defines `__wrap_NAME(ARGS...)` for
+/// each, the same as `__ilgen_wrap_NAME(ARGS..., NULL)`, and reaches the real function through
+/// `__real_NAME` or, failing that, `dlsym(RTLD_NEXT)`. `ilgen cc` routes the calls there: a
+/// static link with `--wrap=NAME` (which reaches archive members such as libstdc++.a's), a dynamic
+/// one with `--defsym=NAME=__wrap_NAME` (the executable's definition wins over libc.so's).
+pub const INTERPOSED_CALLS: &[&str] = &[
+    "pthread_create",
+    "pthread_join",
+    "pthread_detach",
+    "pthread_mutex_lock",
+    "pthread_mutex_unlock",
+    "pthread_rwlock_rdlock",
+    "pthread_rwlock_wrlock",
+    "pthread_rwlock_unlock",
+    "pthread_cond_wait",
+    "pthread_cond_signal",
+    "pthread_cond_broadcast",
+    "pthread_once",
+];
+
+/// Prefix of the runtime's definition of an interposed call (the linker's `--wrap` convention).
+pub const INTERPOSER_PREFIX: &str = "__wrap_";
+
 /// Of [`WRAPPED_CALLS`], the ones that make a loop a wait loop (their first argument is the
 /// condition variable).
-pub const COND_WAIT_CALLS: &[&str] = &["pthread_cond_wait", "pthread_cond_timedwait"];
+pub const COND_WAIT_CALLS: &[&str] = &[
+    "pthread_cond_wait",
+    "pthread_cond_timedwait",
+    "pthread_cond_clockwait",
+];
 
 /// Where a formatting function of [`FORMATTED_CALLS`] takes its destination buffer and its
 /// length bound (argument indices).
@@ -150,7 +186,61 @@ pub fn wrapper_name(call: &str) -> String {
     format!("{WRAPPER_PREFIX}{call}")
 }
 
+/// The linker flags that route the calls of [`INTERPOSED_CALLS`] made outside instrumented code
+/// to the runtime: `static_link` is whether the executable is linked `-static`. `-u` keeps the
+/// runtime's and the C library's archive members in even when only a library later on the line
+/// calls them.
+pub fn interpose_link_flags(static_link: bool) -> Vec<String> {
+    let mut flags = Vec::with_capacity(INTERPOSED_CALLS.len() * 3);
+    for name in INTERPOSED_CALLS {
+        let wrap = format!("{INTERPOSER_PREFIX}{name}");
+        if static_link {
+            flags.push(format!("-Wl,--wrap={name}"));
+            flags.push(format!("-Wl,-u,{name}"));
+        } else {
+            flags.push(format!("-Wl,--defsym={name}={wrap}"));
+        }
+        flags.push(format!("-Wl,-u,{wrap}"));
+    }
+    flags
+}
+
 /// Whether the pass rewrites calls to `name`, and so never instruments them as plain calls.
 pub fn is_wrapped(name: &str) -> bool {
     WRAPPED_CALLS.contains(&name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interposed_calls_are_wrapped_calls_too() {
+        for name in INTERPOSED_CALLS {
+            assert!(is_wrapped(name), "{name} has no __ilgen_wrap_ form");
+        }
+    }
+
+    #[test]
+    fn link_flags_wrap_static_links_and_define_the_symbol_in_dynamic_ones() {
+        let st = interpose_link_flags(true);
+        assert_eq!(
+            st[..3],
+            [
+                "-Wl,--wrap=pthread_create",
+                "-Wl,-u,pthread_create",
+                "-Wl,-u,__wrap_pthread_create"
+            ]
+        );
+        let dy = interpose_link_flags(false);
+        assert_eq!(
+            dy[..2],
+            [
+                "-Wl,--defsym=pthread_create=__wrap_pthread_create",
+                "-Wl,-u,__wrap_pthread_create"
+            ]
+        );
+        assert_eq!(st.len(), 3 * INTERPOSED_CALLS.len());
+        assert_eq!(dy.len(), 2 * INTERPOSED_CALLS.len());
+    }
 }

@@ -14,20 +14,13 @@ use std::ffi::c_void;
 
 use ilgen_trace::{SyncOp, ThreadId, NO_THREAD};
 
+use crate::intercept::interpose::real::{pthread_create, pthread_detach, pthread_join};
 use crate::{record, registry, replay, runtime, thread};
 
-type StartRoutine = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
+pub(crate) type StartRoutine = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
 
 extern "C-unwind" {
-    fn pthread_create(
-        thread: *mut libc::pthread_t,
-        attr: *const libc::pthread_attr_t,
-        start: StartRoutine,
-        arg: *mut c_void,
-    ) -> libc::c_int;
-    fn pthread_join(thread: libc::pthread_t, retval: *mut *mut c_void) -> libc::c_int;
     fn pthread_exit(retval: *mut c_void) -> !;
-    fn pthread_detach(thread: libc::pthread_t) -> libc::c_int;
 }
 
 /// What the trampoline needs to set the child up; boxed by the parent, freed by the child.
@@ -90,7 +83,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
     };
     let Some((parent, child_index, tid)) = ids else {
         // SAFETY: the program's own call.
-        return unsafe { pthread_create(thread, attr, start, arg) };
+        return unsafe { pthread_create(thread, attr, Some(start), arg) };
     };
     let child = Box::into_raw(Box::new(Child {
         start,
@@ -101,7 +94,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
     }));
     let fork = record::sync::now(site, SyncOp::Fork { child: tid });
     // SAFETY: the program's call, with our trampoline and its boxed argument.
-    let rc = unsafe { pthread_create(thread, attr, trampoline, child as *mut c_void) };
+    let rc = unsafe { pthread_create(thread, attr, Some(trampoline), child as *mut c_void) };
     if rc != 0 {
         record::sync::retract(fork);
         // SAFETY: no thread was created, so the box is still ours.
