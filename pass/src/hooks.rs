@@ -25,6 +25,7 @@ pub struct Hooks {
     pub wait_loop_enter: Hook,
     pub wait_loop_exit: Hook,
     pub printf_written: Hook,
+    pub main_return: Hook,
     pub ptr_ty: LLVMTypeRef,
     pub i64_ty: LLVMTypeRef,
 }
@@ -46,6 +47,9 @@ impl Hooks {
             // void (void *buf, uint64_t max, int64_t ret, const void *site)
             let mut written = [ptr_ty, i64_ty, i64_ty, ptr_ty];
             let written_ty = LLVMFunctionType(void_ty, written.as_mut_ptr(), 4, 0);
+            // void (const void *site)
+            let mut site = [ptr_ty];
+            let site_ty = LLVMFunctionType(void_ty, site.as_mut_ptr(), 1, 0);
             let decl = |name: &str, ty| Hook {
                 ty,
                 func: get_or_declare(module, name, ty),
@@ -58,6 +62,7 @@ impl Hooks {
                 wait_loop_enter: decl(abi::WAIT_LOOP_ENTER, marker_ty),
                 wait_loop_exit: decl(abi::WAIT_LOOP_EXIT, marker_ty),
                 printf_written: decl(abi::PRINTF_WRITTEN, written_ty),
+                main_return: decl(abi::MAIN_RETURN, site_ty),
                 ptr_ty,
                 i64_ty,
             }
@@ -74,6 +79,7 @@ impl Hooks {
             self.wait_loop_enter,
             self.wait_loop_exit,
             self.printf_written,
+            self.main_return,
         ] {
             // SAFETY: live function declarations created or found by `declare`.
             unsafe {

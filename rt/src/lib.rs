@@ -18,7 +18,8 @@
 //! - `sites`: site pointer → site id (with the C shim `sites.c`);
 //! - `intercept/`: what the pass's calls land on: `memory` (access hooks, wait-loop markers),
 //!   `strings` (libc memory and string wrappers as byte ranges), `threads`, `mutex`, `rwlock`,
-//!   `cond`, `barrier`, `spin`, `sem` (the pthread wrappers, one family per file) and `testonly`
+//!   `cond`, `barrier`, `spin`, `sem` (the pthread wrappers, one family per file), `exit`
+//!   (`exit`, `quick_exit`, the return from `main`: the exit grace and `Exit`) and `testonly`
 //!   (the unrecorded test barrier of `tests/include/ilgen_test.h`).
 //!
 //! `record/`, from the hook to the file:
@@ -26,7 +27,7 @@
 //! - `cache`: the per-thread segment cache;
 //! - `writer`: the mmap'd thread file;
 //! - `meta`: `meta.json`;
-//! - `finish`: exit, fatal signals and fork.
+//! - `finish`: exit (with the exit grace), fatal signals and fork.
 //!
 //! `replay/` plugs in where record mode finds no recording thread (`thread::current` is `None`):
 //! `record::sync` hands each operation to `replay::sync`, the access hooks hand each access to
