@@ -176,7 +176,8 @@ pub const TABLE: &[OptionSpec] = &[
         name: "exit_grace_ms",
         default: "200",
         help: "at exit(), quick_exit() or main's return, the other threads may run this long \
-               (less when all of them are blocked or ended) so what they do is recorded; 0: off",
+               (less when all of them are blocked or ended) so what they do is recorded (replay: \
+               after the exit's turn); 0: off",
         set: |o, v| {
             o.exit_grace_ms = parse_num(v, 0, 60_000)?;
             Ok(())

@@ -50,7 +50,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use ilgen_trace::SyncOp;
 
-use crate::{record, registry, runtime, thread};
+use crate::{record, registry, replay, runtime, thread};
 
 /// Signals whose default action ends the process and that the runtime handles.
 const FATAL: [libc::c_int; 5] = [
@@ -87,17 +87,26 @@ extern "C" {
 }
 
 /// The process is ending on the calling thread at `site` (`exit()`, `quick_exit()`, the return
-/// from `main`): the exit grace when it records, then `Exit` (replay: its turn in the schedule).
+/// from `main`): the exit grace when it records, then `Exit`. Replay: `Exit` takes its turn in the
+/// schedule, then the same grace (by the replay threads' status), so that the steps the schedule
+/// let the others reach (the racing access right after its last step) are taken before the end.
 pub(crate) fn exiting(site: *const libc::c_void) {
     if let (Some(rt), Some(_)) = (runtime::get(), thread::current_if_live()) {
-        grace(u64::from(rt.options.exit_grace_ms));
+        grace(u64::from(rt.options.exit_grace_ms), others_blocked);
     }
     record::sync::now(site, SyncOp::Exit);
+    if let Some(r) = replay::gate::get() {
+        grace(
+            u64::from(r.options.exit_grace_ms),
+            replay::thread::others_blocked,
+        );
+    }
 }
 
 /// Lets the other threads run for up to `ms` milliseconds, less once they are all blocked or
-/// ended and none has moved for [`SETTLED_MS`].
-fn grace(ms: u64) {
+/// ended and none has moved for [`SETTLED_MS`]. `others_blocked` says when no other thread can
+/// run: how many are live, and a count that changes whenever one of them moves.
+fn grace(ms: u64, others_blocked: fn() -> Option<(u64, u64)>) {
     let deadline = now_ms() + ms;
     let mut still: Option<(u64, u64)> = None;
     while now_ms() < deadline {
