@@ -19,9 +19,10 @@
 //!   resolvers of the real pthread functions);
 //! - `intercept/`: what the pass's calls land on: `memory` (access hooks, wait-loop markers),
 //!   `strings` (libc memory and string wrappers as byte ranges), `threads`, `mutex`, `rwlock`,
-//!   `cond`, `barrier`, `spin`, `sem`, `once` (the pthread wrappers, one family per file),
-//!   `interpose` (the real pthread functions, and the `__wrap_*` entry points of the pthread calls
-//!   of uninstrumented code such as libstdc++) and `testonly` (the unrecorded test barrier of
+//!   `cond`, `barrier`, `spin`, `sem`, `once` (the pthread wrappers, one family per file), `exit`
+//!   (`exit`, `quick_exit`, the return from `main`: the exit grace and `Exit`), `interpose` (the
+//!   real pthread functions, and the `__wrap_*` entry points of the pthread calls of
+//!   uninstrumented code such as libstdc++) and `testonly` (the unrecorded test barrier of
 //!   `tests/include/ilgen_test.h`).
 //!
 //! `record/`, from the hook to the file:
@@ -29,7 +30,7 @@
 //! - `cache`: the per-thread segment cache;
 //! - `writer`: the mmap'd thread file;
 //! - `meta`: `meta.json`;
-//! - `finish`: exit, fatal signals and fork.
+//! - `finish`: exit (with the exit grace), fatal signals and fork.
 //!
 //! `replay/` plugs in where record mode finds no recording thread (`thread::current` is `None`):
 //! `record::sync` hands each operation to `replay::sync`, the access hooks hand each access to

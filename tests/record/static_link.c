@@ -34,6 +34,7 @@ int main(void) {
 // CHECK-NEXT: T0 read t size=8 at {{.*}}static_link.c:23:{{[0-9]+}} main
 // CHECK-NEXT: T0 join T1 seq={{[0-9]+}} at {{.*}}static_link.c:23:3 main
 // CHECK-NEXT: T0 read shared size=4 at {{.*}}static_link.c:24:{{[0-9]+}} main
+// CHECK-NEXT: T0 exit seq={{[0-9]+}} at {{.*}}static_link.c:24:3 main
 // CHECK-NEXT: T0 lock object_mutex seq={{[0-9]+}}{{$}}
 // CHECK-NEXT: T0 unlock object_mutex seq={{[0-9]+}}{{$}}
 // CHECK-NEXT: T1 thread parent=T0 child=0

@@ -10,6 +10,7 @@
 //! void __ilgen_atomic_write(const void *addr, uint64_t size, const void *site);  // store, RMW, cmpxchg
 //! void __ilgen_wait_loop_enter(const void *cond, const void *site);
 //! void __ilgen_wait_loop_exit(const void *cond, const void *site);
+//! void __ilgen_main_return(const void *site);        // before every return of `main`
 //! R __ilgen_wrap_NAME(ARGS..., const void *site);   // for every NAME in WRAPPED_CALLS
 //! // right after every call in FORMATTED_CALLS: `max` is its length argument, or UINT64_MAX
 //! void __ilgen_printf_written(void *buf, uint64_t max, int64_t ret, const void *site);
@@ -22,14 +23,18 @@ pub const ATOMIC_WRITE: &str = "__ilgen_atomic_write";
 pub const WAIT_LOOP_ENTER: &str = "__ilgen_wait_loop_enter";
 pub const WAIT_LOOP_EXIT: &str = "__ilgen_wait_loop_exit";
 pub const PRINTF_WRITTEN: &str = "__ilgen_printf_written";
+pub const MAIN_RETURN: &str = "__ilgen_main_return";
 
 /// Prefix of every symbol the runtime defines; the pass never instruments such functions.
 pub const RUNTIME_PREFIX: &str = "__ilgen_";
 pub const WRAPPER_PREFIX: &str = "__ilgen_wrap_";
 
-/// Calls the pass rewrites into `__ilgen_wrap_NAME(args..., site)`: the pthread API (always, as
-/// sync events) and the libc memory and string functions (as the byte ranges they read and write).
+/// Calls the pass rewrites into `__ilgen_wrap_NAME(args..., site)`: the pthread API and the
+/// process exits of [`EXIT_CALLS`] (always, as sync events) and the libc memory and string
+/// functions (as the byte ranges they read and write).
 pub const WRAPPED_CALLS: &[&str] = &[
+    "exit",
+    "quick_exit",
     "pthread_create",
     "pthread_join",
     "pthread_exit",
@@ -107,6 +112,10 @@ pub const INTERPOSED_CALLS: &[&str] = &[
 
 /// Prefix of the runtime's definition of an interposed call (the linker's `--wrap` convention).
 pub const INTERPOSER_PREFIX: &str = "__wrap_";
+
+/// Of [`WRAPPED_CALLS`], the ones that end the process and are recorded as `SyncOp::Exit` (not
+/// `_exit`/`_Exit`, which run no exit handler and flush nothing).
+pub const EXIT_CALLS: &[&str] = &["exit", "quick_exit"];
 
 /// Of [`WRAPPED_CALLS`], the ones that make a loop a wait loop (their first argument is the
 /// condition variable).

@@ -20,6 +20,7 @@
 //!
 //! Versions (bump [`FORMAT_VERSION`] on any change; old traces are refused with a message):
 //! - 1: first format.
+//! - 2: `SyncOp::Exit`, the end of the process on the exiting thread (appended to the enum).
 
 use std::fmt;
 use std::fs;
@@ -30,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::event::{Access, AccessKind, Event, SyncOp, ThreadId, NO_THREAD};
 use crate::meta::Meta;
 
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 pub const THREAD_MAGIC: [u8; 8] = *b"ILGENTHR";
 /// Upper bound of one encoded record, length byte included.
 pub const MAX_RECORD: usize = 64;

@@ -45,6 +45,7 @@ unsafe extern "C-unwind" fn trampoline(raw: *mut c_void) -> *mut c_void {
     } = unsafe { *Box::from_raw(raw as *mut Child) };
     if let Some(rt) = runtime::get() {
         thread::start(rt, tid, parent, child_index, false);
+        thread::child_started();
     } else {
         replay::thread::start(tid, parent, child_index);
     }
@@ -97,6 +98,9 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
     let rc = unsafe { pthread_create(thread, attr, Some(trampoline), child as *mut c_void) };
     if rc != 0 {
         record::sync::retract(fork);
+        if runtime::get().is_some() {
+            thread::child_started();
+        }
         // SAFETY: no thread was created, so the box is still ours.
         drop(unsafe { Box::from_raw(child) });
         return rc;

@@ -153,7 +153,8 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         SyncOp::Start
         | SyncOp::Detach { .. }
         | SyncOp::WaitLoopEnter { .. }
-        | SyncOp::WaitLoopExit { .. } => {}
+        | SyncOp::WaitLoopExit { .. }
+        | SyncOp::Exit => {}
     }
 }
 
