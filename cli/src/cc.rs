@@ -10,6 +10,8 @@ use std::env;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
+use ilgen_trace::abi;
+
 use crate::error::CliError;
 
 pub const PLUGIN: &str = "libilgen_pass.so";
@@ -97,6 +99,8 @@ struct Mode {
     links_executable: bool,
     /// The user chose the debug info level (any `-g...`).
     has_debug_flag: bool,
+    /// `-static` or `-static-pie`: libc.a's allocator cannot be replaced by symbol, only wrapped.
+    static_link: bool,
 }
 
 /// Options whose value is the next argument: that argument is no input file.
@@ -210,6 +214,8 @@ fn classify(args: &[OsString]) -> Mode {
             no_link = true;
         } else if a.starts_with("-g") {
             mode.has_debug_flag = true;
+        } else if a == "-static" || a == "-static-pie" {
+            mode.static_link = true;
         } else if a.starts_with("-x") {
             language_forced = true;
         } else if a == "-" {
@@ -253,8 +259,21 @@ pub fn clang_args(tools: &Tools, user: &[OsString]) -> Vec<OsString> {
         // threads, dlsym (to reach the real functions it wraps) and libm.
         out.push(tools.runtime.clone().into_os_string());
         out.extend(["-lpthread", "-ldl", "-lm"].map(OsString::from));
+        if mode.static_link {
+            out.push(static_heap_wraps().into());
+        }
     }
     out
+}
+
+/// `-Wl,--wrap=malloc,...`: in a static link, libc.a defines the malloc family strongly, so the
+/// runtime reaches every call of it (libc's own included) as `__wrap_NAME` (see `rt/src/heap.c`).
+fn static_heap_wraps() -> String {
+    let wraps: Vec<String> = abi::HEAP_CALLS
+        .iter()
+        .map(|name| format!("--wrap={name}"))
+        .collect();
+    format!("-Wl,{}", wraps.join(","))
 }
 
 /// Replaces this process with clang; returns only if that fails.
@@ -339,6 +358,22 @@ mod tests {
             render("a.o b.o -o prog"),
             "a.o b.o -o prog /x/libilgen_rt.a -lpthread -ldl -lm"
         );
+    }
+
+    #[test]
+    fn static_links_wrap_the_malloc_family_and_dynamic_ones_do_not() {
+        let out = render("-static a.c -o a");
+        assert!(
+            out.ends_with(
+                "/x/libilgen_rt.a -lpthread -ldl -lm -Wl,--wrap=malloc,--wrap=calloc,\
+                 --wrap=realloc,--wrap=reallocarray,--wrap=memalign,--wrap=aligned_alloc,\
+                 --wrap=posix_memalign,--wrap=valloc,--wrap=pvalloc,--wrap=free"
+            ),
+            "{out}"
+        );
+        assert!(render("-static-pie a.o -o a").contains("--wrap=free"));
+        assert!(!render("a.c -o a").contains("--wrap"));
+        assert!(!render("-static -c a.c").contains("--wrap"));
     }
 
     #[test]

@@ -465,6 +465,7 @@ mod tests {
             addr: 0x10,
             size: 4,
             site,
+            free: false,
         };
         ReplayRun {
             pid: 42,

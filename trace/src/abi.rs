@@ -10,7 +10,7 @@
 //! void __ilgen_atomic_write(const void *addr, uint64_t size, const void *site);  // store, RMW, cmpxchg
 //! void __ilgen_wait_loop_enter(const void *cond, const void *site);
 //! void __ilgen_wait_loop_exit(const void *cond, const void *site);
-//! R __ilgen_wrap_NAME(ARGS..., const void *site);   // for every NAME in WRAPPED_CALLS
+//! R __ilgen_wrap_NAME(ARGS..., const void *site);   // every NAME that `is_wrapped`
 //! // right after every call in FORMATTED_CALLS: `max` is its length argument, or UINT64_MAX
 //! void __ilgen_printf_written(void *buf, uint64_t max, int64_t ret, const void *site);
 //! ```
@@ -28,7 +28,8 @@ pub const RUNTIME_PREFIX: &str = "__ilgen_";
 pub const WRAPPER_PREFIX: &str = "__ilgen_wrap_";
 
 /// Calls the pass rewrites into `__ilgen_wrap_NAME(args..., site)`: the pthread API (always, as
-/// sync events) and the libc memory and string functions (as the byte ranges they read and write).
+/// sync events) and the libc memory and string functions (as the byte ranges they read and write);
+/// so are [`HEAP_CALLS`] and [`NEW_DELETE_CALLS`] (to give their heap events a site).
 pub const WRAPPED_CALLS: &[&str] = &[
     "pthread_create",
     "pthread_join",
@@ -74,6 +75,48 @@ pub const WRAPPED_CALLS: &[&str] = &[
     "strstr",
     "strdup",
     "strndup",
+];
+
+/// The malloc family, which the runtime replaces (`rt/src/heap.c`): every allocation of the
+/// process, libc's own included, becomes a heap event. A `-static` link reaches the replacement
+/// through `-Wl,--wrap=NAME` for each of these (libc.a defines them strongly); `ilgen cc` adds it.
+/// The pass's wrappers of these calls (and of operator new/delete) only pass the site on.
+pub const HEAP_CALLS: &[&str] = &[
+    "malloc",
+    "calloc",
+    "realloc",
+    "reallocarray",
+    "memalign",
+    "aligned_alloc",
+    "posix_memalign",
+    "valloc",
+    "pvalloc",
+    "free",
+];
+
+/// C++'s operator new and delete, all variants (array, sized, aligned, nothrow): wrapped for the
+/// site only, since libstdc++ implements them on the malloc family.
+pub const NEW_DELETE_CALLS: &[&str] = &[
+    "_Znwm",
+    "_Znam",
+    "_ZnwmRKSt9nothrow_t",
+    "_ZnamRKSt9nothrow_t",
+    "_ZnwmSt11align_val_t",
+    "_ZnamSt11align_val_t",
+    "_ZnwmSt11align_val_tRKSt9nothrow_t",
+    "_ZnamSt11align_val_tRKSt9nothrow_t",
+    "_ZdlPv",
+    "_ZdaPv",
+    "_ZdlPvm",
+    "_ZdaPvm",
+    "_ZdlPvRKSt9nothrow_t",
+    "_ZdaPvRKSt9nothrow_t",
+    "_ZdlPvSt11align_val_t",
+    "_ZdaPvSt11align_val_t",
+    "_ZdlPvmSt11align_val_t",
+    "_ZdaPvmSt11align_val_t",
+    "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+    "_ZdaPvSt11align_val_tRKSt9nothrow_t",
 ];
 
 /// Of [`WRAPPED_CALLS`], the ones that make a loop a wait loop (their first argument is the
@@ -150,7 +193,10 @@ pub fn wrapper_name(call: &str) -> String {
     format!("{WRAPPER_PREFIX}{call}")
 }
 
-/// Whether the pass rewrites calls to `name`, and so never instruments them as plain calls.
+/// Whether the pass rewrites calls to `name` (of [`WRAPPED_CALLS`], [`HEAP_CALLS`] or
+/// [`NEW_DELETE_CALLS`]), and so never instruments them as plain calls.
 pub fn is_wrapped(name: &str) -> bool {
-    WRAPPED_CALLS.contains(&name)
+    [WRAPPED_CALLS, HEAP_CALLS, NEW_DELETE_CALLS]
+        .iter()
+        .any(|list| list.contains(&name))
 }

@@ -146,6 +146,9 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                     continue;
                 }
                 Event::Sync(s) => s,
+                // Object lifetimes are not modelled yet: a heap event neither ends the segment
+                // nor orders anything (replay resets its shadow at allocation).
+                Event::Heap(_) => continue,
             };
             segment.clear();
             let at = (t, index);
@@ -433,7 +436,7 @@ fn syncs(traces: &[ThreadTrace]) -> impl Iterator<Item = (At, &ilgen_trace::Sync
                     },
                     s,
                 )),
-                Event::Access(_) => None,
+                Event::Access(_) | Event::Heap(_) => None,
             })
     })
 }
