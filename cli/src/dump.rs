@@ -32,7 +32,8 @@ use ilgen_trace::{
     NO_THREAD,
 };
 
-use crate::binary::Binary;
+use ilgen_binary::Binary;
+
 use crate::error::CliError;
 
 /// Default parent of trace directories, as the runtime names them (`<binary>-<pid>`).
@@ -272,6 +273,7 @@ mod tests {
             binary_hash: "0".into(),
             load_base: 0,
             started_unix_ms: 0,
+            chaos_seed: None,
             end,
         }
     }

@@ -14,11 +14,13 @@
 //! crate's syntax tree, and maps counterexamples (event names) back.
 
 pub mod ast;
+mod check_error;
 pub mod explore;
 pub mod fdr;
 mod lex;
 mod lts;
 pub mod parse;
+mod parse_error;
 pub mod print;
 pub mod typecheck;
 

@@ -5,6 +5,9 @@
 //! its kind needs. New variants go at the end of each enum: the encoding numbers them in order.
 //! Object identities (mutex, condition variable, ...) are the addresses the program used in this
 //! run; the analyzer matches objects across runs by each thread's operation count, not by address.
+//!
+//! The variant order of every enum here is frozen (it is the on-disk variant index): append new
+//! variants at the end, bump `format::FORMAT_VERSION`, and add their row to `tests/golden.rs`.
 
 use serde::{Deserialize, Serialize};
 

@@ -28,6 +28,10 @@ pub struct Meta {
     /// recorded address to look the address up in the executable's symbol table.
     pub load_base: u64,
     pub started_unix_ms: u64,
+    /// The `chaos=SEED` the run was perturbed with (`None`: not perturbed); the same seed makes
+    /// the same perturbation decisions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chaos_seed: Option<u64>,
     /// `None` while the process runs, and after it was killed by a signal it could not catch.
     pub end: Option<RunEnd>,
 }
@@ -71,6 +75,7 @@ mod tests {
             binary_hash: "00".into(),
             load_base: 0x5555_0000,
             started_unix_ms: 0,
+            chaos_seed: Some(7),
             end: Some(RunEnd::Signal { signal: 15 }),
         };
         let json = m.to_json();

@@ -32,7 +32,7 @@ fn cstring(p: &Path) -> std::io::Result<CString> {
 }
 
 /// What the process is: collected once at start-up.
-fn collect(pid: u32, cwd: &Path) -> Meta {
+fn collect(pid: u32, cwd: &Path, chaos_seed: Option<u64>) -> Meta {
     let argv = std::fs::read("/proc/self/cmdline")
         .map(|b| {
             b.split(|&c| c == 0)
@@ -58,6 +58,7 @@ fn collect(pid: u32, cwd: &Path) -> Meta {
         binary_hash,
         load_base: load_base(),
         started_unix_ms,
+        chaos_seed,
         end: None,
     }
 }
@@ -84,8 +85,13 @@ pub(crate) fn load_base() -> u64 {
 
 impl MetaFile {
     /// Collects the metadata, writes `dir/meta.json` and prepares the end-time versions.
-    pub fn start(dir: &Path, pid: u32, cwd: &Path) -> std::io::Result<MetaFile> {
-        let mut meta = collect(pid, cwd);
+    pub fn start(
+        dir: &Path,
+        pid: u32,
+        cwd: &Path,
+        chaos_seed: Option<u64>,
+    ) -> std::io::Result<MetaFile> {
+        let mut meta = collect(pid, cwd, chaos_seed);
         let path = dir.join(META_FILE);
         let tmp = dir.join(format!("{META_FILE}.tmp"));
         std::fs::write(&tmp, meta.to_json())?;
@@ -190,7 +196,7 @@ mod tests {
     fn start_then_signal_and_exit_rewrites_read_back() {
         let dir = std::env::temp_dir().join(format!("ilgen-rt-meta-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let m = MetaFile::start(&dir, 4242, Path::new("/somewhere")).unwrap();
+        let m = MetaFile::start(&dir, 4242, Path::new("/somewhere"), None).unwrap();
         let read = Meta::read(&dir).unwrap();
         assert_eq!(read.pid, 4242);
         assert_eq!(read.end, None);
