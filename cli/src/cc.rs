@@ -101,6 +101,8 @@ struct Mode {
     has_debug_flag: bool,
     /// `-static` or `-static-pie`: libc.a's allocator cannot be replaced by symbol, only wrapped.
     static_link: bool,
+    /// `-x LANG` was given: it applies to every later input, the runtime archive included.
+    language_forced: bool,
 }
 
 /// Options whose value is the next argument: that argument is no input file.
@@ -231,6 +233,7 @@ fn classify(args: &[OsString]) -> Mode {
     }
     // With `-x LANG`, any input may be a source file whatever its name.
     mode.compiles |= inputs == 0 || (language_forced && inputs > 0);
+    mode.language_forced = language_forced;
     mode.links_executable = !no_link && inputs > 0;
     mode
 }
@@ -256,7 +259,11 @@ pub fn clang_args(tools: &Tools, user: &[OsString]) -> Vec<OsString> {
     out.extend(user.iter().cloned());
     if mode.links_executable {
         // After the user's objects, so that the archive resolves their hooks; the runtime needs
-        // threads, dlsym (to reach the real functions it wraps) and libm.
+        // threads, dlsym (to reach the real functions it wraps) and libm. After `-x c++` the
+        // archive would be read as C++ source: `-x none` gives it back its kind.
+        if mode.language_forced {
+            out.extend(["-x", "none"].map(OsString::from));
+        }
         out.push(tools.runtime.clone().into_os_string());
         out.extend(["-lpthread", "-ldl", "-lm"].map(OsString::from));
         if mode.static_link {
@@ -389,6 +396,7 @@ mod tests {
         assert!(!render("-o a.c").contains("rt.a"));
         assert!(render("-x c - -o a").contains("-fpass-plugin"));
         assert!(render("-x c prog.txt -o a").contains("-fpass-plugin"));
+        assert!(render("-x c++ a.c -o a").contains("a.c -o a -x none /x/libilgen_rt.a"));
     }
 
     #[test]
