@@ -10,6 +10,7 @@ pub(crate) mod cond;
 pub(crate) mod heap;
 pub(crate) mod memory;
 pub(crate) mod mutex;
+pub(crate) mod once;
 pub(crate) mod rwlock;
 pub(crate) mod sem;
 pub(crate) mod spin;

@@ -19,9 +19,9 @@
 //! - `sites`: site pointer → site id (with the C shim `sites.c`);
 //! - `intercept/`: what the pass's calls land on: `memory` (access hooks, wait-loop markers),
 //!   `strings` (libc memory and string wrappers as byte ranges), `heap` (allocations and frees
-//!   that `heap.c`, the replaced malloc family, reports; thread stacks), `threads`, `mutex`, `rwlock`,
-//!   `cond`, `barrier`, `spin`, `sem` (the pthread wrappers, one family per file) and `testonly`
-//!   (the unrecorded test barrier of `tests/include/ilgen_test.h`).
+//!   that `heap.c`, the replaced malloc family, reports; thread stacks), `threads`, `mutex`,
+//!   `rwlock`, `cond`, `barrier`, `spin`, `sem`, `once` (the pthread wrappers, one family per
+//!   file) and `testonly` (the unrecorded test barrier of `tests/include/ilgen_test.h`).
 //!
 //! `record/`, from the hook to the file:
 //! - `sync`: how every wrapper records a sync operation (now, pending, complete);

@@ -35,6 +35,7 @@ pub const WRAPPED_CALLS: &[&str] = &[
     "pthread_join",
     "pthread_exit",
     "pthread_detach",
+    "pthread_once",
     "pthread_mutex_lock",
     "pthread_mutex_trylock",
     "pthread_mutex_timedlock",
