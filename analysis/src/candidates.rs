@@ -10,7 +10,8 @@
 //! - `stats`: counts of the analysis (prepare, filter, solve).
 //! - `candidates`: in a fixed order (races by object address, then deadlocks), each with `kind`:
 //!   - `"race"`: `object` (`addr`, `len`: the shared byte range), `accesses` (two of `tid`,
-//!     `site`, `access`: `read` | `write` | `atomic_read` | `atomic_write`) and `schedule`;
+//!     `site`, `access`: `read` | `write` | `atomic_read` | `atomic_write`; a free is a `write`) and
+//!     `schedule`;
 //!   - `"deadlock"`: `blocked` (one step per blocked thread: the operation it waits in) and
 //!     `schedule`.
 //! - A `schedule` is `steps` from the start of the run, for each thread a prefix of its sync
@@ -96,6 +97,8 @@ pub enum AccessName {
     Write,
     AtomicRead,
     AtomicWrite,
+    /// The free of a block (`free`, `delete`, a moving `realloc`): a write over all of it.
+    Free,
 }
 
 impl From<AccessKind> for AccessName {
@@ -116,6 +119,7 @@ impl AccessName {
             AccessName::Write => "write",
             AccessName::AtomicRead => "atomic read",
             AccessName::AtomicWrite => "atomic write",
+            AccessName::Free => "free",
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod csp;
 pub mod error;
 pub mod filter;
 pub mod finding;
+pub mod lifetime;
 pub mod model;
 pub mod options;
 pub mod prepare;

@@ -1,10 +1,11 @@
 //! Prepare: from the per-thread files of one run to the full reorder model.
 //!
-//! Takes every [`ThreadTrace`] of a run; gives a [`Program`]: the shared objects (byte ranges
-//! that two or more threads touched, at least one of them writing, split where any access begins
-//! or ends; see [`shared_objects`]) and a [`Model`] holding, per thread, its accesses to
-//! those objects (one per object and segment) and every sync operation resolved to its model
-//! semantics:
+//! Takes every [`ThreadTrace`] of a run; gives a [`Program`]: the shared objects (byte ranges of
+//! one allocation epoch that two or more threads touched, at least one of them writing, split
+//! where any access begins or ends; see [`shared_objects`] and [`crate::lifetime`]) and a
+//! [`Model`] holding, per thread, its accesses to those objects (one per object and segment, a
+//! free being a write over its whole block at the free's site) and every sync operation resolved
+//! to its model semantics:
 //! - condition variables: each signal or broadcast is its own instance; a wait that returned is
 //!   matched to the signal that released it (seq order); a wait loop left without any wait is
 //!   ordered after the earliest earlier signal no wait or other such exit took (a signal that
@@ -25,18 +26,23 @@
 use std::collections::{BTreeSet, HashMap};
 
 use ilgen_trace::format::ThreadTrace;
-use ilgen_trace::{Event, SyncOp, ThreadId, PENDING};
+use ilgen_trace::{Access, AccessKind, Event, HeapOp, SyncOp, ThreadId, PENDING};
+
+use crate::lifetime::{event_epochs, Lifetimes};
 
 use crate::model::{
     BarrierObject, Model, ModelEvent, ModelOp, ModelThread, MutexObject, Observed, SemObject,
     SyncObjects, TryTarget, VarId, Wake,
 };
 
-/// A shared object: the bytes `[addr, addr + len)`.
+/// A shared object: the bytes `[addr, addr + len)` during one allocation epoch
+/// ([`crate::lifetime`]; [`crate::lifetime::NO_EPOCH`] outside recorded lifetimes). Objects are ordered by epoch,
+/// then address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SharedObject {
     pub addr: u64,
     pub len: u64,
+    pub epoch: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -58,7 +64,8 @@ struct At {
 }
 
 pub fn prepare(traces: &[ThreadTrace]) -> Program {
-    let vars = shared_objects(traces);
+    let lifetimes = Lifetimes::of(traces);
+    let vars = shared_objects_in(traces, &lifetimes);
     let index_of: HashMap<ThreadId, usize> = traces
         .iter()
         .enumerate()
@@ -111,17 +118,30 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
             .events
             .iter()
             .rposition(|e| matches!(e, Event::Sync(_)));
+        let epochs = event_epochs(trace, &lifetimes);
         for (index, event) in trace.events.iter().enumerate() {
             let sync = match event {
-                Event::Access(a) => {
-                    accesses_read += 1;
+                Event::Access(_) | Event::Heap(_) => {
+                    let Some(a) = memory_access(event) else {
+                        // An allocation orders nothing; a new object is a new epoch.
+                        continue;
+                    };
+                    if let Event::Heap(_) = event {
+                        // The free is its own access (its site is the one to report), after
+                        // whatever the segment did to the block before it.
+                        segment.clear();
+                    } else {
+                        accesses_read += 1;
+                    }
+                    let epoch = epochs[index];
                     let end = a.addr.saturating_add(u64::from(a.size));
-                    let first = vars.partition_point(|v| v.addr + v.len <= a.addr);
+                    let first =
+                        vars.partition_point(|v| (v.epoch, v.addr + v.len) <= (epoch, a.addr));
                     for (var, _) in vars
                         .iter()
                         .enumerate()
                         .skip(first)
-                        .take_while(|(_, v)| v.addr < end)
+                        .take_while(|(_, v)| v.epoch == epoch && v.addr < end)
                     {
                         match segment.get(&var) {
                             Some(&i) => {
@@ -435,7 +455,7 @@ fn syncs(traces: &[ThreadTrace]) -> impl Iterator<Item = (At, &ilgen_trace::Sync
                     },
                     s,
                 )),
-                Event::Access(_) => None,
+                Event::Access(_) | Event::Heap(_) => None,
             })
     })
 }
@@ -448,33 +468,55 @@ fn syncs(traces: &[ThreadTrace]) -> impl Iterator<Item = (At, &ilgen_trace::Sync
 /// elements that other threads write into one object, where they would pair with each other
 /// though they share no byte. An access spanning several objects touches each of them.
 pub fn shared_objects(traces: &[ThreadTrace]) -> Vec<SharedObject> {
-    // Sweep over boundaries: +1/-1 for each thread's merged touched ranges and written ranges.
-    // Merging per thread first makes "open touched ranges" count distinct threads. Every access's
-    // ends are boundaries too (with no count), where the shared ranges may split.
-    let mut bounds: Vec<(u64, i32, i32)> = Vec::new();
+    shared_objects_in(traces, &Lifetimes::of(traces))
+}
+
+/// The event as a memory access: an access, or a free (a write over its whole block, at its site;
+/// a block larger than an access record holds is clipped).
+fn memory_access(event: &Event) -> Option<Access> {
+    match *event {
+        Event::Access(a) => Some(a),
+        Event::Heap(h) => match h.op {
+            HeapOp::Free { addr, size } => Some(Access {
+                addr,
+                size: size.min(u64::from(u32::MAX)) as u32,
+                site: h.site,
+                kind: AccessKind::Write,
+            }),
+            HeapOp::Alloc { .. } | HeapOp::Stack { .. } => None,
+        },
+        Event::Sync(_) => None,
+    }
+}
+
+fn shared_objects_in(traces: &[ThreadTrace], lifetimes: &Lifetimes) -> Vec<SharedObject> {
+    // Sweep over boundaries, per epoch: +1/-1 for each thread's merged touched ranges and written
+    // ranges. Merging per thread first makes "open touched ranges" count distinct threads. Every
+    // access's ends are boundaries too (with no count), where the shared ranges may split.
+    let mut bounds: Vec<(u32, u64, i32, i32)> = Vec::new();
     for t in traces {
         let mut any = Vec::new();
         let mut written = Vec::new();
-        for e in &t.events {
-            if let Event::Access(a) = e {
-                let r = (a.addr, a.addr.saturating_add(u64::from(a.size)));
-                if r.0 < r.1 {
-                    any.push(r);
-                    bounds.push((r.0, 0, 0));
-                    bounds.push((r.1, 0, 0));
-                    if a.kind.is_write() {
-                        written.push(r);
-                    }
+        let epochs = event_epochs(t, lifetimes);
+        for (e, &epoch) in t.events.iter().zip(&epochs) {
+            let Some(a) = memory_access(e) else { continue };
+            let r = (epoch, a.addr, a.addr.saturating_add(u64::from(a.size)));
+            if r.1 < r.2 {
+                any.push(r);
+                bounds.push((epoch, r.1, 0, 0));
+                bounds.push((epoch, r.2, 0, 0));
+                if a.kind.is_write() {
+                    written.push(r);
                 }
             }
         }
-        for (lo, hi) in merge(any) {
-            bounds.push((lo, 1, 0));
-            bounds.push((hi, -1, 0));
+        for (epoch, lo, hi) in merge(any) {
+            bounds.push((epoch, lo, 1, 0));
+            bounds.push((epoch, hi, -1, 0));
         }
-        for (lo, hi) in merge(written) {
-            bounds.push((lo, 0, 1));
-            bounds.push((hi, 0, -1));
+        for (epoch, lo, hi) in merge(written) {
+            bounds.push((epoch, lo, 0, 1));
+            bounds.push((epoch, hi, 0, -1));
         }
     }
     bounds.sort_unstable();
@@ -482,33 +524,35 @@ pub fn shared_objects(traces: &[ThreadTrace]) -> Vec<SharedObject> {
     let (mut threads, mut writers) = (0i32, 0i32);
     let mut i = 0;
     while i < bounds.len() {
-        let addr = bounds[i].0;
-        while i < bounds.len() && bounds[i].0 == addr {
-            threads += bounds[i].1;
-            writers += bounds[i].2;
+        let (epoch, addr) = (bounds[i].0, bounds[i].1);
+        while i < bounds.len() && (bounds[i].0, bounds[i].1) == (epoch, addr) {
+            threads += bounds[i].2;
+            writers += bounds[i].3;
             i += 1;
         }
-        let Some(&(next, _, _)) = bounds.get(i) else {
+        // Every epoch's counts return to zero at its last boundary.
+        let Some(&(next_epoch, next, _, _)) = bounds.get(i) else {
             break;
         };
-        if threads >= 2 && writers >= 1 {
+        if next_epoch == epoch && threads >= 2 && writers >= 1 {
             shared.push(SharedObject {
                 addr,
                 len: next - addr,
+                epoch,
             });
         }
     }
     shared
 }
 
-/// Sorted, disjoint union of half-open ranges (touching ranges merged).
-fn merge(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+/// Sorted, disjoint union of half-open ranges of each epoch (touching ranges merged).
+fn merge(mut ranges: Vec<(u32, u64, u64)>) -> Vec<(u32, u64, u64)> {
     ranges.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::new();
-    for (lo, hi) in ranges {
+    let mut out: Vec<(u32, u64, u64)> = Vec::new();
+    for (epoch, lo, hi) in ranges {
         match out.last_mut() {
-            Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
-            _ => out.push((lo, hi)),
+            Some(last) if epoch == last.0 && lo <= last.2 => last.2 = last.2.max(hi),
+            _ => out.push((epoch, lo, hi)),
         }
     }
     out

@@ -10,6 +10,8 @@ use std::env;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
+use ilgen_trace::abi;
+
 use crate::error::CliError;
 
 pub const PLUGIN: &str = "libilgen_pass.so";
@@ -97,8 +99,10 @@ struct Mode {
     links_executable: bool,
     /// The user chose the debug info level (any `-g...`).
     has_debug_flag: bool,
-    /// `-static` or `-static-pie`: no shared library, so calls are routed at link time.
+    /// `-static` or `-static-pie`: libc.a's allocator cannot be replaced by symbol, only wrapped.
     static_link: bool,
+    /// `-x LANG` was given: it applies to every later input, the runtime archive included.
+    language_forced: bool,
 }
 
 /// Options whose value is the next argument: that argument is no input file.
@@ -229,6 +233,7 @@ fn classify(args: &[OsString]) -> Mode {
     }
     // With `-x LANG`, any input may be a source file whatever its name.
     mode.compiles |= inputs == 0 || (language_forced && inputs > 0);
+    mode.language_forced = language_forced;
     mode.links_executable = !no_link && inputs > 0;
     mode
 }
@@ -254,10 +259,17 @@ pub fn clang_args(tools: &Tools, user: &[OsString]) -> Vec<OsString> {
     out.extend(user.iter().cloned());
     if mode.links_executable {
         // After the user's objects, so that the archive resolves their hooks; the runtime needs
-        // threads, dlsym (to reach the real functions it wraps) and libm. The pthread calls of
-        // uninstrumented code (libstdc++'s std::thread) are routed to the runtime too.
+        // threads, dlsym (to reach the real functions it wraps) and libm. After `-x c++` the
+        // archive would be read as C++ source: `-x none` gives it back its kind. The pthread
+        // calls of uninstrumented code (libstdc++'s std::thread) are routed to the runtime too.
+        if mode.language_forced {
+            out.extend(["-x", "none"].map(OsString::from));
+        }
         out.push(tools.runtime.clone().into_os_string());
         out.extend(["-lpthread", "-ldl", "-lm"].map(OsString::from));
+        if mode.static_link {
+            out.push(static_heap_wraps().into());
+        }
         out.extend(
             ilgen_trace::abi::interpose_link_flags(mode.static_link)
                 .into_iter()
@@ -265,6 +277,16 @@ pub fn clang_args(tools: &Tools, user: &[OsString]) -> Vec<OsString> {
         );
     }
     out
+}
+
+/// `-Wl,--wrap=malloc,...`: in a static link, libc.a defines the malloc family strongly, so the
+/// runtime reaches every call of it (libc's own included) as `__wrap_NAME` (see `rt/src/heap.c`).
+fn static_heap_wraps() -> String {
+    let wraps: Vec<String> = abi::HEAP_CALLS
+        .iter()
+        .map(|name| format!("--wrap={name}"))
+        .collect();
+    format!("-Wl,{}", wraps.join(","))
 }
 
 /// Replaces this process with clang; returns only if that fails.
@@ -373,6 +395,23 @@ mod tests {
     }
 
     #[test]
+    fn static_links_wrap_the_malloc_family_and_dynamic_ones_do_not() {
+        let out = render("-static a.c -o a");
+        assert!(
+            out.ends_with(&format!(
+                "/x/libilgen_rt.a -lpthread -ldl -lm -Wl,--wrap=malloc,--wrap=calloc,\
+                 --wrap=realloc,--wrap=reallocarray,--wrap=memalign,--wrap=aligned_alloc,\
+                 --wrap=posix_memalign,--wrap=valloc,--wrap=pvalloc,--wrap=free {}",
+                interposed(true)
+            )),
+            "{out}"
+        );
+        assert!(render("-static-pie a.o -o a").contains("--wrap=free"));
+        assert!(!render("a.c -o a").contains("--wrap"));
+        assert!(!render("-static -c a.c").contains("--wrap"));
+    }
+
+    #[test]
     fn queries_and_shared_libraries_get_no_runtime() {
         assert!(!render("--version").contains("rt.a"));
         assert!(!render("-print-file-name=libc.so").contains("rt.a"));
@@ -385,6 +424,7 @@ mod tests {
         assert!(!render("-o a.c").contains("rt.a"));
         assert!(render("-x c - -o a").contains("-fpass-plugin"));
         assert!(render("-x c prog.txt -o a").contains("-fpass-plugin"));
+        assert!(render("-x c++ a.c -o a").contains("a.c -o a -x none /x/libilgen_rt.a"));
     }
 
     #[test]

@@ -19,6 +19,8 @@
 //! (`mutex=m`, `timed`, `timed_out`, `serial`), `acquired`/`failed` for try and timed operations.
 //! Objects are global variables by name (`counters+8`) or hex addresses; a sync event shows its
 //! sequence number, or `PENDING` when the thread was still blocked in it as the trace ended.
+//! Heap events: `alloc`, `free` or `stack` ([`HeapOp::name`]), the block's hex address,
+//! `size=` and `seq=` (`T1 free 0x5555555592a0 size=24 seq=7 at /src/jobs.c:40:5 writer`).
 
 use std::fs;
 use std::io::{self, Write};
@@ -26,7 +28,8 @@ use std::path::{Path, PathBuf};
 
 use ilgen_trace::format::ThreadTrace;
 use ilgen_trace::{
-    Access, AccessKind, Event, Meta, RunEnd, SiteId, Sync, SyncOp, TraceDir, NO_SITE, NO_THREAD,
+    Access, AccessKind, Event, Heap, Meta, RunEnd, SiteId, Sync, SyncOp, TraceDir, NO_SITE,
+    NO_THREAD,
 };
 
 use ilgen_binary::Binary;
@@ -160,6 +163,7 @@ fn write_thread(out: &mut dyn Write, thread: &ThreadTrace, names: &Names) -> io:
         let line = match event {
             Event::Access(a) => access_line(a, names),
             Event::Sync(s) => sync_line(s, names),
+            Event::Heap(h) => heap_line(h, names),
         };
         writeln!(out, "T{t} {line}")?;
     }
@@ -202,6 +206,16 @@ fn access_line(a: &Access, names: &Names) -> String {
         names.object(a.addr),
         a.size,
         names.site(a.site)
+    )
+}
+
+fn heap_line(h: &Heap, names: &Names) -> String {
+    let (addr, size) = h.op.block();
+    format!(
+        "{} {addr:#x} size={size} seq={}{}",
+        h.op.name(),
+        h.seq,
+        names.site(h.site)
     )
 }
 
@@ -250,7 +264,7 @@ fn sync_line(s: &Sync, names: &Names) -> String {
 mod tests {
     use super::*;
     use ilgen_trace::format::ThreadHeader;
-    use ilgen_trace::{FORMAT_VERSION, PENDING};
+    use ilgen_trace::{HeapOp, FORMAT_VERSION, PENDING};
 
     fn meta(end: Option<RunEnd>) -> Meta {
         Meta {
@@ -292,6 +306,14 @@ mod tests {
                             kind: AccessKind::AtomicWrite,
                         }),
                         sync(0, 4, SyncOp::Fork { child: 1 }),
+                        Event::Heap(Heap {
+                            seq: 5,
+                            site: 8,
+                            op: HeapOp::Free {
+                                addr: 0x5000,
+                                size: 24,
+                            },
+                        }),
                         sync(PENDING, 5, SyncOp::MutexLock { mutex: 0x2000 }),
                     ],
                 },
@@ -333,6 +355,7 @@ run binary=/nonexistent/a pid=42 argv=[\"./a\",\"x y\"] end=signal 15 (SIGTERM) 
 T0 thread main
 T0 atomic_write 0x1000 size=4 at site#3
 T0 fork T1 seq=0 at site#4
+T0 free 0x5000 size=24 seq=5 at site#8
 T0 lock 0x2000 PENDING at site#5
 T1 thread parent=T0 child=0
 T1 start seq=1

@@ -8,7 +8,7 @@
 //!   `failed`: one per candidate by its replay's verdict.
 //! - `findings`: confirmed, deduplicated by source lines, each with `kind`:
 //!   - `"race"`: `candidates` (numbers whose replay found it), `pid`, `replay_dir`, `current` and
-//!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write`,
+//!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write` | `free`,
 //!     `addr`, `size`, `location`), `object` (`name`, `offset`, `size` of the global, or null),
 //!     `threads`, `schedule`;
 //!   - `"deadlock"`: `candidates`, `pid`, `replay_dir`, `blocked` (`tid`, `op`, `object`,
@@ -25,7 +25,8 @@
 //!
 //! The JSON Schema is `tests/confirm/Inputs/ilgen-report.schema.json`.
 //!
-//! Versions: 1, first format; 2, `never_joined` on threads and `unjoined`.
+//! Versions: 1, first format; 2, `never_joined` on threads, `unjoined`, and the `free` access
+//! kind (a race on freed memory).
 
 use serde::Serialize;
 

@@ -196,6 +196,22 @@ pub struct Race {
     pub schedule: Vec<ScheduleStep>,
 }
 
+impl Race {
+    /// One access is the free of the block: a use (or another free) races with the free.
+    pub fn on_freed_memory(&self) -> bool {
+        [self.current.kind, self.previous.kind].contains(&AccessName::Free)
+    }
+
+    /// What the report calls it, after `WARNING: ilgen:` and `SUMMARY: ilgen:`.
+    pub fn title(&self) -> &'static str {
+        if self.on_freed_memory() {
+            "data race on freed memory"
+        } else {
+            "data race"
+        }
+    }
+}
+
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Deadlock {
     pub candidates: Vec<usize>,
@@ -349,7 +365,11 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
     for r in &o.races {
         let access = |a: &RaceAccess| Access {
             tid: a.thread.tid,
-            kind: a.kind.into(),
+            kind: if a.free {
+                AccessName::Free
+            } else {
+                a.kind.into()
+            },
             addr: a.addr,
             size: a.size,
             location: ctx.location(a.site),
@@ -501,6 +521,7 @@ mod tests {
             addr: 0x10,
             size: 4,
             site,
+            free: false,
         };
         ReplayRun {
             pid: 42,

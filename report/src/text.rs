@@ -61,7 +61,7 @@ pub fn render(report: &Report, show_all: bool) -> String {
 
 fn race(out: &mut String, r: &Race) {
     let _ = writeln!(out, "{RULE}");
-    let _ = writeln!(out, "WARNING: ilgen: data race (pid={})", r.pid);
+    let _ = writeln!(out, "WARNING: ilgen: {} (pid={})", r.title(), r.pid);
     access(out, &r.current, "");
     let _ = writeln!(out);
     access(out, &r.previous, "Previous ");
@@ -79,7 +79,8 @@ fn race(out: &mut String, r: &Race) {
     schedule(out, &r.schedule, &r.candidates, &r.replay_dir);
     let _ = writeln!(
         out,
-        "SUMMARY: ilgen: data race {}",
+        "SUMMARY: ilgen: {} {}",
+        r.title(),
         summary(&r.current.location)
     );
     let _ = writeln!(out, "{RULE}");

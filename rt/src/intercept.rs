@@ -1,5 +1,6 @@
 //! What the pass's calls land on, in both modes: the access hooks and wait-loop markers, the libc
-//! memory and string wrappers, the pthread wrappers, one family per file, and the process exits.
+//! memory and string wrappers, the heap events of the replaced malloc family, the pthread
+//! wrappers, one family per file, and the process exits.
 //!
 //! Takes the program's calls (`ilgen_trace::abi`); gives each one to `record` or `replay` by mode
 //! (`thread::current` is `None` when the process replays), after running the real call.
@@ -7,6 +8,7 @@
 pub(crate) mod barrier;
 pub(crate) mod cond;
 pub(crate) mod exit;
+pub(crate) mod heap;
 pub(crate) mod interpose;
 pub(crate) mod memory;
 pub(crate) mod mutex;

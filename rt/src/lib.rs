@@ -13,16 +13,18 @@
 //! - `runtime`: initialization (ELF constructor or first hook), options, the sequence counter;
 //! - `options`: the `ILGEN_OPTIONS` table;
 //! - `thread`: thread identity, the thread-local state, the in-runtime flag;
+//! - `alloc`: the runtime's own allocator (glibc's, past the replaced malloc family of `heap.c`);
 //! - `arch`: the architecture-specific parts (the thread-local state pointer, the report hook's registers);
 //! - `registry`: live threads and `pthread_t` handles (slow path);
 //! - `sites`: site pointer → site id (with the C shim `sites.c`; `build.rs` also generates the
 //!   resolvers of the real pthread functions);
 //! - `intercept/`: what the pass's calls land on: `memory` (access hooks, wait-loop markers),
-//!   `strings` (libc memory and string wrappers as byte ranges), `threads`, `mutex`, `rwlock`,
-//!   `cond`, `barrier`, `spin`, `sem`, `once` (the pthread wrappers, one family per file), `exit`
-//!   (`exit`, `quick_exit`, the return from `main`: the exit grace and `Exit`), `interpose` (the
-//!   real pthread functions, and the `__wrap_*` entry points of the pthread calls of
-//!   uninstrumented code such as libstdc++) and `testonly` (the unrecorded test barrier of
+//!   `strings` (libc memory and string wrappers as byte ranges), `heap` (allocations and frees
+//!   that `heap.c`, the replaced malloc family, reports; thread stacks), `threads`, `mutex`,
+//!   `rwlock`, `cond`, `barrier`, `spin`, `sem`, `once` (the pthread wrappers, one family per
+//!   file), `exit` (`exit`, `quick_exit`, the return from `main`: the exit grace and `Exit`),
+//!   `interpose` (the real pthread functions, and the `__wrap_*` entry points of the pthread calls
+//!   of uninstrumented code such as libstdc++) and `testonly` (the unrecorded test barrier of
 //!   `tests/include/ilgen_test.h`).
 //!
 //! `record/`, from the hook to the file:
@@ -43,6 +45,7 @@
 //! - `deadlock`: lock owners and the watchdog (deadlocks, steps that never come);
 //! - `report`: the report hook, the text reports and `replay-outcome.json`.
 
+mod alloc;
 mod arch;
 mod intercept;
 mod options;

@@ -75,6 +75,7 @@ int main(void) {
 // GRACE-NEXT: T1 thread parent=T0 child=0
 // GRACE:      T4 thread parent=T0 child=3
 // GRACE-NEXT: T4 start seq={{[0-9]+}}
+// GRACE-NEXT: T4 stack {{0x[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}{{$}}
 // GRACE-NEXT: T4 lock m seq={{[0-9]+}} at {{.*}}exit_unjoined_race.c:33:3 worker
 // GRACE-NEXT: T4 write data size=4 at {{.*}}exit_unjoined_race.c:34:7 worker
 // GRACE-NEXT: T4 unlock m seq={{[0-9]+}} at {{.*}}exit_unjoined_race.c:35:3 worker

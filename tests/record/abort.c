@@ -36,5 +36,6 @@ int main(void) {
 // CHECK-NEXT: T0 write by_main size=4 at {{.*}}abort.c:29:{{[0-9]+}} main
 // CHECK-NEXT: T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
+// CHECK-NEXT: T1 stack 0x{{[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}
 // CHECK-NEXT: T1 write by_worker size=4 at {{.*}}abort.c:17:{{[0-9]+}} worker
 // CHECK-NOT: {{.}}

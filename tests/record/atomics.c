@@ -38,6 +38,7 @@ int main(void) {
 
 // All accesses fall in one segment, which keeps them in first-access order.
 // CHECK:      T1 start
+// CHECK-NEXT: T1 stack 0x{{[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}
 // CHECK-NEXT: T1 atomic_write c11_store size=4 at {{.*}}atomics.c:19:{{[0-9]+}} worker
 // CHECK-NEXT: T1 atomic_read c11_load size=4 at {{.*}}atomics.c:20:{{[0-9]+}} worker
 // CHECK-NEXT: T1 atomic_write c11_fetch_add size=4 at {{.*}}atomics.c:21:{{[0-9]+}} worker
@@ -49,4 +50,4 @@ int main(void) {
 // CHECK-NEXT: T1 write plain size=4 at {{.*}}atomics.c:29:{{[0-9]+}} worker
 // CHECK-NEXT: T1 end seq={{[0-9]+}}
 // CHECK-NOT: {{.}}
-// COUNT: {{^}}12{{$}}
+// COUNT: {{^}}13{{$}}

@@ -49,6 +49,7 @@ int main() {
 // CHECK-NEXT: T0 exit seq={{[0-9]+}} at {{.*}}cxx_pthreads.cpp:40:3 main
 // CHECK-NEXT: T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
+// CHECK-NEXT: T1 stack 0x{{[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}
 // CHECK-NEXT: T1 lock counter+8 seq={{[0-9]+}} at {{.*}}cxx_pthreads.cpp:12:5 _ZN7Counter3addEl
 // CHECK-NEXT: T1 write counter size=8 at {{.*}}cxx_pthreads.cpp:13:{{[0-9]+}} _ZN7Counter3addEl
 // CHECK-NEXT: T1 unlock counter+8 seq={{[0-9]+}} at {{.*}}cxx_pthreads.cpp:14:5 _ZN7Counter3addEl

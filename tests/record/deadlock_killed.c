@@ -43,6 +43,7 @@ int main(void) {
 // CHECK-NEXT: T0 lock b PENDING at {{.*}}deadlock_killed.c:32:3 main
 // CHECK-NEXT: T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
+// CHECK-NEXT: T1 stack 0x{{[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}
 // CHECK-NEXT: T1 lock b seq={{[0-9]+}} at {{.*}}deadlock_killed.c:19:3 other
 // CHECK-NEXT: T1 lock a PENDING at {{.*}}deadlock_killed.c:21:3 other
 // CHECK-NOT: {{.}}

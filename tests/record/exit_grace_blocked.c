@@ -41,6 +41,7 @@ int main(void) {
 // CHECK-NEXT: T0 exit seq={{[0-9]+}} at {{.*}}exit_grace_blocked.c:27:3 finish
 // CHECK-NEXT: T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
+// CHECK-NEXT: T1 stack {{0x[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}{{$}}
 // CHECK-NEXT: T1 lock m seq={{[0-9]+}} at {{.*}}exit_grace_blocked.c:20:3 forever
 // CHECK-NEXT: T1 wait never mutex=m seq={{[0-9]+}} at {{.*}}exit_grace_blocked.c:21:3 forever
 // CHECK-NEXT: T1 wake never mutex=m PENDING at {{.*}}exit_grace_blocked.c:21:3 forever

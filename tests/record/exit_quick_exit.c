@@ -35,6 +35,7 @@ int main(void) {
 // CHECK-NEXT: T0 join T1 PENDING at {{.*}}exit_quick_exit.c:25:3 main
 // CHECK-NEXT: T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
+// CHECK-NEXT: T1 stack {{0x[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}{{$}}
 // CHECK-NEXT: T1 write in_worker size=4 at {{.*}}exit_quick_exit.c:16:13 worker
 // CHECK-NEXT: T1 exit seq={{[0-9]+}} at {{.*}}exit_quick_exit.c:17:3 worker
 // CHECK-NOT:  {{.}}

@@ -48,6 +48,7 @@ int main(void) {
 // CHECK-NEXT: T0 exit seq={{[0-9]+}} at {{.*}}listing1.c:36:3 main
 // CHECK-NEXT: T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
+// CHECK-NEXT: T1 stack 0x{{[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}
 // CHECK-NEXT: T1 lock m seq={{[0-9]+}} at {{.*}}listing1.c:18:3 task
 // CHECK-NEXT: T1 write x size=4 at {{.*}}listing1.c:19:{{[0-9]+}} task
 // CHECK-NEXT: T1 unlock m seq={{[0-9]+}} at {{.*}}listing1.c:20:3 task

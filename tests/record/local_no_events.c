@@ -29,6 +29,7 @@ int main(void) {
 
 // CHECK:      T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
+// CHECK-NEXT: T1 stack 0x{{[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}
 // CHECK-NEXT: T1 write result size=4 at {{.*}}local_no_events.c:18:{{[0-9]+}} worker
 // CHECK-NEXT: T1 end seq={{[0-9]+}}
 // CHECK-NOT: {{.}}

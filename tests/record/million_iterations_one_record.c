@@ -4,7 +4,7 @@
 // RUN: %ilgen cc -g -O0 -I %testinc %s -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
 // RUN: %ilgen dump %t.trace | FileCheck %s
-// Exactly four lines for the thread: its thread line, start, the one access, end.
+// Exactly five lines for the thread: its thread line, start, its stack, the one access, end.
 // RUN: %ilgen dump %t.trace | grep -c '^T1 ' | FileCheck --check-prefix=COUNT %s
 #include <pthread.h>
 
@@ -25,8 +25,9 @@ int main(void) {
 
 // CHECK:      T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
+// CHECK-NEXT: T1 stack 0x{{[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}
 // CHECK-NEXT: T1 write counter size=8 at {{.*}}million_iterations_one_record.c:16:{{[0-9]+}} spin
 // CHECK-NEXT: T1 end seq={{[0-9]+}}
 // CHECK-NOT: {{.}}
 
-// COUNT: {{^}}4{{$}}
+// COUNT: {{^}}5{{$}}

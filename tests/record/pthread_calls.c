@@ -178,6 +178,7 @@ int main(void) {
 // The loop markers carry the site of the loop (line 31) or of its wait call (line 32).
 // CHECK-NEXT: T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
+// CHECK-NEXT: T1 stack 0x{{[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}
 // CHECK-NEXT: T1 lock m seq={{[0-9]+}} at {{.*}}pthread_calls.c:29:3 waiter
 // CHECK-NEXT: T1 waitloop_enter c seq={{[0-9]+}} at {{.*}}pthread_calls.c:{{31|32}}:{{[0-9]+}} waiter
 // CHECK-NEXT: T1 read flag size=4 at {{.*}}pthread_calls.c:31:{{[0-9]+}} waiter
@@ -191,6 +192,7 @@ int main(void) {
 // CHECK-NEXT: T1 end seq={{[0-9]+}}
 // CHECK-NEXT: T2 thread parent=T0 child=1
 // CHECK-NEXT: T2 start seq={{[0-9]+}}
+// CHECK-NEXT: T2 stack 0x{{[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}
 // CHECK-NEXT: T2 end seq={{[0-9]+}}{{( at .*pthread_calls.c:39:3 exiter)?}}
 // CHECK-NEXT: T3 thread parent=T0 child=2
 // CHECK-NEXT: T3 start seq={{[0-9]+}}

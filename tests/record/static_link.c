@@ -39,6 +39,7 @@ int main(void) {
 // CHECK-NEXT: T0 unlock object_mutex seq={{[0-9]+}}{{$}}
 // CHECK-NEXT: T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
+// CHECK-NEXT: T1 stack 0x{{[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}
 // CHECK-NEXT: T1 lock m seq={{[0-9]+}} at {{.*}}static_link.c:15:3 worker
 // CHECK-NEXT: T1 write shared size=4 at {{.*}}static_link.c:16:{{[0-9]+}} worker
 // CHECK-NEXT: T1 unlock m seq={{[0-9]+}} at {{.*}}static_link.c:17:3 worker

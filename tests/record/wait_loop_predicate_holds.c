@@ -43,6 +43,7 @@ int main(void) {
 // and no wake appear between them.
 // CHECK:      T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
+// CHECK-NEXT: T1 stack 0x{{[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}
 // CHECK-NEXT: T1 lock m seq={{[0-9]+}} at {{.*}}wait_loop_predicate_holds.c:16:3 waiter
 // CHECK-NEXT: T1 waitloop_enter c seq={{[0-9]+}} at {{.*}}wait_loop_predicate_holds.c:{{17|18}}:{{[0-9]+}} waiter
 // CHECK-NEXT: T1 read ready size=4 at {{.*}}wait_loop_predicate_holds.c:17:{{[0-9]+}} waiter

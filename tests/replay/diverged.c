@@ -49,6 +49,7 @@ int main(void) {
 }
 
 // RECORDED: T1 start
+// RECORDED-NEXT: T1 stack 0x{{[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}
 // RECORDED-NEXT: T1 lock m
 
 // KIND:      ilgen: replay diverged: step 2 expects T1 operation #1 to be unlock, but it is lock (site {{[0-9]+}}) (exit status 86)

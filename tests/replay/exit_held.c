@@ -42,6 +42,7 @@ int main(void) {
 // RECORDED-NEXT: T0 exit seq={{[0-9]+}} at {{.*}}exit_held.c:37:3 main
 // RECORDED-NEXT: T1 thread parent=T0 child=0
 // RECORDED-NEXT: T1 start
+// RECORDED-NEXT: T1 stack {{0x[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}{{$}}
 // RECORDED-NEXT: T1 lock m
 // RECORDED-NEXT: T1 write data
 // RECORDED-NEXT: T1 unlock m

@@ -11,7 +11,7 @@
 //! void __ilgen_wait_loop_enter(const void *cond, const void *site);
 //! void __ilgen_wait_loop_exit(const void *cond, const void *site);
 //! void __ilgen_main_return(const void *site);        // before every return of `main`
-//! R __ilgen_wrap_NAME(ARGS..., const void *site);   // for every NAME in WRAPPED_CALLS
+//! R __ilgen_wrap_NAME(ARGS..., const void *site);   // every NAME that `is_wrapped`
 //! // right after every call in FORMATTED_CALLS: `max` is its length argument, or UINT64_MAX
 //! void __ilgen_printf_written(void *buf, uint64_t max, int64_t ret, const void *site);
 //! ```
@@ -31,7 +31,8 @@ pub const WRAPPER_PREFIX: &str = "__ilgen_wrap_";
 
 /// Calls the pass rewrites into `__ilgen_wrap_NAME(args..., site)`: the pthread API and the
 /// process exits of [`EXIT_CALLS`] (always, as sync events) and the libc memory and string
-/// functions (as the byte ranges they read and write).
+/// functions (as the byte ranges they read and write); so are [`HEAP_CALLS`] and
+/// [`NEW_DELETE_CALLS`] (to give their heap events a site).
 pub const WRAPPED_CALLS: &[&str] = &[
     "exit",
     "quick_exit",
@@ -39,6 +40,7 @@ pub const WRAPPED_CALLS: &[&str] = &[
     "pthread_join",
     "pthread_exit",
     "pthread_detach",
+    "pthread_once",
     "pthread_mutex_lock",
     "pthread_mutex_trylock",
     "pthread_mutex_timedlock",
@@ -116,6 +118,48 @@ pub const INTERPOSER_PREFIX: &str = "__wrap_";
 /// Of [`WRAPPED_CALLS`], the ones that end the process and are recorded as `SyncOp::Exit` (not
 /// `_exit`/`_Exit`, which run no exit handler and flush nothing).
 pub const EXIT_CALLS: &[&str] = &["exit", "quick_exit"];
+
+/// The malloc family, which the runtime replaces (`rt/src/heap.c`): every allocation of the
+/// process, libc's own included, becomes a heap event. A `-static` link reaches the replacement
+/// through `-Wl,--wrap=NAME` for each of these (libc.a defines them strongly); `ilgen cc` adds it.
+/// The pass's wrappers of these calls (and of operator new/delete) only pass the site on.
+pub const HEAP_CALLS: &[&str] = &[
+    "malloc",
+    "calloc",
+    "realloc",
+    "reallocarray",
+    "memalign",
+    "aligned_alloc",
+    "posix_memalign",
+    "valloc",
+    "pvalloc",
+    "free",
+];
+
+/// C++'s operator new and delete, all variants (array, sized, aligned, nothrow): wrapped for the
+/// site only, since libstdc++ implements them on the malloc family.
+pub const NEW_DELETE_CALLS: &[&str] = &[
+    "_Znwm",
+    "_Znam",
+    "_ZnwmRKSt9nothrow_t",
+    "_ZnamRKSt9nothrow_t",
+    "_ZnwmSt11align_val_t",
+    "_ZnamSt11align_val_t",
+    "_ZnwmSt11align_val_tRKSt9nothrow_t",
+    "_ZnamSt11align_val_tRKSt9nothrow_t",
+    "_ZdlPv",
+    "_ZdaPv",
+    "_ZdlPvm",
+    "_ZdaPvm",
+    "_ZdlPvRKSt9nothrow_t",
+    "_ZdaPvRKSt9nothrow_t",
+    "_ZdlPvSt11align_val_t",
+    "_ZdaPvSt11align_val_t",
+    "_ZdlPvmSt11align_val_t",
+    "_ZdaPvmSt11align_val_t",
+    "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+    "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+];
 
 /// Of [`WRAPPED_CALLS`], the ones that make a loop a wait loop (their first argument is the
 /// condition variable).
@@ -214,9 +258,12 @@ pub fn interpose_link_flags(static_link: bool) -> Vec<String> {
     flags
 }
 
-/// Whether the pass rewrites calls to `name`, and so never instruments them as plain calls.
+/// Whether the pass rewrites calls to `name` (of [`WRAPPED_CALLS`], [`HEAP_CALLS`] or
+/// [`NEW_DELETE_CALLS`]), and so never instruments them as plain calls.
 pub fn is_wrapped(name: &str) -> bool {
-    WRAPPED_CALLS.contains(&name)
+    [WRAPPED_CALLS, HEAP_CALLS, NEW_DELETE_CALLS]
+        .iter()
+        .any(|list| list.contains(&name))
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The event vocabulary: what one thread did, as the runtime records it and the analyzer reads it.
 //!
-//! Takes nothing; gives the [`Event`] type (a memory [`Access`] or a [`Sync`] operation) that
-//! `ilgen-rt` writes and `ilgen` reads. Every variant carries exactly the data its kind needs.
+//! Takes nothing; gives the [`Event`] type (a memory [`Access`], a [`Sync`] operation or a [`Heap`]
+//! lifetime event) that `ilgen-rt` writes and `ilgen` reads. Every variant carries exactly the data
+//! its kind needs. New variants go at the end of each enum: the encoding numbers them in order.
 //! Object identities (mutex, condition variable, ...) are the addresses the program used in this
 //! run; the analyzer matches objects across runs by each thread's operation count, not by address.
 //!
@@ -34,6 +35,7 @@ pub const PENDING: u64 = u64::MAX;
 pub enum Event {
     Access(Access),
     Sync(Sync),
+    Heap(Heap),
 }
 
 /// The bytes `[addr, addr + size)` were accessed at least once in the current thread segment
@@ -83,6 +85,52 @@ impl AccessKind {
             (true, false) => AccessKind::Write,
             (false, true) => AccessKind::AtomicRead,
             (true, true) => AccessKind::AtomicWrite,
+        }
+    }
+}
+
+/// A block of memory began or ended its life: the malloc family, `operator new`/`delete`, or a
+/// thread's stack. Memory handed out again is a new object, whose accesses never pair with the old
+/// one's; a free is a write over the whole block. Not a sync operation: no schedule step, no
+/// happens-before edge (the allocator's own locks order nothing the program relies on). `seq`
+/// comes from the sync operations' counter, taken after the real allocation and before the real
+/// free, so that a block's free is always numbered before the allocation that reuses it. The
+/// thread's segment cache is written out before the record, so the accesses before it in the file
+/// are exactly those made before it.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Heap {
+    pub seq: u64,
+    pub site: SiteId,
+    pub op: HeapOp,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeapOp {
+    /// `[addr, addr + size)` was allocated (`size` as requested).
+    Alloc { addr: u64, size: u64 },
+    /// The block at `addr` is freed; `size` is its usable size (`malloc_usable_size`).
+    Free { addr: u64, size: u64 },
+    /// The calling thread starts on the stack `[addr, addr + size)` (its TLS block included),
+    /// which glibc may have cached from a thread that ended: a new object.
+    Stack { addr: u64, size: u64 },
+}
+
+impl HeapOp {
+    /// Short lowercase name, as `ilgen dump` prints it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            HeapOp::Alloc { .. } => "alloc",
+            HeapOp::Free { .. } => "free",
+            HeapOp::Stack { .. } => "stack",
+        }
+    }
+
+    /// The block: `(addr, size)`.
+    pub fn block(&self) -> (u64, u64) {
+        match *self {
+            HeapOp::Alloc { addr, size }
+            | HeapOp::Free { addr, size }
+            | HeapOp::Stack { addr, size } => (addr, size),
         }
     }
 }

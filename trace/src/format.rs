@@ -20,7 +20,8 @@
 //!
 //! Versions (bump [`FORMAT_VERSION`] on any change; old traces are refused with a message):
 //! - 1: first format.
-//! - 2: `SyncOp::Exit`, the end of the process on the exiting thread (appended to the enum).
+//! - 2: `SyncOp::Exit`, the end of the process on the exiting thread (appended to the enum), and
+//!   `Event::Heap` (allocations, frees and thread stacks).
 
 use std::fmt;
 use std::fs;
@@ -317,7 +318,7 @@ pub fn incomplete(threads: &[ThreadTrace]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Sync, SyncOp, PENDING};
+    use crate::event::{Heap, HeapOp, Sync, SyncOp, PENDING};
 
     fn file(events: &[Event]) -> Vec<u8> {
         let mut bytes = encode_header(&ThreadHeader {
@@ -406,8 +407,71 @@ mod tests {
                 timed: true,
             },
         });
+        let heap = Event::Heap(Heap {
+            seq: u64::MAX,
+            site: u32::MAX,
+            op: HeapOp::Free {
+                addr: u64::MAX,
+                size: u64::MAX,
+            },
+        });
+        for e in [big, heap] {
+            let mut buf = [0u8; MAX_RECORD];
+            assert!(encode_record(&e, &mut buf) <= MAX_RECORD);
+        }
+    }
+
+    #[test]
+    fn heap_events_round_trip_after_the_older_variants() {
+        let events: Vec<Event> = [
+            HeapOp::Alloc {
+                addr: 0x5000,
+                size: 24,
+            },
+            HeapOp::Free {
+                addr: 0x5000,
+                size: 24,
+            },
+            HeapOp::Stack {
+                addr: 0x7f00_0000,
+                size: 8 << 20,
+            },
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, op)| {
+            Event::Heap(Heap {
+                seq: i as u64,
+                site: 3,
+                op,
+            })
+        })
+        .collect();
+        let t = decode_thread(Path::new("t3.trace"), &file(&events)).unwrap();
+        assert_eq!(t.events, events);
+        // Appended, not inserted: an access record still starts with variant 0, a sync with 1.
         let mut buf = [0u8; MAX_RECORD];
-        assert!(encode_record(&big, &mut buf) <= MAX_RECORD);
+        encode_record(&events[0], &mut buf);
+        assert_eq!(buf[1..5], 2u32.to_le_bytes());
+    }
+
+    #[test]
+    fn a_version_1_trace_gets_the_version_message() {
+        let mut bytes = file(&sample());
+        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let err = decode_thread(Path::new("t3.trace"), &bytes).unwrap_err();
+        assert!(matches!(
+            err,
+            TraceError::Version {
+                found: 1,
+                expected: 2,
+                ..
+            }
+        ));
+        assert!(
+            err.to_string().contains("record the program again"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! Takes nothing at run time; gives the types and encoders that the runtime (`ilgen-rt`, writer),
 //! the pass (`ilgen-pass`, site tables and hook names) and the analyzer (`ilgen`, reader) share:
-//! - [`event`]: what a thread did ([`Event`]: a memory access or a sync operation);
+//! - [`event`]: what a thread did ([`Event`]: a memory access, a sync operation or a heap event);
 //! - [`format`]: thread files and the trace directory, versioned;
 //! - [`meta`]: the run's metadata file;
 //! - [`schedule`]: the order of sync operations a replay enforces;
@@ -20,7 +20,8 @@ pub mod schedule;
 pub mod sites;
 
 pub use event::{
-    Access, AccessKind, Event, SiteId, Sync, SyncOp, ThreadId, NO_SITE, NO_THREAD, PENDING,
+    Access, AccessKind, Event, Heap, HeapOp, SiteId, Sync, SyncOp, ThreadId, NO_SITE, NO_THREAD,
+    PENDING,
 };
 pub use format::{TraceDir, TraceError, FORMAT_VERSION};
 pub use meta::{Meta, RunEnd};

@@ -16,6 +16,7 @@
 //! JSON, versioned ([`OUTCOME_VERSION`]; bump on any change):
 //! - 1: first format.
 //! - 2: `load_base`, so the reader can name the globals of a replay run under ASLR.
+//! - 3: `RaceAccess::free`: the access is the free of the block (a race on freed memory).
 
 use std::path::Path;
 
@@ -25,7 +26,7 @@ use crate::event::{AccessKind, SiteId, ThreadId};
 use crate::format::TraceError;
 use crate::json::read_versioned;
 
-pub const OUTCOME_VERSION: u32 = 2;
+pub const OUTCOME_VERSION: u32 = 3;
 pub const OUTCOME_FILE: &str = "replay-outcome.json";
 
 /// Exit status of a replay whose schedule could not be followed.
@@ -84,6 +85,16 @@ pub struct RaceAccess {
     pub addr: u64,
     pub size: u32,
     pub site: SiteId,
+    /// The access is the free (`free`, `delete`, a moving `realloc`) of the block `[addr, addr +
+    /// size)`, a write over all of it: the race is a race on freed memory.
+    pub free: bool,
+}
+
+impl RaceReport {
+    /// One of the two accesses frees the block: a use (or a second free) races with the free.
+    pub fn on_freed_memory(&self) -> bool {
+        self.current.free || self.previous.free
+    }
 }
 
 /// Two conflicting accesses that no happens-before edge orders. `current` is the later one: the
@@ -173,6 +184,7 @@ mod tests {
             addr: 0x1000,
             size: 4,
             site: 7,
+            free: true,
         };
         let o = Outcome {
             format_version: OUTCOME_VERSION,

@@ -49,6 +49,7 @@ unsafe extern "C-unwind" fn trampoline(raw: *mut c_void) -> *mut c_void {
     } else {
         replay::thread::start(tid, parent, child_index);
     }
+    crate::intercept::heap::thread_stack();
     // Nothing that needs dropping is alive across this call: a forced unwind may skip the rest.
     // SAFETY: the program's start routine with the program's argument.
     let result = unsafe { start(arg) };
@@ -94,8 +95,11 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
         child_index,
     }));
     let fork = record::sync::now(site, SyncOp::Fork { child: tid });
-    // SAFETY: the program's call, with our trampoline and its boxed argument.
-    let rc = unsafe { pthread_create(thread, attr, Some(trampoline), child as *mut c_void) };
+    // SAFETY: the program's call, with our trampoline and its boxed argument. What glibc allocates
+    // for the new thread (its TLS vector) belongs to the thread's machinery, not to the program.
+    let rc = crate::intercept::heap::quiet(|| unsafe {
+        pthread_create(thread, attr, Some(trampoline), child as *mut c_void)
+    });
     if rc != 0 {
         record::sync::retract(fork);
         if runtime::get().is_some() {

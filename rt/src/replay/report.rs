@@ -82,6 +82,7 @@ fn access(tid: ThreadId, c: &Cell) -> RaceAccess {
         addr: c.addr,
         size: c.size,
         site: c.site,
+        free: c.free,
     }
 }
 
@@ -100,8 +101,11 @@ pub(crate) fn race(prev: &Cell, cur: &Cell) {
     write_current();
 }
 
-fn kind_text(kind: AccessKind) -> &'static str {
-    match kind {
+fn kind_text(a: &RaceAccess) -> &'static str {
+    if a.free {
+        return "free";
+    }
+    match a.kind {
         AccessKind::Read => "read",
         AccessKind::Write => "write",
         AccessKind::AtomicRead => "atomic read",
@@ -120,11 +124,16 @@ fn capitalized(s: &str) -> String {
 pub(crate) fn race_text(r: &RaceReport) -> String {
     let (c, p) = (&r.current, &r.previous);
     let mut s = String::from("==================\n");
-    let _ = writeln!(s, "WARNING: ilgen: data race (pid={})", std::process::id());
+    let what = if r.on_freed_memory() {
+        "data race on freed memory"
+    } else {
+        "data race"
+    };
+    let _ = writeln!(s, "WARNING: ilgen: {what} (pid={})", std::process::id());
     let _ = writeln!(
         s,
         "  {} of size {} at {:#x} by thread T{}:\n    #0 site {}\n",
-        capitalized(kind_text(c.kind)),
+        capitalized(kind_text(c)),
         c.size,
         c.addr,
         c.thread.tid,
@@ -133,7 +142,7 @@ pub(crate) fn race_text(r: &RaceReport) -> String {
     let _ = writeln!(
         s,
         "  Previous {} of size {} at {:#x} by thread T{}:\n    #0 site {}\n",
-        kind_text(p.kind),
+        kind_text(p),
         p.size,
         p.addr,
         p.thread.tid,
@@ -141,7 +150,7 @@ pub(crate) fn race_text(r: &RaceReport) -> String {
     );
     let _ = writeln!(
         s,
-        "SUMMARY: ilgen: data race site {} (T{}) vs site {} (T{})",
+        "SUMMARY: ilgen: {what} site {} (T{}) vs site {} (T{})",
         c.site, c.thread.tid, p.site, p.thread.tid
     );
     s.push_str("==================");
@@ -394,6 +403,7 @@ mod tests {
                 addr: 0x10,
                 size: 4,
                 site: 7,
+                free: false,
             },
             previous: RaceAccess {
                 thread: t(0),
@@ -401,16 +411,39 @@ mod tests {
                 addr: 0x10,
                 size: 4,
                 site: 3,
+                free: false,
             },
         };
         let s = race_text(&r);
-        assert!(s.contains("WARNING: ilgen: data race"), "{s}");
+        assert!(s.contains("WARNING: ilgen: data race (pid="), "{s}");
         assert!(
             s.contains("  Write of size 4 at 0x10 by thread T1:\n    #0 site 7"),
             "{s}"
         );
         assert!(s.contains("  Previous read of size 4 at 0x10 by thread T0:\n    #0 site 3"));
         assert!(s.contains("SUMMARY: ilgen: data race site 7 (T1) vs site 3 (T0)"));
+        let freed = RaceReport {
+            previous: RaceAccess {
+                free: true,
+                kind: AccessKind::Write,
+                size: 32,
+                ..r.previous
+            },
+            ..r
+        };
+        let s = race_text(&freed);
+        assert!(
+            s.contains("WARNING: ilgen: data race on freed memory (pid="),
+            "{s}"
+        );
+        assert!(
+            s.contains("  Previous free of size 32 at 0x10 by thread T0:"),
+            "{s}"
+        );
+        assert!(
+            s.contains("SUMMARY: ilgen: data race on freed memory site 7"),
+            "{s}"
+        );
     }
 
     #[test]

@@ -62,14 +62,19 @@
 //! granule index, costs one uncontended lock and one probe per access and only holds what the
 //! program touched. Allocation on this path is fine: it is replay mode only.
 //!
-//! Freed memory is not reset (the runtime does not see `free`): a block reused by another thread
-//! without synchronization the runtime sees (the allocator's own locks) could be reported.
+//! Lifetimes ([`lifetime`]): an allocation, and a new thread's stack, forget every granule of the
+//! block, as TSan resets its shadow at allocation, so the accesses of the block's earlier object
+//! (a job freed by one thread, handed to another by malloc) never pair with the new object's. A
+//! free is a write over the whole block, stored even over the thread's own cells of that instant,
+//! so an access that a reordering moves after another thread's free races with the free and names
+//! its site. Blocks of more than [`WHOLE_BLOCK`] granules are handled through the granules the
+//! table already holds, not one by one: a free then covers only the bytes that were accessed.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Mutex, OnceLock};
 
-use ilgen_trace::{AccessKind, SiteId, ThreadId};
+use ilgen_trace::{AccessKind, HeapOp, SiteId, ThreadId};
 
 use crate::replay::hb::{Epoch, VectorClock};
 
@@ -77,6 +82,9 @@ pub(crate) const GRANULE: u64 = 8;
 /// Cells kept per granule (see the module doc: why several, and which one goes when full).
 pub(crate) const CELLS: usize = 8;
 pub(crate) const SHARDS: usize = 256;
+/// Blocks up to this many granules are reset or freed granule by granule; larger ones (big
+/// buffers, thread stacks) through one pass over the granules the table holds.
+pub(crate) const WHOLE_BLOCK: u64 = 4096;
 /// Conflicts reported per granule and access: at most one per cell.
 const MAX_CONFLICTS: usize = CELLS;
 
@@ -90,6 +98,8 @@ pub(crate) struct Cell {
     pub kind: AccessKind,
     /// Bytes of the granule it touched.
     pub mask: u8,
+    /// The access is the free of the block (a write over all of it).
+    pub free: bool,
 }
 
 impl Cell {
@@ -160,10 +170,11 @@ impl Granule {
         };
         // Fast path: this thread already left a cell at least as strong over these bytes at this
         // same instant (between the same two sync operations). See the module doc.
-        let seen = self
-            .cells
-            .iter()
-            .any(|c| c.epoch == cur.epoch && cur.covered_by(c));
+        let seen = !cur.free
+            && self
+                .cells
+                .iter()
+                .any(|c| c.epoch == cur.epoch && cur.covered_by(c));
         if !seen {
             for c in &self.cells {
                 if c.races_with(&cur, now) {
@@ -271,21 +282,49 @@ pub(crate) fn access(
     size: u64,
     site: SiteId,
     kind: AccessKind,
-    mut found: impl FnMut(&Cell, &Cell),
+    found: impl FnMut(&Cell, &Cell),
 ) {
     if size == 0 {
         return;
     }
     let first = addr / GRANULE;
     let last = addr.saturating_add(size - 1) / GRANULE;
-    for g in first..=last {
+    let access = Access {
+        tid,
+        addr,
+        size,
+        site,
+        kind,
+        free: false,
+    };
+    check(now, &access, first..=last, found);
+}
+
+/// One access as [`check`] stores it in each granule.
+struct Access {
+    tid: ThreadId,
+    addr: u64,
+    size: u64,
+    site: SiteId,
+    kind: AccessKind,
+    free: bool,
+}
+
+fn check(
+    now: &mut VectorClock,
+    a: &Access,
+    granules: impl IntoIterator<Item = u64>,
+    mut found: impl FnMut(&Cell, &Cell),
+) {
+    for g in granules {
         let cur = Cell {
-            epoch: now.epoch(tid),
-            addr,
-            size: size.min(u64::from(u32::MAX)) as u32,
-            site,
-            kind,
-            mask: mask(g, addr, size),
+            epoch: now.epoch(a.tid),
+            addr: a.addr,
+            size: a.size.min(u64::from(u32::MAX)) as u32,
+            site: a.site,
+            kind: a.kind,
+            mask: mask(g, a.addr, a.size),
+            free: a.free,
         };
         let conflicts = {
             let mut map = shard(g).lock().unwrap_or_else(|e| e.into_inner());
@@ -293,6 +332,65 @@ pub(crate) fn access(
         };
         for prev in conflicts.iter() {
             found(prev, &cur);
+        }
+    }
+}
+
+/// The granules of `[addr, addr + size)` the table holds now, when the block is too large to go
+/// through one by one (see [`WHOLE_BLOCK`]); `None` otherwise.
+fn held_granules(first: u64, last: u64) -> Option<Vec<u64>> {
+    if last - first < WHOLE_BLOCK {
+        return None;
+    }
+    let mut held = Vec::new();
+    for shard in table() {
+        let map = shard.lock().unwrap_or_else(|e| e.into_inner());
+        held.extend(map.keys().copied().filter(|g| (first..=last).contains(g)));
+    }
+    held.sort_unstable();
+    Some(held)
+}
+
+/// A lifetime event of the thread whose clock is `now`: an allocation or a new stack forgets the
+/// block's granules; a free checks and records a write of all its bytes at `site` (see the module
+/// doc), calling `found` like [`access`].
+pub(crate) fn lifetime(
+    now: &mut VectorClock,
+    tid: ThreadId,
+    op: HeapOp,
+    site: SiteId,
+    found: impl FnMut(&Cell, &Cell),
+) {
+    let (addr, size) = op.block();
+    if size == 0 {
+        return;
+    }
+    let first = addr / GRANULE;
+    let last = addr.saturating_add(size - 1) / GRANULE;
+    match op {
+        HeapOp::Alloc { .. } | HeapOp::Stack { .. } => {
+            let forget = |g: u64| {
+                let mut map = shard(g).lock().unwrap_or_else(|e| e.into_inner());
+                map.remove(&g);
+            };
+            match held_granules(first, last) {
+                Some(held) => held.into_iter().for_each(forget),
+                None => (first..=last).for_each(forget),
+            }
+        }
+        HeapOp::Free { .. } => {
+            let free = Access {
+                tid,
+                addr,
+                size,
+                site,
+                kind: AccessKind::Write,
+                free: true,
+            };
+            match held_granules(first, last) {
+                Some(held) => check(now, &free, held, found),
+                None => check(now, &free, first..=last, found),
+            }
         }
     }
 }
@@ -310,6 +408,7 @@ mod tests {
             site,
             kind,
             mask: mask(0x1000 / GRANULE, 0x1000, 4),
+            free: false,
         }
     }
 
@@ -644,5 +743,96 @@ mod tests {
             seen.push((p.site, c.site, c.mask))
         });
         assert_eq!(seen, vec![(1, 2, 0xf0), (1, 2, 0x0f)]);
+    }
+
+    fn sites_seen(
+        now: &mut VectorClock,
+        tid: ThreadId,
+        addr: u64,
+        kind: AccessKind,
+    ) -> Vec<(SiteId, bool)> {
+        let mut seen = Vec::new();
+        access(now, tid, addr, 4, 9, kind, |p, _| {
+            seen.push((p.site, p.free))
+        });
+        seen
+    }
+
+    #[test]
+    fn an_allocation_forgets_the_old_objects_accesses() {
+        let (mut a, mut b) = clocks();
+        let base = 0x7778_0000u64;
+        access(&mut a, 0, base, 64, 1, AccessKind::Write, |_, _| {});
+        let alloc = HeapOp::Alloc {
+            addr: base,
+            size: 64,
+        };
+        lifetime(&mut b, 1, alloc, 2, |_, _| {
+            panic!("an allocation races with nothing")
+        });
+        assert!(sites_seen(&mut b, 1, base + 8, AccessKind::Write).is_empty());
+        // Without the allocation the same access races.
+        let other = 0x7779_0000u64;
+        access(&mut a, 0, other, 64, 1, AccessKind::Write, |_, _| {});
+        assert_eq!(
+            sites_seen(&mut b, 1, other + 8, AccessKind::Write),
+            vec![(1, false)]
+        );
+    }
+
+    #[test]
+    fn a_free_is_a_write_over_the_block_that_later_accesses_race_with() {
+        let (mut a, mut b) = clocks();
+        let base = 0x777a_0000u64;
+        // The freeing thread's own write of the same instant does not hide the free.
+        access(&mut a, 0, base, 4, 1, AccessKind::Write, |_, _| {});
+        let free = HeapOp::Free {
+            addr: base,
+            size: 32,
+        };
+        lifetime(&mut a, 0, free, 5, |_, _| {
+            panic!("nothing to race with yet")
+        });
+        assert_eq!(
+            sites_seen(&mut b, 1, base + 24, AccessKind::Read),
+            vec![(5, true)]
+        );
+        // A read that came first races with the free: reported from the free's side.
+        let other = 0x777b_0000u64;
+        access(&mut b, 1, other + 8, 4, 7, AccessKind::Read, |_, _| {});
+        let mut seen = Vec::new();
+        let free = HeapOp::Free {
+            addr: other,
+            size: 32,
+        };
+        lifetime(&mut a, 0, free, 5, |p, c| {
+            seen.push((p.site, c.site, c.free))
+        });
+        assert_eq!(seen, vec![(7, 5, true)]);
+    }
+
+    #[test]
+    fn a_large_block_is_reset_and_freed_through_the_granules_held() {
+        let (mut a, mut b) = clocks();
+        let base = 0x7780_0000u64;
+        let size = GRANULE * WHOLE_BLOCK * 4;
+        access(
+            &mut a,
+            0,
+            base + size - 8,
+            4,
+            1,
+            AccessKind::Write,
+            |_, _| {},
+        );
+        let free = HeapOp::Free { addr: base, size };
+        lifetime(&mut a, 0, free, 5, |_, _| {});
+        assert_eq!(
+            sites_seen(&mut b, 1, base + size - 8, AccessKind::Read),
+            vec![(1, false), (5, true)]
+        );
+        let stack = HeapOp::Stack { addr: base, size };
+        lifetime(&mut b, 1, stack, 0, |_, _| {});
+        assert!(sites_seen(&mut b, 1, base + size - 8, AccessKind::Write).is_empty());
     }
 }

@@ -168,6 +168,15 @@ pub(crate) fn current() -> Option<&'static ReplayThread> {
     current_slow()
 }
 
+/// The calling thread's replay state if it has one; never creates it (for the heap events, which
+/// come before and after the runtime's own life on a thread).
+#[inline]
+pub(crate) fn current_if_live() -> Option<&'static ReplayThread> {
+    let p = CURRENT.with(|c| c.get());
+    // SAFETY: as in `current`.
+    (p as usize > DEAD).then(|| unsafe { &*p })
+}
+
 #[cold]
 fn current_slow() -> Option<&'static ReplayThread> {
     let Some(r) = runtime::replaying() else {

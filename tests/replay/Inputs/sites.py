@@ -16,7 +16,8 @@ import tempfile
 binary = sys.argv[1]
 with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "sites")
-    subprocess.run(["llvm-objcopy", "-O", "binary", "--only-section=ilgen_sites", binary, out],
+    # GNU objcopy: llvm-objcopy 19 refuses static executables (their .rela.plt names no symtab).
+    subprocess.run(["objcopy", "-O", "binary", "--only-section=ilgen_sites", binary, out],
                    check=True)
     data = open(out, "rb").read()
 

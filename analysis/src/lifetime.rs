@@ -1,0 +1,239 @@
+//! Object lifetimes: which allocation of an address range each access and each free belongs to.
+//!
+//! Takes every [`ThreadTrace`] of a run; gives, per thread and event, the allocation epoch of the
+//! event's bytes ([`event_epochs`]): 0 for memory no recorded lifetime covers (globals, the main
+//! thread's stack, memory allocated before the runtime started and never freed), otherwise the
+//! epoch of one lifetime. A lifetime is a block from its allocation (`alloc`, or a thread's
+//! `stack`) to its free (a `free` of its address; the next `stack` at the same address for a
+//! stack; never), numbered from 1 in allocation order. A free of a block whose allocation was not
+//! recorded starts its lifetime at the beginning of the run.
+//!
+//! An access belongs to the latest lifetime of its address allocated before the access's segment
+//! ended (the next sequence number of its thread: a sync or heap event); since the runtime numbers
+//! a block's free before the allocation that reuses it, the accesses of a freed job and of the new
+//! job malloc hands the same memory to fall into different epochs and are never paired. A free
+//! belongs to the lifetime it ends. Allocation creates no ordering: epochs only separate objects.
+
+use std::collections::HashMap;
+
+use ilgen_trace::format::ThreadTrace;
+use ilgen_trace::{Event, HeapOp, PENDING};
+
+/// Epoch of memory that no recorded lifetime covers.
+pub const NO_EPOCH: u32 = 0;
+
+#[derive(Clone, Copy, Debug)]
+struct Life {
+    alloc: u64,
+    epoch: u32,
+}
+
+/// Every lifetime, split into disjoint address pieces: piece `i` is `[bounds[i], bounds[i + 1])`
+/// and holds the lifetimes covering it, by allocation sequence number.
+#[derive(Debug, Default)]
+pub struct Lifetimes {
+    bounds: Vec<u64>,
+    lives: Vec<Vec<Life>>,
+}
+
+struct Block {
+    addr: u64,
+    end: u64,
+    alloc: u64,
+}
+
+impl Lifetimes {
+    pub fn of(traces: &[ThreadTrace]) -> Lifetimes {
+        let mut heap: Vec<(u64, HeapOp)> = traces
+            .iter()
+            .flat_map(|t| &t.events)
+            .filter_map(|e| match e {
+                Event::Heap(h) => Some((h.seq, h.op)),
+                _ => None,
+            })
+            .collect();
+        heap.sort_by_key(|&(seq, _)| seq);
+        let mut blocks: Vec<Block> = Vec::new();
+        // Blocks alive, by start address.
+        let mut live: HashMap<u64, usize> = HashMap::new();
+        let mut unseen_frees: Vec<Block> = Vec::new();
+        for (seq, op) in heap {
+            let (addr, size) = op.block();
+            let end = addr.saturating_add(size.max(1));
+            match op {
+                HeapOp::Alloc { .. } | HeapOp::Stack { .. } => {
+                    live.insert(addr, blocks.len());
+                    blocks.push(Block {
+                        addr,
+                        end,
+                        alloc: seq,
+                    });
+                }
+                HeapOp::Free { .. } => {
+                    if live.remove(&addr).is_none() {
+                        unseen_frees.push(Block {
+                            addr,
+                            end,
+                            alloc: 0,
+                        });
+                    }
+                }
+            }
+        }
+        // Lifetimes that began before the run's first event come first.
+        unseen_frees.append(&mut blocks);
+        let blocks = unseen_frees;
+        let mut bounds: Vec<u64> = blocks.iter().flat_map(|b| [b.addr, b.end]).collect();
+        bounds.sort_unstable();
+        bounds.dedup();
+        let mut lives: Vec<Vec<Life>> = vec![Vec::new(); bounds.len()];
+        for (i, b) in blocks.iter().enumerate() {
+            let life = Life {
+                alloc: b.alloc,
+                epoch: i as u32 + 1,
+            };
+            let mut piece = bounds.partition_point(|&x| x < b.addr);
+            while piece + 1 < bounds.len() && bounds[piece] < b.end {
+                lives[piece].push(life);
+                piece += 1;
+            }
+        }
+        Lifetimes { bounds, lives }
+    }
+
+    /// The epoch of the bytes at `addr` for an event whose segment ended at sequence number `hi`.
+    pub fn epoch(&self, addr: u64, hi: u64) -> u32 {
+        let piece = self.bounds.partition_point(|&x| x <= addr);
+        if piece == 0 || piece == self.bounds.len() {
+            return NO_EPOCH;
+        }
+        self.lives[piece - 1]
+            .iter()
+            .rev()
+            .find(|l| l.alloc < hi)
+            .map_or(NO_EPOCH, |l| l.epoch)
+    }
+}
+
+/// Per event of `trace`, the epoch of its bytes: for accesses and frees (see the module doc),
+/// [`NO_EPOCH`] for every other event.
+pub fn event_epochs(trace: &ThreadTrace, lifetimes: &Lifetimes) -> Vec<u32> {
+    let mut out = vec![NO_EPOCH; trace.events.len()];
+    // The sequence number that ends each event's segment, from the back.
+    let mut hi = PENDING;
+    for (i, e) in trace.events.iter().enumerate().rev() {
+        match e {
+            Event::Access(a) => out[i] = lifetimes.epoch(a.addr, hi),
+            Event::Heap(h) => {
+                if let HeapOp::Free { addr, .. } = h.op {
+                    out[i] = lifetimes.epoch(addr, h.seq);
+                }
+                hi = h.seq;
+            }
+            Event::Sync(s) => hi = s.seq,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use ilgen_trace::format::ThreadHeader;
+    use ilgen_trace::{Access, AccessKind, Heap, Sync, SyncOp, FORMAT_VERSION, NO_THREAD};
+
+    use super::*;
+
+    fn thread(tid: u32, events: Vec<Event>) -> ThreadTrace {
+        ThreadTrace {
+            header: ThreadHeader {
+                version: FORMAT_VERSION,
+                tid,
+                parent: NO_THREAD,
+                child_index: 0,
+            },
+            events,
+        }
+    }
+
+    fn heap(seq: u64, op: HeapOp) -> Event {
+        Event::Heap(Heap { seq, site: 1, op })
+    }
+
+    fn sync(seq: u64) -> Event {
+        Event::Sync(Sync {
+            seq,
+            site: 2,
+            op: SyncOp::MutexUnlock { mutex: 0x10 },
+        })
+    }
+
+    fn write(addr: u64) -> Event {
+        Event::Access(Access {
+            addr,
+            size: 4,
+            site: 3,
+            kind: AccessKind::Write,
+        })
+    }
+
+    #[test]
+    fn a_reused_block_is_a_new_epoch_for_every_thread() {
+        let (addr, size) = (0x5000, 64);
+        // T0 allocates, writes and frees a job; T1 gets the same memory from malloc and writes it.
+        let t0 = thread(
+            0,
+            vec![
+                heap(1, HeapOp::Alloc { addr, size }),
+                write(addr + 8),
+                sync(2),
+                write(addr + 8),
+                heap(3, HeapOp::Free { addr, size }),
+                write(0x9000),
+            ],
+        );
+        let t1 = thread(
+            1,
+            vec![
+                sync(4),
+                heap(5, HeapOp::Alloc { addr, size: 32 }),
+                write(addr + 8),
+                sync(6),
+            ],
+        );
+        let traces = [t0, t1];
+        let lifetimes = Lifetimes::of(&traces);
+        assert_eq!(event_epochs(&traces[0], &lifetimes), vec![0, 1, 0, 1, 1, 0]);
+        assert_eq!(event_epochs(&traces[1], &lifetimes), vec![0, 0, 2, 0]);
+        // Beyond the second, smaller block only the first lifetime ever covered the bytes.
+        assert_eq!(lifetimes.epoch(addr + 40, u64::MAX), 1);
+        assert_eq!(lifetimes.epoch(addr + size, u64::MAX), NO_EPOCH);
+    }
+
+    #[test]
+    fn a_free_without_its_allocation_starts_at_the_beginning_and_stacks_replace_stacks() {
+        let stack = HeapOp::Stack {
+            addr: 0x7000,
+            size: 0x100,
+        };
+        let t0 = thread(
+            0,
+            vec![
+                write(0x100),
+                heap(
+                    4,
+                    HeapOp::Free {
+                        addr: 0x100,
+                        size: 8,
+                    },
+                ),
+            ],
+        );
+        let t1 = thread(1, vec![heap(1, stack), write(0x7010), sync(2)]);
+        let t2 = thread(2, vec![heap(3, stack), write(0x7010), sync(5)]);
+        let traces = [t0, t1, t2];
+        let lifetimes = Lifetimes::of(&traces);
+        assert_eq!(event_epochs(&traces[0], &lifetimes), vec![1, 1]);
+        assert_eq!(event_epochs(&traces[1], &lifetimes)[1], 2);
+        assert_eq!(event_epochs(&traces[2], &lifetimes)[1], 3);
+    }
+}
