@@ -34,7 +34,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use ilgen_trace::format::ThreadTrace;
-use ilgen_trace::TraceDir;
 
 use crate::binary::Binary;
 use crate::csp;
@@ -127,7 +126,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     let dir = dump::trace_dir(args.trace_dir.as_deref())?;
     let progress = Progress::for_stderr(args.progress);
     progress.begin(&format!("reading {}", dir.display()));
-    let trace = TraceDir::open(&dir)?;
+    let trace = crate::dump::open_trace(&dir)?;
     let events: usize = trace.threads.iter().map(|t| t.events.len()).sum();
     progress.stage(&format!(
         "read {} threads, {events} events from {}",

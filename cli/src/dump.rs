@@ -38,7 +38,7 @@ pub const DEFAULT_OUT: &str = "ilgen-out";
 /// Runs `ilgen dump [dir]`, writing to stdout and warnings to stderr.
 pub fn run(dir: Option<&Path>) -> Result<(), CliError> {
     let dir = trace_dir(dir)?;
-    let trace = TraceDir::open(&dir)?;
+    let trace = open_trace(&dir)?;
     let binary = Binary::load_or_warn(
         &trace.meta,
         "sites are shown as ids and objects as addresses",
@@ -60,6 +60,15 @@ pub fn trace_dir(given: Option<&Path>) -> Result<PathBuf, CliError> {
         Some(d) => Ok(d.to_path_buf()),
         None => newest_trace(Path::new(DEFAULT_OUT)),
     }
+}
+
+/// Reads and checks the trace in `dir`, printing the one-line warning of a truncated trace.
+pub fn open_trace(dir: &Path) -> Result<TraceDir, CliError> {
+    let trace = TraceDir::open(dir)?;
+    if let Some(warning) = trace.warning() {
+        eprintln!("ilgen: {warning}");
+    }
+    Ok(trace)
 }
 
 pub fn newest_trace(out: &Path) -> Result<PathBuf, CliError> {
@@ -258,6 +267,7 @@ mod tests {
             binary_hash: "0".into(),
             load_base: 0,
             started_unix_ms: 0,
+            truncated: false,
             end,
         }
     }

@@ -184,7 +184,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
         ));
     }
     let (dir, n) = parse_finding(&args.finding)?;
-    let trace = TraceDir::open(&dir)?;
+    let trace = crate::dump::open_trace(&dir)?;
     let file = read_candidates(&dir)?;
     let Some(candidate) = file.candidates.get(n - 1) else {
         return Err(CliError::Input(format!(
@@ -201,6 +201,8 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
             dir.display()
         )));
     }
+    // A schedule the runtime would refuse is bad input, not a replay that diverged.
+    ilgen_trace::schedule::Schedule::read(&schedule)?;
     if file.binary_hash != trace.meta.binary_hash {
         return Err(CliError::Input(format!(
             "{} was made from another recording; run `ilgen detect {}` again",

@@ -28,6 +28,10 @@ pub struct Meta {
     /// recorded address to look the address up in the executable's symbol table.
     pub load_base: u64,
     pub started_unix_ms: u64,
+    /// The runtime could not grow a thread file (file size limit, disk full, quota): that thread's
+    /// records end early, and the trace is analysed up to the cut with a warning.
+    #[serde(default)]
+    pub truncated: bool,
     /// `None` while the process runs, and after it was killed by a signal it could not catch.
     pub end: Option<RunEnd>,
 }
@@ -45,10 +49,14 @@ impl Meta {
     pub fn read(dir: &Path) -> Result<Meta, TraceError> {
         let path = dir.join(META_FILE);
         // A directory without meta.json is not a trace directory: name the directory.
-        if !path.exists() {
-            return Err(TraceError::NotATrace { path: dir.into() });
+        if std::fs::symlink_metadata(&path).is_err() {
+            return Err(TraceError::NotATrace {
+                path: dir.into(),
+                expected: "an ilgen trace directory",
+                found: crate::format::NOT_A_TRACE_DIR,
+            });
         }
-        read_versioned(&path, FORMAT_VERSION)
+        read_versioned(&path, "ilgen run metadata", FORMAT_VERSION)
     }
 
     pub fn to_json(&self) -> String {
@@ -71,6 +79,7 @@ mod tests {
             binary_hash: "00".into(),
             load_base: 0x5555_0000,
             started_unix_ms: 0,
+            truncated: false,
             end: Some(RunEnd::Signal { signal: 15 }),
         };
         let json = m.to_json();

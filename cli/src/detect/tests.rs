@@ -537,6 +537,7 @@ fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
         binary_hash: "00".into(),
         load_base: 0,
         started_unix_ms: 0,
+        truncated: false,
         end: Some(RunEnd::Exit),
     };
     std::fs::write(dir.join(META_FILE), meta.to_json()).unwrap();

@@ -58,6 +58,7 @@ fn collect(pid: u32, cwd: &Path) -> Meta {
         binary_hash,
         load_base: load_base(),
         started_unix_ms,
+        truncated: false,
         end: None,
     }
 }
