@@ -42,6 +42,9 @@ deps:
 build: deps
 	$(CARGO) build --release --workspace
 
+# No two source files may import each other, directly or in a loop (tools/import_cycles.py).
+# Temporary: rt/ holds cycles (runtime.rs, thread.rs and the replay modules), trace/ one between
+# format.rs and meta.rs (with json.rs) not yet taken on; drop each from --skip once it is gone.
 lint: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
@@ -51,6 +54,8 @@ lint: deps
 	  CC_aarch64_unknown_linux_gnu=clang-19 CFLAGS_aarch64_unknown_linux_gnu=--target=aarch64-linux-gnu \
 	  AR_aarch64_unknown_linux_gnu=llvm-ar-19 $(CARGO) check -q -p ilgen-rt --target aarch64-unknown-linux-gnu; \
 	else echo "NOT CHECKED: aarch64 build of the runtime (rustup target aarch64-unknown-linux-gnu missing)"; fi
+	$(PYTHON) tools/test_import_cycles.py
+	$(PYTHON) tools/import_cycles.py --skip rt,trace
 
 unit: deps
 	$(CARGO) test --release --workspace

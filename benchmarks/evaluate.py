@@ -4,7 +4,9 @@
     evaluate.py check  [--filter SUBSTR] [-j N] [--work DIR]
         every benchmarks/scenarios/*.c: validate its header, build it with `ilgen cc -g -O0`,
         record one run, run `ilgen detect --all-sites --format json` and compare the confirmed
-        findings with the header's EXPECT lines. One PASS/FAIL line per scenario, a summary;
+        findings with the header's EXPECT lines; check from `ilgen dump` of the recorded run that
+        it hid (REORDER: yes) or showed (REORDER: no) those errors, so that a scenario steered
+        with `usleep` still tests prediction. One PASS/FAIL line per scenario, a summary;
         exit 0 all pass, 1 some scenario fails, 2 harness or input error (bad header, build
         failure, unusable trace, missing tool).
     evaluate.py table1 [--runs N] [--filter SUBSTR] [-j N] [--work DIR]
@@ -179,6 +181,8 @@ def parse_header(path, app=False):
         fail(0, "header keyword 'ARGS:' missing from the leading // comment block")
     if expect_none and expect_lines:
         fail(seen["EXPECT"], "'EXPECT: none' together with other EXPECT lines")
+    if expect_none and hdr.reorder == "yes":
+        fail(seen["REORDER"], "'REORDER: yes' with 'EXPECT: none': there is no error to hide")
     hdr.expect = {e for _, e in expect_lines}
     return hdr
 
@@ -193,6 +197,7 @@ class RunResult:
     wall: float
     cpu: float
     timed_out: bool
+    rss_mb: float = 0.0  # peak resident set of the process (and the children it waited for)
 
 
 def run(cmd, *, cwd=None, env=None, timeout=None, stdout=None, stderr=None):
@@ -232,7 +237,8 @@ def run(cmd, *, cwd=None, env=None, timeout=None, stdout=None, stderr=None):
             os.killpg(p.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        return RunResult(p.returncode, wall, ru.ru_utime + ru.ru_stime, timed_out.is_set())
+        return RunResult(p.returncode, wall, ru.ru_utime + ru.ru_stime, timed_out.is_set(),
+                         ru.ru_maxrss / 1024)
     finally:
         if stdout:
             out.close()
@@ -289,6 +295,173 @@ def findings_to_errors(report, base):
     return errs
 
 
+# ---------------------------------------------------------------------------------------------
+# The recorded run: did it hide the errors the scenario is about?
+#
+# A prediction test is only one if the recorded run did not show the error already: a loaded
+# machine can let a `usleep`-steered thread run at the wrong time. So `check` reads the recorded
+# trace back (`ilgen dump`) and rebuilds the happens-before order of that run from its sync
+# events, taken in the order of their global sequence numbers.
+
+ACCESS_LINE_RE = re.compile(r"^T(\d+) (read|write|atomic_read|atomic_write) (\S+) size=(\d+)"
+                            r"(?: at (?:(.*):(\d+):\d+ \S+|(site#\d+)))?$")
+SYNC_LINE_RE = re.compile(r"^T(\d+) ([a-z_]+)((?: \S+)*?)(?: seq=(\d+)| PENDING)(?: at .*)?$")
+OBJECT_RE = re.compile(r"^(0x[0-9a-f]+|[^+]+)(?:\+(\d+))?$")
+# Releases into the object's clock / acquires from it (rwlocks and the rest: see `hb_clocks`).
+RELEASES = {"unlock", "spin_unlock", "signal", "broadcast", "barrier_enter", "sem_post"}
+ACQUIRES = {"lock", "trylock", "timedlock", "spin_lock", "spin_trylock", "barrier_exit",
+            "sem_wait", "sem_trywait"}
+
+
+@dataclass
+class Recorded:
+    """The recorded run as `ilgen dump` prints it: how it ended, whether a thread was still
+    blocked, and every access of the scenario's file with its thread's vector clock."""
+    end: str = ""
+    pending: int = 0
+    accesses: list = field(default_factory=list)  # (line, tid, kind, base, offset, size, clock)
+
+
+def parse_dump(text, base):
+    """`ilgen dump` text -> Recorded; raises ValueError on a line it does not understand."""
+    rec = Recorded()
+    events = {}  # tid -> [("acc", ...) | ("sync", op, words, seq)]
+    for ln in text.split("\n"):
+        if ln.startswith("run "):
+            m = re.search(r" end=(.*) threads=\d+$", ln)
+            rec.end = m.group(1) if m else "?"
+            continue
+        if not ln or re.match(r"^T\d+ thread ", ln):
+            continue
+        m = ACCESS_LINE_RE.match(ln)
+        if m:
+            tid, kind, obj, size, path, line, site_id = m.groups()
+            if site_id:
+                raise ValueError(f"{site_id} has no source line (was the binary rebuilt?): {ln}")
+            o = OBJECT_RE.match(obj)
+            if not o:
+                raise ValueError(f"object '{obj}' in: {ln}")
+            b = int(o.group(1), 16) if o.group(1).startswith("0x") else o.group(1)
+            here = path is not None and os.path.basename(path) == base
+            events.setdefault(int(tid), []).append(
+                ("acc", int(line) if here else None, kind, b, int(o.group(2) or 0), int(size)))
+            continue
+        m = SYNC_LINE_RE.match(ln)
+        if not m:
+            raise ValueError(f"unknown line: {ln}")
+        tid, op, words, seq = m.groups()
+        if seq is None:
+            rec.pending += 1
+        events.setdefault(int(tid), []).append(("sync", op, words.split(), seq and int(seq)))
+    rec.accesses = hb_clocks(events)
+    return rec
+
+
+def hb_clocks(events):
+    """The accesses of EVENTS (per thread, program order) at a line of the scenario, each with the
+    vector clock of its thread under the happens-before order of the recorded run: program order,
+    fork -> start, end -> join, release -> later acquire of the same object (unlock -> lock,
+    including a cond wait's release and its wake's reacquisition of the mutex, signal/broadcast ->
+    wake unless timed out, barrier enter -> exit, sem post -> wait), rwlock write unlock -> any
+    later lock, read unlock -> later write lock. Atomic accesses add no order (they carry no
+    sequence number). Pending (still blocked) operations acquire nothing."""
+    syncs = sorted((ev[3], tid, i) for tid, evs in events.items()
+                   for i, ev in enumerate(evs) if ev[0] == "sync" and ev[3] is not None)
+    clock = {tid: {tid: 1} for tid in events}
+    done = {tid: 0 for tid in events}  # events of the thread already given a clock
+    objs, forks, ends = {}, {}, {}
+    rw_mode = {}  # (tid, lock) -> ["r"|"w", ...] held modes, innermost last
+    out = []
+
+    def join_into(c, other):
+        for k, v in other.items():
+            if c.get(k, 0) < v:
+                c[k] = v
+
+    def upto(tid, stop):
+        evs = events[tid]
+        while done[tid] < stop:
+            ev = evs[done[tid]]
+            if ev[0] == "acc" and ev[1] is not None:
+                out.append((ev[1], tid, ev[2], ev[3], ev[4], ev[5], dict(clock[tid])))
+            done[tid] += 1
+
+    for _, tid, i in syncs:
+        upto(tid, i)
+        _, op, words, _ = events[tid][i]
+        c = clock[tid]
+        obj = words[0] if words else None
+        ok = "failed" not in words
+        if op == "fork":
+            forks[words[0]] = dict(c)
+        elif op == "start":
+            join_into(c, forks.get(f"T{tid}", {}))
+        elif op == "end":
+            ends[f"T{tid}"] = dict(c)
+        elif op == "join":
+            join_into(c, ends.get(words[0], {}))
+        elif op in RELEASES:
+            join_into(objs.setdefault(obj, {}), c)
+        elif op in ACQUIRES and ok:
+            join_into(c, objs.get(obj, {}))
+        elif op == "wait":  # the mutex is released while waiting
+            join_into(objs.setdefault(words[1].removeprefix("mutex="), {}), c)
+        elif op == "wake":
+            join_into(c, objs.get(words[1].removeprefix("mutex="), {}))
+            if "timed_out" not in words:
+                join_into(c, objs.get(obj, {}))
+        elif op in ("rdlock", "tryrdlock") and ok:
+            join_into(c, objs.get((obj, "w"), {}))
+            rw_mode.setdefault((tid, obj), []).append("r")
+        elif op in ("wrlock", "trywrlock") and ok:
+            join_into(c, objs.get((obj, "w"), {}))
+            join_into(c, objs.get((obj, "r"), {}))
+            rw_mode.setdefault((tid, obj), []).append("w")
+        elif op == "rwunlock":
+            held = rw_mode.get((tid, obj)) or ["w"]
+            join_into(objs.setdefault((obj, held.pop()), {}), c)
+        c[tid] = c.get(tid, 0) + 1
+        done[tid] = i + 1
+    for tid, evs in events.items():
+        upto(tid, len(evs))
+    return out
+
+
+def unordered_pair(rec, lines):
+    """Whether the recorded run has two accesses at LINES in two threads, to overlapping bytes, at
+    least one a write and not both atomic, that no happens-before edge orders. Any two of the
+    race's lines, not only one at each: the runtime keeps one record per address, kind and
+    segment (between two sync events of the thread), so a read on one line followed by a write on
+    the other in the same segment is recorded as the write alone (s09's check and store)."""
+    accs = [x for x in rec.accesses if x[0] in lines]
+    for i, (_, ta, ka, ba, oa, sa, ca) in enumerate(accs):
+        for _, tb, kb, bb, ob, sb, cb in accs[i + 1:]:
+            if ta == tb or ba != bb or oa + sa <= ob or ob + sb <= oa:
+                continue
+            if "write" not in ka and "write" not in kb:
+                continue
+            if ka.startswith("atomic") and kb.startswith("atomic"):
+                continue
+            if ca[ta] > cb.get(ta, 0) and cb[tb] > ca.get(tb, 0):
+                return True
+    return False
+
+
+def observed_errors(rec, expect):
+    """The EXPECT errors the recorded run REC showed directly: a race whose lines have an
+    unordered conflicting pair of accesses, a deadlock when the run did not exit or a thread was
+    still blocked in a sync operation at its end."""
+    shown = set()
+    for err in expect:
+        kind, lines = err
+        if kind == "race":
+            if unordered_pair(rec, lines):
+                shown.add(err)
+        elif rec.end != "exit" or rec.pending:
+            shown.add(err)
+    return shown
+
+
 @dataclass
 class IlgenResult:
     found: set = field(default_factory=set)
@@ -299,6 +472,7 @@ class IlgenResult:
     stats: dict = field(default_factory=dict)
     record_runs: list = field(default_factory=list)
     detect_wall: float = 0.0
+    observed: set = field(default_factory=set)  # EXPECT errors the recorded run showed directly
 
 
 def ilgen_bin(args):
@@ -354,6 +528,34 @@ def record_and_detect(hdr, wdir, exe, ilgen, record_runs=1):
     return res
 
 
+def recorded_order(hdr, wdir, ilgen, res):
+    """Sets RES.observed from `ilgen dump` of the trace and adds a failing "recorded run" note when
+    it contradicts REORDER (yes: the run must hide every EXPECT error, no: show every one); gives
+    a harness error message, or "" when the dump was read."""
+    dump = wdir / "trace.dump"
+    d = run([ilgen, "dump", str(wdir / "trace")], cwd=wdir, env=clean_env(), timeout=DETECT_TIMEOUT,
+            stdout=dump, stderr=wdir / "dump.stderr")
+    if d.rc != 0:
+        return f"{hdr.path}: ilgen dump exited {d.rc}\n{tail(wdir / 'dump.stderr')}"
+    try:
+        rec = parse_dump(dump.read_text(errors="replace"), hdr.path.name)
+    except ValueError as e:
+        return f"{hdr.path}: {dump} does not parse: {e}"
+    res.observed = observed_errors(rec, hdr.expect)
+    for err in sorted(hdr.expect, key=fmt_err):
+        what = "the " + fmt_err(err).replace(" ", "/").replace("/", " ", 1)  # "the race 34/44"
+        if err[0] == "race" and not any(x[0] in err[1] for x in rec.accesses):
+            # Hiding what was never recorded would pass vacuously.
+            res.notes.append(f"recorded run has no access at the lines of {what}")
+        elif hdr.reorder == "yes" and err in res.observed:
+            res.notes.append(f"recorded run observed {what}: the scenario no longer tests "
+                             f"prediction; lengthen its usleep or mark it observed (REORDER: no)")
+        elif hdr.reorder == "no" and err not in res.observed:
+            res.notes.append(f"recorded run hid {what}, which REORDER: no says it shows: "
+                             f"change its steering or mark it hidden (REORDER: yes)")
+    return ""
+
+
 def ilgen_scenario(hdr, args):
     t0 = time.monotonic()
     wdir = Path(args.work) / "scenarios" / hdr.name
@@ -368,6 +570,8 @@ def ilgen_scenario(hdr, args):
     except InputError as e:
         return IlgenResult(error=str(e), time=time.monotonic() - t0)
     res = record_and_detect(hdr, wdir, exe, ilgen)
+    if not res.error:
+        res.error = recorded_order(hdr, wdir, ilgen, res)
     if warned:
         res.notes.append(f"compiler warnings: {wdir / 'build.log'}")
     res.time = time.monotonic() - t0
@@ -547,7 +751,7 @@ def cmd_check(args):
     ilgen_bin(args)
     width = max(len(h.name) for h in headers) if headers else 10
     n_pass = n_fail = 0
-    tot = {"expected": 0, "matched": 0, "missed": 0, "extra": 0}
+    tot = {"expected": 0, "matched": 0, "missed": 0, "extra": 0, "shown": 0}
     t0 = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
         futs = [(h, ex.submit(ilgen_scenario, h, args)) for h in headers]
@@ -563,6 +767,7 @@ def cmd_check(args):
             tot["matched"] += len(matched)
             tot["missed"] += len(missed)
             tot["extra"] += len(extra)
+            tot["shown"] += len(res.observed)
             line = (f"{'PASS' if ok else 'FAIL'} {h.name:<{width}}  expected: {fmt_errs(h.expect)}"
                     f"  found: {fmt_errs(res.found)}")
             if missed:
@@ -577,7 +782,9 @@ def cmd_check(args):
             n_fail += not ok
     print(f"\n{n_files} scenario(s): {n_pass} passed, {n_fail} failed, {len(errors)} error(s); "
           f"expected errors {tot['expected']}: {tot['matched']} found, {tot['missed']} missed; "
-          f"{tot['extra']} false report(s); {time.monotonic() - t0:.1f} s")
+          f"{tot['extra']} false report(s); the recorded runs hid "
+          f"{tot['expected'] - tot['shown']} and showed {tot['shown']}; "
+          f"{time.monotonic() - t0:.1f} s")
     if errors:
         return 2
     return 1 if n_fail else 0

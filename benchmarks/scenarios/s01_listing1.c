@@ -27,7 +27,7 @@ pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 
 // The paper's task (lines 13-18).
 void *task(void *arg) {
-  usleep(5000);                         // slow start: main's critical section comes first
+  usleep(30000);                        // slow start: main's critical section comes first
   pthread_mutex_lock(&m);               // paper line 14
   x++;                                  // paper line 15
   pthread_mutex_unlock(&m);             // paper line 16

@@ -63,7 +63,7 @@ int main(void) {
     fprintf(stderr, "pthread_create failed\n");
     return 1;
   }
-  usleep(5000); // "A is surely done by now": a sleep is not synchronization
+  usleep(30000); // "A is surely done by now": a sleep is not synchronization
   pthread_mutex_lock(&m);
   x++;
   pthread_mutex_unlock(&m);

@@ -51,7 +51,7 @@ struct flush_out {
 // or not the header already counts it.
 static void *flusher(void *arg) {
   struct flush_out *out = arg;
-  usleep(8000); // waits for "the next flush interval"
+  usleep(40000); // waits for "the next flush interval"
   pthread_mutex_lock(&log_lock);
   out->header = header_records;
   pthread_mutex_unlock(&log_lock);
@@ -78,7 +78,7 @@ int main(void) {
     fprintf(stderr, "pthread_create failed\n");
     return 1;
   }
-  usleep(4000); // the appender is done by now, or so the author thought
+  usleep(20000); // the appender is done by now, or so the author thought
   checkpoint();
   pthread_join(ta, NULL);
   pthread_join(tf, NULL);

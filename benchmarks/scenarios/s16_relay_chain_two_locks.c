@@ -53,7 +53,7 @@ static void *ingest(void *arg) {
 // Two separate critical sections, one per lock: never both held at once.
 static void *relay(void *arg) {
   (void)arg;
-  usleep(3000); // "the batch is in by now"
+  usleep(30000); // "the batch is in by now"
   pthread_mutex_lock(&in_lock);
   int n = in_count;
   pthread_mutex_unlock(&in_lock);
@@ -65,7 +65,7 @@ static void *relay(void *arg) {
 
 static void *publish(void *arg) {
   struct report *r = arg;
-  usleep(6000); // "the relay has handed it on by now"
+  usleep(60000); // "the relay has handed it on by now"
   pthread_mutex_lock(&out_lock);
   r->count = out_count;
   pthread_mutex_unlock(&out_lock);

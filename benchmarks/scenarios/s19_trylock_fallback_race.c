@@ -51,7 +51,7 @@ static void log_event(int code) {
 // Archives the buffer. Holds the lock across the slow part (flushing to disk).
 static void log_rotate(void) {
   pthread_mutex_lock(&log_lock);
-  usleep(30000); // write and fsync the old file
+  usleep(100000); // write and fsync the old file
   archived += log_len;
   log_len = 0;
   pthread_mutex_unlock(&log_lock);
@@ -59,10 +59,10 @@ static void log_rotate(void) {
 
 static void *worker(void *arg) {
   (void)arg;
-  usleep(10000); // the first burst arrives during the rotation
+  usleep(30000); // the first burst arrives during the rotation
   for (int i = 0; i < 3; i++)
     log_event(100 + i);
-  usleep(30000); // the second burst arrives after it
+  usleep(100000); // the second burst arrives after it
   for (int i = 0; i < 3; i++)
     log_event(200 + i);
   return NULL;
@@ -70,7 +70,7 @@ static void *worker(void *arg) {
 
 static void *reporter(void *arg) {
   struct report *r = arg;
-  usleep(70000); // periodic statistics, long after both bursts
+  usleep(250000); // periodic statistics, long after both bursts
   pthread_mutex_lock(&log_lock);
   r->pending = log_len;
   r->dropped = dropped; // read under the lock, but the writer never takes it

@@ -57,7 +57,7 @@ static void *rx_thread(void *arg) {
 
 static void *stats_thread(void *arg) {
   struct sample *s = arg;
-  usleep(5000); // the sampling period: in the natural run the whole burst is in by now
+  usleep(30000); // the sampling period: in the natural run the whole burst is in by now
   pthread_spin_lock(&ring_lock);
   s->depth = tail - head;
   s->bytes = rx_bytes; // under the lock, but the rx path does not write it under the lock

@@ -86,7 +86,7 @@ static void *teller(void *arg) {
 }
 
 static void *month_end_job(void *arg) {
-  usleep(5000); // scheduled for the end of the day: the teller is done by then
+  usleep(30000); // scheduled for the end of the day: the teller is done by then
   month_end(arg);
   return NULL;
 }

@@ -63,7 +63,7 @@ static long serve(unsigned id) {
 
 static void *worker(void *arg) {
   unsigned base = *(unsigned *)arg;
-  usleep(4000); // connection set-up: main's warm-up and reset usually finish first
+  usleep(30000); // connection set-up: main's warm-up and reset usually finish first
   for (unsigned i = 0; i < WORKER_REQUESTS; i++)
     stats_add(serve(base + i));
   return NULL;

@@ -57,7 +57,7 @@ static void *sensor(void *arg) {
 
 static void *display(void *arg) {
   struct frame *frames = arg;
-  usleep(8000); // the screen comes up after the sensor has warmed up
+  usleep(40000); // the screen comes up after the sensor has warmed up
   for (int f = 0; f < FRAMES; f++) {
     pthread_mutex_lock(&meter_lock);
     frames[f].avg = count ? (int)(sum / count) : 0;

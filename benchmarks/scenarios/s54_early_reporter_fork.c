@@ -52,7 +52,7 @@ static void *worker(void *arg) {
 
 static void *reporter(void *arg) {
   int *lines = arg;
-  usleep(8000); // report once start-up has settled
+  usleep(40000); // report once start-up has settled
   pthread_mutex_lock(&registry_lock);
   int n = registered;
   pthread_mutex_unlock(&registry_lock);

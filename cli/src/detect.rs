@@ -1,49 +1,30 @@
-//! `ilgen detect`: from one recorded run to candidate schedules of data races and deadlocks.
+//! `ilgen detect`: the command that strings the stages together.
 //!
-//! Takes a trace directory; gives `candidates.json` and one `schedule-<n>.json` per candidate in
-//! it (see [`candidates`]), a summary on
-//! stdout (or the file's JSON with `--format json`) and an exit code. The stages, one module each:
-//! [`prepare`] (trace → shared objects and the full [`model`]) → [`filter`] (weakened
-//! happens-before and locksets) → [`solve`] (per surviving variable, cut-based fast path, else
-//! exhaustive search over [`window`]s; deadlocks on the sync-only model) → [`candidates`]; both
-//! solvers move through the model by the sync semantics of [`state`]. Independent variables are
-//! solved on all cores. Long analyses report their stages and solver jobs on stderr ([`progress`]:
-//! on a terminal, or with `--progress`); stdout stays deterministic.
-//!
-//! Without `--no-replay` every candidate is then replayed ([`crate::replay::confirm`]) and the
-//! output is the report of the confirmed findings ([`crate::report`]) instead of the summary;
-//! the exit code is [`exit::FINDINGS`] when replay confirmed something, else [`exit::CLEAN`].
+//! Takes a trace directory and the flags; runs the analysis ([`ilgen_analysis::analyze_with`]),
+//! writes `candidates.json` and one `schedule-<n>.json` per candidate into the trace directory
+//! ([`ilgen_analysis::candidates`]), and then, unless `--no-replay`, replays every candidate
+//! ([`ilgen_confirm::replay_all`]) and prints the report of the confirmed findings
+//! ([`ilgen_report`]); with `--no-replay` it prints the candidates' summary (or the file's JSON)
+//! instead. Long analyses report their stages on stderr (on a terminal, or with `--progress`);
+//! stdout stays deterministic. Gives an exit code: [`exit::FINDINGS`] when replay confirmed
+//! something (with `--no-replay`: when there is a candidate), else [`exit::CLEAN`].
 
-pub mod candidates;
-pub mod filter;
-pub mod model;
-pub mod prepare;
-pub mod progress;
-pub mod solve;
-pub mod state;
-pub mod window;
-
-#[cfg(test)]
-pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
-use ilgen_trace::format::ThreadTrace;
+use ilgen_analysis::candidates::{self, CandidatesFile, Names};
+use ilgen_analysis::progress::Progress;
+use ilgen_analysis::{window, Backend, Checker, Options};
+use ilgen_binary::Binary;
+use ilgen_report::{Context, Entry, Report};
+use ilgen_trace::TraceDir;
 
-use crate::binary::Binary;
-use crate::csp;
 use crate::dump;
 use crate::error::CliError;
 use crate::exit;
-use crate::replay;
-use candidates::{Candidate, CandidatesFile, Names, Stats};
-use progress::Progress;
-use solve::{Backend, Options};
+use crate::output::{print_out, render, Format};
 
 #[derive(clap::Args, Clone, Debug)]
 pub struct DetectArgs {
@@ -56,7 +37,7 @@ pub struct DetectArgs {
     #[arg(long)]
     pub show_all: bool,
     /// Seconds each replay may run before its process group is killed
-    #[arg(long, default_value_t = crate::replay::DEFAULT_TIMEOUT_SECS)]
+    #[arg(long, default_value_t = ilgen_confirm::DEFAULT_TIMEOUT_SECS)]
     pub replay_timeout: u64,
     /// Sync events per window of the exhaustive search
     #[arg(long, default_value_t = window::DEFAULT_SIZE)]
@@ -86,14 +67,6 @@ pub enum Solver {
     Check,
     /// FDR's `refines` on the exported CSP_M model (FDR must be on PATH)
     Fdr,
-}
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Text,
-    Json,
-    /// SARIF 2.1.0 (confirmed findings; not with --no-replay)
-    Sarif,
 }
 
 /// States the exhaustive search may visit for one variable (or for deadlocks) before it gives up:
@@ -135,10 +108,10 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     ));
     let backend = match args.solver {
         Solver::Native => Backend::Native,
-        Solver::Check => Backend::Csp(csp::solve::Checker::Builtin {
+        Solver::Check => Backend::Csp(Checker::Builtin {
             max_states: CHECKER_STATES,
         }),
-        Solver::Fdr => Backend::Csp(csp::solve::Checker::Fdr {
+        Solver::Fdr => Backend::Csp(Checker::Fdr {
             refines: ilgen_csp::fdr::find().ok_or_else(|| {
                 CliError::Input(
                     "--solver fdr needs FDR's `refines` on PATH, and none was found: install FDR \
@@ -157,7 +130,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         max_states: MAX_STATES,
         backend,
     };
-    let (stats, candidates) = analyze_with(&trace.threads, &options, &progress)?;
+    let (stats, candidates) = ilgen_analysis::analyze_with(&trace.threads, &options, &progress)?;
     let file = CandidatesFile {
         format_version: candidates::FORMAT_VERSION,
         binary: trace.meta.binary.clone(),
@@ -177,7 +150,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     }
     write(&path, format!("{json}\n"))?;
     remove_old_schedules(&dir);
-    replay::remove_old_replays(&dir);
+    ilgen_confirm::remove_old_replays(&dir);
     let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
     for (i, c) in file.candidates.iter().enumerate() {
         let schedule = candidates::replay_schedule(c, &headers, &file.binary_hash);
@@ -188,13 +161,13 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         progress.begin(&format!("replaying {} candidate(s)", file.candidates.len()));
         let report = if file.candidates.is_empty() {
             // Nothing to replay: the binary need not even exist any more.
-            let dir = replay::run::absolute(&dir)?;
-            crate::report::Report::new(&trace.meta.binary, &dir.display().to_string())
+            let dir = ilgen_confirm::run::absolute(&dir)?;
+            Report::new(&trace.meta.binary, &dir.display().to_string())
         } else {
             // Replaying a rebuilt binary proves nothing: its hash must be the recorded one.
             let binary = Binary::load(&trace.meta)?;
             let timeout = std::time::Duration::from_secs(args.replay_timeout);
-            replay::confirm(&trace, &dir, &binary, &file, timeout)?
+            confirm(&trace, &dir, &binary, &file, timeout)?
         };
         let c = &report.counts;
         progress.stage(&format!(
@@ -203,7 +176,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
             c.confirmed_races + c.confirmed_deadlocks
         ));
         progress.finish();
-        print_out(&replay::render(&report, args.format, args.show_all))?;
+        print_out(&render(&report, args.format, args.show_all))?;
         return Ok(if report.confirmed() {
             exit::FINDINGS
         } else {
@@ -238,17 +211,6 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     })
 }
 
-/// Writes the summary to stdout. A reader that closed the pipe early (`ilgen detect | head`) is
-/// no error: the candidates are on disk and the exit code still says whether there are any.
-pub fn print_out(text: &str) -> Result<(), CliError> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(CliError::Input(format!("failed to write the summary: {e}"))),
-    }
-}
-
 /// Removes the schedule files an earlier `ilgen detect` wrote, so that none outlives its candidate.
 fn remove_old_schedules(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -268,113 +230,29 @@ fn remove_old_schedules(dir: &Path) {
     }
 }
 
-/// What one job of [`analyze`] found, or why a CSP checker could not say.
-type Job = Result<(solve::SolveStats, Vec<Candidate>), String>;
-
-/// The whole analysis of one run: races per surviving variable (in parallel), then deadlocks.
-pub fn analyze(
-    threads: &[ThreadTrace],
-    options: &Options,
-) -> Result<(Stats, Vec<Candidate>), CliError> {
-    analyze_with(threads, options, &Progress::off())
-}
-
-/// [`analyze`], reporting its stages and solver jobs to `progress`.
-pub fn analyze_with(
-    threads: &[ThreadTrace],
-    options: &Options,
-    progress: &Progress,
-) -> Result<(Stats, Vec<Candidate>), CliError> {
-    progress.begin("preparing the model");
-    let program = prepare::prepare(threads);
-    progress.stage(&format!(
-        "prepared {} shared objects, {} accesses kept",
-        program.vars.len(),
-        program.accesses_kept
-    ));
-    let (survivors, filter_stats) = filter::filter(&program);
-    progress.stage(&format!(
-        "filtered: {} of {} shared objects left, {} race pairs",
-        filter_stats.vars_left, filter_stats.vars_shared, filter_stats.pairs_left
-    ));
-    // Job 0 is deadlocks (often the longest, so it starts first); job i > 0 is the races of
-    // survivor i - 1.
-    let jobs = survivors.len() + 1;
-    progress.solving(jobs);
-    let window_done = || progress.window_done();
-    let results: Vec<Mutex<Option<Job>>> = (0..jobs).map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let job = next.fetch_add(1, Ordering::Relaxed);
-                if job >= jobs {
-                    break;
-                }
-                let solved = match (&options.backend, job.checked_sub(1)) {
-                    (Backend::Native, Some(i)) => Ok(solve::races_with(
-                        &program,
-                        &survivors[i],
-                        options,
-                        &window_done,
-                    )),
-                    (Backend::Native, None) => {
-                        Ok(solve::deadlocks_with(&program, options, &window_done))
-                    }
-                    (Backend::Csp(checker), Some(i)) => {
-                        csp::solve::races(&program, &survivors[i], checker)
-                    }
-                    (Backend::Csp(checker), None) => csp::solve::deadlocks(&program, checker),
-                };
-                let outcome = solved.map(|solved| {
-                    let found: Vec<Candidate> = solved
-                        .findings
-                        .iter()
-                        .filter_map(|f| candidates::candidate(&solved.model, &program.vars, f))
-                        .collect();
-                    progress.job_done(found.len());
-                    (solved.stats, found)
-                });
-                if let Ok(mut slot) = results[job].lock() {
-                    *slot = Some(outcome);
-                }
-            });
-        }
-    });
-    let mut stats = Stats {
-        threads: threads.len(),
-        sync_events: program
-            .model
-            .threads
-            .iter()
-            .flat_map(|t| &t.events)
-            .filter(|e| e.observed().is_some())
-            .count(),
-        accesses_read: program.accesses_read,
-        accesses_kept: program.accesses_kept,
-        filter: filter_stats,
-        solve: solve::SolveStats::default(),
-    };
-    let mut all = Vec::new();
-    let mut deadlocks = Vec::new();
-    for (job, slot) in results.into_iter().enumerate() {
-        let outcome = slot.into_inner().ok().flatten();
-        if let Some(Err(e)) = outcome {
-            return Err(CliError::Input(e));
-        }
-        if let Some(Ok((s, found))) = outcome {
-            stats.solve.add(&s);
-            if job == 0 {
-                deadlocks = found;
-            } else {
-                all.extend(found);
-            }
-        }
+/// Replays candidates `1..=n` of `file` (schedules in `dir`) on all cores; gives the report.
+fn confirm(
+    trace: &TraceDir,
+    dir: &Path,
+    binary: &Binary,
+    file: &CandidatesFile,
+    timeout: std::time::Duration,
+) -> Result<Report, CliError> {
+    let dir = ilgen_confirm::run::absolute(dir)?;
+    let runs = ilgen_confirm::replay_all(&trace.meta, &dir, file.candidates.len(), timeout)?;
+    let ctx = Context::new(Some(binary), &trace.threads);
+    let mut report = Report::new(&trace.meta.binary, &dir.display().to_string());
+    for (i, (c, r)) in file.candidates.iter().zip(runs).enumerate() {
+        let verdict = ilgen_confirm::verdict::classify(&r);
+        report.add(
+            &ctx,
+            &Entry {
+                number: i + 1,
+                candidate: c,
+                run: Some(&r),
+                verdict,
+            },
+        );
     }
-    // Races by object address (survivors are in that order), then deadlocks.
-    all.extend(deadlocks);
-    Ok((stats, all))
+    Ok(report)
 }

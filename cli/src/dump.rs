@@ -29,7 +29,8 @@ use ilgen_trace::{
     Access, AccessKind, Event, Meta, RunEnd, SiteId, Sync, SyncOp, TraceDir, NO_SITE, NO_THREAD,
 };
 
-use crate::binary::Binary;
+use ilgen_binary::Binary;
+
 use crate::error::CliError;
 
 /// Default parent of trace directories, as the runtime names them (`<binary>-<pid>`).
@@ -268,6 +269,7 @@ mod tests {
             load_base: 0,
             started_unix_ms: 0,
             truncated: false,
+            chaos_seed: None,
             end,
         }
     }

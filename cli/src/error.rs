@@ -1,10 +1,14 @@
 //! The error every `ilgen` subcommand returns, and the exit code it maps to.
 //!
-//! Takes the library errors of each stage (trace reading, binary reading, tool launching); gives
-//! one message that names the file and says what to do, and an exit code from [`crate::exit`].
+//! Takes the typed errors of each library crate (trace reading, binary reading, analysis,
+//! replaying) and the command's own input errors; gives one message that names the file and says
+//! what to do, and an exit code from [`crate::exit`].
 
 use std::fmt;
 
+use ilgen_analysis::AnalysisError;
+use ilgen_binary::BinaryError;
+use ilgen_confirm::ConfirmError;
 use ilgen_trace::TraceError;
 
 use crate::exit;
@@ -13,6 +17,12 @@ use crate::exit;
 pub enum CliError {
     /// A trace could not be read (names the file).
     Trace(TraceError),
+    /// The recorded executable could not be used (names the file).
+    Binary(BinaryError),
+    /// A CSP checker could not decide the model.
+    Analysis(AnalysisError),
+    /// A replay could not be run (names the file or process).
+    Confirm(ConfirmError),
     /// Any other bad input: the message names the file or flag and what to do.
     Input(String),
 }
@@ -20,7 +30,11 @@ pub enum CliError {
 impl CliError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            CliError::Trace(_) | CliError::Input(_) => exit::INPUT_ERROR,
+            CliError::Trace(_)
+            | CliError::Binary(_)
+            | CliError::Analysis(_)
+            | CliError::Confirm(_)
+            | CliError::Input(_) => exit::INPUT_ERROR,
         }
     }
 }
@@ -29,6 +43,9 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CliError::Trace(e) => e.fmt(f),
+            CliError::Binary(e) => e.fmt(f),
+            CliError::Analysis(e) => e.fmt(f),
+            CliError::Confirm(e) => e.fmt(f),
             CliError::Input(msg) => f.write_str(msg),
         }
     }
@@ -39,5 +56,23 @@ impl std::error::Error for CliError {}
 impl From<TraceError> for CliError {
     fn from(e: TraceError) -> Self {
         CliError::Trace(e)
+    }
+}
+
+impl From<BinaryError> for CliError {
+    fn from(e: BinaryError) -> Self {
+        CliError::Binary(e)
+    }
+}
+
+impl From<AnalysisError> for CliError {
+    fn from(e: AnalysisError) -> Self {
+        CliError::Analysis(e)
+    }
+}
+
+impl From<ConfirmError> for CliError {
+    fn from(e: ConfirmError) -> Self {
+        CliError::Confirm(e)
     }
 }

@@ -13,3 +13,9 @@ pub const INPUT_ERROR: i32 = 2;
 /// the replay left no outcome (timeout, crash). `ilgen detect` counts such candidates as
 /// infeasible or failed and exits by its confirmed findings.
 pub const DIVERGED: i32 = 3;
+/// `ilgen run`: the time limit stopped the program (timeout(1)'s code).
+pub const TIMEOUT: i32 = 124;
+/// `ilgen run`: the program exists but could not be started (the shell's code).
+pub const CANNOT_RUN: i32 = 126;
+/// `ilgen run`: the program was not found (the shell's code).
+pub const NOT_FOUND: i32 = 127;

@@ -9,10 +9,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use ilgen::cc::{self, Lang};
-use ilgen::csp::export::{self, ExportArgs};
 use ilgen::detect::{self, DetectArgs};
 use ilgen::error::CliError;
+use ilgen::export_csp::{self as export, ExportArgs};
 use ilgen::replay::{self, ReplayArgs};
+use ilgen::run::{self as record_run, RunArgs};
 use ilgen::{dump, exit};
 
 /// The exit-code table of `--help`, built from the constants so that it cannot drift from them.
@@ -29,11 +30,16 @@ fn exit_codes() -> String {
          {:<3} `ilgen replay` only: the schedule could not be followed (the program took another \
          path) or the replay ended without an outcome (timeout, crash); `ilgen detect` counts \
          such candidates as infeasible or failed and exits by its confirmed findings\n\n\
-         `ilgen cc` and `ilgen c++` exit with clang's own status.",
+         `ilgen cc` and `ilgen c++` exit with clang's own status; `ilgen run` with the \
+         program's ({} when its --timeout stopped it, 128+N when signal N ended it, {}/{} when \
+         it could not be started).",
         exit::CLEAN,
         exit::FINDINGS,
         exit::INPUT_ERROR,
-        exit::DIVERGED
+        exit::DIVERGED,
+        exit::TIMEOUT,
+        exit::CANNOT_RUN,
+        exit::NOT_FOUND
     )
 }
 
@@ -65,6 +71,9 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<OsString>,
     },
+    /// Record one run of an instrumented program (`ilgen run [--timeout S] -- prog args`),
+    /// print its trace directory and exit with the program's status (124 on timeout)
+    Run(RunArgs),
     /// Print a recorded trace as text, one event per line
     Dump {
         /// Trace directory; default: the newest directory under ./ilgen-out/
@@ -93,6 +102,7 @@ fn main() -> ExitCode {
         None => match Cli::parse().command {
             Command::Cc { args } => Err(cc::run(Lang::C, &args)),
             Command::Cxx { args } => Err(cc::run(Lang::Cxx, &args)),
+            Command::Run(args) => record_run::run(&args),
             Command::Dump { trace_dir } => dump::run(trace_dir.as_deref()).map(|()| exit::CLEAN),
             Command::Detect(args) => detect::run(&args),
             Command::Replay(args) => replay::run(&args),

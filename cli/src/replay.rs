@@ -1,33 +1,27 @@
-//! Replay: run the recorded program under a candidate's schedule and confirm or refute it.
+//! `ilgen replay`: replay one candidate of `ilgen detect` and print its report, or debug it.
 //!
-//! Takes a trace directory on which `ilgen detect` wrote `candidates.json` and
-//! `schedule-<n>.json`; gives, per candidate, a [`run::ReplayRun`] (the program run with
-//! `ILGEN_OPTIONS=mode=replay:schedule=...:outcome_dir=<trace>/replay-<n>`, bounded in time) and
-//! its [`verdict::Verdict`], collected into a [`Report`]. `ilgen detect` replays every candidate
-//! ([`confirm`]); `ilgen replay TRACE_DIR:N` replays one ([`run`]), or starts gdb on it with the
-//! replay environment and a breakpoint on the runtime's report hook (`--gdb`).
-
-pub mod run;
-pub mod verdict;
+//! Takes FINDING (`TRACE_DIR:N`, candidate N of the `candidates.json` that `ilgen detect` wrote
+//! there); gives the report of that one replay ([`ilgen_confirm::run::run`], classified by
+//! [`ilgen_confirm::verdict`], rendered by [`ilgen_report`]) and an exit code by its verdict, or,
+//! with `--gdb`, replaces itself with gdb on the replay, with the replay environment set and a
+//! breakpoint on the runtime's report hook.
 
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use ilgen_trace::{Meta, TraceDir};
+use ilgen_analysis::candidates::{self, CandidatesFile};
+use ilgen_binary::Binary;
+use ilgen_confirm::run::{self, Request};
+use ilgen_confirm::verdict::{self, Class};
+use ilgen_confirm::{replay_dir_name, DEFAULT_TIMEOUT_SECS};
+use ilgen_report::{Context, Entry, Report};
+use ilgen_trace::Meta;
 
-use crate::binary::Binary;
-use crate::detect::candidates::{self, CandidatesFile};
-use crate::detect::Format;
 use crate::error::CliError;
-use crate::report::{self, Context, Entry, Report};
+use crate::output::{print_out, render, Format};
 use crate::{dump, exit};
-use run::Request;
-use verdict::Class;
-
-/// Default of `--replay-timeout`, in seconds.
-pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
 
 /// The gdb breakpoint that stops where a finding is reported.
 pub const REPORT_HOOK: &str = "__ilgen_report_hook";
@@ -62,71 +56,6 @@ pub struct ReplayArgs {
     /// With --gdb: arguments for gdb (after `--`)
     #[arg(last = true)]
     pub gdb_args: Vec<String>,
-}
-
-/// Name of candidate `number`'s replay directory under the trace directory.
-pub fn replay_dir_name(number: usize) -> String {
-    format!("replay-{number}")
-}
-
-/// Replays candidates `1..=n` of `file` (schedules in `dir`) on all cores; gives the report.
-pub fn confirm(
-    trace: &TraceDir,
-    dir: &Path,
-    binary: &Binary,
-    file: &CandidatesFile,
-    timeout: Duration,
-) -> Result<Report, CliError> {
-    let dir = run::absolute(dir)?;
-    let reqs: Vec<Request> = (1..=file.candidates.len())
-        .map(|n| Request {
-            schedule: dir.join(candidates::schedule_file_name(n)),
-            out_dir: dir.join(replay_dir_name(n)),
-        })
-        .collect();
-    let runs = run::run_all(&trace.meta, &reqs, timeout);
-    let ctx = Context::new(Some(binary), &trace.threads);
-    let mut report = Report::new(&trace.meta.binary, &dir.display().to_string());
-    for (i, (c, r)) in file.candidates.iter().zip(runs).enumerate() {
-        let r = r?;
-        let verdict = verdict::classify(&r);
-        report.add(
-            &ctx,
-            &Entry {
-                number: i + 1,
-                candidate: c,
-                run: Some(&r),
-                verdict,
-            },
-        );
-    }
-    Ok(report)
-}
-
-/// Renders `report` in `format`.
-pub fn render(report: &Report, format: Format, show_all: bool) -> String {
-    match format {
-        Format::Text => report::text::render(report, show_all),
-        Format::Json => report::json::render(report),
-        Format::Sarif => report::sarif::render(report),
-    }
-}
-
-/// Removes the replay directories an earlier `ilgen detect` left.
-pub fn remove_old_replays(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let numbered = name
-            .to_string_lossy()
-            .strip_prefix("replay-")
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if numbered {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
 }
 
 /// `TRACE_DIR:N` or `N`.
@@ -236,7 +165,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
             verdict,
         },
     );
-    crate::detect::print_out(&render(&report, args.format, true))?;
+    print_out(&render(&report, args.format, true))?;
     Ok(match class {
         Class::ConfirmedRace | Class::ConfirmedDeadlock => exit::FINDINGS,
         Class::NoError => exit::CLEAN,
@@ -249,7 +178,7 @@ fn gdb(meta: &Meta, schedule: &Path, out_dir: &Path, extra: &[String]) -> CliErr
     let options = match run::options(schedule, out_dir) {
         // A user stopped at a breakpoint must not turn the replay into a divergence.
         Ok(o) => format!("{o}:replay_timeout_ms=3600000"),
-        Err(e) => return e,
+        Err(e) => return e.into(),
     };
     if let Err(e) = std::fs::create_dir_all(out_dir) {
         return CliError::Input(format!("failed to create {}: {e}", out_dir.display()));

@@ -27,7 +27,6 @@
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -35,65 +34,37 @@ use serde_json::Value;
 
 use crate::explore::{Step, Verdict, TICK};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FdrError {
     /// No `refines` on PATH, or not at the path given.
+    #[error(
+        "FDR's `refines` was not found {}: install FDR 4 from https://cocotec.io/fdr/ (free for \
+         academic use) and put its bin directory on PATH, or use ilgen's built-in checker",
+        match program { Some(path) => format!("at {}", path.display()), None => "on PATH".into() }
+    )]
     NotFound { program: Option<PathBuf> },
     /// `refines` could not be started.
+    #[error("could not run {}: {error}", program.display())]
     Start { program: PathBuf, error: String },
     /// `refines` failed without writing results.
+    #[error("refines failed ({status}): {}", stderr.trim())]
     Failed { status: String, stderr: String },
     /// The output is not JSON.
+    #[error("refines wrote no JSON: {0}")]
     Json(String),
     /// The output is JSON, but not what FDR writes.
+    #[error("unexpected refines output: {0}")]
     Shape(String),
     /// FDR rejected the file (syntax or type errors).
+    #[error("FDR rejected the file: {}", errors.join("; "))]
     Script { errors: Vec<String> },
     /// FDR could not check one assertion.
+    #[error("FDR could not check `{assertion}`: {}", errors.join("; "))]
     Assertion {
         assertion: String,
         errors: Vec<String>,
     },
 }
-
-impl fmt::Display for FdrError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FdrError::NotFound { program } => {
-                write!(f, "FDR's `refines` was not found ")?;
-                match program {
-                    Some(path) => write!(f, "at {}", path.display())?,
-                    None => write!(f, "on PATH")?,
-                }
-                write!(
-                    f,
-                    ": install FDR 4 from https://cocotec.io/fdr/ (free for academic use) and put \
-                     its bin directory on PATH, or use ilgen's built-in checker"
-                )
-            }
-            FdrError::Start { program, error } => {
-                write!(f, "could not run {}: {error}", program.display())
-            }
-            FdrError::Failed { status, stderr } => {
-                write!(f, "refines failed ({status}): {}", stderr.trim())
-            }
-            FdrError::Json(e) => write!(f, "refines wrote no JSON: {e}"),
-            FdrError::Shape(e) => write!(f, "unexpected refines output: {e}"),
-            FdrError::Script { errors } => {
-                write!(f, "FDR rejected the file: {}", errors.join("; "))
-            }
-            FdrError::Assertion { assertion, errors } => {
-                write!(
-                    f,
-                    "FDR could not check `{assertion}`: {}",
-                    errors.join("; ")
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for FdrError {}
 
 /// `refines` on PATH.
 pub fn find() -> Option<PathBuf> {

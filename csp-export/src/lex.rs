@@ -5,7 +5,7 @@
 //! Line comments are tokens too, so the parser can keep the ones that stand on their own lines;
 //! block comments `{- -}` (nested, as in FDR) are skipped.
 
-use crate::parse::{ParseError, ParseErrorKind, Pos};
+use crate::parse_error::{ParseError, ParseErrorKind, Pos};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Tok {

@@ -14,15 +14,15 @@
 //! crate's syntax tree, and maps counterexamples (event names) back.
 
 pub mod ast;
+mod check_error;
 pub mod explore;
 pub mod fdr;
 mod lex;
 mod lts;
 pub mod parse;
+mod parse_error;
 pub mod print;
 pub mod typecheck;
-
-use std::fmt;
 
 pub use explore::{check_assertion, CheckError, Limits, Step, Verdict};
 pub use parse::{parse, ParseError, Pos};
@@ -32,31 +32,16 @@ pub use typecheck::{Env, TypeError};
 use ast::{Assertion, Item};
 
 /// Why [`check_text`] could not decide a file's assertions.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
+    #[error("{0}")]
     Parse(ParseError),
-    Type {
-        at: Pos,
-        error: TypeError,
-    },
+    #[error("{at}: {error}")]
+    Type { at: Pos, error: TypeError },
     /// `at` is where the assertion starts.
-    Check {
-        at: Pos,
-        error: CheckError,
-    },
+    #[error("{at}: {error}")]
+    Check { at: Pos, error: CheckError },
 }
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Parse(e) => write!(f, "{e}"),
-            Error::Type { at, error } => write!(f, "{at}: {error}"),
-            Error::Check { at, error } => write!(f, "{at}: {error}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
 
 /// Parses, type-checks and checks every assertion of a CSP_M file, in file order.
 pub fn check_text(text: &str, limits: Limits) -> Result<Vec<(Assertion, Verdict)>, Error> {

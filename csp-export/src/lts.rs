@@ -22,7 +22,7 @@ use std::ops::Range;
 use std::rc::Rc;
 
 use crate::ast::{Expr, Field, Proc, SetExpr};
-use crate::explore::CheckError;
+use crate::check_error::CheckError;
 use crate::typecheck::{Decl, Env};
 
 /// An event: its index among all events of the script, channel by channel.

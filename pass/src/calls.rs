@@ -9,48 +9,44 @@
 //! dynamic links and sees calls that libstdc++ makes from inline functions (std::mutex).
 
 use std::collections::HashMap;
-use std::ffi::CString;
 
 use ilgen_trace::abi;
-use llvm_sys::core::*;
-use llvm_sys::prelude::*;
-use llvm_sys::LLVMOpcode;
+use inkwell::builder::BuilderError;
+use inkwell::types::{BasicMetadataTypeEnum, BasicType};
+use inkwell::values::{
+    BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue,
+};
 
-use crate::driver::Ctx;
+use crate::ctx::Ctx;
 use crate::hooks;
 use crate::ir;
 
 /// Rewrites the wrapped calls of `f`; returns old call → new call. With `memory` false (the
 /// function is excluded from memory instrumentation) only synchronization calls are rewritten:
 /// the libc memory and string wrappers record byte ranges, which are memory accesses.
-pub fn rewrite_calls(
-    ctx: &mut Ctx,
-    f: LLVMValueRef,
+pub fn rewrite_calls<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
     memory: bool,
-) -> HashMap<LLVMValueRef, LLVMValueRef> {
+) -> Result<HashMap<InstructionValue<'ctx>, InstructionValue<'ctx>>, BuilderError> {
     let mut replaced = HashMap::new();
     for call in collect(f) {
         if !memory && !wrapped_callee(call).is_some_and(|n| is_sync(&n)) {
             continue;
         }
-        if let Some(new) = rewrite(ctx, f, call) {
+        if let Some(new) = rewrite(ctx, f, call)? {
             replaced.insert(call, new);
         }
     }
-    replaced
+    Ok(replaced)
 }
 
 /// The wrapped calls of `f`, collected before any is replaced.
-fn collect(f: LLVMValueRef) -> Vec<LLVMValueRef> {
-    let mut out = Vec::new();
-    for b in ir::blocks(f) {
-        for i in ir::instructions(b) {
-            if wrapped_callee(i).is_some() {
-                out.push(i);
-            }
-        }
-    }
-    out
+fn collect(f: FunctionValue<'_>) -> Vec<InstructionValue<'_>> {
+    ir::all_instructions(f)
+        .into_iter()
+        .filter(|&i| wrapped_callee(i).is_some())
+        .collect()
 }
 
 /// Whether a wrapped call is a synchronization operation (pthread or semaphore API), which is
@@ -60,19 +56,13 @@ pub fn is_sync(name: &str) -> bool {
 }
 
 /// The callee's name if `inst` is a direct call or invoke of a wrapped function.
-pub fn wrapped_callee(inst: LLVMValueRef) -> Option<String> {
+pub fn wrapped_callee(inst: InstructionValue<'_>) -> Option<String> {
     library_callee(inst).filter(|n| abi::is_wrapped(n))
 }
 
 /// The callee's name if `inst` is a direct call or invoke of a function the program does not
 /// define (a library function).
-pub fn library_callee(inst: LLVMValueRef) -> Option<String> {
-    if !matches!(
-        ir::opcode(inst),
-        Some(LLVMOpcode::LLVMCall | LLVMOpcode::LLVMInvoke)
-    ) {
-        return None;
-    }
+pub fn library_callee(inst: InstructionValue<'_>) -> Option<String> {
     let callee = ir::direct_callee(inst)?;
     // A program that defines its own `strlen` (or a static helper of that name) means its own
     // function: the wrapper would call libc's instead. Its body is instrumented like any other.
@@ -80,64 +70,77 @@ pub fn library_callee(inst: LLVMValueRef) -> Option<String> {
     if !ir::is_declaration(callee) && !ir::is_available_externally(callee) {
         return None;
     }
-    Some(ir::name(callee))
+    Some(ir::function_name(callee))
 }
 
-fn rewrite(ctx: &mut Ctx, f: LLVMValueRef, call: LLVMValueRef) -> Option<LLVMValueRef> {
-    let name = wrapped_callee(call)?;
-    // SAFETY: `call` is a live call or invoke of a declared function; the builder is positioned
-    // before it and the old instruction is erased only after all its uses moved to the new one.
-    unsafe {
-        let fn_ty = LLVMGetCalledFunctionType(call);
-        // None of the wrapped functions is variadic; a variadic call type means a mismatched
-        // prototype we cannot forward faithfully, so leave it alone.
-        if LLVMIsFunctionVarArg(fn_ty) != 0 {
-            return None;
-        }
-        let n_params = LLVMCountParamTypes(fn_ty) as usize;
-        let mut params = vec![std::ptr::null_mut(); n_params];
-        LLVMGetParamTypes(fn_ty, params.as_mut_ptr());
-        params.push(ctx.hooks.ptr_ty);
-        let ret = LLVMGetReturnType(fn_ty);
-        let wrapper_ty = LLVMFunctionType(ret, params.as_mut_ptr(), params.len() as u32, 0);
-        let wrapper = hooks::get_or_declare(ctx.module, &abi::wrapper_name(&name), wrapper_ty);
-
-        let n_args = ir::num_call_args(call);
-        let mut args: Vec<LLVMValueRef> = (0..n_args).map(|i| ir::operand(call, i)).collect();
-        args.push(ctx.sites.add_for(call, &ctx.function_name(f)));
-
-        LLVMPositionBuilderBefore(ctx.builder, call);
-        let new = if ir::opcode(call) == Some(LLVMOpcode::LLVMInvoke) {
-            LLVMBuildInvoke2(
-                ctx.builder,
-                wrapper_ty,
-                wrapper,
-                args.as_mut_ptr(),
-                args.len() as u32,
-                LLVMGetNormalDest(call),
-                LLVMGetUnwindDest(call),
-                c"".as_ptr(),
-            )
-        } else {
-            LLVMBuildCall2(
-                ctx.builder,
-                wrapper_ty,
-                wrapper,
-                args.as_mut_ptr(),
-                args.len() as u32,
-                c"".as_ptr(),
-            )
-        };
-        LLVMSetInstructionCallConv(new, LLVMGetInstructionCallConv(call));
-        hooks::set_debug_loc(new, hooks::debug_loc(call));
-        let old_name = CString::new(ir::name(call)).unwrap_or_default();
-        if LLVMGetTypeKind(ret) != llvm_sys::LLVMTypeKind::LLVMVoidTypeKind {
-            LLVMReplaceAllUsesWith(call, new);
-        }
-        LLVMInstructionEraseFromParent(call);
-        if !old_name.as_bytes().is_empty() {
-            LLVMSetValueName2(new, old_name.as_ptr(), old_name.as_bytes().len());
-        }
-        Some(new)
+/// Replaces `call` by a call of its wrapper; the new call, or `None` when `call` is left alone.
+fn rewrite<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+    call: InstructionValue<'ctx>,
+) -> Result<Option<InstructionValue<'ctx>>, BuilderError> {
+    let (Some(name), Some(site_call)) = (wrapped_callee(call), ir::call_site(call)) else {
+        return Ok(None);
+    };
+    let fn_ty = site_call.get_called_fn_type();
+    // None of the wrapped functions is variadic; a variadic call type means a mismatched
+    // prototype we cannot forward faithfully, so leave it alone.
+    if fn_ty.is_var_arg() {
+        return Ok(None);
     }
+    let mut params = fn_ty.get_param_types();
+    params.push(BasicMetadataTypeEnum::from(ctx.hooks.ptr_ty));
+    let wrapper_ty = match fn_ty.get_return_type() {
+        Some(ret) => ret.fn_type(&params, false),
+        None => ctx.module.get_context().void_type().fn_type(&params, false),
+    };
+    let wrapper = hooks::get_or_declare(ctx.module, &abi::wrapper_name(&name), wrapper_ty);
+    let Some(mut args) = (0..site_call.count_arguments())
+        .map(|i| ir::operand(call, i))
+        .collect::<Option<Vec<BasicValueEnum<'ctx>>>>()
+    else {
+        return Ok(None);
+    };
+    args.push(
+        ctx.sites
+            .add_for(call, &ir::function_name(f))
+            .as_basic_value_enum(),
+    );
+
+    ctx.builder.position_before(&call);
+    let address = wrapper.as_global_value().as_pointer_value();
+    let new = if call.get_opcode() == InstructionOpcode::Invoke {
+        // An invoke's operands end with the normal destination, the unwind one, the callee.
+        let n = call.get_num_operands();
+        let (Some(normal), Some(unwind)) = (
+            ir::block_operand(call, n - 3),
+            ir::block_operand(call, n - 2),
+        ) else {
+            return Ok(None);
+        };
+        ctx.builder
+            .build_indirect_invoke(wrapper_ty, address, &args, normal, unwind, "")?
+    } else {
+        let args: Vec<_> = args.into_iter().map(Into::into).collect();
+        ctx.builder
+            .build_indirect_call(wrapper_ty, address, &args, "")?
+    };
+    new.set_call_convention(site_call.get_call_convention());
+    let Some(new_inst) = ir::instruction_of(new) else {
+        return Ok(None);
+    };
+    new_inst.set_debug_location(call.get_debug_location());
+    let old_name = call
+        .get_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if fn_ty.get_return_type().is_some() {
+        call.replace_all_uses_with(&new_inst);
+    }
+    call.erase_from_basic_block();
+    if !old_name.is_empty() {
+        // A void call has no name to move; only a named (non-void) one reaches here.
+        let _ = new_inst.set_name(&old_name);
+    }
+    Ok(Some(new_inst))
 }

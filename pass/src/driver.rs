@@ -12,12 +12,15 @@
 //!   site table. Clang runs it at the END of the pipeline, like TSan; it marks wait loops first
 //!   itself when the start step did not run (`opt -passes=ilgen`).
 
-use llvm_sys::core::*;
-use llvm_sys::prelude::*;
-
 use ilgen_trace::abi;
+use inkwell::builder::BuilderError;
+use inkwell::module::Module;
+use inkwell::targets::TargetData;
+use inkwell::values::FunctionValue;
+use llvm_sys::debuginfo::{LLVMDIFileGetDirectory, LLVMDIFileGetFilename, LLVMDIScopeGetFile};
 
 use crate::calls;
+use crate::ctx::Ctx;
 use crate::hooks::Hooks;
 use crate::instrument;
 use crate::ir;
@@ -25,21 +28,6 @@ use crate::loops;
 use crate::options::Filter;
 use crate::printf;
 use crate::sites::Sites;
-
-/// What every step shares for one module.
-pub struct Ctx {
-    pub module: LLVMModuleRef,
-    pub builder: LLVMBuilderRef,
-    pub hooks: Hooks,
-    pub sites: Sites,
-    pub source: String,
-}
-
-impl Ctx {
-    pub fn function_name(&self, f: LLVMValueRef) -> String {
-        ir::name(f)
-    }
-}
 
 /// Counts of what the pass inserted, for tests and `-debug`-style summaries.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -59,29 +47,31 @@ impl Stats {
 /// The names `src:` patterns match for function `f` of a module compiled from `source`: the
 /// name as given, the name made absolute (clang runs in the compile's directory), and the file of
 /// the function's debug info.
-fn source_files(source: &str, f: LLVMValueRef) -> Vec<String> {
+fn source_files(source: &str, f: FunctionValue<'_>) -> Vec<String> {
     let mut out = vec![source.to_owned()];
     if !source.starts_with('/') {
         if let Ok(cwd) = std::env::current_dir() {
             out.push(cwd.join(source).to_string_lossy().into_owned());
         }
     }
-    // SAFETY: live function; the debug-info getters return null/empty when absent.
-    unsafe {
-        use llvm_sys::debuginfo::*;
-        let sp = LLVMGetSubprogram(f);
-        if !sp.is_null() {
-            let file = LLVMDIScopeGetFile(sp);
-            if !file.is_null() {
-                let (mut dl, mut fl) = (0u32, 0u32);
-                let dir = ir::bytes_to_string(LLVMDIFileGetDirectory(file, &mut dl), dl as usize);
-                let name = ir::bytes_to_string(LLVMDIFileGetFilename(file, &mut fl), fl as usize);
-                if name.starts_with('/') || dir.is_empty() {
-                    out.push(name);
-                } else if !name.is_empty() {
-                    out.push(format!("{}/{}", dir.trim_end_matches('/'), name));
-                }
+    if let Some(sp) = f.get_subprogram() {
+        // inkwell gives a function's subprogram but not a scope's file, nor a file's names.
+        // SAFETY: `sp` is live debug info; the getters return null/empty when absent, and the
+        // strings are valid for the lengths they give.
+        let (dir, name) = unsafe {
+            let file = LLVMDIScopeGetFile(sp.as_mut_ptr());
+            if file.is_null() {
+                return out;
             }
+            let (mut dl, mut fl) = (0u32, 0u32);
+            let dir = ir::bytes_to_string(LLVMDIFileGetDirectory(file, &mut dl), dl as usize);
+            let name = ir::bytes_to_string(LLVMDIFileGetFilename(file, &mut fl), fl as usize);
+            (dir, name)
+        };
+        if name.starts_with('/') || dir.is_empty() {
+            out.push(name);
+        } else if !name.is_empty() {
+            out.push(format!("{}/{}", dir.trim_end_matches('/'), name));
         }
     }
     out
@@ -92,117 +82,99 @@ const DONE: &str = "ilgen.instrumented";
 /// Named metadata marking a module whose wait loops have their markers.
 const MARKED: &str = "ilgen.wait_loops_marked";
 
-fn has_flag(module: LLVMModuleRef, flag: &str) -> bool {
-    let name = std::ffi::CString::new(flag).expect("no NUL");
-    // SAFETY: live module.
-    unsafe { !LLVMGetNamedMetadata(module, name.as_ptr(), flag.len()).is_null() }
+fn has_flag(module: &Module<'_>, flag: &str) -> bool {
+    module.get_global_metadata_size(flag) > 0
 }
 
-fn set_flag(module: LLVMModuleRef, flag: &str) {
-    let name = std::ffi::CString::new(flag).expect("no NUL");
-    // SAFETY: live module and context.
-    unsafe {
-        let llctx = LLVMGetModuleContext(module);
-        let node = LLVMMDNodeInContext2(llctx, std::ptr::null_mut(), 0);
-        LLVMAddNamedMetadataOperand(module, name.as_ptr(), LLVMMetadataAsValue(llctx, node));
-    }
+fn set_flag(module: &Module<'_>, flag: &str) {
+    let node = module.get_context().metadata_node(&[]);
+    // Refused only for a non-node; an empty node is one.
+    let _ = module.add_global_metadata(flag, &node);
 }
 
 /// The functions the pass works on: defined here, and not the runtime's own (nor the hooks): they
 /// would record themselves.
-fn program_functions(module: LLVMModuleRef) -> Vec<LLVMValueRef> {
+fn program_functions<'ctx>(module: &Module<'ctx>) -> Vec<FunctionValue<'ctx>> {
     ir::functions(module)
         .into_iter()
-        .filter(|&f| !ir::is_declaration(f) && !ir::name(f).starts_with(abi::RUNTIME_PREFIX))
+        .filter(|&f| {
+            !ir::is_declaration(f) && !ir::function_name(f).starts_with(abi::RUNTIME_PREFIX)
+        })
         .collect()
 }
 
 /// Puts enter/exit markers (with null sites) around every wait loop of `module`, once; returns
 /// how many it inserted.
-pub fn mark_wait_loops(module: LLVMModuleRef) -> usize {
+pub fn mark_wait_loops(module: &Module<'_>) -> Result<usize, BuilderError> {
     if has_flag(module, MARKED) {
-        return 0;
+        return Ok(0);
     }
-    // SAFETY: live module; the builder is disposed below.
-    let builder = unsafe { LLVMCreateBuilderInContext(LLVMGetModuleContext(module)) };
+    let context = module.get_context();
     let m = loops::Markers {
-        builder,
+        builder: context.create_builder(),
         hooks: Hooks::declare(module),
+        context,
     };
     let mut n = 0;
     for f in program_functions(module) {
-        n += loops::insert_markers(&m, f, &mut loops::find_wait_loops(f));
+        n += loops::insert_markers(&m, f, &mut loops::find_wait_loops(f))?;
     }
     m.hooks.remove_unused();
-    // SAFETY: created above, no longer used.
-    unsafe { LLVMDisposeBuilder(builder) };
     // A module without wait loops stays untouched; marking it again later finds none either.
     if n > 0 {
         set_flag(module, MARKED);
     }
-    n
+    Ok(n)
 }
 
 /// Instruments `module`, unless it already was (the plugin named twice on a command line, or an
 /// LTO link of instrumented modules): instrumenting twice would record every access twice.
-pub fn run(module: LLVMModuleRef, filter: &Filter) -> Stats {
+pub fn run(module: &Module<'_>, filter: &Filter) -> Result<Stats, BuilderError> {
     if has_flag(module, DONE) {
-        return Stats::default();
+        return Ok(Stats::default());
     }
-    mark_wait_loops(module);
-    // SAFETY: live module; the builder is disposed below.
-    let (builder, source) = unsafe {
-        let ctx = LLVMGetModuleContext(module);
-        let mut len = 0usize;
-        let src = LLVMGetSourceFileName(module, &mut len);
-        (
-            LLVMCreateBuilderInContext(ctx),
-            ir::bytes_to_string(src, len),
-        )
-    };
+    mark_wait_loops(module)?;
     let functions = program_functions(module);
     let mut ctx = Ctx {
         module,
-        builder,
+        builder: module.get_context().create_builder(),
         hooks: Hooks::declare(module),
         sites: Sites::new(module),
-        source,
+        layout: TargetData::create(&module.get_data_layout().as_str().to_string_lossy()),
+        source: module.get_source_file_name().to_string_lossy().into_owned(),
     };
     let mut stats = Stats::default();
     for f in functions {
-        let name = ir::name(f);
+        let name = ir::function_name(f);
         let memory = filter.instruments(&name, &source_files(&ctx.source, f));
         if memory {
-            stats.accesses += instrument::instrument_function(&mut ctx, f);
-            stats.calls += printf::record_written(&mut ctx, f);
+            stats.accesses += instrument::instrument_function(&mut ctx, f)?;
+            stats.calls += printf::record_written(&mut ctx, f)?;
         }
-        stats.calls += calls::rewrite_calls(&mut ctx, f, memory).len();
+        stats.calls += calls::rewrite_calls(&mut ctx, f, memory)?.len();
         stats.markers += loops::assign_marker_sites(&mut ctx, f);
     }
     stats.sites = ctx.sites.len();
     ctx.hooks.remove_unused();
-    ctx.sites.finish();
-    // SAFETY: created above, no longer used.
-    unsafe { LLVMDisposeBuilder(builder) };
+    ctx.sites.finish(module);
     if stats.changed() {
         set_flag(module, DONE);
     }
-    stats
+    Ok(stats)
 }
 
 #[cfg(test)]
 mod tests {
+    use ilgen_trace::sites::{SiteTable, UNIT};
+    use inkwell::values::AsValueRef;
+    use llvm_sys::core::{LLVMConstIntGetZExtValue, LLVMGetOperand, LLVMIsAConstantExpr};
+
     use super::*;
+    use crate::sites::BLOB;
     use crate::testing::{verify, with_module};
 
-    fn print(m: LLVMModuleRef) -> String {
-        // SAFETY: live module; the string is disposed after copying.
-        unsafe {
-            let s = LLVMPrintModuleToString(m);
-            let out = ir::cstr(s);
-            LLVMDisposeMessage(s);
-            out
-        }
+    fn print(m: &Module<'_>) -> String {
+        m.print_to_string().to_string()
     }
 
     #[test]
@@ -239,7 +211,7 @@ dead:
 }
 "#;
         with_module(text, |m| {
-            let stats = run(m, &Filter::default());
+            let stats = run(m, &Filter::default()).unwrap();
             verify(m);
             let out = print(m);
             // The load and the unreachable store; both waits rewritten, the indirect call not.
@@ -257,9 +229,98 @@ dead:
         let text = "define i32 @f(i32 %x) {\n  ret i32 %x\n}\n";
         with_module(text, |m| {
             let before = print(m);
-            let stats = run(m, &Filter::default());
+            let stats = run(m, &Filter::default()).unwrap();
             assert!(!stats.changed());
             assert_eq!(print(m), before);
+        });
+    }
+
+    /// The blob the pass emitted, and the site offset each hook call passes, in call order.
+    fn blob_and_offsets(m: &Module<'_>) -> (Vec<u8>, Vec<u64>) {
+        let g = m.get_global(BLOB).expect("the pass emitted a blob");
+        let init = g.get_initializer().unwrap().into_array_value();
+        let blob = init.as_const_string().unwrap().to_vec();
+        let mut offsets = Vec::new();
+        for f in ir::functions(m) {
+            for i in ir::all_instructions(f) {
+                if ir::direct_callee(i).is_none() {
+                    continue;
+                }
+                let n = ir::num_call_args(i);
+                let site = ir::operand(i, n - 1).unwrap();
+                // inkwell has no API for a constant expression's operands.
+                // SAFETY: `site` is live; its operands are read only once it is known to be a
+                // constant expression, a GEP (global, offset) as the pass builds sites.
+                unsafe {
+                    let site = site.as_value_ref();
+                    if LLVMIsAConstantExpr(site).is_null() {
+                        continue;
+                    }
+                    assert_eq!(
+                        LLVMGetOperand(site, 0),
+                        g.as_value_ref(),
+                        "site points into the blob"
+                    );
+                    offsets.push(LLVMConstIntGetZExtValue(LLVMGetOperand(site, 1)));
+                }
+            }
+        }
+        (blob, offsets)
+    }
+
+    #[test]
+    fn emitted_blob_parses_and_offsets_name_the_right_sites() {
+        let text = r#"
+@g = global i32 0
+declare i32 @pthread_mutex_lock(ptr)
+
+define void @f() !dbg !5 {
+  store i32 1, ptr @g, !dbg !8
+  %r = call i32 @pthread_mutex_lock(ptr @g), !dbg !9
+  ret void
+}
+
+define void @nodebug() {
+  store i32 2, ptr @g
+  ret void
+}
+
+!llvm.dbg.cu = !{!0}
+!llvm.module.flags = !{!3, !4}
+!0 = distinct !DICompileUnit(language: DW_LANG_C11, file: !1, producer: "t", isOptimized: false, runtimeVersion: 0, emissionKind: FullDebug)
+!1 = !DIFile(filename: "a.c", directory: "/src")
+!2 = !DIFile(filename: "/abs/b.h", directory: "/src")
+!3 = !{i32 7, !"Dwarf Version", i32 5}
+!4 = !{i32 2, !"Debug Info Version", i32 3}
+!5 = distinct !DISubprogram(name: "f", scope: !1, file: !1, line: 1, type: !6, spFlags: DISPFlagDefinition, unit: !0)
+!6 = !DISubroutineType(types: !7)
+!7 = !{null}
+!8 = !DILocation(line: 3, column: 7, scope: !5)
+!9 = !DILocation(line: 4, column: 2, scope: !10)
+!10 = !DILexicalBlockFile(scope: !5, file: !2, discriminator: 0)
+"#;
+        with_module(text, |m| {
+            run(m, &Filter::default()).unwrap();
+            verify(m);
+            let (blob, offsets) = blob_and_offsets(m);
+            assert_eq!(blob.len() % UNIT, 0);
+            let table = SiteTable::parse(&blob).unwrap();
+            assert_eq!(table.len(), 3);
+            let sites: Vec<_> = offsets
+                .iter()
+                .map(|&o| {
+                    let s = table.get((o as usize / UNIT) as _).unwrap();
+                    (s.file.clone(), s.line, s.column, s.function.clone())
+                })
+                .collect();
+            assert_eq!(
+                sites,
+                vec![
+                    ("/src/a.c".to_owned(), 3, 7, "f".to_owned()),
+                    ("/abs/b.h".to_owned(), 4, 2, "f".to_owned()),
+                    ("<unknown>".to_owned(), 0, 0, "nodebug".to_owned()),
+                ]
+            );
         });
     }
 }

@@ -14,42 +14,40 @@
 
 use std::collections::HashSet;
 
-use llvm_sys::prelude::*;
-use llvm_sys::LLVMOpcode;
+use inkwell::values::{
+    BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue,
+};
 
 use crate::ir;
 
 /// The function's allocas that do not escape.
-pub fn local_allocas(f: LLVMValueRef) -> HashSet<LLVMValueRef> {
-    let mut out = HashSet::new();
-    for b in ir::blocks(f) {
-        for i in ir::instructions(b) {
-            if ir::is_alloca(i) && !escapes(i, 0) {
-                out.insert(i);
-            }
-        }
-    }
-    out
+pub fn local_allocas(f: FunctionValue<'_>) -> HashSet<InstructionValue<'_>> {
+    ir::all_instructions(f)
+        .into_iter()
+        .filter(|&i| i.get_opcode() == InstructionOpcode::Alloca && !escapes(i, 0))
+        .collect()
 }
 
 /// Whether the address `v` (an alloca or a pointer derived from it) escapes. `depth` bounds the
 /// recursion through GEP/cast chains: a chain deeper than this is treated as escaping.
-fn escapes(v: LLVMValueRef, depth: u32) -> bool {
+fn escapes(v: InstructionValue<'_>, depth: u32) -> bool {
     if depth > 32 {
         return true;
     }
-    for (user, idx) in ir::uses(v) {
-        let Some(op) = ir::opcode(user) else {
-            // A constant or metadata user of an instruction does not exist in valid IR; stay safe.
-            return true;
-        };
-        let stays_local = match op {
-            LLVMOpcode::LLVMLoad => true,
+    // A constant or metadata user of an instruction does not exist in valid IR; stay safe.
+    let Some(uses) = ir::uses(v) else {
+        return true;
+    };
+    for (user, idx) in uses {
+        let stays_local = match user.get_opcode() {
+            InstructionOpcode::Load => true,
             // Operand 0 of a store is the stored value: storing the address publishes it.
-            LLVMOpcode::LLVMStore => idx == 1,
-            LLVMOpcode::LLVMGetElementPtr => idx == 0 && !escapes(user, depth + 1),
-            LLVMOpcode::LLVMBitCast | LLVMOpcode::LLVMAddrSpaceCast => !escapes(user, depth + 1),
-            LLVMOpcode::LLVMCall => is_non_capturing_intrinsic(user) || is_out_param(user, idx),
+            InstructionOpcode::Store => idx == 1,
+            InstructionOpcode::GetElementPtr => idx == 0 && !escapes(user, depth + 1),
+            InstructionOpcode::BitCast | InstructionOpcode::AddrSpaceCast => {
+                !escapes(user, depth + 1)
+            }
+            InstructionOpcode::Call => is_non_capturing_intrinsic(user) || is_out_param(user, idx),
             _ => false,
         };
         if !stays_local {
@@ -61,11 +59,11 @@ fn escapes(v: LLVMValueRef, depth: u32) -> bool {
 
 /// Intrinsics that take a pointer without keeping it. Their other arguments (a length, a
 /// volatile flag) are never pointers, so any use of the address by them is a pointer argument.
-fn is_non_capturing_intrinsic(call: LLVMValueRef) -> bool {
+fn is_non_capturing_intrinsic(call: InstructionValue<'_>) -> bool {
     let Some(callee) = ir::direct_callee(call) else {
         return false;
     };
-    let name = ir::name(callee);
+    let name = ir::function_name(callee);
     [
         "llvm.lifetime.start",
         "llvm.lifetime.end",
@@ -87,19 +85,24 @@ fn is_non_capturing_intrinsic(call: LLVMValueRef) -> bool {
 /// Instrumentation runs before the call rewriting, so the names are the original ones.
 const OUT_PARAMS: &[(&str, u32)] = &[("pthread_create", 0), ("pthread_join", 1)];
 
-fn is_out_param(call: LLVMValueRef, operand: u32) -> bool {
+fn is_out_param(call: InstructionValue<'_>, operand: u32) -> bool {
     let Some(callee) = ir::direct_callee(call) else {
         return false;
     };
-    let name = ir::name(callee);
+    let name = ir::function_name(callee);
     OUT_PARAMS
         .iter()
         .any(|&(f, arg)| f == name && arg == operand)
 }
 
 /// Whether `ptr` is (derived from) one of `locals`.
-pub fn points_to_local(ptr: LLVMValueRef, locals: &HashSet<LLVMValueRef>) -> bool {
-    locals.contains(&ir::underlying_object(ptr))
+pub fn points_to_local<'ctx>(
+    ptr: BasicValueEnum<'ctx>,
+    locals: &HashSet<InstructionValue<'ctx>>,
+) -> bool {
+    ir::underlying_object(ptr)
+        .as_instruction_value()
+        .is_some_and(|i| locals.contains(&i))
 }
 
 #[cfg(test)]
@@ -142,12 +145,12 @@ define i32 @f(i32 %x) {
 }
 "#;
         with_module(ir_text, |m| {
-            let f = ir::functions(m)
-                .into_iter()
-                .find(|&f| ir::name(f) == "f")
-                .unwrap();
+            let f = m.get_function("f").unwrap();
             let locals = local_allocas(f);
-            let mut names: Vec<String> = locals.iter().map(|&a| ir::name(a)).collect();
+            let mut names: Vec<String> = locals
+                .iter()
+                .map(|a| a.get_name().unwrap().to_string_lossy().into_owned())
+                .collect();
             names.sort();
             // %local escapes through the select even though it is also loaded directly; the
             // thread handle is written for the creator only, the thread's argument is shared.

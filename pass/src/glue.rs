@@ -1,7 +1,10 @@
 //! Rust declarations of the C++ glue's extern "C" functions (src/glue.cpp), wrapped safely.
 //!
-//! Takes live LLVM handles; gives the IR utilities the C API lacks.
+//! Takes live inkwell handles; gives the IR utilities neither inkwell nor the C API has.
 
+use inkwell::basic_block::BasicBlock;
+use inkwell::module::Module;
+use inkwell::values::{AsValueRef, GlobalValue, InstructionValue};
 use llvm_sys::prelude::*;
 
 extern "C" {
@@ -21,13 +24,16 @@ pub struct PassPluginLibraryInfo {
 
 /// Splits the edge from `term`'s block to its successor `index`; the new block, or `None` when
 /// LLVM cannot split it (edges into EH pads).
-pub fn split_critical_edge(term: LLVMValueRef, index: u32) -> Option<LLVMBasicBlockRef> {
-    // SAFETY: `term` is a live terminator; the glue checks the index.
-    let b = unsafe { ilgen_split_critical_edge(term, index) };
-    (!b.is_null()).then_some(b)
+pub fn split_critical_edge<'ctx>(
+    term: InstructionValue<'ctx>,
+    index: u32,
+) -> Option<BasicBlock<'ctx>> {
+    // SAFETY: `term` is a live instruction (the glue checks that it is a terminator and the
+    // index); the glue returns a new block of the same function, or null (None).
+    unsafe { BasicBlock::new(ilgen_split_critical_edge(term.as_value_ref(), index)) }
 }
 
-pub fn append_to_compiler_used(module: LLVMModuleRef, global: LLVMValueRef) {
-    // SAFETY: live module and global.
-    unsafe { ilgen_append_to_compiler_used(module, global) }
+pub fn append_to_compiler_used(module: &Module<'_>, global: GlobalValue<'_>) {
+    // SAFETY: live module and one of its globals.
+    unsafe { ilgen_append_to_compiler_used(module.as_mut_ptr(), global.as_value_ref()) }
 }

@@ -12,73 +12,88 @@
 
 use std::collections::HashSet;
 
-use llvm_sys::core::*;
-use llvm_sys::prelude::*;
-use llvm_sys::target::{LLVMGetModuleDataLayout, LLVMStoreSizeOfType};
-use llvm_sys::{LLVMAtomicOrdering, LLVMOpcode, LLVMTypeKind};
+use inkwell::builder::BuilderError;
+use inkwell::context::ContextRef;
+use inkwell::types::{AnyType, BasicType, BasicTypeEnum};
+use inkwell::values::{
+    BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue, IntValue,
+};
+use inkwell::{AddressSpace, AtomicOrdering};
 
-use crate::driver::Ctx;
+use crate::ctx::Ctx;
 use crate::escape;
 use crate::hooks::{self, Hook};
 use crate::ir;
 
 /// One access to instrument, with exactly the data its routine needs.
-enum Access {
-    Load(LLVMValueRef),
-    Store(LLVMValueRef),
-    AtomicRmw(LLVMValueRef),
-    CmpXchg(LLVMValueRef),
+enum Access<'ctx> {
+    Load(InstructionValue<'ctx>),
+    Store(InstructionValue<'ctx>),
+    AtomicRmw(InstructionValue<'ctx>),
+    CmpXchg(InstructionValue<'ctx>),
     /// llvm.memcpy / llvm.memmove (and their .inline forms): dst, src, len.
-    MemTransfer(LLVMValueRef),
+    MemTransfer(InstructionValue<'ctx>),
     /// llvm.memset (and .inline): dst, len.
-    MemSet(LLVMValueRef),
+    MemSet(InstructionValue<'ctx>),
 }
 
+/// The stack slots of one function whose address never leaves it.
+type Locals<'ctx> = HashSet<InstructionValue<'ctx>>;
+
 /// Instruments every access of `f`; returns how many hook calls it inserted.
-pub fn instrument_function(ctx: &mut Ctx, f: LLVMValueRef) -> usize {
+pub fn instrument_function<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+) -> Result<usize, BuilderError> {
     let locals = escape::local_allocas(f);
-    let accesses = collect(f);
+    let accesses = collect(&ctx.module.get_context(), f);
     let mut n = 0;
     for a in accesses {
         n += match a {
-            Access::Load(i) => instrument_load(ctx, f, &locals, i),
-            Access::Store(i) => instrument_store(ctx, f, &locals, i),
-            Access::AtomicRmw(i) | Access::CmpXchg(i) => instrument_rmw(ctx, f, i),
-            Access::MemTransfer(i) => instrument_mem_transfer(ctx, f, &locals, i),
-            Access::MemSet(i) => instrument_mem_set(ctx, f, &locals, i),
+            Access::Load(i) => instrument_load(ctx, f, &locals, i)?,
+            Access::Store(i) => instrument_store(ctx, f, &locals, i)?,
+            Access::AtomicRmw(i) | Access::CmpXchg(i) => instrument_rmw(ctx, f, i)?,
+            Access::MemTransfer(i) => {
+                let (read, write) = (ctx.hooks.read, ctx.hooks.write);
+                // The source range is read, then the destination range written.
+                instrument_range(ctx, f, &locals, i, 1, read, true)?
+                    + instrument_range(ctx, f, &locals, i, 0, write, false)?
+            }
+            Access::MemSet(i) => {
+                let write = ctx.hooks.write;
+                instrument_range(ctx, f, &locals, i, 0, write, false)?
+            }
         };
     }
-    n
+    Ok(n)
 }
 
 /// Collects first, instruments after: the hook calls inserted must not be visited.
-fn collect(f: LLVMValueRef) -> Vec<Access> {
+fn collect<'ctx>(context: &ContextRef<'ctx>, f: FunctionValue<'ctx>) -> Vec<Access<'ctx>> {
     let mut out = Vec::new();
-    for b in ir::blocks(f) {
-        for i in ir::instructions(b) {
-            // The pass's own clones (a wait-loop marker's argument) are not the program's.
-            if ir::is_marked_not_instrumented(i) {
-                continue;
-            }
-            let access = match ir::opcode(i) {
-                Some(LLVMOpcode::LLVMLoad) => Access::Load(i),
-                Some(LLVMOpcode::LLVMStore) => Access::Store(i),
-                Some(LLVMOpcode::LLVMAtomicRMW) => Access::AtomicRmw(i),
-                Some(LLVMOpcode::LLVMAtomicCmpXchg) => Access::CmpXchg(i),
-                Some(LLVMOpcode::LLVMCall) => match mem_intrinsic(i) {
-                    Some(a) => a,
-                    None => continue,
-                },
-                _ => continue,
-            };
-            out.push(access);
+    for i in ir::all_instructions(f) {
+        // The pass's own clones (a wait-loop marker's argument) are not the program's.
+        if ir::is_marked_not_instrumented(context, i) {
+            continue;
         }
+        let access = match i.get_opcode() {
+            InstructionOpcode::Load => Access::Load(i),
+            InstructionOpcode::Store => Access::Store(i),
+            InstructionOpcode::AtomicRMW => Access::AtomicRmw(i),
+            InstructionOpcode::AtomicCmpXchg => Access::CmpXchg(i),
+            InstructionOpcode::Call => match mem_intrinsic(i) {
+                Some(a) => a,
+                None => continue,
+            },
+            _ => continue,
+        };
+        out.push(access);
     }
     out
 }
 
-fn mem_intrinsic(call: LLVMValueRef) -> Option<Access> {
-    let name = ir::name(ir::direct_callee(call)?);
+fn mem_intrinsic(call: InstructionValue<'_>) -> Option<Access<'_>> {
+    let name = ir::function_name(ir::direct_callee(call)?);
     // The `.element.unordered.atomic` forms are left out: they are rare (Java-style runtimes)
     // and their length counts elements of a given size.
     if name.contains(".element.") {
@@ -93,82 +108,93 @@ fn mem_intrinsic(call: LLVMValueRef) -> Option<Access> {
     }
 }
 
-fn is_atomic(i: LLVMValueRef) -> bool {
-    // SAFETY: `i` is a live load or store.
-    unsafe { LLVMGetOrdering(i) != LLVMAtomicOrdering::LLVMAtomicOrderingNotAtomic }
+fn is_atomic(i: InstructionValue<'_>) -> bool {
+    i.get_atomic_ordering()
+        .is_ok_and(|o| o != AtomicOrdering::NotAtomic)
 }
 
 /// Store size of `ty` in bytes, or `None` when it has none the runtime could use.
-fn store_size(ctx: &Ctx, ty: LLVMTypeRef) -> Option<u64> {
-    // SAFETY: live type and module.
-    unsafe {
-        // A scalable vector's size is a multiple of a run-time vscale; we cannot name it.
-        if LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMScalableVectorTypeKind
-            || LLVMTypeIsSized(ty) == 0
-        {
-            return None;
-        }
-        let size = LLVMStoreSizeOfType(LLVMGetModuleDataLayout(ctx.module), ty);
-        (size > 0).then_some(size)
+fn store_size(ctx: &Ctx<'_, '_>, ty: &dyn AnyType<'_>) -> Option<u64> {
+    // A scalable vector's size is a multiple of a run-time vscale; we cannot name it.
+    let sized = match BasicTypeEnum::try_from(ty.as_any_type_enum()) {
+        Ok(BasicTypeEnum::ScalableVectorType(_)) | Err(_) => false,
+        Ok(t) => t.is_sized(),
+    };
+    if !sized {
+        return None;
     }
+    let size = ctx.layout.get_store_size(ty);
+    (size > 0).then_some(size)
 }
 
 /// Whether `ptr` is a plain address-space-0 pointer the hooks can take.
-fn is_default_address_space(ptr: LLVMValueRef) -> bool {
-    // SAFETY: live value.
-    unsafe {
-        let ty = LLVMTypeOf(ptr);
-        LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMPointerTypeKind
-            && LLVMGetPointerAddressSpace(ty) == 0
-    }
+fn is_default_address_space(ptr: BasicValueEnum<'_>) -> bool {
+    matches!(ptr, BasicValueEnum::PointerValue(p)
+        if p.get_type().get_address_space() == AddressSpace::default())
 }
 
 /// Whether `ptr` points into a global constant: nobody writes it, so reading it cannot race.
-fn points_to_constant_global(ptr: LLVMValueRef) -> bool {
-    let base = ir::underlying_object(ptr);
-    // SAFETY: live value, checked to be a global variable first.
-    ir::is_global_variable(base) && unsafe { LLVMIsGlobalConstant(base) != 0 }
+fn points_to_constant_global(ptr: BasicValueEnum<'_>) -> bool {
+    ir::global_variable(ir::underlying_object(ptr)).is_some_and(|g| g.is_constant())
 }
 
 /// Whether `ptr` points into a counter the compiler added for coverage or profiling (gcov's
 /// `__llvm_gcov_ctr*`, clang's `__profc_*` in `__llvm_prf_cnts`). Threads update them without
 /// synchronization by design; they are not the program's data, and reporting them would bury the
 /// real races (TSan's pass skips them for the same reason).
-fn points_to_compiler_counter(ptr: LLVMValueRef) -> bool {
-    let base = ir::underlying_object(ptr);
-    if !ir::is_global_variable(base) {
+fn points_to_compiler_counter(ptr: BasicValueEnum<'_>) -> bool {
+    let Some(base) = ir::global_variable(ir::underlying_object(ptr)) else {
         return false;
-    }
-    let name = ir::name(base);
-    // SAFETY: live global; the section string is owned by LLVM (null when none).
-    let section = ir::cstr(unsafe { LLVMGetSection(base) });
+    };
+    let name = base.get_name().to_string_lossy();
+    let section = base
+        .get_section()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     name.starts_with("__llvm_gcov")
         || name.starts_with("__profc_")
         || section.contains("__llvm_prf_")
 }
 
 /// Emits `hook(ptr, size, site)` before `inst`.
-fn emit_access(
-    ctx: &mut Ctx,
-    f: LLVMValueRef,
-    inst: LLVMValueRef,
-    hook: Hook,
-    ptr: LLVMValueRef,
-    size: LLVMValueRef,
-) {
-    let site = ctx.sites.add_for(inst, &ctx.function_name(f));
-    // SAFETY: live builder and instruction.
-    unsafe { LLVMPositionBuilderBefore(ctx.builder, inst) };
+fn emit_access<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+    inst: InstructionValue<'ctx>,
+    hook: Hook<'ctx>,
+    ptr: BasicValueEnum<'ctx>,
+    size: IntValue<'ctx>,
+) -> Result<(), BuilderError> {
+    let site = ctx.sites.add_for(inst, &ir::function_name(f));
+    ctx.builder.position_before(&inst);
     hooks::call(
-        ctx.builder,
+        &ctx.builder,
         hook,
-        &mut [ptr, size, site],
-        hooks::debug_loc(inst),
-    );
+        &[ptr.into(), size.into(), site.into()],
+        inst.get_debug_location(),
+    )
+}
+
+/// Emits `hook(ptr, store size of ty, site)` before `inst`; returns how many hook calls that is
+/// (none when `ty` has no size the runtime could use).
+fn emit_typed_access<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+    inst: InstructionValue<'ctx>,
+    hook: Hook<'ctx>,
+    ptr: BasicValueEnum<'ctx>,
+    ty: &dyn AnyType<'ctx>,
+) -> Result<usize, BuilderError> {
+    let Some(size) = store_size(ctx, ty) else {
+        return Ok(0);
+    };
+    let size = ctx.hooks.i64_ty.const_int(size, false);
+    emit_access(ctx, f, inst, hook, ptr, size)?;
+    Ok(1)
 }
 
 /// Whether another thread may access the memory at `ptr`: the rules every access kind shares.
-fn may_be_shared(ptr: LLVMValueRef, locals: &HashSet<LLVMValueRef>) -> bool {
+fn may_be_shared(ptr: BasicValueEnum<'_>, locals: &Locals<'_>) -> bool {
     // A stack slot whose address never leaves this function is reachable by this thread only.
     !escape::points_to_local(ptr, locals)
         // Coverage and profile counters are racy by design and not the program's data.
@@ -178,129 +204,98 @@ fn may_be_shared(ptr: LLVMValueRef, locals: &HashSet<LLVMValueRef>) -> bool {
         && is_default_address_space(ptr)
 }
 
-fn const_size(ctx: &Ctx, size: u64) -> LLVMValueRef {
-    // SAFETY: live type.
-    unsafe { LLVMConstInt(ctx.hooks.i64_ty, size, 0) }
-}
-
-fn instrument_load(
-    ctx: &mut Ctx,
-    f: LLVMValueRef,
-    locals: &HashSet<LLVMValueRef>,
-    load: LLVMValueRef,
-) -> usize {
-    let ptr = ir::operand(load, 0);
+fn instrument_load<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+    locals: &Locals<'ctx>,
+    load: InstructionValue<'ctx>,
+) -> Result<usize, BuilderError> {
+    let Some(ptr) = ir::operand(load, 0) else {
+        return Ok(0);
+    };
     // Constant globals are never written, so their reads conflict with nothing.
     if !may_be_shared(ptr, locals) || points_to_constant_global(ptr) {
-        return 0;
+        return Ok(0);
     }
-    // SAFETY: live instruction.
-    let Some(size) = store_size(ctx, unsafe { LLVMTypeOf(load) }) else {
-        return 0;
-    };
     let hook = if is_atomic(load) {
         ctx.hooks.atomic_read
     } else {
         ctx.hooks.read
     };
-    let size = const_size(ctx, size);
-    emit_access(ctx, f, load, hook, ptr, size);
-    1
+    emit_typed_access(ctx, f, load, hook, ptr, &load.get_type())
 }
 
-fn instrument_store(
-    ctx: &mut Ctx,
-    f: LLVMValueRef,
-    locals: &HashSet<LLVMValueRef>,
-    store: LLVMValueRef,
-) -> usize {
-    let value = ir::operand(store, 0);
-    let ptr = ir::operand(store, 1);
-    if !may_be_shared(ptr, locals) {
-        return 0;
-    }
-    // SAFETY: live value.
-    let Some(size) = store_size(ctx, unsafe { LLVMTypeOf(value) }) else {
-        return 0;
+fn instrument_store<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+    locals: &Locals<'ctx>,
+    store: InstructionValue<'ctx>,
+) -> Result<usize, BuilderError> {
+    let (Some(value), Some(ptr)) = (ir::operand(store, 0), ir::operand(store, 1)) else {
+        return Ok(0);
     };
+    if !may_be_shared(ptr, locals) {
+        return Ok(0);
+    }
     let hook = if is_atomic(store) {
         ctx.hooks.atomic_write
     } else {
         ctx.hooks.write
     };
-    let size = const_size(ctx, size);
-    emit_access(ctx, f, store, hook, ptr, size);
-    1
+    emit_typed_access(ctx, f, store, hook, ptr, &value.get_type())
 }
 
 /// atomicrmw and cmpxchg: both read and write, reported as one atomic write of the value's size.
-fn instrument_rmw(ctx: &mut Ctx, f: LLVMValueRef, inst: LLVMValueRef) -> usize {
-    let ptr = ir::operand(inst, 0);
+fn instrument_rmw<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+    inst: InstructionValue<'ctx>,
+) -> Result<usize, BuilderError> {
+    // Operand 1 is the value (atomicrmw) or the expected value (cmpxchg): the accessed type.
+    let (Some(ptr), Some(value)) = (ir::operand(inst, 0), ir::operand(inst, 1)) else {
+        return Ok(0);
+    };
     // An atomic's address escapes by our analysis, so the local rule never applies; the counter
     // rule does (`-fprofile-update=atomic` counters are atomicrmw).
     if !may_be_shared(ptr, &HashSet::new()) {
-        return 0;
+        return Ok(0);
     }
-    // Operand 1 is the value (atomicrmw) or the expected value (cmpxchg): the accessed type.
-    // SAFETY: live value.
-    let Some(size) = store_size(ctx, unsafe { LLVMTypeOf(ir::operand(inst, 1)) }) else {
-        return 0;
-    };
-    let size = const_size(ctx, size);
     let hook = ctx.hooks.atomic_write;
-    emit_access(ctx, f, inst, hook, ptr, size);
-    1
+    emit_typed_access(ctx, f, inst, hook, ptr, &value.get_type())
 }
 
-/// The length operand of a memory intrinsic, as the hooks' i64.
-fn length_i64(ctx: &Ctx, call: LLVMValueRef) -> LLVMValueRef {
-    let len = ir::operand(call, 2);
-    // SAFETY: live builder positioned before `call`; lengths are unsigned.
-    unsafe {
-        LLVMPositionBuilderBefore(ctx.builder, call);
-        LLVMBuildIntCast2(ctx.builder, len, ctx.hooks.i64_ty, 0, c"".as_ptr())
-    }
+/// The length operand of a memory intrinsic, as the hooks' i64 (lengths are unsigned).
+fn length_i64<'ctx>(
+    ctx: &Ctx<'_, 'ctx>,
+    call: InstructionValue<'ctx>,
+    len: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>, BuilderError> {
+    ctx.builder.position_before(&call);
+    ctx.builder
+        .build_int_cast_sign_flag(len, ctx.hooks.i64_ty, false, "")
 }
 
-fn instrument_mem_transfer(
-    ctx: &mut Ctx,
-    f: LLVMValueRef,
-    locals: &HashSet<LLVMValueRef>,
-    call: LLVMValueRef,
-) -> usize {
-    let dst = ir::operand(call, 0);
-    let src = ir::operand(call, 1);
-    let mut n = 0;
-    // Per side, as for loads and stores: a constant source is never written.
-    let read_src = may_be_shared(src, locals) && !points_to_constant_global(src);
-    let write_dst = may_be_shared(dst, locals);
-    if read_src {
-        let len = length_i64(ctx, call);
-        let hook = ctx.hooks.read;
-        emit_access(ctx, f, call, hook, src, len);
-        n += 1;
+/// Emits `hook(ptr, len, site)` before memory intrinsic `call` for its pointer operand `idx`
+/// and length operand 2, as for loads and stores: when the memory may be shared and, for a
+/// `read`, is not a constant (a constant source is never written).
+fn instrument_range<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+    locals: &Locals<'ctx>,
+    call: InstructionValue<'ctx>,
+    idx: u32,
+    hook: Hook<'ctx>,
+    read: bool,
+) -> Result<usize, BuilderError> {
+    let (Some(ptr), Some(BasicValueEnum::IntValue(len))) =
+        (ir::operand(call, idx), ir::operand(call, 2))
+    else {
+        return Ok(0);
+    };
+    if !may_be_shared(ptr, locals) || (read && points_to_constant_global(ptr)) {
+        return Ok(0);
     }
-    if write_dst {
-        let len = length_i64(ctx, call);
-        let hook = ctx.hooks.write;
-        emit_access(ctx, f, call, hook, dst, len);
-        n += 1;
-    }
-    n
-}
-
-fn instrument_mem_set(
-    ctx: &mut Ctx,
-    f: LLVMValueRef,
-    locals: &HashSet<LLVMValueRef>,
-    call: LLVMValueRef,
-) -> usize {
-    let dst = ir::operand(call, 0);
-    if !may_be_shared(dst, locals) {
-        return 0;
-    }
-    let len = length_i64(ctx, call);
-    let hook = ctx.hooks.write;
-    emit_access(ctx, f, call, hook, dst, len);
-    1
+    let len = length_i64(ctx, call, len)?;
+    emit_access(ctx, f, call, hook, ptr, len)?;
+    Ok(1)
 }

@@ -14,14 +14,21 @@
 //! This file holds the entry points only. Registration is C++ (`glue.cpp`): the plugin interface
 //! is a C++ API, and a Rust cdylib exports only Rust `#[no_mangle]` symbols, so
 //! `llvmGetPassPluginInfo` is defined here and forwards to the glue.
+//!
+//! The IR work goes through inkwell; llvm-sys is called directly only where inkwell has no API,
+//! each place saying so.
+
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 use std::ffi::c_char;
 use std::mem::ManuallyDrop;
 
+use inkwell::builder::BuilderError;
 use inkwell::module::Module;
 use llvm_sys::prelude::LLVMModuleRef;
 
 mod calls;
+mod ctx;
 mod driver;
 mod escape;
 mod glue;
@@ -58,7 +65,8 @@ pub unsafe extern "C" fn ilgen_run_on_module(
     include: *const c_char,
 ) -> i32 {
     // ManuallyDrop: the module belongs to clang; inkwell's Drop would dispose of it.
-    let module = ManuallyDrop::new(Module::new(module));
+    // SAFETY: the glue passes the live module it is running on.
+    let module = ManuallyDrop::new(unsafe { Module::new(module) });
     let env = std::env::var(options::ENV).ok();
     let filter = Filter::from_sources(&ir::cstr(exclude), &ir::cstr(include), env.as_deref());
     for e in &filter.errors {
@@ -67,7 +75,11 @@ pub unsafe extern "C" fn ilgen_run_on_module(
     }
     // A panic must not unwind into C++; on one, leave the module as it is now and say so.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&module, &filter))) {
-        Ok(stats) => stats.changed() as i32,
+        Ok(Ok(stats)) => stats.changed() as i32,
+        Ok(Err(e)) => {
+            eprintln!("ilgen-pass: {e}; module left partly instrumented");
+            1
+        }
         Err(_) => {
             eprintln!("ilgen-pass: internal error; module left partly instrumented");
             1
@@ -81,8 +93,17 @@ pub unsafe extern "C" fn ilgen_run_on_module(
 /// `module` must be a live module.
 #[no_mangle]
 pub unsafe extern "C" fn ilgen_mark_wait_loops(module: LLVMModuleRef) -> i32 {
-    match std::panic::catch_unwind(|| driver::mark_wait_loops(module)) {
-        Ok(n) => (n > 0) as i32,
+    // ManuallyDrop: the module belongs to clang, as in `ilgen_run_on_module`.
+    // SAFETY: the glue passes the live module it is running on.
+    let module = ManuallyDrop::new(unsafe { Module::new(module) });
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        driver::mark_wait_loops(&module)
+    })) {
+        Ok(Ok(n)) => (n > 0) as i32,
+        Ok(Err(e)) => {
+            eprintln!("ilgen-pass: {e} while marking wait loops");
+            1
+        }
         Err(_) => {
             eprintln!("ilgen-pass: internal error while marking wait loops");
             1
@@ -90,7 +111,8 @@ pub unsafe extern "C" fn ilgen_mark_wait_loops(module: LLVMModuleRef) -> i32 {
     }
 }
 
-/// Instruments `module` with `filter` deciding memory instrumentation.
-pub fn run(module: &Module<'_>, filter: &Filter) -> Stats {
-    driver::run(module.as_mut_ptr(), filter)
+/// Instruments `module` with `filter` deciding memory instrumentation; fails only when inkwell's
+/// builder refuses an instruction (an LLVM bug, not the program's).
+pub fn run(module: &Module<'_>, filter: &Filter) -> Result<Stats, BuilderError> {
+    driver::run(module, filter)
 }

@@ -17,45 +17,50 @@
 use std::collections::{HashMap, HashSet};
 
 use ilgen_trace::abi;
-use llvm_sys::core::*;
-use llvm_sys::prelude::*;
-use llvm_sys::LLVMOpcode;
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::{Builder, BuilderError};
+use inkwell::context::ContextRef;
+use inkwell::debug_info::DILocation;
+use inkwell::values::{
+    AnyValue, BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue,
+    PointerValue,
+};
 use petgraph::algo::dominators::simple_fast;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use crate::calls;
-use crate::driver::Ctx;
+use crate::ctx::Ctx;
 use crate::glue;
 use crate::hooks::{self, Hook, Hooks};
 use crate::ir;
 
 /// A natural loop: header and body (header included).
 #[derive(Clone, Debug)]
-pub struct NaturalLoop {
-    pub header: LLVMBasicBlockRef,
-    pub body: HashSet<LLVMBasicBlockRef>,
+pub struct NaturalLoop<'ctx> {
+    pub header: BasicBlock<'ctx>,
+    pub body: HashSet<BasicBlock<'ctx>>,
 }
 
 /// A loop around a condition wait, with what its markers need.
 #[derive(Clone, Debug)]
-pub struct WaitLoop {
-    pub header: LLVMBasicBlockRef,
-    pub body: HashSet<LLVMBasicBlockRef>,
+pub struct WaitLoop<'ctx> {
+    pub header: BasicBlock<'ctx>,
+    pub body: HashSet<BasicBlock<'ctx>>,
     /// Blocks that dominate the header: values defined there are available on every edge.
-    pub header_dominators: HashSet<LLVMBasicBlockRef>,
+    pub header_dominators: HashSet<BasicBlock<'ctx>>,
     /// The wait call's first argument (the condition variable).
-    pub cond: LLVMValueRef,
+    pub cond: BasicValueEnum<'ctx>,
     /// The wait call's debug location: the markers' sites are read from it later.
-    pub dbg: LLVMMetadataRef,
+    pub dbg: Option<DILocation<'ctx>>,
 }
 
 /// The function's CFG as a petgraph graph, with the node of each block.
-struct Cfg {
-    graph: DiGraph<LLVMBasicBlockRef, ()>,
+struct Cfg<'ctx> {
+    graph: DiGraph<BasicBlock<'ctx>, ()>,
 }
 
-fn cfg(f: LLVMValueRef) -> Option<Cfg> {
-    let blocks = ir::blocks(f);
+fn cfg(f: FunctionValue<'_>) -> Option<Cfg<'_>> {
+    let blocks = f.get_basic_blocks();
     if blocks.is_empty() {
         return None;
     }
@@ -74,9 +79,12 @@ fn cfg(f: LLVMValueRef) -> Option<Cfg> {
     Some(Cfg { graph })
 }
 
+/// A natural loop with its header's dominator set.
+type LoopWithDominators<'ctx> = (NaturalLoop<'ctx>, HashSet<BasicBlock<'ctx>>);
+
 /// Every natural loop of `f`, back edges to one header merged into one loop, plus each
 /// header's dominator set.
-pub fn natural_loops(f: LLVMValueRef) -> Vec<(NaturalLoop, HashSet<LLVMBasicBlockRef>)> {
+pub fn natural_loops(f: FunctionValue<'_>) -> Vec<LoopWithDominators<'_>> {
     let Some(cfg) = cfg(f) else {
         return Vec::new();
     };
@@ -127,10 +135,9 @@ pub fn natural_loops(f: LLVMValueRef) -> Vec<(NaturalLoop, HashSet<LLVMBasicBloc
 
 /// The wait loops of `f`, one per innermost loop holding a condition wait. When one loop holds
 /// several waits, the first (in block order) provides the condition variable.
-pub fn find_wait_loops(f: LLVMValueRef) -> Vec<WaitLoop> {
-    let waits: Vec<LLVMValueRef> = ir::blocks(f)
+pub fn find_wait_loops(f: FunctionValue<'_>) -> Vec<WaitLoop<'_>> {
+    let waits: Vec<InstructionValue<'_>> = ir::all_instructions(f)
         .into_iter()
-        .flat_map(ir::instructions)
         .filter(|&i| {
             calls::wrapped_callee(i).is_some_and(|n| abi::COND_WAIT_CALLS.contains(&n.as_str()))
         })
@@ -139,10 +146,12 @@ pub fn find_wait_loops(f: LLVMValueRef) -> Vec<WaitLoop> {
         return Vec::new();
     }
     let loops = natural_loops(f);
-    let mut out: Vec<WaitLoop> = Vec::new();
-    let mut taken: HashSet<LLVMBasicBlockRef> = HashSet::new();
+    let mut out: Vec<WaitLoop<'_>> = Vec::new();
+    let mut taken: HashSet<BasicBlock<'_>> = HashSet::new();
     for w in waits {
-        let block = ir::block_of(w);
+        let Some(block) = w.get_parent() else {
+            continue;
+        };
         // A wait outside any loop (an `if`, a bug in the program) gets no markers.
         let Some((l, doms)) = loops
             .iter()
@@ -154,58 +163,51 @@ pub fn find_wait_loops(f: LLVMValueRef) -> Vec<WaitLoop> {
         if !taken.insert(l.header) || ir::num_call_args(w) == 0 {
             continue;
         }
+        let Some(cond) = ir::operand(w, 0) else {
+            continue;
+        };
         out.push(WaitLoop {
             header: l.header,
             body: l.body.clone(),
             header_dominators: doms.clone(),
-            cond: ir::operand(w, 0),
-            dbg: hooks::debug_loc(w),
+            cond,
+            dbg: w.get_debug_location(),
         });
     }
     out
 }
 
-/// What marker insertion needs: a builder and the hook declarations.
-pub struct Markers {
-    pub builder: LLVMBuilderRef,
-    pub hooks: Hooks,
+/// What marker insertion needs: a builder, the hook declarations, and the context the
+/// not-instrumented tag lives in.
+pub struct Markers<'ctx> {
+    pub builder: Builder<'ctx>,
+    pub hooks: Hooks<'ctx>,
+    pub context: ContextRef<'ctx>,
 }
 
 /// Gives every marker call of `f` that still has the null placeholder its site, from the
 /// marker's debug location; returns how many it gave.
-pub fn assign_marker_sites(ctx: &mut Ctx, f: LLVMValueRef) -> usize {
+pub fn assign_marker_sites<'ctx>(ctx: &mut Ctx<'_, 'ctx>, f: FunctionValue<'ctx>) -> usize {
     let markers = [
         ctx.hooks.wait_loop_enter.func,
         ctx.hooks.wait_loop_exit.func,
     ];
     let mut n = 0;
-    for i in ir::blocks(f).into_iter().flat_map(ir::instructions) {
-        if ir::opcode(i) != Some(LLVMOpcode::LLVMCall)
+    for i in ir::all_instructions(f) {
+        if i.get_opcode() != InstructionOpcode::Call
             || !ir::direct_callee(i).is_some_and(|c| markers.contains(&c))
         {
             continue;
         }
-        let site_arg = ir::operand(i, 1);
-        // SAFETY: live value.
-        if unsafe { LLVMIsNull(site_arg) } == 0 {
+        if !matches!(ir::operand(i, 1), Some(BasicValueEnum::PointerValue(p)) if p.is_null()) {
             continue;
         }
-        let site = ctx.sites.add_for(i, &ctx.function_name(f));
-        // SAFETY: live call; operand 1 is the site, a pointer like the new value.
-        unsafe { LLVMSetOperand(i, 1, site) };
+        let site = ctx.sites.add_for(i, &ir::function_name(f));
+        // Operand 1 is the site, a pointer like the new value.
+        i.set_operand(1, site);
         n += 1;
     }
     n
-}
-
-/// Where a marker for one edge goes.
-enum Place {
-    /// Before the source block's terminator (single successor).
-    BeforeTerminator(LLVMBasicBlockRef),
-    /// Before this instruction, the first insertion point of the target (single predecessor edge).
-    TargetStart(LLVMValueRef),
-    /// In a new block on the split edge.
-    NewBlock(LLVMBasicBlockRef),
 }
 
 /// Inserts the markers of every wait loop of `f`; returns how many it inserted. Each marker's
@@ -213,16 +215,20 @@ enum Place {
 /// assigned by [`assign_marker_sites`] in the pass that owns the site table, which may run much
 /// later (clang inserts markers at the start of the pipeline, before loop rotation moves the
 /// loop's first predicate test out of the loop, and instruments at its end).
-pub fn insert_markers(m: &Markers, f: LLVMValueRef, loops: &mut [WaitLoop]) -> usize {
+pub fn insert_markers<'ctx>(
+    m: &Markers<'ctx>,
+    f: FunctionValue<'ctx>,
+    loops: &mut [WaitLoop<'ctx>],
+) -> Result<usize, BuilderError> {
     let mut n = 0;
     for k in 0..loops.len() {
         // Edges as (terminator, successor index), gathered before any split.
-        let mut edges: Vec<(LLVMValueRef, u32, LLVMBasicBlockRef, Hook)> = Vec::new();
-        for b in ir::blocks(f) {
-            let term = ir::terminator(b);
-            if term.is_null() {
+        let mut edges: Vec<(InstructionValue<'ctx>, u32, BasicBlock<'ctx>, Hook<'ctx>)> =
+            Vec::new();
+        for b in f.get_basic_blocks() {
+            let Some(term) = b.get_terminator() else {
                 continue;
-            }
+            };
             let inside = loops[k].body.contains(&b);
             for (idx, s) in ir::successors(b).into_iter().enumerate() {
                 if !inside && s == loops[k].header {
@@ -234,42 +240,41 @@ pub fn insert_markers(m: &Markers, f: LLVMValueRef, loops: &mut [WaitLoop]) -> u
         }
         for (term, idx, target, hook) in edges {
             // An earlier split with merged identical edges may already have moved this edge.
-            // SAFETY: live terminator.
-            if unsafe { LLVMGetSuccessor(term, idx) } != target {
+            if ir::successor(term, idx) != Some(target) {
                 continue;
             }
-            let Some(place) = place_for_edge(f, term, idx, target, loops) else {
+            let Some(before) = place_for_edge(f, term, idx, target, loops) else {
                 // Edges into EH pads cannot be split; such an exit (an exception thrown out of
                 // the wait loop) goes unmarked.
                 continue;
             };
-            position(m.builder, &place);
+            m.builder.position_before(&before);
             let cond = rematerialize_cond(m, &loops[k]);
-            // SAFETY: live type.
-            let site = unsafe { LLVMConstPointerNull(m.hooks.ptr_ty) };
-            hooks::call(m.builder, hook, &mut [cond, site], loops[k].dbg);
+            let site = m.hooks.ptr_ty.const_null();
+            hooks::call(&m.builder, hook, &[cond.into(), site.into()], loops[k].dbg)?;
             n += 1;
         }
     }
-    n
+    Ok(n)
 }
 
-/// Chooses where the marker of edge (term's block → successor idx) goes, splitting the edge if
-/// it is critical. A new block joins every loop holding both ends of the edge.
-fn place_for_edge(
-    f: LLVMValueRef,
-    term: LLVMValueRef,
+/// The instruction before which the marker of edge (term's block → successor idx) goes: the
+/// source's terminator (single successor), the target's first insertion point (single
+/// predecessor edge), or the terminator of a new block on the split edge. A new block joins
+/// every loop holding both ends of the edge.
+fn place_for_edge<'ctx>(
+    f: FunctionValue<'ctx>,
+    term: InstructionValue<'ctx>,
     idx: u32,
-    target: LLVMBasicBlockRef,
-    loops: &mut [WaitLoop],
-) -> Option<Place> {
-    let source = ir::block_of(term);
-    // SAFETY: live terminator.
-    if unsafe { LLVMGetNumSuccessors(term) } == 1 {
-        return Some(Place::BeforeTerminator(source));
+    target: BasicBlock<'ctx>,
+    loops: &mut [WaitLoop<'ctx>],
+) -> Option<InstructionValue<'ctx>> {
+    let source = term.get_parent()?;
+    if ir::num_successors(term) == 1 {
+        return Some(term);
     }
-    let preds: usize = ir::blocks(f)
-        .into_iter()
+    let preds: usize = f
+        .get_basic_block_iter()
         .map(|b| {
             ir::successors(b)
                 .into_iter()
@@ -278,7 +283,7 @@ fn place_for_edge(
         })
         .sum();
     if preds == 1 {
-        return first_insertion_point(target).map(Place::TargetStart);
+        return first_insertion_point(target);
     }
     let new = glue::split_critical_edge(term, idx)?;
     for l in loops.iter_mut() {
@@ -286,55 +291,38 @@ fn place_for_edge(
             l.body.insert(new);
         }
     }
-    Some(Place::NewBlock(new))
-}
-
-/// Positions `builder` at `place`.
-fn position(builder: LLVMBuilderRef, place: &Place) {
-    // SAFETY: live blocks; every block has a terminator.
-    unsafe {
-        match *place {
-            Place::BeforeTerminator(b) | Place::NewBlock(b) => {
-                LLVMPositionBuilderBefore(builder, ir::terminator(b));
-            }
-            Place::TargetStart(first) => LLVMPositionBuilderBefore(builder, first),
-        }
-    }
+    new.get_terminator()
 }
 
 /// The first instruction of `b` after its PHIs and EH pad (`landingpad` and friends must stay
 /// first), or `None` when the block has no such point (a lone `catchswitch`, an empty block).
-fn first_insertion_point(b: LLVMBasicBlockRef) -> Option<LLVMValueRef> {
+fn first_insertion_point(b: BasicBlock<'_>) -> Option<InstructionValue<'_>> {
     let insts = ir::instructions(b);
     let mut k = 0;
-    while k < insts.len() && ir::opcode(insts[k]) == Some(LLVMOpcode::LLVMPHI) {
+    while k < insts.len() && insts[k].get_opcode() == InstructionOpcode::Phi {
         k += 1;
     }
     if k < insts.len()
         && matches!(
-            ir::opcode(insts[k]),
-            Some(
-                LLVMOpcode::LLVMLandingPad | LLVMOpcode::LLVMCleanupPad | LLVMOpcode::LLVMCatchPad
-            )
+            insts[k].get_opcode(),
+            InstructionOpcode::LandingPad
+                | InstructionOpcode::CleanupPad
+                | InstructionOpcode::CatchPad
         )
     {
         k += 1;
     }
     let first = *insts.get(k)?;
-    (ir::opcode(first) != Some(LLVMOpcode::LLVMCatchSwitch)).then_some(first)
+    (first.get_opcode() != InstructionOpcode::CatchSwitch).then_some(first)
 }
 
 /// The condition variable's address at the builder's position, or a null pointer when it cannot
 /// be computed there.
-fn rematerialize_cond(m: &Markers, l: &WaitLoop) -> LLVMValueRef {
+fn rematerialize_cond<'ctx>(m: &Markers<'ctx>, l: &WaitLoop<'ctx>) -> PointerValue<'ctx> {
     let mut memo = HashMap::new();
-    let v = remat(m, l, l.cond, &mut memo, 0);
-    // SAFETY: live types and values.
-    unsafe {
-        match v {
-            Some(v) if LLVMTypeOf(v) == m.hooks.ptr_ty => v,
-            _ => LLVMConstPointerNull(m.hooks.ptr_ty),
-        }
+    match remat(m, l, l.cond, &mut memo, 0) {
+        Some(BasicValueEnum::PointerValue(p)) if p.get_type() == m.hooks.ptr_ty => p,
+        _ => m.hooks.ptr_ty.const_null(),
     }
 }
 
@@ -342,87 +330,87 @@ fn rematerialize_cond(m: &Markers, l: &WaitLoop) -> LLVMValueRef {
 /// constant, an argument, an instruction in a block dominating the header), rebuilt by cloning
 /// when it is a load, GEP or cast inside the loop (at -O0 clang recomputes `&q->cond` in the loop
 /// from loads of stack slots). Anything else (a PHI, a call) gives `None`.
-fn remat(
-    m: &Markers,
-    l: &WaitLoop,
-    v: LLVMValueRef,
-    memo: &mut HashMap<LLVMValueRef, LLVMValueRef>,
+fn remat<'ctx>(
+    m: &Markers<'ctx>,
+    l: &WaitLoop<'ctx>,
+    v: BasicValueEnum<'ctx>,
+    memo: &mut HashMap<InstructionValue<'ctx>, BasicValueEnum<'ctx>>,
     depth: u32,
-) -> Option<LLVMValueRef> {
-    if ir::is_constant(v) || ir::is_argument(v) {
+) -> Option<BasicValueEnum<'ctx>> {
+    if v.is_const() || ir::is_argument(v) {
         return Some(v);
     }
-    if !ir::is_instruction(v) || depth > 16 {
+    let inst = v.as_instruction_value()?;
+    if depth > 16 {
         return None;
     }
-    let block = ir::block_of(v);
+    let block = inst.get_parent()?;
     if !l.body.contains(&block) {
         return l.header_dominators.contains(&block).then_some(v);
     }
-    if let Some(&c) = memo.get(&v) {
+    if let Some(&c) = memo.get(&inst) {
         return Some(c);
     }
-    let op = ir::opcode(v)?;
-    let clonable =
-        matches!(op, LLVMOpcode::LLVMLoad | LLVMOpcode::LLVMGetElementPtr) || is_cast(op);
+    let op = inst.get_opcode();
+    let clonable = matches!(
+        op,
+        InstructionOpcode::Load | InstructionOpcode::GetElementPtr
+    ) || is_cast(op);
     if !clonable {
         return None;
     }
-    let mut operands = Vec::new();
-    for i in 0..ir::num_operands(v) {
-        operands.push(remat(m, l, ir::operand(v, i), memo, depth + 1)?);
+    let operands = (0..inst.get_num_operands())
+        .map(|i| ir::operand(inst, i).and_then(|o| remat(m, l, o, memo, depth + 1)))
+        .collect::<Option<Vec<_>>>()?;
+    // The clone gets operands of the same types, and goes in at the builder's position, after the
+    // clones of its operands.
+    let c = inst.explicit_clone();
+    for (i, o) in operands.into_iter().enumerate() {
+        c.set_operand(i as u32, o);
     }
-    // SAFETY: cloning a live instruction and giving it operands of the same types, then inserting
-    // it at the builder's position (after the clones of its operands).
-    unsafe {
-        let c = LLVMInstructionClone(v);
-        for (i, o) in operands.into_iter().enumerate() {
-            LLVMSetOperand(c, i as u32, o);
-        }
-        LLVMInsertIntoBuilder(m.builder, c);
-        // The clone is the marker's argument, not an access of the program.
-        ir::mark_not_instrumented(c);
-        memo.insert(v, c);
-        Some(c)
-    }
+    m.builder.insert_instruction(&c, None);
+    // The clone is the marker's argument, not an access of the program.
+    ir::mark_not_instrumented(&m.context, c);
+    let value = BasicValueEnum::try_from(c.as_any_value_enum()).ok()?;
+    memo.insert(inst, value);
+    Some(value)
 }
 
-fn is_cast(op: LLVMOpcode) -> bool {
-    use LLVMOpcode::*;
+fn is_cast(op: InstructionOpcode) -> bool {
+    use InstructionOpcode::*;
     matches!(
         op,
-        LLVMTrunc
-            | LLVMZExt
-            | LLVMSExt
-            | LLVMFPToUI
-            | LLVMFPToSI
-            | LLVMUIToFP
-            | LLVMSIToFP
-            | LLVMFPTrunc
-            | LLVMFPExt
-            | LLVMPtrToInt
-            | LLVMIntToPtr
-            | LLVMBitCast
-            | LLVMAddrSpaceCast
+        Trunc
+            | ZExt
+            | SExt
+            | FPToUI
+            | FPToSI
+            | UIToFP
+            | SIToFP
+            | FPTrunc
+            | FPExt
+            | PtrToInt
+            | IntToPtr
+            | BitCast
+            | AddrSpaceCast
     )
 }
 
 #[cfg(test)]
 mod tests {
+    use inkwell::module::Module;
+
     use super::*;
     use crate::testing::with_module;
 
-    fn function(m: LLVMModuleRef, name: &str) -> LLVMValueRef {
-        ir::functions(m)
-            .into_iter()
-            .find(|&f| ir::name(f) == name)
-            .unwrap()
+    fn function<'ctx>(m: &Module<'ctx>, name: &str) -> FunctionValue<'ctx> {
+        m.get_function(name).unwrap()
     }
 
-    fn names(set: &HashSet<LLVMBasicBlockRef>) -> Vec<String> {
+    fn names(set: &HashSet<BasicBlock<'_>>) -> Vec<String> {
         let mut v: Vec<String> = set
             .iter()
-            .map(|&b| ir::name(unsafe { LLVMBasicBlockAsValue(b) }))
+            .map(|b| b.get_name().to_string_lossy().into_owned())
             .collect();
         v.sort();
         v
@@ -476,7 +464,7 @@ dead:
             let w = find_wait_loops(function(m, "f"));
             assert_eq!(w.len(), 1);
             assert_eq!(names(&w[0].body), vec!["inner", "wait"]);
-            assert_eq!(ir::name(w[0].cond), "c");
+            assert_eq!(w[0].cond.get_name().to_str(), Ok("c"));
         });
     }
 

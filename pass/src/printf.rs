@@ -11,79 +11,90 @@
 //! through `invoke` are left alone: glibc declares these functions `nothrow`, so C++ calls them
 //! with `call` too.
 
-use llvm_sys::core::*;
-use llvm_sys::prelude::*;
-use llvm_sys::{LLVMOpcode, LLVMTypeKind};
-
 use ilgen_trace::abi;
+use inkwell::builder::BuilderError;
+use inkwell::types::AnyTypeEnum;
+use inkwell::values::{
+    BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue, IntValue,
+};
+use inkwell::AddressSpace;
 
 use crate::calls;
-use crate::driver::Ctx;
+use crate::ctx::Ctx;
 use crate::hooks;
 use crate::ir;
 
 /// Follows every formatting call of `f` with the hook; returns how many it inserted.
-pub fn record_written(ctx: &mut Ctx, f: LLVMValueRef) -> usize {
-    let mut found = Vec::new();
-    for b in ir::blocks(f) {
-        for i in ir::instructions(b) {
-            if ir::opcode(i) != Some(LLVMOpcode::LLVMCall) {
-                continue;
-            }
-            if let Some(fmt) = calls::library_callee(i).and_then(|n| abi::formatted(&n)) {
-                found.push((i, fmt));
-            }
-        }
-    }
-    found
+pub fn record_written<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+) -> Result<usize, BuilderError> {
+    let found: Vec<_> = ir::all_instructions(f)
         .into_iter()
-        .filter(|&(call, fmt)| emit(ctx, f, call, fmt))
-        .count()
-}
-
-fn is_kind(v: LLVMValueRef, kind: LLVMTypeKind) -> bool {
-    // SAFETY: live value.
-    unsafe { LLVMGetTypeKind(LLVMTypeOf(v)) == kind }
+        .filter(|i| i.get_opcode() == InstructionOpcode::Call)
+        .filter_map(|i| {
+            Some((
+                i,
+                calls::library_callee(i).and_then(|n| abi::formatted(&n))?,
+            ))
+        })
+        .collect();
+    let mut n = 0;
+    for (call, fmt) in found {
+        n += emit(ctx, f, call, fmt)? as usize;
+    }
+    Ok(n)
 }
 
 /// Emits the hook after `call`, unless the call does not have the shape of its C prototype (a
 /// program that declared it otherwise): then we cannot tell what it wrote.
-fn emit(ctx: &mut Ctx, f: LLVMValueRef, call: LLVMValueRef, fmt: abi::Formatted) -> bool {
+fn emit<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+    call: InstructionValue<'ctx>,
+    fmt: abi::Formatted,
+) -> Result<bool, BuilderError> {
     let n_args = ir::num_call_args(call);
     if fmt.buf >= n_args || fmt.max.is_some_and(|m| m >= n_args) {
-        return false;
+        return Ok(false);
     }
-    let buf = ir::operand(call, fmt.buf);
-    // SAFETY: live values.
-    let buf_ok = is_kind(buf, LLVMTypeKind::LLVMPointerTypeKind)
-        && unsafe { LLVMGetPointerAddressSpace(LLVMTypeOf(buf)) } == 0;
-    let max = fmt.max.map(|m| ir::operand(call, m));
-    if !buf_ok
-        || !is_kind(call, LLVMTypeKind::LLVMIntegerTypeKind)
-        || max.is_some_and(|m| !is_kind(m, LLVMTypeKind::LLVMIntegerTypeKind))
-    {
-        return false;
+    let buf = match ir::operand(call, fmt.buf) {
+        Some(BasicValueEnum::PointerValue(p))
+            if p.get_type().get_address_space() == AddressSpace::default() =>
+        {
+            p
+        }
+        _ => return Ok(false),
+    };
+    let max = match fmt.max.map(|m| ir::operand(call, m)) {
+        None => None,
+        Some(Some(BasicValueEnum::IntValue(m))) => Some(m),
+        Some(_) => return Ok(false),
+    };
+    if !matches!(call.get_type(), AnyTypeEnum::IntType(_)) {
+        return Ok(false);
     }
-    let site = ctx.sites.add_for(call, &ctx.function_name(f));
+    let (Ok(result), Some(next)) = (IntValue::try_from(call), call.get_next_instruction()) else {
+        return Ok(false);
+    };
+    let site = ctx.sites.add_for(call, &ir::function_name(f));
     let i64_ty = ctx.hooks.i64_ty;
-    // SAFETY: `call` is a live call, never a terminator, so an instruction follows it; the
-    // builder is positioned before that one, right after the call.
-    unsafe {
-        LLVMPositionBuilderBefore(ctx.builder, LLVMGetNextInstruction(call));
-        let max = match max {
-            // The length is a size_t.
-            Some(m) => LLVMBuildIntCast2(ctx.builder, m, i64_ty, 0, c"".as_ptr()),
-            None => LLVMConstAllOnes(i64_ty),
-        };
-        // The result is an int, negative on error.
-        let ret = LLVMBuildIntCast2(ctx.builder, call, i64_ty, 1, c"".as_ptr());
-        let hook = ctx.hooks.printf_written;
-        hooks::call(
-            ctx.builder,
-            hook,
-            &mut [buf, max, ret, site],
-            hooks::debug_loc(call),
-        );
-    }
-    true
+    // `call` is never a terminator, so an instruction follows it; the hook goes right before it.
+    ctx.builder.position_before(&next);
+    let max = match max {
+        // The length is a size_t.
+        Some(m) => ctx.builder.build_int_cast_sign_flag(m, i64_ty, false, "")?,
+        None => i64_ty.const_all_ones(),
+    };
+    // The result is an int, negative on error.
+    let ret = ctx
+        .builder
+        .build_int_cast_sign_flag(result, i64_ty, true, "")?;
+    hooks::call(
+        &ctx.builder,
+        ctx.hooks.printf_written,
+        &[buf.into(), max.into(), ret.into(), site.into()],
+        call.get_debug_location(),
+    )?;
+    Ok(true)
 }

@@ -54,6 +54,14 @@ pub struct Options {
     /// Replay: how long every live thread must stay blocked in program sync operations before
     /// the replay reports a deadlock.
     pub deadlock_ms: u32,
+    /// Record: schedule perturbation seed (`record::chaos`); 0 is off.
+    pub chaos: u64,
+    /// Record: PCT's bug depth d: each thread's priority drops at d - 1 of its operations.
+    pub chaos_depth: u32,
+    /// Record: the longest delay before a sync operation of an undropped thread, in µs.
+    pub chaos_delay_us: u32,
+    /// Record: sync operations per thread that are perturbed (the rest run undelayed).
+    pub chaos_ops: u32,
 }
 
 /// One option: its key, default (as the user would write it), help line and setter.
@@ -200,6 +208,46 @@ pub const TABLE: &[OptionSpec] = &[
         },
     },
     OptionSpec {
+        name: "chaos",
+        default: "0",
+        help: "record: perturb the schedule with this seed (PCT-style priorities and delays at \
+               thread start and sync operations; the same seed makes the same decisions); 0: off",
+        set: |o, v| {
+            o.chaos = v
+                .parse()
+                .map_err(|_| "expected a seed, 0 to 2^64-1".to_owned())?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "chaos_depth",
+        default: "3",
+        help: "record, with chaos: bug depth d; each thread's priority drops at d-1 random points",
+        set: |o, v| {
+            o.chaos_depth = parse_num(v, 1, 64)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "chaos_delay_us",
+        default: "1000",
+        help: "record, with chaos: longest delay (µs) before a sync operation of a thread whose \
+               priority has not dropped; each drop adds as much again",
+        set: |o, v| {
+            o.chaos_delay_us = parse_num(v, 0, 1_000_000)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "chaos_ops",
+        default: "100",
+        help: "record, with chaos: how many sync operations of each thread are perturbed",
+        set: |o, v| {
+            o.chaos_ops = parse_num(v, 1, 1 << 30)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
         name: "help",
         default: "0",
         help: "print this table on stderr",
@@ -242,6 +290,10 @@ impl Default for Options {
             outcome_dir: String::new(),
             replay_timeout_ms: 0,
             deadlock_ms: 0,
+            chaos: 0,
+            chaos_depth: 0,
+            chaos_delay_us: 0,
+            chaos_ops: 0,
         };
         for spec in TABLE {
             // The table's defaults are valid by construction (a unit test checks it).

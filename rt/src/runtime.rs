@@ -230,7 +230,12 @@ fn start_recording(options: Options) -> Option<Runtime> {
     }
     remove_stale_threads(&dir);
     crate::sites::init();
-    let meta = match MetaFile::start(&dir, pid, &cwd) {
+    let meta = match MetaFile::start(
+        &dir,
+        pid,
+        &cwd,
+        (options.chaos != 0).then_some(options.chaos),
+    ) {
         Ok(m) => m,
         Err(e) => {
             say(&format!(

@@ -229,6 +229,7 @@ pub(crate) fn start(
     }
     // SAFETY: just created, owned by this thread.
     let st = unsafe { &*state };
+    crate::record::chaos::thread_started(&rt.options, parent, child_index);
     if !is_main {
         if let Some(mut inner) = st.enter() {
             inner.write_sync(runtime::next_seq(), NO_SITE, SyncOp::Start);

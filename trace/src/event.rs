@@ -4,6 +4,9 @@
 //! `ilgen-rt` writes and `ilgen` reads. Every variant carries exactly the data its kind needs.
 //! Object identities (mutex, condition variable, ...) are the addresses the program used in this
 //! run; the analyzer matches objects across runs by each thread's operation count, not by address.
+//!
+//! The variant order of every enum here is frozen (it is the on-disk variant index): append new
+//! variants at the end, bump `format::FORMAT_VERSION`, and add their row to `tests/golden.rs`.
 
 use serde::{Deserialize, Serialize};
 

@@ -14,6 +14,10 @@
 //! gives every event of one kind the same length, which lets the runtime complete a pending
 //! record in place.
 //!
+//! Frozen layout: bincode writes each enum's variant index, so the variant order of [`Event`],
+//! `SyncOp` and [`AccessKind`] is part of the format: new variants are appended, never inserted
+//! or reordered. `trace/tests/golden.rs` pins the bytes of the header and of every record kind.
+//!
 //! Versions (bump [`FORMAT_VERSION`] on any change; old traces are refused with a message):
 //! - 1: first format.
 

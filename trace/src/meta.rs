@@ -32,6 +32,10 @@ pub struct Meta {
     /// records end early, and the trace is analysed up to the cut with a warning.
     #[serde(default)]
     pub truncated: bool,
+    /// The `chaos=SEED` the run was perturbed with (`None`: not perturbed); the same seed makes
+    /// the same perturbation decisions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chaos_seed: Option<u64>,
     /// `None` while the process runs, and after it was killed by a signal it could not catch.
     pub end: Option<RunEnd>,
 }
@@ -80,6 +84,7 @@ mod tests {
             load_base: 0x5555_0000,
             started_unix_ms: 0,
             truncated: false,
+            chaos_seed: Some(7),
             end: Some(RunEnd::Signal { signal: 15 }),
         };
         let json = m.to_json();

@@ -12,7 +12,8 @@
 //! that reaches a sync operation not in the schedule while the schedule is not finished waits
 //! until it is; after the last step every thread runs free.
 //!
-//! JSON, versioned: 1, first format.
+//! JSON, versioned (bump [`SCHEDULE_VERSION`] on any change; `tests/golden.rs` pins the text):
+//! 1, first format.
 
 use std::path::Path;
 

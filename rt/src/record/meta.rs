@@ -56,7 +56,7 @@ fn cstring(p: &Path) -> std::io::Result<CString> {
 }
 
 /// What the process is: collected once at start-up.
-fn collect(pid: u32, cwd: &Path) -> Meta {
+fn collect(pid: u32, cwd: &Path, chaos_seed: Option<u64>) -> Meta {
     let argv = std::fs::read("/proc/self/cmdline")
         .map(|b| {
             b.split(|&c| c == 0)
@@ -83,6 +83,7 @@ fn collect(pid: u32, cwd: &Path) -> Meta {
         load_base: load_base(),
         started_unix_ms,
         truncated: false,
+        chaos_seed,
         end: None,
     }
 }
@@ -109,8 +110,13 @@ pub(crate) fn load_base() -> u64 {
 
 impl MetaFile {
     /// Collects the metadata, writes `dir/meta.json` and prepares the end-time versions.
-    pub fn start(dir: &Path, pid: u32, cwd: &Path) -> std::io::Result<MetaFile> {
-        let mut meta = collect(pid, cwd);
+    pub fn start(
+        dir: &Path,
+        pid: u32,
+        cwd: &Path,
+        chaos_seed: Option<u64>,
+    ) -> std::io::Result<MetaFile> {
+        let mut meta = collect(pid, cwd, chaos_seed);
         let running = meta.to_json().into_bytes();
         meta.end = Some(RunEnd::Exit);
         let exit = meta.to_json().into_bytes();
@@ -288,7 +294,7 @@ mod tests {
     fn start_then_signal_and_exit_rewrites_read_back() {
         let dir = std::env::temp_dir().join(format!("ilgen-rt-meta-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let m = MetaFile::start(&dir, 4242, Path::new("/somewhere")).unwrap();
+        let m = MetaFile::start(&dir, 4242, Path::new("/somewhere"), None).unwrap();
         let read = Meta::read(&dir).unwrap();
         assert_eq!(read.pid, 4242);
         assert_eq!(read.end, None);
@@ -313,7 +319,7 @@ mod tests {
         let victim = dir.join("victim");
         std::fs::write(&victim, b"keep").unwrap();
         std::os::unix::fs::symlink(&victim, dir.join("meta.json.tmp")).unwrap();
-        MetaFile::start(&dir, 1, Path::new("/")).unwrap();
+        MetaFile::start(&dir, 1, Path::new("/"), None).unwrap();
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
         assert_eq!(Meta::read(&dir).unwrap().pid, 1);
         use std::os::unix::fs::PermissionsExt;

@@ -13,7 +13,7 @@
 
 use ilgen_trace::{SyncOp, PENDING};
 
-use crate::{replay, runtime, sites, thread};
+use crate::{record, replay, runtime, sites, thread};
 
 /// A record written before a blocking call, to be completed (or retracted) after it.
 pub(crate) struct Pending {
@@ -32,6 +32,11 @@ pub(crate) fn now(site: *const libc::c_void, op: SyncOp) -> Option<usize> {
         replay::sync::now(site, op);
         return None;
     };
+    perturb();
+    write_now(st, site, op)
+}
+
+fn write_now(st: &thread::ThreadState, site: *const libc::c_void, op: SyncOp) -> Option<usize> {
     let mut inner = st.enter()?;
     inner.flush();
     inner.write_sync(runtime::next_seq(), sites::id(site as usize), op)
@@ -65,6 +70,7 @@ pub(crate) fn release(
 /// Before the real call of a try operation (`op` with any outcome): nothing in record mode.
 pub(crate) fn turn(site: *const libc::c_void, op: SyncOp) -> Turn {
     if thread::current().is_some() {
+        perturb();
         return Turn(None);
     }
     Turn(replay::sync::turn(site, op))
@@ -77,7 +83,8 @@ pub(crate) fn now_after(turn: Turn, site: *const libc::c_void, op: SyncOp) -> Op
             replay::sync::now_in(tok, op);
             None
         }
-        None => now(site, op),
+        // The delay was taken before the real call, at `turn`.
+        None => thread::current().and_then(|st| write_now(st, site, op)),
     }
 }
 
@@ -91,6 +98,7 @@ pub(crate) fn pending(site_ptr: *const libc::c_void, op: SyncOp) -> Pending {
             replay: replay::sync::pending(site_ptr, op),
         };
     };
+    perturb();
     let at = st.enter().and_then(|mut inner| {
         inner.flush();
         inner.write_sync(PENDING, site, op)
@@ -151,6 +159,14 @@ pub(crate) fn fail(p: Pending, op: SyncOp) {
         }
     }
     complete(p, op);
+}
+
+/// The delay `chaos=SEED` puts before a recording thread's sync operation; outside the runtime,
+/// so that the exit flush never waits for a sleeping thread.
+fn perturb() {
+    if let Some(rt) = runtime::recording() {
+        record::chaos::before_sync(&rt.options);
+    }
 }
 
 /// Removes the record at `at` if it is the thread's last one; returns whether it did.

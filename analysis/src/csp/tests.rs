@@ -1,0 +1,217 @@
+//! The CSP_M back end against the native solver: the paper's Listing 1 model and its
+//! counterexample, print/parse round trips, and, on random small runs, the checker's verdicts on
+//! the exported model equal the native solver's (race per variable, deadlock).
+
+use ilgen_csp::{Limits, Verdict};
+
+use super::counterexample::{self, Kind};
+use super::translate::{self, Naming, Target};
+use crate::filter;
+use crate::finding::Finding;
+use crate::model::Model;
+use crate::options::{Backend, Options};
+use crate::prepare::{self, Program};
+use crate::solve;
+use crate::state::State;
+use crate::testkit::{listing1, random_run, Rng, LISTING1_M, LISTING1_X, LISTING1_Y};
+
+fn listing1_names(addr: u64) -> Option<String> {
+    match addr {
+        LISTING1_X => Some("x".into()),
+        LISTING1_Y => Some("y".into()),
+        LISTING1_M => Some("m".into()),
+        _ => None,
+    }
+}
+
+fn var_named(program: &Program, addr: u64) -> usize {
+    program
+        .vars
+        .iter()
+        .position(|v| v.addr == addr)
+        .expect("the variable is shared")
+}
+
+/// The checker's verdict on the single assertion of `exported`, after a print/parse round trip
+/// (the checker reads what FDR would read).
+fn check(exported: &translate::Exported) -> Verdict {
+    let text = ilgen_csp::print(&exported.script);
+    let parsed = ilgen_csp::parse(&text).expect("the printed model parses");
+    assert_eq!(
+        ilgen_csp::print(&parsed),
+        text,
+        "print . parse . print is the identity"
+    );
+    let env = ilgen_csp::typecheck::check(&parsed).expect("the model type-checks");
+    let assertion = parsed.assertions().next().expect("one assertion");
+    ilgen_csp::check_assertion(
+        &env,
+        assertion,
+        Limits {
+            max_states: 1_000_000,
+        },
+    )
+    .expect("the checker runs")
+}
+
+fn events(verdict: &Verdict) -> Vec<String> {
+    match verdict {
+        Verdict::Fails { trace, .. } => trace.iter().map(|s| s.event.clone()).collect(),
+        other => panic!("expected a counterexample, got {other:?}"),
+    }
+}
+
+#[test]
+fn listing1_exports_the_papers_figure_1_and_its_race_counterexample() {
+    let program = prepare::prepare(&listing1().traces());
+    let y = var_named(&program, LISTING1_Y);
+    let names = |v: usize| listing1_names(program.vars[v].addr);
+    let naming = Naming {
+        var: &names,
+        object: &listing1_names,
+    };
+    let (model, _) = program.model.restrict(Some(y));
+    let exported = translate::export(&model, &Target::Race { var: y }, &naming);
+    let text = ilgen_csp::print(&exported.script);
+    for def in [
+        "THREAD_1 =",
+        "THREAD_2 =",
+        "MUTEX_m =",
+        "FORK_2 =",
+        "JOIN_2 =",
+        "PROGRAM =",
+    ] {
+        assert!(text.contains(def), "no `{def}` in\n{text}");
+    }
+    assert!(text.contains("assert STOP [T="), "{text}");
+
+    let trace = events(&check(&exported));
+    let sync: Vec<&str> = trace
+        .iter()
+        .map(String::as_str)
+        .filter(|e| !e.starts_with("write.") && !e.starts_with("read.") && *e != "race")
+        .collect();
+    assert_eq!(sync, ["fork.t1.t2", "start.t2", "lock.t2.m", "unlock.t2.m"]);
+    let Finding::Race {
+        first,
+        second,
+        schedule,
+    } = counterexample::finding(&exported, &model, &trace, Kind::Race).expect("maps back")
+    else {
+        panic!("a race")
+    };
+    assert_eq!((first.thread, second.thread), (0, 1));
+    assert_eq!(schedule.prefix, 0);
+    assert!(schedule_runs(&model, &schedule.steps));
+
+    // x is always under m: no race; and Listing 1 cannot deadlock.
+    let x = var_named(&program, LISTING1_X);
+    let (model_x, _) = program.model.restrict(Some(x));
+    let exported_x = translate::export(&model_x, &Target::Race { var: x }, &naming);
+    assert!(matches!(check(&exported_x), Verdict::Holds { .. }));
+    let (sync_only, _) = program.model.restrict(None);
+    let exported_d = translate::export(&sync_only, &Target::Deadlock, &naming);
+    assert!(matches!(check(&exported_d), Verdict::Holds { .. }));
+}
+
+#[test]
+fn the_full_export_round_trips_and_has_one_assertion_per_survivor_and_deadlock() {
+    let program = prepare::prepare(&listing1().traces());
+    let (survivors, _) = filter::filter(&program);
+    let vars = survivors.iter().map(|s| s.var).collect();
+    let exported = translate::export(&program.model, &Target::All { vars }, &Naming::plain());
+    let text = ilgen_csp::print(&exported.script);
+    let parsed = ilgen_csp::parse(&text).expect("parses");
+    assert_eq!(parsed, exported.script);
+    assert_eq!(exported.script.assertions().count(), survivors.len() + 1);
+}
+
+/// Whether the sync events of `steps` can run in that order under the native rules. Schedules do
+/// not list a thread's release of its mutex to wait at a wait-loop exit (replay needs no step for
+/// it: the real thread waits): a step blocked by such a holder may have it released first.
+fn schedule_runs(model: &Model, steps: &[crate::model::At]) -> bool {
+    let mut state = State::initial(model);
+    steps.iter().all(|at| {
+        if !model.threads[at.thread].events[at.index].constrains() {
+            return true;
+        }
+        if state.advance(model, at.thread, at.index) {
+            return true;
+        }
+        for t in 0..model.threads.len() {
+            if let Some(stop) = model.next_stop(t, state.pos[t]) {
+                let op = model.op(crate::model::At {
+                    thread: t,
+                    index: stop,
+                });
+                if let Some(op) = op {
+                    state.release_to_wait(model, t, op);
+                }
+            }
+        }
+        state.advance(model, at.thread, at.index)
+    })
+}
+
+fn native_options() -> Options {
+    Options {
+        max_per_var: 1,
+        all_sites: false,
+        window: usize::MAX,
+        max_states: usize::MAX,
+        backend: Backend::Native,
+    }
+}
+
+/// The checker's finding for `target` on `model`, checked to be reachable by the native rules.
+fn checker_finding(model: &Model, target: Target, kind: Kind) -> Option<Finding> {
+    let exported = translate::export(model, &target, &Naming::plain());
+    match check(&exported) {
+        Verdict::Holds { .. } => None,
+        Verdict::GaveUp { states } => panic!("gave up after {states} states"),
+        verdict @ Verdict::Fails { .. } => {
+            let finding = counterexample::finding(&exported, model, &events(&verdict), kind)
+                .expect("the counterexample maps back");
+            let (Finding::Race { schedule, .. } | Finding::Deadlock { schedule, .. }) = &finding;
+            assert!(schedule_runs(model, &schedule.steps), "{finding:?}");
+            Some(finding)
+        }
+    }
+}
+
+#[test]
+fn checker_verdicts_equal_the_native_solvers_on_random_runs() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let (mut races, mut clean, mut deadlocks) = (0, 0, 0);
+    for run in 0..400 {
+        let program = prepare::prepare(&random_run(&mut rng).traces());
+        let (survivors, _) = filter::filter(&program);
+        for var in 0..program.vars.len() {
+            let native = survivors.iter().find(|s| s.var == var).is_some_and(|s| {
+                !solve::races(&program, s, &native_options())
+                    .findings
+                    .is_empty()
+            });
+            let (model, _) = program.model.restrict(Some(var));
+            let csp = checker_finding(&model, Target::Race { var }, Kind::Race).is_some();
+            assert_eq!(csp, native, "run {run}, variable {var}: checker vs native");
+            if native {
+                races += 1;
+            } else {
+                clean += 1;
+            }
+        }
+        let native = !solve::deadlocks(&program, &native_options())
+            .findings
+            .is_empty();
+        let (model, _) = program.model.restrict(None);
+        let csp = checker_finding(&model, Target::Deadlock, Kind::Deadlock).is_some();
+        assert_eq!(csp, native, "run {run}: deadlock, checker vs native");
+        deadlocks += usize::from(native);
+    }
+    // The generator must exercise both verdicts of both questions.
+    assert!(
+        races > 50 && clean > 50 && deadlocks > 10,
+        "{races} {clean} {deadlocks}"
+    );
+}

@@ -1,0 +1,35 @@
+//! `ilgen-analysis`: from one recorded run to candidate schedules of data races and deadlocks.
+//!
+//! Takes the threads of a trace ([`ilgen_trace::TraceDir`]) and [`Options`]; gives [`Candidate`]s
+//! with per-stage [`Stats`] ([`analyze`](fn@analyze)), written as `candidates.json` and one
+//! replayable `schedule-<n>.json` each ([`candidates`]). The stages, one module each, in the order
+//! data flows: [`prepare`] (trace → shared objects and the full [`model`]) → [`filter`] (weakened
+//! happens-before and locksets) → [`solve`] (per surviving variable: cut-based fast path, else
+//! exhaustive search over [`window`]s; deadlocks on the sync-only model) or [`csp`] (the same model
+//! as CSP_M, decided by a CSP checker) → [`finding`] → [`candidates`]. Every solver moves through
+//! the model by the sync semantics of [`state`]. Nothing here runs the program: replay is
+//! `ilgen-confirm`'s.
+
+pub mod analyze;
+pub mod busy;
+pub mod candidates;
+pub mod csp;
+pub mod error;
+pub mod filter;
+pub mod finding;
+pub mod model;
+pub mod options;
+pub mod prepare;
+pub mod progress;
+pub mod solve;
+pub mod state;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
+#[cfg(test)]
+mod tests;
+pub mod window;
+
+pub use analyze::{analyze, analyze_with};
+pub use candidates::{Candidate, CandidatesFile, Stats};
+pub use error::AnalysisError;
+pub use options::{Backend, Checker, Options};

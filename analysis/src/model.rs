@@ -1,0 +1,453 @@
+//! The reorder model: every order of the recorded sync operations that their semantics allow.
+//!
+//! Takes nothing itself (prepare builds it from a trace); gives [`Model`], a plain data structure:
+//! per thread its events in program order (memory accesses to shared objects and every sync
+//! operation, each resolved to the semantics it has in the model: [`ModelOp`]) and the sync
+//! objects those operations act on ([`SyncObjects`]: mutexes, rwlocks, semaphores, condition
+//! instances, barrier instances). It is independent of any solver: the native solver
+//! ([`crate::state`], [`crate::solve`]) reads it, and a CSP_M back end can print it
+//! (one process per thread, one per object). [`Model::restrict`] keeps the accesses to one
+//! variable, as the paper builds one model per shared variable.
+
+use std::collections::BTreeMap;
+
+use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
+
+/// Index of a shared object in [`crate::prepare::Program::vars`].
+pub type VarId = usize;
+
+/// One event of a model: thread index and index among the thread's events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct At {
+    pub thread: usize,
+    pub index: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Model {
+    pub threads: Vec<ModelThread>,
+    pub objects: SyncObjects,
+    /// Derived from `threads` by [`Model::new`].
+    sources: Sources,
+}
+
+/// Where each event others wait for is, per thread, condition instance and barrier instance:
+/// how the solvers tell from thread positions alone whether a thread was forked or ended, an
+/// instance signalled, or a barrier entered.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sources {
+    pub fork_of: Vec<Option<At>>,
+    pub end_of: Vec<Option<At>>,
+    pub signal_of: Vec<Option<At>>,
+    pub enters_of: Vec<Vec<At>>,
+    /// Per condition instance: the waits it wakes that no wait loop encloses, as (thread, index
+    /// of the wait's [`ModelOp::WaitRelease`]). Such a wait has no predicate to re-check: a signal
+    /// that comes before the wait is entered is lost to it (a missed signal).
+    pub bare_waits_of: Vec<Vec<(usize, usize)>>,
+    /// Per [`ModelOp::TryFail`] whose object the observed order shows busy when it ran: the
+    /// events that made it so. A mutex or rwlock: the acquisition of one other holder (the
+    /// writer if there is one). A semaphore: every wait on it before (with them all, the count
+    /// cannot be above the observed zero). The cut path runs these before the failure, as the run
+    /// did; other orders may keep the object busy otherwise. A failure missing here was not busy
+    /// in the observed order (see [`Model::unexplained_try_failures`]).
+    pub busy_of: BTreeMap<At, Vec<At>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelThread {
+    pub tid: ThreadId,
+    pub events: Vec<ModelEvent>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelEvent {
+    /// The thread accessed shared object `var` in this segment (one record per object and
+    /// segment: the dominant kind, the first site of that kind).
+    Access {
+        var: VarId,
+        kind: AccessKind,
+        site: SiteId,
+    },
+    Sync {
+        op: ModelOp,
+        observed: Observed,
+    },
+}
+
+/// What the trace recorded of a sync operation: the schedule names it by these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Observed {
+    /// Process-wide order of the run ([`ilgen_trace::PENDING`] if it never completed).
+    pub seq: u64,
+    /// This is the thread's `op_index`-th sync operation (0-based): replay matches by it.
+    pub op_index: u32,
+    pub site: SiteId,
+    pub op: SyncOp,
+}
+
+/// A sync operation's meaning in the model. Thread and object fields are indices into
+/// [`Model::threads`] and the vectors of [`SyncObjects`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelOp {
+    /// `forked`: some recorded thread forks this one, so it starts only after that fork.
+    Start {
+        forked: bool,
+    },
+    End,
+    Fork {
+        child: usize,
+    },
+    /// Enabled once `child` has executed its `End`.
+    Join {
+        child: usize,
+    },
+    /// Mutex and spin lock acquisitions, successful try and timed locks included.
+    Lock {
+        mutex: usize,
+    },
+    /// Only the holder unlocks; a recursive mutex is free when its count drops to zero.
+    Unlock {
+        mutex: usize,
+    },
+    ReadLock {
+        rw: usize,
+    },
+    WriteLock {
+        rw: usize,
+    },
+    RwUnlock {
+        rw: usize,
+    },
+    /// `pthread_cond_wait` entered: releases `mutex`.
+    WaitRelease {
+        mutex: usize,
+    },
+    /// The wait returned: needs its wake-up and takes `mutex` again.
+    WaitReturn {
+        mutex: usize,
+        wake: Wake,
+    },
+    /// A signal or broadcast: the release of condition instance `cond`.
+    Signal {
+        cond: usize,
+    },
+    /// A wait loop was left, in the run without calling the wait: the awaited predicate held.
+    /// In the model it is left once instance `cond` was signalled; until then the thread would
+    /// have called the wait, so it may release `mutex` (the condition variable's mutex, when some
+    /// wait on it names it) and take it back to leave.
+    LoopExit {
+        cond: usize,
+        mutex: Option<usize>,
+    },
+    BarrierEnter {
+        barrier: usize,
+    },
+    /// Enabled once every party of the instance has entered.
+    BarrierExit {
+        barrier: usize,
+    },
+    SemWait {
+        sem: usize,
+    },
+    SemPost {
+        sem: usize,
+    },
+    /// A try operation that failed (trylock, spin trylock, tryrdlock, trywrlock, sem_trywait):
+    /// it neither blocks nor acquires, and leaves every object as it is, but it can happen only
+    /// while its object is busy ([`TryTarget`] says when). Where it cannot, the real operation would
+    /// have succeeded and the thread gone another way: a thread stopped at it is not blocked (no
+    /// deadlock), the model just does not follow it further.
+    TryFail {
+        target: TryTarget,
+    },
+    /// Constrains nothing in the model: a failed try operation the observed order does not show
+    /// busy (its object taken by uninstrumented code, or released just before the failed attempt
+    /// was recorded), one that failed on a lock its own thread held, a timed lock that timed out,
+    /// detach, wait-loop entry, a wait-loop exit no signal is known for, an unlock of a lock the
+    /// thread did not hold (taken by uninstrumented code), a join of an unrecorded thread, an
+    /// operation left pending while the thread went on (cancelled in it).
+    Nop,
+}
+
+/// What a failed try operation tried, and so when it fails ([`ModelOp::TryFail`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TryTarget {
+    /// `pthread_mutex_trylock`, `pthread_spin_trylock`: fails while another thread holds the mutex.
+    Mutex(usize),
+    /// `pthread_rwlock_tryrdlock`: fails while another thread holds the rwlock for writing.
+    RwRead(usize),
+    /// `pthread_rwlock_trywrlock`: fails while another thread holds the rwlock, for writing or
+    /// for reading.
+    RwWrite(usize),
+    /// `sem_trywait`: fails while the semaphore's count is zero.
+    Sem(usize),
+}
+
+/// What released a condition wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// The signal or broadcast of this condition instance.
+    Signal(usize),
+    /// It returned without a signal (timed out or spurious): nothing to wait for.
+    Unsignalled,
+    /// It never returned in the run (PENDING) and no signal is known that could release it.
+    Never,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SyncObjects {
+    pub mutexes: Vec<MutexObject>,
+    /// Addresses of the rwlocks.
+    pub rwlocks: Vec<u64>,
+    pub sems: Vec<SemObject>,
+    /// Address of each condition instance (one per signal or broadcast).
+    pub conds: Vec<u64>,
+    pub barriers: Vec<BarrierObject>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MutexObject {
+    pub addr: u64,
+    /// Some thread locked it while holding it, so the run's mutex is recursive.
+    pub recursive: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SemObject {
+    pub addr: u64,
+    /// The smallest initial count the observed run needs.
+    pub initial: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BarrierObject {
+    pub addr: u64,
+    /// Threads that entered this instance.
+    pub parties: u32,
+    /// Some thread left it in the run; if none did, its exits never happen in the model either.
+    pub released: bool,
+}
+
+impl ModelEvent {
+    /// Whether the solver must interleave at this event: accesses and [`ModelOp::Nop`] run along
+    /// with their thread's segment.
+    pub fn constrains(&self) -> bool {
+        matches!(self, ModelEvent::Sync { op, .. } if *op != ModelOp::Nop)
+    }
+
+    pub fn observed(&self) -> Option<&Observed> {
+        match self {
+            ModelEvent::Sync { observed, .. } => Some(observed),
+            ModelEvent::Access { .. } => None,
+        }
+    }
+}
+
+impl Model {
+    /// The model with every source but [`Sources::busy_of`].
+    pub(crate) fn derive(threads: Vec<ModelThread>, objects: SyncObjects) -> Model {
+        let mut s = Sources {
+            fork_of: vec![None; threads.len()],
+            end_of: vec![None; threads.len()],
+            signal_of: vec![None; objects.conds.len()],
+            enters_of: vec![Vec::new(); objects.barriers.len()],
+            bare_waits_of: vec![Vec::new(); objects.conds.len()],
+            busy_of: BTreeMap::new(),
+        };
+        for (thread, t) in threads.iter().enumerate() {
+            // Wait loops open around this point (their condition variables; 0: unknown), and the
+            // index of the wait last entered outside any of them.
+            let mut open_loops: Vec<u64> = Vec::new();
+            let mut bare_release = None;
+            for (index, e) in t.events.iter().enumerate() {
+                let at = At { thread, index };
+                let ModelEvent::Sync { op, observed } = e else {
+                    continue;
+                };
+                match observed.op {
+                    SyncOp::WaitLoopEnter { cond } => open_loops.push(cond),
+                    SyncOp::WaitLoopExit { cond } => {
+                        if let Some(i) = open_loops.iter().rposition(|&c| c == cond) {
+                            open_loops.remove(i);
+                        }
+                    }
+                    _ => {}
+                }
+                match *op {
+                    ModelOp::WaitRelease { .. } => {
+                        let cond = observed.op.object();
+                        let looped = open_loops.iter().any(|&c| c == 0 || Some(c) == cond);
+                        bare_release = (!looped).then_some(index);
+                    }
+                    ModelOp::WaitReturn {
+                        wake: Wake::Signal(cond),
+                        ..
+                    } => {
+                        if let (Some(release), Some(list)) =
+                            (bare_release.take(), s.bare_waits_of.get_mut(cond))
+                        {
+                            list.push((thread, release));
+                        }
+                    }
+                    // Indices come from prepare; `get_mut` keeps a hand-made model from panicking.
+                    ModelOp::Fork { child } => {
+                        if let Some(slot) = s.fork_of.get_mut(child) {
+                            *slot = Some(at);
+                        }
+                    }
+                    ModelOp::End => s.end_of[thread] = Some(at),
+                    ModelOp::Signal { cond } => {
+                        if let Some(slot) = s.signal_of.get_mut(cond) {
+                            *slot = Some(at);
+                        }
+                    }
+                    ModelOp::BarrierEnter { barrier } => {
+                        if let Some(list) = s.enters_of.get_mut(barrier) {
+                            list.push(at);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Model {
+            threads,
+            objects,
+            sources: s,
+        }
+    }
+
+    /// The [`ModelOp::TryFail`] events whose object the observed order does not show busy: the
+    /// run's failure is not explained by the recorded operations.
+    pub fn unexplained_try_failures(&self) -> Vec<At> {
+        let mut out = Vec::new();
+        for (thread, t) in self.threads.iter().enumerate() {
+            for (index, e) in t.events.iter().enumerate() {
+                let at = At { thread, index };
+                if matches!(
+                    e,
+                    ModelEvent::Sync {
+                        op: ModelOp::TryFail { .. },
+                        ..
+                    }
+                ) && !self.sources.busy_of.contains_key(&at)
+                {
+                    out.push(at);
+                }
+            }
+        }
+        out
+    }
+
+    pub fn sources(&self) -> &Sources {
+        &self.sources
+    }
+
+    /// Sets [`Sources::busy_of`], which [`Model::new`] derives by running the observed order.
+    pub(crate) fn set_busy_of(&mut self, busy_of: BTreeMap<At, Vec<At>>) {
+        self.sources.busy_of = busy_of;
+    }
+
+    /// The model of one variable: its accesses and every sync event (`None`: sync events only, the
+    /// deadlock model). Also gives, per thread, the index in `self` of each kept event.
+    pub fn restrict(&self, var: Option<VarId>) -> (Model, Vec<Vec<usize>>) {
+        let mut origin = Vec::with_capacity(self.threads.len());
+        let threads: Vec<ModelThread> = self
+            .threads
+            .iter()
+            .map(|t| {
+                let mut keep = Vec::new();
+                let events = t
+                    .events
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| match e {
+                        ModelEvent::Access { var: v, .. } => Some(*v) == var,
+                        ModelEvent::Sync { .. } => true,
+                    })
+                    .map(|(i, e)| {
+                        keep.push(i);
+                        *e
+                    })
+                    .collect();
+                origin.push(keep);
+                ModelThread { tid: t.tid, events }
+            })
+            .collect();
+        let mut model = Model::derive(threads, self.objects.clone());
+        // Every sync event is kept: what made a failed try fail is the same, at its new index.
+        let local = |at: &At| {
+            let index = origin[at.thread].binary_search(&at.index).ok()?;
+            Some(At {
+                thread: at.thread,
+                index,
+            })
+        };
+        model.sources.busy_of = self
+            .sources
+            .busy_of
+            .iter()
+            .filter_map(|(at, busy)| {
+                Some((local(at)?, busy.iter().map(local).collect::<Option<_>>()?))
+            })
+            .collect();
+        (model, origin)
+    }
+
+    /// The sync events before `upto[t]` of each thread, in the observed order: by seq, and an
+    /// operation that never completed right after its thread's previous one, so that program
+    /// order always holds.
+    pub fn observed_order(&self, upto: &[usize]) -> Vec<At> {
+        let mut keyed = Vec::new();
+        for (thread, t) in self.threads.iter().enumerate() {
+            let mut last = 0;
+            let end = upto.get(thread).map_or(0, |&u| u.min(t.events.len()));
+            for (index, e) in t.events[..end].iter().enumerate() {
+                if let Some(o) = e.observed() {
+                    if o.seq != ilgen_trace::PENDING {
+                        last = o.seq;
+                    }
+                    keyed.push(((last, thread, index), At { thread, index }));
+                }
+            }
+        }
+        keyed.sort_unstable_by_key(|&(key, _)| key);
+        keyed.into_iter().map(|(_, at)| at).collect()
+    }
+
+    /// The operation of event `at`, for a sync event.
+    pub fn op(&self, at: At) -> Option<ModelOp> {
+        match self.threads.get(at.thread)?.events.get(at.index)? {
+            ModelEvent::Sync { op, .. } => Some(*op),
+            ModelEvent::Access { .. } => None,
+        }
+    }
+
+    /// Whether a state whose thread positions are `pos` can be a deadlock at all: not once the
+    /// main thread (tid 0) has run all its events, since its return ends the process with every
+    /// thread still blocked (threads left waiting at exit are not a deadlock).
+    pub fn process_alive(&self, pos: &[usize]) -> bool {
+        !self.threads.iter().zip(pos).any(|(t, &p)| {
+            t.tid == 0 && self.next_stop_from(t, p).is_none() && !self.ran_pending(0, p)
+        })
+    }
+
+    fn next_stop_from(&self, thread: &ModelThread, pos: usize) -> Option<usize> {
+        (pos..thread.events.len()).find(|&i| thread.events[i].constrains())
+    }
+
+    /// Whether the thread's first `pos` events include an operation that never completed in the run.
+    pub fn ran_pending(&self, thread: usize, pos: usize) -> bool {
+        self.threads[thread].events[..pos]
+            .iter()
+            .rev()
+            .find_map(ModelEvent::observed)
+            .is_some_and(|o| o.seq == ilgen_trace::PENDING)
+    }
+
+    /// Index of the thread's next event that [constrains](ModelEvent::constrains) the schedule,
+    /// at or after `pos`.
+    pub fn next_stop(&self, thread: usize, pos: usize) -> Option<usize> {
+        self.next_stop_from(&self.threads[thread], pos)
+    }
+}

@@ -1,0 +1,47 @@
+//! What the caller of the analysis chooses: bounds, and who decides the reorder model.
+//!
+//! Takes nothing; gives [`Options`] (candidates per variable, window size, state bound) and the
+//! [`Backend`]: the native solver ([`crate::solve`]) or a CSP [`Checker`] on the exported CSP_M
+//! model ([`crate::csp::solve`]).
+
+use std::path::PathBuf;
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Findings per variable (and deadlocks in all), unless `all_sites`.
+    pub max_per_var: usize,
+    /// One finding per distinct pair of source sites, without a count bound.
+    pub all_sites: bool,
+    /// Sync events per window of the exhaustive search.
+    pub window: usize,
+    /// States the exhaustive search may visit for one variable (or for deadlocks), over all its
+    /// windows, before it gives up.
+    pub max_states: usize,
+    /// Who decides: the native search, or a CSP checker on the exported model.
+    pub backend: Backend,
+}
+
+#[derive(Clone, Debug)]
+pub enum Backend {
+    Native,
+    Csp(Checker),
+}
+
+impl Options {
+    pub(crate) fn want(&self) -> usize {
+        if self.all_sites {
+            usize::MAX
+        } else {
+            self.max_per_var
+        }
+    }
+}
+
+/// Which checker decides the assertions.
+#[derive(Clone, Debug)]
+pub enum Checker {
+    /// ilgen's own explicit-state checker (`ilgen-csp`), bounded by `max_states`.
+    Builtin { max_states: usize },
+    /// FDR's `refines` binary; scripts are written under `dir` for the user to look at.
+    Fdr { refines: PathBuf, dir: PathBuf },
+}

@@ -1,0 +1,1255 @@
+//! Prepare: from the per-thread files of one run to the full reorder model.
+//!
+//! Takes every [`ThreadTrace`] of a run; gives a [`Program`]: the shared objects (byte ranges
+//! that two or more threads touched, at least one of them writing, split where any access begins
+//! or ends; see [`shared_objects`]) and a [`Model`] holding, per thread, its accesses to
+//! those objects (one per object and segment) and every sync operation resolved to its model
+//! semantics:
+//! - condition variables: each signal or broadcast is its own instance; a wait that returned is
+//!   matched to the signal that released it (seq order); a wait loop left without any wait is
+//!   ordered after the earliest earlier signal no wait or other such exit took (a signal that
+//!   woke nobody stands for one item made available), or after an earlier broadcast, which can
+//!   serve any number of exits (see [`match_conditions`]);
+//! - barriers: the n-th use of a barrier object is its own instance;
+//! - semaphores: initial count inferred as the least the observed order needs;
+//! - threads: fork → start and end → join by the thread tree;
+//! - a pending operation (the thread was blocked in it when the run ended) is the thread's last
+//!   attempt; one followed by other operations was abandoned;
+//! - a failed try operation can happen only while its object is busy ([`ModelOp::TryFail`]),
+//!   unless its own thread held the lock or the observed order does not show the object busy;
+//! - operations the model cannot give meaning to become [`ModelOp::Nop`] (see there).
+//!
+//! Never fails: a trace the runtime cut short or that comes from partly uninstrumented code is
+//! modelled as far as it goes.
+
+use std::collections::{BTreeSet, HashMap};
+
+use ilgen_trace::format::ThreadTrace;
+use ilgen_trace::{Event, SyncOp, ThreadId, PENDING};
+
+use crate::model::{
+    BarrierObject, Model, ModelEvent, ModelOp, ModelThread, MutexObject, Observed, SemObject,
+    SyncObjects, TryTarget, VarId, Wake,
+};
+
+/// A shared object: the bytes `[addr, addr + len)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedObject {
+    pub addr: u64,
+    pub len: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub vars: Vec<SharedObject>,
+    pub model: Model,
+    /// Access records read from the trace.
+    pub accesses_read: usize,
+    /// Access records kept (on shared objects, one per object and segment).
+    pub accesses_kept: usize,
+}
+
+/// A sync event of the run: thread index, index among the thread's events, the event.
+#[derive(Clone, Copy)]
+struct At {
+    thread: usize,
+    index: usize,
+    seq: u64,
+}
+
+pub fn prepare(traces: &[ThreadTrace]) -> Program {
+    let vars = shared_objects(traces);
+    let index_of: HashMap<ThreadId, usize> = traces
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.header.tid, i))
+        .collect();
+    let conds = match_conditions(traces);
+    let barriers = barrier_instances(traces);
+    let sems = semaphores(traces);
+    let forked: BTreeSet<ThreadId> = syncs(traces)
+        .filter_map(|(_, s)| match s.op {
+            SyncOp::Fork { child } => Some(child),
+            _ => None,
+        })
+        .collect();
+    let ended: BTreeSet<ThreadId> = traces
+        .iter()
+        .filter(|t| {
+            t.events
+                .iter()
+                .any(|e| matches!(e, Event::Sync(s) if s.op == SyncOp::End && !s.is_pending()))
+        })
+        .map(|t| t.header.tid)
+        .collect();
+
+    let mut objects = SyncObjects {
+        conds: conds.instances.clone(),
+        barriers: barriers.instances.clone(),
+        sems: sems.objects.clone(),
+        ..SyncObjects::default()
+    };
+    let mut mutex_ids: HashMap<u64, usize> = HashMap::new();
+    let mut mutexes: Vec<u64> = Vec::new();
+    let mut recursive: BTreeSet<usize> = BTreeSet::new();
+    let mut rw_ids: HashMap<u64, usize> = HashMap::new();
+    let mut accesses_read = 0;
+    let mut accesses_kept = 0;
+    let mut threads = Vec::with_capacity(traces.len());
+    for (t, trace) in traces.iter().enumerate() {
+        let mut events: Vec<ModelEvent> = Vec::new();
+        // Where this segment's record of each object is, to merge repeated accesses.
+        let mut segment: HashMap<VarId, usize> = HashMap::new();
+        let mut held: HashMap<usize, u32> = HashMap::new();
+        let mut rw_held: HashMap<usize, u32> = HashMap::new();
+        // Mutexes held, in the order they were taken.
+        let mut order: Vec<usize> = Vec::new();
+        let mut op_index = 0u32;
+        // A pending operation followed by others was abandoned (the thread was cancelled in it,
+        // or jumped out): it never completed, and did not block the thread either.
+        let last_sync = trace
+            .events
+            .iter()
+            .rposition(|e| matches!(e, Event::Sync(_)));
+        for (index, event) in trace.events.iter().enumerate() {
+            let sync = match event {
+                Event::Access(a) => {
+                    accesses_read += 1;
+                    let end = a.addr.saturating_add(u64::from(a.size));
+                    let first = vars.partition_point(|v| v.addr + v.len <= a.addr);
+                    for (var, _) in vars
+                        .iter()
+                        .enumerate()
+                        .skip(first)
+                        .take_while(|(_, v)| v.addr < end)
+                    {
+                        match segment.get(&var) {
+                            Some(&i) => {
+                                if let ModelEvent::Access { kind, site, .. } = &mut events[i] {
+                                    let merged = kind.dominant(a.kind);
+                                    if merged != *kind && merged == a.kind {
+                                        *site = a.site;
+                                    }
+                                    *kind = merged;
+                                }
+                            }
+                            None => {
+                                segment.insert(var, events.len());
+                                events.push(ModelEvent::Access {
+                                    var,
+                                    kind: a.kind,
+                                    site: a.site,
+                                });
+                            }
+                        }
+                    }
+                    continue;
+                }
+                Event::Sync(s) => s,
+            };
+            segment.clear();
+            let at = (t, index);
+            let mut mutex = |addr: u64| intern(&mut mutex_ids, &mut mutexes, addr);
+            let mut rw = |addr: u64| intern(&mut rw_ids, &mut objects.rwlocks, addr);
+            let pending = sync.is_pending();
+            let op = match sync.op {
+                _ if pending && Some(index) != last_sync => ModelOp::Nop,
+                SyncOp::Start => ModelOp::Start {
+                    forked: forked.contains(&trace.header.tid),
+                },
+                SyncOp::End => ModelOp::End,
+                SyncOp::Fork { child } => match index_of.get(&child) {
+                    Some(&child) => ModelOp::Fork { child },
+                    None => ModelOp::Nop,
+                },
+                SyncOp::Join { child } => match index_of.get(&child) {
+                    Some(&c) if pending || ended.contains(&child) => ModelOp::Join { child: c },
+                    _ => ModelOp::Nop,
+                },
+                SyncOp::MutexLock { mutex: m } | SyncOp::SpinLock { lock: m } => {
+                    let m = mutex(m);
+                    lock(&mut held, m, &mut recursive, pending)
+                }
+                SyncOp::MutexTimedLock { mutex: m, acquired } if acquired || pending => {
+                    let m = mutex(m);
+                    lock(&mut held, m, &mut recursive, pending)
+                }
+                SyncOp::MutexTryLock {
+                    mutex: m,
+                    acquired: true,
+                }
+                | SyncOp::SpinTryLock {
+                    lock: m,
+                    acquired: true,
+                } => {
+                    let m = mutex(m);
+                    lock(&mut held, m, &mut recursive, pending)
+                }
+                SyncOp::MutexUnlock { mutex: m } | SyncOp::SpinUnlock { lock: m } => {
+                    let m = mutex(m);
+                    if release(&mut held, m) {
+                        ModelOp::Unlock { mutex: m }
+                    } else {
+                        ModelOp::Nop
+                    }
+                }
+                SyncOp::RwRdLock { lock: l }
+                | SyncOp::RwTryRdLock {
+                    lock: l,
+                    acquired: true,
+                } => {
+                    let l = rw(l);
+                    *rw_held.entry(l).or_default() += 1;
+                    ModelOp::ReadLock { rw: l }
+                }
+                SyncOp::RwWrLock { lock: l }
+                | SyncOp::RwTryWrLock {
+                    lock: l,
+                    acquired: true,
+                } => {
+                    let l = rw(l);
+                    *rw_held.entry(l).or_default() += 1;
+                    ModelOp::WriteLock { rw: l }
+                }
+                SyncOp::RwUnlock { lock: l } => {
+                    let l = rw(l);
+                    if release(&mut rw_held, l) {
+                        ModelOp::RwUnlock { rw: l }
+                    } else {
+                        ModelOp::Nop
+                    }
+                }
+                SyncOp::CondWait { mutex: m, .. } => {
+                    let m = mutex(m);
+                    if held.remove(&m).is_some() {
+                        ModelOp::WaitRelease { mutex: m }
+                    } else {
+                        ModelOp::Nop
+                    }
+                }
+                SyncOp::CondWake { mutex: m, .. } => {
+                    let m = mutex(m);
+                    held.insert(m, 1);
+                    ModelOp::WaitReturn {
+                        mutex: m,
+                        wake: conds.wakes.get(&at).copied().unwrap_or(Wake::Never),
+                    }
+                }
+                SyncOp::CondSignal { .. } | SyncOp::CondBroadcast { .. } => {
+                    match conds.signals.get(&at) {
+                        Some(&cond) => ModelOp::Signal { cond },
+                        None => ModelOp::Nop,
+                    }
+                }
+                SyncOp::WaitLoopExit { cond: addr } => match conds.loop_exits.get(&at) {
+                    Some(&cond) => {
+                        // The condition variable's mutex if the thread holds it, else the lock
+                        // it took last: the one a wait in this loop would release.
+                        let named = conds.mutex_of.get(&addr).map(|&m| mutex(m));
+                        ModelOp::LoopExit {
+                            cond,
+                            mutex: named
+                                .filter(|m| order.contains(m))
+                                .or(order.last().copied()),
+                        }
+                    }
+                    None => ModelOp::Nop,
+                },
+                SyncOp::BarrierEnter { .. } => match barriers.of.get(&at) {
+                    Some(&barrier) => ModelOp::BarrierEnter { barrier },
+                    None => ModelOp::Nop,
+                },
+                SyncOp::BarrierExit { .. } => match barriers.of.get(&at) {
+                    Some(&barrier) => ModelOp::BarrierExit { barrier },
+                    None => ModelOp::Nop,
+                },
+                SyncOp::SemWait { sem }
+                | SyncOp::SemTryWait {
+                    sem,
+                    acquired: true,
+                } => match sems.ids.get(&sem) {
+                    Some(&sem) => ModelOp::SemWait { sem },
+                    None => ModelOp::Nop,
+                },
+                SyncOp::SemPost { sem } => match sems.ids.get(&sem) {
+                    Some(&sem) => ModelOp::SemPost { sem },
+                    None => ModelOp::Nop,
+                },
+                // A failed try operation: busy in the run. On a lock its own thread held it fails
+                // whatever the others do.
+                SyncOp::MutexTryLock { mutex: m, .. } | SyncOp::SpinTryLock { lock: m, .. } => {
+                    let m = mutex(m);
+                    if held.contains_key(&m) {
+                        ModelOp::Nop
+                    } else {
+                        ModelOp::TryFail {
+                            target: TryTarget::Mutex(m),
+                        }
+                    }
+                }
+                SyncOp::RwTryRdLock { lock: l, .. } | SyncOp::RwTryWrLock { lock: l, .. } => {
+                    let l = rw(l);
+                    if rw_held.contains_key(&l) {
+                        ModelOp::Nop
+                    } else if matches!(sync.op, SyncOp::RwTryRdLock { .. }) {
+                        ModelOp::TryFail {
+                            target: TryTarget::RwRead(l),
+                        }
+                    } else {
+                        ModelOp::TryFail {
+                            target: TryTarget::RwWrite(l),
+                        }
+                    }
+                }
+                SyncOp::SemTryWait { sem, .. } => match sems.ids.get(&sem) {
+                    Some(&sem) => ModelOp::TryFail {
+                        target: TryTarget::Sem(sem),
+                    },
+                    None => ModelOp::Nop,
+                },
+                SyncOp::MutexTimedLock { .. }
+                | SyncOp::Detach { .. }
+                | SyncOp::WaitLoopEnter { .. } => ModelOp::Nop,
+            };
+            match op {
+                ModelOp::Lock { mutex } | ModelOp::WaitReturn { mutex, .. } => order.push(mutex),
+                ModelOp::Unlock { mutex } => {
+                    if let Some(i) = order.iter().rposition(|&m| m == mutex) {
+                        order.remove(i);
+                    }
+                }
+                ModelOp::WaitRelease { mutex } => order.retain(|&m| m != mutex),
+                _ => {}
+            }
+            events.push(ModelEvent::Sync {
+                op,
+                observed: Observed {
+                    seq: sync.seq,
+                    op_index,
+                    site: sync.site,
+                    op: sync.op,
+                },
+            });
+            op_index += 1;
+        }
+        accesses_kept += events
+            .iter()
+            .filter(|e| matches!(e, ModelEvent::Access { .. }))
+            .count();
+        threads.push(ModelThread {
+            tid: trace.header.tid,
+            events,
+        });
+    }
+    objects.mutexes = mutexes
+        .iter()
+        .enumerate()
+        .map(|(i, &addr)| MutexObject {
+            addr,
+            recursive: recursive.contains(&i),
+        })
+        .collect();
+    Program {
+        vars,
+        model: explain_try_failures(Model::new(threads, objects)),
+        accesses_read,
+        accesses_kept,
+    }
+}
+
+/// A failed try operation whose object the observed order does not show busy becomes
+/// [`ModelOp::Nop`], as it was before try failures constrained anything: it may have failed on a
+/// lock taken by uninstrumented code, or just before a release was recorded (a release takes its
+/// seq before its real call, a try after it). As a [`ModelOp::TryFail`] it might never be enabled
+/// and would end its thread's part of the model there.
+fn explain_try_failures(model: Model) -> Model {
+    let unexplained = model.unexplained_try_failures();
+    if unexplained.is_empty() {
+        return model;
+    }
+    let Model {
+        mut threads,
+        objects,
+        ..
+    } = model;
+    for at in unexplained {
+        if let ModelEvent::Sync { op, .. } = &mut threads[at.thread].events[at.index] {
+            *op = ModelOp::Nop;
+        }
+    }
+    Model::new(threads, objects)
+}
+
+/// A lock acquisition by a thread holding `held`: marks the mutex recursive when the thread
+/// already held it and the relock completed.
+fn lock(
+    held: &mut HashMap<usize, u32>,
+    mutex: usize,
+    recursive: &mut BTreeSet<usize>,
+    pending: bool,
+) -> ModelOp {
+    let count = held.entry(mutex).or_default();
+    if *count > 0 && !pending {
+        recursive.insert(mutex);
+    }
+    *count += 1;
+    ModelOp::Lock { mutex }
+}
+
+/// Index of the object at `addr`, added to `list` on first sight.
+fn intern(ids: &mut HashMap<u64, usize>, list: &mut Vec<u64>, addr: u64) -> usize {
+    *ids.entry(addr).or_insert_with(|| {
+        list.push(addr);
+        list.len() - 1
+    })
+}
+
+/// Releases one level of `lock` if the thread holds it; false if it did not.
+fn release(held: &mut HashMap<usize, u32>, lock: usize) -> bool {
+    match held.get_mut(&lock) {
+        Some(n) if *n > 1 => {
+            *n -= 1;
+            true
+        }
+        Some(_) => {
+            held.remove(&lock);
+            true
+        }
+        None => false,
+    }
+}
+
+fn syncs(traces: &[ThreadTrace]) -> impl Iterator<Item = (At, &ilgen_trace::Sync)> {
+    traces.iter().enumerate().flat_map(|(thread, t)| {
+        t.events
+            .iter()
+            .enumerate()
+            .filter_map(move |(index, e)| match e {
+                Event::Sync(s) => Some((
+                    At {
+                        thread,
+                        index,
+                        seq: s.seq,
+                    },
+                    s,
+                )),
+                Event::Access(_) => None,
+            })
+    })
+}
+
+/// Byte ranges touched by two or more threads, at least one writing, split at every access's
+/// ends: within one object every byte is touched by the same accesses, so two accesses meet on an
+/// object only if they share a byte. Adjacent pieces are never glued, even when an access spans
+/// them: the runtime merges a segment's adjacent accesses of one instruction into one record (an
+/// array sweep is one range), so a reader sweeping a whole array must not join the disjoint
+/// elements that other threads write into one object, where they would pair with each other
+/// though they share no byte. An access spanning several objects touches each of them.
+pub fn shared_objects(traces: &[ThreadTrace]) -> Vec<SharedObject> {
+    // Sweep over boundaries: +1/-1 for each thread's merged touched ranges and written ranges.
+    // Merging per thread first makes "open touched ranges" count distinct threads. Every access's
+    // ends are boundaries too (with no count), where the shared ranges may split.
+    let mut bounds: Vec<(u64, i32, i32)> = Vec::new();
+    for t in traces {
+        let mut any = Vec::new();
+        let mut written = Vec::new();
+        for e in &t.events {
+            if let Event::Access(a) = e {
+                let r = (a.addr, a.addr.saturating_add(u64::from(a.size)));
+                if r.0 < r.1 {
+                    any.push(r);
+                    bounds.push((r.0, 0, 0));
+                    bounds.push((r.1, 0, 0));
+                    if a.kind.is_write() {
+                        written.push(r);
+                    }
+                }
+            }
+        }
+        for (lo, hi) in merge(any) {
+            bounds.push((lo, 1, 0));
+            bounds.push((hi, -1, 0));
+        }
+        for (lo, hi) in merge(written) {
+            bounds.push((lo, 0, 1));
+            bounds.push((hi, 0, -1));
+        }
+    }
+    bounds.sort_unstable();
+    let mut shared: Vec<SharedObject> = Vec::new();
+    let (mut threads, mut writers) = (0i32, 0i32);
+    let mut i = 0;
+    while i < bounds.len() {
+        let addr = bounds[i].0;
+        while i < bounds.len() && bounds[i].0 == addr {
+            threads += bounds[i].1;
+            writers += bounds[i].2;
+            i += 1;
+        }
+        let Some(&(next, _, _)) = bounds.get(i) else {
+            break;
+        };
+        if threads >= 2 && writers >= 1 {
+            shared.push(SharedObject {
+                addr,
+                len: next - addr,
+            });
+        }
+    }
+    shared
+}
+
+/// Sorted, disjoint union of half-open ranges (touching ranges merged).
+fn merge(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for (lo, hi) in ranges {
+        match out.last_mut() {
+            Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+            _ => out.push((lo, hi)),
+        }
+    }
+    out
+}
+
+struct Conditions {
+    /// Address of each instance (one per signal or broadcast).
+    instances: Vec<u64>,
+    /// Signal or broadcast event (thread, index) → its instance.
+    signals: HashMap<(usize, usize), usize>,
+    /// Wake event → what released it.
+    wakes: HashMap<(usize, usize), Wake>,
+    /// Wait-loop exit without a wait inside → the instance ordered before it.
+    loop_exits: HashMap<(usize, usize), usize>,
+    /// Condition variable → the mutex its waits name (the first seen).
+    mutex_of: HashMap<u64, u64>,
+}
+
+/// Matches each returned wait to a signal or broadcast on its condition variable issued between
+/// the wait's release and its return. Waits are taken by return order and each gets the earliest
+/// broadcast in its interval, else the earliest signal no other wait used (a signal wakes at most
+/// one waiter): the greedy that matches the most waits. Then orders each wait loop left without
+/// a wait after one earlier signal or broadcast (see the comment on that step).
+fn match_conditions(traces: &[ThreadTrace]) -> Conditions {
+    let mut c = Conditions {
+        instances: Vec::new(),
+        signals: HashMap::new(),
+        wakes: HashMap::new(),
+        loop_exits: HashMap::new(),
+        mutex_of: HashMap::new(),
+    };
+    let mut all: Vec<(At, SyncOp)> = syncs(traces).map(|(at, s)| (at, s.op)).collect();
+    all.sort_by_key(|(at, _)| (at.seq, at.thread));
+    // Per condition variable: (seq, instance) of its signals and of its broadcasts.
+    let mut signals: HashMap<u64, BTreeSet<(u64, usize)>> = HashMap::new();
+    let mut broadcasts: HashMap<u64, Vec<(u64, usize)>> = HashMap::new();
+    for (at, op) in &all {
+        if at.seq == PENDING {
+            continue;
+        }
+        let (cond, broadcast) = match *op {
+            SyncOp::CondSignal { cond } => (cond, false),
+            SyncOp::CondBroadcast { cond } => (cond, true),
+            _ => continue,
+        };
+        let inst = c.instances.len();
+        c.instances.push(cond);
+        c.signals.insert((at.thread, at.index), inst);
+        let list = if broadcast {
+            broadcasts.entry(cond).or_default()
+        } else {
+            signals.entry(cond).or_default().insert((at.seq, inst));
+            continue;
+        };
+        list.push((at.seq, inst));
+    }
+    let all_signals: HashMap<u64, Vec<(u64, usize)>> = signals
+        .iter()
+        .map(|(&cond, set)| {
+            let mut v: Vec<(u64, usize)> = set.iter().copied().collect();
+            v.extend(broadcasts.get(&cond).into_iter().flatten().copied());
+            v.sort_unstable();
+            (cond, v)
+        })
+        .chain(
+            broadcasts
+                .iter()
+                .filter(|(cond, _)| !signals.contains_key(cond))
+                .map(|(&cond, v)| (cond, v.clone())),
+        )
+        .collect();
+
+    // Waits (release seq, wake) and wait loops, per thread in program order.
+    struct WaitInterval {
+        cond: u64,
+        from: u64,
+        wake: At,
+    }
+    let mut waits: Vec<WaitInterval> = Vec::new();
+    let mut loops: Vec<(u64, At)> = Vec::new();
+    for (thread, t) in traces.iter().enumerate() {
+        let mut open_wait: Option<(u64, u64)> = None;
+        // Open wait loops: (cond, whether a wait was called inside).
+        let mut open_loops: Vec<(u64, bool)> = Vec::new();
+        for (index, e) in t.events.iter().enumerate() {
+            let Event::Sync(s) = e else { continue };
+            let at = At {
+                thread,
+                index,
+                seq: s.seq,
+            };
+            match s.op {
+                SyncOp::CondWait { cond, mutex, .. } => {
+                    c.mutex_of.entry(cond).or_insert(mutex);
+                    open_wait = Some((cond, s.seq));
+                    for l in open_loops.iter_mut().filter(|l| l.0 == cond || l.0 == 0) {
+                        l.1 = true;
+                    }
+                }
+                SyncOp::CondWake {
+                    cond, timed_out, ..
+                } => {
+                    let from = match open_wait.take() {
+                        Some((c, from)) if c == cond => from,
+                        _ => 0,
+                    };
+                    if s.is_pending() {
+                        c.wakes.insert((thread, index), Wake::Never);
+                    } else if timed_out {
+                        c.wakes.insert((thread, index), Wake::Unsignalled);
+                    } else {
+                        waits.push(WaitInterval {
+                            cond,
+                            from,
+                            wake: at,
+                        });
+                    }
+                }
+                SyncOp::WaitLoopEnter { cond } => open_loops.push((cond, false)),
+                SyncOp::WaitLoopExit { cond } => {
+                    if let Some(i) = open_loops.iter().rposition(|l| l.0 == cond) {
+                        let (_, waited) = open_loops.remove(i);
+                        if !waited && cond != 0 && !s.is_pending() {
+                            loops.push((cond, at));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    waits.sort_by_key(|w| (w.wake.seq, w.wake.thread));
+    // Per instance: a wait or a loop exit took it (only a signal's mark matters).
+    let mut used = vec![false; c.instances.len()];
+    let is_broadcast: Vec<bool> = {
+        let mut b = vec![false; c.instances.len()];
+        for &(_, inst) in broadcasts.values().flatten() {
+            b[inst] = true;
+        }
+        b
+    };
+    for w in &waits {
+        let in_range = |seq: u64| seq > w.from && seq < w.wake.seq;
+        let broadcast = broadcasts
+            .get(&w.cond)
+            .and_then(|b| b.iter().find(|(seq, _)| in_range(*seq)));
+        let signal = || {
+            let set = signals.get_mut(&w.cond)?;
+            let &(seq, inst) = set.range((w.from.saturating_add(1), 0)..).next()?;
+            in_range(seq).then(|| {
+                set.remove(&(seq, inst));
+                (seq, inst)
+            })
+        };
+        let wake = match broadcast.copied().or_else(signal) {
+            Some((_, inst)) => {
+                used[inst] = true;
+                Wake::Signal(inst)
+            }
+            None => Wake::Unsignalled,
+        };
+        c.wakes.insert((w.wake.thread, w.wake.index), wake);
+    }
+    // Loop exits in seq order. A signal that woke nobody stands for one item made available, so
+    // each exit takes the earliest earlier signal that no wait and no earlier exit took: the k-th
+    // dequeue of a queue follows the k-th enqueue's signal, not the last one. A broadcast
+    // announces state that stays (a flag, a close) and serves any number of exits, so a "ready"
+    // broadcast followed by unrelated signals keeps its exits right after it. When in doubt,
+    // earlier: an exit enabled too early gives schedules that replay finds diverged, one enabled
+    // too late hides races (every dequeue after the last enqueue). Still a guess: an exit waiting
+    // for a count to reach N needs all N signals, not the first, and a race pair whose schedule
+    // diverges is not tried again with another.
+    loops.sort_by_key(|(_, exit)| (exit.seq, exit.thread));
+    for (cond, exit) in loops {
+        let Some(list) = all_signals.get(&cond) else {
+            continue;
+        };
+        let before = list.partition_point(|(seq, _)| *seq < exit.seq);
+        let earlier = &list[..before];
+        let pick = earlier
+            .iter()
+            .find(|(_, inst)| is_broadcast[*inst] || !used[*inst])
+            // Every earlier signal is taken: the exit sees state left over from one of them (a
+            // flag signalled once, a batch under one signal, an item a woken waiter came too late
+            // for); the latest is the likeliest to have published it.
+            .or_else(|| earlier.last());
+        if let Some(&(_, inst)) = pick {
+            used[inst] = true;
+            c.loop_exits.insert((exit.thread, exit.index), inst);
+        }
+    }
+    c
+}
+
+struct Barriers {
+    instances: Vec<BarrierObject>,
+    of: HashMap<(usize, usize), usize>,
+}
+
+/// Instances of barrier objects. Every enter of one instance precedes (in seq) every exit of it,
+/// since enters take their seq before the real call and exits after it; so in seq order an enter
+/// opens a new instance exactly when the current one has seen an exit. An exit belongs to the
+/// instance its thread entered.
+fn barrier_instances(traces: &[ThreadTrace]) -> Barriers {
+    let mut b = Barriers {
+        instances: Vec::new(),
+        of: HashMap::new(),
+    };
+    let mut all: Vec<(At, SyncOp)> = syncs(traces)
+        .filter(|(_, s)| {
+            matches!(
+                s.op,
+                SyncOp::BarrierEnter { .. } | SyncOp::BarrierExit { .. }
+            )
+        })
+        .map(|(at, s)| (at, s.op))
+        .collect();
+    all.sort_by_key(|(at, _)| (at.seq, at.thread));
+    // Per barrier address: its current instance and whether that has seen an exit.
+    let mut current: HashMap<u64, (usize, bool)> = HashMap::new();
+    let mut entered: HashMap<(u64, usize), usize> = HashMap::new();
+    for (at, op) in all {
+        match op {
+            SyncOp::BarrierEnter { barrier } => {
+                let inst = match current.get(&barrier) {
+                    Some(&(inst, false)) => inst,
+                    _ => {
+                        b.instances.push(BarrierObject {
+                            addr: barrier,
+                            parties: 0,
+                            released: false,
+                        });
+                        let inst = b.instances.len() - 1;
+                        current.insert(barrier, (inst, false));
+                        inst
+                    }
+                };
+                b.instances[inst].parties += 1;
+                entered.insert((barrier, at.thread), inst);
+                b.of.insert((at.thread, at.index), inst);
+            }
+            SyncOp::BarrierExit { barrier, .. } => {
+                let Some(inst) = entered.remove(&(barrier, at.thread)) else {
+                    continue;
+                };
+                if at.seq != PENDING {
+                    b.instances[inst].released = true;
+                    if let Some(cur) = current.get_mut(&barrier).filter(|c| c.0 == inst) {
+                        cur.1 = true;
+                    }
+                }
+                b.of.insert((at.thread, at.index), inst);
+            }
+            _ => {}
+        }
+    }
+    b
+}
+
+struct Semaphores {
+    objects: Vec<SemObject>,
+    ids: HashMap<u64, usize>,
+}
+
+/// Semaphores with the least initial count under which the observed order never waits on zero.
+fn semaphores(traces: &[ThreadTrace]) -> Semaphores {
+    let mut all: Vec<(u64, SyncOp)> = syncs(traces).map(|(at, s)| (at.seq, s.op)).collect();
+    all.sort_by_key(|(seq, _)| *seq);
+    let mut s = Semaphores {
+        objects: Vec::new(),
+        ids: HashMap::new(),
+    };
+    // Per semaphore: running count from zero and its minimum.
+    let mut counts: Vec<(i64, i64)> = Vec::new();
+    for (seq, op) in all {
+        let (sem, delta) = match op {
+            SyncOp::SemPost { sem } => (sem, 1),
+            SyncOp::SemWait { sem } if seq != PENDING => (sem, -1),
+            SyncOp::SemTryWait { sem, acquired } if seq != PENDING => {
+                (sem, if acquired { -1 } else { 0 })
+            }
+            SyncOp::SemWait { sem } | SyncOp::SemTryWait { sem, .. } => (sem, 0),
+            _ => continue,
+        };
+        let id = *s.ids.entry(sem).or_insert_with(|| {
+            s.objects.push(SemObject {
+                addr: sem,
+                initial: 0,
+            });
+            counts.push((0, 0));
+            s.objects.len() - 1
+        });
+        let c = &mut counts[id];
+        c.0 += delta;
+        c.1 = c.1.min(c.0);
+    }
+    for (obj, (_, min)) in s.objects.iter_mut().zip(counts) {
+        obj.initial = u32::try_from(-min).unwrap_or(u32::MAX);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use ilgen_trace::AccessKind;
+
+    use super::*;
+    use crate::testkit::Run;
+
+    fn objects(r: &Run) -> Vec<(u64, u64)> {
+        shared_objects(&r.traces())
+            .iter()
+            .map(|o| (o.addr, o.len))
+            .collect()
+    }
+
+    #[test]
+    fn overlapping_ranges_share_only_their_common_bytes() {
+        let mut r = Run::new(2);
+        r.access(0, 0x100, 8, AccessKind::Write, 1)
+            .access(1, 0x104, 8, AccessKind::Read, 2);
+        assert_eq!(objects(&r), vec![(0x104, 4)]);
+    }
+
+    #[test]
+    fn adjacent_variables_stay_apart_even_when_an_access_spans_them() {
+        let mut r = Run::new(3);
+        r.w(0, 0x100, 1)
+            .w(1, 0x100, 2)
+            .w(0, 0x104, 3)
+            .r(1, 0x104, 4);
+        assert_eq!(objects(&r), vec![(0x100, 4), (0x104, 4)]);
+        // An 8-byte read by a third thread (a merged sweep) spans both: it touches both objects,
+        // and the writes of 0x100 and 0x104 still share no object.
+        r.access(2, 0x100, 8, AccessKind::Read, 5);
+        assert_eq!(objects(&r), vec![(0x100, 4), (0x104, 4)]);
+    }
+
+    #[test]
+    fn disjoint_writes_under_one_sweeping_read_are_separate_objects() {
+        let mut r = Run::new(3);
+        r.access(0, 0x100, 12, AccessKind::Read, 1)
+            .w(1, 0x104, 2)
+            .w(2, 0x108, 3);
+        assert_eq!(objects(&r), vec![(0x104, 4), (0x108, 4)]);
+    }
+
+    #[test]
+    fn a_gap_keeps_objects_apart() {
+        let mut r = Run::new(2);
+        r.w(0, 0x100, 1)
+            .w(1, 0x100, 2)
+            .w(0, 0x108, 3)
+            .w(1, 0x108, 4);
+        assert_eq!(objects(&r), vec![(0x100, 4), (0x108, 4)]);
+    }
+
+    #[test]
+    fn read_only_and_single_thread_ranges_are_not_shared() {
+        let mut r = Run::new(2);
+        r.r(0, 0x100, 1)
+            .r(1, 0x100, 2)
+            .w(0, 0x200, 3)
+            .access(0, 0x200, 8, AccessKind::Write, 4)
+            .w(1, 0x300, 5)
+            .r(0, 0x304, 6);
+        assert_eq!(objects(&r), vec![]);
+    }
+
+    #[test]
+    fn one_thread_writing_and_another_reading_overlapping_bytes_is_shared() {
+        let mut r = Run::new(3);
+        r.access(0, 0x100, 2, AccessKind::Write, 1)
+            .access(1, 0x101, 4, AccessKind::Read, 2)
+            .access(2, 0x100, 16, AccessKind::Read, 3);
+        // 0x100: threads 0 and 2, 0 writes; 0x101: all three (another set of accesses, so
+        // another object); beyond 0x102 nobody writes.
+        assert_eq!(objects(&r), vec![(0x100, 1), (0x101, 1)]);
+    }
+
+    #[test]
+    fn redundant_accesses_of_a_segment_merge_and_a_wide_access_touches_every_object() {
+        let mut r = Run::new(2);
+        r.r(0, 0x100, 1)
+            .w(0, 0x100, 2)
+            .r(0, 0x100, 3)
+            .w(1, 0x100, 4)
+            .w(1, 0x108, 5)
+            .lock(0, 0x900)
+            .access(0, 0x100, 16, AccessKind::Read, 6);
+        let p = prepare(&r.traces());
+        assert_eq!(p.vars.len(), 2);
+        let events = &p.model.threads[0].events;
+        assert_eq!(
+            events[0],
+            ModelEvent::Access {
+                var: 0,
+                kind: AccessKind::Write,
+                site: 2
+            }
+        );
+        assert!(matches!(events[1], ModelEvent::Sync { .. }));
+        let vars: Vec<VarId> = events[2..]
+            .iter()
+            .filter_map(|e| match e {
+                ModelEvent::Access { var, .. } => Some(*var),
+                ModelEvent::Sync { .. } => None,
+            })
+            .collect();
+        assert_eq!(vars, vec![0, 1]);
+        assert_eq!((p.accesses_read, p.accesses_kept), (6, 5));
+    }
+
+    fn ops(p: &Program, t: usize) -> Vec<ModelOp> {
+        p.model.threads[t]
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                ModelEvent::Sync { op, .. } => Some(*op),
+                ModelEvent::Access { .. } => None,
+            })
+            .collect()
+    }
+
+    /// The two halves of an untimed `pthread_cond_wait(c, m)`.
+    fn wait_and_wake(c: u64, m: u64) -> (SyncOp, SyncOp) {
+        (
+            SyncOp::CondWait {
+                cond: c,
+                mutex: m,
+                timed: false,
+            },
+            SyncOp::CondWake {
+                cond: c,
+                mutex: m,
+                timed_out: false,
+            },
+        )
+    }
+
+    #[test]
+    fn signals_are_matched_to_the_waits_they_released() {
+        let (c, m) = (0xc0, 0x90);
+        let (wait, wake) = wait_and_wake(c, m);
+        let mut r = Run::new(3);
+        r.lock(0, m)
+            .sync(0, wait) // 2
+            .lock(1, m)
+            .sync(1, wait) // 4
+            .lock(2, m)
+            .sync(2, SyncOp::CondSignal { cond: c }) // 6: instance 0
+            .sync(2, SyncOp::CondSignal { cond: c }) // 7: instance 1
+            .unlock(2, m)
+            .sync(1, wake) // woken first: gets the earliest signal
+            .unlock(1, m)
+            .sync(0, wake)
+            .unlock(0, m)
+            .lock(2, m)
+            .sync(
+                2,
+                SyncOp::CondWait {
+                    cond: c,
+                    mutex: m,
+                    timed: true,
+                },
+            )
+            .sync(
+                2,
+                SyncOp::CondWake {
+                    cond: c,
+                    mutex: m,
+                    timed_out: true,
+                },
+            );
+        let p = prepare(&r.traces());
+        let wake_of = |t| {
+            ops(&p, t).into_iter().find_map(|op| match op {
+                ModelOp::WaitReturn { wake, .. } => Some(wake),
+                _ => None,
+            })
+        };
+        assert_eq!(wake_of(1), Some(Wake::Signal(0)));
+        assert_eq!(wake_of(0), Some(Wake::Signal(1)));
+        assert_eq!(wake_of(2), Some(Wake::Unsignalled), "timed out");
+    }
+
+    #[test]
+    fn a_wait_loop_without_wait_is_ordered_after_an_earlier_broadcast() {
+        let (c, m) = (0xc0, 0x90);
+        let mut r = Run::new(2);
+        r.lock(1, m)
+            .sync(1, SyncOp::CondBroadcast { cond: c })
+            .unlock(1, m)
+            .lock(0, m)
+            .sync(0, SyncOp::WaitLoopEnter { cond: c })
+            .sync(0, SyncOp::WaitLoopExit { cond: c })
+            .unlock(0, m);
+        let p = prepare(&r.traces());
+        assert_eq!(
+            ops(&p, 0),
+            vec![
+                ModelOp::Lock { mutex: 0 },
+                ModelOp::Nop,
+                ModelOp::LoopExit {
+                    cond: 0,
+                    mutex: Some(0)
+                },
+                ModelOp::Unlock { mutex: 0 },
+            ]
+        );
+    }
+
+    #[test]
+    fn wait_loop_exits_take_the_earliest_signal_not_taken_and_share_broadcasts() {
+        let (c, m) = (0xc0, 0x90);
+        let signal = SyncOp::CondSignal { cond: c };
+        let (wait, wake) = wait_and_wake(c, m);
+        let exit = |r: &mut Run, t| {
+            r.lock(t, m)
+                .sync(t, SyncOp::WaitLoopEnter { cond: c })
+                .sync(t, SyncOp::WaitLoopExit { cond: c })
+                .unlock(t, m);
+        };
+        let mut r = Run::new(4);
+        r.lock(3, m).sync(3, wait); // a waiter, woken by the first signal
+        r.sync(0, signal) // instance 0: the waiter's
+            .sync(0, signal) // 1: woke nobody
+            .sync(0, signal) // 2: woke nobody
+            .sync(3, wake)
+            .unlock(3, m)
+            .sync(0, SyncOp::CondBroadcast { cond: c }) // 3
+            .sync(0, signal); // 4: free, but later than the broadcast
+        exit(&mut r, 1); // takes 1
+        exit(&mut r, 2); // takes 2
+        exit(&mut r, 1); // no signal left: the broadcast
+        exit(&mut r, 2); // the broadcast again
+        let p = prepare(&r.traces());
+        let exits = |p: &Program, t| -> Vec<usize> {
+            ops(p, t)
+                .into_iter()
+                .filter_map(|op| match op {
+                    ModelOp::LoopExit { cond, .. } => Some(cond),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!((exits(&p, 1), exits(&p, 2)), (vec![1, 3], vec![2, 3]));
+
+        // A "ready" broadcast, then signals for something else: exits stay after the broadcast.
+        let mut r = Run::new(2);
+        r.sync(0, SyncOp::CondBroadcast { cond: c })
+            .sync(0, signal)
+            .sync(0, signal);
+        exit(&mut r, 1);
+        exit(&mut r, 1);
+        let p = prepare(&r.traces());
+        assert_eq!(exits(&p, 1), vec![0, 0]);
+
+        // Every earlier signal taken (the third exit): the latest.
+        let mut r = Run::new(3);
+        r.sync(0, signal).sync(0, signal);
+        exit(&mut r, 1);
+        exit(&mut r, 2);
+        exit(&mut r, 1);
+        let p = prepare(&r.traces());
+        assert_eq!((exits(&p, 1), exits(&p, 2)), (vec![0, 1], vec![1]));
+    }
+
+    #[test]
+    fn each_use_of_a_barrier_is_its_own_instance() {
+        let b = 0xb0;
+        let enter = SyncOp::BarrierEnter { barrier: b };
+        let exit = SyncOp::BarrierExit {
+            barrier: b,
+            serial: false,
+        };
+        let mut r = Run::new(2);
+        r.sync(0, enter)
+            .sync(1, enter)
+            .sync(0, exit)
+            .sync(0, enter) // before thread 1 left the first use
+            .sync(1, exit)
+            .sync(1, enter)
+            .pending(0, exit);
+        let p = prepare(&r.traces());
+        assert_eq!(
+            p.model.objects.barriers,
+            vec![
+                BarrierObject {
+                    addr: b,
+                    parties: 2,
+                    released: true
+                },
+                BarrierObject {
+                    addr: b,
+                    parties: 2,
+                    released: false
+                },
+            ]
+        );
+        assert_eq!(ops(&p, 1)[2], ModelOp::BarrierEnter { barrier: 1 });
+    }
+
+    #[test]
+    fn semaphore_initial_count_is_the_least_the_run_needs() {
+        let s = 0x50;
+        let mut r = Run::new(2);
+        r.sync(0, SyncOp::SemWait { sem: s })
+            .sync(1, SyncOp::SemWait { sem: s })
+            .sync(0, SyncOp::SemPost { sem: s })
+            .sync(
+                1,
+                SyncOp::SemTryWait {
+                    sem: s,
+                    acquired: false,
+                },
+            )
+            .sync(1, SyncOp::SemWait { sem: s });
+        let p = prepare(&r.traces());
+        assert_eq!(
+            p.model.objects.sems,
+            vec![SemObject {
+                addr: s,
+                initial: 2
+            }]
+        );
+        assert_eq!(
+            ops(&p, 1)[1],
+            ModelOp::Nop,
+            "a failed trywait the observed counts do not explain (1 left)"
+        );
+    }
+
+    #[test]
+    fn failed_tries_fail_while_busy_unless_the_run_does_not_show_why() {
+        let (m, l, s) = (0x90, 0xa0, 0x50);
+        let try_lock = SyncOp::MutexTryLock {
+            mutex: m,
+            acquired: false,
+        };
+        let mut r = Run::new(2);
+        r.lock(0, m)
+            .sync(1, try_lock) // thread 0 holds m
+            .sync(0, try_lock) // its own lock: fails whatever the others do
+            .unlock(0, m)
+            .sync(1, try_lock) // nobody holds m in the observed order
+            .sync(0, SyncOp::RwRdLock { lock: l })
+            .sync(
+                1,
+                SyncOp::RwTryWrLock {
+                    lock: l,
+                    acquired: false,
+                },
+            )
+            .sync(
+                1,
+                SyncOp::RwTryRdLock {
+                    lock: l,
+                    acquired: false,
+                },
+            ) // readers share: unexplained
+            .sync(0, SyncOp::RwUnlock { lock: l })
+            .sync(0, SyncOp::SemPost { sem: s })
+            .sync(1, SyncOp::SemWait { sem: s })
+            .sync(
+                0,
+                SyncOp::SemTryWait {
+                    sem: s,
+                    acquired: false,
+                },
+            );
+        let p = prepare(&r.traces());
+        let fail = |target| ModelOp::TryFail { target };
+        assert_eq!(
+            ops(&p, 1),
+            vec![
+                fail(TryTarget::Mutex(0)),
+                ModelOp::Nop,
+                fail(TryTarget::RwWrite(0)),
+                ModelOp::Nop,
+                ModelOp::SemWait { sem: 0 },
+            ]
+        );
+        assert_eq!(ops(&p, 0)[1], ModelOp::Nop);
+        assert_eq!(ops(&p, 0)[6], fail(TryTarget::Sem(0)));
+        // What kept each busy in the run: thread 1's wait (every wait before the trywait), thread
+        // 0's lock, thread 0's read lock (no accesses: event indices count sync events).
+        let at = |thread, index| crate::model::At { thread, index };
+        assert_eq!(
+            p.model.sources().busy_of.iter().collect::<Vec<_>>(),
+            vec![
+                (&at(0, 6), &vec![at(1, 4)]),
+                (&at(1, 0), &vec![at(0, 0)]),
+                (&at(1, 2), &vec![at(0, 3)]),
+            ]
+        );
+    }
+
+    #[test]
+    fn locks_resolve_by_outcome_and_holding() {
+        let (m, n) = (0x90, 0x98);
+        let mut r = Run::new(1);
+        r.unlock(0, n) // taken by uninstrumented code: nothing to release
+            .sync(
+                0,
+                SyncOp::MutexTryLock {
+                    mutex: m,
+                    acquired: false,
+                },
+            )
+            .sync(
+                0,
+                SyncOp::MutexTryLock {
+                    mutex: m,
+                    acquired: true,
+                },
+            )
+            .lock(0, m) // relock while holding: a recursive mutex
+            .unlock(0, m)
+            .unlock(0, m)
+            .pending(
+                0,
+                SyncOp::MutexTimedLock {
+                    mutex: m,
+                    acquired: false,
+                },
+            );
+        let p = prepare(&r.traces());
+        // Objects are numbered in the order first seen.
+        let (n, m) = (0, 1);
+        assert_eq!(
+            ops(&p, 0),
+            vec![
+                ModelOp::Nop,
+                ModelOp::Nop,
+                ModelOp::Lock { mutex: m },
+                ModelOp::Lock { mutex: m },
+                ModelOp::Unlock { mutex: m },
+                ModelOp::Unlock { mutex: m },
+                ModelOp::Lock { mutex: m },
+            ]
+        );
+        assert!(p.model.objects.mutexes[m].recursive);
+        assert!(!p.model.objects.mutexes[n].recursive);
+    }
+}

@@ -1,0 +1,539 @@
+//! Solve: from the model of one variable (or of sync events only) to findings with schedules.
+//!
+//! Takes the prepared [`Program`], a filter [`Survivor`] and the [`Options`]; gives [`Solved`]:
+//! the restricted model and its findings (race or deadlock, each with its schedule of sync events),
+//! and counts of how each was decided. Races go first to the cut-based fast path ([`cut`]), one
+//! race-pair candidate at a time; only if it cannot decide some pair and wants more findings, to the
+//! exhaustive search ([`exhaustive`]) window by window. Deadlocks go first to lock-graph cycles
+//! checked by cuts ([`lockgraph`]), then, unless the model's structure rules deadlocks out, to the
+//! exhaustive search window by window.
+
+pub mod cut;
+pub mod exhaustive;
+pub mod lockgraph;
+
+use std::collections::HashSet;
+
+use crate::filter::{self, Survivor};
+use crate::finding::Finding;
+use crate::model::{At, Model, ModelEvent, VarId};
+use crate::options::Options;
+use crate::prepare::Program;
+use crate::window;
+use exhaustive::Goal;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SolveStats {
+    /// Race-pair candidates the cut path decided with a witness, ruled out, or could not decide.
+    pub pairs_witnessed: u64,
+    pub pairs_excluded: u64,
+    pub pairs_undecided: u64,
+    /// Lock-order cycles the cut path could not decide.
+    pub cycles_undecided: u64,
+    pub exhaustive_windows: u64,
+    pub exhaustive_states: u64,
+    /// Searches (one variable, or deadlocks) stopped by the state bound before covering every
+    /// window.
+    pub exhaustive_incomplete: u64,
+    /// States a CSP checker explored (`--solver check`), and its checks stopped by the state bound.
+    #[serde(default)]
+    pub checker_states: u64,
+    #[serde(default)]
+    pub checker_gave_up: u64,
+}
+
+impl SolveStats {
+    pub fn add(&mut self, other: &SolveStats) {
+        self.pairs_witnessed += other.pairs_witnessed;
+        self.pairs_excluded += other.pairs_excluded;
+        self.pairs_undecided += other.pairs_undecided;
+        self.cycles_undecided += other.cycles_undecided;
+        self.exhaustive_windows += other.exhaustive_windows;
+        self.exhaustive_states += other.exhaustive_states;
+        self.exhaustive_incomplete += other.exhaustive_incomplete;
+        self.checker_states += other.checker_states;
+        self.checker_gave_up += other.checker_gave_up;
+    }
+}
+
+pub struct Solved {
+    /// The model the findings' events index.
+    pub model: Model,
+    pub findings: Vec<Finding>,
+    pub stats: SolveStats,
+}
+
+/// Races on one variable that survived the filter.
+pub fn races(program: &Program, survivor: &Survivor, options: &Options) -> Solved {
+    races_with(program, survivor, options, &|| {})
+}
+
+/// [`races`], calling `window_done` after each window of the exhaustive search (for progress).
+pub fn races_with(
+    program: &Program,
+    survivor: &Survivor,
+    options: &Options,
+    window_done: &(dyn Fn() + Sync),
+) -> Solved {
+    let (model, origin) = program.model.restrict(Some(survivor.var));
+    let want = options.want();
+    let mut stats = SolveStats::default();
+    let mut findings = Vec::new();
+    let mut seen = HashSet::new();
+    let mut undecided = survivor.truncated;
+    let local = |at: At| {
+        origin[at.thread]
+            .binary_search(&at.index)
+            .ok()
+            .map(|index| At {
+                thread: at.thread,
+                index,
+            })
+    };
+    for &(x, y) in &survivor.pairs {
+        if findings.len() >= want {
+            break;
+        }
+        let (Some(x), Some(y)) = (local(x), local(y)) else {
+            continue;
+        };
+        let Some((sx, sy)) = filter::sites(&model, (x, y)) else {
+            continue;
+        };
+        let mut key = vec![sx, sy];
+        key.sort_unstable();
+        // Another pair at the same two sites already has a candidate: this one adds nothing.
+        if seen.contains(&key) {
+            continue;
+        }
+        match cut::race(&model, x, y) {
+            cut::Verdict::Witness(schedule) => {
+                stats.pairs_witnessed += 1;
+                seen.insert(key);
+                findings.push(Finding::Race {
+                    first: x,
+                    second: y,
+                    schedule,
+                });
+            }
+            cut::Verdict::Excluded => stats.pairs_excluded += 1,
+            cut::Verdict::Unknown => {
+                stats.pairs_undecided += 1;
+                undecided = true;
+            }
+        }
+    }
+    if undecided && findings.len() < want {
+        let goal = Goal::Race { var: survivor.var };
+        search_windows(
+            &model,
+            goal,
+            options,
+            &mut seen,
+            &mut findings,
+            &mut stats,
+            window_done,
+        );
+    }
+    Solved {
+        model,
+        findings,
+        stats,
+    }
+}
+
+/// Deadlocks of the sync-only model.
+pub fn deadlocks(program: &Program, options: &Options) -> Solved {
+    deadlocks_with(program, options, &|| {})
+}
+
+/// [`deadlocks`], calling `window_done` after each window of the exhaustive search.
+pub fn deadlocks_with(
+    program: &Program,
+    options: &Options,
+    window_done: &(dyn Fn() + Sync),
+) -> Solved {
+    let (model, _) = program.model.restrict(None);
+    let mut stats = SolveStats::default();
+    let cycles = lockgraph::deadlocks(&model, options.want());
+    stats.cycles_undecided = cycles.undecided;
+    let mut seen: HashSet<Vec<ilgen_trace::SiteId>> = cycles
+        .findings
+        .iter()
+        .map(|f| blocked_sites(&model, f))
+        .collect();
+    let mut findings = cycles.findings;
+    if !lockgraph::cannot_deadlock(&model) {
+        search_windows(
+            &model,
+            Goal::Deadlock,
+            options,
+            &mut seen,
+            &mut findings,
+            &mut stats,
+            window_done,
+        );
+    }
+    Solved {
+        model,
+        findings,
+        stats,
+    }
+}
+
+fn search_windows(
+    model: &Model,
+    goal: Goal,
+    options: &Options,
+    seen: &mut HashSet<Vec<ilgen_trace::SiteId>>,
+    findings: &mut Vec<Finding>,
+    stats: &mut SolveStats,
+    window_done: &(dyn Fn() + Sync),
+) {
+    let want = options.want();
+    let mut budget = options.max_states;
+    for w in window::split(model, options.window) {
+        if findings.len() >= want {
+            break;
+        }
+        if let Goal::Race { var } = goal {
+            if threads_accessing(model, &w, var) < 2 {
+                continue;
+            }
+        }
+        let s = exhaustive::search(model, &w, goal, want - findings.len(), budget, seen);
+        window_done();
+        stats.exhaustive_windows += 1;
+        stats.exhaustive_states += s.states as u64;
+        budget = budget.saturating_sub(s.states);
+        findings.extend(s.findings);
+        if !s.complete && budget == 0 {
+            stats.exhaustive_incomplete += 1;
+            break;
+        }
+    }
+}
+
+/// The sites a deadlock's threads block at: two deadlocks with the same are one candidate.
+fn blocked_sites(model: &Model, finding: &Finding) -> Vec<ilgen_trace::SiteId> {
+    let Finding::Deadlock { blocked, .. } = finding else {
+        return Vec::new();
+    };
+    let mut sites: Vec<_> = blocked
+        .iter()
+        .filter_map(|at| model.threads[at.thread].events[at.index].observed())
+        .map(|o| o.site)
+        .collect();
+    sites.sort_unstable();
+    sites
+}
+
+fn threads_accessing(model: &Model, w: &window::Window, var: VarId) -> usize {
+    model
+        .threads
+        .iter()
+        .enumerate()
+        .filter(|(t, thread)| {
+            thread.events[w.start[*t]..w.end[*t]]
+                .iter()
+                .any(|e| matches!(e, ModelEvent::Access { var: v, .. } if *v == var))
+        })
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    //! Property tests: on random small runs, the cut path agrees with the exhaustive search
+    //! wherever it answers, and the driver (cut path, then exhaustive) always does.
+
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::filter::filter;
+    use crate::finding::Schedule;
+    use crate::options::Backend;
+    use crate::prepare::prepare;
+    use crate::testkit::{random_run, Rng};
+
+    /// Each thread's steps are its first sync events, in program order (replay needs no more).
+    fn assert_prefixes(model: &Model, schedule: &Schedule) {
+        let mut next = vec![0; model.threads.len()];
+        for at in &schedule.steps {
+            let events = &model.threads[at.thread].events;
+            let expected =
+                (next[at.thread]..events.len()).find(|&i| events[i].observed().is_some());
+            assert_eq!(Some(at.index), expected, "{schedule:?}");
+            next[at.thread] = at.index + 1;
+        }
+    }
+
+    fn exhaustive_race(program: &Program, var: VarId) -> bool {
+        let (model, _) = program.model.restrict(Some(var));
+        let s = exhaustive::search(
+            &model,
+            &window::whole(&model),
+            Goal::Race { var },
+            1,
+            usize::MAX,
+            &mut HashSet::new(),
+        );
+        assert!(s.complete || !s.findings.is_empty());
+        !s.findings.is_empty()
+    }
+
+    #[test]
+    fn cut_path_agrees_with_exhaustive_search_on_random_runs() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let options = Options {
+            max_per_var: 1,
+            all_sites: false,
+            window: 10_000,
+            max_states: usize::MAX,
+            backend: Backend::Native,
+        };
+        let (mut decided, mut undecided) = (0, 0);
+        let (mut racy, mut clean) = (0, 0);
+        let mut windowed = 0;
+        // Cut-path witnesses whose schedule runs a failed try operation.
+        let mut through_try = 0;
+        let is_try = |model: &Model, at: &At| {
+            matches!(model.op(*at), Some(crate::model::ModelOp::TryFail { .. }))
+        };
+        for case in 0..1500 {
+            let run = random_run(&mut rng);
+            let program = prepare(&run.traces());
+            let (survivors, _) = filter(&program);
+            for var in 0..program.vars.len() {
+                let reference = exhaustive_race(&program, var);
+                if reference {
+                    racy += 1;
+                } else {
+                    clean += 1;
+                }
+                let Some(survivor) = survivors.iter().find(|s| s.var == var) else {
+                    assert!(!reference, "case {case}: filter removed racy var {var}");
+                    continue;
+                };
+                // The cut path alone, pair by pair.
+                let (model, origin) = program.model.restrict(Some(var));
+                assert_eq!(
+                    model.sources(),
+                    Model::new(model.threads.clone(), model.objects.clone()).sources(),
+                    "case {case}: restrict derives other sources"
+                );
+                let local = |at: At| At {
+                    thread: at.thread,
+                    index: origin[at.thread].binary_search(&at.index).unwrap(),
+                };
+                let verdicts: Vec<cut::Verdict> = survivor
+                    .pairs
+                    .iter()
+                    .map(|&(x, y)| cut::race(&model, local(x), local(y)))
+                    .collect();
+                for v in &verdicts {
+                    if let cut::Verdict::Witness(schedule) = v {
+                        assert_prefixes(&model, schedule);
+                        through_try +=
+                            usize::from(schedule.steps.iter().any(|at| is_try(&model, at)));
+                    }
+                }
+                let witness = verdicts
+                    .iter()
+                    .any(|v| matches!(v, cut::Verdict::Witness(_)));
+                let all_excluded = verdicts.iter().all(|v| *v == cut::Verdict::Excluded);
+                if witness || all_excluded {
+                    decided += 1;
+                    assert_eq!(
+                        witness,
+                        reference,
+                        "case {case}, var {var}: cut path says {witness}\n{:#?}",
+                        run.traces()
+                    );
+                } else {
+                    undecided += 1;
+                }
+                // The driver: cut path, then exhaustive search.
+                let solved = races(&program, survivor, &options);
+                for f in &solved.findings {
+                    if let Finding::Race { schedule, .. } = f {
+                        assert_prefixes(&solved.model, schedule);
+                    }
+                }
+                assert_eq!(
+                    !solved.findings.is_empty(),
+                    reference,
+                    "case {case}, var {var}: driver disagrees\n{:#?}",
+                    run.traces()
+                );
+                // Small windows may miss races, never invent one.
+                for w in window::split(&model, 3) {
+                    let s = exhaustive::search(
+                        &model,
+                        &w,
+                        Goal::Race { var },
+                        1,
+                        usize::MAX,
+                        &mut HashSet::new(),
+                    );
+                    assert!(
+                        s.findings.is_empty() || reference,
+                        "case {case}, var {var}: window {w:?} invented a race"
+                    );
+                    for f in &s.findings {
+                        if let Finding::Race { schedule, .. } = f {
+                            assert_prefixes(&model, schedule);
+                        }
+                    }
+                    windowed += usize::from(!s.findings.is_empty());
+                }
+            }
+        }
+        assert!(
+            racy > 500 && clean > 500,
+            "racy {racy}, clean {clean}: weak cases"
+        );
+        assert!(
+            windowed > 200,
+            "only {windowed} races found in windows: weak cases"
+        );
+        assert!(
+            through_try > 200,
+            "only {through_try} witnesses through a failed try operation: weak cases"
+        );
+        // The fast path must decide most variables on its own to be worth its name.
+        assert!(
+            decided > 4 * undecided,
+            "decided {decided}, undecided {undecided}"
+        );
+    }
+
+    #[test]
+    fn a_thread_at_a_trylock_that_cannot_fail_is_not_deadlocked() {
+        use crate::testkit::Run;
+        use ilgen_trace::SyncOp;
+        let (a, b) = (0x900, 0x910);
+        // Thread 1 holds a and fails to take b, which thread 0 holds. Once thread 0 released b
+        // first, thread 1's trylock would succeed: thread 0 waiting for a is no deadlock.
+        let mut r = Run::new(2);
+        r.fork(0, 1)
+            .start(1)
+            .lock(0, b)
+            .lock(1, a)
+            .sync(
+                1,
+                SyncOp::MutexTryLock {
+                    mutex: b,
+                    acquired: false,
+                },
+            )
+            .unlock(1, a)
+            .end(1)
+            .unlock(0, b)
+            .lock(0, a)
+            .unlock(0, a)
+            .join(0, 1);
+        let program = prepare(&r.traces());
+        let (model, _) = program.model.restrict(None);
+        assert!(model.threads[1].events.iter().any(|e| matches!(
+            e,
+            ModelEvent::Sync {
+                op: crate::model::ModelOp::TryFail { .. },
+                ..
+            }
+        )));
+        let s = exhaustive::search(
+            &model,
+            &window::whole(&model),
+            Goal::Deadlock,
+            usize::MAX,
+            usize::MAX,
+            &mut HashSet::new(),
+        );
+        assert!(s.complete && s.findings.is_empty(), "{:?}", s.findings);
+        assert!(lockgraph::cannot_deadlock(&model));
+        assert!(lockgraph::deadlocks(&model, usize::MAX).findings.is_empty());
+    }
+
+    #[test]
+    fn progress_hears_of_every_window_the_solvers_search() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let mut rng = Rng(0x5851_f42d_4c95_7f2d);
+        let options = Options {
+            max_per_var: usize::MAX,
+            all_sites: false,
+            window: 3,
+            max_states: usize::MAX,
+            backend: Backend::Native,
+        };
+        let mut searched = 0;
+        for _ in 0..300 {
+            let program = prepare(&random_run(&mut rng).traces());
+            let (survivors, _) = filter(&program);
+            let heard = AtomicU64::new(0);
+            let tick = || {
+                heard.fetch_add(1, Ordering::Relaxed);
+            };
+            let mut stats = SolveStats::default();
+            for s in &survivors {
+                stats.add(&races_with(&program, s, &options, &tick).stats);
+            }
+            stats.add(&deadlocks_with(&program, &options, &tick).stats);
+            assert_eq!(heard.load(Ordering::Relaxed), stats.exhaustive_windows);
+            searched += stats.exhaustive_windows;
+        }
+        assert!(
+            searched > 100,
+            "only {searched} windows searched: weak cases"
+        );
+    }
+
+    #[test]
+    fn lock_cycle_deadlocks_and_deadlock_freedom_agree_with_exhaustive_search() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let (mut found, mut safe) = (0, 0);
+        for case in 0..1000 {
+            let run = random_run(&mut rng);
+            let program = prepare(&run.traces());
+            let (model, _) = program.model.restrict(None);
+            let cycles = lockgraph::deadlocks(&model, usize::MAX);
+            let reference = exhaustive::search(
+                &model,
+                &window::whole(&model),
+                Goal::Deadlock,
+                usize::MAX,
+                usize::MAX,
+                &mut HashSet::new(),
+            );
+            assert!(reference.complete);
+            let keys: HashSet<Vec<ilgen_trace::SiteId>> = reference
+                .findings
+                .iter()
+                .map(|f| blocked_sites(&model, f))
+                .collect();
+            if lockgraph::cannot_deadlock(&model) {
+                safe += 1;
+                assert!(
+                    reference.findings.is_empty(),
+                    "case {case}: called deadlock-free\n{:#?}",
+                    run.traces()
+                );
+            }
+            for f in &cycles.findings {
+                found += 1;
+                if let Finding::Deadlock { schedule, .. } = f {
+                    assert_prefixes(&model, schedule);
+                }
+                assert!(
+                    keys.contains(&blocked_sites(&model, f)),
+                    "case {case}: {f:?} is no deadlock the exhaustive search reaches\n{:#?}",
+                    run.traces()
+                );
+            }
+        }
+        assert!(found > 20, "only {found} lock-cycle deadlocks: weak cases");
+        assert!(
+            safe > 100,
+            "only {safe} runs shown deadlock-free: weak cases"
+        );
+    }
+}

@@ -1,0 +1,286 @@
+//! The exhaustive solver: breadth-first search of the model's reachable states.
+//!
+//! Takes a [`Model`], a [`Window`] and a goal (a race on one variable, or a deadlock); gives the
+//! findings it reached, each with the shortest schedule from the window's start, and whether the
+//! search covered every reachable state. A state is the thread positions with every object's
+//! state, kept in a visited set. Partial-order reduction: threads interleave only
+//! at constraining sync events; memory accesses and no-ops run with their segment. That loses no
+//! race, because a state's racing pairs are looked for in the whole current segment of each thread
+//! (any access of it can be made the next event by running the ones before it), and loses no
+//! deadlock, because accesses never block. This is the reference the cut-based path is tested
+//! against.
+
+use std::collections::{HashSet, VecDeque};
+
+use ilgen_trace::SiteId;
+
+use crate::finding::{Finding, Schedule};
+use crate::model::{At, Model, ModelEvent, ModelOp, VarId};
+use crate::state::{Next, State};
+use crate::window::Window;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Goal {
+    Race { var: VarId },
+    Deadlock,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Search {
+    pub findings: Vec<Finding>,
+    /// Every reachable state was visited (false: stopped at `want` findings or `max_states`).
+    pub complete: bool,
+    pub states: usize,
+}
+
+/// A step of the search tree: `thread` ran from event `from` through the constraining event
+/// `stop` (`None`: it released its mutex to wait at a wait-loop exit, running no event), from the
+/// state of node `parent`.
+struct Node {
+    parent: usize,
+    thread: usize,
+    from: usize,
+    stop: Option<usize>,
+}
+
+const ROOT: usize = usize::MAX;
+
+/// Searches until `want` new findings (keys not in `seen`) or `max_states` states.
+pub fn search(
+    model: &Model,
+    window: &Window,
+    goal: Goal,
+    want: usize,
+    max_states: usize,
+    seen: &mut HashSet<Vec<SiteId>>,
+) -> Search {
+    let mut out = Search {
+        findings: Vec::new(),
+        complete: false,
+        states: 0,
+    };
+    if want == 0 {
+        return out;
+    }
+    let initial = State::at(model, &window.start);
+    let mut visited: HashSet<State> = HashSet::new();
+    visited.insert(initial.clone());
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut queue: VecDeque<(usize, State)> = VecDeque::new();
+    queue.push_back((ROOT, initial));
+    while let Some((node, state)) = queue.pop_front() {
+        out.states += 1;
+        let found = match goal {
+            Goal::Race { var } => races(model, window, &state, var),
+            Goal::Deadlock => deadlock(model, window, &state).into_iter().collect(),
+        };
+        for (key, finding) in found {
+            if seen.insert(key) {
+                out.findings
+                    .push(finding(schedule(model, window, &nodes, node)));
+                if out.findings.len() >= want {
+                    return out;
+                }
+            }
+        }
+        if out.states >= max_states {
+            return out;
+        }
+        for t in 0..model.threads.len() {
+            let Next::At(stop) = state.next(model, t, window.end[t]) else {
+                continue;
+            };
+            let mut next = state.clone();
+            let step = if next.advance(model, t, stop) {
+                Some(stop)
+            } else if next.release_to_wait(model, t, op_at(model, t, stop)) {
+                None
+            } else {
+                continue;
+            };
+            if !visited.insert(next.clone()) {
+                continue;
+            }
+            nodes.push(Node {
+                parent: node,
+                thread: t,
+                from: state.pos[t],
+                stop: step,
+            });
+            queue.push_back((nodes.len() - 1, next));
+        }
+    }
+    out.complete = true;
+    out
+}
+
+/// A finding waiting for its schedule.
+type Pending = Box<dyn FnOnce(Schedule) -> Finding>;
+
+/// The observed order up to the window's start, then the sync events to node `node`.
+fn schedule(model: &Model, window: &Window, nodes: &[Node], mut node: usize) -> Schedule {
+    let mut steps = Vec::new();
+    while node != ROOT {
+        let n = &nodes[node];
+        let through = n.stop.map_or(n.from, |s| s + 1);
+        for index in (n.from..through).rev() {
+            if model.threads[n.thread].events[index].observed().is_some() {
+                steps.push(At {
+                    thread: n.thread,
+                    index,
+                });
+            }
+        }
+        node = n.parent;
+    }
+    steps.reverse();
+    let mut all = model.observed_order(&window.start);
+    let prefix = all.len();
+    all.extend(steps);
+    Schedule { prefix, steps: all }
+}
+
+/// The accesses of `thread`'s current segment: from its position to its next constraining event
+/// (or the window's end); none while it waits at a wait-loop exit (they were made before the
+/// wait released the mutex).
+fn segment(model: &Model, window: &Window, state: &State, thread: usize) -> std::ops::Range<usize> {
+    let from = state.pos[thread];
+    if state.waiting(thread) {
+        return from..from;
+    }
+    let to = model
+        .next_stop(thread, from)
+        .unwrap_or(usize::MAX)
+        .min(window.end[thread])
+        .min(model.threads[thread].events.len());
+    from..to.max(from)
+}
+
+/// Conflicting accesses to `var` in the current segments of two threads, keyed by their sites.
+fn races(model: &Model, window: &Window, state: &State, var: VarId) -> Vec<(Vec<SiteId>, Pending)> {
+    let accesses = |t: usize| {
+        segment(model, window, state, t).filter_map(move |index| {
+            match model.threads[t].events[index] {
+                ModelEvent::Access { var: v, kind, site } if v == var => {
+                    Some((At { thread: t, index }, kind, site))
+                }
+                _ => None,
+            }
+        })
+    };
+    let mut out: Vec<(Vec<SiteId>, Pending)> = Vec::new();
+    let n = model.threads.len();
+    for a in 0..n {
+        for (x, kx, sx) in accesses(a) {
+            for b in a + 1..n {
+                for (y, ky, sy) in accesses(b) {
+                    if kx.conflicts_with(ky) {
+                        let mut key = vec![sx, sy];
+                        key.sort_unstable();
+                        out.push((
+                            key,
+                            Box::new(move |schedule| Finding::Race {
+                                first: x,
+                                second: y,
+                                schedule,
+                            }),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Live threads of which none can move, keyed by the sites of the operations they block in. A
+/// thread at a failed try operation is never one of them: where the failure cannot happen, the
+/// real operation succeeds and the thread goes on beyond the model.
+fn deadlock(model: &Model, window: &Window, state: &State) -> Option<(Vec<SiteId>, Pending)> {
+    if !model.process_alive(&state.pos) {
+        return None;
+    }
+    let mut blocked = Vec::new();
+    for t in 0..model.threads.len() {
+        match state.next(model, t, window.end[t]) {
+            Next::Finished => {}
+            Next::Cut => return None,
+            Next::At(stop) => {
+                let op = op_at(model, t, stop);
+                // A failed try operation that cannot fail now would succeed: not blocked either.
+                if state.enabled(model, t, op)
+                    || state.diverted(t, op)
+                    || state.clone().release_to_wait(model, t, op)
+                {
+                    return None;
+                }
+                blocked.push(At {
+                    thread: t,
+                    index: stop,
+                });
+            }
+        }
+    }
+    if blocked.is_empty() {
+        return None;
+    }
+    let mut key: Vec<SiteId> = blocked
+        .iter()
+        .filter_map(|at| model.threads[at.thread].events[at.index].observed())
+        .map(|o| o.site)
+        .collect();
+    key.sort_unstable();
+    Some((
+        key,
+        Box::new(move |schedule| Finding::Deadlock { blocked, schedule }),
+    ))
+}
+
+/// The operation of a constraining event ([`ModelOp::Nop`] for anything else).
+fn op_at(model: &Model, thread: usize, index: usize) -> ModelOp {
+    match model.threads[thread].events[index] {
+        ModelEvent::Sync { op, .. } => op,
+        ModelEvent::Access { .. } => ModelOp::Nop,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prepare::prepare;
+    use crate::testkit::sections_then_race;
+    use crate::window::split;
+
+    #[test]
+    fn a_window_search_starts_from_the_observed_prefix() {
+        let p = prepare(&sections_then_race().traces());
+        let (model, _) = p.model.restrict(Some(0));
+        let w = split(&model, 8);
+        assert_eq!(w.len(), 2);
+        let s = search(
+            &model,
+            &w[1],
+            Goal::Race { var: 0 },
+            1,
+            1000,
+            &mut HashSet::new(),
+        );
+        let [Finding::Race { schedule, .. }] = &s.findings[..] else {
+            panic!("{s:?}")
+        };
+        // The observed order before seq 9, then the window's steps: thread 0 is about to write
+        // when the window starts; thread 1 runs its last section.
+        let seqs: Vec<u64> = schedule
+            .steps
+            .iter()
+            .map(|at| {
+                model.threads[at.thread].events[at.index]
+                    .observed()
+                    .unwrap()
+                    .seq
+            })
+            .collect();
+        assert_eq!(schedule.prefix, 8);
+        assert_eq!(seqs, (1..=10).collect::<Vec<u64>>());
+    }
+}

@@ -1,0 +1,667 @@
+//! The sync processes of the model: the state of every sync object and what it allows next.
+//!
+//! Takes a [`Model`] and how far each thread has run; gives [`State`], which says whether a thread's
+//! next operation is enabled and applies it. Both solvers (cut and exhaustive) move through the
+//! model only by these rules, so they agree on what a schedule may do. Whether a thread was forked
+//! or ended, an instance signalled or a barrier entered follows from the positions
+//! ([`crate::model::Sources`]); a state stores only what does not: lock holders,
+//! semaphore counts, which threads wait at a wait-loop exit, and which signals were lost to a
+//! wait that was entered after them.
+
+use crate::model::{At, Model, ModelEvent, ModelOp, TryTarget, Wake};
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct State {
+    /// Per thread: how many of its events have run.
+    pub pos: Vec<usize>,
+    /// Per mutex: holder and recursion count.
+    owner: Vec<Option<(usize, u32)>>,
+    rw: Vec<RwState>,
+    sem: Vec<u32>,
+    /// Per thread: it released its mutex to wait at a wait-loop exit (its segment's accesses,
+    /// made before the wait, are behind it).
+    waiting: Vec<bool>,
+    /// (condition instance, thread): the instance was signalled before the thread entered its
+    /// bare wait ([`crate::model::Sources::bare_waits_of`]), so it never wakes that wait.
+    /// Sorted; almost always empty.
+    lost: Vec<(usize, usize)>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct RwState {
+    writer: Option<usize>,
+    /// One entry per read lock held (a thread may hold several).
+    readers: Vec<usize>,
+}
+
+/// Where a thread stands, given the end of the part of it the search may run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Its next constraining event, at this index.
+    At(usize),
+    /// Nothing constraining is left: the thread is done.
+    Finished,
+    /// Its next constraining event lies beyond the search's end (a window boundary): the thread
+    /// may go on in the real run, so it is neither done nor blocked.
+    Cut,
+}
+
+impl State {
+    /// Every thread at its beginning, every object as the run found it.
+    pub fn initial(model: &Model) -> State {
+        let o = &model.objects;
+        State {
+            pos: vec![0; model.threads.len()],
+            owner: vec![None; o.mutexes.len()],
+            rw: vec![RwState::default(); o.rwlocks.len()],
+            sem: o.sems.iter().map(|s| s.initial).collect(),
+            waiting: vec![false; model.threads.len()],
+            lost: Vec::new(),
+        }
+    }
+
+    /// The state after each thread ran `pos[t]` events, their sync events in the observed order
+    /// (the prefix of a window, or a cut).
+    pub fn at(model: &Model, pos: &[usize]) -> State {
+        let mut state = State::initial(model);
+        for at in model.observed_order(pos) {
+            if let Some(op) = model.op(at) {
+                state.apply(at.thread, op);
+            }
+        }
+        state.pos = pos.to_vec();
+        state
+    }
+
+    /// The thread's next constraining event, if it lies before `end` (its events the search may
+    /// run are those before `end`). A thread that ran an operation it was still blocked in when
+    /// the run ended goes on beyond its trace, so it is not finished.
+    pub fn next(&self, model: &Model, thread: usize, end: usize) -> Next {
+        match model.next_stop(thread, self.pos[thread]) {
+            None if model.ran_pending(thread, self.pos[thread]) => Next::Cut,
+            None => Next::Finished,
+            Some(q) if q >= end => Next::Cut,
+            Some(q) => Next::At(q),
+        }
+    }
+
+    /// Whether the event at `at` has run.
+    fn passed(&self, at: Option<At>) -> bool {
+        at.is_some_and(|at| self.pos.get(at.thread).is_some_and(|&p| p > at.index))
+    }
+
+    fn signalled(&self, model: &Model, cond: usize) -> bool {
+        self.passed(model.sources().signal_of.get(cond).copied().flatten())
+    }
+
+    /// Whether `thread` may perform `op` now.
+    pub fn enabled(&self, model: &Model, thread: usize, op: ModelOp) -> bool {
+        let sources = model.sources();
+        match op {
+            ModelOp::Start { forked } => !forked || self.passed(sources.fork_of[thread]),
+            ModelOp::Join { child } => self.passed(sources.end_of[child]),
+            ModelOp::Lock { mutex } => match self.owner[mutex] {
+                None => true,
+                Some((holder, _)) => holder == thread && model.objects.mutexes[mutex].recursive,
+            },
+            ModelOp::Unlock { mutex } => matches!(self.owner[mutex], Some((h, _)) if h == thread),
+            ModelOp::ReadLock { rw } => self.rw[rw].writer.is_none(),
+            ModelOp::WriteLock { rw } => {
+                self.rw[rw].writer.is_none() && self.rw[rw].readers.is_empty()
+            }
+            ModelOp::RwUnlock { rw } => {
+                self.rw[rw].writer == Some(thread) || self.rw[rw].readers.contains(&thread)
+            }
+            ModelOp::WaitReturn { mutex, wake } => {
+                let woken = match wake {
+                    Wake::Signal(c) => {
+                        self.signalled(model, c) && self.lost.binary_search(&(c, thread)).is_err()
+                    }
+                    Wake::Unsignalled => true,
+                    Wake::Never => false,
+                };
+                woken && self.owner[mutex].is_none()
+            }
+            ModelOp::LoopExit { cond, mutex } => {
+                self.signalled(model, cond)
+                    && mutex.is_none_or(|m| self.owner[m].is_none_or(|(h, _)| h == thread))
+            }
+            ModelOp::BarrierExit { barrier } => {
+                let b = &model.objects.barriers[barrier];
+                let entered = sources.enters_of[barrier]
+                    .iter()
+                    .filter(|&&at| self.passed(Some(at)))
+                    .count();
+                b.released && entered >= b.parties as usize
+            }
+            ModelOp::SemWait { sem } => self.sem[sem] > 0,
+            ModelOp::TryFail { target } => self.busy(thread, target),
+            ModelOp::End
+            | ModelOp::Fork { .. }
+            | ModelOp::WaitRelease { .. }
+            | ModelOp::Signal { .. }
+            | ModelOp::BarrierEnter { .. }
+            | ModelOp::SemPost { .. }
+            | ModelOp::Nop => true,
+        }
+    }
+
+    /// Whether a try operation of `thread` on `target` fails now: another thread holds the mutex;
+    /// another thread holds the rwlock for writing (read try) or at all (write try); the
+    /// semaphore's count is zero.
+    pub fn busy(&self, thread: usize, target: TryTarget) -> bool {
+        match target {
+            TryTarget::Sem(sem) => self.sem[sem] == 0,
+            _ => self.holders(target).iter().any(|&h| h != thread),
+        }
+    }
+
+    /// The threads whose hold makes a try on `target` fail: the mutex's owner; the rwlock's
+    /// writer, and for a write try also its readers (the writer first, then readers in the order
+    /// they took it). A semaphore has no holders.
+    pub fn holders(&self, target: TryTarget) -> Vec<usize> {
+        match target {
+            TryTarget::Mutex(m) => self.owner[m].map(|(h, _)| h).into_iter().collect(),
+            TryTarget::RwRead(rw) => self.rw[rw].writer.into_iter().collect(),
+            TryTarget::RwWrite(rw) => {
+                let state = &self.rw[rw];
+                state
+                    .writer
+                    .into_iter()
+                    .chain(state.readers.iter().copied())
+                    .collect()
+            }
+            TryTarget::Sem(_) => Vec::new(),
+        }
+    }
+
+    /// Whether `thread` stands at a failed try operation that cannot fail now: in the real program
+    /// it would succeed and go on another way, so it is not blocked (see [`ModelOp::TryFail`]).
+    pub fn diverted(&self, thread: usize, op: ModelOp) -> bool {
+        matches!(op, ModelOp::TryFail { target } if !self.busy(thread, target))
+    }
+
+    /// Performs `op` for `thread` (positions are the caller's business). Applying an operation
+    /// that is not enabled leaves objects in a consistent state rather than panicking.
+    pub fn apply(&mut self, thread: usize, op: ModelOp) {
+        if let Some(w) = self.waiting.get_mut(thread) {
+            *w = false;
+        }
+        match op {
+            ModelOp::Start { .. }
+            | ModelOp::Nop
+            | ModelOp::TryFail { .. }
+            | ModelOp::End
+            | ModelOp::Fork { .. }
+            | ModelOp::Join { .. }
+            | ModelOp::Signal { .. }
+            | ModelOp::BarrierEnter { .. }
+            | ModelOp::BarrierExit { .. } => {}
+            ModelOp::Lock { mutex } => {
+                self.owner[mutex] = match self.owner[mutex] {
+                    Some((h, n)) if h == thread => Some((h, n + 1)),
+                    _ => Some((thread, 1)),
+                };
+            }
+            ModelOp::Unlock { mutex } => {
+                self.owner[mutex] = match self.owner[mutex] {
+                    Some((h, n)) if h == thread && n > 1 => Some((h, n - 1)),
+                    _ => None,
+                };
+            }
+            ModelOp::ReadLock { rw } => self.rw[rw].readers.push(thread),
+            ModelOp::WriteLock { rw } => self.rw[rw].writer = Some(thread),
+            ModelOp::RwUnlock { rw } => {
+                let state = &mut self.rw[rw];
+                if state.writer == Some(thread) {
+                    state.writer = None;
+                } else if let Some(i) = state.readers.iter().position(|&r| r == thread) {
+                    state.readers.swap_remove(i);
+                }
+            }
+            // A wait releases the mutex whatever its recursion count (pthreads requires one level).
+            ModelOp::WaitRelease { mutex } => self.owner[mutex] = None,
+            ModelOp::WaitReturn { mutex, .. } => self.owner[mutex] = Some((thread, 1)),
+            ModelOp::LoopExit { mutex, .. } => {
+                if let Some(m) = mutex {
+                    if self.owner[m].is_none() {
+                        self.owner[m] = Some((thread, 1));
+                    }
+                }
+            }
+            ModelOp::SemWait { sem } => self.sem[sem] = self.sem[sem].saturating_sub(1),
+            ModelOp::SemPost { sem } => self.sem[sem] = self.sem[sem].saturating_add(1),
+        }
+    }
+
+    /// The wait a thread at an unsignalled [`ModelOp::LoopExit`] would call: it releases the
+    /// mutex and stays where it is. False if that is not the thread's situation.
+    pub fn release_to_wait(&mut self, model: &Model, thread: usize, op: ModelOp) -> bool {
+        match op {
+            ModelOp::LoopExit {
+                cond,
+                mutex: Some(m),
+            } if !self.signalled(model, cond)
+                && matches!(self.owner[m], Some((h, _)) if h == thread) =>
+            {
+                self.owner[m] = None;
+                self.waiting[thread] = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A signal of `cond` now reaches none of its bare waits not yet entered.
+    fn lose_signal(&mut self, model: &Model, cond: usize) {
+        let Some(waits) = model.sources().bare_waits_of.get(cond) else {
+            return;
+        };
+        for &(waiter, release) in waits {
+            if self.pos[waiter] <= release {
+                if let Err(i) = self.lost.binary_search(&(cond, waiter)) {
+                    self.lost.insert(i, (cond, waiter));
+                }
+            }
+        }
+    }
+
+    /// Whether the thread released its mutex to wait at a wait-loop exit.
+    pub fn waiting(&self, thread: usize) -> bool {
+        self.waiting[thread]
+    }
+
+    /// A thread whose hold of the lock keeps `op` from running, if that is what blocks it.
+    pub fn holder(&self, op: ModelOp) -> Option<usize> {
+        match op {
+            ModelOp::Lock { mutex } | ModelOp::WaitReturn { mutex, .. } => {
+                self.owner[mutex].map(|(h, _)| h)
+            }
+            ModelOp::ReadLock { rw } | ModelOp::WriteLock { rw } => {
+                let state = &self.rw[rw];
+                state.writer.or_else(|| state.readers.first().copied())
+            }
+            _ => None,
+        }
+    }
+
+    /// Runs `thread` through its constraining event at `stop` (and the accesses and no-ops
+    /// before it), if that event is enabled.
+    pub fn advance(&mut self, model: &Model, thread: usize, stop: usize) -> bool {
+        let ModelEvent::Sync { op, .. } = model.threads[thread].events[stop] else {
+            return false;
+        };
+        if !self.enabled(model, thread, op) {
+            return false;
+        }
+        if let ModelOp::Signal { cond } = op {
+            self.lose_signal(model, cond);
+        }
+        self.apply(thread, op);
+        self.pos[thread] = stop + 1;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ilgen_trace::{SyncOp, NO_SITE};
+
+    use super::*;
+    use crate::model::{BarrierObject, ModelThread, MutexObject, Observed, SemObject, SyncObjects};
+
+    fn model(threads: Vec<Vec<ModelOp>>, objects: SyncObjects) -> Model {
+        Model::new(
+            threads
+                .into_iter()
+                .enumerate()
+                .map(|(t, ops)| ModelThread {
+                    tid: t as u32,
+                    events: ops
+                        .into_iter()
+                        .map(|op| ModelEvent::Sync {
+                            op,
+                            observed: Observed {
+                                seq: 0,
+                                op_index: 0,
+                                site: NO_SITE,
+                                op: SyncOp::Start,
+                            },
+                        })
+                        .collect(),
+                })
+                .collect(),
+            objects,
+        )
+    }
+
+    fn mutexes(recursive: bool) -> SyncObjects {
+        SyncObjects {
+            mutexes: vec![MutexObject { addr: 1, recursive }],
+            ..SyncObjects::default()
+        }
+    }
+
+    #[test]
+    fn mutex_only_the_holder_unlocks_and_others_wait() {
+        let m = model(vec![vec![], vec![]], mutexes(false));
+        let mut s = State::initial(&m);
+        let (lock, unlock) = (ModelOp::Lock { mutex: 0 }, ModelOp::Unlock { mutex: 0 });
+        assert!(!s.enabled(&m, 0, unlock), "nobody holds it");
+        s.apply(0, lock);
+        assert!(!s.enabled(&m, 1, lock));
+        assert!(!s.enabled(&m, 1, unlock), "only the holder unlocks");
+        assert!(!s.enabled(&m, 0, lock), "a plain mutex does not relock");
+        assert!(s.enabled(&m, 0, unlock));
+        s.apply(0, unlock);
+        assert!(s.enabled(&m, 1, lock));
+    }
+
+    #[test]
+    fn recursive_mutex_counts_its_levels() {
+        let m = model(vec![vec![], vec![]], mutexes(true));
+        let mut s = State::initial(&m);
+        let (lock, unlock) = (ModelOp::Lock { mutex: 0 }, ModelOp::Unlock { mutex: 0 });
+        s.apply(0, lock);
+        assert!(s.enabled(&m, 0, lock));
+        s.apply(0, lock);
+        s.apply(0, unlock);
+        assert!(!s.enabled(&m, 1, lock), "one level still held");
+        s.apply(0, unlock);
+        assert!(s.enabled(&m, 1, lock));
+    }
+
+    #[test]
+    fn failed_trylock_happens_only_while_another_thread_holds_the_mutex() {
+        let m = model(vec![vec![], vec![], vec![]], mutexes(false));
+        let mut s = State::initial(&m);
+        let fail = ModelOp::TryFail {
+            target: TryTarget::Mutex(0),
+        };
+        assert!(!s.enabled(&m, 1, fail), "free: the trylock would succeed");
+        assert!(s.diverted(1, fail));
+        s.apply(0, ModelOp::Lock { mutex: 0 });
+        assert!(s.enabled(&m, 1, fail));
+        assert!(!s.diverted(1, fail));
+        assert!(!s.enabled(&m, 0, fail), "held by the thread itself");
+        let before = s.clone();
+        s.apply(1, fail);
+        assert_eq!(s, before, "acquires nothing");
+        assert!(s.enabled(&m, 2, fail), "fails again for anyone else");
+        assert_eq!(s.holder(fail), None, "not blocked by a holder");
+        s.apply(0, ModelOp::Unlock { mutex: 0 });
+        assert!(!s.enabled(&m, 1, fail));
+        assert!(!s.diverted(1, ModelOp::Nop));
+        assert!(s.enabled(&m, 1, ModelOp::Nop), "a no-op runs anywhere");
+    }
+
+    #[test]
+    fn failed_rwlock_tries_need_a_writer_or_for_writing_any_holder() {
+        let objects = SyncObjects {
+            rwlocks: vec![7],
+            ..SyncObjects::default()
+        };
+        let m = model(vec![vec![], vec![], vec![]], objects);
+        let (rd_fail, wr_fail) = (
+            ModelOp::TryFail {
+                target: TryTarget::RwRead(0),
+            },
+            ModelOp::TryFail {
+                target: TryTarget::RwWrite(0),
+            },
+        );
+        let mut s = State::initial(&m);
+        assert!(!s.enabled(&m, 1, rd_fail) && !s.enabled(&m, 1, wr_fail));
+        s.apply(0, ModelOp::ReadLock { rw: 0 });
+        assert!(!s.enabled(&m, 1, rd_fail), "readers share");
+        assert!(s.enabled(&m, 1, wr_fail), "a reader keeps a writer out");
+        assert!(!s.enabled(&m, 0, wr_fail), "its own read lock only");
+        s.apply(0, ModelOp::RwUnlock { rw: 0 });
+        s.apply(2, ModelOp::WriteLock { rw: 0 });
+        assert!(s.enabled(&m, 1, rd_fail) && s.enabled(&m, 1, wr_fail));
+        assert!(!s.enabled(&m, 2, rd_fail) && !s.enabled(&m, 2, wr_fail));
+    }
+
+    #[test]
+    fn failed_sem_trywait_needs_a_zero_count() {
+        let m = model(vec![vec![], vec![]], one_sem(1));
+        let fail = ModelOp::TryFail {
+            target: TryTarget::Sem(0),
+        };
+        let mut s = State::initial(&m);
+        assert!(!s.enabled(&m, 1, fail));
+        s.apply(0, ModelOp::SemWait { sem: 0 });
+        assert!(
+            s.enabled(&m, 1, fail),
+            "any thread fails on zero, the waiter too"
+        );
+        assert!(s.enabled(&m, 0, fail));
+        s.apply(1, fail);
+        assert!(s.enabled(&m, 1, fail), "and takes nothing");
+        s.apply(0, ModelOp::SemPost { sem: 0 });
+        assert!(!s.enabled(&m, 1, fail));
+    }
+
+    #[test]
+    fn rwlock_admits_many_readers_or_one_writer() {
+        let objects = SyncObjects {
+            rwlocks: vec![7],
+            ..SyncObjects::default()
+        };
+        let m = model(vec![vec![], vec![], vec![]], objects);
+        let mut s = State::initial(&m);
+        let (rd, wr, un) = (
+            ModelOp::ReadLock { rw: 0 },
+            ModelOp::WriteLock { rw: 0 },
+            ModelOp::RwUnlock { rw: 0 },
+        );
+        s.apply(0, rd);
+        assert!(s.enabled(&m, 1, rd));
+        s.apply(1, rd);
+        assert!(!s.enabled(&m, 2, wr));
+        assert!(
+            !s.enabled(&m, 2, un),
+            "a thread holding nothing does not unlock"
+        );
+        s.apply(0, un);
+        s.apply(1, un);
+        assert!(s.enabled(&m, 2, wr));
+        s.apply(2, wr);
+        assert!(!s.enabled(&m, 0, rd));
+        assert!(!s.enabled(&m, 0, wr));
+    }
+
+    /// Runs `thread`'s next event if it is enabled.
+    fn step(s: &mut State, m: &Model, thread: usize) -> bool {
+        let next = s.pos[thread];
+        s.advance(m, thread, next)
+    }
+
+    #[test]
+    fn start_after_fork_and_join_after_end() {
+        let m = model(
+            vec![
+                vec![ModelOp::Fork { child: 1 }, ModelOp::Join { child: 1 }],
+                vec![ModelOp::Start { forked: true }, ModelOp::End],
+            ],
+            SyncObjects::default(),
+        );
+        let mut s = State::initial(&m);
+        assert!(!step(&mut s, &m, 1), "not forked yet");
+        assert!(step(&mut s, &m, 0));
+        assert!(!step(&mut s, &m, 0), "not ended yet");
+        assert!(step(&mut s, &m, 1));
+        assert!(step(&mut s, &m, 1));
+        assert!(step(&mut s, &m, 0));
+        assert!(State::initial(&m).enabled(&m, 1, ModelOp::Start { forked: false }));
+    }
+
+    fn cond_objects(conds: usize) -> SyncObjects {
+        SyncObjects {
+            mutexes: vec![MutexObject {
+                addr: 1,
+                recursive: false,
+            }],
+            conds: vec![5; conds],
+            ..SyncObjects::default()
+        }
+    }
+
+    #[test]
+    fn condition_instance_releases_its_wait_only_after_its_signal() {
+        let (lock, unlock) = (ModelOp::Lock { mutex: 0 }, ModelOp::Unlock { mutex: 0 });
+        let m = model(
+            vec![
+                vec![
+                    lock,
+                    ModelOp::WaitRelease { mutex: 0 },
+                    ModelOp::WaitReturn {
+                        mutex: 0,
+                        wake: Wake::Signal(1),
+                    },
+                ],
+                vec![
+                    lock,
+                    ModelOp::Signal { cond: 0 },
+                    ModelOp::Signal { cond: 1 },
+                    unlock,
+                ],
+            ],
+            cond_objects(2),
+        );
+        let mut s = State::initial(&m);
+        assert!(step(&mut s, &m, 0));
+        assert!(step(&mut s, &m, 0), "the wait releases the mutex");
+        assert!(step(&mut s, &m, 1));
+        assert!(step(&mut s, &m, 1));
+        assert!(!step(&mut s, &m, 0), "another instance's signal");
+        assert!(step(&mut s, &m, 1));
+        assert!(!step(&mut s, &m, 0), "signalled, but the mutex is held");
+        assert!(step(&mut s, &m, 1));
+        assert!(step(&mut s, &m, 0));
+        let never = ModelOp::WaitReturn {
+            mutex: 0,
+            wake: Wake::Never,
+        };
+        assert!(!State::initial(&m).enabled(&m, 0, never));
+    }
+
+    #[test]
+    fn unsignalled_wait_loop_exit_may_release_its_mutex_to_wait() {
+        let (lock, unlock) = (ModelOp::Lock { mutex: 0 }, ModelOp::Unlock { mutex: 0 });
+        let exit = ModelOp::LoopExit {
+            cond: 0,
+            mutex: Some(0),
+        };
+        let m = model(
+            vec![
+                vec![lock, exit, unlock],
+                vec![lock, ModelOp::Signal { cond: 0 }, unlock],
+            ],
+            cond_objects(1),
+        );
+        let mut s = State::initial(&m);
+        assert!(step(&mut s, &m, 0));
+        assert!(!step(&mut s, &m, 0), "not signalled");
+        assert!(s.release_to_wait(&m, 0, exit));
+        assert!(step(&mut s, &m, 1), "the waiting thread released the mutex");
+        assert!(step(&mut s, &m, 1));
+        assert!(!step(&mut s, &m, 0), "signalled but the mutex is held");
+        assert!(!s.release_to_wait(&m, 0, exit));
+        assert!(step(&mut s, &m, 1));
+        assert!(step(&mut s, &m, 0), "takes the mutex back and leaves");
+        assert!(!s.enabled(&m, 1, lock));
+    }
+
+    #[test]
+    fn barrier_instance_lets_nobody_out_before_all_entered() {
+        let objects = SyncObjects {
+            barriers: vec![
+                BarrierObject {
+                    addr: 3,
+                    parties: 2,
+                    released: true,
+                },
+                BarrierObject {
+                    addr: 3,
+                    parties: 1,
+                    released: false,
+                },
+            ],
+            ..SyncObjects::default()
+        };
+        let (enter, exit) = (
+            ModelOp::BarrierEnter { barrier: 0 },
+            ModelOp::BarrierExit { barrier: 0 },
+        );
+        let m = model(
+            vec![
+                vec![
+                    enter,
+                    exit,
+                    ModelOp::BarrierEnter { barrier: 1 },
+                    ModelOp::BarrierExit { barrier: 1 },
+                ],
+                vec![enter, exit],
+            ],
+            objects,
+        );
+        let mut s = State::initial(&m);
+        assert!(step(&mut s, &m, 0));
+        assert!(!step(&mut s, &m, 0), "thread 1 has not entered");
+        assert!(step(&mut s, &m, 1));
+        assert!(step(&mut s, &m, 0));
+        assert!(step(&mut s, &m, 1));
+        assert!(step(&mut s, &m, 0));
+        assert!(!step(&mut s, &m, 0), "never released in the run");
+    }
+
+    fn one_sem(initial: u32) -> SyncObjects {
+        SyncObjects {
+            sems: vec![SemObject { addr: 4, initial }],
+            ..SyncObjects::default()
+        }
+    }
+
+    #[test]
+    fn semaphore_counts_from_its_initial_value() {
+        let m = model(vec![vec![], vec![]], one_sem(1));
+        let mut s = State::initial(&m);
+        let (wait, post) = (ModelOp::SemWait { sem: 0 }, ModelOp::SemPost { sem: 0 });
+        assert!(s.enabled(&m, 0, wait));
+        s.apply(0, wait);
+        assert!(!s.enabled(&m, 1, wait));
+        s.apply(0, post);
+        assert!(s.enabled(&m, 1, wait));
+    }
+
+    #[test]
+    fn a_signal_before_a_bare_wait_is_lost_to_it() {
+        let objects = SyncObjects {
+            conds: vec![9],
+            ..mutexes(false)
+        };
+        let signal = ModelOp::Signal { cond: 0 };
+        let wake = ModelOp::WaitReturn {
+            mutex: 0,
+            wake: Wake::Signal(0),
+        };
+        let waiter = vec![
+            ModelOp::Lock { mutex: 0 },
+            ModelOp::WaitRelease { mutex: 0 },
+            wake,
+        ];
+        let m = model(vec![vec![signal], waiter], objects);
+        assert_eq!(m.sources().bare_waits_of, vec![vec![(1, 1)]]);
+
+        // Waiting first: the signal wakes it.
+        let mut s = State::initial(&m);
+        assert!(s.advance(&m, 1, 0) && s.advance(&m, 1, 1) && s.advance(&m, 0, 0));
+        assert!(s.enabled(&m, 1, wake));
+
+        // Signalled first: the wait that follows never returns.
+        let mut s = State::initial(&m);
+        assert!(s.advance(&m, 0, 0) && s.advance(&m, 1, 0) && s.advance(&m, 1, 1));
+        assert!(!s.enabled(&m, 1, wake));
+    }
+}

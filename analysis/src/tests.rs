@@ -1,0 +1,702 @@
+//! Whole-pipeline tests: hand-written runs in, candidates out.
+
+use ilgen_trace::SyncOp;
+
+use crate::candidates::{AccessName, Candidate, Step};
+use crate::options::Options;
+use crate::testkit::{listing1, Run, LISTING1_M, LISTING1_X, LISTING1_Y};
+
+const X: u64 = LISTING1_X;
+const Y: u64 = LISTING1_Y;
+const D: u64 = 0x3000;
+const M: u64 = LISTING1_M;
+const M2: u64 = 0x9100;
+const C: u64 = 0xc000;
+
+fn options() -> Options {
+    Options {
+        max_per_var: 1,
+        all_sites: false,
+        window: 10_000,
+        max_states: 100_000,
+        backend: crate::options::Backend::Native,
+    }
+}
+
+fn detect(r: &Run) -> Vec<Candidate> {
+    let found = crate::analyze(&r.traces(), &options())
+        .expect("native analysis")
+        .1;
+    for c in &found {
+        let (Candidate::Race { schedule, .. } | Candidate::Deadlock { schedule, .. }) = c;
+        // Replay waits for every sync operation of a thread that is not next in the schedule:
+        // each thread's steps must be its first operations, in order.
+        let mut next: std::collections::HashMap<u32, u32> = Default::default();
+        for s in &schedule.steps {
+            let n = next.entry(s.tid).or_default();
+            assert_eq!(
+                s.op_index, *n,
+                "thread {} skips an operation: {c:#?}",
+                s.tid
+            );
+            *n += 1;
+        }
+    }
+    found
+}
+
+fn ops(steps: &[Step]) -> Vec<(u32, &str, Option<u64>, Option<u32>)> {
+    steps
+        .iter()
+        .map(|s| (s.tid, s.op.as_str(), s.object, s.peer))
+        .collect()
+}
+
+#[test]
+fn listing1_gives_one_race_on_y_with_the_papers_schedule() {
+    let found = detect(&listing1());
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let Candidate::Race {
+        object,
+        accesses,
+        schedule,
+    } = &found[0]
+    else {
+        panic!("expected a race: {found:#?}");
+    };
+    assert_eq!((object.addr, object.len), (Y, 4));
+    let mut sides: Vec<_> = accesses.iter().map(|a| (a.tid, a.site, a.access)).collect();
+    sides.sort_unstable_by_key(|s| s.0);
+    assert_eq!(
+        sides,
+        vec![(0, 6, AccessName::Write), (1, 17, AccessName::Write)]
+    );
+    assert_eq!(schedule.prefix_steps, 0);
+    assert_eq!(
+        ops(&schedule.steps),
+        vec![
+            (0, "fork", None, Some(1)),
+            (1, "start", None, None),
+            (1, "lock", Some(M), None),
+            (1, "unlock", Some(M), None),
+        ]
+    );
+}
+
+/// benchmarks/scenarios/s19: the worker's trylock fails while main rotates the log, and its
+/// fallback counts the drop without the lock; the reporter reads the count under the lock, last.
+fn trylock_fallback() -> Run {
+    let try_lock = |acquired| SyncOp::MutexTryLock { mutex: M, acquired };
+    let mut r = Run::new(3);
+    r.fork(0, 1) // 1
+        .fork(0, 2) // 2
+        .lock(0, M) // 3: rotating
+        .start(1) // 4
+        .start(2) // 5
+        .sync(1, try_lock(false)) // 6
+        .w(1, D, 47)
+        .w(0, X, 55)
+        .unlock(0, M) // 7
+        .sync(1, try_lock(true)) // 8
+        .w(1, X, 43)
+        .unlock(1, M) // 9
+        .end(1) // 10
+        .lock(2, M) // 11
+        .r(2, D, 76)
+        .unlock(2, M) // 12
+        .end(2) // 13
+        .join(0, 1)
+        .join(0, 2);
+    r
+}
+
+#[test]
+fn a_failed_trylock_is_scheduled_inside_the_holders_critical_section() {
+    let found = detect(&trylock_fallback());
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let Candidate::Race {
+        object, schedule, ..
+    } = &found[0]
+    else {
+        panic!("expected a race: {found:#?}");
+    };
+    assert_eq!(object.addr, D);
+    // The trylock fails only while main holds the lock: main's lock before it, its unlock (which
+    // the reporter's lock needs) after it.
+    assert_eq!(
+        ops(&schedule.steps),
+        vec![
+            (0, "fork", None, Some(1)),
+            (0, "fork", None, Some(2)),
+            (0, "lock", Some(M), None),
+            (1, "start", None, None),
+            (2, "start", None, None),
+            (1, "trylock", Some(M), None),
+            (0, "unlock", Some(M), None),
+            (2, "lock", Some(M), None),
+        ]
+    );
+}
+
+#[test]
+fn listing1_stats_count_what_each_filter_removed() {
+    let (stats, _) = crate::analyze(&listing1().traces(), &options()).expect("native analysis");
+    let f = stats.filter;
+    assert_eq!(f.vars_shared, 2);
+    assert_eq!(f.vars_removed_by_lockset, 1, "x: both writes under m");
+    assert_eq!(f.vars_left, 1);
+    // y: main's first write is ordered before task's by fork → start; its second is not.
+    assert_eq!(
+        (f.pairs_total, f.pairs_removed_by_hb, f.pairs_left),
+        (3, 1, 1)
+    );
+}
+
+#[test]
+fn producer_consumer_with_wait_called_is_clean() {
+    let mut r = Run::new(2);
+    r.fork(0, 1)
+        .lock(0, M)
+        .sync(0, SyncOp::WaitLoopEnter { cond: C })
+        .r(0, X, 1)
+        .sync(
+            0,
+            SyncOp::CondWait {
+                cond: C,
+                mutex: M,
+                timed: false,
+            },
+        )
+        .start(1)
+        .w(1, D, 2)
+        .lock(1, M)
+        .w(1, X, 3)
+        .sync(1, SyncOp::CondSignal { cond: C })
+        .unlock(1, M)
+        .sync(
+            0,
+            SyncOp::CondWake {
+                cond: C,
+                mutex: M,
+                timed_out: false,
+            },
+        )
+        .r(0, X, 4)
+        .sync(0, SyncOp::WaitLoopExit { cond: C })
+        .unlock(0, M)
+        .r(0, D, 5)
+        .w(1, D, 6)
+        .end(1)
+        .join(0, 1)
+        .w(0, D, 7);
+    // The producer writes D again after signalling: that one does race with main's read.
+    let found = detect(&r);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let Candidate::Race { accesses, .. } = &found[0] else {
+        panic!("{found:#?}")
+    };
+    let mut sites: Vec<_> = accesses.iter().map(|a| a.site).collect();
+    sites.sort_unstable();
+    assert_eq!(sites, vec![5, 6]);
+}
+
+/// Producer sets the predicate and signals before the consumer looks: only the loop markers
+/// order the signal before the consumer's read of the data.
+fn predicate_already_true(markers: bool) -> Run {
+    let mut r = Run::new(2);
+    r.fork(0, 1)
+        .start(1)
+        .w(1, D, 1)
+        .lock(1, M)
+        .w(1, X, 2)
+        .sync(1, SyncOp::CondSignal { cond: C })
+        .unlock(1, M)
+        .lock(0, M);
+    if markers {
+        r.sync(0, SyncOp::WaitLoopEnter { cond: C });
+    }
+    r.r(0, X, 3);
+    if markers {
+        r.sync(0, SyncOp::WaitLoopExit { cond: C });
+    }
+    r.unlock(0, M).r(0, D, 4).end(1).join(0, 1);
+    r
+}
+
+#[test]
+fn producer_consumer_with_predicate_already_true_is_clean() {
+    assert_eq!(detect(&predicate_already_true(true)), vec![]);
+}
+
+#[test]
+fn without_wait_loop_markers_the_same_run_races() {
+    let found = detect(&predicate_already_true(false));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(matches!(&found[0], Candidate::Race { object, .. } if object.addr == D));
+}
+
+/// A two-packet queue under M with signal C per enqueue and a closing broadcast; the consumer
+/// starts after all of it, so each of its wait loops is left without a wait. The producer writes
+/// packet 1's field D before its enqueue or (the bug) after it; the consumer reads D once it has
+/// dequeued packet 1.
+fn queue_handoff(stamp_after_enqueue: bool) -> Run {
+    let (head, closed) = (X, Y);
+    let mut r = Run::new(3);
+    r.fork(0, 1).fork(0, 2).start(1);
+    for packet in 0..2 {
+        if packet == 0 && !stamp_after_enqueue {
+            r.w(1, D, 1);
+        }
+        r.lock(1, M)
+            .w(1, head, 2)
+            .sync(1, SyncOp::CondSignal { cond: C })
+            .unlock(1, M);
+        if packet == 0 && stamp_after_enqueue {
+            r.w(1, D, 3);
+        }
+    }
+    r.lock(1, M)
+        .w(1, closed, 4)
+        .sync(1, SyncOp::CondBroadcast { cond: C })
+        .unlock(1, M)
+        .end(1)
+        .start(2);
+    // Two dequeues, then the exit that finds the queue closed and empty.
+    for packet in 0..3 {
+        r.lock(2, M)
+            .sync(2, SyncOp::WaitLoopEnter { cond: C })
+            .r(2, head, 5)
+            .r(2, closed, 6)
+            .sync(2, SyncOp::WaitLoopExit { cond: C })
+            .w(2, head, 7)
+            .unlock(2, M);
+        if packet == 0 {
+            r.r(2, D, 8);
+        }
+    }
+    r.end(2).join(0, 1).join(0, 2);
+    r
+}
+
+#[test]
+fn a_dequeue_can_follow_its_own_enqueue_when_the_consumer_never_waited() {
+    // The consumer's first loop exit needs only the first enqueue's signal, not the closing
+    // broadcast: it may dequeue packet 1 before the producer stamps it.
+    let found = detect(&queue_handoff(true));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let Candidate::Race {
+        object,
+        accesses,
+        schedule,
+    } = &found[0]
+    else {
+        panic!("{found:#?}")
+    };
+    assert_eq!(object.addr, D);
+    let mut sites: Vec<_> = accesses.iter().map(|a| a.site).collect();
+    sites.sort_unstable();
+    assert_eq!(sites, vec![3, 8]);
+    // The producer has signalled once, and neither enqueued packet 2 nor closed the queue.
+    let signals = |op: &str| {
+        schedule
+            .steps
+            .iter()
+            .filter(|s| s.tid == 1 && s.op == op)
+            .count()
+    };
+    assert_eq!((signals("signal"), signals("broadcast")), (1, 0));
+}
+
+#[test]
+fn a_payload_written_before_its_enqueue_is_clean_when_the_consumer_never_waited() {
+    assert_eq!(detect(&queue_handoff(false)), vec![]);
+}
+
+#[test]
+fn barrier_separated_phases_are_clean() {
+    let b = 0xb000;
+    let enter = SyncOp::BarrierEnter { barrier: b };
+    let exit = |serial| SyncOp::BarrierExit { barrier: b, serial };
+    let mut r = Run::new(3);
+    r.fork(0, 1)
+        .fork(0, 2)
+        .start(1)
+        .w(1, X, 1)
+        .sync(1, enter)
+        .start(2)
+        .w(2, Y, 2)
+        .sync(2, enter)
+        .sync(2, exit(true))
+        .r(2, X, 3)
+        .sync(1, exit(false))
+        .r(1, Y, 4)
+        // Second use of the same barrier: a new instance.
+        .sync(1, enter)
+        .sync(2, enter)
+        .sync(1, exit(true))
+        .w(1, Y, 5)
+        .sync(2, exit(false))
+        .w(2, X, 6)
+        .end(1)
+        .end(2)
+        .join(0, 1)
+        .join(0, 2)
+        .r(0, X, 7)
+        .r(0, Y, 8);
+    assert_eq!(detect(&r), vec![]);
+}
+
+#[test]
+fn fork_join_handoff_is_clean() {
+    let mut r = Run::new(2);
+    r.w(0, D, 1)
+        .fork(0, 1)
+        .start(1)
+        .w(1, D, 2)
+        .end(1)
+        .join(0, 1)
+        .r(0, D, 3)
+        .w(0, D, 4);
+    assert_eq!(detect(&r), vec![]);
+}
+
+#[test]
+fn rwlock_readers_and_a_writer_are_clean() {
+    let l = 0x7000;
+    let mut r = Run::new(3);
+    r.fork(0, 1)
+        .fork(0, 2)
+        .sync(0, SyncOp::RwWrLock { lock: l })
+        .w(0, D, 1)
+        .sync(0, SyncOp::RwUnlock { lock: l })
+        .start(1)
+        .start(2)
+        .sync(1, SyncOp::RwRdLock { lock: l })
+        .sync(2, SyncOp::RwRdLock { lock: l })
+        .r(1, D, 2)
+        .r(2, D, 3)
+        .sync(2, SyncOp::RwUnlock { lock: l })
+        .sync(1, SyncOp::RwUnlock { lock: l })
+        .end(1)
+        .end(2)
+        .join(0, 1)
+        .join(0, 2);
+    assert_eq!(detect(&r), vec![]);
+}
+
+#[test]
+fn a_write_under_a_read_lock_races() {
+    let l = 0x7000;
+    let mut r = Run::new(2);
+    r.fork(0, 1)
+        .sync(0, SyncOp::RwRdLock { lock: l })
+        .w(0, D, 1)
+        .sync(0, SyncOp::RwUnlock { lock: l })
+        .start(1)
+        .sync(1, SyncOp::RwRdLock { lock: l })
+        .r(1, D, 2)
+        .sync(1, SyncOp::RwUnlock { lock: l })
+        .end(1)
+        .join(0, 1);
+    assert_eq!(detect(&r).len(), 1);
+}
+
+/// Thread 1 takes m then m2, thread 2 m2 then m, recorded one after the other.
+fn inversion() -> Run {
+    let mut r = Run::new(3);
+    r.fork(0, 1)
+        .fork(0, 2)
+        .start(1)
+        .lock(1, M)
+        .lock(1, M2)
+        .unlock(1, M2)
+        .unlock(1, M)
+        .end(1)
+        .start(2)
+        .lock(2, M2)
+        .lock(2, M)
+        .unlock(2, M)
+        .unlock(2, M2)
+        .end(2)
+        .join(0, 1)
+        .join(0, 2);
+    r
+}
+
+#[test]
+fn lock_order_inversion_gives_a_deadlock_candidate() {
+    let found = detect(&inversion());
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let Candidate::Deadlock { blocked, schedule } = &found[0] else {
+        panic!("{found:#?}")
+    };
+    let mut waits = ops(blocked);
+    waits.sort_unstable();
+    assert_eq!(
+        waits,
+        vec![
+            (0, "join", None, Some(1)),
+            (1, "lock", Some(M2), None),
+            (2, "lock", Some(M), None)
+        ]
+    );
+    // Each thread holds its first lock at the end of the schedule.
+    let steps = ops(&schedule.steps);
+    assert!(steps.contains(&(1, "lock", Some(M), None)), "{steps:?}");
+    assert!(steps.contains(&(2, "lock", Some(M2), None)), "{steps:?}");
+    assert_eq!(
+        steps.len(),
+        6,
+        "fork, fork, start, lock, start, lock: {steps:?}"
+    );
+}
+
+#[test]
+fn a_run_that_deadlocked_is_reported_from_its_pending_operations() {
+    let mut r = Run::new(3);
+    r.fork(0, 1)
+        .fork(0, 2)
+        .start(1)
+        .start(2)
+        .lock(1, M)
+        .lock(2, M2)
+        .pending(1, SyncOp::MutexLock { mutex: M2 })
+        .pending(2, SyncOp::MutexLock { mutex: M })
+        .pending(0, SyncOp::Join { child: 1 });
+    let found = detect(&r);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        matches!(&found[0], Candidate::Deadlock { blocked, .. } if blocked.len() == 3),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn candidates_file_round_trips_as_json() {
+    let found = detect(&listing1());
+    let json = serde_json::to_string(&found).unwrap();
+    assert!(json.contains(r#""kind":"race""#), "{json}");
+    let back: Vec<Candidate> = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, found);
+}
+
+#[test]
+fn a_gate_lock_around_the_inversion_prevents_the_deadlock() {
+    let g = 0x9900;
+    let mut r = Run::new(3);
+    r.fork(0, 1).fork(0, 2).start(1).start(2);
+    for (t, first, second) in [(1, M, M2), (2, M2, M)] {
+        r.lock(t, g)
+            .lock(t, first)
+            .lock(t, second)
+            .unlock(t, second)
+            .unlock(t, first)
+            .unlock(t, g)
+            .end(t);
+    }
+    r.join(0, 1).join(0, 2);
+    assert_eq!(detect(&r), vec![]);
+}
+
+#[test]
+fn three_threads_in_a_lock_cycle_deadlock() {
+    let m3 = 0x9200;
+    let mut r = Run::new(4);
+    r.fork(0, 1).fork(0, 2).fork(0, 3);
+    for (t, first, second) in [(1, M, M2), (2, M2, m3), (3, m3, M)] {
+        r.start(t)
+            .lock(t, first)
+            .lock(t, second)
+            .unlock(t, second)
+            .unlock(t, first)
+            .end(t);
+    }
+    r.join(0, 1).join(0, 2).join(0, 3);
+    let found = detect(&r);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        matches!(&found[0], Candidate::Deadlock { blocked, .. } if blocked.len() == 4),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn summary_names_sites_and_objects_through_the_binary() {
+    use crate::candidates::{summary, CandidatesFile, Names, FORMAT_VERSION};
+    let (stats, candidates) =
+        crate::analyze(&listing1().traces(), &options()).expect("native analysis");
+    let file = CandidatesFile {
+        format_version: FORMAT_VERSION,
+        binary: "a".into(),
+        binary_hash: "0".into(),
+        stats,
+        candidates,
+    };
+    let site = |id| (id == 6).then(|| "listing1.c:6 in main".to_string());
+    let object = |addr| (addr == Y).then(|| "y".to_string());
+    let text = summary(
+        &file,
+        &Names {
+            site: &site,
+            object: &object,
+        },
+    );
+    assert!(
+        text.contains("1 candidate(s): 1 race(s), 0 deadlock(s)"),
+        "{text}"
+    );
+    assert!(text.contains("data race on y (0x2000) (4 bytes)"), "{text}");
+    assert!(
+        text.contains("write by thread 0 at listing1.c:6 in main (site 6)"),
+        "{text}"
+    );
+    assert!(text.contains("write by thread 1 at site 17"), "{text}");
+    assert!(text.contains("thread 0: fork thread 1"), "{text}");
+}
+
+#[test]
+#[ignore = "scale check, run with: cargo test --release -p ilgen-analysis --lib scale -- --ignored --nocapture"]
+fn scale_eight_threads_forty_thousand_sync_events() {
+    const STAT: u64 = 0x5000;
+    let locks = [0x9000, 0x9040, 0x9080, 0x90c0];
+    let mut r = Run::new(8);
+    for t in 1..8 {
+        r.fork(0, t).start(t);
+    }
+    for i in 0..3000u32 {
+        for t in 1..8u32 {
+            let k = ((i + t) % 4) as usize;
+            r.lock(t, locks[k])
+                .w(t, 0x100 + 64 * k as u64, 10 + k as u32)
+                .unlock(t, locks[k])
+                .w(t, 0x10000 * u64::from(t) + u64::from(i % 64) * 8, 20);
+            if i % 150 == t {
+                r.w(t, STAT, 30 + t);
+            }
+        }
+    }
+    for t in 1..8 {
+        r.end(t).join(0, t);
+    }
+    let start = std::time::Instant::now();
+    let (stats, found) =
+        crate::analyze(&r.traces(), &options_with_states(200_000)).expect("native analysis");
+    eprintln!(
+        "{:?}\n{stats:#?}\n{} candidates",
+        start.elapsed(),
+        found.len()
+    );
+    assert_eq!(found.len(), 1, "one race on STAT");
+}
+
+fn options_with_states(max_states: usize) -> Options {
+    Options {
+        max_states,
+        backend: crate::options::Backend::Native,
+        ..options()
+    }
+}
+
+#[test]
+fn threads_left_waiting_when_main_returns_are_no_deadlock() {
+    let mut r = Run::new(2);
+    r.fork(0, 1)
+        .start(1)
+        .lock(1, M)
+        .sync(
+            1,
+            SyncOp::CondWait {
+                cond: C,
+                mutex: M,
+                timed: false,
+            },
+        )
+        .w(0, D, 1)
+        .pending(
+            1,
+            SyncOp::CondWake {
+                cond: C,
+                mutex: M,
+                timed_out: false,
+            },
+        );
+    assert_eq!(detect(&r), vec![]);
+    // The same worker blocked while main waits to join it is one.
+    r.pending(0, SyncOp::Join { child: 1 });
+    let found = detect(&r);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(matches!(&found[0], Candidate::Deadlock { blocked, .. } if blocked.len() == 2));
+}
+
+#[test]
+fn candidates_are_bounded_per_variable_unless_all_sites() {
+    // Two unordered writes by main and two by the child: four site pairs on D.
+    let mut r = Run::new(2);
+    r.fork(0, 1)
+        .w(0, D, 1)
+        .lock(0, M)
+        .unlock(0, M)
+        .w(0, D, 2)
+        .start(1)
+        .w(1, D, 3)
+        .lock(1, M2)
+        .unlock(1, M2)
+        .w(1, D, 4)
+        .end(1)
+        .join(0, 1);
+    let count = |max_per_var, all_sites| {
+        let o = Options {
+            max_per_var,
+            all_sites,
+            ..options()
+        };
+        let found = crate::analyze(&r.traces(), &o).expect("native analysis").1;
+        let mut pairs: Vec<Vec<u32>> = found
+            .iter()
+            .map(|c| match c {
+                Candidate::Race { accesses, .. } => {
+                    let mut s: Vec<u32> = accesses.iter().map(|a| a.site).collect();
+                    s.sort_unstable();
+                    s
+                }
+                Candidate::Deadlock { .. } => panic!("{c:?}"),
+            })
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        assert_eq!(pairs.len(), found.len(), "one candidate per site pair");
+        found.len()
+    };
+    assert_eq!(count(1, false), 1);
+    assert_eq!(count(3, false), 3);
+    assert_eq!(count(1, true), 4);
+}
+
+#[test]
+fn a_wait_abandoned_by_cancellation_blocks_nobody() {
+    // As the runtime recorded a waiter cancelled in pthread_cond_wait: its wake stays pending,
+    // yet the thread ends and main joins it.
+    let mut r = Run::new(2);
+    r.fork(0, 1)
+        .start(1)
+        .lock(1, M)
+        .sync(
+            1,
+            SyncOp::CondWait {
+                cond: C,
+                mutex: M,
+                timed: false,
+            },
+        )
+        .pending(
+            1,
+            SyncOp::CondWake {
+                cond: C,
+                mutex: M,
+                timed_out: false,
+            },
+        )
+        .end(1)
+        .join(0, 1);
+    assert_eq!(detect(&r), vec![]);
+}

@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Real programs end to end: ilgen next to ThreadSanitizer on public multithreaded programs.
+
+Usage: python3 benchmarks/real/real.py [--src DIR] [--runs N] [--out FILE] [NAME ...]
+
+For every program description in `programs/` (one Python file each: how to build the program, its
+fixed workload) whose checkout is present under DIR (default `benchmarks/real/src/<checkout>`, a
+clone fetched by hand; its code is never committed here), the driver:
+  1. copies the checkout three times and builds it natively (clang-19), with `ilgen cc` and with
+     `clang-19 -fsanitize=thread`, all at -O2 -g;
+  2. runs the workload natively, recorded by ilgen once (`ilgen run`), then `ilgen detect --format
+     json` on that trace (time and peak RSS through wait4), and under TSan N times;
+  3. prints one row: program, commit, workload, native / record / TSan seconds, trace size, detect
+     seconds and peak RSS, ilgen's confirmed findings by kind, TSan's distinct findings over N runs,
+     and the overlap (findings naming the same pair of source lines), and writes every row to
+     RESULTS.md (default `benchmarks/real/RESULTS.md`), with the differences listed per program.
+With no checkout present it says so in one line and exits 0 (CI has no network; this is not a
+CI step). A build failure or a missing tool names the program and the log; the other programs
+are still measured, and the driver exits 2.
+"""
+import argparse
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path[:0] = [str(HERE.parent), str(HERE)]
+import evaluate  # noqa: E402  (run, clean_env, parse_tsan, findings_to_errors, InputError)
+
+ILGEN = ROOT / "target" / "release" / "ilgen"
+CC = {"native": "clang-19", "ilgen": f"{ILGEN} cc", "tsan": "clang-19 -fsanitize=thread"}
+CXX = {"native": "clang++-19", "ilgen": f"{ILGEN} c++", "tsan": "clang++-19 -fsanitize=thread"}
+RUN_TIMEOUT = 600.0
+DETECT_TIMEOUT = 1800.0
+
+
+@dataclass
+class Row:
+    name: str
+    commit: str
+    workload: str
+    native: float = 0.0
+    record: float = 0.0
+    tsan: float = 0.0
+    trace_bytes: int = 0
+    detect: float = 0.0
+    detect_rss_mb: float = 0.0
+    ilgen: set = field(default_factory=set)
+    ilgen_counts: dict = field(default_factory=dict)
+    tsan_found: set = field(default_factory=set)
+    notes: list = field(default_factory=list)
+
+
+def load_programs():
+    progs = []
+    for path in sorted((HERE / "programs").glob("*.py")):
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        progs.append(mod)
+    return progs
+
+
+def sh(cmd, cwd, log, env=None, timeout=1800):
+    with open(log, "ab") as f:
+        f.write(f"$ {cmd}\n".encode())
+        f.flush()
+        r = subprocess.run(cmd, shell=True, cwd=cwd, env=env, stdout=f, stderr=f, timeout=timeout)
+    if r.returncode != 0:
+        raise evaluate.InputError(f"`{cmd}` failed (exit {r.returncode}) in {cwd}; see {log}")
+
+
+def build(prog, src, work, flavor):
+    """A fresh copy of the checkout built with FLAVOR's compilers; gives the program's path."""
+    tree = work / f"build-{flavor}"
+    if tree.exists():
+        shutil.rmtree(tree)
+    shutil.copytree(src, tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    log = work / f"build-{flavor}.log"
+    log.write_text("")
+    env = evaluate.clean_env(CC=CC[flavor], CXX=CXX[flavor], CFLAGS="-O2 -g", CXXFLAGS="-O2 -g")
+    for cmd in prog.build(CC[flavor], CXX[flavor]):
+        sh(cmd, tree, log, env)
+    return tree / prog.EXE
+
+
+def measure(prog, src, work, runs):
+    commit = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip() or "?"
+    row = Row(prog.NAME, commit, prog.WORKLOAD)
+    exes = {f: build(prog, src, work, f) for f in ("native", "ilgen", "tsan")}
+    data = work / "data"
+    data.mkdir(exist_ok=True)
+    prog.prepare(data)
+
+    def workload(flavor, i):
+        return [a.replace("{exe}", str(exes[flavor])).replace("{data}", str(data))
+                .replace("{out}", str(work / f"out-{flavor}-{i}")) for a in prog.ARGV]
+
+    r = evaluate.run(workload("native", 0), cwd=data, env=evaluate.clean_env(),
+                     timeout=RUN_TIMEOUT, stdout=str(work / "native.out"))
+    row.native = r.wall
+    trace = work / "trace"
+    if trace.exists():
+        shutil.rmtree(trace)
+    r = evaluate.run([str(ILGEN), "run", "--out", str(trace), "--timeout", str(RUN_TIMEOUT), "--"]
+                     + workload("ilgen", 0), cwd=data, env=evaluate.clean_env(),
+                     stdout=str(work / "ilgen.out"), stderr=str(work / "ilgen.err"))
+    row.record = r.wall
+    row.trace_bytes = sum(f.stat().st_size for f in trace.glob("*") if f.is_file())
+    report = work / "report.json"
+    r = evaluate.run([str(ILGEN), "detect", "--format", "json", str(trace)], cwd=data,
+                     env=evaluate.clean_env(), timeout=DETECT_TIMEOUT, stdout=str(report),
+                     stderr=str(work / "detect.err"))
+    row.detect, row.detect_rss_mb = r.wall, r.rss_mb
+    if r.rc not in (0, 66):
+        row.notes.append(f"ilgen detect exited {r.rc}: "
+                         f"{evaluate.tail(work / 'detect.err', 3).strip()}")
+    else:
+        rep = json.loads(report.read_text())
+        row.ilgen = evaluate.findings_to_errors(rep, "")
+        for f in rep.get("findings", []):
+            row.ilgen_counts[f.get("kind")] = row.ilgen_counts.get(f.get("kind"), 0) + 1
+    walls = []
+    for i in range(runs):
+        err = work / f"tsan-{i}.err"
+        r = evaluate.run(workload("tsan", i), cwd=data, env=evaluate.clean_env(
+            TSAN_OPTIONS="halt_on_error=0 report_signal_unsafe=0"), timeout=RUN_TIMEOUT,
+            stdout=str(work / f"tsan-{i}.out"), stderr=str(err))
+        walls.append(r.wall)
+        found, _ = evaluate.parse_tsan(err.read_text(errors="replace"), "")
+        row.tsan_found |= found
+    row.tsan = sum(walls) / len(walls)
+    return row
+
+
+def fmt_errs(errs):
+    return "; ".join(f"{k} {'/'.join(str(x) for x in sorted(map(str, ls)))}"
+                     for k, ls in sorted(errs, key=str)) or "none"
+
+
+def table(rows, runs):
+    head = ("| program | commit | workload | native s | record s | TSan s | record/TSan | trace MB "
+            "| detect s | detect MiB | ilgen confirmed | TSan distinct (N runs) | overlap |")
+    out = [head, "|" + "---|" * 13]
+    for r in rows:
+        counts = ", ".join(f"{v} {k}" for k, v in sorted(r.ilgen_counts.items())) or "0"
+        ratio = r.record / r.tsan if r.tsan else 0
+        out.append(f"| {r.name} | {r.commit} | {r.workload} | {r.native:.2f} | {r.record:.2f} | "
+                   f"{r.tsan:.2f} | {ratio:.2f} | {r.trace_bytes / 1e6:.1f} | {r.detect:.1f} | "
+                   f"{r.detect_rss_mb:.0f} | {counts} | {len(r.tsan_found)} ({runs}) | "
+                   f"{len(r.ilgen & r.tsan_found)} |")
+    return "\n".join(out)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--src", type=Path, default=HERE / "src")
+    ap.add_argument("--work", type=Path, default=ROOT / "target" / "real")
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    ap.add_argument("names", nargs="*")
+    a = ap.parse_args(argv)
+    progs = [p for p in load_programs() if not a.names or p.NAME in a.names]
+    present = [p for p in progs if (a.src / p.CHECKOUT).is_dir()]
+    if not present:
+        print(f"real.py: no checkout present under {a.src} (see benchmarks/real/README.md)")
+        return 0
+    if not ILGEN.exists():
+        print(f"real.py: {ILGEN} missing: run `make build` first", file=sys.stderr)
+        return 2
+    rows, failed = [], []
+    for p in present:
+        work = a.work / p.NAME
+        work.mkdir(parents=True, exist_ok=True)
+        print(f"== {p.NAME}", flush=True)
+        try:
+            rows.append(measure(p, a.src / p.CHECKOUT, work, a.runs))
+        except (evaluate.InputError, subprocess.TimeoutExpired) as e:
+            print(f"real.py: {p.NAME}: {e}", file=sys.stderr)
+            failed.append(p.NAME)
+            continue
+        print(table(rows[-1:], a.runs), flush=True)
+    text = [f"# Real programs: ilgen next to ThreadSanitizer\n",
+            f"Measured by `python3 benchmarks/real/real.py --runs {a.runs}` on "
+            f"{evaluate.machine_line()}.\n", table(rows, a.runs), "", "## Findings per program", ""]
+    for r in rows:
+        text.append(f"### {r.name}\n")
+        text.append(f"- ilgen (one recorded run): {fmt_errs(r.ilgen)}")
+        text.append(f"- TSan ({a.runs} runs): {fmt_errs(r.tsan_found)}")
+        text.append(f"- only ilgen: {fmt_errs(r.ilgen - r.tsan_found)}")
+        text.append(f"- only TSan: {fmt_errs(r.tsan_found - r.ilgen)}")
+        text.extend(f"- note: {n}" for n in r.notes)
+        text.append("")
+    text.extend(f"- {name}: not measured (build or run failed; see the driver's output)"
+                for name in failed)
+    a.out.write_text("\n".join(text))
+    print(f"wrote {a.out}")
+    return 2 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

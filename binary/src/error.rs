@@ -1,0 +1,30 @@
+//! Why the recorded executable could not be used.
+//!
+//! Takes nothing; gives [`BinaryError`], each variant with the executable's path, printed as one
+//! lowercase line that says what to do.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BinaryError {
+    /// The file could not be read.
+    #[error("failed to read the recorded binary {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file's xxh3 hash is not the one the trace recorded.
+    #[error(
+        "{} is not the binary that was recorded (its hash is {hash:016x}, the trace says \
+         {recorded}); it was rebuilt or replaced since, record the program again",
+        path.display()
+    )]
+    Rebuilt {
+        path: PathBuf,
+        hash: u64,
+        recorded: String,
+    },
+    /// The file is no executable ilgen can read, or lacks (or has a bad) site table.
+    #[error("{}: {what}", path.display())]
+    Unreadable { path: PathBuf, what: String },
+}

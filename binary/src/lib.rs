@@ -1,0 +1,229 @@
+//! `ilgen-binary`: the recorded executable, as the analysis and the report need it: site table
+//! and data symbols.
+//!
+//! Takes a run's [`Meta`] (the executable's path, its xxh3 hash and the address it was loaded at);
+//! gives a [`Binary`] that names a [`SiteId`] (file, line, column, function, from the `ilgen_sites`
+//! section the pass embedded) and a runtime address (`counters+8`, from the ELF symbol table).
+//! Loading refuses an executable whose bytes differ from the recorded ones: a rebuilt binary's
+//! site ids and symbol addresses would name the wrong lines and variables.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use ilgen_trace::sites::{Site, SiteTable, SECTION};
+use ilgen_trace::{Meta, SiteId};
+use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
+
+mod error;
+
+pub use error::BinaryError;
+
+/// One data symbol of the executable, at its link-time address.
+#[derive(Clone, Debug)]
+struct DataSymbol {
+    address: u64,
+    size: u64,
+    name: String,
+}
+
+/// The executable a trace was recorded from.
+#[derive(Debug)]
+pub struct Binary {
+    path: PathBuf,
+    load_base: u64,
+    sites: SiteTable,
+    /// Sorted by address; overlapping or zero-sized symbols are dropped (see [`data_symbols`]).
+    symbols: Vec<DataSymbol>,
+}
+
+impl Binary {
+    /// Reads `meta.binary` (relative paths are taken from `meta.cwd`), checks it is the recorded
+    /// executable and parses its site table and symbols.
+    pub fn load(meta: &Meta) -> Result<Binary, BinaryError> {
+        let path = Path::new(&meta.cwd).join(&meta.binary);
+        let bytes = fs::read(&path).map_err(|source| BinaryError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let hash = xxhash_rust::xxh3::xxh3_64(&bytes);
+        // Compare as numbers, so that neither padding nor case of the recorded hex matters.
+        if u64::from_str_radix(meta.binary_hash.trim(), 16).ok() != Some(hash) {
+            return Err(BinaryError::Rebuilt {
+                path,
+                hash,
+                recorded: meta.binary_hash.clone(),
+            });
+        }
+        Self::parse(&path, &bytes, meta.load_base)
+    }
+
+    /// Parses an executable's bytes without the hash check; `path` only names it in errors.
+    pub fn parse(path: &Path, bytes: &[u8], load_base: u64) -> Result<Binary, BinaryError> {
+        let bad = |what: String| BinaryError::Unreadable {
+            path: path.to_path_buf(),
+            what,
+        };
+        let file = object::File::parse(bytes)
+            .map_err(|e| bad(format!("not an executable ilgen can read ({e})")))?;
+        let section = file.section_by_name(SECTION).ok_or_else(|| {
+            bad(format!(
+                "has no `{SECTION}` section; build the program with `ilgen cc` (or clang \
+                 -fpass-plugin=libilgen_pass.so)"
+            ))
+        })?;
+        let data = section
+            .data()
+            .map_err(|e| bad(format!("cannot read section `{SECTION}`: {e}")))?;
+        let sites = SiteTable::parse(data).map_err(|e| bad(format!("bad site table: {e}")))?;
+        Ok(Binary {
+            path: path.into(),
+            load_base,
+            sites,
+            symbols: data_symbols(&file),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Source location of an instrumented instruction, `None` for an id the table does not hold
+    /// (including [`ilgen_trace::NO_SITE`]).
+    pub fn site(&self, id: SiteId) -> Option<&Site> {
+        self.sites.get(id)
+    }
+
+    /// The global variable holding the runtime address `addr`, and the offset into it.
+    /// `None` for the stack, the heap, shared libraries and thread-local storage.
+    pub fn symbolize(&self, addr: u64) -> Option<(String, u64)> {
+        self.global_at(addr, self.load_base)
+            .map(|g| (g.name.to_owned(), g.offset))
+    }
+
+    /// How reports name the global holding `addr`: `y`, or `stats+8` inside it.
+    pub fn object_name(&self, addr: u64) -> Option<String> {
+        let (name, off) = self.symbolize(addr)?;
+        Some(if off == 0 {
+            name
+        } else {
+            format!("{name}+{off}")
+        })
+    }
+
+    /// [`Binary::load`] for a command that can do without the binary: on failure, warns on stderr
+    /// with what the output loses (`degraded`) and gives `None`.
+    pub fn load_or_warn(meta: &Meta, degraded: &str) -> Option<Binary> {
+        match Binary::load(meta) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("ilgen: warning: {e}; {degraded}");
+                None
+            }
+        }
+    }
+
+    /// The global variable holding `addr` in a process that loaded the executable at
+    /// `load_base` (a replay's base differs from the recorded one under ASLR).
+    pub fn global_at(&self, addr: u64, load_base: u64) -> Option<Global<'_>> {
+        let link = addr.checked_sub(load_base)?;
+        let i = self.symbols.partition_point(|s| s.address <= link);
+        let sym = self.symbols.get(i.checked_sub(1)?)?;
+        (link < sym.address + sym.size).then(|| Global {
+            name: &sym.name,
+            offset: link - sym.address,
+            size: sym.size,
+        })
+    }
+}
+
+/// A global variable found by address: its name, the offset into it and its size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Global<'a> {
+    pub name: &'a str,
+    pub offset: u64,
+    pub size: u64,
+}
+
+impl Binary {
+    /// Address the recorded run loaded the executable at.
+    pub fn load_base(&self) -> u64 {
+        self.load_base
+    }
+}
+
+/// The executable's defined data objects, sorted by address. Thread-local symbols are left out:
+/// their values are offsets into each thread's block, not addresses. Of several symbols at one
+/// address (aliases) the global one wins, so that a user's variable is named as they wrote it.
+fn data_symbols(file: &object::File) -> Vec<DataSymbol> {
+    let mut all: Vec<(DataSymbol, bool)> = file
+        .symbols()
+        .filter(|s| s.kind() == SymbolKind::Data && s.is_definition() && s.size() > 0)
+        .filter_map(|s| {
+            let name = s.name().ok()?;
+            Some((
+                DataSymbol {
+                    address: s.address(),
+                    size: s.size(),
+                    name: name.to_owned(),
+                },
+                s.is_global(),
+            ))
+        })
+        .collect();
+    all.sort_by(|(a, ga), (b, gb)| (a.address, !ga, &a.name).cmp(&(b.address, !gb, &b.name)));
+    let mut out: Vec<DataSymbol> = Vec::with_capacity(all.len());
+    for (sym, _) in all {
+        match out.last() {
+            Some(prev) if sym.address < prev.address + prev.size => {} // alias or nested: keep first
+            _ => out.push(sym),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binary(symbols: &[(u64, u64, &str)]) -> Binary {
+        Binary {
+            path: "a.out".into(),
+            load_base: 0x5555_0000_0000,
+            sites: SiteTable::default(),
+            symbols: symbols
+                .iter()
+                .map(|&(address, size, name)| DataSymbol {
+                    address,
+                    size,
+                    name: name.into(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn symbolize_names_globals_with_offsets() {
+        let b = binary(&[(0x4000, 4, "x"), (0x4004, 4, "y"), (0x4010, 32, "counters")]);
+        let base = 0x5555_0000_0000;
+        assert_eq!(b.symbolize(base + 0x4000), Some(("x".into(), 0)));
+        assert_eq!(b.symbolize(base + 0x4004), Some(("y".into(), 0)));
+        assert_eq!(b.symbolize(base + 0x4018), Some(("counters".into(), 8)));
+        assert_eq!(b.symbolize(base + 0x4008), None);
+        assert_eq!(b.symbolize(base + 0x4030), None);
+        assert_eq!(b.symbolize(0x10), None);
+    }
+
+    #[test]
+    fn garbage_bytes_are_an_error_naming_the_file() {
+        let err = Binary::parse(Path::new("/tmp/nope"), b"not an elf", 0).unwrap_err();
+        assert!(err.to_string().contains("/tmp/nope"), "{err}");
+    }
+
+    #[test]
+    fn own_executable_has_no_site_table() {
+        // The test binary is a real ELF file without an `ilgen_sites` section.
+        let exe = std::env::current_exe().unwrap();
+        let err = Binary::parse(&exe, &fs::read(&exe).unwrap(), 0).unwrap_err();
+        assert!(err.to_string().contains("ilgen_sites"), "{err}");
+    }
+}

@@ -1,0 +1,181 @@
+//! Running one replay: the recorded program under `mode=replay`, bounded in time.
+//!
+//! Takes the run's [`Meta`] (binary, argv, cwd), a schedule file and an output directory; gives a
+//! [`ReplayRun`]: the process id, how it ended (status, signal or our timeout) and the
+//! `replay-outcome.json` it wrote ([`Outcome`]). The program runs in its own process group, with
+//! stdin from /dev/null and stdout/stderr into `stdout.txt`/`stderr.txt` of the output directory;
+//! on timeout the whole group is killed. [`run_all`] runs many replays on all cores.
+
+use std::fs::File;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use ilgen_trace::replay::Outcome;
+use ilgen_trace::Meta;
+
+use crate::error::ConfirmError;
+
+/// The environment variable the runtime reads its options from.
+pub const OPTIONS_VAR: &str = "ILGEN_OPTIONS";
+
+/// One replay to run: schedule file in, outcome directory out.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub schedule: PathBuf,
+    pub out_dir: PathBuf,
+}
+
+/// How the replayed process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    Exited(i32),
+    Signaled(i32),
+    /// Still running after the timeout: its process group was killed.
+    TimedOut,
+}
+
+#[derive(Clone, Debug)]
+pub struct ReplayRun {
+    pub pid: u32,
+    pub ended: Ended,
+    /// `None` when the process left no readable outcome; the reason says why.
+    pub outcome: Result<Outcome, String>,
+    pub out_dir: PathBuf,
+}
+
+/// The `ILGEN_OPTIONS` value that replays `schedule` with its outcome in `out_dir`. The runtime
+/// splits options at `:` and white space, so neither path may contain them.
+pub fn options(schedule: &Path, out_dir: &Path) -> Result<String, ConfirmError> {
+    for p in [schedule, out_dir] {
+        let s = p.to_string_lossy();
+        if s.contains(':') || s.chars().any(char::is_whitespace) {
+            return Err(ConfirmError::PathInOptions(p.to_path_buf()));
+        }
+    }
+    Ok(format!(
+        "mode=replay:schedule={}:outcome_dir={}",
+        schedule.display(),
+        out_dir.display()
+    ))
+}
+
+/// Absolute form of `p` (relative to the current directory), so that it survives the replay's
+/// change to the recorded working directory.
+pub fn absolute(p: &Path) -> Result<PathBuf, ConfirmError> {
+    std::path::absolute(p).map_err(|source| ConfirmError::Resolve {
+        path: p.to_path_buf(),
+        source,
+    })
+}
+
+/// The recorded command (binary, `argv[1..]`, in the recorded directory, same `argv[0]`).
+pub fn program(meta: &Meta) -> (PathBuf, Vec<String>) {
+    let binary = Path::new(&meta.cwd).join(&meta.binary);
+    (binary, meta.argv.iter().skip(1).cloned().collect())
+}
+
+/// Runs one replay, killing its process group after `timeout`.
+pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, ConfirmError> {
+    let options = options(&req.schedule, &req.out_dir)?;
+    std::fs::create_dir_all(&req.out_dir).map_err(|source| ConfirmError::Create {
+        path: req.out_dir.clone(),
+        source,
+    })?;
+    // An outcome of an earlier replay must not pass for this one's.
+    let _ = std::fs::remove_file(req.out_dir.join(ilgen_trace::replay::OUTCOME_FILE));
+    let output = |name: &str| {
+        let path = req.out_dir.join(name);
+        File::create(&path).map_err(|source| ConfirmError::Create { path, source })
+    };
+    let (binary, args) = program(meta);
+    let mut cmd = Command::new(&binary);
+    cmd.args(&args)
+        .current_dir(&meta.cwd)
+        .env(OPTIONS_VAR, options)
+        .stdin(Stdio::null())
+        .stdout(output("stdout.txt")?)
+        .stderr(output("stderr.txt")?)
+        .process_group(0);
+    if let Some(argv0) = meta.argv.first() {
+        cmd.arg0(argv0);
+    }
+    let mut child = cmd.spawn().map_err(|source| ConfirmError::Start {
+        binary: binary.clone(),
+        source,
+    })?;
+    let pid = child.id();
+    let start = Instant::now();
+    let ended = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break ended(status),
+            Ok(None) if start.elapsed() >= timeout => {
+                // SAFETY: kill(2) on the group we created for this child; no memory is touched.
+                unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+                let _ = child.wait();
+                break Ended::TimedOut;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(ConfirmError::Wait { pid, source: e }),
+        }
+    };
+    if ended != Ended::TimedOut {
+        // Children the program left behind in its group end with it.
+        // SAFETY: as above.
+        unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+    }
+    let outcome = Outcome::read(&req.out_dir).map_err(|e| e.to_string());
+    Ok(ReplayRun {
+        pid,
+        ended,
+        outcome,
+        out_dir: req.out_dir.clone(),
+    })
+}
+
+fn ended(status: ExitStatus) -> Ended {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Ended::Exited(code),
+        (None, Some(sig)) => Ended::Signaled(sig),
+        (None, None) => Ended::Exited(-1),
+    }
+}
+
+/// Runs every request, at most one per core at a time; results in the requests' order.
+pub fn run_all(
+    meta: &Meta,
+    reqs: &[Request],
+    timeout: Duration,
+) -> Vec<Result<ReplayRun, ConfirmError>> {
+    let results: Vec<Mutex<Option<Result<ReplayRun, ConfirmError>>>> =
+        reqs.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(reqs.len());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(req) = reqs.get(i) else { break };
+                let r = run(meta, req, timeout);
+                if let Ok(mut slot) = results[i].lock() {
+                    *slot = Some(r);
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or(Err(ConfirmError::WorkerLost))
+        })
+        .collect()
+}

@@ -1,0 +1,156 @@
+//! What one replay proved about its candidate.
+//!
+//! Takes a [`ReplayRun`]; gives a [`Verdict`]: a confirmed race or deadlock (the online
+//! happens-before detector saw it in a real execution), no error (the schedule was followed and
+//! nothing happened), infeasible (the program took another path: the schedule diverged) or failed
+//! (no outcome: timeout, crash, refused schedule), each with its reason in words.
+
+use ilgen_trace::replay::{ResultKind, EXIT_BAD_SCHEDULE};
+use serde::Serialize;
+
+use crate::run::{Ended, ReplayRun};
+
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    ConfirmedRace,
+    ConfirmedDeadlock,
+    NoError,
+    Infeasible,
+    Failed,
+}
+
+impl Class {
+    pub fn text(self) -> &'static str {
+        match self {
+            Class::ConfirmedRace => "confirmed race",
+            Class::ConfirmedDeadlock => "confirmed deadlock",
+            Class::NoError => "no error",
+            Class::Infeasible => "infeasible",
+            Class::Failed => "replay failed",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    pub class: Class,
+    /// Why, in one lowercase sentence (empty for confirmed findings).
+    pub reason: String,
+}
+
+pub fn classify(run: &ReplayRun) -> Verdict {
+    let v = |class, reason: String| Verdict { class, reason };
+    if run.ended == Ended::TimedOut {
+        return v(
+            Class::Failed,
+            "the replay did not end within --replay-timeout; its process group was killed".into(),
+        );
+    }
+    let o = match &run.outcome {
+        Ok(o) => o,
+        Err(e) => {
+            let how = match run.ended {
+                Ended::Exited(EXIT_BAD_SCHEDULE) => "the runtime refused the schedule".to_owned(),
+                Ended::Exited(c) => format!("the program exited with status {c}"),
+                Ended::Signaled(s) => format!("the program was killed by signal {s}"),
+                Ended::TimedOut => unreachable!("handled above"),
+            };
+            return v(
+                Class::Failed,
+                format!(
+                    "{how} without a replay outcome ({e}); see {}/stderr.txt",
+                    run.out_dir.display()
+                ),
+            );
+        }
+    };
+    match o.result {
+        ResultKind::Race => v(Class::ConfirmedRace, String::new()),
+        ResultKind::Deadlock => v(Class::ConfirmedDeadlock, String::new()),
+        ResultKind::NoError => v(
+            Class::NoError,
+            format!(
+                "the schedule was followed ({}/{} steps) and no race or deadlock happened",
+                o.steps_done, o.steps_total
+            ),
+        ),
+        ResultKind::Diverged => {
+            let why = match &o.divergence {
+                Some(d) => d.reason.clone(),
+                None => format!(
+                    "the program ended after {} of {} schedule steps",
+                    o.steps_done, o.steps_total
+                ),
+            };
+            v(
+                Class::Infeasible,
+                format!("the schedule could not be followed: {why}"),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ilgen_trace::replay::{Divergence, Outcome, OUTCOME_VERSION};
+
+    use super::*;
+
+    fn run(ended: Ended, result: Option<ResultKind>) -> ReplayRun {
+        ReplayRun {
+            pid: 1,
+            ended,
+            outcome: result
+                .map(|result| Outcome {
+                    format_version: OUTCOME_VERSION,
+                    binary_hash: "0".into(),
+                    schedule: "s".into(),
+                    load_base: 0,
+                    result,
+                    schedule_followed: result != ResultKind::Diverged,
+                    steps_done: 2,
+                    steps_total: 3,
+                    races: vec![],
+                    deadlock: None,
+                    divergence: (result == ResultKind::Diverged).then(|| Divergence {
+                        step: Some(2),
+                        expected: None,
+                        got: None,
+                        reason: "step 2 went elsewhere".into(),
+                    }),
+                })
+                .ok_or_else(|| "no outcome".to_owned()),
+            out_dir: "/r".into(),
+        }
+    }
+
+    #[test]
+    fn the_outcome_decides_and_a_missing_one_is_a_failure_with_the_reason() {
+        let c = |e, r| classify(&run(e, r));
+        assert_eq!(
+            c(Ended::Exited(0), Some(ResultKind::Race)).class,
+            Class::ConfirmedRace
+        );
+        assert_eq!(
+            c(Ended::Exited(87), Some(ResultKind::Deadlock)).class,
+            Class::ConfirmedDeadlock
+        );
+        assert_eq!(
+            c(Ended::Exited(0), Some(ResultKind::NoError)).class,
+            Class::NoError
+        );
+        let v = c(Ended::Exited(86), Some(ResultKind::Diverged));
+        assert_eq!(v.class, Class::Infeasible);
+        assert!(v.reason.ends_with("step 2 went elsewhere"), "{}", v.reason);
+        let v = c(Ended::Exited(EXIT_BAD_SCHEDULE), None);
+        assert_eq!(v.class, Class::Failed);
+        assert!(v.reason.contains("refused the schedule"), "{}", v.reason);
+        let v = c(Ended::Signaled(11), None);
+        assert!(v.reason.contains("signal 11"), "{}", v.reason);
+        // A timeout is a failure even when an earlier outcome was written.
+        let v = c(Ended::TimedOut, Some(ResultKind::Race));
+        assert_eq!(v.class, Class::Failed);
+        assert!(v.reason.contains("--replay-timeout"), "{}", v.reason);
+    }
+}

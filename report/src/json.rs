@@ -1,0 +1,54 @@
+//! The JSON report (`ilgen detect --format json`, `ilgen replay --format json`).
+//!
+//! One object, pretty-printed:
+//! - `format_version`: [`FORMAT_VERSION`]; any change to the layout bumps it.
+//! - `tool`: `"ilgen"`, `tool_version`: the `ilgen` version.
+//! - `binary`, `trace_dir`: the recorded executable and trace.
+//! - `counts`: `candidates`, `confirmed_races`, `confirmed_deadlocks`, `no_error`, `infeasible`,
+//!   `failed`: one per candidate by its replay's verdict.
+//! - `findings`: confirmed, deduplicated by source lines, each with `kind`:
+//!   - `"race"`: `candidates` (numbers whose replay found it), `pid`, `replay_dir`, `current` and
+//!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write`,
+//!     `addr`, `size`, `location`), `object` (`name`, `offset`, `size` of the global, or null),
+//!     `threads`, `schedule`;
+//!   - `"deadlock"`: `candidates`, `pid`, `replay_dir`, `blocked` (`tid`, `op`, `object`,
+//!     `object_name`, `location`, `waits_for`, `holds`: `object`, `object_name`, `location`),
+//!     `cycle` (tids), `threads`, `schedule`.
+//! - `unconfirmed`: every other candidate: `candidate`, `predicted` (`race` | `deadlock`),
+//!   `verdict` (`no_error` | `infeasible` | `failed`), `reason`, `locations`.
+//! - A `location` is `site` (id in the binary's site table) and, when the binary names it,
+//!   `file`, `line`, `column`, `function`. A thread is `tid`, `parent` (null for main) and
+//!   `created_at` (the fork's location, or null); a schedule step is `tid`, `op`, optional `peer`,
+//!   `object`, `object_name`, and `location`.
+//!
+//! The JSON Schema is `tests/confirm/Inputs/ilgen-report.schema.json`.
+//!
+//! Versions: 1, first format.
+
+use serde::Serialize;
+
+use crate::Report;
+
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Versioned<'a> {
+    format_version: u32,
+    tool: &'static str,
+    tool_version: &'static str,
+    #[serde(flatten)]
+    report: &'a Report,
+}
+
+pub fn render(report: &Report) -> String {
+    let v = Versioned {
+        format_version: FORMAT_VERSION,
+        tool: "ilgen",
+        tool_version: env!("CARGO_PKG_VERSION"),
+        report,
+    };
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&v).expect("report serializes")
+    )
+}

@@ -1,0 +1,558 @@
+//! `ilgen-report`: the confirmed findings of replay as data, rendered as text, JSON or SARIF.
+//!
+//! Takes each candidate with its replay ([`Entry`]) and a [`Context`] (the binary's site table
+//! and symbols, the recorded thread tree); gives a [`Report`]: confirmed races and deadlocks,
+//! deduplicated by their pair (or set) of source lines, each with the accesses or blocked
+//! operations, the object, the threads' creation sites and the schedule that exposed it; the
+//! counts of every verdict; and every candidate that was not confirmed with the reason. The
+//! renderers ([`text`], [`json`], [`sarif`]) only print this data.
+
+pub mod json;
+pub mod sarif;
+pub mod text;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use ilgen_trace::format::ThreadTrace;
+use ilgen_trace::replay::{Outcome, RaceAccess, ThreadRef};
+use ilgen_trace::{Event, SiteId, SyncOp, ThreadId, NO_SITE, NO_THREAD};
+use serde::Serialize;
+
+use ilgen_analysis::candidates::{AccessName, Candidate, Step};
+use ilgen_binary::Binary;
+use ilgen_confirm::run::ReplayRun;
+use ilgen_confirm::verdict::{Class, Verdict};
+
+/// What the report needs besides the replays: names for sites and addresses, the thread tree.
+pub struct Context<'a> {
+    pub binary: Option<&'a Binary>,
+    /// Child tid → (parent tid, site of the fork that created it), from the recorded trace.
+    pub forks: BTreeMap<ThreadId, (ThreadId, SiteId)>,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(binary: Option<&'a Binary>, threads: &[ThreadTrace]) -> Context<'a> {
+        let mut forks = BTreeMap::new();
+        for t in threads {
+            for e in &t.events {
+                if let Event::Sync(s) = e {
+                    if let SyncOp::Fork { child } = s.op {
+                        forks.insert(child, (t.header.tid, s.site));
+                    }
+                }
+            }
+        }
+        Context { binary, forks }
+    }
+
+    pub fn location(&self, site: SiteId) -> Location {
+        let source = (site != NO_SITE)
+            .then(|| self.binary?.site(site))
+            .flatten()
+            .map(|s| Source {
+                file: s.file.clone(),
+                line: s.line,
+                column: s.column,
+                function: s.function.clone(),
+            });
+        Location { site, source }
+    }
+
+    /// The global at `addr` of a process that loaded the executable at `base` (`None`: the
+    /// recorded run's base).
+    pub fn object(&self, addr: u64, base: Option<u64>) -> Option<Object> {
+        let b = self.binary?;
+        let g = b.global_at(addr, base.unwrap_or(b.load_base()))?;
+        Some(Object {
+            name: g.name.to_owned(),
+            offset: g.offset,
+            size: g.size,
+        })
+    }
+
+    fn thread(&self, tid: ThreadId) -> ThreadInfo {
+        let (parent, created_at) = match self.forks.get(&tid) {
+            Some(&(p, site)) => (Some(p), Some(self.location(site))),
+            None => (None, None),
+        };
+        ThreadInfo {
+            tid,
+            parent,
+            created_at,
+        }
+    }
+}
+
+/// A source site: its id in the binary's site table and, when the binary names it, where it is.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub site: SiteId,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Source {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub function: String,
+}
+
+impl Location {
+    /// What deduplication compares: file and line when known, else the site id.
+    fn key(&self) -> (String, u32) {
+        match &self.source {
+            Some(s) => (s.file.clone(), s.line),
+            None => (String::new(), self.site),
+        }
+    }
+}
+
+/// A global variable.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Object {
+    pub name: String,
+    pub offset: u64,
+    pub size: u64,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct ThreadInfo {
+    pub tid: ThreadId,
+    /// `None` for the main thread (and threads the trace does not show created).
+    pub parent: Option<ThreadId>,
+    pub created_at: Option<Location>,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub tid: ThreadId,
+    pub kind: AccessName,
+    pub addr: u64,
+    pub size: u32,
+    pub location: Location,
+}
+
+/// One step of the schedule that exposed a finding.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct ScheduleStep {
+    pub tid: ThreadId,
+    pub op: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer: Option<ThreadId>,
+    /// Recorded address of the object operated on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_name: Option<Object>,
+    pub location: Location,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Race {
+    /// Candidates (1-based) whose replay found it.
+    pub candidates: Vec<usize>,
+    /// Process id of the replay that found it first.
+    pub pid: u32,
+    pub replay_dir: String,
+    /// The later access (its thread found the race) and the earlier one.
+    pub current: Access,
+    pub previous: Access,
+    pub object: Option<Object>,
+    pub threads: Vec<ThreadInfo>,
+    pub schedule: Vec<ScheduleStep>,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Deadlock {
+    pub candidates: Vec<usize>,
+    pub pid: u32,
+    pub replay_dir: String,
+    pub blocked: Vec<Blocked>,
+    /// Wait-for cycle of locks (each thread waits for a lock the next holds); empty when the
+    /// threads wait on objects without owners.
+    pub cycle: Vec<ThreadId>,
+    pub threads: Vec<ThreadInfo>,
+    pub schedule: Vec<ScheduleStep>,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Blocked {
+    pub tid: ThreadId,
+    pub op: String,
+    pub object: u64,
+    pub object_name: Option<Object>,
+    pub location: Location,
+    pub waits_for: Vec<ThreadId>,
+    pub holds: Vec<Held>,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Held {
+    pub object: u64,
+    pub object_name: Option<Object>,
+    pub location: Location,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    Race(Race),
+    Deadlock(Deadlock),
+}
+
+/// A candidate that replay did not confirm.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Unconfirmed {
+    pub candidate: usize,
+    /// `race` or `deadlock`: what the candidate predicted.
+    pub predicted: &'static str,
+    pub verdict: Class,
+    pub reason: String,
+    /// The predicted accesses' (or blocked operations') sites.
+    pub locations: Vec<Location>,
+}
+
+#[derive(Serialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub candidates: usize,
+    pub confirmed_races: usize,
+    pub confirmed_deadlocks: usize,
+    pub no_error: usize,
+    pub infeasible: usize,
+    pub failed: usize,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub binary: String,
+    pub trace_dir: String,
+    pub counts: Counts,
+    /// Confirmed, deduplicated, in candidate order.
+    pub findings: Vec<Finding>,
+    /// Every candidate that was not confirmed, in candidate order.
+    pub unconfirmed: Vec<Unconfirmed>,
+}
+
+/// One candidate and what its replay gave.
+pub struct Entry<'a> {
+    /// 1-based, as `schedule-<n>.json`.
+    pub number: usize,
+    pub candidate: &'a Candidate,
+    pub run: Option<&'a ReplayRun>,
+    pub verdict: Verdict,
+}
+
+impl Report {
+    pub fn new(binary: &str, trace_dir: &str) -> Report {
+        Report {
+            binary: binary.to_owned(),
+            trace_dir: trace_dir.to_owned(),
+            counts: Counts::default(),
+            findings: Vec::new(),
+            unconfirmed: Vec::new(),
+        }
+    }
+
+    pub fn confirmed(&self) -> bool {
+        !self.findings.is_empty()
+    }
+
+    /// Adds one candidate's verdict: its findings (merged with equal ones already there) or an
+    /// [`Unconfirmed`] entry.
+    pub fn add(&mut self, ctx: &Context, entry: &Entry) {
+        let c = &mut self.counts;
+        c.candidates += 1;
+        match entry.verdict.class {
+            Class::ConfirmedRace => c.confirmed_races += 1,
+            Class::ConfirmedDeadlock => c.confirmed_deadlocks += 1,
+            Class::NoError => c.no_error += 1,
+            Class::Infeasible => c.infeasible += 1,
+            Class::Failed => c.failed += 1,
+        }
+        let outcome = entry.run.and_then(|r| r.outcome.as_ref().ok());
+        let (Some(run), Some(o), Class::ConfirmedRace | Class::ConfirmedDeadlock) =
+            (entry.run, outcome, entry.verdict.class)
+        else {
+            self.unconfirmed.push(unconfirmed(ctx, entry));
+            return;
+        };
+        for f in findings(ctx, entry, run, o) {
+            match self.findings.iter_mut().find(|g| key(g) == key(&f)) {
+                Some(Finding::Race(r)) => push_new(&mut r.candidates, entry.number),
+                Some(Finding::Deadlock(d)) => push_new(&mut d.candidates, entry.number),
+                None => self.findings.push(f),
+            }
+        }
+    }
+}
+
+fn push_new(v: &mut Vec<usize>, n: usize) {
+    if !v.contains(&n) {
+        v.push(n);
+    }
+}
+
+/// What makes two findings the same: the unordered pair of access lines of a race, the set of
+/// blocked lines of a deadlock.
+fn key(f: &Finding) -> (u8, BTreeSet<(String, u32)>) {
+    match f {
+        Finding::Race(r) => (
+            0,
+            [r.current.location.key(), r.previous.location.key()].into(),
+        ),
+        Finding::Deadlock(d) => (1, d.blocked.iter().map(|b| b.location.key()).collect()),
+    }
+}
+
+fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<Finding> {
+    let schedule = schedule(ctx, entry.candidate);
+    let replay_dir = run.out_dir.display().to_string();
+    let mut out = Vec::new();
+    for r in &o.races {
+        let access = |a: &RaceAccess| Access {
+            tid: a.thread.tid,
+            kind: a.kind.into(),
+            addr: a.addr,
+            size: a.size,
+            location: ctx.location(a.site),
+        };
+        out.push(Finding::Race(Race {
+            candidates: vec![entry.number],
+            pid: run.pid,
+            replay_dir: replay_dir.clone(),
+            current: access(&r.current),
+            previous: access(&r.previous),
+            object: ctx.object(r.current.addr, Some(o.load_base)),
+            threads: threads(ctx, [&r.current.thread, &r.previous.thread]),
+            schedule: schedule.clone(),
+        }));
+    }
+    if let Some(d) = &o.deadlock {
+        let name = |addr| ctx.object(addr, Some(o.load_base));
+        out.push(Finding::Deadlock(Deadlock {
+            candidates: vec![entry.number],
+            pid: run.pid,
+            replay_dir,
+            blocked: d
+                .threads
+                .iter()
+                .map(|b| Blocked {
+                    tid: b.thread.tid,
+                    // The runtime names a condition wait's second half "wake"; a thread stuck
+                    // there is, to the programmer, stuck in pthread_cond_wait.
+                    op: if b.op == "wake" {
+                        "wait".into()
+                    } else {
+                        b.op.clone()
+                    },
+                    object: b.object,
+                    object_name: name(b.object),
+                    location: ctx.location(b.site),
+                    waits_for: b.waits_for.clone(),
+                    holds: b
+                        .holds
+                        .iter()
+                        .map(|h| Held {
+                            object: h.object,
+                            object_name: name(h.object),
+                            location: ctx.location(h.site),
+                        })
+                        .collect(),
+                })
+                .collect(),
+            cycle: d.cycle.clone(),
+            threads: threads(ctx, d.threads.iter().map(|b| &b.thread)),
+            schedule,
+        }));
+    }
+    out
+}
+
+/// The threads of a finding, each once, by tid.
+fn threads<'t>(ctx: &Context, refs: impl IntoIterator<Item = &'t ThreadRef>) -> Vec<ThreadInfo> {
+    let tids: BTreeSet<ThreadId> = refs.into_iter().map(|t| t.tid).collect();
+    tids.into_iter().map(|t| ctx.thread(t)).collect()
+}
+
+fn schedule(ctx: &Context, c: &Candidate) -> Vec<ScheduleStep> {
+    let steps = match c {
+        Candidate::Race { schedule, .. } | Candidate::Deadlock { schedule, .. } => &schedule.steps,
+    };
+    steps.iter().map(|s| step(ctx, s)).collect()
+}
+
+fn step(ctx: &Context, s: &Step) -> ScheduleStep {
+    ScheduleStep {
+        tid: s.tid,
+        op: s.op.clone(),
+        peer: s.peer.filter(|&p| p != NO_THREAD),
+        object: s.object,
+        object_name: s.object.and_then(|a| ctx.object(a, None)),
+        location: ctx.location(s.site),
+    }
+}
+
+fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
+    let (predicted, locations) = match entry.candidate {
+        Candidate::Race { accesses, .. } => (
+            "race",
+            accesses.iter().map(|a| ctx.location(a.site)).collect(),
+        ),
+        Candidate::Deadlock { blocked, .. } => (
+            "deadlock",
+            blocked.iter().map(|b| ctx.location(b.site)).collect(),
+        ),
+    };
+    let reason = match entry.verdict.class {
+        // Confirmed by its class but without an outcome to show: cannot happen, say so.
+        Class::ConfirmedRace | Class::ConfirmedDeadlock => "the replay left no outcome".into(),
+        _ => entry.verdict.reason.clone(),
+    };
+    Unconfirmed {
+        candidate: entry.number,
+        predicted,
+        verdict: entry.verdict.class,
+        reason,
+        locations,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ilgen_trace::replay::{
+        Outcome, RaceAccess, RaceReport, ResultKind, ThreadRef, OUTCOME_VERSION,
+    };
+    use ilgen_trace::AccessKind;
+
+    use super::*;
+    use ilgen_analysis::candidates::{AccessSide, ObjectRange, ScheduleOut};
+    use ilgen_confirm::run::Ended;
+
+    fn candidate(sites: [SiteId; 2]) -> Candidate {
+        let side = |tid, site| AccessSide {
+            tid,
+            site,
+            access: AccessName::Write,
+        };
+        Candidate::Race {
+            object: ObjectRange { addr: 0x10, len: 4 },
+            accesses: [side(0, sites[0]), side(1, sites[1])],
+            schedule: ScheduleOut {
+                prefix_steps: 0,
+                steps: vec![Step {
+                    tid: 0,
+                    op: "fork".into(),
+                    object: None,
+                    peer: Some(1),
+                    site: 9,
+                    seq: Some(0),
+                    op_index: 0,
+                }],
+            },
+        }
+    }
+
+    fn run(result: ResultKind, races: &[(SiteId, SiteId)]) -> ReplayRun {
+        let access = |tid, site| RaceAccess {
+            thread: ThreadRef {
+                tid,
+                parent: 0,
+                child_index: 0,
+            },
+            kind: AccessKind::Write,
+            addr: 0x10,
+            size: 4,
+            site,
+        };
+        ReplayRun {
+            pid: 42,
+            ended: Ended::Exited(0),
+            outcome: Ok(Outcome {
+                format_version: OUTCOME_VERSION,
+                binary_hash: "0".into(),
+                schedule: "s".into(),
+                load_base: 0,
+                result,
+                schedule_followed: true,
+                steps_done: 1,
+                steps_total: 1,
+                races: races
+                    .iter()
+                    .map(|&(a, b)| RaceReport {
+                        current: access(1, a),
+                        previous: access(0, b),
+                    })
+                    .collect(),
+                deadlock: None,
+                divergence: None,
+            }),
+            out_dir: "/t/replay-1".into(),
+        }
+    }
+
+    fn add(report: &mut Report, ctx: &Context, n: usize, c: &Candidate, r: &ReplayRun) {
+        let verdict = ilgen_confirm::verdict::classify(r);
+        report.add(
+            ctx,
+            &Entry {
+                number: n,
+                candidate: c,
+                run: Some(r),
+                verdict,
+            },
+        );
+    }
+
+    #[test]
+    fn equal_site_pairs_are_one_finding_and_the_rest_keep_their_reason() {
+        let ctx = Context {
+            binary: None,
+            forks: [(1, (0, 9))].into(),
+        };
+        let mut report = Report::new("/bin/a", "/t");
+        let c = candidate([5, 6]);
+        add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(6, 5)]));
+        // The same pair the other way round, from another candidate: merged.
+        add(&mut report, &ctx, 2, &c, &run(ResultKind::Race, &[(5, 6)]));
+        add(&mut report, &ctx, 3, &c, &run(ResultKind::NoError, &[]));
+        assert_eq!(report.findings.len(), 1);
+        let Finding::Race(r) = &report.findings[0] else {
+            panic!("a race")
+        };
+        assert_eq!(r.candidates, vec![1, 2]);
+        assert_eq!(r.threads[1].created_at.as_ref().map(|l| l.site), Some(9));
+        assert_eq!(report.counts.confirmed_races, 2);
+        assert_eq!(report.counts.no_error, 1);
+        assert_eq!(report.unconfirmed[0].candidate, 3);
+        assert_eq!(report.unconfirmed[0].verdict, Class::NoError);
+
+        let text = text::render(&report, true);
+        assert!(
+            text.contains("WARNING: ilgen: data race (pid=42)"),
+            "{text}"
+        );
+        assert!(text.contains("    #0 site 6\n"), "{text}");
+        assert!(
+            text.contains("candidate 3: race at site 5 and site 6: no error"),
+            "{text}"
+        );
+        assert!(!text::render(&report, false).contains("candidate 3:"));
+
+        let sarif: serde_json::Value = serde_json::from_str(&sarif::render(&report)).unwrap();
+        let run = &sarif["runs"][0];
+        assert_eq!(run["tool"]["driver"]["rules"][0]["id"], sarif::RULE_RACE);
+        assert_eq!(
+            run["tool"]["driver"]["rules"][1]["id"],
+            sarif::RULE_DEADLOCK
+        );
+        assert_eq!(run["results"].as_array().unwrap().len(), 1);
+        assert_eq!(run["results"][0]["ruleId"], "ilgen/data-race");
+
+        let json: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+        assert_eq!(json["format_version"], json::FORMAT_VERSION);
+        assert_eq!(json["findings"][0]["kind"], "race");
+        assert_eq!(json["unconfirmed"][0]["verdict"], "no_error");
+    }
+}

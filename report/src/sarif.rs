@@ -1,0 +1,223 @@
+//! The SARIF 2.1.0 report (`--format sarif`), for code-scanning services and IDEs.
+//!
+//! One run; `tool.driver` names ilgen with two rules whose ids never change: [`RULE_RACE`] and
+//! [`RULE_DEADLOCK`]. Each confirmed finding is one result of level `error`: `locations` is the
+//! current access (or the first blocked operation), `relatedLocations` the previous access (or the
+//! other blocked operations, the held locks' acquisitions and the threads' creation sites), and
+//! `codeFlows[0].threadFlows` the schedule that exposed it: one thread flow per thread, each
+//! location with its global `executionOrder` (1-based step number), the racing accesses or blocked
+//! operations last. Unconfirmed candidates are not results. `artifactLocation.uri` is a `file://`
+//! URI of the absolute source path.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use crate::{Finding, Location, Report, ScheduleStep};
+
+pub const RULE_RACE: &str = "ilgen/data-race";
+pub const RULE_DEADLOCK: &str = "ilgen/deadlock";
+pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+pub fn render(report: &Report) -> String {
+    let results: Vec<Value> = report.findings.iter().map(result).collect();
+    let log = json!({
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "ilgen",
+                "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": "https://github.com/ilgen/ilgen",
+                "rules": [
+                    {
+                        "id": RULE_RACE,
+                        "name": "DataRace",
+                        "shortDescription": {"text": "Data race confirmed by replay"},
+                        "fullDescription": {"text": "Two threads access the same memory without \
+                            synchronization, at least one of them writes; a replay of the \
+                            recorded program under the predicted schedule observed it."},
+                        "defaultConfiguration": {"level": "error"}
+                    },
+                    {
+                        "id": RULE_DEADLOCK,
+                        "name": "Deadlock",
+                        "shortDescription": {"text": "Deadlock confirmed by replay"},
+                        "fullDescription": {"text": "Every live thread blocked in a \
+                            synchronization operation (for example a lock-order inversion); a \
+                            replay of the recorded program under the predicted schedule reached \
+                            it."},
+                        "defaultConfiguration": {"level": "error"}
+                    }
+                ]
+            }},
+            "results": results
+        }]
+    });
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&log).expect("sarif serializes")
+    )
+}
+
+fn physical(l: &Location, message: Option<String>) -> Value {
+    let mut v = match &l.source {
+        Some(s) => json!({"physicalLocation": {
+            "artifactLocation": {"uri": uri(&s.file)},
+            "region": {"startLine": s.line.max(1), "startColumn": s.column.max(1)}
+        },
+        "logicalLocations": [{"name": s.function, "kind": "function"}]}),
+        // Without the binary only the site id is known: a location with a message only.
+        None => json!({}),
+    };
+    let text = message.unwrap_or_else(|| format!("site {}", l.site));
+    v["message"] = json!({ "text": text });
+    v
+}
+
+fn uri(file: &str) -> String {
+    if file.starts_with('/') {
+        format!("file://{}", file.replace(' ', "%20"))
+    } else {
+        file.replace(' ', "%20")
+    }
+}
+
+fn thread_flows(steps: &[ScheduleStep], last: &[(u32, &Location, String)]) -> Value {
+    let mut flows: BTreeMap<u32, Vec<Value>> = BTreeMap::new();
+    let mut order = 0;
+    for s in steps {
+        order += 1;
+        let mut text = format!("T{} {}", s.tid, s.op);
+        if let Some(p) = s.peer {
+            text.push_str(&format!(" T{p}"));
+        }
+        if let Some(o) = &s.object_name {
+            text.push_str(&format!(" {}", o.name));
+        }
+        flows.entry(s.tid).or_default().push(json!({
+            "location": physical(&s.location, Some(text)),
+            "executionOrder": order,
+        }));
+    }
+    for (tid, l, text) in last {
+        order += 1;
+        flows.entry(*tid).or_default().push(json!({
+            "location": physical(l, Some(text.clone())),
+            "executionOrder": order,
+            "importance": "essential",
+        }));
+    }
+    let flows: Vec<Value> = flows
+        .into_iter()
+        .map(|(tid, locations)| {
+            json!({
+                "id": format!("T{tid}"),
+                "message": {"text": format!("thread T{tid}")},
+                "locations": locations
+            })
+        })
+        .collect();
+    json!([{ "threadFlows": flows }])
+}
+
+fn result(f: &Finding) -> Value {
+    match f {
+        Finding::Race(r) => {
+            let var = r.object.as_ref().map_or_else(
+                || format!("{:#x}", r.current.addr),
+                |o| format!("'{}'", o.name),
+            );
+            let cur = format!(
+                "{} of size {} by T{}",
+                r.current.kind.text(),
+                r.current.size,
+                r.current.tid
+            );
+            let prev = format!(
+                "previous {} of size {} by T{}",
+                r.previous.kind.text(),
+                r.previous.size,
+                r.previous.tid
+            );
+            let mut related = vec![physical(&r.previous.location, Some(prev.clone()))];
+            related[0]["id"] = json!(1);
+            for t in &r.threads {
+                if let Some(at) = &t.created_at {
+                    let mut v = physical(at, Some(format!("thread T{} created here", t.tid)));
+                    v["id"] = json!(related.len() + 1);
+                    related.push(v);
+                }
+            }
+            json!({
+                "ruleId": RULE_RACE,
+                "ruleIndex": 0,
+                "level": "error",
+                "message": {"text": format!(
+                    "Data race on {var}: {cur} races with the [{prev}](1) (confirmed by replay, \
+                     candidate {})", numbers(&r.candidates))},
+                "locations": [physical(&r.current.location, Some(cur.clone()))],
+                "relatedLocations": related,
+                "codeFlows": thread_flows(&r.schedule, &[
+                    (r.previous.tid, &r.previous.location, prev),
+                    (r.current.tid, &r.current.location, cur),
+                ]),
+                "properties": {"pid": r.pid, "replayDir": r.replay_dir}
+            })
+        }
+        Finding::Deadlock(d) => {
+            let text = |b: &crate::Blocked| {
+                let obj = b
+                    .object_name
+                    .as_ref()
+                    .map_or_else(|| format!("{:#x}", b.object), |o| format!("'{}'", o.name));
+                format!("T{} blocked in {} of {obj}", b.tid, b.op)
+            };
+            let mut related = Vec::new();
+            for b in d.blocked.iter().skip(1) {
+                related.push(physical(&b.location, Some(text(b))));
+            }
+            for b in &d.blocked {
+                for h in &b.holds {
+                    let obj = h
+                        .object_name
+                        .as_ref()
+                        .map_or_else(|| format!("{:#x}", h.object), |o| format!("'{}'", o.name));
+                    related.push(physical(
+                        &h.location,
+                        Some(format!("T{} acquired {obj} here", b.tid)),
+                    ));
+                }
+            }
+            for (i, v) in related.iter_mut().enumerate() {
+                v["id"] = json!(i + 1);
+            }
+            let last: Vec<(u32, &Location, String)> = d
+                .blocked
+                .iter()
+                .map(|b| (b.tid, &b.location, text(b)))
+                .collect();
+            let all: Vec<String> = d.blocked.iter().map(text).collect();
+            let first = d.blocked.first();
+            json!({
+                "ruleId": RULE_DEADLOCK,
+                "ruleIndex": 1,
+                "level": "error",
+                "message": {"text": format!("Deadlock: {} (confirmed by replay, candidate {})",
+                    all.join("; "), numbers(&d.candidates))},
+                "locations": first.map(|b| vec![physical(&b.location, Some(text(b)))])
+                    .unwrap_or_default(),
+                "relatedLocations": related,
+                "codeFlows": thread_flows(&d.schedule, &last),
+                "properties": {"pid": d.pid, "replayDir": d.replay_dir, "cycle": d.cycle}
+            })
+        }
+    }
+}
+
+fn numbers(n: &[usize]) -> String {
+    n.iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

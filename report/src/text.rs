@@ -1,0 +1,276 @@
+//! The text report, shaped like ThreadSanitizer's: one block per confirmed finding between
+//! `==================` lines, `WARNING: ilgen: ...`, stack-like `#0 function file:line:col`
+//! lines, the object, the threads' creation sites, the schedule that exposed it and a `SUMMARY`
+//! line; then the counts of every verdict, and with `show_all` every unconfirmed candidate with
+//! its reason.
+
+use std::fmt::Write as _;
+
+use ilgen_trace::ThreadId;
+
+use crate::{Access, Deadlock, Finding, Location, Object, Race, Report, ScheduleStep, ThreadInfo};
+
+const RULE: &str = "==================";
+
+pub fn render(report: &Report, show_all: bool) -> String {
+    let mut out = String::new();
+    for f in &report.findings {
+        match f {
+            Finding::Race(r) => race(&mut out, r),
+            Finding::Deadlock(d) => deadlock(&mut out, d),
+        }
+    }
+    let c = &report.counts;
+    let _ = writeln!(
+        out,
+        "ilgen: {} candidate(s) replayed: {} confirmed race(s), {} confirmed deadlock(s), {} \
+         no error, {} infeasible, {} failed",
+        c.candidates, c.confirmed_races, c.confirmed_deadlocks, c.no_error, c.infeasible, c.failed
+    );
+    let _ = writeln!(
+        out,
+        "ilgen: {} finding(s) confirmed (deduplicated by source lines)",
+        report.findings.len()
+    );
+    if show_all {
+        for u in &report.unconfirmed {
+            let sites: Vec<String> = u.locations.iter().map(short).collect();
+            let _ = writeln!(
+                out,
+                "candidate {}: {} at {}: {}: {}",
+                u.candidate,
+                u.predicted,
+                sites.join(" and "),
+                u.verdict.text(),
+                u.reason
+            );
+        }
+    } else if !report.unconfirmed.is_empty() {
+        let _ = writeln!(
+            out,
+            "ilgen: {} candidate(s) not confirmed; --show-all lists them with the reason",
+            report.unconfirmed.len()
+        );
+    }
+    out
+}
+
+fn race(out: &mut String, r: &Race) {
+    let _ = writeln!(out, "{RULE}");
+    let _ = writeln!(out, "WARNING: ilgen: data race (pid={})", r.pid);
+    access(out, &r.current, "");
+    let _ = writeln!(out);
+    access(out, &r.previous, "Previous ");
+    let _ = writeln!(out);
+    let _ = match &r.object {
+        Some(o) => writeln!(out, "  Location is {} at {:#x}.", global(o), r.current.addr),
+        None => writeln!(
+            out,
+            "  Location is not a global variable (heap, stack or thread-local) at {:#x}.",
+            r.current.addr
+        ),
+    };
+    let _ = writeln!(out);
+    threads(out, &r.threads);
+    schedule(out, &r.schedule, &r.candidates, &r.replay_dir);
+    let _ = writeln!(
+        out,
+        "SUMMARY: ilgen: data race {}",
+        summary(&r.current.location)
+    );
+    let _ = writeln!(out, "{RULE}");
+}
+
+fn deadlock(out: &mut String, d: &Deadlock) {
+    let _ = writeln!(out, "{RULE}");
+    let what = if d.cycle.is_empty() {
+        "deadlock"
+    } else {
+        "lock-order-inversion (deadlock)"
+    };
+    let _ = writeln!(out, "WARNING: ilgen: {what} (pid={})", d.pid);
+    if !d.cycle.is_empty() {
+        let mut cycle: Vec<String> = d.cycle.iter().map(|&t| thread_name(t)).collect();
+        cycle.push(thread_name(d.cycle[0]));
+        let _ = writeln!(
+            out,
+            "  Cycle of threads waiting for locks: {}",
+            cycle.join(" => ")
+        );
+        let _ = writeln!(out);
+    }
+    for b in &d.blocked {
+        let waits: Vec<String> = b.waits_for.iter().map(|&t| thread_name(t)).collect();
+        let who = capital(&thread_name(b.tid));
+        // A join waits for a thread, not an object; a blocked wake is the condition wait itself.
+        if b.op == "join" && !waits.is_empty() {
+            let _ = write!(out, "  {who} is blocked in join of {}", waits.join(", "));
+        } else {
+            let _ = write!(
+                out,
+                "  {who} is blocked in {} of {}",
+                b.op,
+                object(b.object, &b.object_name)
+            );
+            if !waits.is_empty() {
+                let _ = write!(out, ", held by {}", waits.join(", "));
+            }
+        }
+        let _ = writeln!(out, ":");
+        frame(out, &b.location);
+        for h in &b.holds {
+            let _ = writeln!(
+                out,
+                "    holding {}, acquired at:",
+                object(h.object, &h.object_name)
+            );
+            let _ = write!(out, "  ");
+            frame(out, &h.location);
+        }
+        let _ = writeln!(out);
+    }
+    threads(out, &d.threads);
+    schedule(out, &d.schedule, &d.candidates, &d.replay_dir);
+    let first = d.blocked.first().map(|b| summary(&b.location));
+    let _ = writeln!(
+        out,
+        "SUMMARY: ilgen: {} {}",
+        if d.cycle.is_empty() {
+            "deadlock"
+        } else {
+            "lock-order-inversion"
+        },
+        first.unwrap_or_default()
+    );
+    let _ = writeln!(out, "{RULE}");
+}
+
+fn access(out: &mut String, a: &Access, previous: &str) {
+    let kind = a.kind.text();
+    let kind = if previous.is_empty() {
+        capital(kind)
+    } else {
+        kind.to_owned()
+    };
+    let _ = writeln!(
+        out,
+        "  {previous}{kind} of size {} at {:#x} by {}:",
+        a.size,
+        a.addr,
+        thread_name(a.tid)
+    );
+    frame(out, &a.location);
+}
+
+/// `    #0 function /abs/file.c:21:4`, or the site id when the binary does not name it.
+fn frame(out: &mut String, l: &Location) {
+    let _ = match &l.source {
+        Some(s) => writeln!(
+            out,
+            "    #0 {} {}:{}:{}",
+            s.function, s.file, s.line, s.column
+        ),
+        None => writeln!(out, "    #0 site {}", l.site),
+    };
+}
+
+fn threads(out: &mut String, threads: &[ThreadInfo]) {
+    for t in threads {
+        let (Some(parent), Some(at)) = (t.parent, &t.created_at) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "  Thread T{} (tid={}) created by {} at:",
+            t.tid,
+            t.tid,
+            thread_name(parent)
+        );
+        frame(out, at);
+        let _ = writeln!(out);
+    }
+}
+
+fn schedule(out: &mut String, steps: &[ScheduleStep], candidates: &[usize], dir: &str) {
+    let numbers: Vec<String> = candidates.iter().map(|n| n.to_string()).collect();
+    let _ = writeln!(
+        out,
+        "  Schedule that exposed it (candidate {}, replayed in {dir}):",
+        numbers.join(", ")
+    );
+    for (i, s) in steps.iter().enumerate() {
+        let mut what = format!("T{} {}", s.tid, s.op);
+        if let Some(p) = s.peer {
+            let _ = write!(what, " T{p}");
+        }
+        // Schedule objects carry the recorded run's addresses: name them, never mix addresses.
+        match (&s.object_name, s.object) {
+            (Some(o), _) if o.offset == 0 => {
+                let _ = write!(what, " '{}'", o.name);
+            }
+            (Some(o), _) => {
+                let _ = write!(what, " '{}'+{}", o.name, o.offset);
+            }
+            (None, Some(addr)) => {
+                let _ = write!(what, " {addr:#x} (recorded address)");
+            }
+            (None, None) => {}
+        }
+        let _ = match &s.location.source {
+            Some(src) => writeln!(out, "    {}. {what} at {}:{}", i + 1, src.file, src.line),
+            None => writeln!(out, "    {}. {what}", i + 1),
+        };
+    }
+    let _ = writeln!(out);
+}
+
+fn thread_name(tid: ThreadId) -> String {
+    if tid == 0 {
+        "main thread".into()
+    } else {
+        format!("thread T{tid}")
+    }
+}
+
+fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+fn global(o: &Object) -> String {
+    if o.offset == 0 {
+        format!("global '{}' of size {}", o.name, o.size)
+    } else {
+        format!(
+            "{} bytes inside global '{}' of size {}",
+            o.offset, o.name, o.size
+        )
+    }
+}
+
+fn object(addr: u64, name: &Option<Object>) -> String {
+    match name {
+        Some(o) if o.offset == 0 => format!("'{}' ({addr:#x})", o.name),
+        Some(o) => format!("'{}'+{} ({addr:#x})", o.name, o.offset),
+        None => format!("{addr:#x}"),
+    }
+}
+
+/// `/abs/file.c:30 in main`, as TSan's SUMMARY line.
+fn summary(l: &Location) -> String {
+    match &l.source {
+        Some(s) => format!("{}:{} in {}", s.file, s.line, s.function),
+        None => format!("site {}", l.site),
+    }
+}
+
+/// `file.c:30` for the one-line listings.
+fn short(l: &Location) -> String {
+    match &l.source {
+        Some(s) => format!("{}:{}", s.file, s.line),
+        None => format!("site {}", l.site),
+    }
+}

@@ -1,0 +1,246 @@
+//! Golden bytes of every on-disk record: the thread-file header, each event kind, and the schedule
+//! file. A failure here means the format changed: bump `FORMAT_VERSION` (or `SCHEDULE_VERSION`),
+//! write the change in the version list of `trace/src/format.rs` (or `schedule.rs`), and only then
+//! update the bytes below. New enum variants go at the end of their enum (bincode writes the
+//! variant index); [`sync_golden`] has no wildcard, so a new `SyncOp` cannot compile without its
+//! golden row.
+
+use ilgen_trace::format::{encode_header, encode_record, ThreadHeader, MAX_RECORD};
+use ilgen_trace::schedule::{Schedule, ScheduleThread, Step};
+use ilgen_trace::{Access, AccessKind, Event, Sync, SyncOp, NO_THREAD};
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn record_hex(event: &Event) -> String {
+    let mut out = [0u8; MAX_RECORD];
+    let n = encode_record(event, &mut out);
+    hex(&out[..n])
+}
+
+/// The golden bytes of one sync record (seq 0x0102, site 7) per operation.
+fn sync_golden(op: SyncOp) -> &'static str {
+    match op {
+        SyncOp::Start => "140100000002010000000000000700000000000000",
+        SyncOp::End => "140100000002010000000000000700000001000000",
+        SyncOp::Fork { .. } => "18010000000201000000000000070000000200000003000000",
+        SyncOp::Join { .. } => "18010000000201000000000000070000000300000003000000",
+        SyncOp::Detach { .. } => "18010000000201000000000000070000000400000003000000",
+        SyncOp::MutexLock { .. } => "1c01000000020100000000000007000000050000008877665544332211",
+        SyncOp::MutexTryLock { .. } => {
+            "1d0100000002010000000000000700000006000000887766554433221101"
+        }
+        SyncOp::MutexTimedLock { .. } => {
+            "1d0100000002010000000000000700000007000000887766554433221100"
+        }
+        SyncOp::MutexUnlock { .. } => "1c01000000020100000000000007000000080000008877665544332211",
+        SyncOp::RwRdLock { .. } => "1c01000000020100000000000007000000090000008877665544332211",
+        SyncOp::RwWrLock { .. } => "1c010000000201000000000000070000000a0000008877665544332211",
+        SyncOp::RwTryRdLock { .. } => {
+            "1d010000000201000000000000070000000b000000887766554433221101"
+        }
+        SyncOp::RwTryWrLock { .. } => {
+            "1d010000000201000000000000070000000c000000887766554433221100"
+        }
+        SyncOp::RwUnlock { .. } => "1c010000000201000000000000070000000d0000008877665544332211",
+        SyncOp::CondWait { .. } => {
+            "25010000000201000000000000070000000e0000008877665544332211990000000000000001"
+        }
+        SyncOp::CondWake { .. } => {
+            "25010000000201000000000000070000000f0000008877665544332211990000000000000000"
+        }
+        SyncOp::CondSignal { .. } => "1c01000000020100000000000007000000100000008877665544332211",
+        SyncOp::CondBroadcast { .. } => {
+            "1c01000000020100000000000007000000110000008877665544332211"
+        }
+        SyncOp::BarrierEnter { .. } => "1c01000000020100000000000007000000120000008877665544332211",
+        SyncOp::BarrierExit { .. } => {
+            "1d0100000002010000000000000700000013000000887766554433221101"
+        }
+        SyncOp::SpinLock { .. } => "1c01000000020100000000000007000000140000008877665544332211",
+        SyncOp::SpinTryLock { .. } => {
+            "1d0100000002010000000000000700000015000000887766554433221101"
+        }
+        SyncOp::SpinUnlock { .. } => "1c01000000020100000000000007000000160000008877665544332211",
+        SyncOp::SemWait { .. } => "1c01000000020100000000000007000000170000008877665544332211",
+        SyncOp::SemTryWait { .. } => "1d0100000002010000000000000700000018000000887766554433221100",
+        SyncOp::SemPost { .. } => "1c01000000020100000000000007000000190000008877665544332211",
+        SyncOp::WaitLoopEnter { .. } => {
+            "1c010000000201000000000000070000001a0000008877665544332211"
+        }
+        SyncOp::WaitLoopExit { .. } => "1c010000000201000000000000070000001b0000008877665544332211",
+    }
+}
+
+/// One value of every operation, in declaration order.
+fn every_sync_op() -> Vec<SyncOp> {
+    let o = 0x1122_3344_5566_7788;
+    vec![
+        SyncOp::Start,
+        SyncOp::End,
+        SyncOp::Fork { child: 3 },
+        SyncOp::Join { child: 3 },
+        SyncOp::Detach { child: 3 },
+        SyncOp::MutexLock { mutex: o },
+        SyncOp::MutexTryLock {
+            mutex: o,
+            acquired: true,
+        },
+        SyncOp::MutexTimedLock {
+            mutex: o,
+            acquired: false,
+        },
+        SyncOp::MutexUnlock { mutex: o },
+        SyncOp::RwRdLock { lock: o },
+        SyncOp::RwWrLock { lock: o },
+        SyncOp::RwTryRdLock {
+            lock: o,
+            acquired: true,
+        },
+        SyncOp::RwTryWrLock {
+            lock: o,
+            acquired: false,
+        },
+        SyncOp::RwUnlock { lock: o },
+        SyncOp::CondWait {
+            cond: o,
+            mutex: 0x99,
+            timed: true,
+        },
+        SyncOp::CondWake {
+            cond: o,
+            mutex: 0x99,
+            timed_out: false,
+        },
+        SyncOp::CondSignal { cond: o },
+        SyncOp::CondBroadcast { cond: o },
+        SyncOp::BarrierEnter { barrier: o },
+        SyncOp::BarrierExit {
+            barrier: o,
+            serial: true,
+        },
+        SyncOp::SpinLock { lock: o },
+        SyncOp::SpinTryLock {
+            lock: o,
+            acquired: true,
+        },
+        SyncOp::SpinUnlock { lock: o },
+        SyncOp::SemWait { sem: o },
+        SyncOp::SemTryWait {
+            sem: o,
+            acquired: false,
+        },
+        SyncOp::SemPost { sem: o },
+        SyncOp::WaitLoopEnter { cond: o },
+        SyncOp::WaitLoopExit { cond: o },
+    ]
+}
+
+#[test]
+fn every_sync_record_has_its_golden_bytes() {
+    for op in every_sync_op() {
+        let event = Event::Sync(Sync {
+            seq: 0x0102,
+            site: 7,
+            op,
+        });
+        assert_eq!(record_hex(&event), sync_golden(op), "{}", op.name());
+    }
+}
+
+#[test]
+fn access_records_have_their_golden_bytes() {
+    let golden = [
+        (
+            AccessKind::Read,
+            "18000000008877665544332211040000000900000000000000",
+        ),
+        (
+            AccessKind::Write,
+            "18000000008877665544332211040000000900000001000000",
+        ),
+        (
+            AccessKind::AtomicRead,
+            "18000000008877665544332211040000000900000002000000",
+        ),
+        (
+            AccessKind::AtomicWrite,
+            "18000000008877665544332211040000000900000003000000",
+        ),
+    ];
+    for (kind, bytes) in golden {
+        let access = Access {
+            addr: 0x1122_3344_5566_7788,
+            size: 4,
+            site: 9,
+            kind,
+        };
+        assert_eq!(record_hex(&Event::Access(access)), bytes, "{kind:?}");
+    }
+}
+
+#[test]
+fn thread_header_has_its_golden_bytes() {
+    let header = ThreadHeader {
+        version: 1,
+        tid: 2,
+        parent: NO_THREAD,
+        child_index: 5,
+    };
+    assert_eq!(
+        hex(&encode_header(&header)),
+        "494c47454e5448520100000002000000ffffffff05000000"
+    );
+}
+
+#[test]
+fn schedule_file_has_its_golden_text() {
+    let schedule = Schedule {
+        format_version: 1,
+        binary_hash: "ab12".into(),
+        threads: vec![
+            ScheduleThread {
+                tid: 0,
+                parent: NO_THREAD,
+                child_index: 0,
+            },
+            ScheduleThread {
+                tid: 1,
+                parent: 0,
+                child_index: 0,
+            },
+        ],
+        steps: vec![Step {
+            tid: 1,
+            index: 2,
+            op: "lock".into(),
+            site: 7,
+        }],
+    };
+    let golden = r#"{
+  "format_version": 1,
+  "binary_hash": "ab12",
+  "threads": [
+    {
+      "tid": 0,
+      "parent": 4294967295,
+      "child_index": 0
+    },
+    {
+      "tid": 1,
+      "parent": 0,
+      "child_index": 0
+    }
+  ],
+  "steps": [
+    {
+      "tid": 1,
+      "index": 2,
+      "op": "lock",
+      "site": 7
+    }
+  ]
+}"#;
+    assert_eq!(schedule.to_json(), golden);
+}
