@@ -266,6 +266,7 @@ mod tests {
             cwd: "/".into(),
             binary: "/nonexistent/a".into(),
             binary_hash: "0".into(),
+            build_id: String::new(),
             load_base: 0,
             started_unix_ms: 0,
             truncated: false,
