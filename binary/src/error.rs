@@ -24,6 +24,17 @@ pub enum BinaryError {
         hash: u64,
         recorded: String,
     },
+    /// The file's ELF build id is not the one the runtime read from the recorded process.
+    #[error(
+        "{} is not the binary that was recorded (its build id is {found:?}, the trace says \
+         {recorded:?}); record the program again",
+        path.display()
+    )]
+    OtherBuild {
+        path: PathBuf,
+        found: String,
+        recorded: String,
+    },
     /// The file is no executable ilgen can read, or lacks (or has a bad) site table.
     #[error("{}: {what}", path.display())]
     Unreadable { path: PathBuf, what: String },

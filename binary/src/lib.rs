@@ -38,7 +38,9 @@ pub struct Binary {
 
 impl Binary {
     /// Reads `meta.binary` (relative paths are taken from `meta.cwd`), checks it is the recorded
-    /// executable and parses its site table and symbols.
+    /// executable (its hash, and its ELF build id against the one the runtime read from the
+    /// running process) and parses its site table and symbols: an executable without ilgen's site
+    /// table is refused, so replays only ever run instrumented programs.
     pub fn load(meta: &Meta) -> Result<Binary, BinaryError> {
         let path = Path::new(&meta.cwd).join(&meta.binary);
         let bytes = fs::read(&path).map_err(|source| BinaryError::Read {
@@ -54,7 +56,16 @@ impl Binary {
                 recorded: meta.binary_hash.clone(),
             });
         }
-        Self::parse(&path, &bytes, meta.load_base)
+        let binary = Self::parse(&path, &bytes, meta.load_base)?;
+        let found = build_id(&bytes);
+        if found != meta.build_id {
+            return Err(BinaryError::OtherBuild {
+                path,
+                found,
+                recorded: meta.build_id.clone(),
+            });
+        }
+        Ok(binary)
     }
 
     /// Parses an executable's bytes without the hash check; `path` only names it in errors.
@@ -154,6 +165,16 @@ impl Binary {
 /// The executable's defined data objects, sorted by address. Thread-local symbols are left out:
 /// their values are offsets into each thread's block, not addresses. Of several symbols at one
 /// address (aliases) the global one wins, so that a user's variable is named as they wrote it.
+/// The ELF build id of an executable, lowercase hex; empty when it has none.
+pub fn build_id(bytes: &[u8]) -> String {
+    use object::Object as _;
+    let id = object::File::parse(bytes)
+        .ok()
+        .and_then(|f| f.build_id().ok().flatten())
+        .unwrap_or_default();
+    id.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn data_symbols(file: &object::File) -> Vec<DataSymbol> {
     let mut all: Vec<(DataSymbol, bool)> = file
         .symbols()

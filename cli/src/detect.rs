@@ -57,6 +57,10 @@ pub struct DetectArgs {
     /// Who decides the reorder model (check and fdr take the whole trace as one model)
     #[arg(long, value_enum, default_value_t = Solver::Native)]
     pub solver: Solver,
+    /// Replay a trace that another user owns or that group/others can write (a trace names the
+    /// program replays run)
+    #[arg(long)]
+    pub trust_trace: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,12 +101,12 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         ));
     }
     let dir = dump::trace_dir(args.trace_dir.as_deref())?;
+    if !args.no_replay {
+        crate::trust::check(&dir, args.trust_trace)?;
+    }
     let progress = Progress::for_stderr(args.progress);
     progress.begin(&format!("reading {}", dir.display()));
-    let trace = TraceDir::open(&dir)?;
-    for w in ilgen_trace::format::incomplete(&trace.threads) {
-        eprintln!("ilgen: warning: {w}");
-    }
+    let trace = crate::dump::open_trace(&dir)?;
     let events: usize = trace.threads.iter().map(|t| t.events.len()).sum();
     progress.stage(&format!(
         "read {} threads, {events} events from {}",
@@ -244,6 +248,16 @@ fn confirm(
     timeout: std::time::Duration,
 ) -> Result<Report, CliError> {
     let dir = ilgen_confirm::run::absolute(dir)?;
+    for (n, req) in ilgen_confirm::requests(&dir, file.candidates.len())
+        .iter()
+        .enumerate()
+    {
+        eprintln!(
+            "ilgen: replaying candidate {}: {}",
+            n + 1,
+            ilgen_confirm::run::command_line(&trace.meta, req)?
+        );
+    }
     let runs = ilgen_confirm::replay_all(&trace.meta, &dir, file.candidates.len(), timeout)?;
     let ctx = Context::new(Some(binary), &trace.threads);
     let mut report = Report::new(&ctx, &trace.meta.binary, &dir.display().to_string());

@@ -42,10 +42,7 @@ pub const DEFAULT_OUT: &str = "ilgen-out";
 /// Runs `ilgen dump [dir]`, writing to stdout and warnings to stderr.
 pub fn run(dir: Option<&Path>) -> Result<(), CliError> {
     let dir = trace_dir(dir)?;
-    let trace = TraceDir::open(&dir)?;
-    for w in ilgen_trace::format::incomplete(&trace.threads) {
-        eprintln!("ilgen: warning: {w}");
-    }
+    let trace = open_trace(&dir)?;
     let binary = Binary::load_or_warn(
         &trace.meta,
         "sites are shown as ids and objects as addresses",
@@ -67,6 +64,18 @@ pub fn trace_dir(given: Option<&Path>) -> Result<PathBuf, CliError> {
         Some(d) => Ok(d.to_path_buf()),
         None => newest_trace(Path::new(DEFAULT_OUT)),
     }
+}
+
+/// Reads and checks the trace in `dir`, printing the one-line warning of a truncated trace.
+pub fn open_trace(dir: &Path) -> Result<TraceDir, CliError> {
+    let trace = TraceDir::open(dir)?;
+    if let Some(warning) = trace.warning() {
+        eprintln!("ilgen: {warning}");
+    }
+    for w in ilgen_trace::format::incomplete(&trace.threads) {
+        eprintln!("ilgen: warning: {w}");
+    }
+    Ok(trace)
 }
 
 pub fn newest_trace(out: &Path) -> Result<PathBuf, CliError> {
@@ -274,8 +283,10 @@ mod tests {
             cwd: "/".into(),
             binary: "/nonexistent/a".into(),
             binary_hash: "0".into(),
+            build_id: String::new(),
             load_base: 0,
             started_unix_ms: 0,
+            truncated: false,
             chaos_seed: None,
             end,
         }

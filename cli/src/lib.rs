@@ -16,3 +16,4 @@ pub mod export_csp;
 pub mod output;
 pub mod replay;
 pub mod run;
+pub mod trust;

@@ -104,8 +104,15 @@ fn main() -> ExitCode {
             Command::Cxx { args } => Err(cc::run(Lang::Cxx, &args)),
             Command::Run(args) => record_run::run(&args),
             Command::Dump { trace_dir } => dump::run(trace_dir.as_deref()).map(|()| exit::CLEAN),
-            Command::Detect(args) => detect::run(&args),
-            Command::Replay(args) => replay::run(&args),
+            // Before any thread starts: replays must not outlive a stopped ilgen.
+            Command::Detect(args) => {
+                ilgen_confirm::guard::install();
+                detect::run(&args)
+            }
+            Command::Replay(args) => {
+                ilgen_confirm::guard::install();
+                replay::run(&args)
+            }
             Command::ExportCsp(args) => export::run(&args),
         },
     };

@@ -17,7 +17,7 @@ use ilgen_confirm::run::{self, Request};
 use ilgen_confirm::verdict::{self, Class};
 use ilgen_confirm::{replay_dir_name, DEFAULT_TIMEOUT_SECS};
 use ilgen_report::{Context, Entry, Report};
-use ilgen_trace::{Meta, TraceDir};
+use ilgen_trace::Meta;
 
 use crate::error::CliError;
 use crate::output::{print_out, render, Format};
@@ -56,6 +56,10 @@ pub struct ReplayArgs {
     /// With --gdb: arguments for gdb (after `--`)
     #[arg(last = true)]
     pub gdb_args: Vec<String>,
+    /// Replay a trace that another user owns or that group/others can write (a trace names the
+    /// program the replay runs)
+    #[arg(long)]
+    pub trust_trace: bool,
 }
 
 /// `TRACE_DIR:N` or `N`.
@@ -113,7 +117,8 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
         ));
     }
     let (dir, n) = parse_finding(&args.finding)?;
-    let trace = TraceDir::open(&dir)?;
+    crate::trust::check(&dir, args.trust_trace)?;
+    let trace = crate::dump::open_trace(&dir)?;
     let file = read_candidates(&dir)?;
     let Some(candidate) = file.candidates.get(n - 1) else {
         return Err(CliError::Input(format!(
@@ -130,6 +135,8 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
             dir.display()
         )));
     }
+    // A schedule the runtime would refuse is bad input, not a replay that diverged.
+    ilgen_trace::schedule::Schedule::read(&schedule)?;
     if file.binary_hash != trace.meta.binary_hash {
         return Err(CliError::Input(format!(
             "{} was made from another recording; run `ilgen detect {}` again",
@@ -146,6 +153,10 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
         schedule,
         out_dir: run::absolute(&dir.join(replay_dir_name(n)))?,
     };
+    eprintln!(
+        "ilgen: replaying: {}",
+        run::command_line(&trace.meta, &req)?
+    );
     let r = run::run(&trace.meta, &req, Duration::from_secs(args.replay_timeout))?;
     let verdict = verdict::classify(&r);
     let class = verdict.class;
@@ -183,8 +194,8 @@ fn gdb(meta: &Meta, schedule: &Path, out_dir: &Path, extra: &[String]) -> CliErr
         return CliError::Input(format!("failed to create {}: {e}", out_dir.display()));
     }
     let (binary, args) = run::program(meta);
-    let e = Command::new("gdb")
-        .current_dir(&meta.cwd)
+    let mut cmd = Command::new("gdb");
+    cmd.current_dir(&meta.cwd)
         .arg("-q")
         .arg("-ex")
         .arg(format!("set environment {}={options}", run::OPTIONS_VAR))
@@ -195,7 +206,8 @@ fn gdb(meta: &Meta, schedule: &Path, out_dir: &Path, extra: &[String]) -> CliErr
         .args(extra)
         .arg("--args")
         .arg(&binary)
-        .args(&args)
-        .exec();
+        .args(&args);
+    eprintln!("ilgen: replaying under gdb (in {}): {cmd:?}", meta.cwd);
+    let e = cmd.exec();
     CliError::Input(format!("failed to start gdb: {e}; is gdb installed?"))
 }

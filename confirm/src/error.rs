@@ -29,6 +29,8 @@ pub enum ConfirmError {
     Wait { pid: u32, source: std::io::Error },
     /// A worker of [`crate::run::run_all`] ended without handing back its replay.
     WorkerLost,
+    /// ilgen was stopped by a signal: no more replays start.
+    Stopping,
 }
 
 impl fmt::Display for ConfirmError {
@@ -55,6 +57,7 @@ impl fmt::Display for ConfirmError {
                 write!(f, "failed to wait for replay {pid}: {source}")
             }
             ConfirmError::WorkerLost => f.write_str("a replay worker stopped without a result"),
+            ConfirmError::Stopping => f.write_str("ilgen is stopping: no more replays start"),
         }
     }
 }
@@ -66,7 +69,9 @@ impl std::error::Error for ConfirmError {
             | ConfirmError::Create { source, .. }
             | ConfirmError::Start { source, .. }
             | ConfirmError::Wait { source, .. } => Some(source),
-            ConfirmError::PathInOptions(_) | ConfirmError::WorkerLost => None,
+            ConfirmError::PathInOptions(_) | ConfirmError::WorkerLost | ConfirmError::Stopping => {
+                None
+            }
         }
     }
 }

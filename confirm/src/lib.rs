@@ -8,6 +8,7 @@
 //! `ilgen-report`'s.
 
 pub mod error;
+pub mod guard;
 pub mod run;
 pub mod verdict;
 
@@ -36,13 +37,19 @@ pub fn replay_all(
     count: usize,
     timeout: Duration,
 ) -> Result<Vec<ReplayRun>, ConfirmError> {
-    let reqs: Vec<Request> = (1..=count)
+    run::run_all(meta, &requests(dir, count), timeout)
+        .into_iter()
+        .collect()
+}
+
+/// The replays of candidates `1..=count`: schedule and outcome directory of each.
+pub fn requests(dir: &Path, count: usize) -> Vec<Request> {
+    (1..=count)
         .map(|n| Request {
             schedule: dir.join(candidates::schedule_file_name(n)),
             out_dir: dir.join(replay_dir_name(n)),
         })
-        .collect();
-    run::run_all(meta, &reqs, timeout).into_iter().collect()
+        .collect()
 }
 
 /// Removes the replay directories an earlier `ilgen detect` left.

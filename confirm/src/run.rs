@@ -4,7 +4,8 @@
 //! [`ReplayRun`]: the process id, how it ended (status, signal or our timeout) and the
 //! `replay-outcome.json` it wrote ([`Outcome`]). The program runs in its own process group, with
 //! stdin from /dev/null and stdout/stderr into `stdout.txt`/`stderr.txt` of the output directory;
-//! on timeout the whole group is killed. [`run_all`] runs many replays on all cores.
+//! the whole group is killed on timeout, when the program ends, and when ilgen is stopped by a
+//! signal (see [`crate::guard`]). [`run_all`] runs many replays on all cores.
 
 use std::fs::File;
 use std::os::unix::process::CommandExt as _;
@@ -18,6 +19,7 @@ use ilgen_trace::replay::Outcome;
 use ilgen_trace::Meta;
 
 use crate::error::ConfirmError;
+use crate::guard;
 
 /// The environment variable the runtime reads its options from.
 pub const OPTIONS_VAR: &str = "ILGEN_OPTIONS";
@@ -78,6 +80,26 @@ pub fn program(meta: &Meta) -> (PathBuf, Vec<String>) {
     (binary, meta.argv.iter().skip(1).cloned().collect())
 }
 
+/// The replay of `req` as one shell command line: what [`run`] executes, to print before it.
+pub fn command_line(meta: &Meta, req: &Request) -> Result<String, ConfirmError> {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let (binary, args) = program(meta);
+    let mut line = format!(
+        "cd {} && {OPTIONS_VAR}={} {}",
+        quote(&meta.cwd),
+        quote(&options(&req.schedule, &req.out_dir)?),
+        quote(&binary.to_string_lossy())
+    );
+    for a in &args {
+        line.push(' ');
+        line.push_str(&quote(a));
+    }
+    if let Some(argv0) = meta.argv.first() {
+        line.push_str(&format!(" (argv[0] {})", quote(argv0)));
+    }
+    Ok(line)
+}
+
 /// Runs one replay, killing its process group after `timeout`.
 pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, ConfirmError> {
     let options = options(&req.schedule, &req.out_dir)?;
@@ -103,30 +125,31 @@ pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, C
     if let Some(argv0) = meta.argv.first() {
         cmd.arg0(argv0);
     }
-    let mut child = cmd.spawn().map_err(|source| ConfirmError::Start {
-        binary: binary.clone(),
-        source,
-    })?;
+    let mut child = guard::spawn(&mut cmd)
+        .ok_or(ConfirmError::Stopping)?
+        .map_err(|source| ConfirmError::Start {
+            binary: binary.clone(),
+            source,
+        })?;
     let pid = child.id();
     let start = Instant::now();
     let ended = loop {
         match child.try_wait() {
             Ok(Some(status)) => break ended(status),
             Ok(None) if start.elapsed() >= timeout => {
-                // SAFETY: kill(2) on the group we created for this child; no memory is touched.
-                unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+                guard::kill(pid);
                 let _ = child.wait();
                 break Ended::TimedOut;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(ConfirmError::Wait { pid, source: e }),
+            Err(e) => {
+                guard::kill(pid);
+                return Err(ConfirmError::Wait { pid, source: e });
+            }
         }
     };
-    if ended != Ended::TimedOut {
-        // Children the program left behind in its group end with it.
-        // SAFETY: as above.
-        unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
-    }
+    // Children the program left behind in its group end with it.
+    guard::kill(pid);
     let outcome = Outcome::read(&req.out_dir).map_err(|e| e.to_string());
     Ok(ReplayRun {
         pid,

@@ -5,6 +5,7 @@
 //! Takes the intercepted operations of a recording thread; gives the trace directory
 //! (`ilgen_trace::format`). Mirrors `replay`, as rr mirrors its recorder and replayer.
 
+pub(crate) mod altstack;
 pub(crate) mod cache;
 pub(crate) mod chaos;
 pub(crate) mod finish;

@@ -9,7 +9,8 @@
 //! first hook of any thread; whichever comes first does it, the others wait. A reused trace
 //! directory loses the thread files of its earlier run. A failure (trace
 //! directory cannot be created, `meta.json` cannot be written) prints one message naming the path
-//! and turns recording off: the program keeps running.
+//! and turns recording off: the program keeps running. The trace directory is private (0700, see
+//! [`private_dir`]): it holds the program's data.
 
 use std::cell::Cell;
 use std::io::Write as _;
@@ -149,6 +150,25 @@ fn trace_dir(options: &Options, pid: u32, cwd: &std::path::Path) -> PathBuf {
     cwd.join(dir)
 }
 
+/// Creates `dir` (and missing parents) mode 0700, or takes an existing one that the calling user
+/// owns and narrows it to 0700: a trace holds the program's data.
+fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let md = std::fs::metadata(dir)?;
+    // SAFETY: geteuid never fails.
+    if md.uid() != unsafe { libc::geteuid() } {
+        return Err(std::io::Error::other("it belongs to another user"));
+    }
+    if md.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
 /// Removes thread files of an earlier run from a reused directory (an explicit `trace_dir`), so
 /// that the reader does not mix that run's threads into this one.
 fn remove_stale_threads(dir: &std::path::Path) {
@@ -201,7 +221,7 @@ fn start_recording(options: Options) -> Option<Runtime> {
     let pid = std::process::id();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let dir = trace_dir(&options, pid, &cwd);
-    if let Err(e) = std::fs::create_dir_all(&dir) {
+    if let Err(e) = private_dir(&dir) {
         say(&format!(
             "ilgen: failed to create trace directory {}: {e}; recording is off",
             dir.display()

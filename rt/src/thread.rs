@@ -31,6 +31,7 @@ use ilgen_trace::{
     Access, AccessKind, Event, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_SITE, NO_THREAD,
 };
 
+use crate::record::altstack::{self, AltStack};
 use crate::record::cache::SegmentCache;
 use crate::record::writer::Writer;
 use crate::runtime::{self, Runtime};
@@ -80,6 +81,8 @@ pub(crate) struct Inner {
     pub ended: bool,
     pub cache: SegmentCache,
     pub writer: Writer,
+    /// Where the fatal-signal handler runs on a stack overflow.
+    altstack: AltStack,
 }
 
 /// The calling thread's state, or `None` when it records nothing.
@@ -216,6 +219,9 @@ pub(crate) fn start(
     let writer = match writer {
         Ok(w) => w,
         Err(errno) => {
+            if matches!(errno, libc::EFBIG | libc::ENOSPC | libc::EDQUOT) {
+                rt.meta.mark_truncated();
+            }
             runtime::say(&format!(
                 "ilgen: failed to create {}: {}; this thread is not recorded",
                 path.display(),
@@ -237,6 +243,7 @@ pub(crate) fn start(
             ended: is_main,
             cache: SegmentCache::new(rt.options.segment_cache as usize),
             writer,
+            altstack: altstack::install(),
         }),
     }));
     arch::set(state.cast());
@@ -277,6 +284,7 @@ pub(crate) fn end(st: &'static ThreadState, site: usize) {
                 inner.write_sync(runtime::next_seq(), sites::id(site), SyncOp::End);
             }
             inner.writer.close();
+            inner.altstack.remove();
             inner.tid
         }
         // Interrupted inside the runtime (a program signal handler calling pthread_exit): leave

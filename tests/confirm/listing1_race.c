@@ -153,3 +153,10 @@ int main(void) {
 
 // The CSP back end decides the recorded run as the native solver does (tests/csp).
 // RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace
+
+// A corrupt schedule file is bad input (exit 2), not a replay that diverged (exit 3).
+// RUN: rm -rf %t.badsched && cp -r %t.trace %t.badsched
+// RUN: echo '{"format_version": 1' > %t.badsched/schedule-1.json
+// RUN: sh -c '%ilgen replay %t.badsched:1; echo "exit=$?"' 2>&1 | FileCheck %s --check-prefix=BADSCHED
+// BADSCHED:      ilgen: error: {{.*}}.badsched/schedule-1.json is not an ilgen schedule: it is not JSON
+// BADSCHED-NEXT: exit=2

@@ -1,9 +1,11 @@
 // `ilgen dump` on a trace it cannot read gives one message naming the file and saying what to do,
 // and exit code 2, never a panic: a thread file cut inside a record, a directory that is no trace,
-// a meta.json and a thread file of another format version.
+// a meta.json and a thread file of another format version, a FIFO or a symlink to /dev/zero in
+// place of a thread file (refused at once, naming it), bytes after the end of the records, and a
+// meta.json that is not JSON.
 //
 // RUN: %ilgen cc -g -O0 -I %testinc %s -o %t
-// RUN: rm -rf %t.trace %t.cut %t.foreign %t.v99 %t.tv99
+// RUN: rm -rf %t.trace %t.cut %t.foreign %t.v99 %t.v0 %t.tv99 %t.fifo %t.zero %t.pad %t.json
 // RUN: env ILGEN_OPTIONS=trace_dir=%t.trace %t
 // RUN: %ilgen dump %t.trace | FileCheck --check-prefix=GOOD %s
 //
@@ -23,8 +25,14 @@
 // RUN: cp -r %t.trace %t.v99
 // RUN: sed -i -e 's/"format_version": *[0-9]*/"format_version": 99/' %t.v99/meta.json
 // RUN: sh -c '%ilgen dump %t.v99; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=V99 %s
-// V99:      ilgen: error: {{.*}}.v99/meta.json has format version 99, this ilgen reads version {{[0-9]+}}; record the program again
+// V99:      ilgen: error: {{.*}}.v99/meta.json has format version 99, newer than version {{[0-9]+}} that this ilgen reads; read it with the ilgen that wrote it, or record the program again with this one
 // V99-NEXT: exit=2
+//
+// RUN: cp -r %t.trace %t.v0
+// RUN: sed -i -e 's/"format_version": *[0-9]*/"format_version": 0/' %t.v0/meta.json
+// RUN: sh -c '%ilgen dump %t.v0; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=V0 %s
+// V0:      ilgen: error: {{.*}}.v0/meta.json has format version 0, older than version {{[0-9]+}} that this ilgen reads; record the program again with this ilgen
+// V0-NEXT: exit=2
 //
 // The thread file's version is the u32 right after its 8-byte magic.
 // RUN: cp -r %t.trace %t.tv99
@@ -32,6 +40,27 @@
 // RUN: sh -c '%ilgen dump %t.tv99; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=TV99 %s
 // TV99:      ilgen: error: {{.*}}.tv99/t0.trace has format version 99
 // TV99-NEXT: exit=2
+//
+// A FIFO would block a reader and /dev/zero would exhaust it: both are refused within the timeout.
+// RUN: cp -r %t.trace %t.fifo && mkfifo %t.fifo/t1.trace
+// RUN: sh -c 'timeout 5 %ilgen dump %t.fifo; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=FIFO %s
+// FIFO:      ilgen: error: {{.*}}.fifo/t1.trace is a FIFO, not a regular file
+// FIFO-NEXT: exit=2
+// RUN: cp -r %t.trace %t.zero && ln -s /dev/zero %t.zero/t1.trace
+// RUN: sh -c 'timeout 5 %ilgen dump %t.zero; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=ZERO %s
+// ZERO:      ilgen: error: {{.*}}.zero/t1.trace is a symbolic link, not a regular file
+// ZERO-NEXT: exit=2
+//
+// A nonzero byte after the zero length byte that ends the records: a cut record, not padding.
+// RUN: cp -r %t.trace %t.pad && printf '\000\000\001' >> %t.pad/t0.trace
+// RUN: sh -c '%ilgen dump %t.pad; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=PAD %s
+// PAD:      ilgen: error: {{.*}}.pad/t0.trace is corrupt at byte {{[0-9]+}}: data after the end of the records
+// PAD-NEXT: exit=2
+//
+// RUN: cp -r %t.trace %t.json && echo garbage > %t.json/meta.json
+// RUN: sh -c '%ilgen dump %t.json; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=JSON %s
+// JSON:      ilgen: error: {{.*}}.json/meta.json is not ilgen run metadata: it is not JSON
+// JSON-NEXT: exit=2
 //
 // A missing directory is an input error too.
 // RUN: sh -c '%ilgen dump %t.nonexistent; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=MISSING %s

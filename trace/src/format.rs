@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Access, AccessKind, Event, SyncOp, ThreadId, NO_THREAD};
+use crate::file::read_regular;
 use crate::meta::Meta;
 
 pub const FORMAT_VERSION: u32 = 2;
@@ -110,12 +111,17 @@ pub enum TraceError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The file or directory is not the ilgen file the caller expected.
     NotATrace {
         path: PathBuf,
+        /// What was expected, e.g. "an ilgen trace directory".
+        expected: &'static str,
+        /// What is wrong with it and what to pass instead.
+        found: &'static str,
     },
     Version {
         path: PathBuf,
-        found: u32,
+        found: u64,
         expected: u32,
     },
     Truncated {
@@ -127,6 +133,21 @@ pub enum TraceError {
         offset: usize,
         reason: String,
     },
+    /// A symlink, FIFO, device or directory where a regular file belongs.
+    NotRegular {
+        path: PathBuf,
+        kind: &'static str,
+    },
+    /// The file is larger than the memory the reader can reserve for it.
+    TooLarge {
+        path: PathBuf,
+        size: u64,
+    },
+    /// Every file reads, but together they do not make one run (see [`crate::validate`]).
+    Inconsistent {
+        path: PathBuf,
+        reason: String,
+    },
 }
 
 impl fmt::Display for TraceError {
@@ -135,22 +156,32 @@ impl fmt::Display for TraceError {
             TraceError::Io { path, source } => {
                 write!(f, "failed to read trace at {}: {source}", path.display())
             }
-            TraceError::NotATrace { path } => write!(
-                f,
-                "{} is not an ilgen trace (no ilgen header); pass a directory that an \
-                 instrumented program wrote, e.g. ./ilgen-out/<binary>-<pid>",
-                path.display()
-            ),
+            TraceError::NotATrace {
+                path,
+                expected,
+                found,
+            } => write!(f, "{} is not {expected}: {found}", path.display()),
             TraceError::Version {
                 path,
                 found,
                 expected,
-            } => write!(
-                f,
-                "{} has format version {found}, this ilgen reads version {expected}; \
-                 record the program again with this ilgen",
-                path.display()
-            ),
+            } => {
+                let (age, what_to_do) = if *found > u64::from(*expected) {
+                    (
+                        "newer than",
+                        "read it with the ilgen that wrote it, or record the program again with \
+                         this one",
+                    )
+                } else {
+                    ("older than", "record the program again with this ilgen")
+                };
+                write!(
+                    f,
+                    "{} has format version {found}, {age} version {expected} that this ilgen \
+                     reads; {what_to_do}",
+                    path.display()
+                )
+            }
             TraceError::Truncated { path, offset } => write!(
                 f,
                 "{} is truncated at byte {offset} (a record runs past the end of the file); \
@@ -164,6 +195,24 @@ impl fmt::Display for TraceError {
             } => write!(
                 f,
                 "{} is corrupt at byte {offset}: {reason}; record the program again",
+                path.display()
+            ),
+            TraceError::NotRegular { path, kind } => write!(
+                f,
+                "{} is {kind}, not a regular file; a trace directory holds only files the \
+                 runtime wrote: remove it or record the program again",
+                path.display()
+            ),
+            TraceError::TooLarge { path, size } => write!(
+                f,
+                "{} ({size} bytes) does not fit in memory; record a shorter run (or exclude \
+                 code with the pass's exclude option)",
+                path.display()
+            ),
+            TraceError::Inconsistent { path, reason } => write!(
+                f,
+                "{} is inconsistent with the rest of its trace: {reason}; the trace was \
+                 altered after it was written, record the program again",
                 path.display()
             ),
         }
@@ -189,7 +238,12 @@ pub struct ThreadTrace {
 /// Decodes the bytes of one thread file; `path` only names the file in errors.
 pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceError> {
     if bytes.len() < THREAD_MAGIC.len() || bytes[..THREAD_MAGIC.len()] != THREAD_MAGIC {
-        return Err(TraceError::NotATrace { path: path.into() });
+        return Err(TraceError::NotATrace {
+            path: path.into(),
+            expected: "an ilgen thread file",
+            found: "it does not start with the ILGENTHR magic; a trace directory holds only \
+                    files the runtime wrote, record the program again",
+        });
     }
     let rest = &bytes[THREAD_MAGIC.len()..];
     // The version is the header's first field: read it alone so that a newer header layout still
@@ -204,7 +258,7 @@ pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceErro
     if found != FORMAT_VERSION {
         return Err(TraceError::Version {
             path: path.into(),
-            found,
+            found: u64::from(found),
             expected: FORMAT_VERSION,
         });
     }
@@ -218,6 +272,15 @@ pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceErro
     while offset < bytes.len() {
         let len = bytes[offset] as usize;
         if len == 0 {
+            // The end of the records: only the writer's zero padding may follow. Anything else
+            // is a record whose length byte was overwritten, and would silently cut the file.
+            if let Some(at) = bytes[offset..].iter().position(|&b| b != 0) {
+                return Err(TraceError::Corrupt {
+                    path: path.into(),
+                    offset: offset + at,
+                    reason: format!("data after the end of the records (at byte {offset})"),
+                });
+            }
             break;
         }
         let start = offset + 1;
@@ -257,33 +320,60 @@ pub struct TraceDir {
 }
 
 impl TraceDir {
-    /// Reads `dir/meta.json` and every `dir/t<tid>.trace`.
+    /// Reads `dir/meta.json` and every `dir/t<tid>.trace`, and checks that they make one run
+    /// ([`crate::validate`]). A trace the runtime marked truncated reads up to its cut: see
+    /// [`TraceDir::warning`].
     pub fn open(dir: &Path) -> Result<TraceDir, TraceError> {
         let io = |path: &Path, source| TraceError::Io {
             path: path.into(),
             source,
         };
         if !dir.is_dir() {
-            return Err(TraceError::NotATrace { path: dir.into() });
+            return Err(TraceError::NotATrace {
+                path: dir.into(),
+                expected: "an ilgen trace directory",
+                found: NOT_A_TRACE_DIR,
+            });
         }
         let meta = Meta::read(dir)?;
         let mut threads = Vec::new();
         for entry in fs::read_dir(dir).map_err(|e| io(dir, e))? {
             let entry = entry.map_err(|e| io(dir, e))?;
             let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if !(name.starts_with('t') && name.ends_with(".trace")) {
+            let Some(tid) = name.to_str().and_then(thread_file_tid) else {
                 continue;
-            }
+            };
             let path = entry.path();
-            let bytes = fs::read(&path).map_err(|e| io(&path, e))?;
-            threads.push(decode_thread(&path, &bytes)?);
+            let thread = decode_thread(&path, &read_regular(&path)?)?;
+            if thread.header.tid != tid {
+                return Err(TraceError::Inconsistent {
+                    path,
+                    reason: format!(
+                        "its header says it is thread {}, its name says thread {tid}",
+                        thread.header.tid
+                    ),
+                });
+            }
+            threads.push(thread);
         }
         threads.sort_by_key(|t| t.header.tid);
-        Ok(TraceDir {
+        let trace = TraceDir {
             path: dir.into(),
             meta,
             threads,
+        };
+        crate::validate::check(&trace)?;
+        Ok(trace)
+    }
+
+    /// The one-line warning to print before analysing this trace, if it is incomplete.
+    pub fn warning(&self) -> Option<String> {
+        self.meta.truncated.then(|| {
+            format!(
+                "warning: {} is truncated (the runtime could not grow a thread file: file size \
+                 limit or disk full); analysing what was recorded up to the cut",
+                self.path.display()
+            )
         })
     }
 }
@@ -313,6 +403,20 @@ pub fn incomplete(threads: &[ThreadTrace]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Why a directory is not a trace, and what to pass instead.
+pub(crate) const NOT_A_TRACE_DIR: &str =
+    "it has no meta.json; pass a directory that an instrumented program wrote, e.g. \
+     ./ilgen-out/<binary>-<pid>";
+
+/// The thread id in a thread file name `t<tid>.trace`, `None` for any other name.
+fn thread_file_tid(name: &str) -> Option<ThreadId> {
+    let digits = name.strip_prefix('t')?.strip_suffix(".trace")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 #[cfg(test)]
@@ -368,6 +472,18 @@ mod tests {
         assert_eq!(t.header.tid, 3);
         assert_eq!(t.header.child_index, 2);
         assert_eq!(t.events, sample());
+    }
+
+    #[test]
+    fn data_after_the_end_of_the_records_is_corrupt() {
+        let mut bytes = file(&sample());
+        let end = bytes.len();
+        bytes.extend_from_slice(&[0u8; 40]);
+        bytes[end + 20] = 7;
+        match decode_thread(Path::new("t3.trace"), &bytes) {
+            Err(TraceError::Corrupt { offset, .. }) => assert_eq!(offset, end + 20),
+            other => panic!("expected corrupt, got {other:?}"),
+        }
     }
 
     #[test]
@@ -488,12 +604,31 @@ mod tests {
     fn foreign_and_wrong_version_files_are_named() {
         let err = decode_thread(Path::new("x/t0.trace"), b"ELF\x7f garbage").unwrap_err();
         assert!(matches!(err, TraceError::NotATrace { .. }));
-        assert!(err.to_string().contains("x/t0.trace"));
+        assert!(
+            err.to_string()
+                .starts_with("x/t0.trace is not an ilgen thread file: it does not start"),
+            "{err}"
+        );
         let mut bytes = file(&sample());
         bytes[8] = 99;
         let err = decode_thread(Path::new("t3.trace"), &bytes).unwrap_err();
         assert!(matches!(err, TraceError::Version { found: 99, .. }));
-        assert!(err.to_string().contains("record the program again"));
+        assert!(
+            err.to_string()
+                .contains(&format!("99, newer than version {FORMAT_VERSION}"))
+                && err.to_string().contains("with the ilgen that wrote it"),
+            "{err}"
+        );
+        bytes[8] = 0;
+        let err = decode_thread(Path::new("t3.trace"), &bytes).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("0, older than version {FORMAT_VERSION}"))
+                && err
+                    .to_string()
+                    .ends_with("record the program again with this ilgen"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! the pass (`ilgen-pass`, site tables and hook names) and the analyzer (`ilgen`, reader) share:
 //! - [`event`]: what a thread did ([`Event`]: a memory access, a sync operation or a heap event);
 //! - [`format`]: thread files and the trace directory, versioned;
+//! - [`validate`]: the checks that a trace directory's files make one run;
 //! - [`meta`]: the run's metadata file;
 //! - [`schedule`]: the order of sync operations a replay enforces;
 //! - [`replay`]: what a replay of a schedule found (`replay-outcome.json`) and its exit statuses;
@@ -12,12 +13,14 @@
 
 pub mod abi;
 pub mod event;
+mod file;
 pub mod format;
 mod json;
 pub mod meta;
 pub mod replay;
 pub mod schedule;
 pub mod sites;
+pub mod validate;
 
 pub use event::{
     Access, AccessKind, Event, Heap, HeapOp, SiteId, Sync, SyncOp, ThreadId, NO_SITE, NO_THREAD,

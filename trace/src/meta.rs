@@ -24,10 +24,18 @@ pub struct Meta {
     pub binary: String,
     /// xxh3-64 of the executable's bytes, hex: tells a rebuilt binary from the recorded one.
     pub binary_hash: String,
+    /// The executable's ELF build id (lowercase hex, empty if it has none), as the runtime read it
+    /// from the running process's own program headers: replays run only a binary that has it.
+    #[serde(default)]
+    pub build_id: String,
     /// Address the executable was loaded at (0 when not position independent): subtract it from a
     /// recorded address to look the address up in the executable's symbol table.
     pub load_base: u64,
     pub started_unix_ms: u64,
+    /// The runtime could not grow a thread file (file size limit, disk full, quota): that thread's
+    /// records end early, and the trace is analysed up to the cut with a warning.
+    #[serde(default)]
+    pub truncated: bool,
     /// The `chaos=SEED` the run was perturbed with (`None`: not perturbed); the same seed makes
     /// the same perturbation decisions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -49,10 +57,14 @@ impl Meta {
     pub fn read(dir: &Path) -> Result<Meta, TraceError> {
         let path = dir.join(META_FILE);
         // A directory without meta.json is not a trace directory: name the directory.
-        if !path.exists() {
-            return Err(TraceError::NotATrace { path: dir.into() });
+        if std::fs::symlink_metadata(&path).is_err() {
+            return Err(TraceError::NotATrace {
+                path: dir.into(),
+                expected: "an ilgen trace directory",
+                found: crate::format::NOT_A_TRACE_DIR,
+            });
         }
-        read_versioned(&path, FORMAT_VERSION)
+        read_versioned(&path, "ilgen run metadata", FORMAT_VERSION)
     }
 
     pub fn to_json(&self) -> String {
@@ -73,8 +85,10 @@ mod tests {
             cwd: "/".into(),
             binary: "/a".into(),
             binary_hash: "00".into(),
+            build_id: "c0ffee".into(),
             load_base: 0x5555_0000,
             started_unix_ms: 0,
+            truncated: false,
             chaos_seed: Some(7),
             end: Some(RunEnd::Signal { signal: 15 }),
         };

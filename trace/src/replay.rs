@@ -159,7 +159,11 @@ pub struct StepRef {
 
 impl Outcome {
     pub fn read(dir: &Path) -> Result<Outcome, TraceError> {
-        read_versioned(&dir.join(OUTCOME_FILE), OUTCOME_VERSION)
+        read_versioned(
+            &dir.join(OUTCOME_FILE),
+            "an ilgen replay outcome",
+            OUTCOME_VERSION,
+        )
     }
 
     pub fn to_json(&self) -> String {

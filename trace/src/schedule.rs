@@ -56,7 +56,7 @@ pub struct Step {
 
 impl Schedule {
     pub fn read(path: &Path) -> Result<Schedule, TraceError> {
-        read_versioned(path, SCHEDULE_VERSION)
+        read_versioned(path, "an ilgen schedule", SCHEDULE_VERSION)
     }
 
     pub fn to_json(&self) -> String {

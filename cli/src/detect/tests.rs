@@ -37,8 +37,10 @@ fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
         cwd: dir.display().to_string(),
         binary: "/nonexistent/listing1".into(),
         binary_hash: "00".into(),
+        build_id: String::new(),
         load_base: 0,
         started_unix_ms: 0,
+        truncated: false,
         chaos_seed: None,
         end: Some(RunEnd::Exit),
     };
@@ -67,6 +69,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         show_all: false,
         replay_timeout: ilgen_confirm::DEFAULT_TIMEOUT_SECS,
         solver: super::Solver::Native,
+        trust_trace: false,
     }
 }
 

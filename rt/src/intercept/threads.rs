@@ -9,6 +9,9 @@
 //! the wrappers of calls that can exit or be cancelled are `extern "C-unwind"` and hold nothing
 //! that needs dropping while they call out, so that unwind passes through them; the thread-key
 //! destructor then ends the thread's trace.
+//!
+//! A child starts with every signal blocked and gets its creator's mask back once registered, so
+//! a signal that arrives at its very start cannot make up a thread the runtime did not create.
 
 use std::ffi::c_void;
 
@@ -31,6 +34,8 @@ struct Child {
     tid: ThreadId,
     parent: ThreadId,
     child_index: u32,
+    /// The creator's signal mask, restored once the child is registered (see the wrapper).
+    mask: libc::sigset_t,
 }
 
 unsafe extern "C-unwind" fn trampoline(raw: *mut c_void) -> *mut c_void {
@@ -42,6 +47,7 @@ unsafe extern "C-unwind" fn trampoline(raw: *mut c_void) -> *mut c_void {
         tid,
         parent,
         child_index,
+        mask,
     } = unsafe { *Box::from_raw(raw as *mut Child) };
     if let Some(rt) = runtime::get() {
         thread::start(rt, tid, parent, child_index, false);
@@ -50,6 +56,8 @@ unsafe extern "C-unwind" fn trampoline(raw: *mut c_void) -> *mut c_void {
         replay::thread::start(tid, parent, child_index);
     }
     crate::intercept::heap::thread_stack();
+    // SAFETY: restoring the mask the program's thread would have started with.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut()) };
     // Nothing that needs dropping is alive across this call: a forced unwind may skip the rest.
     // SAFETY: the program's start routine with the program's argument.
     let result = unsafe { start(arg) };
@@ -87,18 +95,35 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
         // SAFETY: the program's own call.
         return unsafe { pthread_create(thread, attr, Some(start), arg) };
     };
+    // The child starts with every signal blocked and unblocks them once registered: a signal
+    // arriving before then would run the program's (instrumented) handler on a thread the runtime
+    // does not know yet, which would make up a thread of its own.
+    // SAFETY: filling and swapping signal sets on the stack.
+    let (all, mask) = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, std::ptr::null(), &mut mask);
+        (all, mask)
+    };
     let child = Box::into_raw(Box::new(Child {
         start,
         arg,
         tid,
         parent,
         child_index,
+        mask,
     }));
     let fork = record::sync::now(site, SyncOp::Fork { child: tid });
-    // SAFETY: the program's call, with our trampoline and its boxed argument. What glibc allocates
-    // for the new thread (its TLS vector) belongs to the thread's machinery, not to the program.
+    // SAFETY: the program's call, with our trampoline and its boxed argument, under a full mask
+    // that the child inherits; the caller's own mask is restored right after. What glibc
+    // allocates for the new thread (its TLS vector) belongs to the thread's machinery, not to the
+    // program.
     let rc = crate::intercept::heap::quiet(|| unsafe {
-        pthread_create(thread, attr, Some(trampoline), child as *mut c_void)
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, std::ptr::null_mut());
+        let rc = pthread_create(thread, attr, Some(trampoline), child as *mut c_void);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &mask, std::ptr::null_mut());
+        rc
     });
     if rc != 0 {
         record::sync::retract(fork);

@@ -193,7 +193,8 @@ pub(crate) fn install() {
             }
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = on_fatal_signal as *const () as usize;
-            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            // On the thread's alternate stack (`altstack`): a stack overflow still flushes.
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_ONSTACK;
             libc::sigemptyset(&mut sa.sa_mask);
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }

@@ -5,11 +5,19 @@
 //! versions, so that a signal handler can rewrite it without allocating: `end: exit`, and
 //! `end: signal` as a prefix and suffix around the signal number, formatted on the stack.
 //! Each rewrite goes to `meta.json.tmp` and is renamed over `meta.json`, so a reader never sees a
-//! half-written file.
+//! half-written file. The temp file is created `O_EXCL | O_NOFOLLOW`, mode 0600, after unlinking
+//! whatever had its name (a planted file or symlink is removed, never written through), and is
+//! left there between rewrites with its blocks allocated: on a full disk, the rewrite that marks
+//! the trace truncated still has room.
+//!
+//! Every version is prebuilt with `"truncated": false`; once a thread file could not grow
+//! ([`MetaFile::mark_truncated`]), the same bytes are written with `"truncated": true ` (same
+//! length) in its place, and `meta.json` is rewritten at once in its current state.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ilgen_trace::meta::META_FILE;
@@ -21,10 +29,26 @@ const SIGNAL_MARK: i32 = 987_654_321;
 pub(crate) struct MetaFile {
     path: CString,
     tmp: CString,
+    running: Vec<u8>,
     exit: Vec<u8>,
     signal_prefix: Vec<u8>,
     signal_suffix: Vec<u8>,
+    /// Bytes of the longest version (a signal number has at most 11 characters).
+    reserve: usize,
 }
+
+/// Held while `meta.json` is rewritten.
+static LOCK: AtomicBool = AtomicBool::new(false);
+
+const FLAG_FALSE: &[u8] = b"\"truncated\": false";
+const FLAG_TRUE: &[u8] = b"\"truncated\": true ";
+
+/// Some thread's trace was cut: every later rewrite says so.
+static TRUNCATED: AtomicBool = AtomicBool::new(false);
+/// What `meta.json` says now: [`RUNNING`], [`EXITED`] or the signal number that ended the run.
+static STATE: AtomicI32 = AtomicI32::new(RUNNING);
+const RUNNING: i32 = -1;
+const EXITED: i32 = -2;
 
 fn cstring(p: &Path) -> std::io::Result<CString> {
     CString::new(p.as_os_str().as_bytes())
@@ -56,11 +80,61 @@ fn collect(pid: u32, cwd: &Path, chaos_seed: Option<u64>) -> Meta {
         cwd: cwd.to_string_lossy().into_owned(),
         binary: binary.to_string_lossy().into_owned(),
         binary_hash,
+        build_id: build_id(),
         load_base: load_base(),
         started_unix_ms,
+        truncated: false,
         chaos_seed,
         end: None,
     }
+}
+
+/// The executable's ELF build id (lowercase hex), read from its mapped `PT_NOTE` segments: no
+/// file is read, the id is the running process's own. Empty when the executable has none.
+fn build_id() -> String {
+    const NT_GNU_BUILD_ID: u32 = 3;
+    let base = load_base();
+    // SAFETY: the auxiliary vector points at the executable's mapped program headers, and every
+    // PT_NOTE segment they list is mapped at load base + its virtual address.
+    unsafe {
+        let phdr = libc::getauxval(libc::AT_PHDR) as *const libc::Elf64_Phdr;
+        let phnum = libc::getauxval(libc::AT_PHNUM) as usize;
+        if phdr.is_null() {
+            return String::new();
+        }
+        for i in 0..phnum {
+            let ph = &*phdr.add(i);
+            if ph.p_type != libc::PT_NOTE {
+                continue;
+            }
+            let notes = std::slice::from_raw_parts(
+                base.wrapping_add(ph.p_vaddr) as *const u8,
+                ph.p_memsz as usize,
+            );
+            let word = |at: usize| {
+                notes
+                    .get(at..at + 4)
+                    .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as usize)
+            };
+            let mut at = 0;
+            while let (Some(namesz), Some(descsz), Some(kind)) =
+                (word(at), word(at + 4), word(at + 8))
+            {
+                let name = at + 12;
+                let desc = name + namesz.div_ceil(4) * 4;
+                let next = desc + descsz.div_ceil(4) * 4;
+                if kind == NT_GNU_BUILD_ID as usize
+                    && notes.get(name..name + namesz) == Some(b"GNU\0")
+                {
+                    if let Some(id) = notes.get(desc..desc + descsz) {
+                        return id.iter().map(|b| format!("{b:02x}")).collect();
+                    }
+                }
+                at = next;
+            }
+        }
+    }
+    String::new()
 }
 
 /// Load address of the executable: where its program headers are mapped minus where its own
@@ -92,10 +166,7 @@ impl MetaFile {
         chaos_seed: Option<u64>,
     ) -> std::io::Result<MetaFile> {
         let mut meta = collect(pid, cwd, chaos_seed);
-        let path = dir.join(META_FILE);
-        let tmp = dir.join(format!("{META_FILE}.tmp"));
-        std::fs::write(&tmp, meta.to_json())?;
-        std::fs::rename(&tmp, &path)?;
+        let running = meta.to_json().into_bytes();
         meta.end = Some(RunEnd::Exit);
         let exit = meta.to_json().into_bytes();
         meta.end = Some(RunEnd::Signal {
@@ -106,60 +177,136 @@ impl MetaFile {
         let at = json
             .find(&mark)
             .ok_or_else(|| std::io::Error::other("signal mark missing from meta.json"))?;
-        Ok(MetaFile {
-            path: cstring(&path)?,
-            tmp: cstring(&tmp)?,
+        let reserve = running.len().max(exit.len()).max(json.len()) + 11;
+        let file = MetaFile {
+            path: cstring(&dir.join(META_FILE))?,
+            tmp: cstring(&dir.join(format!("{META_FILE}.tmp")))?,
+            running,
             exit,
             signal_prefix: json.as_bytes()[..at].to_vec(),
             signal_suffix: json.as_bytes()[at + mark.len()..].to_vec(),
-        })
+            reserve,
+        };
+        if !file.replace(&[&file.running]) {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(file)
     }
 
     /// Rewrites `meta.json` with `end: exit`. Async-signal-safe.
     pub fn write_exit(&self) {
+        STATE.store(EXITED, Ordering::Release);
         self.replace(&[&self.exit]);
     }
 
     /// Rewrites `meta.json` with `end: signal`. Async-signal-safe.
     pub fn write_signal(&self, signal: i32) {
+        STATE.store(signal, Ordering::Release);
         let mut digits = [0u8; 12];
         let n = format_i32(signal, &mut digits);
         self.replace(&[&self.signal_prefix, &digits[..n], &self.signal_suffix]);
     }
 
-    fn replace(&self, parts: &[&[u8]]) {
-        // SAFETY: open/write/close/rename on paths prepared at start-up.
-        unsafe {
-            let fd = libc::open(
+    /// Marks the trace truncated and rewrites `meta.json` as it stands. Async-signal-safe.
+    pub fn mark_truncated(&self) {
+        if TRUNCATED.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        match STATE.load(Ordering::Acquire) {
+            RUNNING => {
+                self.replace(&[&self.running]);
+            }
+            EXITED => {
+                self.replace(&[&self.exit]);
+            }
+            signal => self.write_signal(signal),
+        }
+    }
+
+    /// Writes `parts` (with the truncation flag set if due) to the temp file and renames it over
+    /// `meta.json`; returns whether it did. The temp file is the spare [`MetaFile::spare`] left
+    /// with its blocks allocated, so that the rewrite that says the disk is full still finds room.
+    fn replace(&self, parts: &[&[u8]]) -> bool {
+        // One rewrite at a time (an exit racing a thread whose file could not grow); bounded, as
+        // a signal handler may have interrupted the holder on this very thread.
+        let mut tries = 0;
+        while LOCK.swap(true, Ordering::Acquire) {
+            tries += 1;
+            if tries > 1_000_000 {
+                return false;
+            }
+            // SAFETY: sched_yield is async-signal-safe.
+            unsafe { libc::sched_yield() };
+        }
+        // SAFETY: open/write/close/rename on paths prepared at start-up; the spare is opened
+        // without following symlinks, and recreated exclusively when it is not there.
+        let done = unsafe {
+            let mut fd = libc::open(
                 self.tmp.as_ptr(),
-                libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
-                0o644,
+                libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
             );
             if fd < 0 {
-                return;
+                libc::unlink(self.tmp.as_ptr());
+                fd = super::writer::open_new(&self.tmp).unwrap_or(-1);
             }
-            let mut ok = true;
-            for part in parts {
-                let mut done = 0;
-                while done < part.len() {
-                    let n = libc::write(
-                        fd,
-                        part[done..].as_ptr() as *const libc::c_void,
-                        part.len() - done,
-                    );
-                    if n <= 0 {
-                        ok = false;
-                        break;
-                    }
-                    done += n as usize;
+            fd >= 0 && {
+                let truncated = TRUNCATED.load(Ordering::Acquire);
+                let mut ok = true;
+                let mut len = 0;
+                for part in parts {
+                    let flag = part.windows(FLAG_FALSE.len()).position(|w| w == FLAG_FALSE);
+                    ok &= match flag {
+                        Some(at) if truncated => {
+                            write_all(fd, &part[..at])
+                                && write_all(fd, FLAG_TRUE)
+                                && write_all(fd, &part[at + FLAG_FALSE.len()..])
+                        }
+                        _ => write_all(fd, part),
+                    };
+                    len += part.len();
                 }
+                ok &= libc::ftruncate(fd, len as libc::off_t) == 0;
+                libc::close(fd);
+                ok && libc::rename(self.tmp.as_ptr(), self.path.as_ptr()) == 0
             }
-            libc::close(fd);
-            if ok {
-                libc::rename(self.tmp.as_ptr(), self.path.as_ptr());
+        };
+        self.spare();
+        LOCK.store(false, Ordering::Release);
+        done
+    }
+
+    /// Leaves `meta.json.tmp` with room for the longest version of `meta.json`: the next
+    /// rewrite then needs no new blocks (see [`MetaFile::replace`]).
+    fn spare(&self) {
+        // SAFETY: unlink and exclusive creation of the runtime's own temp path.
+        unsafe {
+            libc::unlink(self.tmp.as_ptr());
+            if let Ok(fd) = super::writer::open_new(&self.tmp) {
+                libc::posix_fallocate(fd, 0, self.reserve as libc::off_t);
+                libc::close(fd);
             }
         }
     }
+}
+
+/// Writes all of `bytes` to `fd`; false on any failure. Async-signal-safe.
+fn write_all(fd: libc::c_int, bytes: &[u8]) -> bool {
+    let mut done = 0;
+    while done < bytes.len() {
+        // SAFETY: write(2) from a live slice.
+        let n = unsafe {
+            libc::write(
+                fd,
+                bytes[done..].as_ptr() as *const libc::c_void,
+                bytes.len() - done,
+            )
+        };
+        if n <= 0 {
+            return false;
+        }
+        done += n as usize;
+    }
+    true
 }
 
 /// Decimal digits of `v` into `out`, without allocating; returns their count.
@@ -207,6 +354,29 @@ mod tests {
         assert_eq!(read.end, Some(RunEnd::Signal { signal: 15 }));
         m.write_exit();
         assert_eq!(Meta::read(&dir).unwrap().end, Some(RunEnd::Exit));
+        assert!(!Meta::read(&dir).unwrap().truncated);
+        m.mark_truncated();
+        let read = Meta::read(&dir).unwrap();
+        assert_eq!((read.end, read.truncated), (Some(RunEnd::Exit), true));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_planted_temp_symlink_is_replaced_not_followed() {
+        let dir = std::env::temp_dir().join(format!("ilgen-rt-planted-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join("meta.json.tmp")).unwrap();
+        MetaFile::start(&dir, 1, Path::new("/"), None).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        assert_eq!(Meta::read(&dir).unwrap().pid, 1);
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.join(META_FILE))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -12,8 +12,18 @@
 //! Nothing here allocates or panics once the file exists, so the signal handlers that flush a
 //! thread's cache may call it. A failure to grow (disk full) marks the writer broken: that
 //! thread's trace ends there, readable, and one message says so.
+//!
+//! The writer is invisible to the program. Its file is created `O_CREAT | O_EXCL | O_NOFOLLOW`,
+//! mode 0600 (a planted file or symlink is never written through), and its descriptor is moved to
+//! a high number with `O_CLOEXEC`. The program may still close that number and reuse it, so every
+//! operation on the descriptor (`fallocate`, `ftruncate`, `close`) first checks with `fstat` that
+//! it is still this file (device and inode) and otherwise reopens the file by its path: the
+//! writer never touches a descriptor that is not provably its own. Growth checks `RLIMIT_FSIZE`
+//! and reserves the blocks (`posix_fallocate`) before the mapping covers them, with SIGXFSZ
+//! blocked, so a file size limit or a full disk ends the thread's trace (marked truncated in
+//! `meta.json`) instead of killing the program with SIGXFSZ or SIGBUS.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::ptr;
 
 use ilgen_trace::format::{encode_access, encode_record, MAX_RECORD};
@@ -21,6 +31,9 @@ use ilgen_trace::{Access, Event};
 
 pub(crate) struct Writer {
     fd: libc::c_int,
+    /// Device and inode of the file: what makes `fd` provably this writer's.
+    id: (libc::dev_t, libc::ino_t),
+    path: CString,
     base: *mut u8,
     /// Length of the file and of the mapping.
     mapped: usize,
@@ -46,20 +59,22 @@ impl Writer {
         let page = 4096;
         let chunk = chunk.max(page).div_ceil(page) * page;
         let first = (header.len() + MAX_RECORD).div_ceil(chunk) * chunk;
-        // SAFETY: plain system calls on a file this function owns.
+        // SAFETY: plain system calls on a file this function creates.
         unsafe {
-            let fd = libc::open(
-                tmp.as_ptr(),
-                libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
-                0o644,
-            );
-            if fd < 0 {
-                return Err(errno());
-            }
-            if libc::ftruncate(fd, first as libc::off_t) != 0 {
+            let fd = open_new(tmp)?;
+            let Some(id) = file_id(fd) else {
                 let e = errno();
                 libc::close(fd);
+                libc::unlink(tmp.as_ptr());
                 return Err(e);
+            };
+            let undo = |e: i32| {
+                libc::close(fd);
+                libc::unlink(tmp.as_ptr());
+                Err(e)
+            };
+            if let Err(e) = reserve_space(fd, 0, first) {
+                return undo(e);
             }
             let base = libc::mmap(
                 ptr::null_mut(),
@@ -70,21 +85,18 @@ impl Writer {
                 0,
             );
             if base == libc::MAP_FAILED {
-                let e = errno();
-                libc::close(fd);
-                return Err(e);
+                return undo(errno());
             }
             let base = base as *mut u8;
             ptr::copy_nonoverlapping(header.as_ptr(), base, header.len());
             if libc::rename(tmp.as_ptr(), path.as_ptr()) != 0 {
-                let e = errno();
                 libc::munmap(base as *mut libc::c_void, first);
-                libc::close(fd);
-                libc::unlink(tmp.as_ptr());
-                return Err(e);
+                return undo(errno());
             }
             Ok(Writer {
                 fd,
+                id,
+                path: path.to_owned(),
                 base,
                 mapped: first,
                 pos: header.len(),
@@ -92,6 +104,30 @@ impl Writer {
                 broken: false,
             })
         }
+    }
+
+    /// The writer's descriptor, after checking it still is its file; reopens the file by path
+    /// when the program closed the number (and maybe reused it). `None`: the file is gone.
+    fn own_fd(&mut self) -> Option<libc::c_int> {
+        if file_id(self.fd) == Some(self.id) {
+            return Some(self.fd);
+        }
+        // SAFETY: opening the writer's own path; the descriptor is checked before it is kept.
+        unsafe {
+            let fd = libc::open(
+                self.path.as_ptr(),
+                libc::O_RDWR | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            );
+            if fd < 0 {
+                return None;
+            }
+            if file_id(fd) != Some(self.id) {
+                libc::close(fd);
+                return None;
+            }
+            self.fd = move_high(fd);
+        }
+        Some(self.fd)
     }
 
     /// Bytes written so far, header included.
@@ -120,12 +156,16 @@ impl Writer {
             return false;
         }
         let grown = self.mapped + self.chunk;
-        // SAFETY: the mapping covers exactly `mapped` bytes of `fd`, which this writer owns.
+        let Some(fd) = self.own_fd() else {
+            self.fail(b"ilgen: a thread trace file was removed; that thread's trace ends here\n");
+            return false;
+        };
+        if reserve_space(fd, self.mapped, self.chunk).is_err() {
+            self.fail(b"ilgen: failed to grow a thread trace file (file size limit or disk full); that thread's trace ends here\n");
+            return false;
+        }
+        // SAFETY: the mapping covers exactly `mapped` bytes of the file, which now has `grown`.
         unsafe {
-            if libc::ftruncate(self.fd, grown as libc::off_t) != 0 {
-                self.fail(b"ilgen: failed to grow a thread trace file (disk full?); that thread's trace ends here\n");
-                return false;
-            }
             let moved = libc::mremap(
                 self.base as *mut libc::c_void,
                 self.mapped,
@@ -144,6 +184,9 @@ impl Writer {
 
     fn fail(&mut self, message: &[u8]) {
         self.broken = true;
+        if let Some(rt) = crate::runtime::get() {
+            rt.meta.mark_truncated();
+        }
         // SAFETY: write(2) of a static message; async-signal-safe.
         unsafe {
             libc::write(2, message.as_ptr() as *const libc::c_void, message.len());
@@ -213,11 +256,13 @@ impl Writer {
         if self.base.is_null() {
             return;
         }
-        // SAFETY: releasing what `create` acquired, once.
+        // SAFETY: releasing what `create` acquired, once; the descriptor is checked to be ours.
         unsafe {
             libc::munmap(self.base as *mut libc::c_void, self.mapped);
-            libc::ftruncate(self.fd, self.pos as libc::off_t);
-            libc::close(self.fd);
+            if let Some(fd) = self.own_fd() {
+                libc::ftruncate(fd, self.pos as libc::off_t);
+                libc::close(fd);
+            }
         }
         self.base = ptr::null_mut();
         self.mapped = 0;
@@ -229,14 +274,102 @@ impl Writer {
         if self.base.is_null() {
             return;
         }
-        // SAFETY: as in `close`.
+        // SAFETY: as in `close`; the descriptor is closed only if it still is the file.
         unsafe {
             libc::munmap(self.base as *mut libc::c_void, self.mapped);
-            libc::close(self.fd);
+            if file_id(self.fd) == Some(self.id) {
+                libc::close(self.fd);
+            }
         }
         self.base = ptr::null_mut();
         self.mapped = 0;
     }
+}
+
+/// Creates `path` for the runtime alone: exclusively, never through a symlink, mode 0600, at a
+/// high descriptor number. Returns the descriptor or the errno.
+pub(crate) fn open_new(path: &CStr) -> Result<libc::c_int, i32> {
+    // SAFETY: open(2) of a caller's path.
+    let fd = unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            0o600,
+        )
+    };
+    if fd < 0 {
+        return Err(errno());
+    }
+    Ok(move_high(fd))
+}
+
+/// Device and inode of the file open at `fd`, `None` when `fd` is not open.
+fn file_id(fd: libc::c_int) -> Option<(libc::dev_t, libc::ino_t)> {
+    // SAFETY: fstat into a zeroed buffer; async-signal-safe.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        (libc::fstat(fd, &mut st) == 0).then_some((st.st_dev, st.st_ino))
+    }
+}
+
+/// Moves `fd` to a number above those programs use (900, or below the descriptor limit when it is
+/// lower), close-on-exec; keeps `fd` where it is when no such number is free.
+fn move_high(fd: libc::c_int) -> libc::c_int {
+    // SAFETY: getrlimit/fcntl/close on a descriptor the caller just opened.
+    unsafe {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+            lim.rlim_cur.min(1024) as libc::c_int
+        } else {
+            256
+        };
+        let floor = (max - 124).clamp(3, 900);
+        let high = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, floor);
+        if high < 0 {
+            return fd;
+        }
+        libc::close(fd);
+        high
+    }
+}
+
+/// Extends the file at `fd` from `from` to `from + len` bytes with its blocks allocated, so that
+/// stores into the mapping never fault for want of space. Checks `RLIMIT_FSIZE` first and keeps
+/// SIGXFSZ blocked meanwhile (discarding one the call raised): a limit is an error, not a signal.
+fn reserve_space(fd: libc::c_int, from: usize, len: usize) -> Result<(), i32> {
+    // SAFETY: getrlimit, signal-mask calls and fallocate on the writer's descriptor; all
+    // async-signal-safe.
+    unsafe {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_FSIZE, &mut lim) == 0
+            && lim.rlim_cur != libc::RLIM_INFINITY
+            && (from + len) as u64 > lim.rlim_cur
+        {
+            return Err(libc::EFBIG);
+        }
+        let mut xfsz: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut xfsz);
+        libc::sigaddset(&mut xfsz, libc::SIGXFSZ);
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::pthread_sigmask(libc::SIG_BLOCK, &xfsz, &mut old);
+        let mut pending: libc::sigset_t = std::mem::zeroed();
+        libc::sigpending(&mut pending);
+        let was_pending = libc::sigismember(&pending, libc::SIGXFSZ) == 1;
+        let rc = libc::posix_fallocate(fd, from as libc::off_t, len as libc::off_t);
+        libc::sigpending(&mut pending);
+        if !was_pending && libc::sigismember(&pending, libc::SIGXFSZ) == 1 {
+            let zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            libc::sigtimedwait(&xfsz, ptr::null_mut(), &zero);
+        }
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, ptr::null_mut());
+        if rc != 0 {
+            return Err(rc);
+        }
+    }
+    Ok(())
 }
 
 impl Drop for Writer {
@@ -341,6 +474,67 @@ mod tests {
         let t = decode_thread(&path, &bytes).unwrap();
         assert_eq!(t.events, vec![access(0), lock(7), access(1)]);
         std::mem::forget(w);
+    }
+
+    #[test]
+    fn a_descriptor_number_the_program_reused_is_never_touched() {
+        let (dir, path, c, tmp) = temp("reused.trace");
+        let mut w = Writer::create(&c, &tmp, &header(), 4096).unwrap();
+        // SAFETY: inspecting and closing the writer's descriptor as a program would.
+        let flags = unsafe { libc::fcntl(w.fd, libc::F_GETFD) };
+        assert!(w.fd >= 3 + 124 || w.fd >= 900, "fd {} is not high", w.fd);
+        assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+        w.write(&access(0)).unwrap();
+        // The program closes every descriptor and opens its own file, which gets the number.
+        let theirs = dir.0.join("theirs.txt");
+        std::fs::write(&theirs, b"the program's data").unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&theirs)
+            .unwrap();
+        let number = w.fd;
+        // SAFETY: replacing the writer's descriptor number with the program's file.
+        unsafe {
+            libc::close(number);
+            assert_eq!(
+                libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&file), number),
+                number
+            );
+        }
+        let events: Vec<Event> = (0..600).map(access).collect();
+        for e in &events[1..] {
+            w.write(e).unwrap();
+        }
+        let len = w.len();
+        w.close();
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"the program's data");
+        // The program's descriptor is still open at its number, and still its file.
+        let md = std::os::unix::fs::MetadataExt::ino(&file.metadata().unwrap());
+        assert_eq!(file_id(number).map(|(_, ino)| ino), Some(md));
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), len);
+        assert_eq!(decode_thread(&path, &bytes).unwrap().events, events);
+        drop(file);
+    }
+
+    #[test]
+    fn files_are_private_and_a_planted_temp_symlink_is_not_followed() {
+        let (dir, path, c, tmp) = temp("planted.trace");
+        let victim = dir.0.join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        std::os::unix::fs::symlink(&victim, tmp.to_str().unwrap()).unwrap();
+        assert_eq!(
+            Writer::create(&c, &tmp, &header(), 4096).err(),
+            Some(libc::EEXIST)
+        );
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        std::fs::remove_file(tmp.to_str().unwrap()).unwrap();
+        let mut w = Writer::create(&c, &tmp, &header(), 4096).unwrap();
+        w.close();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 
     #[test]

@@ -1,0 +1,95 @@
+//! Opening the files of a trace directory: regular files only.
+//!
+//! Takes a path; gives its bytes, or a [`TraceError`] naming the file. The file is opened with
+//! `O_NOFOLLOW | O_NONBLOCK` and checked with `fstat` before a byte is read, so a symlink (to
+//! `/dev/zero`, say), a FIFO or a device planted in a trace directory is refused at once instead
+//! of hanging or exhausting the reader; memory for the bytes is reserved fallibly, so a file too
+//! large for memory is an error too, not an abort.
+
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+use crate::format::TraceError;
+
+/// Reads `path`, which must be a regular file (not a symlink to one).
+pub fn read_regular(path: &Path) -> Result<Vec<u8>, TraceError> {
+    let io = |source| TraceError::Io {
+        path: path.into(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => TraceError::NotRegular {
+                path: path.into(),
+                kind: "a symbolic link",
+            },
+            _ => io(e),
+        })?;
+    let meta = file.metadata().map_err(io)?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        let kind = if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file"
+        };
+        return Err(TraceError::NotRegular {
+            path: path.into(),
+            kind,
+        });
+    }
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(meta.len() as usize)
+        .map_err(|_| TraceError::TooLarge {
+            path: path.into(),
+            size: meta.len(),
+        })?;
+    file.read_to_end(&mut bytes).map_err(io)?;
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("ilgen-file-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn symlinks_fifos_and_devices_are_refused_by_name() {
+        let d = dir("kinds");
+        let link = d.join("t1.trace");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        let err = read_regular(&link).unwrap_err();
+        assert!(
+            err.to_string().contains("t1.trace is a symbolic link"),
+            "{err}"
+        );
+        let fifo = d.join("t2.trace");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a fresh path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let err = read_regular(&fifo).unwrap_err();
+        assert!(err.to_string().contains("t2.trace is a FIFO"), "{err}");
+        let err = read_regular(Path::new("/dev/null")).unwrap_err();
+        assert!(err.to_string().contains("/dev/null is a device"), "{err}");
+        std::fs::write(d.join("ok"), b"bytes").unwrap();
+        assert_eq!(read_regular(&d.join("ok")).unwrap(), b"bytes");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

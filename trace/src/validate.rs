@@ -1,0 +1,127 @@
+//! Complete or refused: the checks that a trace directory's files make one recorded run.
+//!
+//! Takes a decoded [`TraceDir`]; gives `Ok` or a [`TraceError::Inconsistent`] naming the first
+//! file that disagrees with the rest and how. Each thread file reads on its own (the decoder has
+//! checked magic, version, record boundaries and padding); these are the checks across files and
+//! records that a lost, duplicated, renamed or edited file breaks:
+//! - the main thread's file exists;
+//! - every `Fork` names a child whose file exists and whose header names the forking thread as
+//!   parent, and no child is forked twice; every thread with a parent was forked by it;
+//! - a thread's first record is its `Start` (every thread but main);
+//! - a completed `Join` follows the child's `End`: the child's file ends with it;
+//! - sync sequence numbers are unique in the run and increase along each thread.
+//!
+//! A run the runtime marked truncated (a thread file could not grow) or that never ended (killed
+//! by SIGKILL) may lack what it had no time or room to write: a forked child's file, a `Fork`, the
+//! `End` before a join. Those checks are then skipped; everything else still holds.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crate::event::{Event, SyncOp, ThreadId, NO_THREAD, PENDING};
+use crate::format::{thread_file_name, ThreadTrace, TraceDir, TraceError};
+
+/// Checks that the threads of `trace` make one run.
+pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
+    let file = |tid: ThreadId| trace.path.join(thread_file_name(tid));
+    let fail = |path: PathBuf, reason: String| Err(TraceError::Inconsistent { path, reason });
+    let by_tid: HashMap<ThreadId, &ThreadTrace> =
+        trace.threads.iter().map(|t| (t.header.tid, t)).collect();
+    if !trace.meta.truncated && !by_tid.contains_key(&0) {
+        return fail(file(0), "the main thread's file is missing".into());
+    }
+    let mut forked_by: HashMap<ThreadId, ThreadId> = HashMap::new();
+    let mut seen_seq: HashMap<u64, ThreadId> = HashMap::new();
+    for t in &trace.threads {
+        let tid = t.header.tid;
+        // Heap events take their numbers from the same counter, but order nothing: only sync
+        // operations are checked.
+        let syncs = t.events.iter().filter_map(|e| match e {
+            Event::Sync(s) => Some(s),
+            Event::Access(_) | Event::Heap(_) => None,
+        });
+        if tid != 0 {
+            if let Some(first) = t.events.first() {
+                if !matches!(first, Event::Sync(s) if s.op == SyncOp::Start) {
+                    return fail(
+                        file(tid),
+                        "its first record is not the thread's start".into(),
+                    );
+                }
+            }
+        }
+        let mut last_seq = None;
+        for s in syncs {
+            if s.seq != PENDING {
+                if let Some(other) = seen_seq.insert(s.seq, tid) {
+                    return fail(
+                        file(tid),
+                        format!(
+                            "sync sequence number {} is also used by thread {other}",
+                            s.seq
+                        ),
+                    );
+                }
+                if last_seq.is_some_and(|l| s.seq <= l) {
+                    return fail(
+                        file(tid),
+                        format!(
+                            "sync sequence number {} follows {} in the same thread",
+                            s.seq,
+                            last_seq.unwrap_or_default()
+                        ),
+                    );
+                }
+                last_seq = Some(s.seq);
+            }
+            match s.op {
+                SyncOp::Fork { child } => {
+                    if let Some(first) = forked_by.insert(child, tid) {
+                        return fail(
+                            file(tid),
+                            format!("thread {child} is forked again (thread {first} forked it)"),
+                        );
+                    }
+                    match by_tid.get(&child) {
+                        Some(c) if c.header.parent != tid => {
+                            return fail(
+                                file(child),
+                                format!(
+                                    "thread {tid} forked it, its header names thread {} as parent",
+                                    c.header.parent
+                                ),
+                            )
+                        }
+                        // No file: the process ended before the thread started (exit with the
+                        // exit grace off or spent). A joined thread must have one (below).
+                        _ => {}
+                    }
+                }
+                SyncOp::Join { child } if s.seq != PENDING && !trace.meta.truncated => {
+                    let ended = by_tid.get(&child).is_some_and(
+                        |c| matches!(c.events.last(), Some(Event::Sync(e)) if e.op == SyncOp::End),
+                    );
+                    if !ended {
+                        return fail(
+                            file(child),
+                            format!("thread {tid} joined thread {child}, whose file does not end"),
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if !trace.meta.truncated {
+        for t in &trace.threads {
+            let (tid, parent) = (t.header.tid, t.header.parent);
+            if tid != 0 && parent != NO_THREAD && forked_by.get(&tid) != Some(&parent) {
+                return fail(
+                    file(tid),
+                    format!("its header names thread {parent} as parent, which never forked it"),
+                );
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,26 @@
+// A small program recorded by ilgen-rt; trace/tests/fuzz.rs mutates its trace (this directory).
+// Recorded with: ilgen cc -g -O0 small.c -o small && ILGEN_OPTIONS=trace_dir=small ./small
+// (thread files cut after their last record, meta.json paths shortened).
+#include <pthread.h>
+#include <stdio.h>
+
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static int counter, shared;
+
+static void *work(void *arg) {
+  pthread_mutex_lock(&m);
+  counter += (int)(long)arg;
+  pthread_mutex_unlock(&m);
+  shared = 1;
+  return NULL;
+}
+
+int main(void) {
+  pthread_t t[2];
+  for (long i = 0; i < 2; i++)
+    pthread_create(&t[i], NULL, work, (void *)(i + 1));
+  for (int i = 0; i < 2; i++)
+    pthread_join(t[i], NULL);
+  printf("%d\n", counter);
+  return 0;
+}
