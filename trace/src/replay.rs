@@ -10,8 +10,10 @@
 //! The replaying process exits with the program's own status, except:
 //! [`EXIT_DIVERGED`] (the schedule could not be followed), [`EXIT_DEADLOCK`] (every live thread
 //! blocked in a program sync operation) and [`EXIT_BAD_SCHEDULE`] (the schedule could not be read,
-//! or was made for another binary). `result` in the file is authoritative; the exit status only
-//! tells which of those ended the run.
+//! or was made for another binary), [`EXIT_STOPPED`] (the runtime stopped a program that stopped
+//! moving after a race was confirmed). `result` in the file is authoritative: it is written,
+//! durably, the moment a race or deadlock is confirmed, so a program that hangs, crashes or is
+//! killed afterwards keeps its verdict; the exit status only tells which of those ended the run.
 //!
 //! JSON, versioned ([`OUTCOME_VERSION`]; bump on any change):
 //! - 1: first format.
@@ -34,6 +36,9 @@ pub const EXIT_DIVERGED: i32 = 86;
 pub const EXIT_DEADLOCK: i32 = 87;
 /// Exit status of a replay that refused its schedule (unreadable, another binary, no `schedule`).
 pub const EXIT_BAD_SCHEDULE: i32 = 88;
+/// Exit status of a replay the runtime ended after a confirmed race, the program having completed
+/// no sync operation for `verdict_grace_ms` (it spun, slept or hung on the path the race opened).
+pub const EXIT_STOPPED: i32 = 89;
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {

@@ -9,7 +9,10 @@
 //!   cycle when there is one ([`find_cycle`]);
 //! - a divergence when the schedule is unfinished and its next step has not been taken for
 //!   `replay_timeout_ms`, saying what the expected thread is doing instead (never created, ended,
-//!   blocked in another operation, running elsewhere).
+//!   blocked in another operation, running elsewhere);
+//! - the end of a program that, after a race was confirmed (the verdict is on disk), completes no
+//!   sync operation for `verdict_grace_ms`: the path the race opened spins or hangs, and nothing
+//!   it could still find justifies waiting for the runner's timeout.
 //!
 //! Time the whole process spends stopped (a debugger at a breakpoint, SIGSTOP) is not counted: a
 //! watchdog tick that comes back much later than it slept for restarts both clocks.
@@ -141,6 +144,8 @@ fn watch(r: &'static Replay) {
     let tick = u64::from(o.deadlock_ms.min(o.replay_timeout_ms) / 5).clamp(2, 50);
     // The blocked threads' (tid, status generation) when all were first seen blocked, and when.
     let mut stable: Option<(Vec<(ThreadId, u64)>, u64)> = None;
+    // Threads seen and sync operations they completed, when that count last changed.
+    let mut moving: Option<((usize, u64), u64)> = None;
     let mut last_tick = now_ms();
     loop {
         std::thread::sleep(Duration::from_millis(tick));
@@ -149,6 +154,7 @@ fn watch(r: &'static Replay) {
             // The process was stopped: nothing could move meanwhile.
             r.touch();
             stable = None;
+            moving = None;
         }
         last_tick = woke;
         let threads = replay::thread::all();
@@ -182,6 +188,22 @@ fn watch(r: &'static Replay) {
             && now.saturating_sub(r.last_progress_ms()) >= u64::from(o.replay_timeout_ms)
         {
             replay::report::diverged(timeout(r, &threads));
+        }
+        if o.verdict_grace_ms > 0 && replay::report::has_verdict() {
+            let done: u64 = threads
+                .iter()
+                .map(|i| u64::from(i.syncs.load(std::sync::atomic::Ordering::Relaxed)))
+                .sum();
+            let count = (threads.len(), done);
+            match moving {
+                Some((c, since)) if c == count => {
+                    let quiet = now.saturating_sub(since);
+                    if quiet >= u64::from(o.verdict_grace_ms) {
+                        replay::report::stopped(quiet);
+                    }
+                }
+                _ => moving = Some((count, now)),
+            }
         }
     }
 }
