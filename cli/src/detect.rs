@@ -4,7 +4,8 @@
 //! writes `candidates.json` and one `schedule-<n>.json` per candidate into the trace directory
 //! ([`ilgen_analysis::candidates`]), and then, unless `--no-replay`, replays every candidate
 //! ([`ilgen_confirm::replay_all`]) and prints the report of the confirmed findings
-//! ([`ilgen_report`]); with `--no-replay` it prints the candidates' summary (or the file's JSON)
+//! ([`ilgen_report`]), led by the deadlock the recorded run itself ended in, if it did
+//! ([`ilgen_analysis::observed`]); with `--no-replay` it prints the candidates' summary (or the file's JSON)
 //! instead. Long analyses report their stages on stderr (on a terminal, or with `--progress`);
 //! stdout stays deterministic. Gives an exit code: [`exit::FINDINGS`] when replay confirmed
 //! something (with `--no-replay`: when there is a candidate), else [`exit::CLEAN`].
@@ -16,10 +17,10 @@ use std::path::{Path, PathBuf};
 
 use ilgen_analysis::candidates::{self, CandidatesFile, Names};
 use ilgen_analysis::progress::Progress;
-use ilgen_analysis::{window, Backend, Checker, Options};
+use ilgen_analysis::{observed, window, Backend, Checker, Options};
 use ilgen_binary::Binary;
 use ilgen_report::{Context, Entry, Report};
-use ilgen_trace::TraceDir;
+use ilgen_trace::{RunEnd, TraceDir};
 
 use crate::dump;
 use crate::error::CliError;
@@ -159,16 +160,29 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     }
     if !args.no_replay {
         progress.begin(&format!("replaying {} candidate(s)", file.candidates.len()));
-        let report = if file.candidates.is_empty() {
+        let abs = ilgen_confirm::run::absolute(&dir)?;
+        let mut report = Report::new(&trace.meta.binary, &abs.display().to_string());
+        // A run that did not exit may have ended deadlocked: that is a finding without replay.
+        let observed = (trace.meta.end != Some(RunEnd::Exit))
+            .then(|| observed::observed_deadlock(&trace.threads))
+            .flatten();
+        if file.candidates.is_empty() {
             // Nothing to replay: the binary need not even exist any more.
-            let dir = ilgen_confirm::run::absolute(&dir)?;
-            Report::new(&trace.meta.binary, &dir.display().to_string())
+            if let Some(o) = &observed {
+                let binary = Binary::load_or_warn(&trace.meta, "sites are shown as ids");
+                let ctx = Context::new(binary.as_ref(), &trace.threads);
+                report.observe(&ctx, o, trace.meta.pid);
+            }
         } else {
             // Replaying a rebuilt binary proves nothing: its hash must be the recorded one.
             let binary = Binary::load(&trace.meta)?;
+            let ctx = Context::new(Some(&binary), &trace.threads);
+            if let Some(o) = &observed {
+                report.observe(&ctx, o, trace.meta.pid);
+            }
             let timeout = std::time::Duration::from_secs(args.replay_timeout);
-            confirm(&trace, &dir, &binary, &file, timeout)?
-        };
+            confirm(&trace, &abs, &ctx, &file, timeout, &mut report)?;
+        }
         let c = &report.counts;
         progress.stage(&format!(
             "replayed {} candidate(s): {} confirmed",
@@ -230,22 +244,21 @@ fn remove_old_schedules(dir: &Path) {
     }
 }
 
-/// Replays candidates `1..=n` of `file` (schedules in `dir`) on all cores; gives the report.
+/// Replays candidates `1..=n` of `file` (schedules in the absolute `dir`) on all cores; adds their
+/// verdicts to `report`.
 fn confirm(
     trace: &TraceDir,
     dir: &Path,
-    binary: &Binary,
+    ctx: &Context,
     file: &CandidatesFile,
     timeout: std::time::Duration,
-) -> Result<Report, CliError> {
-    let dir = ilgen_confirm::run::absolute(dir)?;
-    let runs = ilgen_confirm::replay_all(&trace.meta, &dir, file.candidates.len(), timeout)?;
-    let ctx = Context::new(Some(binary), &trace.threads);
-    let mut report = Report::new(&trace.meta.binary, &dir.display().to_string());
+    report: &mut Report,
+) -> Result<(), CliError> {
+    let runs = ilgen_confirm::replay_all(&trace.meta, dir, file.candidates.len(), timeout)?;
     for (i, (c, r)) in file.candidates.iter().zip(runs).enumerate() {
         let verdict = ilgen_confirm::verdict::classify(&r);
         report.add(
-            &ctx,
+            ctx,
             &Entry {
                 number: i + 1,
                 candidate: c,
@@ -254,5 +267,5 @@ fn confirm(
             },
         );
     }
-    Ok(report)
+    Ok(())
 }

@@ -6,7 +6,7 @@
 //! - a deadlock report when every live thread has stayed blocked in a program sync operation
 //!   (not at the schedule gate) for `deadlock_ms`: each thread's operation, site and object, the
 //!   threads it waits for (a lock's owners, a joined child), the locks it holds, and a wait-for
-//!   cycle when there is one ([`find_cycle`]);
+//!   cycle when there is one ([`wait_for_cycle`]);
 //! - a divergence when the schedule is unfinished and its next step has not been taken for
 //!   `replay_timeout_ms`, saying what the expected thread is doing instead (never created, ended,
 //!   blocked in another operation, running elsewhere);
@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use ilgen_trace::replay::{BlockedThread, DeadlockReport, Divergence, HeldLock};
+use ilgen_trace::replay::{wait_for_cycle, BlockedThread, DeadlockReport, Divergence, HeldLock};
 use ilgen_trace::{SiteId, SyncOp, ThreadId};
 
 use crate::replay;
@@ -54,51 +54,6 @@ pub(crate) fn released(lock: u64, tid: ThreadId) {
             owners.remove(&lock);
         }
     }
-}
-
-/// A wait-for cycle among `edges` (thread → threads it waits for), starting at its lowest tid;
-/// empty when there is none.
-pub(crate) fn find_cycle(edges: &[(ThreadId, Vec<ThreadId>)]) -> Vec<ThreadId> {
-    let next = |t: ThreadId| -> &[ThreadId] {
-        edges
-            .iter()
-            .find(|(u, _)| *u == t)
-            .map(|(_, v)| v.as_slice())
-            .unwrap_or(&[])
-    };
-    // Depth-first from each thread in tid order, with the current path on a stack.
-    let mut starts: Vec<ThreadId> = edges.iter().map(|(t, _)| *t).collect();
-    starts.sort_unstable();
-    for &s in &starts {
-        let mut path = vec![s];
-        let mut choice = vec![0usize];
-        while let Some(&top) = path.last() {
-            let i = *choice.last().unwrap_or(&0);
-            let succ = next(top);
-            if i >= succ.len() {
-                path.pop();
-                choice.pop();
-                continue;
-            }
-            *choice.last_mut().expect("choice follows path") += 1;
-            let n = succ[i];
-            if let Some(at) = path.iter().position(|&p| p == n) {
-                let mut cycle = path[at..].to_vec();
-                let min = cycle
-                    .iter()
-                    .enumerate()
-                    .min_by_key(|(_, t)| **t)
-                    .map(|(i, _)| i);
-                cycle.rotate_left(min.unwrap_or(0));
-                return cycle;
-            }
-            if path.len() <= edges.len() {
-                path.push(n);
-                choice.push(0);
-            }
-        }
-    }
-    Vec::new()
 }
 
 fn blocked_thread(info: &ThreadInfo, op: SyncOp, site: SiteId) -> BlockedThread {
@@ -222,7 +177,7 @@ fn deadlock_report(live: &[(&ThreadInfo, Status, u64)]) -> DeadlockReport {
         .map(|t| (t.thread.tid, t.waits_for.clone()))
         .collect();
     DeadlockReport {
-        cycle: find_cycle(&edges),
+        cycle: wait_for_cycle(&edges),
         threads,
     }
 }
@@ -269,20 +224,6 @@ fn timeout(r: &Replay, threads: &[std::sync::Arc<ThreadInfo>]) -> Divergence {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn two_threads_waiting_for_each_other_are_a_cycle() {
-        let edges = vec![(1, vec![0]), (0, vec![1])];
-        assert_eq!(find_cycle(&edges), vec![0, 1]);
-    }
-
-    #[test]
-    fn a_chain_is_no_cycle_and_a_longer_cycle_is_found() {
-        assert!(find_cycle(&[(0, vec![1]), (1, vec![2]), (2, vec![])]).is_empty());
-        assert!(find_cycle(&[(0, vec![]), (1, vec![])]).is_empty());
-        let edges = vec![(5, vec![7]), (7, vec![3]), (3, vec![5]), (9, vec![3])];
-        assert_eq!(find_cycle(&edges), vec![3, 5, 7]);
-    }
 
     #[test]
     fn owners_follow_acquire_and_release() {
