@@ -15,7 +15,7 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
-use ilgen_analysis::candidates::{self, CandidatesFile, Names};
+use ilgen_analysis::candidates::{self, CandidatesFile, Limits, Names};
 use ilgen_analysis::progress::Progress;
 use ilgen_analysis::{observed, window, Backend, Checker, Options};
 use ilgen_binary::Binary;
@@ -34,15 +34,22 @@ pub struct DetectArgs {
     /// Stop at candidate schedules, without replaying them
     #[arg(long)]
     pub no_replay: bool,
-    /// Also list the candidates replay did not confirm, with the reason
+    /// Also list the candidates replay did not confirm, with the reason, and the race pairs a
+    /// limit left undecided, with the limit to raise
     #[arg(long)]
     pub show_all: bool,
+    /// After the report, print the analysis's counts: where every race pair went (text format)
+    #[arg(long)]
+    pub stats: bool,
     /// Seconds each replay may run before its process group is killed
     #[arg(long, default_value_t = ilgen_confirm::DEFAULT_TIMEOUT_SECS)]
     pub replay_timeout: u64,
     /// Sync events per window of the exhaustive search
     #[arg(long, default_value_t = window::DEFAULT_SIZE)]
     pub window: usize,
+    /// States the exhaustive search may visit per variable (and for deadlocks)
+    #[arg(long, default_value_t = MAX_STATES)]
+    pub max_states: usize,
     /// Candidates per shared variable (and deadlocks in all)
     #[arg(long, default_value_t = 1)]
     pub max_per_var: usize,
@@ -70,8 +77,8 @@ pub enum Solver {
     Fdr,
 }
 
-/// States the exhaustive search may visit for one variable (or for deadlocks) before it gives up:
-/// bounds time and memory (each state is kept for the visited set).
+/// Default of `--max-states`: states the exhaustive search may visit for one variable (or for
+/// deadlocks) before it gives up; bounds time and memory (each state is kept for the visited set).
 const MAX_STATES: usize = 200_000;
 
 /// States ilgen's CSP checker may explore per assertion (`--solver check`): it has no partial-order
@@ -92,9 +99,9 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
             "--replay-timeout must be at least 1".into(),
         ));
     }
-    if args.window == 0 || args.max_per_var == 0 {
+    if args.window == 0 || args.max_per_var == 0 || args.max_states == 0 {
         return Err(CliError::Input(
-            "--window and --max-per-var must be at least 1".into(),
+            "--window, --max-per-var and --max-states must be at least 1".into(),
         ));
     }
     let dir = dump::trace_dir(args.trace_dir.as_deref())?;
@@ -128,7 +135,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         max_per_var: args.max_per_var,
         all_sites: args.all_sites,
         window: args.window,
-        max_states: MAX_STATES,
+        max_states: args.max_states,
         backend,
     };
     let (stats, candidates) = ilgen_analysis::analyze_with(&trace.threads, &options, &progress)?;
@@ -190,7 +197,11 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
             c.confirmed_races + c.confirmed_deadlocks
         ));
         progress.finish();
-        print_out(&render(&report, args.format, args.show_all))?;
+        let mut text = render(&report, args.format, args.show_all);
+        if args.format == Format::Text {
+            text.push_str(&limits_text(&trace, &file, args));
+        }
+        print_out(&text)?;
         return Ok(if report.confirmed() {
             exit::FINDINGS
         } else {
@@ -201,10 +212,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         Format::Json | Format::Sarif => format!("{json}\n"),
         Format::Text => {
             let binary = Binary::load_or_warn(&trace.meta, "sites are shown as ids");
-            let site = |id| {
-                let s = binary.as_ref()?.site(id)?;
-                Some(format!("{}:{} in {}", s.file, s.line, s.function))
-            };
+            let site = |id| site_name(binary.as_ref(), id);
             let object = |addr| binary.as_ref()?.object_name(addr);
             let names = Names {
                 site: &site,
@@ -212,7 +220,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
             };
             format!(
                 "{}candidates written to {}\n",
-                candidates::summary(&file, &names),
+                candidates::summary(&file, &names, &limits(args)),
                 path.display()
             )
         }
@@ -223,6 +231,51 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     } else {
         exit::FINDINGS
     })
+}
+
+fn site_name(binary: Option<&Binary>, id: ilgen_trace::SiteId) -> Option<String> {
+    let s = binary?.site(id)?;
+    Some(format!("{}:{} in {}", s.file, s.line, s.function))
+}
+
+fn limits(args: &DetectArgs) -> Limits {
+    Limits {
+        max_states: args.max_states,
+        window: args.window,
+    }
+}
+
+/// What follows the text report: race pairs a limit left undecided (listed with `--show-all`,
+/// else counted in one line), and with `--stats` the analysis's counts.
+fn limits_text(trace: &TraceDir, file: &CandidatesFile, args: &DetectArgs) -> String {
+    let mut out = String::new();
+    let open = &file.stats.not_decided;
+    if args.show_all && !open.is_empty() {
+        let binary = Binary::load_or_warn(&trace.meta, "sites are shown as ids");
+        let site = |id| site_name(binary.as_ref(), id);
+        let object = |addr| binary.as_ref()?.object_name(addr);
+        let names = Names {
+            site: &site,
+            object: &object,
+        };
+        out.push_str(&candidates::not_decided_text(
+            &file.stats,
+            &names,
+            &limits(args),
+        ));
+    } else if !open.is_empty() {
+        let pairs: u64 = open.iter().map(|n| n.pairs).sum();
+        out.push_str(&format!(
+            "ilgen: {pairs} race pair(s) on {} object(s) not decided (a limit stopped the \
+             search); --show-all lists them with the limit to raise\n",
+            open.len()
+        ));
+    }
+    if args.stats {
+        out.push_str("ilgen: analysis:\n");
+        out.push_str(&candidates::stats_text(&file.stats));
+    }
+    out
 }
 
 /// Removes the schedule files an earlier `ilgen detect` wrote, so that none outlives its candidate.

@@ -60,11 +60,13 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         trace_dir: Some(dir.to_path_buf()),
         no_replay: true,
         window: 10_000,
+        max_states: super::MAX_STATES,
         max_per_var: 1,
         all_sites: false,
         format,
         progress: false,
         show_all: false,
+        stats: false,
         replay_timeout: ilgen_confirm::DEFAULT_TIMEOUT_SECS,
         solver: super::Solver::Native,
     }
