@@ -194,7 +194,8 @@ pub const TABLE: &[OptionSpec] = &[
     OptionSpec {
         name: "replay_timeout_ms",
         default: "2000",
-        help: "replay: the schedule is diverged when its next step is not taken for this long",
+        help: "replay, last resort: the schedule is diverged when its next step is not taken \
+               for this long (the threads' state decides sooner when it can)",
         set: |o, v| {
             o.replay_timeout_ms = parse_num(v, 10, 3_600_000)?;
             Ok(())
@@ -203,8 +204,8 @@ pub const TABLE: &[OptionSpec] = &[
     OptionSpec {
         name: "deadlock_ms",
         default: "300",
-        help: "replay: a deadlock is reported when every live thread stays blocked in a program \
-               sync operation for this long",
+        help: "replay, last resort: a deadlock is reported when every live thread stays blocked \
+               in a program sync operation for this long (at once when the state proves it)",
         set: |o, v| {
             o.deadlock_ms = parse_num(v, 10, 3_600_000)?;
             Ok(())
