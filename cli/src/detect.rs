@@ -210,20 +210,15 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     }
     let text = match args.format {
         Format::Json | Format::Sarif => format!("{json}\n"),
-        Format::Text => {
-            let binary = Binary::load_or_warn(&trace.meta, "sites are shown as ids");
-            let site = |id| site_name(binary.as_ref(), id);
-            let object = |addr| binary.as_ref()?.object_name(addr);
-            let names = Names {
-                site: &site,
-                object: &object,
-            };
-            format!(
-                "{}candidates written to {}\n",
-                candidates::summary(&file, &names, &limits(args)),
-                path.display()
-            )
-        }
+        Format::Text => format!(
+            "{}candidates written to {}\n",
+            with_names(&trace, |names| candidates::summary(
+                &file,
+                names,
+                &limits(args)
+            )),
+            path.display()
+        ),
     };
     print_out(&text)?;
     Ok(if file.candidates.is_empty() {
@@ -233,9 +228,19 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     })
 }
 
-fn site_name(binary: Option<&Binary>, id: ilgen_trace::SiteId) -> Option<String> {
-    let s = binary?.site(id)?;
-    Some(format!("{}:{} in {}", s.file, s.line, s.function))
+/// `f` given names for the recorded binary's sites and objects (ids and addresses when the
+/// binary cannot be read).
+fn with_names<R>(trace: &TraceDir, f: impl FnOnce(&Names) -> R) -> R {
+    let binary = Binary::load_or_warn(&trace.meta, "sites are shown as ids");
+    let site = |id| {
+        let s = binary.as_ref()?.site(id)?;
+        Some(format!("{}:{} in {}", s.file, s.line, s.function))
+    };
+    let object = |addr| binary.as_ref()?.object_name(addr);
+    f(&Names {
+        site: &site,
+        object: &object,
+    })
 }
 
 fn limits(args: &DetectArgs) -> Limits {
@@ -251,18 +256,9 @@ fn limits_text(trace: &TraceDir, file: &CandidatesFile, args: &DetectArgs) -> St
     let mut out = String::new();
     let open = &file.stats.not_decided;
     if args.show_all && !open.is_empty() {
-        let binary = Binary::load_or_warn(&trace.meta, "sites are shown as ids");
-        let site = |id| site_name(binary.as_ref(), id);
-        let object = |addr| binary.as_ref()?.object_name(addr);
-        let names = Names {
-            site: &site,
-            object: &object,
-        };
-        out.push_str(&candidates::not_decided_text(
-            &file.stats,
-            &names,
-            &limits(args),
-        ));
+        out.push_str(&with_names(trace, |names| {
+            candidates::not_decided_text(&file.stats, names, &limits(args))
+        }));
     } else if !open.is_empty() {
         let pairs: u64 = open.iter().map(|n| n.pairs).sum();
         out.push_str(&format!(
