@@ -15,8 +15,7 @@
 //!   it could still find justifies waiting for the runner's timeout.
 //!
 //! Both verdicts are decided from state where the state decides them: every live thread blocked
-//! in an operation nothing can complete any more ([`stuck`]: a lock another thread (or itself)
-//! holds, a join of a live thread, a condition wait no signal came after) is a deadlock at once;
+//! in an operation nothing can complete any more ([`stuck`]: a lock another thread holds, a join of a live thread, a condition wait no signal came after) is a deadlock at once;
 //! a next step whose thread has ended, or is stuck while every other thread waits at the gate or
 //! is stuck too, is a divergence at once. Both need the threads' statuses unchanged over two
 //! watchdog ticks. Only what the state cannot decide (a thread running elsewhere, a semaphore,
@@ -90,8 +89,16 @@ pub(crate) fn stuck(tid: ThreadId, op: SyncOp, threads: &[Arc<ThreadInfo>]) -> O
         SyncOp::MutexLock { mutex: lock }
         | SyncOp::RwWrLock { lock }
         | SyncOp::SpinLock { lock } => {
+            // Held by another thread; a lock the thread holds itself may be recursive.
             let owners = OWNERS.lock().unwrap_or_else(|e| e.into_inner());
-            Some(owners.get(&lock).is_some_and(|v| !v.is_empty()))
+            let held_by = owners.get(&lock).map_or(&[][..], Vec::as_slice);
+            if held_by.iter().any(|&(t, _)| t != tid) {
+                Some(true)
+            } else if held_by.is_empty() {
+                Some(false)
+            } else {
+                None
+            }
         }
         SyncOp::Join { child } => Some(
             threads
@@ -337,6 +344,13 @@ mod tests {
         acquired(lock, 6, 1);
         assert_eq!(stuck(me, lock_op, &[]), Some(true));
         released(lock, 6);
+        acquired(lock, me, 1);
+        assert_eq!(
+            stuck(me, lock_op, &[]),
+            None,
+            "its own lock may be recursive"
+        );
+        released(lock, me);
         let wake = SyncOp::CondWake {
             cond,
             mutex: lock,
