@@ -9,15 +9,16 @@
 use ilgen_trace::format::ThreadTrace;
 use rayon::prelude::*;
 
-use crate::candidates::{self, Candidate, Stats};
+use crate::candidates::{self, Candidate, NotDecided, Stats};
 use crate::csp;
 use crate::error::AnalysisError;
 use crate::options::{Backend, Options};
 use crate::progress::Progress;
 use crate::{filter, prepare, solve};
 
-/// What one job of [`analyze`] found, or why a CSP checker could not say.
-type Job = Result<(solve::SolveStats, Vec<Candidate>), String>;
+/// What one job of [`analyze`] found (with findings it could not turn into candidates and the
+/// pairs it left undecided), or why a CSP checker could not say.
+type Job = Result<(solve::SolveStats, Vec<Candidate>, usize, Option<NotDecided>), String>;
 
 /// The whole analysis of one run: races per surviving variable (in parallel), then deadlocks.
 pub fn analyze(
@@ -69,7 +70,18 @@ pub fn analyze_with(
                 .filter_map(|f| candidates::candidate(&solved.model, &program.vars, f))
                 .collect();
             progress.job_done(found.len());
-            (solved.stats, found)
+            let lost = solved.findings.len() - found.len();
+            let open = solved.not_decided.and_then(|n| {
+                let (object, accesses) =
+                    candidates::race_sides(&solved.model, &program.vars, n.pair.0, n.pair.1)?;
+                Some(NotDecided {
+                    object,
+                    accesses,
+                    pairs: n.pairs,
+                    limit: n.limit,
+                })
+            });
+            (solved.stats, found, lost, open)
         })
     };
     // rayon's pool takes the jobs in index order across all cores and gives the results back in
@@ -88,12 +100,16 @@ pub fn analyze_with(
         accesses_kept: program.accesses_kept,
         filter: filter_stats,
         solve: solve::SolveStats::default(),
+        findings_unconvertible: 0,
+        not_decided: Vec::new(),
     };
     let mut all = Vec::new();
     let mut deadlocks = Vec::new();
     for (job, outcome) in results.into_iter().enumerate() {
-        let (s, found) = outcome.map_err(AnalysisError::Checker)?;
+        let (s, found, lost, open) = outcome.map_err(AnalysisError::Checker)?;
         stats.solve.add(&s);
+        stats.findings_unconvertible += lost;
+        stats.not_decided.extend(open);
         if job == 0 {
             deadlocks = found;
         } else {

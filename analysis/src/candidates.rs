@@ -7,7 +7,9 @@
 //! `candidates.json` (serde JSON, one object):
 //! - `format_version`: [`FORMAT_VERSION`]; readers refuse other versions.
 //! - `binary`, `binary_hash`: the recorded executable, from `meta.json`.
-//! - `stats`: counts of the analysis (prepare, filter, solve).
+//! - `stats`: counts of the analysis (prepare, filter, solve: where every race pair went), and
+//!   `not_decided`: per object, the race pairs a limit left undecided (`object`, one pair's
+//!   `accesses`, `pairs`, `limit`: `states` | `window`).
 //! - `candidates`: in a fixed order (races by object address, then deadlocks), each with `kind`:
 //!   - `"race"`: `object` (`addr`, `len`: the shared byte range), `accesses` (two of `tid`,
 //!     `site`, `access`: `read` | `write` | `atomic_read` | `atomic_write`; a free is a `write`) and
@@ -38,7 +40,7 @@ use crate::filter::FilterStats;
 use crate::finding::{Finding, Schedule};
 use crate::model::{At, Model, ModelEvent};
 use crate::prepare::SharedObject;
-use crate::solve::SolveStats;
+use crate::solve::{Limit, SolveStats};
 
 pub const FORMAT_VERSION: u32 = 1;
 pub const FILE_NAME: &str = "candidates.json";
@@ -52,7 +54,7 @@ pub struct CandidatesFile {
     pub candidates: Vec<Candidate>,
 }
 
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     pub threads: usize,
     pub sync_events: usize,
@@ -61,6 +63,53 @@ pub struct Stats {
     pub accesses_kept: usize,
     pub filter: FilterStats,
     pub solve: SolveStats,
+    /// Findings the solver made that name no events of their model (never expected; counted so
+    /// that none disappears unseen).
+    #[serde(default)]
+    pub findings_unconvertible: usize,
+    /// Per variable, race pairs a limit left undecided: one pair for all, and the limit to raise.
+    #[serde(default)]
+    pub not_decided: Vec<NotDecided>,
+}
+
+/// Race pairs of one object that neither a witness nor a proof decided: the search stopped at
+/// `limit`. `accesses` is one of the `pairs`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct NotDecided {
+    pub object: ObjectRange,
+    pub accesses: [AccessSide; 2],
+    pub pairs: u64,
+    pub limit: Limit,
+}
+
+/// The object and the two accesses of a race pair at model positions `first` and `second`.
+pub fn race_sides(
+    model: &Model,
+    vars: &[SharedObject],
+    first: At,
+    second: At,
+) -> Option<(ObjectRange, [AccessSide; 2])> {
+    let side = |at: At| match model.threads.get(at.thread)?.events.get(at.index)? {
+        ModelEvent::Access { var, kind, site } => Some((
+            *var,
+            AccessSide {
+                tid: model.threads[at.thread].tid,
+                site: *site,
+                access: (*kind).into(),
+            },
+        )),
+        ModelEvent::Sync { .. } => None,
+    };
+    let (var, a) = side(first)?;
+    let (_, b) = side(second)?;
+    let object = vars.get(var)?;
+    Some((
+        ObjectRange {
+            addr: object.addr,
+            len: object.len,
+        },
+        [a, b],
+    ))
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -153,26 +202,10 @@ pub fn candidate(model: &Model, vars: &[SharedObject], finding: &Finding) -> Opt
             second,
             schedule,
         } => {
-            let side = |at: At| match model.threads.get(at.thread)?.events.get(at.index)? {
-                ModelEvent::Access { var, kind, site } => Some((
-                    *var,
-                    AccessSide {
-                        tid: model.threads[at.thread].tid,
-                        site: *site,
-                        access: (*kind).into(),
-                    },
-                )),
-                ModelEvent::Sync { .. } => None,
-            };
-            let (var, a) = side(*first)?;
-            let (_, b) = side(*second)?;
-            let object = vars.get(var)?;
+            let (object, accesses) = race_sides(model, vars, *first, *second)?;
             Some(Candidate::Race {
-                object: ObjectRange {
-                    addr: object.addr,
-                    len: object.len,
-                },
-                accesses: [a, b],
+                object,
+                accesses,
                 schedule: schedule_out(model, schedule)?,
             })
         }
@@ -275,9 +308,7 @@ impl Names<'_> {
 }
 
 /// The human summary: counts, then each candidate with its sites and schedule.
-pub fn summary(file: &CandidatesFile, names: &Names) -> String {
-    let s = &file.stats;
-    let f = &s.filter;
+pub fn summary(file: &CandidatesFile, names: &Names, limits: &Limits) -> String {
     let races = file
         .candidates
         .iter()
@@ -290,39 +321,8 @@ pub fn summary(file: &CandidatesFile, names: &Names) -> String {
         file.candidates.len(),
         file.candidates.len() - races
     );
-    let _ = writeln!(
-        out,
-        "  trace: {} threads, {} sync events, {} accesses ({} kept on shared objects)",
-        s.threads, s.sync_events, s.accesses_read, s.accesses_kept
-    );
-    let _ = writeln!(
-        out,
-        "  shared objects: {} ({} without a conflicting pair, {} removed by happens-before, {} by \
-         lockset, {} left)",
-        f.vars_shared,
-        f.vars_without_pair,
-        f.vars_removed_by_hb,
-        f.vars_removed_by_lockset,
-        f.vars_left
-    );
-    let _ = writeln!(
-        out,
-        "  race pairs: {} ({} removed by happens-before, {} by lockset, {} left)",
-        f.pairs_total, f.pairs_removed_by_hb, f.pairs_removed_by_lockset, f.pairs_left
-    );
-    let _ = writeln!(
-        out,
-        "  solver: race pairs by cuts: {} witnessed, {} ruled out, {} undecided; lock cycles \
-         undecided: {}; exhaustive: {} window(s), {} states, {} search(es) stopped at the state \
-         bound",
-        s.solve.pairs_witnessed,
-        s.solve.pairs_excluded,
-        s.solve.pairs_undecided,
-        s.solve.cycles_undecided,
-        s.solve.exhaustive_windows,
-        s.solve.exhaustive_states,
-        s.solve.exhaustive_incomplete
-    );
+    out.push_str(&stats_text(&file.stats));
+    out.push_str(&not_decided_text(&file.stats, names, limits));
     for (i, c) in file.candidates.iter().enumerate() {
         let _ = writeln!(out);
         match c {
@@ -358,6 +358,116 @@ pub fn summary(file: &CandidatesFile, names: &Names) -> String {
             }
         }
     }
+    out
+}
+
+/// The limits the analysis ran with, for the advice on what to raise.
+pub struct Limits {
+    pub max_states: usize,
+    pub window: usize,
+}
+
+/// One line per object whose race pairs a limit left undecided, naming the limit to raise.
+pub fn not_decided_text(s: &Stats, names: &Names, limits: &Limits) -> String {
+    let mut out = String::new();
+    for n in &s.not_decided {
+        let [a, b] = &n.accesses;
+        let why = match n.limit {
+            Limit::States => format!(
+                "the exhaustive search stopped at the state limit; raise --max-states (now {})",
+                limits.max_states
+            ),
+            Limit::Window => format!(
+                "the exhaustive search covers one window of sync events at a time; raise \
+                 --window (now {})",
+                limits.window
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "not decided: {} race pair(s) on {}, e.g. {} by thread {} at {} and {} by thread {} \
+             at {}: {why}",
+            n.pairs,
+            names.object(n.object.addr),
+            a.access.text(),
+            a.tid,
+            names.site(a.site),
+            b.access.text(),
+            b.tid,
+            names.site(b.site)
+        );
+    }
+    out
+}
+
+/// The analysis's counts: what the trace held, and where every race pair went.
+pub fn stats_text(s: &Stats) -> String {
+    let f = &s.filter;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  trace: {} threads, {} sync events, {} accesses ({} kept on shared objects)",
+        s.threads, s.sync_events, s.accesses_read, s.accesses_kept
+    );
+    let _ = writeln!(
+        out,
+        "  shared objects: {} ({} without a conflicting pair, {} removed by happens-before, {} by \
+         lockset, {} left)",
+        f.vars_shared,
+        f.vars_without_pair,
+        f.vars_removed_by_hb,
+        f.vars_removed_by_lockset,
+        f.vars_left
+    );
+    let _ = writeln!(
+        out,
+        "  race pairs: {} ({} removed by happens-before, {} by lockset, {} left)",
+        f.pairs_total, f.pairs_removed_by_hb, f.pairs_removed_by_lockset, f.pairs_left
+    );
+    let _ = writeln!(
+        out,
+        "  solver: race pairs by cuts: {} witnessed, {} ruled out, {} undecided; lock cycles \
+         undecided: {}; exhaustive: {} window(s), {} states, {} search(es) stopped at the state \
+         bound",
+        s.solve.pairs_witnessed,
+        s.solve.pairs_excluded,
+        s.solve.pairs_undecided,
+        s.solve.cycles_undecided,
+        s.solve.exhaustive_windows,
+        s.solve.exhaustive_states,
+        s.solve.exhaustive_incomplete
+    );
+    let v = &s.solve;
+    out.push_str("  race pairs left without a candidate, by reason:\n");
+    for (n, why) in [
+        (f.pairs_removed_by_hb, "ordered by happens-before (filter)"),
+        (f.pairs_removed_by_lockset, "a common lock (filter)"),
+        (v.pairs_excluded, "ruled out by a cut"),
+        (
+            v.pairs_search_excluded,
+            "ruled out by the exhaustive search",
+        ),
+        (
+            v.pairs_same_sites,
+            "their two sites already had a candidate",
+        ),
+        (
+            v.pairs_not_tried,
+            "not tried: the object had its --max-per-var candidates",
+        ),
+        (
+            v.pairs_state_limit,
+            "not decided: state limit (--max-states)",
+        ),
+        (v.pairs_window_limit, "not decided: window limit (--window)"),
+    ] {
+        let _ = writeln!(out, "    {why}: {n}");
+    }
+    let _ = writeln!(
+        out,
+        "  findings without events of their model: {}",
+        s.findings_unconvertible
+    );
     out
 }
 

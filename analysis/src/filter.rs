@@ -26,6 +26,8 @@ pub struct Survivor {
     pub pairs: Vec<(At, At)>,
     /// Some candidates were not stored (more than the filter keeps per variable).
     pub truncated: bool,
+    /// Race-pair candidates left, stored or not.
+    pub pairs_left: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -111,6 +113,7 @@ pub fn filter(program: &Program) -> (Vec<Survivor>, FilterStats) {
             survivors.push(Survivor {
                 var,
                 truncated: counted.left > pairs.len() as u64,
+                pairs_left: counted.left,
                 pairs,
             });
         }

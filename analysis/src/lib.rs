@@ -7,7 +7,8 @@
 //! happens-before and locksets) → [`solve`] (per surviving variable: cut-based fast path, else
 //! exhaustive search over [`window`]s; deadlocks on the sync-only model) or [`csp`] (the same model
 //! as CSP_M, decided by a CSP checker) → [`finding`] → [`candidates`]. Every solver moves through
-//! the model by the sync semantics of [`state`]. Nothing here runs the program: replay is
+//! the model by the sync semantics of [`state`]. Apart from predictions, [`observed`] finds the
+//! deadlock the recorded run itself ended in. Nothing here runs the program: replay is
 //! `ilgen-confirm`'s.
 
 pub mod analyze;
@@ -19,6 +20,7 @@ pub mod filter;
 pub mod finding;
 pub mod lifetime;
 pub mod model;
+pub mod observed;
 pub mod options;
 pub mod prepare;
 pub mod progress;

@@ -40,6 +40,20 @@ pub struct SolveStats {
     pub checker_states: u64,
     #[serde(default)]
     pub checker_gave_up: u64,
+    /// Where every race pair the filter left went besides a witness or a cut's proof: not tried
+    /// because its two sites already had a candidate, or because the variable already had its
+    /// `--max-per-var` candidates; ruled out by a complete exhaustive search; or left undecided
+    /// by a limit (the state bound, or windows the search was cut into).
+    #[serde(default)]
+    pub pairs_same_sites: u64,
+    #[serde(default)]
+    pub pairs_not_tried: u64,
+    #[serde(default)]
+    pub pairs_search_excluded: u64,
+    #[serde(default)]
+    pub pairs_state_limit: u64,
+    #[serde(default)]
+    pub pairs_window_limit: u64,
 }
 
 impl SolveStats {
@@ -53,6 +67,11 @@ impl SolveStats {
         self.exhaustive_incomplete += other.exhaustive_incomplete;
         self.checker_states += other.checker_states;
         self.checker_gave_up += other.checker_gave_up;
+        self.pairs_same_sites += other.pairs_same_sites;
+        self.pairs_not_tried += other.pairs_not_tried;
+        self.pairs_search_excluded += other.pairs_search_excluded;
+        self.pairs_state_limit += other.pairs_state_limit;
+        self.pairs_window_limit += other.pairs_window_limit;
     }
 }
 
@@ -61,6 +80,35 @@ pub struct Solved {
     pub model: Model,
     pub findings: Vec<Finding>,
     pub stats: SolveStats,
+    /// Race pairs of this variable a limit left undecided, if any.
+    pub not_decided: Option<NotDecided>,
+}
+
+/// The limit that stopped the search before it decided some race pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// The exhaustive search ran out of states (`--max-states`).
+    States,
+    /// The exhaustive search covered the run window by window (`--window`): a race whose
+    /// schedule spans two windows is not seen.
+    Window,
+}
+
+/// Race pairs of one variable no proof and no witness decided, because of `limit`: `pair` (in the
+/// model's positions) stands for all `pairs` of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotDecided {
+    pub pair: (At, At),
+    pub pairs: u64,
+    pub limit: Limit,
+}
+
+/// How far [`search_windows`] got.
+struct Coverage {
+    windows: usize,
+    /// Every window was searched to the end (no state bound hit).
+    complete: bool,
 }
 
 /// Races on one variable that survived the filter.
@@ -81,6 +129,7 @@ pub fn races_with(
     let mut findings = Vec::new();
     let mut seen = HashSet::new();
     let mut undecided = survivor.truncated;
+    let mut cut_undecided = Vec::new();
     let local = |at: At| {
         origin[at.thread]
             .binary_search(&at.index)
@@ -90,8 +139,9 @@ pub fn races_with(
                 index,
             })
     };
-    for &(x, y) in &survivor.pairs {
+    for (i, &(x, y)) in survivor.pairs.iter().enumerate() {
         if findings.len() >= want {
+            stats.pairs_not_tried += (survivor.pairs.len() - i) as u64;
             break;
         }
         let (Some(x), Some(y)) = (local(x), local(y)) else {
@@ -104,6 +154,7 @@ pub fn races_with(
         key.sort_unstable();
         // Another pair at the same two sites already has a candidate: this one adds nothing.
         if seen.contains(&key) {
+            stats.pairs_same_sites += 1;
             continue;
         }
         match cut::race(&model, x, y) {
@@ -120,12 +171,14 @@ pub fn races_with(
             cut::Verdict::Unknown => {
                 stats.pairs_undecided += 1;
                 undecided = true;
+                cut_undecided.push((x, y, key));
             }
         }
     }
+    let mut not_decided = None;
     if undecided && findings.len() < want {
         let goal = Goal::Race { var: survivor.var };
-        search_windows(
+        let coverage = search_windows(
             &model,
             goal,
             options,
@@ -134,11 +187,42 @@ pub fn races_with(
             &mut stats,
             window_done,
         );
+        // The pairs the filter did not store went to this search too.
+        let unstored = survivor.pairs_left - survivor.pairs.len() as u64;
+        let open: Vec<(At, At)> = cut_undecided
+            .into_iter()
+            .filter(|(_, _, key)| !seen.contains(key))
+            .map(|(x, y, _)| (x, y))
+            .collect();
+        let count = open.len() as u64 + unstored;
+        let limit = if findings.len() >= want {
+            stats.pairs_not_tried += count;
+            None
+        } else if !coverage.complete {
+            stats.pairs_state_limit += count;
+            Some(Limit::States)
+        } else if coverage.windows > 1 {
+            stats.pairs_window_limit += count;
+            Some(Limit::Window)
+        } else {
+            stats.pairs_search_excluded += count;
+            None
+        };
+        let first = open.first().copied().or_else(|| {
+            let (x, y) = *survivor.pairs.first()?;
+            Some((local(x)?, local(y)?))
+        });
+        not_decided = limit.zip(first).map(|(limit, pair)| NotDecided {
+            pair,
+            pairs: count,
+            limit,
+        });
     }
     Solved {
         model,
         findings,
         stats,
+        not_decided,
     }
 }
 
@@ -178,6 +262,7 @@ pub fn deadlocks_with(
         model,
         findings,
         stats,
+        not_decided: None,
     }
 }
 
@@ -189,10 +274,15 @@ fn search_windows(
     findings: &mut Vec<Finding>,
     stats: &mut SolveStats,
     window_done: &(dyn Fn() + Sync),
-) {
+) -> Coverage {
     let want = options.want();
     let mut budget = options.max_states;
-    for w in window::split(model, options.window) {
+    let windows = window::split(model, options.window);
+    let mut coverage = Coverage {
+        windows: windows.len(),
+        complete: true,
+    };
+    for w in windows {
         if findings.len() >= want {
             break;
         }
@@ -209,9 +299,11 @@ fn search_windows(
         findings.extend(s.findings);
         if !s.complete && budget == 0 {
             stats.exhaustive_incomplete += 1;
+            coverage.complete = false;
             break;
         }
     }
+    coverage
 }
 
 /// The sites a deadlock's threads block at: two deadlocks with the same are one candidate.

@@ -153,6 +153,35 @@ fn listing1_stats_count_what_each_filter_removed() {
 }
 
 #[test]
+fn every_race_pair_left_by_the_filter_is_accounted_for() {
+    // Three unordered pairs on y: main's write (site 1) against task's writes at sites 2, 2 and
+    // 3, in three segments. With one candidate wanted, the first pair is witnessed and the other
+    // two are not tried; with one per pair of sites, the second pair is skipped for its sites.
+    let mut r = Run::new(2);
+    r.fork(0, 1).start(1).w(0, Y, 1);
+    r.w(1, Y, 2).lock(1, M).unlock(1, M).w(1, Y, 2).lock(1, M);
+    r.unlock(1, M).w(1, Y, 3).end(1).join(0, 1);
+    let counts = |options: &Options| {
+        let (stats, found) = crate::analyze(&r.traces(), options).expect("native analysis");
+        assert_eq!(stats.filter.pairs_left, 3);
+        assert!(stats.not_decided.is_empty());
+        let v = stats.solve;
+        (
+            found.len(),
+            v.pairs_witnessed,
+            v.pairs_same_sites,
+            v.pairs_not_tried,
+        )
+    };
+    assert_eq!(counts(&options()), (1, 1, 0, 2));
+    let all_sites = Options {
+        all_sites: true,
+        ..options()
+    };
+    assert_eq!(counts(&all_sites), (2, 2, 1, 0));
+}
+
+#[test]
 fn producer_consumer_with_wait_called_is_clean() {
     let mut r = Run::new(2);
     r.fork(0, 1)
@@ -522,7 +551,7 @@ fn three_threads_in_a_lock_cycle_deadlock() {
 
 #[test]
 fn summary_names_sites_and_objects_through_the_binary() {
-    use crate::candidates::{summary, CandidatesFile, Names, FORMAT_VERSION};
+    use crate::candidates::{summary, CandidatesFile, Limits, Names, FORMAT_VERSION};
     let (stats, candidates) =
         crate::analyze(&listing1().traces(), &options()).expect("native analysis");
     let file = CandidatesFile {
@@ -539,6 +568,10 @@ fn summary_names_sites_and_objects_through_the_binary() {
         &Names {
             site: &site,
             object: &object,
+        },
+        &Limits {
+            max_states: 10,
+            window: 10,
         },
     );
     assert!(

@@ -4,7 +4,8 @@
 //! writes `candidates.json` and one `schedule-<n>.json` per candidate into the trace directory
 //! ([`ilgen_analysis::candidates`]), and then, unless `--no-replay`, replays every candidate
 //! ([`ilgen_confirm::replay_all`]) and prints the report of the confirmed findings
-//! ([`ilgen_report`]); with `--no-replay` it prints the candidates' summary (or the file's JSON)
+//! ([`ilgen_report`]), led by the deadlock the recorded run itself ended in, if it did
+//! ([`ilgen_analysis::observed`]); with `--no-replay` it prints the candidates' summary (or the file's JSON)
 //! instead. Long analyses report their stages on stderr (on a terminal, or with `--progress`);
 //! stdout stays deterministic. Gives an exit code: [`exit::FINDINGS`] when replay confirmed
 //! something (with `--no-replay`: when there is a candidate), else [`exit::CLEAN`].
@@ -14,12 +15,12 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
-use ilgen_analysis::candidates::{self, CandidatesFile, Names};
+use ilgen_analysis::candidates::{self, CandidatesFile, Limits, Names};
 use ilgen_analysis::progress::Progress;
-use ilgen_analysis::{window, Backend, Checker, Options};
+use ilgen_analysis::{observed, window, Backend, Checker, Options};
 use ilgen_binary::Binary;
 use ilgen_report::{Context, Entry, Report};
-use ilgen_trace::TraceDir;
+use ilgen_trace::{RunEnd, TraceDir};
 
 use crate::dump;
 use crate::error::CliError;
@@ -33,15 +34,22 @@ pub struct DetectArgs {
     /// Stop at candidate schedules, without replaying them
     #[arg(long)]
     pub no_replay: bool,
-    /// Also list the candidates replay did not confirm, with the reason
+    /// Also list the candidates replay did not confirm, with the reason, and the race pairs a
+    /// limit left undecided, with the limit to raise
     #[arg(long)]
     pub show_all: bool,
+    /// After the report, print the analysis's counts: where every race pair went (text format)
+    #[arg(long)]
+    pub stats: bool,
     /// Seconds each replay may run before its process group is killed
     #[arg(long, default_value_t = ilgen_confirm::DEFAULT_TIMEOUT_SECS)]
     pub replay_timeout: u64,
     /// Sync events per window of the exhaustive search
     #[arg(long, default_value_t = window::DEFAULT_SIZE)]
     pub window: usize,
+    /// States the exhaustive search may visit per variable (and for deadlocks)
+    #[arg(long, default_value_t = MAX_STATES)]
+    pub max_states: usize,
     /// Candidates per shared variable (and deadlocks in all)
     #[arg(long, default_value_t = 1)]
     pub max_per_var: usize,
@@ -73,8 +81,8 @@ pub enum Solver {
     Fdr,
 }
 
-/// States the exhaustive search may visit for one variable (or for deadlocks) before it gives up:
-/// bounds time and memory (each state is kept for the visited set).
+/// Default of `--max-states`: states the exhaustive search may visit for one variable (or for
+/// deadlocks) before it gives up; bounds time and memory (each state is kept for the visited set).
 const MAX_STATES: usize = 200_000;
 
 /// States ilgen's CSP checker may explore per assertion (`--solver check`): it has no partial-order
@@ -95,9 +103,9 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
             "--replay-timeout must be at least 1".into(),
         ));
     }
-    if args.window == 0 || args.max_per_var == 0 {
+    if args.window == 0 || args.max_per_var == 0 || args.max_states == 0 {
         return Err(CliError::Input(
-            "--window and --max-per-var must be at least 1".into(),
+            "--window, --max-per-var and --max-states must be at least 1".into(),
         ));
     }
     let dir = dump::trace_dir(args.trace_dir.as_deref())?;
@@ -134,7 +142,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         max_per_var: args.max_per_var,
         all_sites: args.all_sites,
         window: args.window,
-        max_states: MAX_STATES,
+        max_states: args.max_states,
         backend,
     };
     let (stats, candidates) = ilgen_analysis::analyze_with(&trace.threads, &options, &progress)?;
@@ -166,18 +174,27 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     }
     if !args.no_replay {
         progress.begin(&format!("replaying {} candidate(s)", file.candidates.len()));
-        let report = if file.candidates.is_empty() {
+        let abs = ilgen_confirm::run::absolute(&dir)?;
+        // A run that did not exit may have ended deadlocked: that is a finding without replay.
+        let observed = (trace.meta.end != Some(RunEnd::Exit))
+            .then(|| observed::observed_deadlock(&trace.threads))
+            .flatten();
+        let binary = if file.candidates.is_empty() {
             // Nothing to replay: the binary need not even exist any more (it only names sites).
-            let dir = ilgen_confirm::run::absolute(&dir)?;
-            let binary = Binary::load(&trace.meta).ok();
-            let ctx = Context::new(binary.as_ref(), &trace.threads);
-            Report::new(&ctx, &trace.meta.binary, &dir.display().to_string())
+            Binary::load(&trace.meta).ok()
         } else {
             // Replaying a rebuilt binary proves nothing: its hash must be the recorded one.
-            let binary = Binary::load(&trace.meta)?;
-            let timeout = std::time::Duration::from_secs(args.replay_timeout);
-            confirm(&trace, &dir, &binary, &file, timeout)?
+            Some(Binary::load(&trace.meta)?)
         };
+        let ctx = Context::new(binary.as_ref(), &trace.threads);
+        let mut report = Report::new(&ctx, &trace.meta.binary, &abs.display().to_string());
+        if let Some(o) = &observed {
+            report.observe(&ctx, o, trace.meta.pid);
+        }
+        if !file.candidates.is_empty() {
+            let timeout = std::time::Duration::from_secs(args.replay_timeout);
+            confirm(&trace, &abs, &ctx, &file, timeout, &mut report)?;
+        }
         let c = &report.counts;
         progress.stage(&format!(
             "replayed {} candidate(s): {} confirmed",
@@ -185,7 +202,11 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
             c.confirmed_races + c.confirmed_deadlocks
         ));
         progress.finish();
-        print_out(&render(&report, args.format, args.show_all))?;
+        let mut text = render(&report, args.format, args.show_all);
+        if args.format == Format::Text {
+            text.push_str(&limits_text(&trace, &file, args));
+        }
+        print_out(&text)?;
         return Ok(if report.confirmed() {
             exit::FINDINGS
         } else {
@@ -194,23 +215,15 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     }
     let text = match args.format {
         Format::Json | Format::Sarif => format!("{json}\n"),
-        Format::Text => {
-            let binary = Binary::load_or_warn(&trace.meta, "sites are shown as ids");
-            let site = |id| {
-                let s = binary.as_ref()?.site(id)?;
-                Some(format!("{}:{} in {}", s.file, s.line, s.function))
-            };
-            let object = |addr| binary.as_ref()?.object_name(addr);
-            let names = Names {
-                site: &site,
-                object: &object,
-            };
-            format!(
-                "{}candidates written to {}\n",
-                candidates::summary(&file, &names),
-                path.display()
-            )
-        }
+        Format::Text => format!(
+            "{}candidates written to {}\n",
+            with_names(&trace, |names| candidates::summary(
+                &file,
+                names,
+                &limits(args)
+            )),
+            path.display()
+        ),
     };
     print_out(&text)?;
     Ok(if file.candidates.is_empty() {
@@ -218,6 +231,52 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     } else {
         exit::FINDINGS
     })
+}
+
+/// `f` given names for the recorded binary's sites and objects (ids and addresses when the
+/// binary cannot be read).
+fn with_names<R>(trace: &TraceDir, f: impl FnOnce(&Names) -> R) -> R {
+    let binary = Binary::load_or_warn(&trace.meta, "sites are shown as ids");
+    let site = |id| {
+        let s = binary.as_ref()?.site(id)?;
+        Some(format!("{}:{} in {}", s.file, s.line, s.function))
+    };
+    let object = |addr| binary.as_ref()?.object_name(addr);
+    f(&Names {
+        site: &site,
+        object: &object,
+    })
+}
+
+fn limits(args: &DetectArgs) -> Limits {
+    Limits {
+        max_states: args.max_states,
+        window: args.window,
+    }
+}
+
+/// What follows the text report: race pairs a limit left undecided (listed with `--show-all`,
+/// else counted in one line), and with `--stats` the analysis's counts.
+fn limits_text(trace: &TraceDir, file: &CandidatesFile, args: &DetectArgs) -> String {
+    let mut out = String::new();
+    let open = &file.stats.not_decided;
+    if args.show_all && !open.is_empty() {
+        out.push_str(&with_names(trace, |names| {
+            candidates::not_decided_text(&file.stats, names, &limits(args))
+        }));
+    } else if !open.is_empty() {
+        let pairs: u64 = open.iter().map(|n| n.pairs).sum();
+        out.push_str(&format!(
+            "ilgen: {pairs} race pair(s) on {} object(s) not decided (a limit stopped the \
+             search); --show-all lists them with the limit to raise\n",
+            open.len()
+        ));
+    }
+    if args.stats {
+        out.push_str("ilgen: analysis:\n");
+        out.push_str(&candidates::stats_text(&file.stats));
+    }
+    out
 }
 
 /// Removes the schedule files an earlier `ilgen detect` wrote, so that none outlives its candidate.
@@ -239,16 +298,17 @@ fn remove_old_schedules(dir: &Path) {
     }
 }
 
-/// Replays candidates `1..=n` of `file` (schedules in `dir`) on all cores; gives the report.
+/// Replays candidates `1..=n` of `file` (schedules in the absolute `dir`) on all cores; adds their
+/// verdicts to `report`.
 fn confirm(
     trace: &TraceDir,
     dir: &Path,
-    binary: &Binary,
+    ctx: &Context,
     file: &CandidatesFile,
     timeout: std::time::Duration,
-) -> Result<Report, CliError> {
-    let dir = ilgen_confirm::run::absolute(dir)?;
-    for (n, req) in ilgen_confirm::requests(&dir, file.candidates.len())
+    report: &mut Report,
+) -> Result<(), CliError> {
+    for (n, req) in ilgen_confirm::requests(dir, file.candidates.len())
         .iter()
         .enumerate()
     {
@@ -258,13 +318,11 @@ fn confirm(
             ilgen_confirm::run::command_line(&trace.meta, req)?
         );
     }
-    let runs = ilgen_confirm::replay_all(&trace.meta, &dir, file.candidates.len(), timeout)?;
-    let ctx = Context::new(Some(binary), &trace.threads);
-    let mut report = Report::new(&ctx, &trace.meta.binary, &dir.display().to_string());
+    let runs = ilgen_confirm::replay_all(&trace.meta, dir, file.candidates.len(), timeout)?;
     for (i, (c, r)) in file.candidates.iter().zip(runs).enumerate() {
         let verdict = ilgen_confirm::verdict::classify(&r);
         report.add(
-            &ctx,
+            ctx,
             &Entry {
                 number: i + 1,
                 candidate: c,
@@ -273,5 +331,5 @@ fn confirm(
             },
         );
     }
-    Ok(report)
+    Ok(())
 }

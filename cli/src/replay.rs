@@ -186,8 +186,9 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
 /// Replaces this process with gdb on the replay; returns only the error of starting it.
 fn gdb(meta: &Meta, schedule: &Path, out_dir: &Path, extra: &[String]) -> CliError {
     let options = match run::options(schedule, out_dir) {
-        // A user stopped at a breakpoint must not turn the replay into a divergence.
-        Ok(o) => format!("{o}:replay_timeout_ms=3600000"),
+        // A user stopped at a breakpoint must not turn the replay into a divergence, and a
+        // program being debugged is not stopped after its race.
+        Ok(o) => format!("{o}:replay_timeout_ms=3600000:verdict_grace_ms=0"),
         Err(e) => return e.into(),
     };
     if let Err(e) = std::fs::create_dir_all(out_dir) {

@@ -3,7 +3,8 @@
 //! Takes a [`ReplayRun`]; gives a [`Verdict`]: a confirmed race or deadlock (the online
 //! happens-before detector saw it in a real execution), no error (the schedule was followed and
 //! nothing happened), infeasible (the program took another path: the schedule diverged) or failed
-//! (no outcome: timeout, crash, refused schedule), each with its reason in words.
+//! (no outcome: timeout, crash, refused schedule), each with its reason in words. A race or
+//! deadlock the runtime wrote is final: a hang, crash or timeout after it changes nothing.
 
 use ilgen_trace::replay::{ResultKind, EXIT_BAD_SCHEDULE};
 use serde::Serialize;
@@ -41,7 +42,11 @@ pub struct Verdict {
 
 pub fn classify(run: &ReplayRun) -> Verdict {
     let v = |class, reason: String| Verdict { class, reason };
-    if run.ended == Ended::TimedOut {
+    let found = run
+        .outcome
+        .as_ref()
+        .is_ok_and(|o| matches!(o.result, ResultKind::Race | ResultKind::Deadlock));
+    if run.ended == Ended::TimedOut && !found {
         return v(
             Class::Failed,
             "the replay did not end within --replay-timeout; its process group was killed".into(),
@@ -148,9 +153,26 @@ mod tests {
         assert!(v.reason.contains("refused the schedule"), "{}", v.reason);
         let v = c(Ended::Signaled(11), None);
         assert!(v.reason.contains("signal 11"), "{}", v.reason);
-        // A timeout is a failure even when an earlier outcome was written.
-        let v = c(Ended::TimedOut, Some(ResultKind::Race));
+        // A timeout is a failure unless the runtime had already reached its verdict.
+        let v = c(Ended::TimedOut, Some(ResultKind::NoError));
         assert_eq!(v.class, Class::Failed);
         assert!(v.reason.contains("--replay-timeout"), "{}", v.reason);
+        assert_eq!(c(Ended::TimedOut, None).class, Class::Failed);
+        assert_eq!(
+            c(Ended::TimedOut, Some(ResultKind::Race)).class,
+            Class::ConfirmedRace
+        );
+        assert_eq!(
+            c(Ended::Signaled(11), Some(ResultKind::Deadlock)).class,
+            Class::ConfirmedDeadlock
+        );
+        assert_eq!(
+            c(
+                Ended::Exited(ilgen_trace::replay::EXIT_STOPPED),
+                Some(ResultKind::Race)
+            )
+            .class,
+            Class::ConfirmedRace
+        );
     }
 }

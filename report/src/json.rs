@@ -5,15 +5,18 @@
 //! - `tool`: `"ilgen"`, `tool_version`: the `ilgen` version.
 //! - `binary`, `trace_dir`: the recorded executable and trace.
 //! - `counts`: `candidates`, `confirmed_races`, `confirmed_deadlocks`, `no_error`, `infeasible`,
-//!   `failed`: one per candidate by its replay's verdict.
+//!   `failed`: one per candidate by its replay's verdict; `observed_deadlocks`: deadlocks the
+//!   recorded run itself ended in.
 //! - `findings`: confirmed, deduplicated by source lines, each with `kind`:
 //!   - `"race"`: `candidates` (numbers whose replay found it), `pid`, `replay_dir`, `current` and
 //!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write` | `free`,
 //!     `addr`, `size`, `location`), `object` (`name`, `offset`, `size` of the global, or null),
 //!     `threads`, `schedule`;
-//!   - `"deadlock"`: `candidates`, `pid`, `replay_dir`, `blocked` (`tid`, `op`, `object`,
-//!     `object_name`, `location`, `waits_for`, `holds`: `object`, `object_name`, `location`),
-//!     `cycle` (tids), `threads`, `schedule`.
+//!   - `"deadlock"`: `candidates`, `observed` (the recorded run ended in it; `candidates` may
+//!     then be empty), `pid`, `replay_dir`, `blocked` (`tid`, `op`, `object`, `object_name`,
+//!     `location`, `waits_for`, `holds`: `object`, `object_name`, `location`), `cycle` (tids),
+//!     `threads`, `schedule`, `lost_wakeups` (`cond`, `cond_name`, `waiter`, `wait`,
+//!     `signaller`, `signal`, `broadcast`).
 //! - `unconfirmed`: every other candidate: `candidate`, `predicted` (`race` | `deadlock`),
 //!   `verdict` (`no_error` | `infeasible` | `failed`), `reason`, `locations`.
 //! - `unjoined` (only when there are some): the threads never joined when the program exited.
@@ -25,8 +28,9 @@
 //!
 //! The JSON Schema is `tests/confirm/Inputs/ilgen-report.schema.json`.
 //!
-//! Versions: 1, first format; 2, `never_joined` on threads, `unjoined`, and the `free` access
-//! kind (a race on freed memory).
+//! Versions: 1, first format; 2, `never_joined` on threads, `unjoined`, the `free` access kind
+//! (a race on freed memory), and observed deadlocks (`observed`, `lost_wakeups`,
+//! `observed_deadlocks`).
 
 use serde::Serialize;
 

@@ -5,8 +5,9 @@
 //! deduplicated by their pair (or set) of source lines, each with the accesses or blocked
 //! operations, the object, the threads' creation sites and the schedule that exposed it; the
 //! counts of every verdict; every candidate that was not confirmed with the reason; and the
-//! threads the program never joined before it exited. The
-//! renderers ([`text`], [`json`], [`sarif`]) only print this data.
+//! threads the program never joined before it exited. A deadlock the recorded run itself ended in
+//! ([`Report::observe`], from `ilgen_analysis::observed`) is a finding too, with no replay needed.
+//! The renderers ([`text`], [`json`], [`sarif`]) only print this data.
 
 pub mod json;
 pub mod sarif;
@@ -15,11 +16,12 @@ pub mod text;
 use std::collections::{BTreeMap, BTreeSet};
 
 use ilgen_trace::format::ThreadTrace;
-use ilgen_trace::replay::{Outcome, RaceAccess, ThreadRef};
+use ilgen_trace::replay::{DeadlockReport, Outcome, RaceAccess, ThreadRef};
 use ilgen_trace::{Event, SiteId, SyncOp, ThreadId, NO_SITE, NO_THREAD};
 use serde::Serialize;
 
 use ilgen_analysis::candidates::{AccessName, Candidate, Step};
+use ilgen_analysis::observed::Observed;
 use ilgen_binary::Binary;
 use ilgen_confirm::run::ReplayRun;
 use ilgen_confirm::verdict::{Class, Verdict};
@@ -214,7 +216,12 @@ impl Race {
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Deadlock {
+    /// Candidates whose replay confirmed it (may be empty for an observed one).
     pub candidates: Vec<usize>,
+    /// The recorded run itself ended in it (killed or timed out while deadlocked): `pid` is the
+    /// recorded run's, `replay_dir` is empty unless a replay confirmed it too, and the schedule is
+    /// that replay's (empty without one).
+    pub observed: bool,
     pub pid: u32,
     pub replay_dir: String,
     pub blocked: Vec<Blocked>,
@@ -223,6 +230,21 @@ pub struct Deadlock {
     pub cycle: Vec<ThreadId>,
     pub threads: Vec<ThreadInfo>,
     pub schedule: Vec<ScheduleStep>,
+    /// Of an observed deadlock: condition variables signalled before their waiter waited.
+    pub lost_wakeups: Vec<LostWakeup>,
+}
+
+/// A signal (or broadcast) that came before the wait it was meant for, the wait not in a loop
+/// re-checking a predicate: the waiter waits for a wakeup already spent.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct LostWakeup {
+    pub cond: u64,
+    pub cond_name: Option<Object>,
+    pub waiter: ThreadId,
+    pub wait: Location,
+    pub signaller: ThreadId,
+    pub signal: Location,
+    pub broadcast: bool,
 }
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
@@ -270,6 +292,8 @@ pub struct Counts {
     pub no_error: usize,
     pub infeasible: usize,
     pub failed: usize,
+    /// Deadlocks the recorded run itself ended in (0 or 1).
+    pub observed_deadlocks: usize,
 }
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
@@ -311,6 +335,37 @@ impl Report {
         !self.findings.is_empty()
     }
 
+    /// Adds the deadlock the recorded run (process `pid`) ended in; call it before [`Report::add`],
+    /// so that a replay confirming the same deadlock joins it.
+    pub fn observe(&mut self, ctx: &Context, o: &Observed, pid: u32) {
+        self.counts.observed_deadlocks += 1;
+        let d = &o.deadlock;
+        let name = |addr| ctx.object(addr, None);
+        self.findings.push(Finding::Deadlock(Deadlock {
+            candidates: Vec::new(),
+            observed: true,
+            pid,
+            replay_dir: String::new(),
+            blocked: blocked(ctx, d, None),
+            cycle: d.cycle.clone(),
+            threads: threads(ctx, d.threads.iter().map(|b| &b.thread)),
+            schedule: Vec::new(),
+            lost_wakeups: o
+                .lost_wakeups
+                .iter()
+                .map(|w| LostWakeup {
+                    cond: w.cond,
+                    cond_name: name(w.cond),
+                    waiter: w.waiter,
+                    wait: ctx.location(w.wait_site),
+                    signaller: w.signaller,
+                    signal: ctx.location(w.signal_site),
+                    broadcast: w.broadcast,
+                })
+                .collect(),
+        }));
+    }
+
     /// Adds one candidate's verdict: its findings (merged with equal ones already there) or an
     /// [`Unconfirmed`] entry.
     pub fn add(&mut self, ctx: &Context, entry: &Entry) {
@@ -333,7 +388,16 @@ impl Report {
         for f in findings(ctx, entry, run, o) {
             match self.findings.iter_mut().find(|g| key(g) == key(&f)) {
                 Some(Finding::Race(r)) => push_new(&mut r.candidates, entry.number),
-                Some(Finding::Deadlock(d)) => push_new(&mut d.candidates, entry.number),
+                Some(Finding::Deadlock(d)) => {
+                    if d.candidates.is_empty() {
+                        // The observed deadlock, now also replayed: show the replay's schedule.
+                        if let Finding::Deadlock(r) = &f {
+                            d.replay_dir.clone_from(&r.replay_dir);
+                            d.schedule.clone_from(&r.schedule);
+                        }
+                    }
+                    push_new(&mut d.candidates, entry.number)
+                }
                 None => self.findings.push(f),
             }
         }
@@ -386,44 +450,51 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
         }));
     }
     if let Some(d) = &o.deadlock {
-        let name = |addr| ctx.object(addr, Some(o.load_base));
         out.push(Finding::Deadlock(Deadlock {
             candidates: vec![entry.number],
+            observed: false,
             pid: run.pid,
             replay_dir,
-            blocked: d
-                .threads
-                .iter()
-                .map(|b| Blocked {
-                    tid: b.thread.tid,
-                    // The runtime names a condition wait's second half "wake"; a thread stuck
-                    // there is, to the programmer, stuck in pthread_cond_wait.
-                    op: if b.op == "wake" {
-                        "wait".into()
-                    } else {
-                        b.op.clone()
-                    },
-                    object: b.object,
-                    object_name: name(b.object),
-                    location: ctx.location(b.site),
-                    waits_for: b.waits_for.clone(),
-                    holds: b
-                        .holds
-                        .iter()
-                        .map(|h| Held {
-                            object: h.object,
-                            object_name: name(h.object),
-                            location: ctx.location(h.site),
-                        })
-                        .collect(),
-                })
-                .collect(),
+            blocked: blocked(ctx, d, Some(o.load_base)),
             cycle: d.cycle.clone(),
             threads: threads(ctx, d.threads.iter().map(|b| &b.thread)),
             schedule,
+            lost_wakeups: Vec::new(),
         }));
     }
     out
+}
+
+/// The blocked threads of a deadlock of a process that loaded the executable at `base` (`None`:
+/// the recorded run).
+fn blocked(ctx: &Context, d: &DeadlockReport, base: Option<u64>) -> Vec<Blocked> {
+    let name = |addr| ctx.object(addr, base);
+    d.threads
+        .iter()
+        .map(|b| Blocked {
+            tid: b.thread.tid,
+            // The runtime names a condition wait's second half "wake"; a thread stuck there is,
+            // to the programmer, stuck in pthread_cond_wait.
+            op: if b.op == "wake" {
+                "wait".into()
+            } else {
+                b.op.clone()
+            },
+            object: b.object,
+            object_name: name(b.object),
+            location: ctx.location(b.site),
+            waits_for: b.waits_for.clone(),
+            holds: b
+                .holds
+                .iter()
+                .map(|h| Held {
+                    object: h.object,
+                    object_name: name(h.object),
+                    location: ctx.location(h.site),
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// The threads of a finding, each once, by tid.
@@ -617,5 +688,78 @@ mod tests {
         assert_eq!(json["format_version"], json::FORMAT_VERSION);
         assert_eq!(json["findings"][0]["kind"], "race");
         assert_eq!(json["unconfirmed"][0]["verdict"], "no_error");
+    }
+
+    #[test]
+    fn an_observed_deadlock_is_a_finding_a_replay_of_the_same_lines_joins() {
+        use ilgen_analysis::observed::LostWakeup;
+        use ilgen_trace::replay::{BlockedThread, DeadlockReport};
+        let ctx = Context {
+            binary: None,
+            forks: [(1, (0, 9))].into(),
+            unjoined: Default::default(),
+        };
+        let blocked = |tid, op: &str, site| BlockedThread {
+            thread: ThreadRef {
+                tid,
+                parent: 0,
+                child_index: 0,
+            },
+            op: op.into(),
+            site,
+            object: 0xc0,
+            waits_for: vec![],
+            holds: vec![],
+        };
+        let d = DeadlockReport {
+            threads: vec![blocked(0, "join", 20), blocked(1, "wake", 8)],
+            cycle: vec![],
+        };
+        let o = Observed {
+            deadlock: d.clone(),
+            lost_wakeups: vec![LostWakeup {
+                cond: 0xc0,
+                waiter: 1,
+                wait_site: 8,
+                signaller: 0,
+                signal_site: 16,
+                broadcast: false,
+            }],
+        };
+        let mut report = Report::new(&ctx, "/bin/a", "/t");
+        report.observe(&ctx, &o, 7);
+        assert!(report.confirmed());
+        let text = text::render(&report, false);
+        assert!(
+            text.contains("WARNING: ilgen: deadlock (observed in the recorded run) (pid=7)"),
+            "{text}"
+        );
+        assert!(text.contains("  Thread T1 is blocked in wait of 0xc0:\n    #0 site 8\n"));
+        assert!(text.contains("Main thread signalled 0xc0 before thread T1 waited on it"));
+        assert!(
+            text.contains("    signal at site 16\n    wait at site 8\n"),
+            "{text}"
+        );
+        assert!(text.contains("Observed: the recorded run (pid=7) ended with these threads"));
+        assert!(text.contains("ilgen: 1 deadlock(s) observed in the recorded run\n"));
+
+        // A replay that confirms the same blocked lines joins the observed finding.
+        let mut r = run(ResultKind::Deadlock, &[]);
+        if let Ok(out) = &mut r.outcome {
+            out.deadlock = Some(d);
+        }
+        add(&mut report, &ctx, 1, &candidate([5, 6]), &r);
+        assert_eq!(report.findings.len(), 1);
+        let Finding::Deadlock(f) = &report.findings[0] else {
+            panic!("a deadlock")
+        };
+        assert!(f.observed);
+        assert_eq!(f.candidates, vec![1]);
+        assert_eq!(f.replay_dir, "/t/replay-1");
+        assert_eq!(f.blocked[1].op, "wait");
+        let json: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+        assert_eq!(json["counts"]["observed_deadlocks"], 1);
+        assert_eq!(json["findings"][0]["observed"], true);
+        assert_eq!(json["findings"][0]["lost_wakeups"][0]["signal"]["site"], 16);
     }
 }

@@ -199,17 +199,25 @@ fn result(f: &Finding) -> Value {
                 .collect();
             let all: Vec<String> = d.blocked.iter().map(text).collect();
             let first = d.blocked.first();
+            let how = match (d.observed, d.candidates.is_empty()) {
+                (true, true) => "observed in the recorded run".to_owned(),
+                (true, false) => format!(
+                    "observed in the recorded run, confirmed by replay, candidate {}",
+                    numbers(&d.candidates)
+                ),
+                (false, _) => format!("confirmed by replay, candidate {}", numbers(&d.candidates)),
+            };
             json!({
                 "ruleId": RULE_DEADLOCK,
                 "ruleIndex": 1,
                 "level": "error",
-                "message": {"text": format!("Deadlock: {} (confirmed by replay, candidate {})",
-                    all.join("; "), numbers(&d.candidates))},
+                "message": {"text": format!("Deadlock: {} ({how})", all.join("; "))},
                 "locations": first.map(|b| vec![physical(&b.location, Some(text(b)))])
                     .unwrap_or_default(),
                 "relatedLocations": related,
                 "codeFlows": thread_flows(&d.schedule, &last),
-                "properties": {"pid": d.pid, "replayDir": d.replay_dir, "cycle": d.cycle}
+                "properties": {"pid": d.pid, "replayDir": d.replay_dir, "cycle": d.cycle,
+                    "observed": d.observed}
             })
         }
     }

@@ -3,7 +3,8 @@
 //! lines, the object, the threads' creation sites, the schedule that exposed it and a `SUMMARY`
 //! line; then the counts of every verdict, and with `show_all` every unconfirmed candidate with
 //! its reason and every thread never joined when the program exited. A finding whose thread was
-//! never joined says so under the thread's creation site.
+//! never joined says so under the thread's creation site. A deadlock the recorded run ended in
+//! says so, with its lost wakeups, and the schedule of the replay that confirmed it too, if one did.
 
 use std::fmt::Write as _;
 
@@ -28,6 +29,13 @@ pub fn render(report: &Report, show_all: bool) -> String {
          no error, {} infeasible, {} failed",
         c.candidates, c.confirmed_races, c.confirmed_deadlocks, c.no_error, c.infeasible, c.failed
     );
+    if c.observed_deadlocks > 0 {
+        let _ = writeln!(
+            out,
+            "ilgen: {} deadlock(s) observed in the recorded run",
+            c.observed_deadlocks
+        );
+    }
     let _ = writeln!(
         out,
         "ilgen: {} finding(s) confirmed (deduplicated by source lines)",
@@ -88,10 +96,11 @@ fn race(out: &mut String, r: &Race) {
 
 fn deadlock(out: &mut String, d: &Deadlock) {
     let _ = writeln!(out, "{RULE}");
-    let what = if d.cycle.is_empty() {
-        "deadlock"
-    } else {
-        "lock-order-inversion (deadlock)"
+    let what = match (d.cycle.is_empty(), d.observed) {
+        (true, false) => "deadlock",
+        (false, false) => "lock-order-inversion (deadlock)",
+        (true, true) => "deadlock (observed in the recorded run)",
+        (false, true) => "lock-order-inversion (deadlock observed in the recorded run)",
     };
     let _ = writeln!(out, "WARNING: ilgen: {what} (pid={})", d.pid);
     if !d.cycle.is_empty() {
@@ -134,8 +143,35 @@ fn deadlock(out: &mut String, d: &Deadlock) {
         }
         let _ = writeln!(out);
     }
+    for w in &d.lost_wakeups {
+        let _ = writeln!(
+            out,
+            "  Lost wakeup: {} {} {} before {} waited on it, and the wait does not re-check a \
+             predicate in a loop: the wakeup was spent before the wait began.",
+            capital(&thread_name(w.signaller)),
+            if w.broadcast {
+                "broadcast"
+            } else {
+                "signalled"
+            },
+            object(w.cond, &w.cond_name),
+            thread_name(w.waiter)
+        );
+        let _ = writeln!(out, "    signal at {}", summary(&w.signal));
+        let _ = writeln!(out, "    wait at {}", summary(&w.wait));
+        let _ = writeln!(out);
+    }
     threads(out, &d.threads);
-    schedule(out, &d.schedule, &d.candidates, &d.replay_dir);
+    if d.candidates.is_empty() {
+        let _ = writeln!(
+            out,
+            "  Observed: the recorded run (pid={}) ended with these threads blocked.",
+            d.pid
+        );
+        let _ = writeln!(out);
+    } else {
+        schedule(out, &d.schedule, &d.candidates, &d.replay_dir);
+    }
     let first = d.blocked.first().map(|b| summary(&b.location));
     let _ = writeln!(
         out,

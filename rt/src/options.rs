@@ -57,6 +57,9 @@ pub struct Options {
     /// Replay: how long every live thread must stay blocked in program sync operations before
     /// the replay reports a deadlock.
     pub deadlock_ms: u32,
+    /// Replay: once a race is confirmed, the program is stopped when it completes no sync
+    /// operation for this long; 0 never stops it (a debugger session).
+    pub verdict_grace_ms: u32,
     /// Record: schedule perturbation seed (`record::chaos`); 0 is off.
     pub chaos: u64,
     /// Record: PCT's bug depth d: each thread's priority drops at d - 1 of its operations.
@@ -92,7 +95,7 @@ pub const TABLE: &[OptionSpec] = &[
         default: "record",
         help: "record: write the trace; off: run the program untouched; replay: enforce the \
                schedule file `schedule` and report races and deadlocks (exit 86 diverged, \
-               87 deadlock, 88 schedule refused)",
+               87 deadlock, 88 schedule refused, 89 stopped after a race)",
         set: |o, v| {
             o.mode = match v {
                 "record" => Mode::Record,
@@ -205,7 +208,8 @@ pub const TABLE: &[OptionSpec] = &[
     OptionSpec {
         name: "replay_timeout_ms",
         default: "2000",
-        help: "replay: the schedule is diverged when its next step is not taken for this long",
+        help: "replay, last resort: the schedule is diverged when its next step is not taken \
+               for this long (the threads' state decides sooner when it can)",
         set: |o, v| {
             o.replay_timeout_ms = parse_num(v, 10, 3_600_000)?;
             Ok(())
@@ -214,10 +218,20 @@ pub const TABLE: &[OptionSpec] = &[
     OptionSpec {
         name: "deadlock_ms",
         default: "300",
-        help: "replay: a deadlock is reported when every live thread stays blocked in a program \
-               sync operation for this long",
+        help: "replay, last resort: a deadlock is reported when every live thread stays blocked \
+               in a program sync operation for this long (at once when the state proves it)",
         set: |o, v| {
             o.deadlock_ms = parse_num(v, 10, 3_600_000)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
+        name: "verdict_grace_ms",
+        default: "1000",
+        help: "replay: once a race is confirmed (and on disk), the program is stopped when it \
+               completes no sync operation for this long (exit 89); 0: never",
+        set: |o, v| {
+            o.verdict_grace_ms = parse_num(v, 0, 3_600_000)?;
             Ok(())
         },
     },
@@ -305,6 +319,7 @@ impl Default for Options {
             outcome_dir: String::new(),
             replay_timeout_ms: 0,
             deadlock_ms: 0,
+            verdict_grace_ms: 0,
             chaos: 0,
             chaos_depth: 0,
             chaos_delay_us: 0,

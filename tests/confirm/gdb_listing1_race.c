@@ -15,7 +15,7 @@
 
 // CHECK:      Breakpoint 1 at {{.*}}
 // CHECK:      hit Breakpoint 1, {{.*}}__ilgen_report_hook
-// CHECK:      ILGEN_OPTIONS = mode=replay:schedule=/{{.*}}.trace/schedule-1.json:outcome_dir=/{{.*}}.trace/replay-gdb:replay_timeout_ms=3600000
+// CHECK:      ILGEN_OPTIONS = mode=replay:schedule=/{{.*}}.trace/schedule-1.json:outcome_dir=/{{.*}}.trace/replay-gdb:replay_timeout_ms=3600000:verdict_grace_ms=0
 // CHECK:      #0 {{.*}}__ilgen_report_hook
 // CHECK:      #[[N:[0-9]+]] {{.*}} in task (arg={{.*}}) at {{.*}}listing1_race.c:55
 // CHECK:      #[[N]] {{.*}} in task (arg={{.*}}) at {{.*}}listing1_race.c:55

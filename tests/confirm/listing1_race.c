@@ -114,7 +114,8 @@ int main(void) {
 // JSON-NEXT:   "confirmed_deadlocks": 0,
 // JSON-NEXT:   "no_error": 0,
 // JSON-NEXT:   "infeasible": 0,
-// JSON-NEXT:   "failed": 0
+// JSON-NEXT:   "failed": 0,
+// JSON-NEXT:   "observed_deadlocks": 0
 // JSON-NEXT: },
 // JSON-NEXT: "findings": [
 // JSON-NEXT:   {

@@ -13,6 +13,13 @@
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
 // RUN: sh -c '%ilgen detect --no-replay %t.trace; echo "exit=$?"' | FileCheck --check-prefix=WHOLE %s
 // RUN: sh -c '%ilgen detect --no-replay --window 4 %t.trace; echo "exit=$?"' | FileCheck --check-prefix=SMALL %s
+//
+// The pair is not dropped silently: detect says a limit left it undecided, --show-all names it
+// and the limit to raise, --stats counts it by reason. A state limit too small for the one
+// window says so in the same way.
+// RUN: sh -c '%ilgen detect --window 4 %t.trace; echo "exit=$?"' | FileCheck --check-prefix=HINT %s
+// RUN: sh -c '%ilgen detect --window 4 --show-all --stats %t.trace; echo "exit=$?"' | FileCheck --check-prefix=LIMIT %s
+// RUN: sh -c '%ilgen detect --max-states 5 --show-all --stats %t.trace; echo "exit=$?"' | FileCheck --check-prefix=STATES %s
 #include <pthread.h>
 
 #include "ilgen_test.h"
@@ -51,8 +58,8 @@ int main(void) {
 // WHOLE:        solver: race pairs by cuts: 0 witnessed, 0 ruled out, 1 undecided;
 // WHOLE-SAME:   exhaustive: {{[1-9][0-9]*}} window(s)
 // WHOLE:      candidate 1: data race on x
-// WHOLE-NEXT:   write by thread 0 at {{.*}}window_false_negative.c:43 in main
-// WHOLE-NEXT:   write by thread 1 at {{.*}}window_false_negative.c:34 in task
+// WHOLE-NEXT:   write by thread 0 at {{.*}}window_false_negative.c:50 in main
+// WHOLE-NEXT:   write by thread 1 at {{.*}}window_false_negative.c:41 in task
 // WHOLE-NEXT:   schedule:
 // task's section on m comes first, then main takes m (and is about to write x).
 // WHOLE-NEXT:     thread 0: fork thread 1
@@ -68,7 +75,33 @@ int main(void) {
 // SMALL:        solver: race pairs by cuts: 0 witnessed, 0 ruled out, 1 undecided;
 // SMALL-SAME:   exhaustive: 0 window(s)
 // SMALL-NOT:  candidate 1
+// SMALL:      not decided: 1 race pair(s) on x ({{.*}}), e.g. write by thread 0 at {{.*}}window_false_negative.c:50 in main {{.*}} and write by thread 1 at {{.*}}window_false_negative.c:41 in task {{.*}}: the exhaustive search covers one window of sync events at a time; raise --window (now 4)
+// SMALL-NOT:  candidate 1
 // SMALL:      exit=0
+
+// HINT:      ilgen: 0 finding(s) confirmed (deduplicated by source lines)
+// HINT-NEXT: ilgen: 1 race pair(s) on 1 object(s) not decided (a limit stopped the search); --show-all lists them with the limit to raise
+// HINT-NEXT: exit=0
+
+// LIMIT:      ilgen: 0 finding(s) confirmed (deduplicated by source lines)
+// LIMIT-NEXT: not decided: 1 race pair(s) on x {{.*}}: the exhaustive search covers one window of sync events at a time; raise --window (now 4)
+// LIMIT-NEXT: ilgen: analysis:
+// LIMIT:        race pairs left without a candidate, by reason:
+// LIMIT-NEXT:     ordered by happens-before (filter): 0
+// LIMIT-NEXT:     a common lock (filter): 0
+// LIMIT-NEXT:     ruled out by a cut: 0
+// LIMIT-NEXT:     ruled out by the exhaustive search: 0
+// LIMIT-NEXT:     their two sites already had a candidate: 0
+// LIMIT-NEXT:     not tried: the object had its --max-per-var candidates: 0
+// LIMIT-NEXT:     not decided: state limit (--max-states): 0
+// LIMIT-NEXT:     not decided: window limit (--window): 1
+// LIMIT-NEXT:   findings without events of their model: 0
+// LIMIT-NEXT: exit=0
+
+// STATES:      not decided: 1 race pair(s) on x {{.*}}: the exhaustive search stopped at the state limit; raise --max-states (now 5)
+// STATES:          not decided: state limit (--max-states): 1
+// STATES-NEXT:     not decided: window limit (--window): 0
+// STATES:      exit=0
 
 // The CSP back end decides the recorded run as the native solver does (tests/csp).
 // RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace

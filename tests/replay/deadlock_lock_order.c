@@ -9,6 +9,10 @@
 // RUN: python3 %S/Inputs/schedule.py %t.trace 0:0:fork 1:0:start 0:1:lock 1:1:lock 0:2:lock 1:2:lock > %t.json
 // RUN: env DEADLOCK_REPLAY=1 ILGEN_OPTIONS=mode=replay:schedule=%t.json:trace_dir=%t.trace \
 // RUN:   bash -c '%t; echo "exit status $?"' 2>&1 | python3 %S/Inputs/sites.py %t | FileCheck %s
+// Both threads wait for a lock the other holds: the state proves the deadlock, so it is reported
+// at once, long before deadlock_ms (the clock's last resort) would.
+// RUN: env DEADLOCK_REPLAY=1 ILGEN_OPTIONS=mode=replay:schedule=%t.json:trace_dir=%t.trace:deadlock_ms=30000 \
+// RUN:   python3 %S/../Inputs/within.py 10 87 -- %t 2>&1 | python3 %S/Inputs/sites.py %t | FileCheck %s --check-prefix=STATE
 // RUN: FileCheck %s --check-prefix=OUTCOME < %t.trace/replay-outcome.json
 //
 // The same replay 20 times finds the same deadlock.
@@ -49,15 +53,18 @@ int main(void) {
   return 0;
 }
 
+// STATE:      WARNING: ilgen: deadlock (lock cycle) (pid={{[0-9]+}})
+// STATE:      Cycle: T0 -> T1 -> T0
+
 // CHECK:      ==================
 // CHECK-NEXT: WARNING: ilgen: deadlock (lock cycle) (pid={{[0-9]+}})
-// CHECK-NEXT:   Thread T0 is blocked in lock of 0x[[B:[0-9a-f]+]] at site {{[0-9]+}} (deadlock_lock_order.c:43), waiting for T1
-// CHECK-NEXT:     T0 holds 0x[[A:[0-9a-f]+]], acquired at site {{[0-9]+}} (deadlock_lock_order.c:42)
-// CHECK-NEXT:   Thread T1 is blocked in lock of 0x[[A]] at site {{[0-9]+}} (deadlock_lock_order.c:31), waiting for T0
-// CHECK-NEXT:     T1 holds 0x[[B]], acquired at site {{[0-9]+}} (deadlock_lock_order.c:30)
+// CHECK-NEXT:   Thread T0 is blocked in lock of 0x[[B:[0-9a-f]+]] at site {{[0-9]+}} (deadlock_lock_order.c:47), waiting for T1
+// CHECK-NEXT:     T0 holds 0x[[A:[0-9a-f]+]], acquired at site {{[0-9]+}} (deadlock_lock_order.c:46)
+// CHECK-NEXT:   Thread T1 is blocked in lock of 0x[[A]] at site {{[0-9]+}} (deadlock_lock_order.c:35), waiting for T0
+// CHECK-NEXT:     T1 holds 0x[[B]], acquired at site {{[0-9]+}} (deadlock_lock_order.c:34)
 // CHECK-NEXT:   Cycle: T0 -> T1 -> T0
 // CHECK-EMPTY:
-// CHECK-NEXT: SUMMARY: ilgen: deadlock T0 lock at site {{.*}}(deadlock_lock_order.c:43), T1 lock at site {{.*}}(deadlock_lock_order.c:31)
+// CHECK-NEXT: SUMMARY: ilgen: deadlock T0 lock at site {{.*}}(deadlock_lock_order.c:47), T1 lock at site {{.*}}(deadlock_lock_order.c:35)
 // CHECK-NEXT: ==================
 // CHECK-NEXT: exit status 87
 

@@ -13,8 +13,10 @@
 // RUN: FileCheck %s --check-prefix=KIND-OUTCOME < %t.trace/replay-outcome.json
 //
 // A step no thread ever takes (T0 has no operation #9; its lock waits for the schedule to end).
+// Every thread waits at the gate or in the program for a step after it: decided from that state,
+// not by the clock (replay_timeout_ms, the last resort, is far away).
 // RUN: python3 %S/Inputs/schedule.py %t.trace 0:0:fork 1:0:start 1:1:lock 0:9:lock > %t.never.json
-// RUN: env ILGEN_OPTIONS=mode=replay:schedule=%t.never.json:trace_dir=%t.trace:replay_timeout_ms=300 \
+// RUN: env ILGEN_OPTIONS=mode=replay:schedule=%t.never.json:trace_dir=%t.trace:replay_timeout_ms=30000 \
 // RUN:   bash -c '%t; echo "exit status $?"' 2>&1 | FileCheck %s --check-prefix=NEVER
 // RUN: FileCheck %s --check-prefix=NEVER-OUTCOME < %t.trace/replay-outcome.json
 //
@@ -70,7 +72,7 @@ int main(void) {
 // KIND-OUTCOME-NEXT:     "index": 1,
 // KIND-OUTCOME-NEXT:     "op": "lock",
 
-// NEVER:      ilgen: replay diverged: step 3 (T0 operation #9 lock at site 0) was not taken within 300 ms: T0 waits at the gate before its operation #1 (exit status 86)
+// NEVER:      ilgen: replay diverged: step 3 (T0 operation #9 lock at site 0) cannot be taken: T0 waits at the gate before its operation #1 (exit status 86)
 // NEVER-NEXT: exit status 86
 // NEVER-OUTCOME:      "result": "diverged",
 // NEVER-OUTCOME-NEXT: "schedule_followed": false,

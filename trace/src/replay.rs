@@ -5,13 +5,16 @@
 //! deadlock, no error, diverged), every race report, the deadlock, the divergence reason and
 //! whether the whole schedule was followed. Reports name sites by id and threads by recorded tid
 //! (with their stable identity, parent and nth child); the CLI renders `file:line` from the
-//! binary's site table.
+//! binary's site table. [`DeadlockReport`] also describes a deadlock observed in a recorded run,
+//! and [`wait_for_cycle`] finds the lock cycle of either.
 //!
 //! The replaying process exits with the program's own status, except:
 //! [`EXIT_DIVERGED`] (the schedule could not be followed), [`EXIT_DEADLOCK`] (every live thread
 //! blocked in a program sync operation) and [`EXIT_BAD_SCHEDULE`] (the schedule could not be read,
-//! or was made for another binary). `result` in the file is authoritative; the exit status only
-//! tells which of those ended the run.
+//! or was made for another binary), [`EXIT_STOPPED`] (the runtime stopped a program that stopped
+//! moving after a race was confirmed). `result` in the file is authoritative: it is written,
+//! durably, the moment a race or deadlock is confirmed, so a program that hangs, crashes or is
+//! killed afterwards keeps its verdict; the exit status only tells which of those ended the run.
 //!
 //! JSON, versioned ([`OUTCOME_VERSION`]; bump on any change):
 //! - 1: first format.
@@ -35,6 +38,9 @@ pub const EXIT_DIVERGED: i32 = 86;
 pub const EXIT_DEADLOCK: i32 = 87;
 /// Exit status of a replay that refused its schedule (unreadable, another binary, no `schedule`).
 pub const EXIT_BAD_SCHEDULE: i32 = 88;
+/// Exit status of a replay the runtime ended after a confirmed race, the program having completed
+/// no sync operation for `verdict_grace_ms` (it spun, slept or hung on the path the race opened).
+pub const EXIT_STOPPED: i32 = 89;
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
@@ -157,6 +163,51 @@ pub struct StepRef {
     pub site: SiteId,
 }
 
+/// A wait-for cycle among `edges` (thread → threads it waits for), starting at its lowest tid;
+/// empty when there is none.
+pub fn wait_for_cycle(edges: &[(ThreadId, Vec<ThreadId>)]) -> Vec<ThreadId> {
+    let next = |t: ThreadId| -> &[ThreadId] {
+        edges
+            .iter()
+            .find(|(u, _)| *u == t)
+            .map(|(_, v)| v.as_slice())
+            .unwrap_or(&[])
+    };
+    // Depth-first from each thread in tid order, with the current path on a stack.
+    let mut starts: Vec<ThreadId> = edges.iter().map(|(t, _)| *t).collect();
+    starts.sort_unstable();
+    for &s in &starts {
+        let mut path = vec![s];
+        let mut choice = vec![0usize];
+        while let Some(&top) = path.last() {
+            let i = *choice.last().unwrap_or(&0);
+            let succ = next(top);
+            if i >= succ.len() {
+                path.pop();
+                choice.pop();
+                continue;
+            }
+            *choice.last_mut().expect("choice follows path") += 1;
+            let n = succ[i];
+            if let Some(at) = path.iter().position(|&p| p == n) {
+                let mut cycle = path[at..].to_vec();
+                let min = cycle
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(_, t)| **t)
+                    .map(|(i, _)| i);
+                cycle.rotate_left(min.unwrap_or(0));
+                return cycle;
+            }
+            if path.len() <= edges.len() {
+                path.push(n);
+                choice.push(0);
+            }
+        }
+    }
+    Vec::new()
+}
+
 impl Outcome {
     pub fn read(dir: &Path) -> Result<Outcome, TraceError> {
         read_versioned(
@@ -174,6 +225,20 @@ impl Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_threads_waiting_for_each_other_are_a_cycle() {
+        let edges = vec![(1, vec![0]), (0, vec![1])];
+        assert_eq!(wait_for_cycle(&edges), vec![0, 1]);
+    }
+
+    #[test]
+    fn a_chain_is_no_cycle_and_a_longer_cycle_is_found() {
+        assert!(wait_for_cycle(&[(0, vec![1]), (1, vec![2]), (2, vec![])]).is_empty());
+        assert!(wait_for_cycle(&[(0, vec![]), (1, vec![])]).is_empty());
+        let edges = vec![(5, vec![7]), (7, vec![3]), (3, vec![5]), (9, vec![3])];
+        assert_eq!(wait_for_cycle(&edges), vec![3, 5, 7]);
+    }
 
     #[test]
     fn outcome_round_trips_with_snake_case_result() {

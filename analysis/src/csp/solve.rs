@@ -111,6 +111,7 @@ fn solve(
         model,
         findings,
         stats,
+        not_decided: None,
     })
 }
 

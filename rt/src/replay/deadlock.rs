@@ -6,10 +6,21 @@
 //! - a deadlock report when every live thread has stayed blocked in a program sync operation
 //!   (not at the schedule gate) for `deadlock_ms`: each thread's operation, site and object, the
 //!   threads it waits for (a lock's owners, a joined child), the locks it holds, and a wait-for
-//!   cycle when there is one ([`find_cycle`]);
+//!   cycle when there is one ([`wait_for_cycle`]);
 //! - a divergence when the schedule is unfinished and its next step has not been taken for
 //!   `replay_timeout_ms`, saying what the expected thread is doing instead (never created, ended,
-//!   blocked in another operation, running elsewhere).
+//!   blocked in another operation, running elsewhere);
+//! - the end of a program that, after a race was confirmed (the verdict is on disk), completes no
+//!   sync operation for `verdict_grace_ms`: the path the race opened spins or hangs, and nothing
+//!   it could still find justifies waiting for the runner's timeout.
+//!
+//! Both verdicts are decided from state where the state decides them: every live thread blocked
+//! in an operation nothing can complete any more ([`stuck`]: a lock another thread holds, a join of a live thread, a condition wait no signal came after) is a deadlock at once;
+//! a next step whose thread has ended, or is stuck while every other thread waits at the gate or
+//! is stuck too, is a divergence at once. Both need the threads' statuses unchanged over two
+//! watchdog ticks. Only what the state cannot decide (a thread running elsewhere, a semaphore,
+//! a barrier, a reader lock) waits for the wall clock, `deadlock_ms` and `replay_timeout_ms`, as
+//! a last resort: a loaded machine then delays a verdict but does not change it.
 //!
 //! Time the whole process spends stopped (a debugger at a breakpoint, SIGSTOP) is not counted: a
 //! watchdog tick that comes back much later than it slept for restarts both clocks.
@@ -19,10 +30,10 @@
 //! failure, and the gate's waiting never counts as blocked.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ilgen_trace::replay::{BlockedThread, DeadlockReport, Divergence, HeldLock};
+use ilgen_trace::replay::{wait_for_cycle, BlockedThread, DeadlockReport, Divergence, HeldLock};
 use ilgen_trace::{SiteId, SyncOp, ThreadId};
 
 use crate::replay;
@@ -41,6 +52,78 @@ pub(crate) fn acquired(lock: u64, tid: ThreadId, site: SiteId) {
         .push((tid, site));
 }
 
+/// Condition variable → signals and broadcasts so far; thread → (condition, that count when it
+/// began to wait).
+static SIGNALS: Mutex<BTreeMap<u64, u64>> = Mutex::new(BTreeMap::new());
+static WAITS: Mutex<BTreeMap<ThreadId, (u64, u64)>> = Mutex::new(BTreeMap::new());
+
+/// `cond` was signalled or broadcast (before the real call: a waiter counts it as a possible
+/// wakeup from then on).
+pub(crate) fn signalled(cond: u64) {
+    *SIGNALS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(cond)
+        .or_default() += 1;
+}
+
+/// Thread `tid` begins to wait on `cond`.
+pub(crate) fn waits(tid: ThreadId, cond: u64) {
+    let n = SIGNALS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&cond)
+        .copied()
+        .unwrap_or(0);
+    WAITS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(tid, (cond, n));
+}
+
+/// Whether thread `tid`, blocked in `op`, can never return from it whatever the threads that
+/// are blocked or gated do: `Some(true)` when the state proves it, `Some(false)` when it may be
+/// returning already, `None` when the state cannot tell.
+pub(crate) fn stuck(tid: ThreadId, op: SyncOp, threads: &[Arc<ThreadInfo>]) -> Option<bool> {
+    match op {
+        SyncOp::MutexLock { mutex: lock }
+        | SyncOp::RwWrLock { lock }
+        | SyncOp::SpinLock { lock } => {
+            // Held by another thread; a lock the thread holds itself may be recursive.
+            let owners = OWNERS.lock().unwrap_or_else(|e| e.into_inner());
+            let held_by = owners.get(&lock).map_or(&[][..], Vec::as_slice);
+            if held_by.iter().any(|&(t, _)| t != tid) {
+                Some(true)
+            } else if held_by.is_empty() {
+                Some(false)
+            } else {
+                None
+            }
+        }
+        SyncOp::Join { child } => Some(
+            threads
+                .iter()
+                .find(|i| i.me.tid == child)
+                .is_some_and(|i| i.status().0 != Status::Ended),
+        ),
+        SyncOp::CondWake { cond, .. } => {
+            let waited = WAITS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&tid)
+                .copied();
+            let now = SIGNALS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&cond)
+                .copied()
+                .unwrap_or(0);
+            (waited == Some((cond, now))).then_some(true)
+        }
+        _ => None,
+    }
+}
+
 pub(crate) fn released(lock: u64, tid: ThreadId) {
     let mut owners = OWNERS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(v) = owners.get_mut(&lock) {
@@ -51,51 +134,6 @@ pub(crate) fn released(lock: u64, tid: ThreadId) {
             owners.remove(&lock);
         }
     }
-}
-
-/// A wait-for cycle among `edges` (thread → threads it waits for), starting at its lowest tid;
-/// empty when there is none.
-pub(crate) fn find_cycle(edges: &[(ThreadId, Vec<ThreadId>)]) -> Vec<ThreadId> {
-    let next = |t: ThreadId| -> &[ThreadId] {
-        edges
-            .iter()
-            .find(|(u, _)| *u == t)
-            .map(|(_, v)| v.as_slice())
-            .unwrap_or(&[])
-    };
-    // Depth-first from each thread in tid order, with the current path on a stack.
-    let mut starts: Vec<ThreadId> = edges.iter().map(|(t, _)| *t).collect();
-    starts.sort_unstable();
-    for &s in &starts {
-        let mut path = vec![s];
-        let mut choice = vec![0usize];
-        while let Some(&top) = path.last() {
-            let i = *choice.last().unwrap_or(&0);
-            let succ = next(top);
-            if i >= succ.len() {
-                path.pop();
-                choice.pop();
-                continue;
-            }
-            *choice.last_mut().expect("choice follows path") += 1;
-            let n = succ[i];
-            if let Some(at) = path.iter().position(|&p| p == n) {
-                let mut cycle = path[at..].to_vec();
-                let min = cycle
-                    .iter()
-                    .enumerate()
-                    .min_by_key(|(_, t)| **t)
-                    .map(|(i, _)| i);
-                cycle.rotate_left(min.unwrap_or(0));
-                return cycle;
-            }
-            if path.len() <= edges.len() {
-                path.push(n);
-                choice.push(0);
-            }
-        }
-    }
-    Vec::new()
 }
 
 fn blocked_thread(info: &ThreadInfo, op: SyncOp, site: SiteId) -> BlockedThread {
@@ -145,6 +183,11 @@ fn watch(r: &'static Replay) {
     let tick = u64::from(o.deadlock_ms.min(o.replay_timeout_ms) / 5).clamp(2, 50);
     // The blocked threads' (tid, status generation) when all were first seen blocked, and when.
     let mut stable: Option<(Vec<(ThreadId, u64)>, u64)> = None;
+    // Threads seen and sync operations they completed, when that count last changed.
+    let mut moving: Option<((usize, u64), u64)> = None;
+    // The cursor and every thread's (tid, status generation) at the last tick: a state seen
+    // twice in a row is settled.
+    let mut last_state: Option<(usize, Vec<(ThreadId, u64)>)> = None;
     let mut last_tick = now_ms();
     loop {
         std::thread::sleep(Duration::from_millis(tick));
@@ -153,6 +196,7 @@ fn watch(r: &'static Replay) {
             // The process was stopped: nothing could move meanwhile.
             r.touch();
             stable = None;
+            moving = None;
         }
         last_tick = woke;
         let threads = replay::thread::all();
@@ -169,11 +213,24 @@ fn watch(r: &'static Replay) {
                 .iter()
                 .all(|(_, s, _)| matches!(s, Status::Blocked { .. }));
         let now = now_ms();
+        let state = (
+            r.cursor(),
+            live.iter()
+                .map(|(i, _, g)| (i.me.tid, *g))
+                .collect::<Vec<_>>(),
+        );
+        let settled = last_state.as_ref() == Some(&state);
+        last_state = Some(state);
+        let proven = |i: &ThreadInfo, s: &Status| match *s {
+            Status::Blocked { op, .. } => stuck(i.me.tid, op, &threads) == Some(true),
+            _ => false,
+        };
         if all_blocked {
             let sig: Vec<(ThreadId, u64)> = live.iter().map(|(i, _, g)| (i.me.tid, *g)).collect();
             match &stable {
                 Some((s, since)) if *s == sig => {
-                    if now.saturating_sub(*since) >= u64::from(o.deadlock_ms) {
+                    let by_state = settled && live.iter().all(|(i, s, _)| proven(i, s));
+                    if by_state || now.saturating_sub(*since) >= u64::from(o.deadlock_ms) {
                         replay::report::deadlock(deadlock_report(&live));
                     }
                 }
@@ -182,10 +239,43 @@ fn watch(r: &'static Replay) {
         } else {
             stable = None;
         }
-        if !r.finished()
-            && now.saturating_sub(r.last_progress_ms()) >= u64::from(o.replay_timeout_ms)
-        {
-            replay::report::diverged(timeout(r, &threads));
+        if !r.finished() {
+            let step = r.plan.step_ref(r.cursor());
+            let expected = step.tid;
+            let next = live.iter().find(|(i, _, _)| i.me.tid == expected);
+            let ended = next.is_none() && threads.iter().any(|i| i.me.tid == expected);
+            let others_wait = live.iter().all(|(i, s, _)| {
+                i.me.tid == expected || matches!(s, Status::Gated { .. }) || proven(i, s)
+            });
+            // At the gate before an earlier operation of its own, the thread waits for a step
+            // that comes after the one it has to take.
+            let next_stuck = next.is_some_and(|(i, s, _)| match *s {
+                Status::Gated { index } => index < step.index,
+                _ => proven(i, s),
+            });
+            if settled && (ended || (next_stuck && others_wait)) {
+                replay::report::diverged(divergence(r, &threads, "cannot be taken"));
+            }
+            if now.saturating_sub(r.last_progress_ms()) >= u64::from(o.replay_timeout_ms) {
+                let within = format!("was not taken within {} ms", o.replay_timeout_ms);
+                replay::report::diverged(divergence(r, &threads, &within));
+            }
+        }
+        if o.verdict_grace_ms > 0 && replay::report::has_verdict() {
+            let done: u64 = threads
+                .iter()
+                .map(|i| u64::from(i.syncs.load(std::sync::atomic::Ordering::Relaxed)))
+                .sum();
+            let count = (threads.len(), done);
+            match moving {
+                Some((c, since)) if c == count => {
+                    let quiet = now.saturating_sub(since);
+                    if quiet >= u64::from(o.verdict_grace_ms) {
+                        replay::report::stopped(quiet);
+                    }
+                }
+                _ => moving = Some((count, now)),
+            }
         }
     }
 }
@@ -204,12 +294,14 @@ fn deadlock_report(live: &[(&ThreadInfo, Status, u64)]) -> DeadlockReport {
         .map(|t| (t.thread.tid, t.waits_for.clone()))
         .collect();
     DeadlockReport {
-        cycle: find_cycle(&edges),
+        cycle: wait_for_cycle(&edges),
         threads,
     }
 }
 
-fn timeout(r: &Replay, threads: &[std::sync::Arc<ThreadInfo>]) -> Divergence {
+/// The divergence at the schedule's next step, which `why` ("cannot be taken", "was not taken
+/// within N ms"), with what its thread is doing instead.
+fn divergence(r: &Replay, threads: &[Arc<ThreadInfo>], why: &str) -> Divergence {
     let p = r.cursor();
     let expected = r.plan.step_ref(p);
     let info = threads.iter().find(|i| i.me.tid == expected.tid);
@@ -235,13 +327,8 @@ fn timeout(r: &Replay, threads: &[std::sync::Arc<ThreadInfo>]) -> Divergence {
     Divergence {
         step: Some(p as u32),
         reason: format!(
-            "step {p} (T{} operation #{} {} at site {}) was not taken within {} ms: T{} {doing}",
-            expected.tid,
-            expected.index,
-            expected.op,
-            expected.site,
-            r.options.replay_timeout_ms,
-            expected.tid
+            "step {p} (T{} operation #{} {} at site {}) {why}: T{} {doing}",
+            expected.tid, expected.index, expected.op, expected.site, expected.tid
         ),
         expected: Some(expected),
         got: None,
@@ -253,17 +340,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn two_threads_waiting_for_each_other_are_a_cycle() {
-        let edges = vec![(1, vec![0]), (0, vec![1])];
-        assert_eq!(find_cycle(&edges), vec![0, 1]);
-    }
-
-    #[test]
-    fn a_chain_is_no_cycle_and_a_longer_cycle_is_found() {
-        assert!(find_cycle(&[(0, vec![1]), (1, vec![2]), (2, vec![])]).is_empty());
-        assert!(find_cycle(&[(0, vec![]), (1, vec![])]).is_empty());
-        let edges = vec![(5, vec![7]), (7, vec![3]), (3, vec![5]), (9, vec![3])];
-        assert_eq!(find_cycle(&edges), vec![3, 5, 7]);
+    fn the_state_proves_a_held_lock_or_an_unsignalled_wait_stuck_and_no_more() {
+        // Addresses and tids no other test uses: the tables are process-wide.
+        let (lock, cond, me) = (0xdead_1000u64, 0xdead_2000u64, 5);
+        let lock_op = SyncOp::MutexLock { mutex: lock };
+        assert_eq!(stuck(me, lock_op, &[]), Some(false), "a free lock is taken");
+        acquired(lock, 6, 1);
+        assert_eq!(stuck(me, lock_op, &[]), Some(true));
+        released(lock, 6);
+        acquired(lock, me, 1);
+        assert_eq!(
+            stuck(me, lock_op, &[]),
+            None,
+            "its own lock may be recursive"
+        );
+        released(lock, me);
+        let wake = SyncOp::CondWake {
+            cond,
+            mutex: lock,
+            timed_out: false,
+        };
+        waits(me, cond);
+        assert_eq!(stuck(me, wake, &[]), Some(true));
+        signalled(cond);
+        assert_eq!(stuck(me, wake, &[]), None, "the signal may be waking it");
+        assert_eq!(stuck(me, SyncOp::SemWait { sem: 1 }, &[]), None);
     }
 
     #[test]

@@ -4,14 +4,17 @@
 //! (the gate); gives, for each, first [`__ilgen_report_hook`] (on the thread that found it: for a
 //! race, the thread making the second access, so that a debugger stopped there shows the racing
 //! line with `up`), then TSan-shaped text on stderr, then `replay-outcome.json`
-//! (`ilgen_trace::replay::Outcome`) rewritten with everything found so far, so that a run that
-//! crashes later still leaves its races on disk. A race is reported once per pair of sites.
+//! (`ilgen_trace::replay::Outcome`) rewritten with everything found so far, durably (written,
+//! synced and renamed into place before the program goes on), so that a run that hangs or crashes
+//! later still leaves its races on disk: the verdict is final. A race is reported once per pair
+//! of sites.
 //!
 //! Sites are ids into the binary's site table and threads are recorded tids: the runtime cannot
 //! name source lines cheaply; `ilgen` renders the outcome with `file:line`.
 //!
 //! How the replay ends: a deadlock writes the outcome and exits with `EXIT_DEADLOCK`, a divergence
-//! with `EXIT_DIVERGED`, a refused schedule with `EXIT_BAD_SCHEDULE`; otherwise the program's own
+//! with `EXIT_DIVERGED`, a refused schedule with `EXIT_BAD_SCHEDULE`, a program the watchdog stops
+//! after a confirmed race ([`stopped`]) with `EXIT_STOPPED`; otherwise the program's own
 //! exit runs [`at_exit`], which writes the final outcome (diverged, with `EXIT_DIVERGED`, when the
 //! program ended before the schedule did and nothing was found).
 
@@ -23,7 +26,7 @@ use std::sync::Mutex;
 
 use ilgen_trace::replay::{
     DeadlockReport, Divergence, Outcome, RaceAccess, RaceReport, ResultKind, EXIT_BAD_SCHEDULE,
-    EXIT_DEADLOCK, EXIT_DIVERGED, OUTCOME_FILE, OUTCOME_VERSION,
+    EXIT_DEADLOCK, EXIT_DIVERGED, EXIT_STOPPED, OUTCOME_FILE, OUTCOME_VERSION,
 };
 use ilgen_trace::{AccessKind, SiteId, ThreadId};
 
@@ -227,13 +230,20 @@ fn outcome(f: &Findings, r: &Replay) -> Outcome {
     }
 }
 
-/// Writes `dir/replay-outcome.json` through a temporary file, so a reader never sees half of it.
+/// Writes `dir/replay-outcome.json` through a temporary file, synced before and after the rename,
+/// so a reader never sees half of it and a crash or kill right after loses nothing.
 fn write(dir: &Path, o: &Outcome) {
+    use std::io::Write as _;
     let path = dir.join(OUTCOME_FILE);
     let tmp = dir.join(format!("{OUTCOME_FILE}.{}.tmp", std::process::id()));
     let done = std::fs::create_dir_all(dir)
-        .and_then(|_| std::fs::write(&tmp, o.to_json() + "\n"))
-        .and_then(|_| std::fs::rename(&tmp, &path));
+        .and_then(|_| {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all((o.to_json() + "\n").as_bytes())?;
+            f.sync_all()
+        })
+        .and_then(|_| std::fs::rename(&tmp, &path))
+        .and_then(|_| std::fs::File::open(dir)?.sync_all());
     if let Err(e) = done {
         crate::runtime::say(&format!("ilgen: failed to write {}: {e}", path.display()));
     }
@@ -244,6 +254,30 @@ fn write_current() {
     let Some(r) = replay::gate::get() else { return };
     let f = findings();
     write(&r.outcome_dir, &outcome(&f, r));
+}
+
+/// Whether a race has been confirmed (and written).
+pub(crate) fn has_verdict() -> bool {
+    !findings().races.is_empty()
+}
+
+/// The program completed no sync operation for `quiet_ms` after a race was confirmed: the
+/// outcome, already final, is written once more and the process ends with `EXIT_STOPPED` (the
+/// runner then kills the rest of its process group).
+pub(crate) fn stopped(quiet_ms: u64) -> ! {
+    let Some(r) = replay::gate::get() else {
+        exit(EXIT_STOPPED)
+    };
+    if !replay::gate::stop() {
+        park();
+    }
+    crate::runtime::say(&format!(
+        "ilgen: replay stopped: a race was confirmed and the program completed no sync operation \
+         for {quiet_ms} ms since (exit status {EXIT_STOPPED})"
+    ));
+    let f = findings();
+    write(&r.outcome_dir, &outcome(&f, r));
+    exit(EXIT_STOPPED)
 }
 
 /// Ends the process with `status`, after the program's buffered output.

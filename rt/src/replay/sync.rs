@@ -106,10 +106,14 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         | SyncOp::RwUnlock { lock }
         | SyncOp::SpinUnlock { lock }
         | SyncOp::CondWait { mutex: lock, .. } => {
+            if let SyncOp::CondWait { cond, .. } = *op {
+                replay::deadlock::waits(tid, cond);
+            }
             replay::deadlock::released(lock, tid);
             replay::hb::with_clocks(|c| c.release(lock, Role::Lock, tid, clock));
         }
         SyncOp::CondSignal { cond } | SyncOp::CondBroadcast { cond } => {
+            replay::deadlock::signalled(cond);
             replay::hb::with_clocks(|c| c.release(cond, Role::Cond, tid, clock));
         }
         SyncOp::BarrierEnter { barrier } => {
