@@ -7,8 +7,8 @@
 //! happens-before and locksets) → [`solve`] (per surviving variable: cut-based fast path, else
 //! exhaustive search over [`window`]s; deadlocks on the sync-only model) or [`csp`] (the same model
 //! as CSP_M, decided by a CSP checker) → [`finding`] → [`candidates`]. Every solver moves through
-//! the model by the sync semantics of [`state`]. Nothing here runs the program: replay is
-//! `ilgen-confirm`'s.
+//! the model by the sync semantics of [`semantics`] (the native one through [`state`]). Nothing
+//! here runs the program: replay is `ilgen-confirm`'s.
 
 pub mod analyze;
 pub mod busy;
@@ -21,6 +21,7 @@ pub mod model;
 pub mod options;
 pub mod prepare;
 pub mod progress;
+pub mod semantics;
 pub mod solve;
 pub mod state;
 #[cfg(any(test, feature = "testkit"))]
