@@ -16,20 +16,23 @@
 //!     `cycle` (tids), `threads`, `schedule`.
 //! - `unconfirmed`: every other candidate: `candidate`, `predicted` (`race` | `deadlock`),
 //!   `verdict` (`no_error` | `infeasible` | `failed`), `reason`, `locations`.
-//! - A `location` is `site` (id in the binary's site table) and, when the binary names it,
-//!   `file`, `line`, `column`, `function`. A thread is `tid`, `parent` (null for main) and
+//! - A `location` is `site` (id in the binary's site table, null for thread start and end) and,
+//!   when the binary names it, `file`, `line`, `column`, `function`. A thread is `tid`, `parent` (null for main) and
 //!   `created_at` (the fork's location, or null); a schedule step is `tid`, `op`, optional `peer`,
 //!   `object`, `object_name`, and `location`.
 //!
 //! The JSON Schema is `tests/confirm/Inputs/ilgen-report.schema.json`.
 //!
-//! Versions: 1, first format.
+//! Versions:
+//! - 1: first format.
+//! - 2: a location's `site` is null when absent (was 4294967295); `op` is one of the names of
+//!   `ilgen_trace::OpKind` (spelled as before).
 
 use serde::Serialize;
 
 use crate::Report;
 
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct Versioned<'a> {

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use ilgen_trace::format::ThreadTrace;
 use ilgen_trace::replay::{Outcome, RaceAccess, ThreadRef};
-use ilgen_trace::{Event, SiteId, SyncOp, ThreadId, NO_SITE, NO_THREAD};
+use ilgen_trace::{known_site, Event, OpKind, SiteId, SyncOp, ThreadId};
 use serde::Serialize;
 
 use ilgen_analysis::candidates::{AccessName, Candidate, Step};
@@ -45,10 +45,10 @@ impl<'a> Context<'a> {
         Context { binary, forks }
     }
 
-    pub fn location(&self, site: SiteId) -> Location {
-        let source = (site != NO_SITE)
-            .then(|| self.binary?.site(site))
-            .flatten()
+    /// Where `site` is; `None`: no instrumented instruction made the event.
+    pub fn location(&self, site: Option<SiteId>) -> Location {
+        let source = site
+            .and_then(|site| self.binary?.site(site))
             .map(|s| Source {
                 file: s.file.clone(),
                 line: s.line,
@@ -72,7 +72,7 @@ impl<'a> Context<'a> {
 
     fn thread(&self, tid: ThreadId) -> ThreadInfo {
         let (parent, created_at) = match self.forks.get(&tid) {
-            Some(&(p, site)) => (Some(p), Some(self.location(site))),
+            Some(&(p, site)) => (Some(p), Some(self.location(known_site(site)))),
             None => (None, None),
         };
         ThreadInfo {
@@ -86,7 +86,8 @@ impl<'a> Context<'a> {
 /// A source site: its id in the binary's site table and, when the binary names it, where it is.
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Location {
-    pub site: SiteId,
+    /// `None` (JSON null) for an event no instrumented instruction made (thread start and end).
+    pub site: Option<SiteId>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
 }
@@ -101,9 +102,9 @@ pub struct Source {
 
 impl Location {
     /// What deduplication compares: file and line when known, else the site id.
-    fn key(&self) -> (String, u32) {
+    fn key(&self) -> (String, Option<u32>) {
         match &self.source {
-            Some(s) => (s.file.clone(), s.line),
+            Some(s) => (s.file.clone(), Some(s.line)),
             None => (String::new(), self.site),
         }
     }
@@ -138,7 +139,7 @@ pub struct Access {
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct ScheduleStep {
     pub tid: ThreadId,
-    pub op: String,
+    pub op: OpKind,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peer: Option<ThreadId>,
     /// Recorded address of the object operated on.
@@ -180,7 +181,7 @@ pub struct Deadlock {
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Blocked {
     pub tid: ThreadId,
-    pub op: String,
+    pub op: OpKind,
     pub object: u64,
     pub object_name: Option<Object>,
     pub location: Location,
@@ -296,7 +297,7 @@ fn push_new(v: &mut Vec<usize>, n: usize) {
 
 /// What makes two findings the same: the unordered pair of access lines of a race, the set of
 /// blocked lines of a deadlock.
-fn key(f: &Finding) -> (u8, BTreeSet<(String, u32)>) {
+fn key(f: &Finding) -> (u8, BTreeSet<(String, Option<u32>)>) {
     match f {
         Finding::Race(r) => (
             0,
@@ -316,7 +317,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             kind: a.kind.into(),
             addr: a.addr,
             size: a.size,
-            location: ctx.location(a.site),
+            location: ctx.location(known_site(a.site)),
         };
         out.push(Finding::Race(Race {
             candidates: vec![entry.number],
@@ -342,10 +343,10 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
                     tid: b.thread.tid,
                     // The runtime names a condition wait's second half "wake"; a thread stuck
                     // there is, to the programmer, stuck in pthread_cond_wait.
-                    op: if b.op == "wake" {
-                        "wait".into()
+                    op: if b.op == OpKind::Wake {
+                        OpKind::Wait
                     } else {
-                        b.op.clone()
+                        b.op
                     },
                     object: b.object,
                     object_name: name(b.object),
@@ -386,8 +387,8 @@ fn schedule(ctx: &Context, c: &Candidate) -> Vec<ScheduleStep> {
 fn step(ctx: &Context, s: &Step) -> ScheduleStep {
     ScheduleStep {
         tid: s.tid,
-        op: s.op.clone(),
-        peer: s.peer.filter(|&p| p != NO_THREAD),
+        op: s.op,
+        peer: s.peer,
         object: s.object,
         object_name: s.object.and_then(|a| ctx.object(a, None)),
         location: ctx.location(s.site),
@@ -398,7 +399,10 @@ fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
     let (predicted, locations) = match entry.candidate {
         Candidate::Race { accesses, .. } => (
             "race",
-            accesses.iter().map(|a| ctx.location(a.site)).collect(),
+            accesses
+                .iter()
+                .map(|a| ctx.location(known_site(a.site)))
+                .collect(),
         ),
         Candidate::Deadlock { blocked, .. } => (
             "deadlock",
@@ -441,15 +445,27 @@ mod tests {
             accesses: [side(0, sites[0]), side(1, sites[1])],
             schedule: ScheduleOut {
                 prefix_steps: 0,
-                steps: vec![Step {
-                    tid: 0,
-                    op: "fork".into(),
-                    object: None,
-                    peer: Some(1),
-                    site: 9,
-                    seq: Some(0),
-                    op_index: 0,
-                }],
+                steps: vec![
+                    Step {
+                        tid: 0,
+                        op: OpKind::Fork,
+                        object: None,
+                        peer: Some(1),
+                        site: Some(9),
+                        seq: Some(0),
+                        op_index: 0,
+                    },
+                    // No instrumented instruction starts a thread: its location has no site.
+                    Step {
+                        tid: 1,
+                        op: OpKind::Start,
+                        object: None,
+                        peer: None,
+                        site: None,
+                        seq: Some(1),
+                        op_index: 0,
+                    },
+                ],
             },
         }
     }
@@ -458,7 +474,7 @@ mod tests {
         let access = |tid, site| RaceAccess {
             thread: ThreadRef {
                 tid,
-                parent: 0,
+                parent: Some(0),
                 child_index: 0,
             },
             kind: AccessKind::Write,
@@ -522,7 +538,10 @@ mod tests {
             panic!("a race")
         };
         assert_eq!(r.candidates, vec![1, 2]);
-        assert_eq!(r.threads[1].created_at.as_ref().map(|l| l.site), Some(9));
+        assert_eq!(
+            r.threads[1].created_at.as_ref().map(|l| l.site),
+            Some(Some(9))
+        );
         assert_eq!(report.counts.confirmed_races, 2);
         assert_eq!(report.counts.no_error, 1);
         assert_eq!(report.unconfirmed[0].candidate, 3);

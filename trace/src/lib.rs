@@ -3,6 +3,7 @@
 //! Takes nothing at run time; gives the types and encoders that the runtime (`ilgen-rt`, writer),
 //! the pass (`ilgen-pass`, site tables and hook names) and the analyzer (`ilgen`, reader) share:
 //! - [`event`]: what a thread did ([`Event`]: a memory access or a sync operation);
+//! - [`kind`]: the kind of a sync operation ([`OpKind`]), as every later stage names it;
 //! - [`format`]: thread files and the trace directory, versioned;
 //! - [`meta`]: the run's metadata file;
 //! - [`schedule`]: the order of sync operations a replay enforces;
@@ -14,13 +15,16 @@ pub mod abi;
 pub mod event;
 pub mod format;
 mod json;
+pub mod kind;
 pub mod meta;
 pub mod replay;
 pub mod schedule;
 pub mod sites;
 
 pub use event::{
-    Access, AccessKind, Event, SiteId, Sync, SyncOp, ThreadId, NO_SITE, NO_THREAD, PENDING,
+    known_site, known_thread, site_text, Access, AccessKind, Event, SiteId, Sync, SyncOp, ThreadId,
+    NO_SITE, NO_THREAD, PENDING,
 };
 pub use format::{TraceDir, TraceError, FORMAT_VERSION};
+pub use kind::OpKind;
 pub use meta::{Meta, RunEnd};

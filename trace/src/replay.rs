@@ -16,6 +16,9 @@
 //! JSON, versioned ([`OUTCOME_VERSION`]; bump on any change):
 //! - 1: first format.
 //! - 2: `load_base`, so the reader can name the globals of a replay run under ASLR.
+//! - 3: absent values are `null`, never u32::MAX: a thread's `parent` (main), the `site` of a
+//!   blocked thread, a held lock and a step (thread start and end); `op` is one of the names of
+//!   [`crate::OpKind`] (the same spelling as before, now checked on reading).
 
 use std::path::Path;
 
@@ -24,8 +27,9 @@ use serde::{Deserialize, Serialize};
 use crate::event::{AccessKind, SiteId, ThreadId};
 use crate::format::TraceError;
 use crate::json::read_versioned;
+use crate::kind::OpKind;
 
-pub const OUTCOME_VERSION: u32 = 2;
+pub const OUTCOME_VERSION: u32 = 3;
 pub const OUTCOME_FILE: &str = "replay-outcome.json";
 
 /// Exit status of a replay whose schedule could not be followed.
@@ -72,7 +76,8 @@ pub enum ResultKind {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThreadRef {
     pub tid: ThreadId,
-    pub parent: ThreadId,
+    /// `None` for main and threads created by uninstrumented code.
+    pub parent: Option<ThreadId>,
     pub child_index: u32,
 }
 
@@ -107,9 +112,10 @@ pub struct DeadlockReport {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct BlockedThread {
     pub thread: ThreadRef,
-    /// `SyncOp::name` of the operation it is blocked in.
-    pub op: String,
-    pub site: SiteId,
+    /// The operation it is blocked in.
+    pub op: OpKind,
+    /// `None` when no instrumented instruction made it (the thread's end).
+    pub site: Option<SiteId>,
     /// The mutex, lock, condition variable, semaphore or barrier (0 for a join).
     pub object: u64,
     /// Threads that hold `object` (its owner for a lock; the child for a join).
@@ -121,7 +127,7 @@ pub struct BlockedThread {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeldLock {
     pub object: u64,
-    pub site: SiteId,
+    pub site: Option<SiteId>,
 }
 
 /// Why the schedule could not be followed.
@@ -142,8 +148,8 @@ pub struct Divergence {
 pub struct StepRef {
     pub tid: ThreadId,
     pub index: u32,
-    pub op: String,
-    pub site: SiteId,
+    pub op: OpKind,
+    pub site: Option<SiteId>,
 }
 
 impl Outcome {
@@ -164,7 +170,7 @@ mod tests {
     fn outcome_round_trips_with_snake_case_result() {
         let t = ThreadRef {
             tid: 1,
-            parent: 0,
+            parent: Some(0),
             child_index: 0,
         };
         let a = RaceAccess {
@@ -187,11 +193,26 @@ mod tests {
                 current: a,
                 previous: a,
             }],
-            deadlock: None,
+            deadlock: Some(DeadlockReport {
+                threads: vec![BlockedThread {
+                    thread: ThreadRef { parent: None, ..t },
+                    op: OpKind::Join,
+                    site: None,
+                    object: 0,
+                    waits_for: vec![1],
+                    holds: vec![],
+                }],
+                cycle: vec![],
+            }),
             divergence: None,
         };
         let json = o.to_json();
         assert!(json.contains(r#""result": "no_error""#), "{json}");
+        // Absent values are null, never a sentinel number.
+        assert!(json.contains(r#""parent": null"#), "{json}");
+        assert!(json.contains(r#""op": "join","#), "{json}");
+        assert!(json.contains(r#""site": null"#), "{json}");
+        assert!(!json.contains("4294967295"), "{json}");
         assert_eq!(serde_json::from_str::<Outcome>(&json).unwrap(), o);
         let dir = std::env::temp_dir().join(format!("ilgen-outcome-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

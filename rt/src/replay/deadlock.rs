@@ -23,7 +23,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use ilgen_trace::replay::{BlockedThread, DeadlockReport, Divergence, HeldLock};
-use ilgen_trace::{SiteId, SyncOp, ThreadId};
+use ilgen_trace::{known_site, site_text, SiteId, SyncOp, ThreadId};
 
 use crate::replay;
 use crate::replay::gate::{now_ms, Replay};
@@ -114,13 +114,16 @@ fn blocked_thread(info: &ThreadInfo, op: SyncOp, site: SiteId) -> BlockedThread 
         .flat_map(|(&lock, v)| {
             v.iter()
                 .filter(|&&(t, _)| t == me)
-                .map(move |&(_, site)| HeldLock { object: lock, site })
+                .map(move |&(_, site)| HeldLock {
+                    object: lock,
+                    site: known_site(site),
+                })
         })
         .collect();
     BlockedThread {
         thread: info.me,
-        op: op.name().to_owned(),
-        site,
+        op: op.kind(),
+        site: known_site(site),
         object,
         waits_for,
         holds,
@@ -231,11 +234,11 @@ fn timeout(r: &Replay, threads: &[std::sync::Arc<ThreadInfo>]) -> Divergence {
     Divergence {
         step: Some(p as u32),
         reason: format!(
-            "step {p} (T{} operation #{} {} at site {}) was not taken within {} ms: T{} {doing}",
+            "step {p} (T{} operation #{} {} at {}) was not taken within {} ms: T{} {doing}",
             expected.tid,
             expected.index,
             expected.op,
-            expected.site,
+            site_text(expected.site),
             r.options.replay_timeout_ms,
             expected.tid
         ),
@@ -272,7 +275,7 @@ mod tests {
         let t = ThreadInfo::for_test(3);
         let b = blocked_thread(&t, SyncOp::MutexLock { mutex: lock }, 12);
         assert_eq!(b.waits_for, vec![2]);
-        assert_eq!(b.op, "lock");
+        assert_eq!(b.op, ilgen_trace::OpKind::Lock);
         released(lock, 2);
         let b = blocked_thread(&t, SyncOp::MutexLock { mutex: lock }, 12);
         assert!(b.waits_for.is_empty());
