@@ -423,13 +423,32 @@ impl Model {
         }
     }
 
-    /// Whether a state whose thread positions are `pos` can be a deadlock at all: not once the
-    /// main thread (tid 0) has run all its events, since its return ends the process with every
-    /// thread still blocked (threads left waiting at exit are not a deadlock).
+    /// Whether a state whose thread positions are `pos` can be a deadlock at all: not once a
+    /// thread that ends the process ([`Model::ends_process`]) has run all its events, since the
+    /// process then exits with every thread still blocked (threads left waiting at exit are not a
+    /// deadlock).
     pub fn process_alive(&self, pos: &[usize]) -> bool {
-        !self.threads.iter().zip(pos).any(|(t, &p)| {
-            t.tid == 0 && self.next_stop_from(t, p).is_none() && !self.ran_pending(0, p)
-        })
+        !self
+            .threads
+            .iter()
+            .enumerate()
+            .zip(pos)
+            .any(|((i, t), &p)| {
+                self.ends_process(i)
+                    && self.next_stop_from(t, p).is_none()
+                    && !self.ran_pending(i, p)
+            })
+    }
+
+    /// Whether thread `t` ends the process once it has run all its events: main (its return is
+    /// an exit), or a thread whose last event is `exit()`/`quick_exit()`.
+    pub fn ends_process(&self, t: usize) -> bool {
+        let thread = &self.threads[t];
+        thread.tid == 0
+            || matches!(
+                thread.events.last(),
+                Some(ModelEvent::Sync { observed, .. }) if observed.op == SyncOp::Exit
+            )
     }
 
     fn next_stop_from(&self, thread: &ModelThread, pos: usize) -> Option<usize> {

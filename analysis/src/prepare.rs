@@ -307,9 +307,11 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                     },
                     None => ModelOp::Nop,
                 },
+                // Exit is not modelled yet: main's return does not bound the other threads.
                 SyncOp::MutexTimedLock { .. }
                 | SyncOp::Detach { .. }
-                | SyncOp::WaitLoopEnter { .. } => ModelOp::Nop,
+                | SyncOp::WaitLoopEnter { .. }
+                | SyncOp::Exit => ModelOp::Nop,
             };
             match op {
                 ModelOp::Lock { mutex } | ModelOp::WaitReturn { mutex, .. } => order.push(mutex),

@@ -97,6 +97,8 @@ struct Mode {
     links_executable: bool,
     /// The user chose the debug info level (any `-g...`).
     has_debug_flag: bool,
+    /// `-static` or `-static-pie`: no shared library, so calls are routed at link time.
+    static_link: bool,
 }
 
 /// Options whose value is the next argument: that argument is no input file.
@@ -208,6 +210,8 @@ fn classify(args: &[OsString]) -> Mode {
         }
         if NO_LINK.contains(&a) || a.starts_with("-print-") || a.starts_with("--print-") {
             no_link = true;
+        } else if a == "-static" || a == "-static-pie" {
+            mode.static_link = true;
         } else if a.starts_with("-g") {
             mode.has_debug_flag = true;
         } else if a.starts_with("-x") {
@@ -250,9 +254,15 @@ pub fn clang_args(tools: &Tools, user: &[OsString]) -> Vec<OsString> {
     out.extend(user.iter().cloned());
     if mode.links_executable {
         // After the user's objects, so that the archive resolves their hooks; the runtime needs
-        // threads, dlsym (to reach the real functions it wraps) and libm.
+        // threads, dlsym (to reach the real functions it wraps) and libm. The pthread calls of
+        // uninstrumented code (libstdc++'s std::thread) are routed to the runtime too.
         out.push(tools.runtime.clone().into_os_string());
         out.extend(["-lpthread", "-ldl", "-lm"].map(OsString::from));
+        out.extend(
+            ilgen_trace::abi::interpose_link_flags(mode.static_link)
+                .into_iter()
+                .map(OsString::from),
+        );
     }
     out
 }
@@ -313,13 +323,31 @@ mod tests {
             .join(" ")
     }
 
+    /// The interposition flags a link ends with.
+    fn interposed(static_link: bool) -> String {
+        ilgen_trace::abi::interpose_link_flags(static_link).join(" ")
+    }
+
     #[test]
     fn compile_and_link_adds_plugin_lines_and_runtime() {
         assert_eq!(
             render("-O0 a.c -o a"),
-            "-fpass-plugin=/x/libilgen_pass.so -fplugin=/x/libilgen_pass.so -gline-tables-only \
-             -O0 a.c -o a /x/libilgen_rt.a -lpthread -ldl -lm"
+            format!(
+                "-fpass-plugin=/x/libilgen_pass.so -fplugin=/x/libilgen_pass.so \
+                 -gline-tables-only -O0 a.c -o a /x/libilgen_rt.a -lpthread -ldl -lm {}",
+                interposed(false)
+            )
         );
+    }
+
+    #[test]
+    fn static_links_wrap_the_interposed_calls_dynamic_ones_define_them() {
+        let st = render("-static a.o -o a");
+        assert!(st.ends_with(&interposed(true)), "{st}");
+        assert!(st.contains("-Wl,--wrap=pthread_create"), "{st}");
+        let dy = render("a.o -o a");
+        assert!(dy.ends_with(&interposed(false)), "{dy}");
+        assert!(!dy.contains("--wrap"), "{dy}");
     }
 
     #[test]
@@ -337,7 +365,10 @@ mod tests {
     fn link_only_adds_runtime_but_no_compile_flags() {
         assert_eq!(
             render("a.o b.o -o prog"),
-            "a.o b.o -o prog /x/libilgen_rt.a -lpthread -ldl -lm"
+            format!(
+                "a.o b.o -o prog /x/libilgen_rt.a -lpthread -ldl -lm {}",
+                interposed(false)
+            )
         );
     }
 

@@ -100,6 +100,9 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     let progress = Progress::for_stderr(args.progress);
     progress.begin(&format!("reading {}", dir.display()));
     let trace = TraceDir::open(&dir)?;
+    for w in ilgen_trace::format::incomplete(&trace.threads) {
+        eprintln!("ilgen: warning: {w}");
+    }
     let events: usize = trace.threads.iter().map(|t| t.events.len()).sum();
     progress.stage(&format!(
         "read {} threads, {events} events from {}",
@@ -160,9 +163,11 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     if !args.no_replay {
         progress.begin(&format!("replaying {} candidate(s)", file.candidates.len()));
         let report = if file.candidates.is_empty() {
-            // Nothing to replay: the binary need not even exist any more.
+            // Nothing to replay: the binary need not even exist any more (it only names sites).
             let dir = ilgen_confirm::run::absolute(&dir)?;
-            Report::new(&trace.meta.binary, &dir.display().to_string())
+            let binary = Binary::load(&trace.meta).ok();
+            let ctx = Context::new(binary.as_ref(), &trace.threads);
+            Report::new(&ctx, &trace.meta.binary, &dir.display().to_string())
         } else {
             // Replaying a rebuilt binary proves nothing: its hash must be the recorded one.
             let binary = Binary::load(&trace.meta)?;
@@ -241,7 +246,7 @@ fn confirm(
     let dir = ilgen_confirm::run::absolute(dir)?;
     let runs = ilgen_confirm::replay_all(&trace.meta, &dir, file.candidates.len(), timeout)?;
     let ctx = Context::new(Some(binary), &trace.threads);
-    let mut report = Report::new(&trace.meta.binary, &dir.display().to_string());
+    let mut report = Report::new(&ctx, &trace.meta.binary, &dir.display().to_string());
     for (i, (c, r)) in file.candidates.iter().zip(runs).enumerate() {
         let verdict = ilgen_confirm::verdict::classify(&r);
         report.add(

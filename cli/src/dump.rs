@@ -40,6 +40,9 @@ pub const DEFAULT_OUT: &str = "ilgen-out";
 pub fn run(dir: Option<&Path>) -> Result<(), CliError> {
     let dir = trace_dir(dir)?;
     let trace = TraceDir::open(&dir)?;
+    for w in ilgen_trace::format::incomplete(&trace.threads) {
+        eprintln!("ilgen: warning: {w}");
+    }
     let binary = Binary::load_or_warn(
         &trace.meta,
         "sites are shown as ids and objects as addresses",

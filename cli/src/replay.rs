@@ -151,6 +151,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
     let class = verdict.class;
     let ctx = Context::new(Some(&binary), &trace.threads);
     let mut report = Report::new(
+        &ctx,
         &trace.meta.binary,
         &run::absolute(&dir)?.display().to_string(),
     );

@@ -2,7 +2,8 @@
 //!
 //! Takes one function; rewrites every direct `call`/`invoke` of a function named in
 //! `abi::WRAPPED_CALLS` into a call of `abi::wrapper_name(name)` with the same arguments plus a
-//! trailing `ptr site`, and the same return type. Gives the map from each replaced call to its
+//! trailing `ptr site`, and the same return type; in `main`, puts the end-of-process hook before
+//! every `ret`. Gives the map from each replaced call to its
 //! replacement, for the wait-loop markers that refer to values by handle.
 //!
 //! Rewriting in the pass, rather than interposing symbols at link time, works alike for static and
@@ -49,10 +50,37 @@ fn collect(f: FunctionValue<'_>) -> Vec<InstructionValue<'_>> {
         .collect()
 }
 
-/// Whether a wrapped call is a synchronization operation (pthread or semaphore API), which is
-/// always rewritten: a missed lock or join would make every later finding wrong.
+/// Whether a wrapped call is a synchronization operation (pthread or semaphore API, process
+/// exit), which is always rewritten: a missed lock or join would make every later finding wrong.
 pub fn is_sync(name: &str) -> bool {
-    name.starts_with("pthread_") || name.starts_with("sem_")
+    name.starts_with("pthread_") || name.starts_with("sem_") || abi::EXIT_CALLS.contains(&name)
+}
+
+/// Puts `__ilgen_main_return(site)` before every `ret` of `f` if it is `main`: the return from
+/// `main` ends the process like `exit()`, whose calls [`rewrite_calls`] rewrites. Returns how many
+/// calls it inserted.
+pub fn mark_main_return<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+) -> Result<usize, BuilderError> {
+    if ir::function_name(f) != "main" {
+        return Ok(0);
+    }
+    let rets: Vec<_> = ir::all_instructions(f)
+        .into_iter()
+        .filter(|i| i.get_opcode() == InstructionOpcode::Return)
+        .collect();
+    for &ret in &rets {
+        let site = ctx.sites.add_for(ret, "main");
+        ctx.builder.position_before(&ret);
+        hooks::call(
+            &ctx.builder,
+            ctx.hooks.main_return,
+            &[site.into()],
+            ret.get_debug_location(),
+        )?;
+    }
+    Ok(rets.len())
 }
 
 /// The callee's name if `inst` is a direct call or invoke of a wrapped function.

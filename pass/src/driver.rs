@@ -152,6 +152,7 @@ pub fn run(module: &Module<'_>, filter: &Filter) -> Result<Stats, BuilderError> 
             stats.calls += printf::record_written(&mut ctx, f)?;
         }
         stats.calls += calls::rewrite_calls(&mut ctx, f, memory)?.len();
+        stats.calls += calls::mark_main_return(&mut ctx, f)?;
         stats.markers += loops::assign_marker_sites(&mut ctx, f);
     }
     stats.sites = ctx.sites.len();
@@ -221,6 +222,48 @@ dead:
             assert_eq!(stats.markers, 3, "{out}");
             assert!(out.contains("section \"ilgen_sites\""), "{out}");
             assert!(!out.contains("placeholder"), "{out}");
+        });
+    }
+
+    #[test]
+    fn main_returns_and_exits_are_sync_even_in_an_excluded_main() {
+        // Two returns and one exit() call in main; `leave` is not main: its return is left alone.
+        let text = r#"
+@x = global i32 0
+declare void @exit(i32)
+define void @leave() {
+  store i32 1, ptr @x
+  ret void
+}
+define i32 @main(i32 %c) {
+entry:
+  switch i32 %c, label %one [ i32 0, label %zero
+                              i32 2, label %bye ]
+zero:
+  ret i32 0
+one:
+  ret i32 1
+bye:
+  call void @exit(i32 3)
+  unreachable
+}
+"#;
+        with_module(text, |m| {
+            let filter = Filter::from_sources("fun:*", "", None);
+            let stats = run(m, &filter).unwrap();
+            verify(m);
+            let out = print(m);
+            assert_eq!(stats.accesses, 0, "{out}");
+            assert_eq!(stats.calls, 3, "{out}");
+            assert_eq!(
+                out.matches("call void @__ilgen_main_return(").count(),
+                2,
+                "{out}"
+            );
+            assert!(
+                out.contains("call void @__ilgen_wrap_exit(i32 3, ptr"),
+                "{out}"
+            );
         });
     }
 

@@ -29,6 +29,7 @@ pub struct Hooks<'ctx> {
     pub wait_loop_enter: Hook<'ctx>,
     pub wait_loop_exit: Hook<'ctx>,
     pub printf_written: Hook<'ctx>,
+    pub main_return: Hook<'ctx>,
     pub ptr_ty: PointerType<'ctx>,
     pub i64_ty: IntType<'ctx>,
 }
@@ -48,6 +49,8 @@ impl<'ctx> Hooks<'ctx> {
             &[ptr_ty.into(), i64_ty.into(), i64_ty.into(), ptr_ty.into()],
             false,
         );
+        // void (const void *site)
+        let site_ty = void_ty.fn_type(&[ptr_ty.into()], false);
         let decl = |name: &str, ty| Hook {
             ty,
             func: get_or_declare(module, name, ty),
@@ -60,6 +63,7 @@ impl<'ctx> Hooks<'ctx> {
             wait_loop_enter: decl(abi::WAIT_LOOP_ENTER, marker_ty),
             wait_loop_exit: decl(abi::WAIT_LOOP_EXIT, marker_ty),
             printf_written: decl(abi::PRINTF_WRITTEN, written_ty),
+            main_return: decl(abi::MAIN_RETURN, site_ty),
             ptr_ty,
             i64_ty,
         }
@@ -75,6 +79,7 @@ impl<'ctx> Hooks<'ctx> {
             self.wait_loop_enter,
             self.wait_loop_exit,
             self.printf_written,
+            self.main_return,
         ] {
             let address = h.func.as_global_value().as_pointer_value();
             if address.get_first_use().is_none() && ir::is_declaration(h.func) {

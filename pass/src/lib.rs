@@ -9,6 +9,7 @@
 //! - a `__ilgen_printf_written` call after every `sprintf`-family call of
 //!   `ilgen_trace::abi::FORMATTED_CALLS` (the bytes it wrote),
 //! - `__ilgen_wait_loop_enter/exit` markers around each loop that waits on a condition variable,
+//! - a `__ilgen_main_return` call before every return of `main` (the end of the process),
 //! - one site table blob in section `ilgen_sites`.
 //!
 //! This file holds the entry points only. Registration is C++ (`glue.cpp`): the plugin interface

@@ -4,7 +4,8 @@
 //! and symbols, the recorded thread tree); gives a [`Report`]: confirmed races and deadlocks,
 //! deduplicated by their pair (or set) of source lines, each with the accesses or blocked
 //! operations, the object, the threads' creation sites and the schedule that exposed it; the
-//! counts of every verdict; and every candidate that was not confirmed with the reason. The
+//! counts of every verdict; every candidate that was not confirmed with the reason; and the
+//! threads the program never joined before it exited. The
 //! renderers ([`text`], [`json`], [`sarif`]) only print this data.
 
 pub mod json;
@@ -28,21 +29,48 @@ pub struct Context<'a> {
     pub binary: Option<&'a Binary>,
     /// Child tid → (parent tid, site of the fork that created it), from the recorded trace.
     pub forks: BTreeMap<ThreadId, (ThreadId, SiteId)>,
+    /// The threads created, neither joined nor detached, when the program exited (the trace has
+    /// an `exit` event): a race with one of them is a missing join.
+    pub unjoined: BTreeSet<ThreadId>,
 }
 
 impl<'a> Context<'a> {
     pub fn new(binary: Option<&'a Binary>, threads: &[ThreadTrace]) -> Context<'a> {
         let mut forks = BTreeMap::new();
+        let mut ended_for = BTreeSet::new();
+        let mut exited = false;
         for t in threads {
             for e in &t.events {
-                if let Event::Sync(s) = e {
-                    if let SyncOp::Fork { child } = s.op {
+                let Event::Sync(s) = e else { continue };
+                match s.op {
+                    SyncOp::Fork { child } => {
                         forks.insert(child, (t.header.tid, s.site));
                     }
+                    SyncOp::Join { child } if !s.is_pending() => {
+                        ended_for.insert(child);
+                    }
+                    SyncOp::Detach { child } => {
+                        ended_for.insert(child);
+                    }
+                    SyncOp::Exit => exited = true,
+                    _ => {}
                 }
             }
         }
-        Context { binary, forks }
+        let unjoined = if exited {
+            forks
+                .keys()
+                .copied()
+                .filter(|c| !ended_for.contains(c))
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
+        Context {
+            binary,
+            forks,
+            unjoined,
+        }
     }
 
     /// Where `site` is; `None`: no instrumented instruction made the event.
@@ -79,6 +107,7 @@ impl<'a> Context<'a> {
             tid,
             parent,
             created_at,
+            never_joined: self.unjoined.contains(&tid),
         }
     }
 }
@@ -124,6 +153,9 @@ pub struct ThreadInfo {
     /// `None` for the main thread (and threads the trace does not show created).
     pub parent: Option<ThreadId>,
     pub created_at: Option<Location>,
+    /// Created, and neither joined nor detached when the program exited.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub never_joined: bool,
 }
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
@@ -234,6 +266,9 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Every candidate that was not confirmed, in candidate order.
     pub unconfirmed: Vec<Unconfirmed>,
+    /// The threads never joined when the program exited ([`Context::unjoined`]), by tid.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unjoined: Vec<ThreadInfo>,
 }
 
 /// One candidate and what its replay gave.
@@ -246,13 +281,14 @@ pub struct Entry<'a> {
 }
 
 impl Report {
-    pub fn new(binary: &str, trace_dir: &str) -> Report {
+    pub fn new(ctx: &Context, binary: &str, trace_dir: &str) -> Report {
         Report {
             binary: binary.to_owned(),
             trace_dir: trace_dir.to_owned(),
             counts: Counts::default(),
             findings: Vec::new(),
             unconfirmed: Vec::new(),
+            unjoined: ctx.unjoined.iter().map(|&t| ctx.thread(t)).collect(),
         }
     }
 
@@ -526,8 +562,9 @@ mod tests {
         let ctx = Context {
             binary: None,
             forks: [(1, (0, 9))].into(),
+            unjoined: [1].into(),
         };
-        let mut report = Report::new("/bin/a", "/t");
+        let mut report = Report::new(&ctx, "/bin/a", "/t");
         let c = candidate([5, 6]);
         add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(6, 5)]));
         // The same pair the other way round, from another candidate: merged.
@@ -541,6 +578,11 @@ mod tests {
         assert_eq!(
             r.threads[1].created_at.as_ref().map(|l| l.site),
             Some(Some(9))
+        );
+        assert!(r.threads[1].never_joined && !r.threads[0].never_joined);
+        assert_eq!(
+            report.unjoined.iter().map(|t| t.tid).collect::<Vec<_>>(),
+            [1]
         );
         assert_eq!(report.counts.confirmed_races, 2);
         assert_eq!(report.counts.no_error, 1);

@@ -2,7 +2,8 @@
 //! `==================` lines, `WARNING: ilgen: ...`, stack-like `#0 function file:line:col`
 //! lines, the object, the threads' creation sites, the schedule that exposed it and a `SUMMARY`
 //! line; then the counts of every verdict, and with `show_all` every unconfirmed candidate with
-//! its reason.
+//! its reason and every thread never joined when the program exited. A finding whose thread was
+//! never joined says so under the thread's creation site.
 
 use std::fmt::Write as _;
 
@@ -44,6 +45,9 @@ pub fn render(report: &Report, show_all: bool) -> String {
                 u.verdict.text(),
                 u.reason
             );
+        }
+        for t in &report.unjoined {
+            never_joined(&mut out, "", t);
         }
     } else if !report.unconfirmed.is_empty() {
         let _ = writeln!(
@@ -170,7 +174,10 @@ fn frame(out: &mut String, l: &Location) {
             "    #0 {} {}:{}:{}",
             s.function, s.file, s.line, s.column
         ),
-        None => writeln!(out, "    #0 {}", site_text(l.site)),
+        None => match l.site {
+            Some(site) => writeln!(out, "    #0 site {site}"),
+            None => writeln!(out, "    #0 <uninstrumented code>"),
+        },
     };
 }
 
@@ -187,8 +194,24 @@ fn threads(out: &mut String, threads: &[ThreadInfo]) {
             thread_name(parent)
         );
         frame(out, at);
+        if t.never_joined {
+            never_joined(out, "  ", t);
+        }
         let _ = writeln!(out);
     }
+}
+
+/// `thread T3 was never joined (created at file.c:30)`.
+fn never_joined(out: &mut String, indent: &str, t: &ThreadInfo) {
+    let _ = match &t.created_at {
+        Some(at) => writeln!(
+            out,
+            "{indent}thread T{} was never joined (created at {})",
+            t.tid,
+            short(at)
+        ),
+        None => writeln!(out, "{indent}thread T{} was never joined", t.tid),
+    };
 }
 
 fn schedule(out: &mut String, steps: &[ScheduleStep], candidates: &[usize], dir: &str) {

@@ -1,13 +1,16 @@
 //! What the pass's calls land on, in both modes: the access hooks and wait-loop markers, the libc
-//! memory and string wrappers, and the pthread wrappers, one family per file.
+//! memory and string wrappers, the pthread wrappers, one family per file, and the process exits.
 //!
 //! Takes the program's calls (`ilgen_trace::abi`); gives each one to `record` or `replay` by mode
 //! (`thread::current` is `None` when the process replays), after running the real call.
 
 pub(crate) mod barrier;
 pub(crate) mod cond;
+pub(crate) mod exit;
+pub(crate) mod interpose;
 pub(crate) mod memory;
 pub(crate) mod mutex;
+pub(crate) mod once;
 pub(crate) mod rwlock;
 pub(crate) mod sem;
 pub(crate) mod spin;

@@ -15,18 +15,22 @@
 //! - `thread`: thread identity, the thread-local state, the in-runtime flag;
 //! - `arch`: the architecture-specific parts (the thread-local state pointer, the report hook's registers);
 //! - `registry`: live threads and `pthread_t` handles (slow path);
-//! - `sites`: site pointer → site id (with the C shim `sites.c`);
+//! - `sites`: site pointer → site id (with the C shim `sites.c`; `build.rs` also generates the
+//!   resolvers of the real pthread functions);
 //! - `intercept/`: what the pass's calls land on: `memory` (access hooks, wait-loop markers),
 //!   `strings` (libc memory and string wrappers as byte ranges), `threads`, `mutex`, `rwlock`,
-//!   `cond`, `barrier`, `spin`, `sem` (the pthread wrappers, one family per file) and `testonly`
-//!   (the unrecorded test barrier of `tests/include/ilgen_test.h`).
+//!   `cond`, `barrier`, `spin`, `sem`, `once` (the pthread wrappers, one family per file), `exit`
+//!   (`exit`, `quick_exit`, the return from `main`: the exit grace and `Exit`), `interpose` (the
+//!   real pthread functions, and the `__wrap_*` entry points of the pthread calls of
+//!   uninstrumented code such as libstdc++) and `testonly` (the unrecorded test barrier of
+//!   `tests/include/ilgen_test.h`).
 //!
 //! `record/`, from the hook to the file:
 //! - `sync`: how every wrapper records a sync operation (now, pending, complete);
 //! - `cache`: the per-thread segment cache;
 //! - `writer`: the mmap'd thread file;
 //! - `meta`: `meta.json`;
-//! - `finish`: exit, fatal signals and fork.
+//! - `finish`: exit (with the exit grace), fatal signals and fork.
 //!
 //! `replay/` plugs in where record mode finds no recording thread (`thread::current` is `None`):
 //! `record::sync` hands each operation to `replay::sync`, the access hooks hand each access to

@@ -42,6 +42,9 @@ pub struct Options {
     pub flush_timeout_ms: u32,
     /// Install handlers for SIGSEGV, SIGBUS, SIGABRT, SIGINT and SIGTERM.
     pub handle_signals: bool,
+    /// At `exit()`/`quick_exit()`/the return from `main`, how long the other threads may run on to
+    /// their next blocking operation or their end (0: not at all).
+    pub exit_grace_ms: u32,
     /// Print the option table on stderr at start-up.
     pub help: bool,
     /// Replay: the schedule file to enforce.
@@ -170,6 +173,17 @@ pub const TABLE: &[OptionSpec] = &[
         },
     },
     OptionSpec {
+        name: "exit_grace_ms",
+        default: "200",
+        help: "at exit(), quick_exit() or main's return, the other threads may run this long \
+               (less when all of them are blocked or ended) so what they do is recorded (replay: \
+               after the exit's turn); 0: off",
+        set: |o, v| {
+            o.exit_grace_ms = parse_num(v, 0, 60_000)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
         name: "schedule",
         default: "",
         help: "replay: path of the schedule file (ilgen detect writes them)",
@@ -285,6 +299,7 @@ impl Default for Options {
             flush_signal: 0,
             flush_timeout_ms: 0,
             handle_signals: false,
+            exit_grace_ms: 0,
             help: false,
             schedule: String::new(),
             outcome_dir: String::new(),
@@ -365,6 +380,8 @@ mod tests {
         assert_eq!(d.segment_cache, 4096);
         assert_eq!(d.flush_signal, 62);
         assert!(d.handle_signals);
+        assert_eq!(d.exit_grace_ms, 200);
+        assert_eq!(Options::parse("exit_grace_ms=0").0.exit_grace_ms, 0);
     }
 
     #[test]

@@ -54,12 +54,20 @@ thread_local! {
 static NEXT_TID: AtomicU32 = AtomicU32::new(1);
 /// Child index of the next thread created by uninstrumented code (parent `NO_THREAD`).
 static NEXT_ORPHAN: AtomicU32 = AtomicU32::new(0);
+/// Threads created through the wrapper that are not registered yet: the exit grace waits for them
+/// (they are not among the live threads it watches).
+static STARTING: AtomicU32 = AtomicU32::new(0);
 
 pub(crate) struct ThreadState {
     in_rt: AtomicBool,
     /// Another thread is flushing this thread's cache (see [`claim`]): wait before entering.
     claimed: AtomicBool,
     flush_pending: AtomicBool,
+    /// Inside a recorded blocking operation (between its pending record and its completion).
+    blocked: AtomicBool,
+    /// Blocking operations left so far: the exit grace tells a thread that moved from one that
+    /// stayed blocked.
+    unblocked: AtomicU32,
     inner: UnsafeCell<Inner>,
 }
 
@@ -149,9 +157,34 @@ fn current_slow() -> Option<&'static ThreadState> {
     start(rt, tid, NO_THREAD, child_index, is_main)
 }
 
-/// Allocates the next logical id for a child the calling thread is creating.
+/// Allocates the next logical id for a child the calling thread is creating, which counts as
+/// starting until [`child_started`].
 pub(crate) fn next_child_tid() -> ThreadId {
+    STARTING.fetch_add(1, Ordering::AcqRel);
     NEXT_TID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A child announced by [`next_child_tid`] registered (or was never created).
+pub(crate) fn child_started() {
+    STARTING.fetch_sub(1, Ordering::AcqRel);
+}
+
+/// Children announced that are not registered yet.
+pub(crate) fn starting() -> u32 {
+    STARTING.load(Ordering::Acquire)
+}
+
+/// Whether the thread of `st` is inside a recorded blocking operation, and how many it has left.
+///
+/// # Safety
+/// As [`claim`]: `st` stays allocated while the caller holds the registry lock.
+pub(crate) unsafe fn blocked(st: *const ThreadState) -> (bool, u32) {
+    // SAFETY: per the contract.
+    let st = unsafe { &*st };
+    (
+        st.blocked.load(Ordering::Acquire),
+        st.unblocked.load(Ordering::Acquire),
+    )
 }
 
 fn set_dead() {
@@ -196,6 +229,8 @@ pub(crate) fn start(
         in_rt: AtomicBool::new(false),
         claimed: AtomicBool::new(false),
         flush_pending: AtomicBool::new(false),
+        blocked: AtomicBool::new(false),
+        unblocked: AtomicU32::new(0),
         inner: UnsafeCell::new(Inner {
             tid,
             children: 0,
@@ -325,6 +360,14 @@ pub(crate) fn current_if_live() -> Option<&'static ThreadState> {
 }
 
 impl ThreadState {
+    /// The thread enters (true) or leaves (false) a recorded blocking operation.
+    pub fn set_blocked(&self, blocked: bool) {
+        if !blocked {
+            self.unblocked.fetch_add(1, Ordering::AcqRel);
+        }
+        self.blocked.store(blocked, Ordering::Release);
+    }
+
     /// Another thread is flushing this one's cache: step out of the runtime until it is done.
     #[cold]
     #[inline(never)]

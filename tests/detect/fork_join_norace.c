@@ -32,7 +32,7 @@ int main(void) {
 // of data[0] is inside its write of data[0]), which splits data into 2 shared objects, and
 // happens-before orders every pair.
 // CHECK:      ilgen: 0 candidate(s): 0 race(s), 0 deadlock(s)
-// CHECK-NEXT:   trace: 2 threads, 4 sync events,
+// CHECK-NEXT:   trace: 2 threads, 5 sync events,
 // CHECK-NEXT:   shared objects: 2 (0 without a conflicting pair, 2 removed by happens-before, 0 by lockset, 0 left)
 // CHECK-NOT:  candidate 1
 // CHECK:      exit=0

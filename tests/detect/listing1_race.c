@@ -53,7 +53,7 @@ int main(void) {
 
 // The text summary; the site ids it shows are captured to check the JSON against.
 // CHECK:      ilgen: 1 candidate(s): 1 race(s), 0 deadlock(s)
-// CHECK-NEXT:   trace: 2 threads, 8 sync events,
+// CHECK-NEXT:   trace: 2 threads, 9 sync events,
 // CHECK:      candidate 1: data race on y (0x[[#%x,Y:]]) (4 bytes)
 // CHECK-NEXT:   write by thread 0 at {{.*}}listing1_race.c:45 in main (site [[MAIN_Y:[0-9]+]])
 // CHECK-NEXT:   write by thread 1 at {{.*}}listing1_race.c:36 in task (site [[TASK_Y:[0-9]+]])
@@ -129,7 +129,7 @@ int main(void) {
 // CHECK-NEXT: exit=66
 // CHECK-NOT: {{.}}
 
-// PROGRESS:      ilgen: detect: read 2 threads, 13 events from {{.*}}.trace [{{[0-9.]+}}s]
+// PROGRESS:      ilgen: detect: read 2 threads, 14 events from {{.*}}.trace [{{[0-9.]+}}s]
 // PROGRESS-NEXT: ilgen: detect: prepared 2 shared objects, 5 accesses kept [{{[0-9.]+}}s]
 // PROGRESS-NEXT: ilgen: detect: filtered: 1 of 2 shared objects left, 1 race pairs [{{[0-9.]+}}s]
 // PROGRESS-NEXT: ilgen: detect: solving: 0/2 jobs (shared variables and deadlocks), 0 window(s) searched, 0 candidate(s) [{{[0-9.]+}}s]

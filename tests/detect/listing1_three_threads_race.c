@@ -67,7 +67,7 @@ int main(void) {
 // By default one candidate per variable: the first pair, main's `y++` against task 1's, reached
 // after main's own critical sections (they precede its `y++`) and task 1's.
 // CHECK:      ilgen: 1 candidate(s): 1 race(s), 0 deadlock(s)
-// CHECK-NEXT:   trace: 3 threads, 20 sync events,
+// CHECK-NEXT:   trace: 3 threads, 21 sync events,
 // CHECK-NEXT:   shared objects: 3 (0 without a conflicting pair, 0 removed by happens-before, 2 by lockset, 1 left)
 // CHECK:      candidate 1: data race on y ({{0x[0-9a-f]+}}) (4 bytes)
 // CHECK-NEXT:   write by thread 0 at {{.*}}listing1_three_threads_race.c:60 in main

@@ -48,11 +48,11 @@ int main(void) {
   return 0;
 }
 
-// 48 sync events: fork, main's lock and unlock of m, task's start, 40 operations on q, its lock
-// and unlock of m, end, join: with --window 2, main's `y++` (before seq 2) and task's (after seq
+// 49 sync events: fork, main's lock and unlock of m, task's start, 40 operations on q, its lock
+// and unlock of m, end, join, main's exit: with --window 2, main's `y++` (before seq 2) and task's (after seq
 // 44) are 21 windows apart.
 // CHECK:      ilgen: 1 candidate(s): 1 race(s), 0 deadlock(s)
-// CHECK-NEXT:   trace: 2 threads, 48 sync events,
+// CHECK-NEXT:   trace: 2 threads, 49 sync events,
 // CHECK:        solver: race pairs by cuts: 1 witnessed, 0 ruled out, 0 undecided;
 // CHECK-SAME:   exhaustive: 0 window(s)
 // CHECK:      candidate 1: data race on y

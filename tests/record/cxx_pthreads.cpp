@@ -46,6 +46,7 @@ int main() {
 // CHECK-NEXT: T0 join T1 seq={{[0-9]+}} at {{.*}}cxx_pthreads.cpp:39:3 main
 // CHECK-NEXT: T0 read counter size=8 at {{.*}}cxx_pthreads.cpp:40:{{[0-9]+}} main
 // CHECK-NEXT: T0 read box size=4 at {{.*}}cxx_pthreads.cpp:40:{{[0-9]+}} main
+// CHECK-NEXT: T0 exit seq={{[0-9]+}} at {{.*}}cxx_pthreads.cpp:40:3 main
 // CHECK-NEXT: T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
 // CHECK-NEXT: T1 lock counter+8 seq={{[0-9]+}} at {{.*}}cxx_pthreads.cpp:12:5 _ZN7Counter3addEl

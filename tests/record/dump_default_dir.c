@@ -20,6 +20,7 @@ int main(void) {
 // CHECK:      run binary={{.*}}dump_default_dir.c.tmp pid={{[0-9]+}} {{.*}} end=exit threads=1
 // CHECK-NEXT: T0 thread main
 // CHECK-NEXT: T0 write g size=4 at {{.*}}dump_default_dir.c:16:{{[0-9]+}} main
+// CHECK-NEXT: T0 exit seq={{[0-9]+}} at {{.*}}dump_default_dir.c:17:3 main
 // CHECK-NOT: {{.}}
 
 // NONE:      ilgen: error: no trace directory given and none found under ilgen-out; run a program built with `ilgen cc`, or pass the trace directory

@@ -25,4 +25,5 @@ int main(void) {
 // CHECK-NEXT: T0 lock m seq={{[0-9]+}} at {{.*}}exclude_option.c:13:3 quiet_helper
 // CHECK-NEXT: T0 unlock m seq={{[0-9]+}} at {{.*}}exclude_option.c:15:3 quiet_helper
 // CHECK-NEXT: T0 write seen size=4 at {{.*}}exclude_option.c:20:{{[0-9]+}} main
+// CHECK-NEXT: T0 exit seq={{[0-9]+}} at {{.*}}exclude_option.c:21:3 main
 // CHECK-NOT: {{.}}

@@ -45,6 +45,7 @@ int main(void) {
 // CHECK-NEXT: T0 write x size=4 at {{.*}}listing1.c:32:{{[0-9]+}} main
 // CHECK-NEXT: T0 unlock m seq={{[0-9]+}} at {{.*}}listing1.c:33:3 main
 // CHECK-NEXT: T0 join T1 seq={{[0-9]+}} at {{.*}}listing1.c:35:3 main
+// CHECK-NEXT: T0 exit seq={{[0-9]+}} at {{.*}}listing1.c:36:3 main
 // CHECK-NEXT: T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
 // CHECK-NEXT: T1 lock m seq={{[0-9]+}} at {{.*}}listing1.c:18:3 task

@@ -49,6 +49,7 @@ int main(void) {
 // CHECK-NEXT: T0 write line+8 size=7 at {{.*}}printf_ranges.c:33:11 main
 // CHECK-NEXT: T0 lock sep
 // CHECK-NEXT: T0 unlock sep{{.*}}
+// CHECK-NEXT: T0 exit seq={{[0-9]+}} at {{.*}}printf_ranges.c:35:3 main
 // CHECK-NOT:  {{.}}
 
 // FORTIFY-DAG: U __snprintf_chk

@@ -174,6 +174,7 @@ int main(void) {
 // CHECK-NEXT: T0 fork T3 seq={{[0-9]+}} at {{.*}}pthread_calls.c:120:3 main
 // CHECK-NEXT: T0 read detached_t size=8 at {{.*}}pthread_calls.c:121:{{[0-9]+}} main
 // CHECK-NEXT: T0 detach T3 seq={{[0-9]+}} at {{.*}}pthread_calls.c:121:3 main
+// CHECK-NEXT: T0 exit seq={{[0-9]+}} at {{.*}}pthread_calls.c:123:3 main
 // The loop markers carry the site of the loop (line 31) or of its wait call (line 32).
 // CHECK-NEXT: T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}

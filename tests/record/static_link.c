@@ -1,5 +1,5 @@
-// A fully static executable (`-static`): the runtime links into it, records, and `ilgen dump`
-// names sites and globals from it (load base 0, absolute symbol addresses).
+// A fully static executable (`-static`): the runtime links into it, records (libraries' pthread
+// calls too, via --wrap), and `ilgen dump` names sites and globals (load base 0, absolute).
 //
 // RUN: %ilgen cc -g -O0 -static -I %testinc %s -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
@@ -26,10 +26,17 @@ int main(void) {
 
 // CHECK:      run binary={{.*}} end=exit threads=2
 // CHECK-NEXT: T0 thread main
+// The libraries' own calls are recorded too (without a site): libgcc registers the unwind
+// tables under its object_mutex before main and unregisters them at exit.
+// CHECK-NEXT: T0 lock object_mutex seq={{[0-9]+}}{{$}}
+// CHECK-NEXT: T0 unlock object_mutex seq={{[0-9]+}}{{$}}
 // CHECK-NEXT: T0 fork T1 seq={{[0-9]+}} at {{.*}}static_link.c:22:3 main
 // CHECK-NEXT: T0 read t size=8 at {{.*}}static_link.c:23:{{[0-9]+}} main
 // CHECK-NEXT: T0 join T1 seq={{[0-9]+}} at {{.*}}static_link.c:23:3 main
 // CHECK-NEXT: T0 read shared size=4 at {{.*}}static_link.c:24:{{[0-9]+}} main
+// CHECK-NEXT: T0 exit seq={{[0-9]+}} at {{.*}}static_link.c:24:3 main
+// CHECK-NEXT: T0 lock object_mutex seq={{[0-9]+}}{{$}}
+// CHECK-NEXT: T0 unlock object_mutex seq={{[0-9]+}}{{$}}
 // CHECK-NEXT: T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
 // CHECK-NEXT: T1 lock m seq={{[0-9]+}} at {{.*}}static_link.c:15:3 worker

@@ -48,6 +48,7 @@ int main(void) {
 // CHECK-NEXT: T0 unlock sep
 // CHECK-NEXT: T0 read name size=6 at {{.*}}string_ranges.c:32:{{[0-9]+}} main
 // CHECK-NEXT: T0 write len size=8 at {{.*}}string_ranges.c:32:{{[0-9]+}} main
-// Exactly these records: the thread line, 6 sync events and 7 ranges (`len` is read again for
-// the return value, in the segment of its write, which dominates the read).
-// COUNT: {{^}}14{{$}}
+// CHECK-NEXT: T0 exit seq={{[0-9]+}} at {{.*}}string_ranges.c:33:3 main
+// Exactly these records: the thread line, 6 sync events, 7 ranges (`len` is read again for
+// the return value, in the segment of its write, which dominates the read) and the exit.
+// COUNT: {{^}}15{{$}}

@@ -10,6 +10,7 @@
 //! void __ilgen_atomic_write(const void *addr, uint64_t size, const void *site);  // store, RMW, cmpxchg
 //! void __ilgen_wait_loop_enter(const void *cond, const void *site);
 //! void __ilgen_wait_loop_exit(const void *cond, const void *site);
+//! void __ilgen_main_return(const void *site);        // before every return of `main`
 //! R __ilgen_wrap_NAME(ARGS..., const void *site);   // for every NAME in WRAPPED_CALLS
 //! // right after every call in FORMATTED_CALLS: `max` is its length argument, or UINT64_MAX
 //! void __ilgen_printf_written(void *buf, uint64_t max, int64_t ret, const void *site);
@@ -22,14 +23,18 @@ pub const ATOMIC_WRITE: &str = "__ilgen_atomic_write";
 pub const WAIT_LOOP_ENTER: &str = "__ilgen_wait_loop_enter";
 pub const WAIT_LOOP_EXIT: &str = "__ilgen_wait_loop_exit";
 pub const PRINTF_WRITTEN: &str = "__ilgen_printf_written";
+pub const MAIN_RETURN: &str = "__ilgen_main_return";
 
 /// Prefix of every symbol the runtime defines; the pass never instruments such functions.
 pub const RUNTIME_PREFIX: &str = "__ilgen_";
 pub const WRAPPER_PREFIX: &str = "__ilgen_wrap_";
 
-/// Calls the pass rewrites into `__ilgen_wrap_NAME(args..., site)`: the pthread API (always, as
-/// sync events) and the libc memory and string functions (as the byte ranges they read and write).
+/// Calls the pass rewrites into `__ilgen_wrap_NAME(args..., site)`: the pthread API and the
+/// process exits of [`EXIT_CALLS`] (always, as sync events) and the libc memory and string
+/// functions (as the byte ranges they read and write).
 pub const WRAPPED_CALLS: &[&str] = &[
+    "exit",
+    "quick_exit",
     "pthread_create",
     "pthread_join",
     "pthread_exit",
@@ -37,20 +42,27 @@ pub const WRAPPED_CALLS: &[&str] = &[
     "pthread_mutex_lock",
     "pthread_mutex_trylock",
     "pthread_mutex_timedlock",
+    "pthread_mutex_clocklock",
     "pthread_mutex_unlock",
     "pthread_rwlock_rdlock",
     "pthread_rwlock_wrlock",
     "pthread_rwlock_tryrdlock",
     "pthread_rwlock_trywrlock",
+    "pthread_rwlock_timedrdlock",
+    "pthread_rwlock_timedwrlock",
+    "pthread_rwlock_clockrdlock",
+    "pthread_rwlock_clockwrlock",
     "pthread_rwlock_unlock",
     "pthread_cond_wait",
     "pthread_cond_timedwait",
+    "pthread_cond_clockwait",
     "pthread_cond_signal",
     "pthread_cond_broadcast",
     "pthread_barrier_wait",
     "pthread_spin_lock",
     "pthread_spin_trylock",
     "pthread_spin_unlock",
+    "pthread_once",
     "sem_wait",
     "sem_trywait",
     "sem_post",
@@ -76,9 +88,42 @@ pub const WRAPPED_CALLS: &[&str] = &[
     "strndup",
 ];
 
+/// Of [`WRAPPED_CALLS`], the pthread calls that code the pass never saw makes too: libstdc++'s
+/// `std::thread`, `std::condition_variable` and `std::call_once` call them from the library's own
+/// code (`nm -D --undefined-only libstdc++.so.6`). The runtime defines `__wrap_NAME(ARGS...)` for
+/// each, the same as `__ilgen_wrap_NAME(ARGS..., NULL)`, and reaches the real function through
+/// `__real_NAME` or, failing that, `dlsym(RTLD_NEXT)`. `ilgen cc` routes the calls there: a
+/// static link with `--wrap=NAME` (which reaches archive members such as libstdc++.a's), a dynamic
+/// one with `--defsym=NAME=__wrap_NAME` (the executable's definition wins over libc.so's).
+pub const INTERPOSED_CALLS: &[&str] = &[
+    "pthread_create",
+    "pthread_join",
+    "pthread_detach",
+    "pthread_mutex_lock",
+    "pthread_mutex_unlock",
+    "pthread_rwlock_rdlock",
+    "pthread_rwlock_wrlock",
+    "pthread_rwlock_unlock",
+    "pthread_cond_wait",
+    "pthread_cond_signal",
+    "pthread_cond_broadcast",
+    "pthread_once",
+];
+
+/// Prefix of the runtime's definition of an interposed call (the linker's `--wrap` convention).
+pub const INTERPOSER_PREFIX: &str = "__wrap_";
+
+/// Of [`WRAPPED_CALLS`], the ones that end the process and are recorded as `SyncOp::Exit` (not
+/// `_exit`/`_Exit`, which run no exit handler and flush nothing).
+pub const EXIT_CALLS: &[&str] = &["exit", "quick_exit"];
+
 /// Of [`WRAPPED_CALLS`], the ones that make a loop a wait loop (their first argument is the
 /// condition variable).
-pub const COND_WAIT_CALLS: &[&str] = &["pthread_cond_wait", "pthread_cond_timedwait"];
+pub const COND_WAIT_CALLS: &[&str] = &[
+    "pthread_cond_wait",
+    "pthread_cond_timedwait",
+    "pthread_cond_clockwait",
+];
 
 /// Where a formatting function of [`FORMATTED_CALLS`] takes its destination buffer and its
 /// length bound (argument indices).
@@ -150,7 +195,61 @@ pub fn wrapper_name(call: &str) -> String {
     format!("{WRAPPER_PREFIX}{call}")
 }
 
+/// The linker flags that route the calls of [`INTERPOSED_CALLS`] made outside instrumented code
+/// to the runtime: `static_link` is whether the executable is linked `-static`. `-u` keeps the
+/// runtime's and the C library's archive members in even when only a library later on the line
+/// calls them.
+pub fn interpose_link_flags(static_link: bool) -> Vec<String> {
+    let mut flags = Vec::with_capacity(INTERPOSED_CALLS.len() * 3);
+    for name in INTERPOSED_CALLS {
+        let wrap = format!("{INTERPOSER_PREFIX}{name}");
+        if static_link {
+            flags.push(format!("-Wl,--wrap={name}"));
+            flags.push(format!("-Wl,-u,{name}"));
+        } else {
+            flags.push(format!("-Wl,--defsym={name}={wrap}"));
+        }
+        flags.push(format!("-Wl,-u,{wrap}"));
+    }
+    flags
+}
+
 /// Whether the pass rewrites calls to `name`, and so never instruments them as plain calls.
 pub fn is_wrapped(name: &str) -> bool {
     WRAPPED_CALLS.contains(&name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interposed_calls_are_wrapped_calls_too() {
+        for name in INTERPOSED_CALLS {
+            assert!(is_wrapped(name), "{name} has no __ilgen_wrap_ form");
+        }
+    }
+
+    #[test]
+    fn link_flags_wrap_static_links_and_define_the_symbol_in_dynamic_ones() {
+        let st = interpose_link_flags(true);
+        assert_eq!(
+            st[..3],
+            [
+                "-Wl,--wrap=pthread_create",
+                "-Wl,-u,pthread_create",
+                "-Wl,-u,__wrap_pthread_create"
+            ]
+        );
+        let dy = interpose_link_flags(false);
+        assert_eq!(
+            dy[..2],
+            [
+                "-Wl,--defsym=pthread_create=__wrap_pthread_create",
+                "-Wl,-u,__wrap_pthread_create"
+            ]
+        );
+        assert_eq!(st.len(), 3 * INTERPOSED_CALLS.len());
+        assert_eq!(dy.len(), 2 * INTERPOSED_CALLS.len());
+    }
 }

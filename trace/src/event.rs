@@ -222,6 +222,12 @@ pub enum SyncOp {
     WaitLoopExit {
         cond: u64,
     },
+    /// The process is ending on this thread: `exit()`, `quick_exit()` or the return from `main`
+    /// (the site is the call or the `return`). Written after the exit grace, so the steps that
+    /// other threads took during it come before it in `seq`. Nothing is recorded for `_exit` or
+    /// a fatal signal, nor for an exit from a thread that already ended (the last thread leaving
+    /// after main called `pthread_exit`).
+    Exit,
 }
 
 impl SyncOp {
@@ -235,6 +241,7 @@ impl SyncOp {
         match *self {
             SyncOp::Start
             | SyncOp::End
+            | SyncOp::Exit
             | SyncOp::Fork { .. }
             | SyncOp::Join { .. }
             | SyncOp::Detach { .. } => None,

@@ -20,6 +20,7 @@
 //!
 //! Versions (bump [`FORMAT_VERSION`] on any change; old traces are refused with a message):
 //! - 1: first format.
+//! - 2: `SyncOp::Exit`, the end of the process on the exiting thread (appended to the enum).
 
 use std::fmt;
 use std::fs;
@@ -27,10 +28,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Access, AccessKind, Event, ThreadId};
+use crate::event::{Access, AccessKind, Event, SyncOp, ThreadId, NO_THREAD};
 use crate::meta::Meta;
 
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 pub const THREAD_MAGIC: [u8; 8] = *b"ILGENTHR";
 /// Upper bound of one encoded record, length byte included.
 pub const MAX_RECORD: usize = 64;
@@ -286,6 +287,33 @@ impl TraceDir {
     }
 }
 
+/// What the run did outside instrumented code that the trace cannot show, one sentence
+/// each: threads whose creation was not seen (parent `NO_THREAD`, other than main) and joins
+/// or detaches of a thread whose creation was not seen. The analysis misses the
+/// happens-before those bring, so its results are incomplete; the commands warn.
+pub fn incomplete(threads: &[ThreadTrace]) -> Vec<String> {
+    let mut out = Vec::new();
+    for t in threads {
+        let tid = t.header.tid;
+        if tid != 0 && t.header.parent == NO_THREAD {
+            out.push(format!(
+                "thread T{tid} created outside instrumented code: results incomplete"
+            ));
+        }
+        for e in &t.events {
+            let verb = match e {
+                Event::Sync(s) if s.op == (SyncOp::Join { child: NO_THREAD }) => "joined",
+                Event::Sync(s) if s.op == (SyncOp::Detach { child: NO_THREAD }) => "detached",
+                _ => continue,
+            };
+            out.push(format!(
+                "T{tid} {verb} a thread created outside instrumented code: results incomplete"
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,5 +459,48 @@ mod tests {
             let t = decode_thread(Path::new("t3.trace"), &file(&[event])).unwrap();
             assert_eq!(t.events, vec![event]);
         }
+    }
+
+    #[test]
+    fn threads_and_joins_not_seen_created_are_incomplete() {
+        let header = |tid, parent| ThreadHeader {
+            version: FORMAT_VERSION,
+            tid,
+            parent,
+            child_index: 0,
+        };
+        let sync = |op| {
+            Event::Sync(Sync {
+                seq: 1,
+                site: 0,
+                op,
+            })
+        };
+        let threads = [
+            ThreadTrace {
+                header: header(0, NO_THREAD),
+                events: vec![
+                    sync(SyncOp::Join { child: 1 }),
+                    sync(SyncOp::Join { child: NO_THREAD }),
+                ],
+            },
+            ThreadTrace {
+                header: header(1, 0),
+                events: vec![],
+            },
+            ThreadTrace {
+                header: header(2, NO_THREAD),
+                events: vec![sync(SyncOp::Detach { child: NO_THREAD })],
+            },
+        ];
+        assert_eq!(
+            incomplete(&threads),
+            [
+                "T0 joined a thread created outside instrumented code: results incomplete",
+                "thread T2 created outside instrumented code: results incomplete",
+                "T2 detached a thread created outside instrumented code: results incomplete",
+            ]
+        );
+        assert!(incomplete(&threads[..2]).len() == 1, "T1 was seen created");
     }
 }

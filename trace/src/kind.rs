@@ -39,11 +39,12 @@ pub enum OpKind {
     SemPost,
     WaitLoopEnter,
     WaitLoopExit,
+    Exit,
 }
 
 impl OpKind {
     /// Every kind, in declaration order.
-    pub const ALL: [OpKind; 28] = [
+    pub const ALL: [OpKind; 29] = [
         OpKind::Start,
         OpKind::End,
         OpKind::Fork,
@@ -72,6 +73,7 @@ impl OpKind {
         OpKind::SemPost,
         OpKind::WaitLoopEnter,
         OpKind::WaitLoopExit,
+        OpKind::Exit,
     ];
 
     /// Short lowercase name, as `ilgen dump` prints it and JSON spells it.
@@ -105,6 +107,7 @@ impl OpKind {
             OpKind::SemPost => "sem_post",
             OpKind::WaitLoopEnter => "waitloop_enter",
             OpKind::WaitLoopExit => "waitloop_exit",
+            OpKind::Exit => "exit",
         }
     }
 
@@ -165,6 +168,7 @@ impl SyncOp {
             SyncOp::SemPost { .. } => OpKind::SemPost,
             SyncOp::WaitLoopEnter { .. } => OpKind::WaitLoopEnter,
             SyncOp::WaitLoopExit { .. } => OpKind::WaitLoopExit,
+            SyncOp::Exit => OpKind::Exit,
         }
     }
 }

@@ -70,6 +70,7 @@ fn sync_golden(op: SyncOp) -> &'static str {
             "1c010000000201000000000000070000001a0000008877665544332211"
         }
         SyncOp::WaitLoopExit { .. } => "1c010000000201000000000000070000001b0000008877665544332211",
+        SyncOp::Exit => "14010000000201000000000000070000001c000000",
     }
 }
 
@@ -134,6 +135,7 @@ fn every_sync_op() -> Vec<SyncOp> {
         SyncOp::SemPost { sem: o },
         SyncOp::WaitLoopEnter { cond: o },
         SyncOp::WaitLoopExit { cond: o },
+        SyncOp::Exit,
     ]
 }
 

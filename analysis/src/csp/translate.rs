@@ -12,7 +12,8 @@
 //! `t1..tn` (ilgen's T0 is `t1`), `THREAD_1`, `MUTEX_m`, `FORK_2`, `JOIN_2`, `PROGRAM`, `RACE(v)`.
 //!
 //! How the native model's corner cases are written:
-//! - main (T0) returning ends the process, so its process ends in `EXITED = exited -> EXITED`:
+//! - main (T0) returning ends the process, and so does a thread whose last operation is
+//!   `exit()` (`Model::ends_process`), so such a process ends in `EXITED = exited -> EXITED`:
 //!   threads still blocked then are no deadlock. A thread whose last operation never completed in
 //!   the run goes on beyond the trace (`RUNNING_i = running.ti -> RUNNING_i`). Other threads end in
 //!   SKIP. So FDR's deadlock check (and ours) never mistakes termination for deadlock: the
@@ -505,7 +506,7 @@ fn ending(model: &Model, t: usize) -> Ending {
         .rposition(ModelEvent::constrains);
     if last_stop.is_some_and(|s| model.ran_pending(t, s + 1)) {
         Ending::Running
-    } else if model.threads[t].tid == 0 {
+    } else if model.ends_process(t) {
         Ending::Exited
     } else {
         Ending::Skip

@@ -1,4 +1,5 @@
-//! Condition variable wrappers: `pthread_cond_wait`, `_timedwait`, `_signal`, `_broadcast`.
+//! Condition variable wrappers: `pthread_cond_wait`, `_timedwait`, `_clockwait`, `_signal`,
+//! `_broadcast`.
 //!
 //! Takes the program's condition calls; gives, for a wait, `CondWait` (the release of the mutex,
 //! with a sequence number before the real call) followed by `CondWake` (pending across the call,
@@ -9,12 +10,15 @@ use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
+use crate::intercept::interpose::real;
 use crate::record;
 
 extern "C-unwind" {
-    fn pthread_cond_wait(
+    fn pthread_cond_clockwait(
         c: *mut libc::pthread_cond_t,
         m: *mut libc::pthread_mutex_t,
+        clock: libc::clockid_t,
+        abstime: *const libc::timespec,
     ) -> libc::c_int;
     fn pthread_cond_timedwait(
         c: *mut libc::pthread_cond_t,
@@ -52,7 +56,9 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_cond_wait(
     site: *const c_void,
 ) -> libc::c_int {
     // SAFETY: the program's own call.
-    wait(c, m, false, site, || unsafe { pthread_cond_wait(c, m) })
+    wait(c, m, false, site, || unsafe {
+        real::pthread_cond_wait(c, m)
+    })
 }
 
 /// # Safety
@@ -67,6 +73,22 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_cond_timedwait(
     // SAFETY: the program's own call.
     wait(c, m, true, site, || unsafe {
         pthread_cond_timedwait(c, m, abstime)
+    })
+}
+
+/// # Safety
+/// Same contract as `pthread_cond_clockwait` (what `std::condition_variable::wait_for` calls).
+#[no_mangle]
+pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_cond_clockwait(
+    c: *mut libc::pthread_cond_t,
+    m: *mut libc::pthread_mutex_t,
+    clock: libc::clockid_t,
+    abstime: *const libc::timespec,
+    site: *const c_void,
+) -> libc::c_int {
+    // SAFETY: the program's own call.
+    wait(c, m, true, site, || unsafe {
+        pthread_cond_clockwait(c, m, clock, abstime)
     })
 }
 
@@ -87,9 +109,9 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_cond_signal(
     // SAFETY: the program's own call.
     record::sync::release(site, op, false, || unsafe {
         if replaying {
-            libc::pthread_cond_broadcast(c)
+            real::pthread_cond_broadcast(c)
         } else {
-            libc::pthread_cond_signal(c)
+            real::pthread_cond_signal(c)
         }
     })
 }
@@ -104,6 +126,6 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_cond_broadcast(
     let op = SyncOp::CondBroadcast { cond: c as u64 };
     // SAFETY: the program's own call.
     record::sync::release(site, op, false, || unsafe {
-        libc::pthread_cond_broadcast(c)
+        real::pthread_cond_broadcast(c)
     })
 }

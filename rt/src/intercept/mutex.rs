@@ -1,8 +1,8 @@
-//! Mutex wrappers: `pthread_mutex_lock`, `_trylock`, `_timedlock`, `_unlock`.
+//! Mutex wrappers: `pthread_mutex_lock`, `_trylock`, `_timedlock`, `_clocklock`, `_unlock`.
 //!
 //! Takes the program's mutex calls; gives `MutexLock` (pending across the real call, completed
 //! when it returns holding the lock), `MutexTryLock` (after the call, with its outcome),
-//! `MutexTimedLock` (pending, completed with its outcome) and `MutexUnlock` (before the call, so
+//! `MutexTimedLock` (timedlock and clocklock: pending, completed with its outcome) and `MutexUnlock` (before the call, so
 //! its sequence number precedes the next owner's lock). A lock call that fails with an error
 //! (EDEADLK, EINVAL) did not lock: its record is removed.
 
@@ -10,6 +10,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
+use crate::intercept::interpose::real;
 use crate::record;
 
 /// A trylock's result as an attempt of `record::sync::acquire`: `None` when the lock is busy.
@@ -30,7 +31,7 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_lock(
     let rc = record::sync::acquire(
         &mut p,
         || busy(unsafe { libc::pthread_mutex_trylock(m) }),
-        || unsafe { libc::pthread_mutex_lock(m) },
+        || unsafe { real::pthread_mutex_lock(m) },
     );
     if rc == 0 {
         record::sync::complete(p, op);
@@ -66,16 +67,51 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_timedlock(
     abstime: *const libc::timespec,
     site: *const c_void,
 ) -> libc::c_int {
+    // SAFETY: the program's own call.
+    timed(m, site, || unsafe {
+        libc::pthread_mutex_timedlock(m, abstime)
+    })
+}
+
+/// # Safety
+/// Same contract as `pthread_mutex_clocklock` (what `std::timed_mutex::try_lock_for` calls).
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_clocklock(
+    m: *mut libc::pthread_mutex_t,
+    clock: libc::clockid_t,
+    abstime: *const libc::timespec,
+    site: *const c_void,
+) -> libc::c_int {
+    // SAFETY: the program's own call.
+    timed(m, site, || unsafe {
+        pthread_mutex_clocklock(m, clock, abstime)
+    })
+}
+
+extern "C" {
+    fn pthread_mutex_clocklock(
+        m: *mut libc::pthread_mutex_t,
+        clock: libc::clockid_t,
+        abstime: *const libc::timespec,
+    ) -> libc::c_int;
+}
+
+/// A lock call with a time limit: `MutexTimedLock`, pending across `call`, with its outcome.
+fn timed(
+    m: *mut libc::pthread_mutex_t,
+    site: *const c_void,
+    call: impl FnOnce() -> libc::c_int,
+) -> libc::c_int {
     let op = |acquired| SyncOp::MutexTimedLock {
         mutex: m as u64,
         acquired,
     };
     let mut p = record::sync::pending(site, op(false));
-    // SAFETY: the program's own calls.
+    // SAFETY: the program's own call.
     let rc = record::sync::acquire(
         &mut p,
         || busy(unsafe { libc::pthread_mutex_trylock(m) }),
-        || unsafe { libc::pthread_mutex_timedlock(m, abstime) },
+        call,
     );
     record::sync::complete(p, op(rc == 0));
     rc
@@ -90,5 +126,5 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_unlock(
 ) -> libc::c_int {
     let op = SyncOp::MutexUnlock { mutex: m as u64 };
     // SAFETY: the program's own call.
-    record::sync::release(site, op, true, || unsafe { libc::pthread_mutex_unlock(m) })
+    record::sync::release(site, op, true, || unsafe { real::pthread_mutex_unlock(m) })
 }

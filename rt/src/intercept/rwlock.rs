@@ -1,7 +1,8 @@
-//! Read-write lock wrappers: `pthread_rwlock_rdlock`, `_wrlock`, `_tryrdlock`, `_trywrlock`,
-//! `_unlock`.
+//! Read-write lock wrappers: `pthread_rwlock_rdlock`, `_wrlock`, their `_timed` and `_clock`
+//! forms, `_tryrdlock`, `_trywrlock`, `_unlock`.
 //!
-//! Takes the program's rwlock calls; gives `RwRdLock`/`RwWrLock` (pending across the real call),
+//! Takes the program's rwlock calls; gives `RwRdLock`/`RwWrLock` (pending across the real call;
+//! a timed form that times out did not lock, and its record is removed, as for an error),
 //! `RwTryRdLock`/`RwTryWrLock` (after the call, with the outcome) and `RwUnlock` (before the call).
 //! A lock call that fails with an error did not lock: its record is removed.
 
@@ -9,6 +10,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
+use crate::intercept::interpose::real;
 use crate::record;
 
 /// A blocking lock call, tried first with its `try` form in replay (see `record::sync::acquire`).
@@ -32,6 +34,38 @@ fn blocking(
     rc
 }
 
+/// A blocking read lock whose real call is `call`.
+fn read_lock(
+    l: *mut libc::pthread_rwlock_t,
+    site: *const c_void,
+    call: impl FnOnce() -> libc::c_int,
+) -> libc::c_int {
+    let op = SyncOp::RwRdLock { lock: l as u64 };
+    // SAFETY: the program's own call.
+    blocking(
+        site,
+        op,
+        || unsafe { libc::pthread_rwlock_tryrdlock(l) },
+        call,
+    )
+}
+
+/// A blocking write lock whose real call is `call`.
+fn write_lock(
+    l: *mut libc::pthread_rwlock_t,
+    site: *const c_void,
+    call: impl FnOnce() -> libc::c_int,
+) -> libc::c_int {
+    let op = SyncOp::RwWrLock { lock: l as u64 };
+    // SAFETY: the program's own call.
+    blocking(
+        site,
+        op,
+        || unsafe { libc::pthread_rwlock_trywrlock(l) },
+        call,
+    )
+}
+
 /// # Safety
 /// Same contract as `pthread_rwlock_rdlock`.
 #[no_mangle]
@@ -39,13 +73,8 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_rdlock(
     l: *mut libc::pthread_rwlock_t,
     site: *const c_void,
 ) -> libc::c_int {
-    // SAFETY: the program's own calls.
-    blocking(
-        site,
-        SyncOp::RwRdLock { lock: l as u64 },
-        || unsafe { libc::pthread_rwlock_tryrdlock(l) },
-        || unsafe { libc::pthread_rwlock_rdlock(l) },
-    )
+    // SAFETY: the program's own call.
+    read_lock(l, site, || unsafe { real::pthread_rwlock_rdlock(l) })
 }
 
 /// # Safety
@@ -55,13 +84,87 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_wrlock(
     l: *mut libc::pthread_rwlock_t,
     site: *const c_void,
 ) -> libc::c_int {
-    // SAFETY: the program's own calls.
-    blocking(
-        site,
-        SyncOp::RwWrLock { lock: l as u64 },
-        || unsafe { libc::pthread_rwlock_trywrlock(l) },
-        || unsafe { libc::pthread_rwlock_wrlock(l) },
-    )
+    // SAFETY: the program's own call.
+    write_lock(l, site, || unsafe { real::pthread_rwlock_wrlock(l) })
+}
+
+/// # Safety
+/// Same contract as `pthread_rwlock_timedrdlock`.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_timedrdlock(
+    l: *mut libc::pthread_rwlock_t,
+    abstime: *const libc::timespec,
+    site: *const c_void,
+) -> libc::c_int {
+    // SAFETY: the program's own call.
+    read_lock(l, site, || unsafe {
+        pthread_rwlock_timedrdlock(l, abstime)
+    })
+}
+
+/// # Safety
+/// Same contract as `pthread_rwlock_timedwrlock`.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_timedwrlock(
+    l: *mut libc::pthread_rwlock_t,
+    abstime: *const libc::timespec,
+    site: *const c_void,
+) -> libc::c_int {
+    // SAFETY: the program's own call.
+    write_lock(l, site, || unsafe {
+        pthread_rwlock_timedwrlock(l, abstime)
+    })
+}
+
+/// # Safety
+/// Same contract as `pthread_rwlock_clockrdlock` (what `std::shared_timed_mutex` calls).
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_clockrdlock(
+    l: *mut libc::pthread_rwlock_t,
+    clock: libc::clockid_t,
+    abstime: *const libc::timespec,
+    site: *const c_void,
+) -> libc::c_int {
+    // SAFETY: the program's own call.
+    read_lock(l, site, || unsafe {
+        pthread_rwlock_clockrdlock(l, clock, abstime)
+    })
+}
+
+/// # Safety
+/// Same contract as `pthread_rwlock_clockwrlock`.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_clockwrlock(
+    l: *mut libc::pthread_rwlock_t,
+    clock: libc::clockid_t,
+    abstime: *const libc::timespec,
+    site: *const c_void,
+) -> libc::c_int {
+    // SAFETY: the program's own call.
+    write_lock(l, site, || unsafe {
+        pthread_rwlock_clockwrlock(l, clock, abstime)
+    })
+}
+
+extern "C" {
+    fn pthread_rwlock_timedrdlock(
+        l: *mut libc::pthread_rwlock_t,
+        abstime: *const libc::timespec,
+    ) -> libc::c_int;
+    fn pthread_rwlock_timedwrlock(
+        l: *mut libc::pthread_rwlock_t,
+        abstime: *const libc::timespec,
+    ) -> libc::c_int;
+    fn pthread_rwlock_clockrdlock(
+        l: *mut libc::pthread_rwlock_t,
+        clock: libc::clockid_t,
+        abstime: *const libc::timespec,
+    ) -> libc::c_int;
+    fn pthread_rwlock_clockwrlock(
+        l: *mut libc::pthread_rwlock_t,
+        clock: libc::clockid_t,
+        abstime: *const libc::timespec,
+    ) -> libc::c_int;
 }
 
 /// # Safety
@@ -109,5 +212,5 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_rwlock_unlock(
 ) -> libc::c_int {
     let op = SyncOp::RwUnlock { lock: l as u64 };
     // SAFETY: the program's own call.
-    record::sync::release(site, op, true, || unsafe { libc::pthread_rwlock_unlock(l) })
+    record::sync::release(site, op, true, || unsafe { real::pthread_rwlock_unlock(l) })
 }

@@ -14,20 +14,13 @@ use std::ffi::c_void;
 
 use ilgen_trace::{SyncOp, ThreadId, NO_THREAD};
 
+use crate::intercept::interpose::real::{pthread_create, pthread_detach, pthread_join};
 use crate::{record, registry, replay, runtime, thread};
 
-type StartRoutine = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
+pub(crate) type StartRoutine = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
 
 extern "C-unwind" {
-    fn pthread_create(
-        thread: *mut libc::pthread_t,
-        attr: *const libc::pthread_attr_t,
-        start: StartRoutine,
-        arg: *mut c_void,
-    ) -> libc::c_int;
-    fn pthread_join(thread: libc::pthread_t, retval: *mut *mut c_void) -> libc::c_int;
     fn pthread_exit(retval: *mut c_void) -> !;
-    fn pthread_detach(thread: libc::pthread_t) -> libc::c_int;
 }
 
 /// What the trampoline needs to set the child up; boxed by the parent, freed by the child.
@@ -52,6 +45,7 @@ unsafe extern "C-unwind" fn trampoline(raw: *mut c_void) -> *mut c_void {
     } = unsafe { *Box::from_raw(raw as *mut Child) };
     if let Some(rt) = runtime::get() {
         thread::start(rt, tid, parent, child_index, false);
+        thread::child_started();
     } else {
         replay::thread::start(tid, parent, child_index);
     }
@@ -90,7 +84,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
     };
     let Some((parent, child_index, tid)) = ids else {
         // SAFETY: the program's own call.
-        return unsafe { pthread_create(thread, attr, start, arg) };
+        return unsafe { pthread_create(thread, attr, Some(start), arg) };
     };
     let child = Box::into_raw(Box::new(Child {
         start,
@@ -101,9 +95,12 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
     }));
     let fork = record::sync::now(site, SyncOp::Fork { child: tid });
     // SAFETY: the program's call, with our trampoline and its boxed argument.
-    let rc = unsafe { pthread_create(thread, attr, trampoline, child as *mut c_void) };
+    let rc = unsafe { pthread_create(thread, attr, Some(trampoline), child as *mut c_void) };
     if rc != 0 {
         record::sync::retract(fork);
+        if runtime::get().is_some() {
+            thread::child_started();
+        }
         // SAFETY: no thread was created, so the box is still ours.
         drop(unsafe { Box::from_raw(child) });
         return rc;

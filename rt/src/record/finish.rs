@@ -1,9 +1,21 @@
 //! The end of the process: nothing recorded is lost, however it ends.
 //!
-//! Takes `exit()` (an `atexit` handler; a return from `main` is an exit too), fatal and
-//! terminating signals (SIGSEGV, SIGBUS, SIGABRT, which `abort()` raises, SIGINT, SIGTERM) and
-//! `fork()`; gives every thread's segment cache flushed into its file and `meta.json` rewritten
-//! with how the run ended.
+//! Takes `exit()` and `quick_exit()` (their wrappers, then `atexit`/`at_quick_exit` handlers; a
+//! return from `main` is an exit too, announced by the pass's hook), fatal and terminating signals
+//! (SIGSEGV, SIGBUS, SIGABRT, which `abort()` raises, SIGINT, SIGTERM) and `fork()`; gives the
+//! exit grace and the `Exit` record, every thread's segment cache flushed into its file and
+//! `meta.json` rewritten with how the run ended.
+//!
+//! The exit grace ([`exiting`]): threads the program left running when it exits would otherwise
+//! be cut off wherever they are, often before their first step, and nothing they would have done
+//! could be predicted. So the exiting thread first lets them run, up to `exit_grace_ms`, until
+//! every other live thread is blocked in a recorded blocking operation (lock, condition wait,
+//! join, `sem_wait`, barrier: between its pending record and its completion) or has ended, and
+//! has stayed so for [`SETTLED_MS`]; a thread in `sleep`, `read` or a spin is running as far as
+//! the runtime can tell, and uses up the grace. Then it writes `Exit` with the next sequence
+//! number, after every step the others took meanwhile. A program whose other threads all wait
+//! forever loses a few milliseconds; one without other threads, nothing. `_exit` and fatal
+//! signals get no grace: they are not the program's way of finishing.
 //!
 //! Each thread owns its cache. The thread that ends the process flushes its own, then the other
 //! live threads' caches without interrupting them: it claims each one, issues one
@@ -36,7 +48,9 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use crate::{registry, runtime, thread};
+use ilgen_trace::SyncOp;
+
+use crate::{record, registry, replay, runtime, thread};
 
 /// Signals whose default action ends the process and that the runtime handles.
 const FATAL: [libc::c_int; 5] = [
@@ -64,6 +78,81 @@ pub(crate) fn acknowledge() {
     ACKS.fetch_add(1, Ordering::Release);
 }
 
+/// How long the other threads must stay blocked, none of them moving, before the exit grace
+/// ends early: a thread that entered an uncontended lock is `blocked` for a moment.
+const SETTLED_MS: u64 = 5;
+
+extern "C" {
+    fn at_quick_exit(f: extern "C" fn()) -> libc::c_int;
+}
+
+/// The process is ending on the calling thread at `site` (`exit()`, `quick_exit()`, the return
+/// from `main`): the exit grace when it records, then `Exit`. Replay: `Exit` takes its turn in the
+/// schedule, then the same grace (by the replay threads' status), so that the steps the schedule
+/// let the others reach (the racing access right after its last step) are taken before the end.
+pub(crate) fn exiting(site: *const libc::c_void) {
+    if let (Some(rt), Some(_)) = (runtime::get(), thread::current_if_live()) {
+        grace(u64::from(rt.options.exit_grace_ms), others_blocked);
+    }
+    record::sync::now(site, SyncOp::Exit);
+    if let Some(r) = replay::gate::get() {
+        grace(
+            u64::from(r.options.exit_grace_ms),
+            replay::thread::others_blocked,
+        );
+    }
+}
+
+/// Lets the other threads run for up to `ms` milliseconds, less once they are all blocked or
+/// ended and none has moved for [`SETTLED_MS`]. `others_blocked` says when no other thread can
+/// run: how many are live, and a count that changes whenever one of them moves.
+fn grace(ms: u64, others_blocked: fn() -> Option<(u64, u64)>) {
+    let deadline = now_ms() + ms;
+    let mut still: Option<(u64, u64)> = None;
+    while now_ms() < deadline {
+        match others_blocked() {
+            Some((0, _)) => return,
+            Some((_, moves)) => match still {
+                Some((since, seen)) if seen == moves => {
+                    if now_ms() >= since + SETTLED_MS {
+                        return;
+                    }
+                }
+                _ => still = Some((now_ms(), moves)),
+            },
+            None => still = None,
+        }
+        let ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 1_000_000,
+        };
+        // SAFETY: nanosleep with a valid request and no remainder (an early wake-up is harmless).
+        unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+    }
+}
+
+/// When no other thread can run (each live one is blocked in a recorded operation, none is
+/// starting): how many are live, and how many blocking operations they have left so far.
+fn others_blocked() -> Option<(u64, u64)> {
+    if thread::starting() > 0 {
+        return None;
+    }
+    let threads = registry::lock();
+    let (mut live, mut moves) = (0u64, 0u64);
+    // SAFETY: pthread_self never fails; the registry lock keeps every listed state allocated.
+    unsafe {
+        for (_, st) in threads.others(libc::pthread_self()) {
+            let (blocked, left) = thread::blocked(st);
+            if !blocked {
+                return None;
+            }
+            live += 1;
+            moves += u64::from(left);
+        }
+    }
+    Some((live, moves))
+}
+
 /// Installs the exit, fork and signal handlers; called once, right after initialization.
 pub(crate) fn install() {
     let Some(rt) = runtime::get() else { return };
@@ -80,6 +169,7 @@ pub(crate) fn install() {
             Ordering::Relaxed,
         );
         libc::atexit(on_exit);
+        at_quick_exit(on_exit);
         libc::pthread_atfork(None, None, Some(on_fork_child));
         if !MEMBARRIER.load(Ordering::Relaxed) {
             let mut sa: libc::sigaction = std::mem::zeroed();

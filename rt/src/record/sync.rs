@@ -5,7 +5,8 @@
 //! Following `ilgen_trace::Sync`: [`now`] takes the sequence number at once, so a wrapper calls it
 //! before the real call for releasing operations and after it for acquiring ones; [`pending`]
 //! writes a blocking operation with seq `PENDING` before the real call, and [`complete`] fills in
-//! seq and outcome in place after it, so a thread blocked forever still shows what it waited for.
+//! seq and outcome in place after it, so a thread blocked forever still shows what it waited for;
+//! in between the thread counts as blocked for the exit grace (`finish`).
 //! A try operation, recorded after its real call, announces itself before it with [`turn`].
 //!
 //! In replay mode no thread records (`thread::current` is `None`): each function hands the same
@@ -103,6 +104,7 @@ pub(crate) fn pending(site_ptr: *const libc::c_void, op: SyncOp) -> Pending {
         inner.flush();
         inner.write_sync(PENDING, site, op)
     });
+    st.set_blocked(true);
     Pending {
         at,
         site,
@@ -135,8 +137,9 @@ pub(crate) fn complete(p: Pending, op: SyncOp) {
         replay::sync::complete(tok, op);
         return;
     }
-    let Some(at) = p.at else { return };
     let Some(st) = thread::current() else { return };
+    st.set_blocked(false);
+    let Some(at) = p.at else { return };
     let Some(mut inner) = st.enter() else { return };
     let event = ilgen_trace::Event::Sync(ilgen_trace::Sync {
         seq: runtime::next_seq(),
@@ -155,6 +158,9 @@ pub(crate) fn fail(p: Pending, op: SyncOp) {
     }
     if let Some(at) = p.at {
         if retract(Some(at)) {
+            if let Some(st) = thread::current() {
+                st.set_blocked(false);
+            }
             return;
         }
     }

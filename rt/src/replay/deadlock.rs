@@ -131,9 +131,13 @@ fn blocked_thread(info: &ThreadInfo, op: SyncOp, site: SiteId) -> BlockedThread 
 }
 
 pub(crate) fn spawn_watchdog(r: &'static Replay) {
-    let spawned = std::thread::Builder::new()
-        .name("ilgen-watchdog".into())
-        .spawn(move || watch(r));
+    // Its create and the detach when the handle drops are the runtime's, not the program's.
+    let spawned = crate::intercept::interpose::internal(|| {
+        std::thread::Builder::new()
+            .name("ilgen-watchdog".into())
+            .spawn(move || watch(r))
+            .map(drop)
+    });
     if spawned.is_err() {
         crate::runtime::say("ilgen: failed to start the replay watchdog; no deadlock detection");
     }

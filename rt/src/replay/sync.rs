@@ -41,6 +41,7 @@ use std::sync::atomic::Ordering;
 
 use ilgen_trace::{SiteId, SyncOp, NO_SITE};
 
+use crate::intercept::interpose::real;
 use crate::replay;
 use crate::replay::hb::Role;
 use crate::replay::thread::{ReplayThread, Status};
@@ -72,12 +73,12 @@ fn gate(t: &ReplayThread, op: &SyncOp, site: SiteId, unlock: Option<u64>) -> Opt
             t.info.set(Status::Gated { index });
             if let Some(m) = unlock {
                 // SAFETY: the program's mutex, which this thread holds (its wait returned).
-                unsafe { libc::pthread_mutex_unlock(m as *mut libc::pthread_mutex_t) };
+                unsafe { real::pthread_mutex_unlock(m as *mut libc::pthread_mutex_t) };
             }
         } else {
             if let Some(m) = unlock {
                 // SAFETY: as above; taken back before the program sees the wait return.
-                unsafe { libc::pthread_mutex_lock(m as *mut libc::pthread_mutex_t) };
+                unsafe { real::pthread_mutex_lock(m as *mut libc::pthread_mutex_t) };
             }
             t.info.set(Status::Running);
         }
@@ -152,7 +153,8 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         SyncOp::Start
         | SyncOp::Detach { .. }
         | SyncOp::WaitLoopEnter { .. }
-        | SyncOp::WaitLoopExit { .. } => {}
+        | SyncOp::WaitLoopExit { .. }
+        | SyncOp::Exit => {}
     }
 }
 

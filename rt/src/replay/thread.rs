@@ -303,6 +303,26 @@ pub(crate) extern "C" fn on_exit(_value: *mut libc::c_void) {
     end(NO_SITE);
 }
 
+/// When no thread but the caller can run (each is gated, blocked or ended): how many are live,
+/// and the sum of their status generations, which changes whenever one of them moves (the exit
+/// grace, `record::finish`).
+pub(crate) fn others_blocked() -> Option<(u64, u64)> {
+    let me = current().map(|t| t.tid());
+    let (mut live, mut moves) = (0u64, 0u64);
+    for t in all().iter().filter(|t| Some(t.me.tid) != me) {
+        let (status, generation) = t.status();
+        match status {
+            Status::Ended => {}
+            Status::Gated { .. } | Status::Blocked { .. } => {
+                live += 1;
+                moves = moves.wrapping_add(generation);
+            }
+            Status::Running => return None,
+        }
+    }
+    Some((live, moves))
+}
+
 /// Every thread that started, ended or not.
 pub(crate) fn all() -> Vec<Arc<ThreadInfo>> {
     THREADS.lock().unwrap_or_else(|e| e.into_inner()).clone()
