@@ -84,7 +84,7 @@ impl Model {
             }
             let object = acquires(op);
             let before = object.is_some_and(|o| state.holders(o).contains(&t));
-            state.apply(t, op);
+            state.apply(self, t, op);
             if let Some(o) = object.filter(|&o| !before && state.holders(o).contains(&t)) {
                 taken.insert((o, t), at);
             }

@@ -18,22 +18,26 @@
 //!     `schedule`.
 //! - A `schedule` is `steps` from the start of the run, for each thread a prefix of its sync
 //!   operations, of which the first `prefix_steps` are the observed order before the window the
-//!   candidate was found in; each step has `tid`, `op` (the name `ilgen dump` prints),
-//!   `object` (address, for operations on an object), `peer` (the other thread of fork and join),
-//!   `site`, `seq` (observed seq, absent for an operation that never completed) and `op_index`
-//!   (the thread's n-th sync operation, 0-based: replay matches operations by it).
+//!   candidate was found in; each step has `tid`, `op` (the name `ilgen dump` prints, one of
+//!   [`ilgen_trace::OpKind`]), `object` (address, for operations on an object), `peer` (the other
+//!   thread of fork and join, absent when it is no recorded thread), `site` (`null` for thread
+//!   start and end), `seq` (observed seq, absent for an operation that never completed) and
+//!   `op_index` (the thread's n-th sync operation, 0-based: replay matches operations by it).
 //!
 //! Beside it, candidate i (1-based, in this order) has its schedule as replay reads it in
 //! `schedule-<i>.json` ([`ilgen_trace::schedule`]).
 //!
-//! Versions: 1, first format.
+//! Versions:
+//! - 1: first format.
+//! - 2: a step's `site` is `null` when absent (was u32::MAX), its `peer` absent rather than
+//!   u32::MAX; `op` is checked on reading.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use ilgen_trace::format::ThreadHeader;
 use ilgen_trace::schedule as replay;
-use ilgen_trace::{AccessKind, SiteId, ThreadId, PENDING};
+use ilgen_trace::{known_site, known_thread, AccessKind, OpKind, SiteId, ThreadId, PENDING};
 use serde::{Deserialize, Serialize};
 
 use crate::filter::FilterStats;
@@ -42,7 +46,7 @@ use crate::model::{At, Model, ModelEvent};
 use crate::prepare::SharedObject;
 use crate::solve::{Limit, SolveStats};
 
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 pub const FILE_NAME: &str = "candidates.json";
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -182,12 +186,12 @@ pub struct ScheduleOut {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Step {
     pub tid: ThreadId,
-    pub op: String,
+    pub op: OpKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer: Option<ThreadId>,
-    pub site: SiteId,
+    pub site: Option<SiteId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
     pub op_index: u32,
@@ -235,10 +239,10 @@ fn step(model: &Model, at: At) -> Option<Step> {
     let o = thread.events.get(at.index)?.observed()?;
     Some(Step {
         tid: thread.tid,
-        op: o.op.name().to_owned(),
+        op: o.op.kind(),
         object: o.op.object(),
-        peer: o.op.peer_thread(),
-        site: o.site,
+        peer: o.op.peer_thread().and_then(known_thread),
+        site: known_site(o.site),
         seq: (o.seq != PENDING).then_some(o.seq),
         op_index: o.op_index,
     })
@@ -268,7 +272,7 @@ pub fn replay_schedule(
             .filter(|h| tids.contains(&h.tid))
             .map(|h| replay::ScheduleThread {
                 tid: h.tid,
-                parent: h.parent,
+                parent: known_thread(h.parent),
                 child_index: h.child_index,
             })
             .collect(),
@@ -278,7 +282,7 @@ pub fn replay_schedule(
             .map(|s| replay::Step {
                 tid: s.tid,
                 index: s.op_index,
-                op: s.op.clone(),
+                op: s.op,
                 site: s.site,
             })
             .collect(),
@@ -487,15 +491,15 @@ fn write_schedule(out: &mut String, schedule: &ScheduleOut, names: &Names) {
 }
 
 fn step_text(s: &Step, names: &Names) -> String {
-    let mut text = s.op.clone();
+    let mut text = s.op.name().to_owned();
     if let Some(peer) = s.peer {
         let _ = write!(text, " thread {peer}");
     }
     if let Some(obj) = s.object {
         let _ = write!(text, " {}", names.object(obj));
     }
-    if s.site != ilgen_trace::NO_SITE {
-        let _ = write!(text, " at {}", names.site(s.site));
+    if let Some(site) = s.site {
+        let _ = write!(text, " at {}", names.site(site));
     }
     text
 }

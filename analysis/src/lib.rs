@@ -7,9 +7,9 @@
 //! happens-before and locksets) → [`solve`] (per surviving variable: cut-based fast path, else
 //! exhaustive search over [`window`]s; deadlocks on the sync-only model) or [`csp`] (the same model
 //! as CSP_M, decided by a CSP checker) → [`finding`] → [`candidates`]. Every solver moves through
-//! the model by the sync semantics of [`state`]. Apart from predictions, [`observed`] finds the
-//! deadlock the recorded run itself ended in. Nothing here runs the program: replay is
-//! `ilgen-confirm`'s.
+//! the model by the sync semantics of [`semantics`] (the native one through [`state`]). Apart from
+//! predictions, [`observed`] finds the deadlock the recorded run itself ended in. Nothing here runs
+//! the program: replay is `ilgen-confirm`'s.
 
 pub mod analyze;
 pub mod busy;
@@ -24,6 +24,7 @@ pub mod observed;
 pub mod options;
 pub mod prepare;
 pub mod progress;
+pub mod semantics;
 pub mod solve;
 pub mod state;
 #[cfg(any(test, feature = "testkit"))]

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use ilgen_trace::format::ThreadTrace;
 use ilgen_trace::replay::{wait_for_cycle, BlockedThread, DeadlockReport, HeldLock, ThreadRef};
-use ilgen_trace::{Event, SiteId, Sync, SyncOp, ThreadId};
+use ilgen_trace::{known_site, known_thread, Event, SiteId, Sync, SyncOp, ThreadId};
 use serde::Serialize;
 
 /// A deadlock of the recorded run.
@@ -211,17 +211,20 @@ pub fn observed_deadlock(threads: &[ThreadTrace]) -> Option<Observed> {
             .flat_map(|(&object, v)| {
                 v.iter()
                     .filter(|&&(o, _)| o == tid)
-                    .map(move |&(_, site)| HeldLock { object, site })
+                    .map(move |&(_, site)| HeldLock {
+                        object,
+                        site: known_site(site),
+                    })
             })
             .collect();
         blocked.push(BlockedThread {
             thread: ThreadRef {
                 tid,
-                parent: t.header.parent,
+                parent: known_thread(t.header.parent),
                 child_index: t.header.child_index,
             },
-            op: last.op.name().to_owned(),
-            site: last.site,
+            op: last.op.kind(),
+            site: known_site(last.site),
             object: last.op.object().unwrap_or(0),
             waits_for,
             holds,
@@ -248,6 +251,7 @@ pub fn observed_deadlock(threads: &[ThreadTrace]) -> Option<Observed> {
 mod tests {
     use super::*;
     use crate::testkit::Run;
+    use ilgen_trace::OpKind;
 
     const A: u64 = 0xa0;
     const B: u64 = 0xb0;
@@ -285,13 +289,16 @@ mod tests {
     #[test]
     fn a_signal_before_the_wait_is_a_lost_wakeup_and_both_threads_are_blocked() {
         let o = observed_deadlock(&lost_wakeup(false).traces()).expect("deadlock");
-        let ops: Vec<(ThreadId, &str, Vec<ThreadId>)> = o
+        let ops: Vec<(ThreadId, OpKind, Vec<ThreadId>)> = o
             .deadlock
             .threads
             .iter()
-            .map(|b| (b.thread.tid, b.op.as_str(), b.waits_for.clone()))
+            .map(|b| (b.thread.tid, b.op, b.waits_for.clone()))
             .collect();
-        assert_eq!(ops, vec![(0, "join", vec![1]), (1, "wake", vec![])]);
+        assert_eq!(
+            ops,
+            vec![(0, OpKind::Join, vec![1]), (1, OpKind::Wake, vec![])]
+        );
         assert!(o.deadlock.cycle.is_empty());
         // Seqs: fork 1, lock 2, signal 3 (site 1003), ..., the wait 7 (site 1007).
         assert_eq!(

@@ -2,21 +2,26 @@
 //!
 //! Takes a [`Model`] and how far each thread has run; gives [`State`], which says whether a thread's
 //! next operation is enabled and applies it. Both solvers (cut and exhaustive) move through the
-//! model only by these rules, so they agree on what a schedule may do. Whether a thread was forked
-//! or ended, an instance signalled or a barrier entered follows from the positions
-//! ([`crate::model::Sources`]); a state stores only what does not: lock holders,
-//! semaphore counts, which threads wait at a wait-loop exit, and which signals were lost to a
-//! wait that was entered after them.
+//! model only by these rules, so they agree on what a schedule may do. The rules themselves are
+//! the transitions of [`crate::semantics`] (which the CSP_M translation derives from too); this
+//! module supplies their facts. Whether a thread was forked or ended, an instance signalled or a
+//! barrier entered follows from the positions ([`crate::model::Sources`]); a state stores only
+//! what does not: lock holders, semaphore counts, which threads wait at a wait-loop exit, and
+//! which signals were lost to a wait that was entered after them.
 
 use crate::model::{At, Model, ModelEvent, ModelOp, TryTarget, Wake};
+use crate::semantics::{
+    self, BarrierOp, CondOp, Creation, CreationOp, Holder, MutexOp, RwLock, RwOp, SemOp,
+    Termination, TerminationOp,
+};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct State {
     /// Per thread: how many of its events have run.
     pub pos: Vec<usize>,
     /// Per mutex: holder and recursion count.
-    owner: Vec<Option<(usize, u32)>>,
-    rw: Vec<RwState>,
+    owner: Vec<Holder>,
+    rw: Vec<RwLock>,
     sem: Vec<u32>,
     /// Per thread: it released its mutex to wait at a wait-loop exit (its segment's accesses,
     /// made before the wait, are behind it).
@@ -25,13 +30,6 @@ pub struct State {
     /// bare wait ([`crate::model::Sources::bare_waits_of`]), so it never wakes that wait.
     /// Sorted; almost always empty.
     lost: Vec<(usize, usize)>,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-struct RwState {
-    writer: Option<usize>,
-    /// One entry per read lock held (a thread may hold several).
-    readers: Vec<usize>,
 }
 
 /// Where a thread stands, given the end of the part of it the search may run.
@@ -53,7 +51,7 @@ impl State {
         State {
             pos: vec![0; model.threads.len()],
             owner: vec![None; o.mutexes.len()],
-            rw: vec![RwState::default(); o.rwlocks.len()],
+            rw: vec![RwLock::default(); o.rwlocks.len()],
             sem: o.sems.iter().map(|s| s.initial).collect(),
             waiting: vec![false; model.threads.len()],
             lost: Vec::new(),
@@ -66,7 +64,7 @@ impl State {
         let mut state = State::initial(model);
         for at in model.observed_order(pos) {
             if let Some(op) = model.op(at) {
-                state.apply(at.thread, op);
+                state.apply(model, at.thread, op);
             }
         }
         state.pos = pos.to_vec();
@@ -94,55 +92,104 @@ impl State {
         self.passed(model.sources().signal_of.get(cond).copied().flatten())
     }
 
+    /// Thread `child`'s creation as the positions tell it. Its start is its own next operation
+    /// whenever the question is asked, so it has not started.
+    fn creation(&self, model: &Model, child: usize) -> Creation {
+        Creation {
+            forked: self.passed(model.sources().fork_of[child]),
+            started: false,
+        }
+    }
+
+    /// Thread `child`'s end as the positions tell it; each join runs once by its position, so
+    /// none is counted.
+    fn termination(&self, model: &Model, child: usize) -> Termination {
+        Termination {
+            ended: self.passed(model.sources().end_of[child]),
+            joined: 0,
+        }
+    }
+
+    /// The mutex after `thread` performs `op` on it, if it may now.
+    fn mutex(&self, model: &Model, thread: usize, mutex: usize, op: MutexOp) -> Option<Holder> {
+        let recursive = model.objects.mutexes[mutex].recursive;
+        semantics::mutex(self.owner[mutex], thread, op, recursive, u32::MAX)
+    }
+
+    /// The entered count after `op` at `barrier`, if it may happen now.
+    fn barrier(&self, model: &Model, barrier: usize, op: BarrierOp) -> Option<u32> {
+        let b = &model.objects.barriers[barrier];
+        let entered = model.sources().enters_of[barrier]
+            .iter()
+            .filter(|&&at| self.passed(Some(at)))
+            .count() as u32;
+        semantics::barrier(entered, op, b.parties, b.released, u32::MAX)
+    }
+
     /// Whether `thread` may perform `op` now.
     pub fn enabled(&self, model: &Model, thread: usize, op: ModelOp) -> bool {
-        let sources = model.sources();
         match op {
-            ModelOp::Start { forked } => !forked || self.passed(sources.fork_of[thread]),
-            ModelOp::Join { child } => self.passed(sources.end_of[child]),
-            ModelOp::Lock { mutex } => match self.owner[mutex] {
-                None => true,
-                Some((holder, _)) => holder == thread && model.objects.mutexes[mutex].recursive,
-            },
-            ModelOp::Unlock { mutex } => matches!(self.owner[mutex], Some((h, _)) if h == thread),
-            ModelOp::ReadLock { rw } => self.rw[rw].writer.is_none(),
-            ModelOp::WriteLock { rw } => {
-                self.rw[rw].writer.is_none() && self.rw[rw].readers.is_empty()
+            ModelOp::Start { forked } => {
+                semantics::creation(self.creation(model, thread), CreationOp::Start { forked })
+                    .is_some()
             }
-            ModelOp::RwUnlock { rw } => {
-                self.rw[rw].writer == Some(thread) || self.rw[rw].readers.contains(&thread)
+            ModelOp::Fork { child } => {
+                semantics::creation(self.creation(model, child), CreationOp::Fork).is_some()
             }
+            ModelOp::End => {
+                let s = self.termination(model, thread);
+                semantics::termination(s, TerminationOp::End, usize::MAX).is_some()
+            }
+            ModelOp::Join { child } => {
+                let s = self.termination(model, child);
+                semantics::termination(s, TerminationOp::Join, usize::MAX).is_some()
+            }
+            ModelOp::Lock { mutex } => self.mutex(model, thread, mutex, MutexOp::Lock).is_some(),
+            ModelOp::Unlock { mutex } => {
+                self.mutex(model, thread, mutex, MutexOp::Unlock).is_some()
+            }
+            ModelOp::WaitRelease { mutex } => self
+                .mutex(model, thread, mutex, MutexOp::WaitRelease)
+                .is_some(),
+            ModelOp::ReadLock { rw } => self.rw[rw].allows(thread, RwOp::Read, u32::MAX),
+            ModelOp::WriteLock { rw } => self.rw[rw].allows(thread, RwOp::Write, u32::MAX),
+            ModelOp::RwUnlock { rw } => self.rw[rw].allows(thread, RwOp::Unlock, u32::MAX),
             ModelOp::WaitReturn { mutex, wake } => {
                 let woken = match wake {
                     Wake::Signal(c) => {
-                        self.signalled(model, c) && self.lost.binary_search(&(c, thread)).is_err()
+                        let lost = self.lost.binary_search(&(c, thread)).is_ok();
+                        semantics::condition(self.signalled(model, c), lost, CondOp::Wake)
                     }
                     Wake::Unsignalled => true,
                     Wake::Never => false,
                 };
-                woken && self.owner[mutex].is_none()
+                woken
+                    && self
+                        .mutex(model, thread, mutex, MutexOp::WaitReturn)
+                        .is_some()
+            }
+            ModelOp::Signal { cond } => {
+                semantics::condition(self.signalled(model, cond), false, CondOp::Signal)
             }
             ModelOp::LoopExit { cond, mutex } => {
-                self.signalled(model, cond)
-                    && mutex.is_none_or(|m| self.owner[m].is_none_or(|(h, _)| h == thread))
+                semantics::condition(self.signalled(model, cond), false, CondOp::LoopExit)
+                    && mutex
+                        .is_none_or(|m| self.mutex(model, thread, m, MutexOp::LoopExit).is_some())
+            }
+            ModelOp::BarrierEnter { barrier } => {
+                self.barrier(model, barrier, BarrierOp::Enter).is_some()
             }
             ModelOp::BarrierExit { barrier } => {
-                let b = &model.objects.barriers[barrier];
-                let entered = sources.enters_of[barrier]
-                    .iter()
-                    .filter(|&&at| self.passed(Some(at)))
-                    .count();
-                b.released && entered >= b.parties as usize
+                self.barrier(model, barrier, BarrierOp::Exit).is_some()
             }
-            ModelOp::SemWait { sem } => self.sem[sem] > 0,
+            ModelOp::SemWait { sem } => {
+                semantics::semaphore(self.sem[sem], SemOp::Wait, u32::MAX).is_some()
+            }
+            ModelOp::SemPost { sem } => {
+                semantics::semaphore(self.sem[sem], SemOp::Post, u32::MAX).is_some()
+            }
             ModelOp::TryFail { target } => self.busy(thread, target),
-            ModelOp::End
-            | ModelOp::Fork { .. }
-            | ModelOp::WaitRelease { .. }
-            | ModelOp::Signal { .. }
-            | ModelOp::BarrierEnter { .. }
-            | ModelOp::SemPost { .. }
-            | ModelOp::Nop => true,
+            ModelOp::Nop => true,
         }
     }
 
@@ -151,8 +198,14 @@ impl State {
     /// semaphore's count is zero.
     pub fn busy(&self, thread: usize, target: TryTarget) -> bool {
         match target {
-            TryTarget::Sem(sem) => self.sem[sem] == 0,
-            _ => self.holders(target).iter().any(|&h| h != thread),
+            TryTarget::Mutex(m) => {
+                semantics::mutex(self.owner[m], thread, MutexOp::TryFail, false, u32::MAX).is_some()
+            }
+            TryTarget::RwRead(rw) => self.rw[rw].allows(thread, RwOp::TryReadFail, u32::MAX),
+            TryTarget::RwWrite(rw) => self.rw[rw].allows(thread, RwOp::TryWriteFail, u32::MAX),
+            TryTarget::Sem(sem) => {
+                semantics::semaphore(self.sem[sem], SemOp::TryWaitFail, u32::MAX).is_some()
+            }
         }
     }
 
@@ -181,75 +234,66 @@ impl State {
         matches!(op, ModelOp::TryFail { target } if !self.busy(thread, target))
     }
 
-    /// Performs `op` for `thread` (positions are the caller's business). Applying an operation
-    /// that is not enabled leaves objects in a consistent state rather than panicking.
-    pub fn apply(&mut self, thread: usize, op: ModelOp) {
+    /// Performs `op` for `thread` (positions are the caller's business): each object it touches
+    /// takes the transition of [`crate::semantics`]; an object that does not allow the operation
+    /// is left as it is rather than panicking.
+    pub fn apply(&mut self, model: &Model, thread: usize, op: ModelOp) {
         if let Some(w) = self.waiting.get_mut(thread) {
             *w = false;
         }
-        match op {
-            ModelOp::Start { .. }
-            | ModelOp::Nop
-            | ModelOp::TryFail { .. }
-            | ModelOp::End
-            | ModelOp::Fork { .. }
-            | ModelOp::Join { .. }
-            | ModelOp::Signal { .. }
-            | ModelOp::BarrierEnter { .. }
-            | ModelOp::BarrierExit { .. } => {}
-            ModelOp::Lock { mutex } => {
-                self.owner[mutex] = match self.owner[mutex] {
-                    Some((h, n)) if h == thread => Some((h, n + 1)),
-                    _ => Some((thread, 1)),
-                };
-            }
-            ModelOp::Unlock { mutex } => {
-                self.owner[mutex] = match self.owner[mutex] {
-                    Some((h, n)) if h == thread && n > 1 => Some((h, n - 1)),
-                    _ => None,
-                };
-            }
-            ModelOp::ReadLock { rw } => self.rw[rw].readers.push(thread),
-            ModelOp::WriteLock { rw } => self.rw[rw].writer = Some(thread),
-            ModelOp::RwUnlock { rw } => {
-                let state = &mut self.rw[rw];
-                if state.writer == Some(thread) {
-                    state.writer = None;
-                } else if let Some(i) = state.readers.iter().position(|&r| r == thread) {
-                    state.readers.swap_remove(i);
-                }
-            }
-            // A wait releases the mutex whatever its recursion count (pthreads requires one level).
-            ModelOp::WaitRelease { mutex } => self.owner[mutex] = None,
-            ModelOp::WaitReturn { mutex, .. } => self.owner[mutex] = Some((thread, 1)),
-            ModelOp::LoopExit { mutex, .. } => {
-                if let Some(m) = mutex {
-                    if self.owner[m].is_none() {
-                        self.owner[m] = Some((thread, 1));
-                    }
-                }
-            }
-            ModelOp::SemWait { sem } => self.sem[sem] = self.sem[sem].saturating_sub(1),
-            ModelOp::SemPost { sem } => self.sem[sem] = self.sem[sem].saturating_add(1),
+        let (mutex, mutex_op) = match op {
+            ModelOp::Lock { mutex } => (mutex, MutexOp::Lock),
+            ModelOp::Unlock { mutex } => (mutex, MutexOp::Unlock),
+            ModelOp::WaitRelease { mutex } => (mutex, MutexOp::WaitRelease),
+            ModelOp::WaitReturn { mutex, .. } => (mutex, MutexOp::WaitReturn),
+            ModelOp::LoopExit {
+                mutex: Some(mutex), ..
+            } => (mutex, MutexOp::LoopExit),
+            ModelOp::ReadLock { rw } => return self.apply_rw(thread, rw, RwOp::Read),
+            ModelOp::WriteLock { rw } => return self.apply_rw(thread, rw, RwOp::Write),
+            ModelOp::RwUnlock { rw } => return self.apply_rw(thread, rw, RwOp::Unlock),
+            ModelOp::SemWait { sem } => return self.apply_sem(sem, SemOp::Wait),
+            ModelOp::SemPost { sem } => return self.apply_sem(sem, SemOp::Post),
+            // Fork, start, end, join, signal and barriers change no stored state (the positions
+            // tell them); a failed try changes nothing.
+            _ => return,
+        };
+        if let Some(next) = self.mutex(model, thread, mutex, mutex_op) {
+            self.owner[mutex] = next;
+        }
+    }
+
+    fn apply_rw(&mut self, thread: usize, rw: usize, op: RwOp) {
+        if self.rw[rw].allows(thread, op, u32::MAX) {
+            self.rw[rw].apply(thread, op);
+        }
+    }
+
+    fn apply_sem(&mut self, sem: usize, op: SemOp) {
+        if let Some(n) = semantics::semaphore(self.sem[sem], op, u32::MAX) {
+            self.sem[sem] = n;
         }
     }
 
     /// The wait a thread at an unsignalled [`ModelOp::LoopExit`] would call: it releases the
     /// mutex and stays where it is. False if that is not the thread's situation.
     pub fn release_to_wait(&mut self, model: &Model, thread: usize, op: ModelOp) -> bool {
-        match op {
-            ModelOp::LoopExit {
-                cond,
-                mutex: Some(m),
-            } if !self.signalled(model, cond)
-                && matches!(self.owner[m], Some((h, _)) if h == thread) =>
-            {
-                self.owner[m] = None;
-                self.waiting[thread] = true;
-                true
-            }
-            _ => false,
+        let ModelOp::LoopExit {
+            cond,
+            mutex: Some(m),
+        } = op
+        else {
+            return false;
+        };
+        if !semantics::condition(self.signalled(model, cond), false, CondOp::LoopRelease) {
+            return false;
         }
+        let Some(next) = self.mutex(model, thread, m, MutexOp::LoopRelease) else {
+            return false;
+        };
+        self.owner[m] = next;
+        self.waiting[thread] = true;
+        true
     }
 
     /// A signal of `cond` now reaches none of its bare waits not yet entered.
@@ -257,11 +301,12 @@ impl State {
         let Some(waits) = model.sources().bare_waits_of.get(cond) else {
             return;
         };
-        for &(waiter, release) in waits {
-            if self.pos[waiter] <= release {
-                if let Err(i) = self.lost.binary_search(&(cond, waiter)) {
-                    self.lost.insert(i, (cond, waiter));
-                }
+        let entered = waits
+            .iter()
+            .map(|&(waiter, release)| (waiter, self.pos[waiter] > release));
+        for waiter in semantics::lost_to(entered).collect::<Vec<_>>() {
+            if let Err(i) = self.lost.binary_search(&(cond, waiter)) {
+                self.lost.insert(i, (cond, waiter));
             }
         }
     }
@@ -297,7 +342,7 @@ impl State {
         if let ModelOp::Signal { cond } = op {
             self.lose_signal(model, cond);
         }
-        self.apply(thread, op);
+        self.apply(model, thread, op);
         self.pos[thread] = stop + 1;
         true
     }
@@ -348,12 +393,12 @@ mod tests {
         let mut s = State::initial(&m);
         let (lock, unlock) = (ModelOp::Lock { mutex: 0 }, ModelOp::Unlock { mutex: 0 });
         assert!(!s.enabled(&m, 0, unlock), "nobody holds it");
-        s.apply(0, lock);
+        s.apply(&m, 0, lock);
         assert!(!s.enabled(&m, 1, lock));
         assert!(!s.enabled(&m, 1, unlock), "only the holder unlocks");
         assert!(!s.enabled(&m, 0, lock), "a plain mutex does not relock");
         assert!(s.enabled(&m, 0, unlock));
-        s.apply(0, unlock);
+        s.apply(&m, 0, unlock);
         assert!(s.enabled(&m, 1, lock));
     }
 
@@ -362,12 +407,12 @@ mod tests {
         let m = model(vec![vec![], vec![]], mutexes(true));
         let mut s = State::initial(&m);
         let (lock, unlock) = (ModelOp::Lock { mutex: 0 }, ModelOp::Unlock { mutex: 0 });
-        s.apply(0, lock);
+        s.apply(&m, 0, lock);
         assert!(s.enabled(&m, 0, lock));
-        s.apply(0, lock);
-        s.apply(0, unlock);
+        s.apply(&m, 0, lock);
+        s.apply(&m, 0, unlock);
         assert!(!s.enabled(&m, 1, lock), "one level still held");
-        s.apply(0, unlock);
+        s.apply(&m, 0, unlock);
         assert!(s.enabled(&m, 1, lock));
     }
 
@@ -380,16 +425,16 @@ mod tests {
         };
         assert!(!s.enabled(&m, 1, fail), "free: the trylock would succeed");
         assert!(s.diverted(1, fail));
-        s.apply(0, ModelOp::Lock { mutex: 0 });
+        s.apply(&m, 0, ModelOp::Lock { mutex: 0 });
         assert!(s.enabled(&m, 1, fail));
         assert!(!s.diverted(1, fail));
         assert!(!s.enabled(&m, 0, fail), "held by the thread itself");
         let before = s.clone();
-        s.apply(1, fail);
+        s.apply(&m, 1, fail);
         assert_eq!(s, before, "acquires nothing");
         assert!(s.enabled(&m, 2, fail), "fails again for anyone else");
         assert_eq!(s.holder(fail), None, "not blocked by a holder");
-        s.apply(0, ModelOp::Unlock { mutex: 0 });
+        s.apply(&m, 0, ModelOp::Unlock { mutex: 0 });
         assert!(!s.enabled(&m, 1, fail));
         assert!(!s.diverted(1, ModelOp::Nop));
         assert!(s.enabled(&m, 1, ModelOp::Nop), "a no-op runs anywhere");
@@ -412,12 +457,12 @@ mod tests {
         );
         let mut s = State::initial(&m);
         assert!(!s.enabled(&m, 1, rd_fail) && !s.enabled(&m, 1, wr_fail));
-        s.apply(0, ModelOp::ReadLock { rw: 0 });
+        s.apply(&m, 0, ModelOp::ReadLock { rw: 0 });
         assert!(!s.enabled(&m, 1, rd_fail), "readers share");
         assert!(s.enabled(&m, 1, wr_fail), "a reader keeps a writer out");
         assert!(!s.enabled(&m, 0, wr_fail), "its own read lock only");
-        s.apply(0, ModelOp::RwUnlock { rw: 0 });
-        s.apply(2, ModelOp::WriteLock { rw: 0 });
+        s.apply(&m, 0, ModelOp::RwUnlock { rw: 0 });
+        s.apply(&m, 2, ModelOp::WriteLock { rw: 0 });
         assert!(s.enabled(&m, 1, rd_fail) && s.enabled(&m, 1, wr_fail));
         assert!(!s.enabled(&m, 2, rd_fail) && !s.enabled(&m, 2, wr_fail));
     }
@@ -430,15 +475,15 @@ mod tests {
         };
         let mut s = State::initial(&m);
         assert!(!s.enabled(&m, 1, fail));
-        s.apply(0, ModelOp::SemWait { sem: 0 });
+        s.apply(&m, 0, ModelOp::SemWait { sem: 0 });
         assert!(
             s.enabled(&m, 1, fail),
             "any thread fails on zero, the waiter too"
         );
         assert!(s.enabled(&m, 0, fail));
-        s.apply(1, fail);
+        s.apply(&m, 1, fail);
         assert!(s.enabled(&m, 1, fail), "and takes nothing");
-        s.apply(0, ModelOp::SemPost { sem: 0 });
+        s.apply(&m, 0, ModelOp::SemPost { sem: 0 });
         assert!(!s.enabled(&m, 1, fail));
     }
 
@@ -455,18 +500,18 @@ mod tests {
             ModelOp::WriteLock { rw: 0 },
             ModelOp::RwUnlock { rw: 0 },
         );
-        s.apply(0, rd);
+        s.apply(&m, 0, rd);
         assert!(s.enabled(&m, 1, rd));
-        s.apply(1, rd);
+        s.apply(&m, 1, rd);
         assert!(!s.enabled(&m, 2, wr));
         assert!(
             !s.enabled(&m, 2, un),
             "a thread holding nothing does not unlock"
         );
-        s.apply(0, un);
-        s.apply(1, un);
+        s.apply(&m, 0, un);
+        s.apply(&m, 1, un);
         assert!(s.enabled(&m, 2, wr));
-        s.apply(2, wr);
+        s.apply(&m, 2, wr);
         assert!(!s.enabled(&m, 0, rd));
         assert!(!s.enabled(&m, 0, wr));
     }
@@ -629,9 +674,9 @@ mod tests {
         let mut s = State::initial(&m);
         let (wait, post) = (ModelOp::SemWait { sem: 0 }, ModelOp::SemPost { sem: 0 });
         assert!(s.enabled(&m, 0, wait));
-        s.apply(0, wait);
+        s.apply(&m, 0, wait);
         assert!(!s.enabled(&m, 1, wait));
-        s.apply(0, post);
+        s.apply(&m, 0, post);
         assert!(s.enabled(&m, 1, wait));
     }
 

@@ -45,10 +45,10 @@ fn detect(r: &Run) -> Vec<Candidate> {
     found
 }
 
-fn ops(steps: &[Step]) -> Vec<(u32, &str, Option<u64>, Option<u32>)> {
+fn ops(steps: &[Step]) -> Vec<(u32, &'static str, Option<u64>, Option<u32>)> {
     steps
         .iter()
-        .map(|s| (s.tid, s.op.as_str(), s.object, s.peer))
+        .map(|s| (s.tid, s.op.name(), s.object, s.peer))
         .collect()
 }
 
@@ -326,14 +326,20 @@ fn a_dequeue_can_follow_its_own_enqueue_when_the_consumer_never_waited() {
     sites.sort_unstable();
     assert_eq!(sites, vec![3, 8]);
     // The producer has signalled once, and neither enqueued packet 2 nor closed the queue.
-    let signals = |op: &str| {
+    let signals = |op: ilgen_trace::OpKind| {
         schedule
             .steps
             .iter()
             .filter(|s| s.tid == 1 && s.op == op)
             .count()
     };
-    assert_eq!((signals("signal"), signals("broadcast")), (1, 0));
+    assert_eq!(
+        (
+            signals(ilgen_trace::OpKind::Signal),
+            signals(ilgen_trace::OpKind::Broadcast)
+        ),
+        (1, 0)
+    );
 }
 
 #[test]

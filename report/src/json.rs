@@ -20,23 +20,26 @@
 //! - `unconfirmed`: every other candidate: `candidate`, `predicted` (`race` | `deadlock`),
 //!   `verdict` (`no_error` | `infeasible` | `failed`), `reason`, `locations`.
 //! - `unjoined` (only when there are some): the threads never joined when the program exited.
-//! - A `location` is `site` (id in the binary's site table) and, when the binary names it,
-//!   `file`, `line`, `column`, `function`. A thread is `tid`, `parent` (null for main) and
-//!   `created_at` (the fork's location, or null), and `never_joined: true` when it was created
-//!   and neither joined nor detached when the program exited; a schedule step is `tid`, `op`, optional `peer`,
-//!   `object`, `object_name`, and `location`.
+//! - A `location` is `site` (id in the binary's site table, null for thread start and end) and,
+//!   when the binary names it, `file`, `line`, `column`, `function`. A thread is `tid`, `parent`
+//!   (null for main) and `created_at` (the fork's location, or null), and `never_joined: true`
+//!   when it was created and neither joined nor detached when the program exited; a schedule
+//!   step is `tid`, `op`, optional `peer`, `object`, `object_name`, and `location`.
 //!
 //! The JSON Schema is `tests/confirm/Inputs/ilgen-report.schema.json`.
 //!
-//! Versions: 1, first format; 2, `never_joined` on threads, `unjoined`, the `free` access kind
-//! (a race on freed memory), and observed deadlocks (`observed`, `lost_wakeups`,
-//! `observed_deadlocks`).
+//! Versions:
+//! - 1: first format.
+//! - 2: `never_joined` on threads, `unjoined`, the `free` access kind (a race on freed memory),
+//!   and observed deadlocks (`observed`, `lost_wakeups`, `observed_deadlocks`).
+//! - 3: a location's `site` is null when absent (was 4294967295); `op` is one of the names of
+//!   `ilgen_trace::OpKind` (spelled as before).
 
 use serde::Serialize;
 
 use crate::Report;
 
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 #[derive(Serialize)]
 struct Versioned<'a> {

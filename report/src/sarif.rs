@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use ilgen_trace::site_text;
 use serde_json::{json, Value};
 
 use crate::{Finding, Location, Report, ScheduleStep};
@@ -70,7 +71,7 @@ fn physical(l: &Location, message: Option<String>) -> Value {
         // Without the binary only the site id is known: a location with a message only.
         None => json!({}),
     };
-    let text = message.unwrap_or_else(|| format!("site {}", l.site));
+    let text = message.unwrap_or_else(|| site_text(l.site));
     v["message"] = json!({ "text": text });
     v
 }

@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use ilgen_trace::{ThreadId, NO_SITE};
+use ilgen_trace::{site_text, OpKind, ThreadId};
 
 use crate::{Access, Deadlock, Finding, Location, Object, Race, Report, ScheduleStep, ThreadInfo};
 
@@ -117,7 +117,7 @@ fn deadlock(out: &mut String, d: &Deadlock) {
         let waits: Vec<String> = b.waits_for.iter().map(|&t| thread_name(t)).collect();
         let who = capital(&thread_name(b.tid));
         // A join waits for a thread, not an object; a blocked wake is the condition wait itself.
-        if b.op == "join" && !waits.is_empty() {
+        if b.op == OpKind::Join && !waits.is_empty() {
             let _ = write!(out, "  {who} is blocked in join of {}", waits.join(", "));
         } else {
             let _ = write!(
@@ -211,8 +211,10 @@ fn frame(out: &mut String, l: &Location) {
             "    #0 {} {}:{}:{}",
             s.function, s.file, s.line, s.column
         ),
-        None if l.site == NO_SITE => writeln!(out, "    #0 <uninstrumented code>"),
-        None => writeln!(out, "    #0 site {}", l.site),
+        None => match l.site {
+            Some(site) => writeln!(out, "    #0 site {site}"),
+            None => writeln!(out, "    #0 <uninstrumented code>"),
+        },
     };
 }
 
@@ -321,7 +323,7 @@ fn object(addr: u64, name: &Option<Object>) -> String {
 fn summary(l: &Location) -> String {
     match &l.source {
         Some(s) => format!("{}:{} in {}", s.file, s.line, s.function),
-        None => format!("site {}", l.site),
+        None => site_text(l.site),
     }
 }
 
@@ -329,6 +331,6 @@ fn summary(l: &Location) -> String {
 fn short(l: &Location) -> String {
     match &l.source {
         Some(s) => format!("{}:{}", s.file, s.line),
-        None => format!("site {}", l.site),
+        None => site_text(l.site),
     }
 }

@@ -67,7 +67,7 @@ int main(void) {
 //
 // The same candidate as JSON (the candidates.json file).
 // CHECK-NEXT: {
-// CHECK-NEXT:   "format_version": 1,
+// CHECK-NEXT:   "format_version": 2,
 // CHECK:        "candidates": [
 // CHECK-NEXT:     {
 // CHECK-NEXT:       "kind": "race",
@@ -101,7 +101,7 @@ int main(void) {
 // CHECK-NEXT:           {
 // CHECK-NEXT:             "tid": 1,
 // CHECK-NEXT:             "op": "start",
-// CHECK-NEXT:             "site": 4294967295,
+// CHECK-NEXT:             "site": null,
 // CHECK-NEXT:             "seq": {{[0-9]+}},
 // CHECK-NEXT:             "op_index": 0
 // CHECK-NEXT:           },

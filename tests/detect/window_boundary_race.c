@@ -1,7 +1,7 @@
 // A race whose two accesses lie many windows apart. Windows (--window N: N sync events each)
 // bound ONLY the exhaustive search: within a window it may reorder operations, before it the
 // threads run in the observed order, so that search never brings together accesses of two
-// different windows (the false negative documented in cli/src/detect/window.rs). The cut-based
+// different windows (the false negative documented in analysis/src/window.rs). The cut-based
 // fast path works on the whole trace, whatever the window size, so a race it decides (like this
 // Listing 1 variant, where task runs 20 critical sections on q between main's `y++` and its own)
 // is found with --window 2 as with the default: the false negative remains only for race pairs

@@ -1,4 +1,4 @@
-// The windows' documented false negative (cli/src/detect/window.rs), shown on a real run. main
+// The windows' documented false negative (analysis/src/window.rs), shown on a real run. main
 // writes x inside its critical section on m; task, after 20 critical sections on q, takes and
 // releases m and then writes x with no lock. The race needs task's section on m to run BEFORE
 // main's (then main's write is next while task's is next): a reversal of the observed order of

@@ -26,6 +26,22 @@ pub const NO_SITE: SiteId = u32::MAX;
 /// the main thread.
 pub const NO_THREAD: ThreadId = u32::MAX;
 
+/// A site as the files after the trace carry it: `None` for [`NO_SITE`] (JSON `null`).
+pub fn known_site(site: SiteId) -> Option<SiteId> {
+    (site != NO_SITE).then_some(site)
+}
+
+/// A thread as the files after the trace carry it: `None` for [`NO_THREAD`] (JSON `null`).
+pub fn known_thread(tid: ThreadId) -> Option<ThreadId> {
+    (tid != NO_THREAD).then_some(tid)
+}
+
+/// How messages name a site: `site 12`, or `no site` where no instrumented instruction made the
+/// event (thread start and end).
+pub fn site_text(site: Option<SiteId>) -> String {
+    site.map_or_else(|| "no site".to_owned(), |s| format!("site {s}"))
+}
+
 /// Sequence number of a sync operation that was requested but had not completed when the trace
 /// ended: the thread was blocked in it (a deadlock) or the process was killed.
 pub const PENDING: u64 = u64::MAX;
@@ -263,39 +279,9 @@ pub enum SyncOp {
 }
 
 impl SyncOp {
-    /// Short lowercase name, as `ilgen dump` prints it.
+    /// Short lowercase name, as `ilgen dump` prints it ([`crate::OpKind::name`]).
     pub fn name(&self) -> &'static str {
-        match self {
-            SyncOp::Start => "start",
-            SyncOp::End => "end",
-            SyncOp::Fork { .. } => "fork",
-            SyncOp::Join { .. } => "join",
-            SyncOp::Detach { .. } => "detach",
-            SyncOp::MutexLock { .. } => "lock",
-            SyncOp::MutexTryLock { .. } => "trylock",
-            SyncOp::MutexTimedLock { .. } => "timedlock",
-            SyncOp::MutexUnlock { .. } => "unlock",
-            SyncOp::RwRdLock { .. } => "rdlock",
-            SyncOp::RwWrLock { .. } => "wrlock",
-            SyncOp::RwTryRdLock { .. } => "tryrdlock",
-            SyncOp::RwTryWrLock { .. } => "trywrlock",
-            SyncOp::RwUnlock { .. } => "rwunlock",
-            SyncOp::CondWait { .. } => "wait",
-            SyncOp::CondWake { .. } => "wake",
-            SyncOp::CondSignal { .. } => "signal",
-            SyncOp::CondBroadcast { .. } => "broadcast",
-            SyncOp::BarrierEnter { .. } => "barrier_enter",
-            SyncOp::BarrierExit { .. } => "barrier_exit",
-            SyncOp::SpinLock { .. } => "spin_lock",
-            SyncOp::SpinTryLock { .. } => "spin_trylock",
-            SyncOp::SpinUnlock { .. } => "spin_unlock",
-            SyncOp::SemWait { .. } => "sem_wait",
-            SyncOp::SemTryWait { .. } => "sem_trywait",
-            SyncOp::SemPost { .. } => "sem_post",
-            SyncOp::WaitLoopEnter { .. } => "waitloop_enter",
-            SyncOp::WaitLoopExit { .. } => "waitloop_exit",
-            SyncOp::Exit => "exit",
-        }
+        self.kind().name()
     }
 
     /// The synchronization object the operation acts on, if it is one (threads are not).

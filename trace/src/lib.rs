@@ -3,6 +3,7 @@
 //! Takes nothing at run time; gives the types and encoders that the runtime (`ilgen-rt`, writer),
 //! the pass (`ilgen-pass`, site tables and hook names) and the analyzer (`ilgen`, reader) share:
 //! - [`event`]: what a thread did ([`Event`]: a memory access, a sync operation or a heap event);
+//! - [`kind`]: the kind of a sync operation ([`OpKind`]), as every later stage names it;
 //! - [`format`]: thread files and the trace directory, versioned;
 //! - [`validate`]: the checks that a trace directory's files make one run;
 //! - [`meta`]: the run's metadata file;
@@ -16,6 +17,7 @@ pub mod event;
 mod file;
 pub mod format;
 mod json;
+pub mod kind;
 pub mod meta;
 pub mod replay;
 pub mod schedule;
@@ -23,8 +25,9 @@ pub mod sites;
 pub mod validate;
 
 pub use event::{
-    Access, AccessKind, Event, Heap, HeapOp, SiteId, Sync, SyncOp, ThreadId, NO_SITE, NO_THREAD,
-    PENDING,
+    known_site, known_thread, site_text, Access, AccessKind, Event, Heap, HeapOp, SiteId, Sync,
+    SyncOp, ThreadId, NO_SITE, NO_THREAD, PENDING,
 };
 pub use format::{TraceDir, TraceError, FORMAT_VERSION};
+pub use kind::OpKind;
 pub use meta::{Meta, RunEnd};

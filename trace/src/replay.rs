@@ -19,7 +19,10 @@
 //! JSON, versioned ([`OUTCOME_VERSION`]; bump on any change):
 //! - 1: first format.
 //! - 2: `load_base`, so the reader can name the globals of a replay run under ASLR.
-//! - 3: `RaceAccess::free`: the access is the free of the block (a race on freed memory).
+//! - 3: `RaceAccess::free`: the access is the free of the block (a race on freed memory); absent
+//!   values are `null`, never u32::MAX: a thread's `parent` (main), the `site` of a blocked
+//!   thread, a held lock and a step (thread start and end); `op` is one of the names of
+//!   [`crate::OpKind`] (the same spelling as before, now checked on reading).
 
 use std::path::Path;
 
@@ -28,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::event::{AccessKind, SiteId, ThreadId};
 use crate::format::TraceError;
 use crate::json::read_versioned;
+use crate::kind::OpKind;
 
 pub const OUTCOME_VERSION: u32 = 3;
 pub const OUTCOME_FILE: &str = "replay-outcome.json";
@@ -79,7 +83,8 @@ pub enum ResultKind {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThreadRef {
     pub tid: ThreadId,
-    pub parent: ThreadId,
+    /// `None` for main and threads created by uninstrumented code.
+    pub parent: Option<ThreadId>,
     pub child_index: u32,
 }
 
@@ -124,9 +129,10 @@ pub struct DeadlockReport {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct BlockedThread {
     pub thread: ThreadRef,
-    /// `SyncOp::name` of the operation it is blocked in.
-    pub op: String,
-    pub site: SiteId,
+    /// The operation it is blocked in.
+    pub op: OpKind,
+    /// `None` when no instrumented instruction made it (the thread's end).
+    pub site: Option<SiteId>,
     /// The mutex, lock, condition variable, semaphore or barrier (0 for a join).
     pub object: u64,
     /// Threads that hold `object` (its owner for a lock; the child for a join).
@@ -138,7 +144,7 @@ pub struct BlockedThread {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeldLock {
     pub object: u64,
-    pub site: SiteId,
+    pub site: Option<SiteId>,
 }
 
 /// Why the schedule could not be followed.
@@ -159,8 +165,8 @@ pub struct Divergence {
 pub struct StepRef {
     pub tid: ThreadId,
     pub index: u32,
-    pub op: String,
-    pub site: SiteId,
+    pub op: OpKind,
+    pub site: Option<SiteId>,
 }
 
 /// A wait-for cycle among `edges` (thread → threads it waits for), starting at its lowest tid;
@@ -244,7 +250,7 @@ mod tests {
     fn outcome_round_trips_with_snake_case_result() {
         let t = ThreadRef {
             tid: 1,
-            parent: 0,
+            parent: Some(0),
             child_index: 0,
         };
         let a = RaceAccess {
@@ -268,11 +274,26 @@ mod tests {
                 current: a,
                 previous: a,
             }],
-            deadlock: None,
+            deadlock: Some(DeadlockReport {
+                threads: vec![BlockedThread {
+                    thread: ThreadRef { parent: None, ..t },
+                    op: OpKind::Join,
+                    site: None,
+                    object: 0,
+                    waits_for: vec![1],
+                    holds: vec![],
+                }],
+                cycle: vec![],
+            }),
             divergence: None,
         };
         let json = o.to_json();
         assert!(json.contains(r#""result": "no_error""#), "{json}");
+        // Absent values are null, never a sentinel number.
+        assert!(json.contains(r#""parent": null"#), "{json}");
+        assert!(json.contains(r#""op": "join","#), "{json}");
+        assert!(json.contains(r#""site": null"#), "{json}");
+        assert!(!json.contains("4294967295"), "{json}");
         assert_eq!(serde_json::from_str::<Outcome>(&json).unwrap(), o);
         let dir = std::env::temp_dir().join(format!("ilgen-outcome-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

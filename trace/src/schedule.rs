@@ -13,7 +13,9 @@
 //! until it is; after the last step every thread runs free.
 //!
 //! JSON, versioned (bump [`SCHEDULE_VERSION`] on any change; `tests/golden.rs` pins the text):
-//! 1, first format.
+//! - 1: first format.
+//! - 2: a thread's `parent` and a step's `site` are `null` when absent (were u32::MAX); `op` is
+//!   one of the names of [`crate::OpKind`] (the same spelling as before, now checked on reading).
 
 use std::path::Path;
 
@@ -22,8 +24,9 @@ use serde::{Deserialize, Serialize};
 use crate::event::{SiteId, ThreadId};
 use crate::format::TraceError;
 use crate::json::read_versioned;
+use crate::kind::OpKind;
 
-pub const SCHEDULE_VERSION: u32 = 1;
+pub const SCHEDULE_VERSION: u32 = 2;
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Schedule {
@@ -38,8 +41,8 @@ pub struct Schedule {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScheduleThread {
     pub tid: ThreadId,
-    /// [`crate::NO_THREAD`] for the main thread.
-    pub parent: ThreadId,
+    /// `None` for the main thread and threads created by uninstrumented code.
+    pub parent: Option<ThreadId>,
     pub child_index: u32,
 }
 
@@ -48,10 +51,11 @@ pub struct Step {
     pub tid: ThreadId,
     /// The thread's n-th sync operation (0-based count of its `Sync` records).
     pub index: u32,
-    /// [`crate::SyncOp::name`] of the operation expected there: another kind is a divergence.
-    pub op: String,
-    /// Where it was recorded, for messages.
-    pub site: SiteId,
+    /// The operation expected there: another kind is a divergence.
+    pub op: OpKind,
+    /// Where it was recorded, for messages; `None` for an operation no instrumented instruction
+    /// made (thread start and end).
+    pub site: Option<SiteId>,
 }
 
 impl Schedule {

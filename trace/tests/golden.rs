@@ -7,7 +7,7 @@
 
 use ilgen_trace::format::{encode_header, encode_record, ThreadHeader, MAX_RECORD};
 use ilgen_trace::schedule::{Schedule, ScheduleThread, Step};
-use ilgen_trace::{Access, AccessKind, Event, Sync, SyncOp, NO_THREAD};
+use ilgen_trace::{Access, AccessKind, Event, OpKind, Sync, SyncOp, NO_THREAD};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -199,34 +199,42 @@ fn thread_header_has_its_golden_bytes() {
 #[test]
 fn schedule_file_has_its_golden_text() {
     let schedule = Schedule {
-        format_version: 1,
+        format_version: 2,
         binary_hash: "ab12".into(),
         threads: vec![
             ScheduleThread {
                 tid: 0,
-                parent: NO_THREAD,
+                parent: None,
                 child_index: 0,
             },
             ScheduleThread {
                 tid: 1,
-                parent: 0,
+                parent: Some(0),
                 child_index: 0,
             },
         ],
-        steps: vec![Step {
-            tid: 1,
-            index: 2,
-            op: "lock".into(),
-            site: 7,
-        }],
+        steps: vec![
+            Step {
+                tid: 1,
+                index: 0,
+                op: OpKind::Start,
+                site: None,
+            },
+            Step {
+                tid: 1,
+                index: 2,
+                op: OpKind::Lock,
+                site: Some(7),
+            },
+        ],
     };
     let golden = r#"{
-  "format_version": 1,
+  "format_version": 2,
   "binary_hash": "ab12",
   "threads": [
     {
       "tid": 0,
-      "parent": 4294967295,
+      "parent": null,
       "child_index": 0
     },
     {
@@ -238,6 +246,12 @@ fn schedule_file_has_its_golden_text() {
   "steps": [
     {
       "tid": 1,
+      "index": 0,
+      "op": "start",
+      "site": null
+    },
+    {
+      "tid": 1,
       "index": 2,
       "op": "lock",
       "site": 7
@@ -245,4 +259,22 @@ fn schedule_file_has_its_golden_text() {
   ]
 }"#;
     assert_eq!(schedule.to_json(), golden);
+    assert_eq!(serde_json::from_str::<Schedule>(golden).unwrap(), schedule);
+}
+
+/// Every operation has its own kind, and a kind reads back from the name it is written as.
+#[test]
+fn every_sync_op_has_a_kind_spelled_by_its_name() {
+    let kinds: Vec<OpKind> = every_sync_op().iter().map(|op| op.kind()).collect();
+    assert_eq!(
+        kinds,
+        OpKind::ALL,
+        "one kind per operation, in declaration order"
+    );
+    for kind in OpKind::ALL {
+        let json = serde_json::to_string(&kind).unwrap();
+        assert_eq!(json, format!("\"{}\"", kind.name()));
+        assert_eq!(serde_json::from_str::<OpKind>(&json).unwrap(), kind);
+    }
+    assert!(serde_json::from_str::<OpKind>("\"lockk\"").is_err());
 }

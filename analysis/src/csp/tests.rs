@@ -215,3 +215,43 @@ fn checker_verdicts_equal_the_native_solvers_on_random_runs() {
         "{races} {clean} {deadlocks}"
     );
 }
+
+#[test]
+fn a_failed_rwlock_try_happens_in_the_checker_while_another_thread_writes() {
+    // T1's tryrdlock failed while T0 held the rwlock for writing; past it, T1 writes x unlocked
+    // while T0 writes x under the lock. The checker must let the try fail where the native
+    // rules do (both derive from crate::semantics), or T1 never reaches its write.
+    const RW: u64 = 0x7000;
+    const X: u64 = 0x7100;
+    let mut run = crate::testkit::Run::new(2);
+    run.fork(0, 1)
+        .sync(0, ilgen_trace::SyncOp::RwWrLock { lock: RW })
+        .start(1)
+        .sync(
+            1,
+            ilgen_trace::SyncOp::RwTryRdLock {
+                lock: RW,
+                acquired: false,
+            },
+        )
+        .w(1, X, 1)
+        .w(0, X, 2)
+        .sync(0, ilgen_trace::SyncOp::RwUnlock { lock: RW })
+        .end(1)
+        .join(0, 1);
+    let program = prepare::prepare(&run.traces());
+    let var = var_named(&program, X);
+    let (survivors, _) = filter::filter(&program);
+    let survivor = survivors.iter().find(|s| s.var == var).expect("x survives");
+    let native = solve::races(&program, survivor, &native_options()).findings;
+    assert_eq!(native.len(), 1, "{native:?}");
+    let (model, _) = program.model.restrict(Some(var));
+    let Some(Finding::Race { first, second, .. }) =
+        checker_finding(&model, Target::Race { var }, Kind::Race)
+    else {
+        panic!("the checker finds the race on x")
+    };
+    let mut threads = [first.thread, second.thread];
+    threads.sort_unstable();
+    assert_eq!(threads, [0, 1]);
+}

@@ -6,10 +6,10 @@
 //! events its process performs in order, so that a counterexample trace can be mapped back to a
 //! schedule ([`super::counterexample`]).
 //!
-//! The script means exactly what the native solver computes ([`crate::state`]): each sync
-//! object is a finite automaton generated from those rules, so the CSP side never reimplements
-//! them by hand. Names follow the paper: threads `t1..tn` (ilgen's T0 is `t1`), `THREAD_1`,
-//! `MUTEX_m`, `FORK_2`, `JOIN_2`, `PROGRAM`, `RACE(v)`.
+//! The script means exactly what the native solver computes: each sync object is a finite
+//! automaton enumerated from the transitions of [`crate::semantics`], the ones the native
+//! [`crate::state`] runs, so the CSP side never restates them. Names follow the paper: threads
+//! `t1..tn` (ilgen's T0 is `t1`), `THREAD_1`, `MUTEX_m`, `FORK_2`, `JOIN_2`, `PROGRAM`, `RACE(v)`.
 //!
 //! How the native model's corner cases are written:
 //! - main (T0) returning ends the process, and so does a thread whose last operation is
@@ -32,6 +32,10 @@ use ilgen_csp::ast::{Assertion, Expr, Field, Item, Proc, Script, SetExpr};
 use ilgen_trace::AccessKind;
 
 use crate::model::{Model, ModelEvent, ModelOp, TryTarget, VarId, Wake};
+use crate::semantics::{
+    self, BarrierOp, CondOp, Creation, CreationOp, MutexOp, RwLock, RwOp, SemOp, Termination,
+    TerminationOp,
+};
 
 /// What a script is built to decide.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -652,7 +656,9 @@ fn nesting(model: &Model, thread: usize, nest: impl Fn(ModelOp) -> Option<Nest>)
     max
 }
 
-/// The automaton of one sync object, as the native [`crate::state::State`] rules it.
+/// The automaton of one sync object: its states are those the transitions of
+/// [`crate::semantics`] reach from the initial one over the object's alphabet. An alphabet
+/// entry names the model operation; the event tells a wait-loop exit's release from the exit.
 fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> Vec<Item> {
     let child = |c: usize| model.threads[c].tid + 1;
     match obj {
@@ -669,28 +675,18 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
                 })
                 .collect();
             let name = format!("MUTEX_{}", names.mutexes[m]);
-            automaton(&name, None::<(usize, u32)>, alphabet, |s, t, e, op| {
-                match (op, *s) {
-                    (ModelOp::Lock { .. }, None) => Some(Some((t, 1))),
-                    (ModelOp::Lock { .. }, Some((h, n))) => {
-                        (h == t && recursive && n < depth[t]).then_some(Some((t, n + 1)))
-                    }
-                    (ModelOp::Unlock { .. }, Some((h, n))) if h == t => {
-                        Some((n > 1).then_some((h, n - 1)))
-                    }
-                    (ModelOp::Unlock { .. }, _) => None,
-                    // A wait releases the mutex whatever its count, as the native model does.
-                    (ModelOp::WaitRelease { .. }, _) => Some(None),
-                    (ModelOp::WaitReturn { .. }, None) => Some(Some((t, 1))),
-                    (ModelOp::LoopExit { .. }, s) if e.channel == RELEASE => {
-                        s.is_some_and(|(h, _)| h == t).then_some(None)
-                    }
-                    (ModelOp::LoopExit { .. }, None) => Some(Some((t, 1))),
-                    (ModelOp::LoopExit { .. }, Some((h, n))) => (h == t).then_some(Some((h, n))),
-                    // Fails only while another thread holds it.
-                    (ModelOp::TryFail { .. }, Some((h, n))) => (h != t).then_some(Some((h, n))),
-                    _ => None,
-                }
+            automaton(&name, None, alphabet, |&s, t, e, op| {
+                let op = match op {
+                    ModelOp::Lock { .. } => MutexOp::Lock,
+                    ModelOp::Unlock { .. } => MutexOp::Unlock,
+                    ModelOp::WaitRelease { .. } => MutexOp::WaitRelease,
+                    ModelOp::WaitReturn { .. } => MutexOp::WaitReturn,
+                    ModelOp::LoopExit { .. } if e.channel == RELEASE => MutexOp::LoopRelease,
+                    ModelOp::LoopExit { .. } => MutexOp::LoopExit,
+                    ModelOp::TryFail { .. } => MutexOp::TryFail,
+                    _ => return None,
+                };
+                semantics::mutex(s, t, op, recursive, depth[t])
             })
         }
         Obj::Cond(c) => {
@@ -704,24 +700,28 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
                 &name,
                 (false, BTreeSet::<usize>::new()),
                 alphabet,
-                |(sig, set), t, e, op| match op {
-                    ModelOp::Signal { .. } => {
-                        (!sig).then(|| (true, bare.difference(set).copied().collect()))
-                    }
-                    ModelOp::WaitRelease { .. } if !sig => {
-                        let mut entered = set.clone();
-                        entered.insert(t);
-                        Some((false, entered))
-                    }
-                    ModelOp::WaitRelease { .. } => Some((true, set.clone())),
-                    ModelOp::WaitReturn { .. } => {
-                        (*sig && !set.contains(&t)).then(|| (true, set.clone()))
-                    }
-                    ModelOp::LoopExit { .. } if e.channel == RELEASE => {
-                        (!sig).then(|| (false, set.clone()))
-                    }
-                    ModelOp::LoopExit { .. } => sig.then(|| (true, set.clone())),
-                    _ => None,
+                |(sig, set), t, e, op| {
+                    let op = match op {
+                        ModelOp::Signal { .. } => CondOp::Signal,
+                        ModelOp::WaitRelease { .. } => CondOp::Enter,
+                        ModelOp::WaitReturn { .. } => CondOp::Wake,
+                        ModelOp::LoopExit { .. } if e.channel == RELEASE => CondOp::LoopRelease,
+                        ModelOp::LoopExit { .. } => CondOp::LoopExit,
+                        _ => return None,
+                    };
+                    let lost = *sig && set.contains(&t);
+                    semantics::condition(*sig, lost, op).then(|| match op {
+                        CondOp::Signal => {
+                            let entered = bare.iter().map(|&w| (w, set.contains(&w)));
+                            (true, semantics::lost_to(entered).collect())
+                        }
+                        CondOp::Enter if !sig => {
+                            let mut entered = set.clone();
+                            entered.insert(t);
+                            (false, entered)
+                        }
+                        _ => (*sig, set.clone()),
+                    })
                 },
             )
         }
@@ -736,33 +736,27 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
                 })
                 .collect();
             let name = format!("RWLOCK_{}", names.rwlocks[r]);
-            // (writer, readers: one entry per read lock held, sorted)
-            automaton(
-                &name,
-                (None::<usize>, Vec::<usize>::new()),
-                alphabet,
-                |(w, rs), t, _, op| match op {
-                    ModelOp::ReadLock { .. } => {
-                        let held = rs.iter().filter(|&&r| r == t).count() as u32;
-                        (w.is_none() && held < depth[t]).then(|| {
-                            let mut rs = rs.clone();
-                            rs.push(t);
-                            rs.sort_unstable();
-                            (None, rs)
-                        })
-                    }
-                    ModelOp::WriteLock { .. } => {
-                        (w.is_none() && rs.is_empty()).then_some((Some(t), vec![]))
-                    }
-                    ModelOp::RwUnlock { .. } if *w == Some(t) => Some((None, rs.clone())),
-                    ModelOp::RwUnlock { .. } => rs.iter().position(|&r| r == t).map(|i| {
-                        let mut rs = rs.clone();
-                        rs.remove(i);
-                        (*w, rs)
-                    }),
-                    _ => None,
-                },
-            )
+            automaton(&name, RwLock::default(), alphabet, |s, t, _, op| {
+                let op = match op {
+                    ModelOp::ReadLock { .. } => RwOp::Read,
+                    ModelOp::WriteLock { .. } => RwOp::Write,
+                    ModelOp::RwUnlock { .. } => RwOp::Unlock,
+                    ModelOp::TryFail {
+                        target: TryTarget::RwRead(_),
+                    } => RwOp::TryReadFail,
+                    ModelOp::TryFail {
+                        target: TryTarget::RwWrite(_),
+                    } => RwOp::TryWriteFail,
+                    _ => return None,
+                };
+                s.allows(t, op, depth[t]).then(|| {
+                    let mut next = s.clone();
+                    next.apply(t, op);
+                    // Which thread took a read lock first matters to no transition: one state.
+                    next.readers.sort_unstable();
+                    next
+                })
+            })
         }
         Obj::Sem(s) => {
             let initial = model.objects.sems[s].initial;
@@ -776,11 +770,14 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
                 .count() as u32;
             let cap = initial.saturating_add(posts);
             let name = format!("SEM_{}", names.sems[s]);
-            automaton(&name, initial, alphabet, |&n, _, _, op| match op {
-                ModelOp::SemWait { .. } => (n > 0).then(|| n - 1),
-                ModelOp::SemPost { .. } => (n < cap).then(|| n + 1),
-                ModelOp::TryFail { .. } => (n == 0).then_some(0),
-                _ => None,
+            automaton(&name, initial, alphabet, |&n, _, _, op| {
+                let op = match op {
+                    ModelOp::SemWait { .. } => SemOp::Wait,
+                    ModelOp::SemPost { .. } => SemOp::Post,
+                    ModelOp::TryFail { .. } => SemOp::TryWaitFail,
+                    _ => return None,
+                };
+                semantics::semaphore(n, op, cap)
             })
         }
         Obj::Barrier(b) => {
@@ -790,29 +787,26 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
                 .filter(|(_, _, op)| matches!(op, ModelOp::BarrierEnter { .. }))
                 .count() as u32;
             let name = format!("BARRIER_{}", names.barriers[b]);
-            automaton(&name, 0u32, alphabet, |&k, _, _, op| match op {
-                ModelOp::BarrierEnter { .. } => (k < enterers).then(|| k + 1),
-                ModelOp::BarrierExit { .. } => {
-                    (barrier.released && k >= barrier.parties).then_some(k)
-                }
-                _ => None,
+            automaton(&name, 0u32, alphabet, |&k, _, _, op| {
+                let op = match op {
+                    ModelOp::BarrierEnter { .. } => BarrierOp::Enter,
+                    ModelOp::BarrierExit { .. } => BarrierOp::Exit,
+                    _ => return None,
+                };
+                semantics::barrier(k, op, barrier.parties, barrier.released, enterers)
             })
         }
         Obj::Fork(c) => {
-            // (forked, started); a thread no recorded thread forks starts freely.
+            // A thread no recorded thread forks starts freely.
             let name = format!("FORK_{}", child(c));
-            automaton(
-                &name,
-                (false, false),
-                alphabet,
-                |&(forked, started), _, _, op| match op {
-                    ModelOp::Fork { .. } => (!forked).then_some((true, started)),
-                    ModelOp::Start { forked: needs } => {
-                        (!started && (forked || !needs)).then_some((forked, true))
-                    }
-                    _ => None,
-                },
-            )
+            automaton(&name, Creation::default(), alphabet, |&s, _, _, op| {
+                let op = match op {
+                    ModelOp::Fork { .. } => CreationOp::Fork,
+                    ModelOp::Start { forked } => CreationOp::Start { forked },
+                    _ => return None,
+                };
+                semantics::creation(s, op)
+            })
         }
         Obj::Join(c) => {
             let joins = alphabet
@@ -820,17 +814,15 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
                 .filter(|(_, _, op)| matches!(op, ModelOp::Join { .. }))
                 .count();
             let name = format!("JOIN_{}", child(c));
-            // (ended, joins done): each join of the model happens once.
-            automaton(
-                &name,
-                (false, 0usize),
-                alphabet,
-                |&(ended, done), _, _, op| match op {
-                    ModelOp::End => (!ended).then_some((true, done)),
-                    ModelOp::Join { .. } => (ended && done < joins).then_some((true, done + 1)),
-                    _ => None,
-                },
-            )
+            // Each join of the model happens once.
+            automaton(&name, Termination::default(), alphabet, |&s, _, _, op| {
+                let op = match op {
+                    ModelOp::End => TerminationOp::End,
+                    ModelOp::Join { .. } => TerminationOp::Join,
+                    _ => return None,
+                };
+                semantics::termination(s, op, joins)
+            })
         }
     }
 }

@@ -170,7 +170,7 @@ fn replay(model: &Model, cut: &[usize]) -> Result<Vec<At>, Option<(usize, usize)
             let holder = state.holder(op).ok_or(None)?;
             return Err(release(model, &state, holder, op).map(|r| (holder, r)));
         }
-        state.apply(at.thread, op);
+        state.apply(model, at.thread, op);
         state.pos[at.thread] = at.index + 1;
     }
     Ok(events)
@@ -182,7 +182,7 @@ fn release(model: &Model, state: &State, holder: usize, blocked: ModelOp) -> Opt
     let events = &model.threads[holder].events;
     (s.pos[holder]..events.len()).find(|&i| match events[i] {
         ModelEvent::Sync { op, .. } => {
-            s.apply(holder, op);
+            s.apply(model, holder, op);
             s.holder(blocked) != Some(holder)
         }
         ModelEvent::Access { .. } => false,

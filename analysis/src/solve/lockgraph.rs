@@ -229,7 +229,7 @@ fn settle(model: &Model, mut schedule: Schedule) -> Option<Finding> {
         let ModelEvent::Sync { op, .. } = model.threads[at.thread].events[at.index] else {
             return None;
         };
-        state.apply(at.thread, op);
+        state.apply(model, at.thread, op);
         state.pos[at.thread] = at.index + 1;
     }
     loop {

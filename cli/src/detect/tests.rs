@@ -4,6 +4,7 @@
 use ilgen_analysis::candidates::Candidate;
 use ilgen_analysis::testkit::{listing1, Run};
 use ilgen_analysis::{Backend, Options};
+use ilgen_trace::OpKind;
 
 /// An address no other test object uses.
 const D: u64 = 0x3000;
@@ -91,15 +92,15 @@ fn run_writes_a_versioned_candidates_file_and_exits_with_findings() {
     let steps: Vec<_> = schedule
         .steps
         .iter()
-        .map(|s| (s.tid, s.index, s.op.as_str()))
+        .map(|s| (s.tid, s.index, s.op))
         .collect();
     assert_eq!(
         steps,
         vec![
-            (0, 0, "fork"),
-            (1, 0, "start"),
-            (1, 1, "lock"),
-            (1, 2, "unlock")
+            (0, 0, OpKind::Fork),
+            (1, 0, OpKind::Start),
+            (1, 1, OpKind::Lock),
+            (1, 2, OpKind::Unlock)
         ]
     );
     let threads: Vec<_> = schedule
@@ -107,7 +108,7 @@ fn run_writes_a_versioned_candidates_file_and_exits_with_findings() {
         .iter()
         .map(|t| (t.tid, t.parent, t.child_index))
         .collect();
-    assert_eq!(threads, vec![(0, ilgen_trace::NO_THREAD, 0), (1, 0, 0)]);
+    assert_eq!(threads, vec![(0, None, 0), (1, Some(0), 0)]);
     // A stale schedule of an earlier run goes; the clean run below writes none.
     std::fs::write(dir.join("schedule-7.json"), "{}").unwrap();
     assert_eq!(super::run(&args(&dir, super::Format::Json)).unwrap(), 66);

@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ilgen_trace::replay::{wait_for_cycle, BlockedThread, DeadlockReport, Divergence, HeldLock};
-use ilgen_trace::{SiteId, SyncOp, ThreadId};
+use ilgen_trace::{known_site, site_text, SiteId, SyncOp, ThreadId};
 
 use crate::replay;
 use crate::replay::gate::{now_ms, Replay};
@@ -152,13 +152,16 @@ fn blocked_thread(info: &ThreadInfo, op: SyncOp, site: SiteId) -> BlockedThread 
         .flat_map(|(&lock, v)| {
             v.iter()
                 .filter(|&&(t, _)| t == me)
-                .map(move |&(_, site)| HeldLock { object: lock, site })
+                .map(move |&(_, site)| HeldLock {
+                    object: lock,
+                    site: known_site(site),
+                })
         })
         .collect();
     BlockedThread {
         thread: info.me,
-        op: op.name().to_owned(),
-        site,
+        op: op.kind(),
+        site: known_site(site),
         object,
         waits_for,
         holds,
@@ -327,8 +330,12 @@ fn divergence(r: &Replay, threads: &[Arc<ThreadInfo>], why: &str) -> Divergence 
     Divergence {
         step: Some(p as u32),
         reason: format!(
-            "step {p} (T{} operation #{} {} at site {}) {why}: T{} {doing}",
-            expected.tid, expected.index, expected.op, expected.site, expected.tid
+            "step {p} (T{} operation #{} {} at {}) {why}: T{} {doing}",
+            expected.tid,
+            expected.index,
+            expected.op,
+            site_text(expected.site),
+            expected.tid
         ),
         expected: Some(expected),
         got: None,
@@ -377,7 +384,7 @@ mod tests {
         let t = ThreadInfo::for_test(3);
         let b = blocked_thread(&t, SyncOp::MutexLock { mutex: lock }, 12);
         assert_eq!(b.waits_for, vec![2]);
-        assert_eq!(b.op, "lock");
+        assert_eq!(b.op, ilgen_trace::OpKind::Lock);
         released(lock, 2);
         let b = blocked_thread(&t, SyncOp::MutexLock { mutex: lock }, 12);
         assert!(b.waits_for.is_empty());

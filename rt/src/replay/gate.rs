@@ -2,11 +2,11 @@
 //!
 //! Takes `ILGEN_OPTIONS` with `mode=replay:schedule=PATH` and each thread's sync operations as
 //! `replay::sync` presents them (recorded tid, the thread's own 0-based count of sync records, the
-//! operation's name); gives [`Replay`]: the schedule, checked against this binary, and the gate,
+//! operation's kind); gives [`Replay`]: the schedule, checked against this binary, and the gate,
 //! which holds each operation until the schedule says it is that thread's turn for it.
 //!
 //! Threads are mapped as the schedule names them: main is the schedule thread whose parent is
-//! `NO_THREAD`; the n-th child created by the thread mapped to recorded tid P is the schedule
+//! absent (`null`); the n-th child created by the thread mapped to recorded tid P is the schedule
 //! thread (parent P, child_index n). A thread the schedule does not name gets a fresh tid above
 //! every scheduled one (see [`Plan::child_tid`]).
 //!
@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use ilgen_trace::replay::{Divergence, StepRef};
 use ilgen_trace::schedule::{Schedule, ScheduleThread, Step};
-use ilgen_trace::{SiteId, ThreadId, NO_THREAD};
+use ilgen_trace::{known_site, site_text, OpKind, SiteId, ThreadId};
 
 use crate::options::Options;
 use crate::{replay, runtime};
@@ -101,7 +101,7 @@ impl Plan {
     pub fn main_tid(&self) -> ThreadId {
         self.threads
             .iter()
-            .filter(|t| t.parent == NO_THREAD)
+            .filter(|t| t.parent.is_none())
             .map(|t| t.tid)
             .min()
             .unwrap_or(0)
@@ -111,11 +111,11 @@ impl Plan {
     pub fn child_tid(&self, parent: ThreadId, index: u32) -> Option<ThreadId> {
         self.threads
             .iter()
-            .find(|t| t.parent == parent && t.child_index == index && parent != NO_THREAD)
+            .find(|t| t.parent == Some(parent) && t.child_index == index)
             .map(|t| t.tid)
     }
 
-    pub fn verdict(&self, tid: ThreadId, index: u32, op: &str, cursor: usize) -> Verdict {
+    pub fn verdict(&self, tid: ThreadId, index: u32, op: OpKind, cursor: usize) -> Verdict {
         match self.at.get(&(tid, index)) {
             Some(&p) if self.steps[p].op != op => Verdict::Mismatch(p),
             Some(&p) if p >= cursor => Verdict::Turn(p),
@@ -129,7 +129,7 @@ impl Plan {
         StepRef {
             tid: s.tid,
             index: s.index,
-            op: s.op.clone(),
+            op: s.op,
             site: s.site,
         }
     }
@@ -298,7 +298,7 @@ impl Replay {
         &self,
         tid: ThreadId,
         index: u32,
-        op: &'static str,
+        op: OpKind,
         site: SiteId,
         mut on_wait: impl FnMut(bool),
     ) -> Option<usize> {
@@ -312,15 +312,19 @@ impl Replay {
                 replay::report::diverged(Divergence {
                     step: Some(p as u32),
                     reason: format!(
-                        "step {p} expects T{} operation #{} to be {}, but it is {} (site {})",
-                        expected.tid, expected.index, expected.op, op, site
+                        "step {p} expects T{} operation #{} to be {}, but it is {} ({})",
+                        expected.tid,
+                        expected.index,
+                        expected.op,
+                        op,
+                        site_text(known_site(site))
                     ),
                     expected: Some(expected),
                     got: Some(StepRef {
                         tid,
                         index,
-                        op: op.to_owned(),
-                        site,
+                        op,
+                        site: known_site(site),
                     }),
                 });
             }
@@ -375,11 +379,11 @@ mod tests {
     use ilgen_trace::schedule::SCHEDULE_VERSION;
 
     fn listing1() -> Schedule {
-        let step = |tid, index, op: &str| Step {
+        let step = |tid, index, op| Step {
             tid,
             index,
-            op: op.into(),
-            site: 0,
+            op,
+            site: Some(0),
         };
         Schedule {
             format_version: SCHEDULE_VERSION,
@@ -387,20 +391,20 @@ mod tests {
             threads: vec![
                 ScheduleThread {
                     tid: 0,
-                    parent: NO_THREAD,
+                    parent: None,
                     child_index: 0,
                 },
                 ScheduleThread {
                     tid: 1,
-                    parent: 0,
+                    parent: Some(0),
                     child_index: 0,
                 },
             ],
             steps: vec![
-                step(0, 0, "fork"),
-                step(1, 0, "start"),
-                step(1, 1, "lock"),
-                step(1, 2, "unlock"),
+                step(0, 0, OpKind::Fork),
+                step(1, 0, OpKind::Start),
+                step(1, 1, OpKind::Lock),
+                step(1, 2, OpKind::Unlock),
             ],
         }
     }
@@ -412,7 +416,7 @@ mod tests {
         assert_eq!(plan.child_tid(0, 0), Some(1));
         assert_eq!(plan.child_tid(0, 1), None);
         assert_eq!(
-            plan.child_tid(NO_THREAD, 0),
+            plan.child_tid(ilgen_trace::NO_THREAD, 0),
             None,
             "orphans are never scheduled"
         );
@@ -422,20 +426,20 @@ mod tests {
     #[test]
     fn verdicts_follow_the_cursor() {
         let plan = Plan::new(&listing1()).unwrap();
-        assert_eq!(plan.verdict(0, 0, "fork", 0), Verdict::Turn(0));
-        assert_eq!(plan.verdict(1, 1, "lock", 0), Verdict::Turn(2));
+        assert_eq!(plan.verdict(0, 0, OpKind::Fork, 0), Verdict::Turn(0));
+        assert_eq!(plan.verdict(1, 1, OpKind::Lock, 0), Verdict::Turn(2));
         // Main's lock is not in the schedule: it waits for the end of the schedule.
-        assert_eq!(plan.verdict(0, 1, "lock", 1), Verdict::AfterSchedule);
-        assert_eq!(plan.verdict(0, 1, "lock", 4), Verdict::Free);
-        assert_eq!(plan.verdict(7, 0, "start", 4), Verdict::Free);
+        assert_eq!(plan.verdict(0, 1, OpKind::Lock, 1), Verdict::AfterSchedule);
+        assert_eq!(plan.verdict(0, 1, OpKind::Lock, 4), Verdict::Free);
+        assert_eq!(plan.verdict(7, 0, OpKind::Start, 4), Verdict::Free);
     }
 
     #[test]
     fn another_kind_at_a_step_is_a_mismatch() {
         let plan = Plan::new(&listing1()).unwrap();
-        assert_eq!(plan.verdict(1, 1, "unlock", 2), Verdict::Mismatch(2));
-        assert_eq!(plan.verdict(1, 2, "lock", 0), Verdict::Mismatch(3));
-        assert_eq!(plan.step_ref(2).op, "lock");
+        assert_eq!(plan.verdict(1, 1, OpKind::Unlock, 2), Verdict::Mismatch(2));
+        assert_eq!(plan.verdict(1, 2, OpKind::Lock, 0), Verdict::Mismatch(3));
+        assert_eq!(plan.step_ref(2).op, OpKind::Lock);
     }
 
     #[test]

@@ -28,7 +28,7 @@ use ilgen_trace::replay::{
     DeadlockReport, Divergence, Outcome, RaceAccess, RaceReport, ResultKind, EXIT_BAD_SCHEDULE,
     EXIT_DEADLOCK, EXIT_DIVERGED, EXIT_STOPPED, OUTCOME_FILE, OUTCOME_VERSION,
 };
-use ilgen_trace::{AccessKind, SiteId, ThreadId};
+use ilgen_trace::{site_text, AccessKind, SiteId, ThreadId, NO_SITE};
 
 use crate::replay;
 use crate::replay::gate::Replay;
@@ -172,8 +172,11 @@ pub(crate) fn deadlock_text(d: &DeadlockReport) -> String {
     for t in &d.threads {
         let _ = write!(
             s,
-            "  Thread T{} is blocked in {} of {:#x} at site {}",
-            t.thread.tid, t.op, t.object, t.site
+            "  Thread T{} is blocked in {} of {:#x} at {}",
+            t.thread.tid,
+            t.op,
+            t.object,
+            site_text(t.site)
         );
         if !t.waits_for.is_empty() {
             let w: Vec<String> = t.waits_for.iter().map(|w| format!("T{w}")).collect();
@@ -183,8 +186,10 @@ pub(crate) fn deadlock_text(d: &DeadlockReport) -> String {
         for h in &t.holds {
             let _ = writeln!(
                 s,
-                "    T{} holds {:#x}, acquired at site {}",
-                t.thread.tid, h.object, h.site
+                "    T{} holds {:#x}, acquired at {}",
+                t.thread.tid,
+                h.object,
+                site_text(h.site)
             );
         }
     }
@@ -196,7 +201,7 @@ pub(crate) fn deadlock_text(d: &DeadlockReport) -> String {
     let sites: Vec<String> = d
         .threads
         .iter()
-        .map(|t| format!("T{} {} at site {}", t.thread.tid, t.op, t.site))
+        .map(|t| format!("T{} {} at {}", t.thread.tid, t.op, site_text(t.site)))
         .collect();
     let _ = writeln!(s, "\nSUMMARY: ilgen: deadlock {}", sites.join(", "));
     s.push_str("==================");
@@ -304,7 +309,7 @@ pub(crate) fn diverged(d: Divergence) -> ! {
     if !replay::gate::stop() {
         park();
     }
-    let site = d.expected.as_ref().map(|s| s.site).unwrap_or(u32::MAX);
+    let site = d.expected.as_ref().and_then(|s| s.site).unwrap_or(NO_SITE);
     __ilgen_report_hook(HOOK_DIVERGED, site, u32::MAX, 0);
     crate::runtime::say(&format!(
         "ilgen: replay diverged: {} (exit status {EXIT_DIVERGED})",
@@ -323,7 +328,7 @@ pub(crate) fn deadlock(d: DeadlockReport) -> ! {
     if !replay::gate::stop() {
         park();
     }
-    let site = d.threads.first().map(|t| t.site).unwrap_or(u32::MAX);
+    let site = d.threads.first().and_then(|t| t.site).unwrap_or(NO_SITE);
     __ilgen_report_hook(HOOK_DEADLOCK, site, u32::MAX, 0);
     crate::runtime::say(&deadlock_text(&d));
     let mut f = findings();
@@ -375,8 +380,11 @@ pub(crate) fn at_exit() {
         f.divergence = Some(Divergence {
             step: Some(p as u32),
             reason: format!(
-                "the program exited before step {p} (T{} operation #{} {} at site {}) was taken",
-                expected.tid, expected.index, expected.op, expected.site
+                "the program exited before step {p} (T{} operation #{} {} at {}) was taken",
+                expected.tid,
+                expected.index,
+                expected.op,
+                site_text(expected.site)
             ),
             expected: Some(expected),
             got: None,
@@ -409,6 +417,7 @@ pub(crate) fn at_exit() {
 mod tests {
     use super::*;
     use ilgen_trace::replay::{BlockedThread, HeldLock, ThreadRef};
+    use ilgen_trace::OpKind;
 
     #[test]
     fn each_pair_of_sites_is_reported_once_in_either_order() {
@@ -423,7 +432,7 @@ mod tests {
     fn t(tid: ThreadId) -> ThreadRef {
         ThreadRef {
             tid,
-            parent: 0,
+            parent: Some(0),
             child_index: 0,
         }
     }
@@ -484,13 +493,13 @@ mod tests {
     fn deadlock_text_names_sites_and_cycle() {
         let b = |tid, site, w: ThreadId, held| BlockedThread {
             thread: t(tid),
-            op: "lock".into(),
-            site,
+            op: OpKind::Lock,
+            site: Some(site),
             object: 0x100 + u64::from(tid),
             waits_for: vec![w],
             holds: vec![HeldLock {
                 object: 0x200,
-                site: held,
+                site: Some(held),
             }],
         };
         let d = DeadlockReport {

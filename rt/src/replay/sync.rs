@@ -68,7 +68,7 @@ fn is_wake(op: &SyncOp) -> bool {
 fn gate(t: &ReplayThread, op: &SyncOp, site: SiteId, unlock: Option<u64>) -> Option<usize> {
     let r = replay::gate::get()?;
     let index = t.info.syncs.load(Ordering::Relaxed);
-    r.wait_turn(t.tid(), index, op.name(), site, |waiting| {
+    r.wait_turn(t.tid(), index, op.kind(), site, |waiting| {
         if waiting {
             t.info.set(Status::Gated { index });
             if let Some(m) = unlock {

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ilgen_trace::replay::ThreadRef;
-use ilgen_trace::{SiteId, SyncOp, ThreadId, NO_SITE, NO_THREAD};
+use ilgen_trace::{known_thread, SiteId, SyncOp, ThreadId, NO_SITE};
 
 use crate::replay;
 use crate::replay::gate::Replay;
@@ -69,7 +69,7 @@ impl ThreadInfo {
         ThreadInfo {
             me: ThreadRef {
                 tid,
-                parent: NO_THREAD,
+                parent: None,
                 child_index: 0,
             },
             status: Mutex::new(Status::Running),
@@ -190,13 +190,13 @@ fn current_slow() -> Option<&'static ReplayThread> {
     let me = if is_main {
         ThreadRef {
             tid: r.plan.main_tid(),
-            parent: NO_THREAD,
+            parent: None,
             child_index: 0,
         }
     } else {
         ThreadRef {
             tid: fresh_tid(r),
-            parent: NO_THREAD,
+            parent: None,
             child_index: NEXT_ORPHAN.fetch_add(1, Ordering::Relaxed),
         }
     };
@@ -267,7 +267,7 @@ pub(crate) fn start(tid: ThreadId, parent: ThreadId, child_index: u32) {
         r,
         ThreadRef {
             tid,
-            parent,
+            parent: known_thread(parent),
             child_index,
         },
         clock,
@@ -347,7 +347,7 @@ pub(crate) fn thread_ref(tid: ThreadId) -> ThreadRef {
         .map(|i| i.me)
         .unwrap_or(ThreadRef {
             tid,
-            parent: NO_THREAD,
+            parent: None,
             child_index: 0,
         })
 }

@@ -12,6 +12,6 @@ races = ["%s:T%d:%d/%s:T%d:%d" % (r["current"]["kind"], r["current"]["thread"]["
          for r in o["races"]]
 dl = o["deadlock"]
 if dl:
-    races.append("deadlock:" + ",".join("T%d@%d" % (t["thread"]["tid"], t["site"])
+    races.append("deadlock:" + ",".join("T%d@%s" % (t["thread"]["tid"], t["site"])
                                         for t in dl["threads"]))
 print(o["result"], "%d/%d" % (o["steps_done"], o["steps_total"]), *races)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a schedule (trace/src/schedule.rs, version 1) for a recorded trace, on stdout.
+"""Writes a schedule (trace/src/schedule.rs, version 2) for a recorded trace, on stdout.
 
 usage: schedule.py TRACE_DIR [--hash HASH] (STEP... | --recorded)
 where STEP is TID:INDEX:OP (a thread's INDEX-th sync record, 0-based, of kind OP as
@@ -29,13 +29,16 @@ OPS = ["start", "end", "fork", "join", "detach", "lock", "trylock", "timedlock",
        "broadcast", "barrier_enter", "barrier_exit", "spin_lock", "spin_trylock", "spin_unlock",
        "sem_wait", "sem_trywait", "sem_post", "waitloop_enter", "waitloop_exit", "exit"]
 PENDING = 2**64 - 1
+# NO_THREAD and NO_SITE of trace/src/event.rs: a schedule writes them as null.
+ABSENT = 2**32 - 1
 
 threads = []
 recorded = []
 for path in sorted(glob.glob(os.path.join(trace, "t*.trace"))):
     data = open(path, "rb").read()
     _version, tid, parent, child_index = struct.unpack("<4I", data[8:24])
-    threads.append({"tid": tid, "parent": parent, "child_index": child_index})
+    threads.append({"tid": tid, "parent": None if parent == ABSENT else parent,
+                    "child_index": child_index})
     pos, index = 24, 0
     while pos < len(data) and data[pos] != 0:
         n = data[pos]
@@ -43,13 +46,14 @@ for path in sorted(glob.glob(os.path.join(trace, "t*.trace"))):
         if struct.unpack("<I", payload[:4])[0] == 1:
             seq, site, op = struct.unpack("<QII", payload[4:20])
             if seq != PENDING:
-                recorded.append((seq, {"tid": tid, "index": index, "op": OPS[op], "site": site}))
+                recorded.append((seq, {"tid": tid, "index": index, "op": OPS[op],
+                                 "site": None if site == ABSENT else site}))
             index += 1
         pos += 1 + n
 steps = [s for _, s in sorted(recorded, key=lambda r: r[0])] if args == ["--recorded"] else []
 for s in args if args != ["--recorded"] else []:
     tid, index, op = s.split(":")
     steps.append({"tid": int(tid), "index": int(index), "op": op, "site": 0})
-json.dump({"format_version": 1, "binary_hash": binary_hash, "threads": threads, "steps": steps},
+json.dump({"format_version": 2, "binary_hash": binary_hash, "threads": threads, "steps": steps},
           sys.stdout, indent=1)
 print()
