@@ -18,12 +18,13 @@ use inkwell::types::{AnyType, BasicType, BasicTypeEnum};
 use inkwell::values::{
     BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue, IntValue,
 };
-use inkwell::{AddressSpace, AtomicOrdering};
+use inkwell::AddressSpace;
 
 use crate::ctx::Ctx;
 use crate::escape;
 use crate::hooks::{self, Hook};
 use crate::ir;
+use crate::redundant::{self, Plain};
 
 /// One access to instrument, with exactly the data its routine needs.
 enum Access<'ctx> {
@@ -47,11 +48,15 @@ pub fn instrument_function<'ctx>(
 ) -> Result<usize, BuilderError> {
     let locals = escape::local_allocas(f);
     let accesses = collect(&ctx.module.get_context(), f);
+    let plan = redundant::plan(f, |i| plain_access(ctx, &locals, i));
     let mut n = 0;
     for a in accesses {
         n += match a {
-            Access::Load(i) => instrument_load(ctx, f, &locals, i)?,
-            Access::Store(i) => instrument_store(ctx, f, &locals, i)?,
+            Access::Load(i) | Access::Store(i) if plan.skip.contains(&i) => 0,
+            Access::Store(i) if plan.hoist.contains_key(&i) => {
+                instrument_read_modify_write(ctx, f, &locals, plan.hoist[&i], i)?
+            }
+            Access::Load(i) | Access::Store(i) => instrument_load_or_store(ctx, f, &locals, i)?,
             Access::AtomicRmw(i) | Access::CmpXchg(i) => instrument_rmw(ctx, f, i)?,
             Access::MemTransfer(i) => {
                 let (read, write) = (ctx.hooks.read, ctx.hooks.write);
@@ -106,11 +111,6 @@ fn mem_intrinsic(call: InstructionValue<'_>) -> Option<Access<'_>> {
     } else {
         None
     }
-}
-
-fn is_atomic(i: InstructionValue<'_>) -> bool {
-    i.get_atomic_ordering()
-        .is_ok_and(|o| o != AtomicOrdering::NotAtomic)
 }
 
 /// Store size of `ty` in bytes, or `None` when it has none the runtime could use.
@@ -175,19 +175,16 @@ fn emit_access<'ctx>(
     )
 }
 
-/// Emits `hook(ptr, store size of ty, site)` before `inst`; returns how many hook calls that is
-/// (none when `ty` has no size the runtime could use).
-fn emit_typed_access<'ctx>(
+/// Emits `hook(ptr, size, site)` before a load, store or atomic `inst` of `size` bytes; returns
+/// how many hook calls that is.
+fn emit_sized_access<'ctx>(
     ctx: &mut Ctx<'_, 'ctx>,
     f: FunctionValue<'ctx>,
     inst: InstructionValue<'ctx>,
     hook: Hook<'ctx>,
     ptr: BasicValueEnum<'ctx>,
-    ty: &dyn AnyType<'ctx>,
+    size: u64,
 ) -> Result<usize, BuilderError> {
-    let Some(size) = store_size(ctx, ty) else {
-        return Ok(0);
-    };
     let size = ctx.hooks.i64_ty.const_int(size, false);
     emit_access(ctx, f, inst, hook, ptr, size)?;
     Ok(1)
@@ -204,45 +201,93 @@ fn may_be_shared(ptr: BasicValueEnum<'_>, locals: &Locals<'_>) -> bool {
         && is_default_address_space(ptr)
 }
 
-fn instrument_load<'ctx>(
+/// The pointer and store size of a load's or store's hook, or `None` when it gets none.
+fn access_target<'ctx>(
+    ctx: &Ctx<'_, 'ctx>,
+    locals: &Locals<'ctx>,
+    i: InstructionValue<'ctx>,
+) -> Option<(BasicValueEnum<'ctx>, u64)> {
+    let (ptr, ty, read) = match i.get_opcode() {
+        InstructionOpcode::Load => (ir::operand(i, 0)?, i.get_type(), true),
+        InstructionOpcode::Store => {
+            let value = ir::operand(i, 0)?;
+            (
+                ir::operand(i, 1)?,
+                value.get_type().as_any_type_enum(),
+                false,
+            )
+        }
+        _ => return None,
+    };
+    // Constant globals are never written, so their reads conflict with nothing.
+    if !may_be_shared(ptr, locals) || (read && points_to_constant_global(ptr)) {
+        return None;
+    }
+    Some((ptr, store_size(ctx, &ty)?))
+}
+
+/// A load or store that would get a plain hook, as the redundancy elimination sees it; `None`
+/// for every other instruction, and for volatile and atomic accesses, which it must leave alone.
+fn plain_access<'ctx>(
+    ctx: &Ctx<'_, 'ctx>,
+    locals: &Locals<'ctx>,
+    i: InstructionValue<'ctx>,
+) -> Option<Plain<'ctx>> {
+    let write = i.get_opcode() == InstructionOpcode::Store;
+    let context = ctx.module.get_context();
+    if ir::is_marked_not_instrumented(&context, i)
+        || ir::is_atomic(i)
+        || i.get_volatile().unwrap_or(true)
+    {
+        return None;
+    }
+    let (ptr, size) = access_target(ctx, locals, i)?;
+    Some(Plain { ptr, size, write })
+}
+
+fn instrument_load_or_store<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+    locals: &Locals<'ctx>,
+    inst: InstructionValue<'ctx>,
+) -> Result<usize, BuilderError> {
+    let Some((ptr, size)) = access_target(ctx, locals, inst) else {
+        return Ok(0);
+    };
+    let write = inst.get_opcode() == InstructionOpcode::Store;
+    let hook = match (write, ir::is_atomic(inst)) {
+        (false, false) => ctx.hooks.read,
+        (true, false) => ctx.hooks.write,
+        (false, true) => ctx.hooks.atomic_read,
+        (true, true) => ctx.hooks.atomic_write,
+    };
+    emit_sized_access(ctx, f, inst, hook, ptr, size)
+}
+
+/// `__ilgen_read_write(ptr, size, load's site, store's site)` before `load`, for the pair that
+/// `redundant.rs` found: plain, of one size, to one pointer, nothing that may sync between.
+fn instrument_read_modify_write<'ctx>(
     ctx: &mut Ctx<'_, 'ctx>,
     f: FunctionValue<'ctx>,
     locals: &Locals<'ctx>,
     load: InstructionValue<'ctx>,
-) -> Result<usize, BuilderError> {
-    let Some(ptr) = ir::operand(load, 0) else {
-        return Ok(0);
-    };
-    // Constant globals are never written, so their reads conflict with nothing.
-    if !may_be_shared(ptr, locals) || points_to_constant_global(ptr) {
-        return Ok(0);
-    }
-    let hook = if is_atomic(load) {
-        ctx.hooks.atomic_read
-    } else {
-        ctx.hooks.read
-    };
-    emit_typed_access(ctx, f, load, hook, ptr, &load.get_type())
-}
-
-fn instrument_store<'ctx>(
-    ctx: &mut Ctx<'_, 'ctx>,
-    f: FunctionValue<'ctx>,
-    locals: &Locals<'ctx>,
     store: InstructionValue<'ctx>,
 ) -> Result<usize, BuilderError> {
-    let (Some(value), Some(ptr)) = (ir::operand(store, 0), ir::operand(store, 1)) else {
+    let Some((ptr, size)) = access_target(ctx, locals, store) else {
         return Ok(0);
     };
-    if !may_be_shared(ptr, locals) {
-        return Ok(0);
-    }
-    let hook = if is_atomic(store) {
-        ctx.hooks.atomic_write
-    } else {
-        ctx.hooks.write
-    };
-    emit_typed_access(ctx, f, store, hook, ptr, &value.get_type())
+    let name = ir::function_name(f);
+    let read_site = ctx.sites.add_for(load, &name);
+    let write_site = ctx.sites.add_for(store, &name);
+    let size = ctx.hooks.i64_ty.const_int(size, false);
+    ctx.builder.position_before(&load);
+    hooks::call(
+        &ctx.builder,
+        ctx.hooks.read_write,
+        &[ptr.into(), size.into(), read_site.into(), write_site.into()],
+        load.get_debug_location(),
+    )?;
+    Ok(1)
 }
 
 /// atomicrmw and cmpxchg: both read and write, reported as one atomic write of the value's size.
@@ -260,8 +305,11 @@ fn instrument_rmw<'ctx>(
     if !may_be_shared(ptr, &HashSet::new()) {
         return Ok(0);
     }
+    let Some(size) = store_size(ctx, &value.get_type()) else {
+        return Ok(0);
+    };
     let hook = ctx.hooks.atomic_write;
-    emit_typed_access(ctx, f, inst, hook, ptr, &value.get_type())
+    emit_sized_access(ctx, f, inst, hook, ptr, size)
 }
 
 /// The length operand of a memory intrinsic, as the hooks' i64 (lengths are unsigned).

@@ -38,6 +38,7 @@ mod ir;
 mod loops;
 mod options;
 mod printf;
+mod redundant;
 mod sites;
 #[cfg(test)]
 mod testing;
