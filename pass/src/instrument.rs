@@ -22,6 +22,7 @@ use inkwell::AddressSpace;
 
 use crate::ctx::Ctx;
 use crate::escape;
+use crate::glue;
 use crate::hooks::{self, Hook};
 use crate::ir;
 use crate::redundant::{self, Plain};
@@ -48,11 +49,31 @@ pub fn instrument_function<'ctx>(
 ) -> Result<usize, BuilderError> {
     let locals = escape::local_allocas(f);
     let accesses = collect(&ctx.module.get_context(), f);
-    let plan = redundant::plan(f, |i| plain_access(ctx, &locals, i));
+    let ranges = loop_ranges(ctx, f, &locals, &accesses);
+    let in_range: HashSet<_> = ranges.iter().map(|r| r.inst).collect();
+    // An access recorded as its loop's range neither covers nor is covered per iteration.
+    let plan = redundant::plan(f, |i| {
+        (!in_range.contains(&i))
+            .then(|| plain_access(ctx, &locals, i))
+            .flatten()
+    });
     let mut n = 0;
+    for r in &ranges {
+        let hook = if r.inst.get_opcode() == InstructionOpcode::Store {
+            ctx.hooks.write
+        } else {
+            ctx.hooks.read
+        };
+        emit_access(ctx, f, (r.inst, r.at), hook, r.start.into(), r.len)?;
+        n += 1;
+    }
     for a in accesses {
         n += match a {
-            Access::Load(i) | Access::Store(i) if plan.skip.contains(&i) => 0,
+            Access::Load(i) | Access::Store(i)
+                if plan.skip.contains(&i) || in_range.contains(&i) =>
+            {
+                0
+            }
             Access::Store(i) if plan.hoist.contains_key(&i) => {
                 instrument_read_modify_write(ctx, f, &locals, plan.hoist[&i], i)?
             }
@@ -71,6 +92,31 @@ pub fn instrument_function<'ctx>(
         };
     }
     Ok(n)
+}
+
+/// The plain loads and stores of `accesses` whose bytes over a whole loop are known before the
+/// loop (see `glue::loop_ranges`): each is recorded once, as one range, before its loop instead
+/// of once per iteration. Nothing is lost: the loop has no instruction that may sync, so the
+/// range lands in the segment that each iteration's access would have landed in, and the loop,
+/// once entered, runs all its iterations, so the range holds exactly the bytes the iterations
+/// touch; the recorder would have merged them into that one range anyway (a sweep's stream), with
+/// the same site.
+fn loop_ranges<'ctx>(
+    ctx: &Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+    locals: &Locals<'ctx>,
+    accesses: &[Access<'ctx>],
+) -> Vec<glue::LoopRange<'ctx>> {
+    let plain: Vec<_> = accesses
+        .iter()
+        .filter_map(|a| match *a {
+            Access::Load(i) | Access::Store(i) => {
+                plain_access(ctx, locals, i).map(|p| (i, p.ptr, p.size))
+            }
+            _ => None,
+        })
+        .collect();
+    glue::loop_ranges(f, &plain, redundant::may_sync_raw)
 }
 
 /// Collects first, instruments after: the hook calls inserted must not be visited.
@@ -156,17 +202,18 @@ fn points_to_compiler_counter(ptr: BasicValueEnum<'_>) -> bool {
         || section.contains("__llvm_prf_")
 }
 
-/// Emits `hook(ptr, size, site)` before `inst`.
+/// Emits `hook(ptr, size, site)` before `at`, with the site and debug location of `inst` (the
+/// same instruction, or the preheader's terminator for an access recorded as its loop's range).
 fn emit_access<'ctx>(
     ctx: &mut Ctx<'_, 'ctx>,
     f: FunctionValue<'ctx>,
-    inst: InstructionValue<'ctx>,
+    (inst, at): (InstructionValue<'ctx>, InstructionValue<'ctx>),
     hook: Hook<'ctx>,
     ptr: BasicValueEnum<'ctx>,
     size: IntValue<'ctx>,
 ) -> Result<(), BuilderError> {
     let site = ctx.sites.add_for(inst, &ir::function_name(f));
-    ctx.builder.position_before(&inst);
+    ctx.builder.position_before(&at);
     hooks::call(
         &ctx.builder,
         hook,
@@ -186,7 +233,7 @@ fn emit_sized_access<'ctx>(
     size: u64,
 ) -> Result<usize, BuilderError> {
     let size = ctx.hooks.i64_ty.const_int(size, false);
-    emit_access(ctx, f, inst, hook, ptr, size)?;
+    emit_access(ctx, f, (inst, inst), hook, ptr, size)?;
     Ok(1)
 }
 
@@ -344,6 +391,6 @@ fn instrument_range<'ctx>(
         return Ok(0);
     }
     let len = length_i64(ctx, call, len)?;
-    emit_access(ctx, f, call, hook, ptr, len)?;
+    emit_access(ctx, f, (call, call), hook, ptr, len)?;
     Ok(1)
 }

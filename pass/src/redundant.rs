@@ -38,6 +38,7 @@ use std::collections::{HashMap, HashSet};
 
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::values::{BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue};
+use llvm_sys::prelude::LLVMValueRef;
 use petgraph::algo::dominators::simple_fast;
 use petgraph::graph::NodeIndex;
 use petgraph::Direction;
@@ -209,6 +210,12 @@ pub fn may_sync(i: InstructionValue<'_>) -> bool {
         InstructionOpcode::Load | InstructionOpcode::Store => ir::is_atomic(i),
         _ => false,
     }
+}
+
+/// [`may_sync`] for the glue's loop search (`glue::loop_ranges`), which calls it from C++.
+pub extern "C" fn may_sync_raw(i: LLVMValueRef) -> i32 {
+    // SAFETY: the glue passes live instructions of the function being instrumented.
+    may_sync(unsafe { InstructionValue::new(i) }) as i32
 }
 
 /// A direct call of a sync-free intrinsic or of a function LLVM knows to be `nosync` (it does not
