@@ -1,10 +1,18 @@
 // Registration glue: the part of the plugin that must be C++ because the pass-plugin interface
 // is C++ (PassBuilder callbacks, PassInfoMixin, cl::opt). It takes clang's/opt's PassBuilder and
 // gives back one module pass, `ilgen`, whose run() hands the module to the Rust side
-// (`ilgen_run_on_module`). Also exposes the two IR utilities the LLVM C API lacks (critical-edge
-// splitting, llvm.compiler.used), as extern "C" functions the Rust side calls.
+// (`ilgen_run_on_module`). Also exposes the IR utilities the LLVM C API lacks (critical-edge
+// splitting, llvm.compiler.used, ScalarEvolution's loop ranges), as extern "C" functions the Rust
+// side calls.
 
 #include "llvm-c/Types.h"
+#include "llvm/Analysis/AssumptionCache.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ScalarEvolutionExpressions.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/GlobalValue.h"
 #include "llvm/IR/Instructions.h"
@@ -16,6 +24,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
+#include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
 #include <string>
 
@@ -103,4 +112,90 @@ extern "C" void ilgen_append_to_compiler_used(LLVMModuleRef module, LLVMValueRef
   auto *GV = dyn_cast_or_null<GlobalValue>(unwrap(global));
   if (GV)
     appendToCompilerUsed(*unwrap(module), {GV});
+}
+
+// One load or store the Rust side would hook: its pointer and store size in bytes.
+struct IlgenLoopAccess {
+  LLVMValueRef inst;
+  LLVMValueRef ptr;
+  uint64_t size;
+};
+
+// The bytes one access touches over all iterations of its loop, `len` bytes from `start`, both
+// computed before `at` (the preheader's terminator).
+struct IlgenLoopRange {
+  LLVMValueRef inst;
+  LLVMValueRef start;
+  LLVMValueRef len;
+  LLVMValueRef at;
+};
+
+// For the accesses `acc[0..n)` of function `fn`, finds those whose bytes over a whole loop
+// ScalarEvolution can name before the loop, writes them to `out` (room for n) and returns how many.
+// An access qualifies when its loop is innermost, has a preheader and one exiting block, the latch,
+// with a computable backedge-taken count (so the loop runs exactly count + 1 iterations once
+// entered), no instruction of the loop may synchronize (`may_sync`, the Rust side's rule) or fail
+// to hand on to the next, its
+// block dominates the latch (it runs in every iteration), and its address is {start,+,size}<loop>:
+// a forward sweep of adjacent elements. The range is then [start, start + (count + 1) * size).
+// ScalarEvolution is built here because the C API has none; the expander's instructions go into
+// the preheader.
+extern "C" size_t ilgen_loop_ranges(LLVMValueRef fn, const IlgenLoopAccess *acc, size_t n,
+                                    int (*may_sync)(LLVMValueRef), IlgenLoopRange *out) {
+  auto *F = dyn_cast_or_null<Function>(unwrap(fn));
+  if (!F || F->isDeclaration() || n == 0)
+    return 0;
+  DominatorTree DT(*F);
+  LoopInfo LI(DT);
+  if (LI.empty())
+    return 0;
+  TargetLibraryInfoImpl TLII(Triple(F->getParent()->getTargetTriple()));
+  TargetLibraryInfo TLI(TLII, F);
+  AssumptionCache AC(*F);
+  ScalarEvolution SE(*F, TLI, AC, DT, LI);
+  const DataLayout &DL = F->getParent()->getDataLayout();
+  SCEVExpander Expander(SE, DL, "ilgen.range");
+  Type *I64 = Type::getInt64Ty(F->getContext());
+  DenseMap<Loop *, bool> Fits;
+  auto fits = [&](Loop *L) {
+    auto It = Fits.find(L);
+    if (It != Fits.end())
+      return It->second;
+    bool Ok = L->isInnermost() && L->getLoopPreheader() && L->getLoopLatch() &&
+              L->getExitingBlock() == L->getLoopLatch() &&
+              !isa<SCEVCouldNotCompute>(SE.getBackedgeTakenCount(L));
+    // Every instruction must also hand on to the next (no call that may throw or not return):
+    // the range is recorded before the loop, so the loop must then run all its iterations.
+    for (BasicBlock *B : L->blocks())
+      for (Instruction &I : *B)
+        Ok = Ok && !may_sync(wrap(&I)) && isGuaranteedToTransferExecutionToSuccessor(&I);
+    Fits[L] = Ok;
+    return Ok;
+  };
+  size_t Found = 0;
+  for (size_t K = 0; K < n; K++) {
+    auto *I = dyn_cast_or_null<Instruction>(unwrap(acc[K].inst));
+    Value *Ptr = unwrap(acc[K].ptr);
+    if (!I || !Ptr || I->getFunction() != F)
+      continue;
+    Loop *L = LI.getLoopFor(I->getParent());
+    if (!L || !fits(L) || !DT.dominates(I->getParent(), L->getLoopLatch()))
+      continue;
+    auto *Rec = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(Ptr));
+    if (!Rec || Rec->getLoop() != L || !Rec->isAffine())
+      continue;
+    auto *Step = dyn_cast<SCEVConstant>(Rec->getStepRecurrence(SE));
+    if (!Step || Step->getAPInt() != acc[K].size)
+      continue;
+    const SCEV *Trips =
+        SE.getAddExpr(SE.getTruncateOrZeroExtend(SE.getBackedgeTakenCount(L), I64), SE.getOne(I64));
+    const SCEV *Len = SE.getMulExpr(Trips, SE.getConstant(I64, acc[K].size));
+    const SCEV *Start = Rec->getStart();
+    if (!Expander.isSafeToExpand(Start) || !Expander.isSafeToExpand(Len))
+      continue;
+    Instruction *At = L->getLoopPreheader()->getTerminator();
+    out[Found++] = {wrap(I), wrap(Expander.expandCodeFor(Start, Ptr->getType(), At)),
+                    wrap(Expander.expandCodeFor(Len, I64, At)), wrap(At)};
+  }
+  return Found;
 }

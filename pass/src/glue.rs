@@ -4,10 +4,39 @@
 
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::Module;
-use inkwell::values::{AsValueRef, GlobalValue, InstructionValue};
+use inkwell::values::{
+    AsValueRef, BasicValueEnum, FunctionValue, GlobalValue, InstructionValue, IntValue,
+    PointerValue,
+};
 use llvm_sys::prelude::*;
 
+/// One load or store the instrumentation would hook, for [`loop_ranges`].
+#[repr(C)]
+struct LoopAccess {
+    inst: LLVMValueRef,
+    ptr: LLVMValueRef,
+    size: u64,
+}
+
+/// `len` bytes from `start`: what one access touches over its whole loop, both values computed
+/// before `at`, the loop preheader's terminator.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RawLoopRange {
+    inst: LLVMValueRef,
+    start: LLVMValueRef,
+    len: LLVMValueRef,
+    at: LLVMValueRef,
+}
+
 extern "C" {
+    fn ilgen_loop_ranges(
+        function: LLVMValueRef,
+        accesses: *const LoopAccess,
+        n: usize,
+        may_sync: extern "C" fn(LLVMValueRef) -> i32,
+        out: *mut RawLoopRange,
+    ) -> usize;
     fn ilgen_split_critical_edge(term: LLVMValueRef, index: u32) -> LLVMBasicBlockRef;
     fn ilgen_append_to_compiler_used(module: LLVMModuleRef, global: LLVMValueRef);
     pub(crate) fn ilgen_plugin_info() -> PassPluginLibraryInfo;
@@ -36,4 +65,62 @@ pub fn split_critical_edge<'ctx>(
 pub fn append_to_compiler_used(module: &Module<'_>, global: GlobalValue<'_>) {
     // SAFETY: live module and one of its globals.
     unsafe { ilgen_append_to_compiler_used(module.as_mut_ptr(), global.as_value_ref()) }
+}
+
+/// The bytes one loop access touches over all iterations of its loop (see `ilgen_loop_ranges`
+/// in glue.cpp for when ScalarEvolution can say).
+pub struct LoopRange<'ctx> {
+    pub inst: InstructionValue<'ctx>,
+    pub start: PointerValue<'ctx>,
+    pub len: IntValue<'ctx>,
+    pub at: InstructionValue<'ctx>,
+}
+
+/// For the accesses of `f` given as (instruction, pointer, store size), those whose whole loop's
+/// bytes ScalarEvolution computes before the loop, with no instruction of the loop that
+/// `may_sync` says may synchronize. The computations go into the loops' preheaders.
+pub fn loop_ranges<'ctx>(
+    f: FunctionValue<'ctx>,
+    accesses: &[(InstructionValue<'ctx>, BasicValueEnum<'ctx>, u64)],
+    may_sync: extern "C" fn(LLVMValueRef) -> i32,
+) -> Vec<LoopRange<'ctx>> {
+    let raw: Vec<LoopAccess> = accesses
+        .iter()
+        .map(|&(inst, ptr, size)| LoopAccess {
+            inst: inst.as_value_ref(),
+            ptr: ptr.as_value_ref(),
+            size,
+        })
+        .collect();
+    let empty = RawLoopRange {
+        inst: std::ptr::null_mut(),
+        start: std::ptr::null_mut(),
+        len: std::ptr::null_mut(),
+        at: std::ptr::null_mut(),
+    };
+    let mut out = vec![empty; raw.len()];
+    // SAFETY: `f` and every access are live values of one function; `out` has room for one
+    // range per access, as the glue requires; it writes the first `n` entries.
+    let n = unsafe {
+        ilgen_loop_ranges(
+            f.as_value_ref(),
+            raw.as_ptr(),
+            raw.len(),
+            may_sync,
+            out.as_mut_ptr(),
+        )
+    };
+    out.truncate(n);
+    out.into_iter()
+        // SAFETY: the glue returns the access it was given, a pointer-typed start, an i64
+        // length and the preheader's terminator, all live values of `f`.
+        .map(|r| unsafe {
+            LoopRange {
+                inst: InstructionValue::new(r.inst),
+                start: PointerValue::new(r.start),
+                len: IntValue::new(r.len),
+                at: InstructionValue::new(r.at),
+            }
+        })
+        .collect()
 }

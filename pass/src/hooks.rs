@@ -24,6 +24,7 @@ pub struct Hook<'ctx> {
 pub struct Hooks<'ctx> {
     pub read: Hook<'ctx>,
     pub write: Hook<'ctx>,
+    pub read_write: Hook<'ctx>,
     pub atomic_read: Hook<'ctx>,
     pub atomic_write: Hook<'ctx>,
     pub wait_loop_enter: Hook<'ctx>,
@@ -42,6 +43,11 @@ impl<'ctx> Hooks<'ctx> {
         let void_ty = ctx.void_type();
         // void (const void *addr, uint64_t size, const void *site)
         let access_ty = void_ty.fn_type(&[ptr_ty.into(), i64_ty.into(), ptr_ty.into()], false);
+        // void (const void *addr, uint64_t size, const void *read_site, const void *write_site)
+        let read_write_ty = void_ty.fn_type(
+            &[ptr_ty.into(), i64_ty.into(), ptr_ty.into(), ptr_ty.into()],
+            false,
+        );
         // void (const void *cond, const void *site)
         let marker_ty = void_ty.fn_type(&[ptr_ty.into(), ptr_ty.into()], false);
         // void (void *buf, uint64_t max, int64_t ret, const void *site)
@@ -58,6 +64,7 @@ impl<'ctx> Hooks<'ctx> {
         Hooks {
             read: decl(abi::READ, access_ty),
             write: decl(abi::WRITE, access_ty),
+            read_write: decl(abi::READ_WRITE, read_write_ty),
             atomic_read: decl(abi::ATOMIC_READ, access_ty),
             atomic_write: decl(abi::ATOMIC_WRITE, access_ty),
             wait_loop_enter: decl(abi::WAIT_LOOP_ENTER, marker_ty),
@@ -74,6 +81,7 @@ impl<'ctx> Hooks<'ctx> {
         for h in [
             self.read,
             self.write,
+            self.read_write,
             self.atomic_read,
             self.atomic_write,
             self.wait_loop_enter,

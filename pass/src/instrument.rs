@@ -18,12 +18,14 @@ use inkwell::types::{AnyType, BasicType, BasicTypeEnum};
 use inkwell::values::{
     BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue, IntValue,
 };
-use inkwell::{AddressSpace, AtomicOrdering};
+use inkwell::AddressSpace;
 
 use crate::ctx::Ctx;
 use crate::escape;
+use crate::glue;
 use crate::hooks::{self, Hook};
 use crate::ir;
+use crate::redundant::{self, Plain};
 
 /// One access to instrument, with exactly the data its routine needs.
 enum Access<'ctx> {
@@ -47,11 +49,35 @@ pub fn instrument_function<'ctx>(
 ) -> Result<usize, BuilderError> {
     let locals = escape::local_allocas(f);
     let accesses = collect(&ctx.module.get_context(), f);
+    let ranges = loop_ranges(ctx, f, &locals, &accesses);
+    let in_range: HashSet<_> = ranges.iter().map(|r| r.inst).collect();
+    // An access recorded as its loop's range neither covers nor is covered per iteration.
+    let plan = redundant::plan(f, |i| {
+        (!in_range.contains(&i))
+            .then(|| plain_access(ctx, &locals, i))
+            .flatten()
+    });
     let mut n = 0;
+    for r in &ranges {
+        let hook = if r.inst.get_opcode() == InstructionOpcode::Store {
+            ctx.hooks.write
+        } else {
+            ctx.hooks.read
+        };
+        emit_access(ctx, f, (r.inst, r.at), hook, r.start.into(), r.len)?;
+        n += 1;
+    }
     for a in accesses {
         n += match a {
-            Access::Load(i) => instrument_load(ctx, f, &locals, i)?,
-            Access::Store(i) => instrument_store(ctx, f, &locals, i)?,
+            Access::Load(i) | Access::Store(i)
+                if plan.skip.contains(&i) || in_range.contains(&i) =>
+            {
+                0
+            }
+            Access::Store(i) if plan.hoist.contains_key(&i) => {
+                instrument_read_modify_write(ctx, f, &locals, plan.hoist[&i], i)?
+            }
+            Access::Load(i) | Access::Store(i) => instrument_load_or_store(ctx, f, &locals, i)?,
             Access::AtomicRmw(i) | Access::CmpXchg(i) => instrument_rmw(ctx, f, i)?,
             Access::MemTransfer(i) => {
                 let (read, write) = (ctx.hooks.read, ctx.hooks.write);
@@ -66,6 +92,31 @@ pub fn instrument_function<'ctx>(
         };
     }
     Ok(n)
+}
+
+/// The plain loads and stores of `accesses` whose bytes over a whole loop are known before the
+/// loop (see `glue::loop_ranges`): each is recorded once, as one range, before its loop instead
+/// of once per iteration. Nothing is lost: the loop has no instruction that may sync, so the
+/// range lands in the segment that each iteration's access would have landed in, and the loop,
+/// once entered, runs all its iterations, so the range holds exactly the bytes the iterations
+/// touch; the recorder would have merged them into that one range anyway (a sweep's stream), with
+/// the same site.
+fn loop_ranges<'ctx>(
+    ctx: &Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+    locals: &Locals<'ctx>,
+    accesses: &[Access<'ctx>],
+) -> Vec<glue::LoopRange<'ctx>> {
+    let plain: Vec<_> = accesses
+        .iter()
+        .filter_map(|a| match *a {
+            Access::Load(i) | Access::Store(i) => {
+                plain_access(ctx, locals, i).map(|p| (i, p.ptr, p.size))
+            }
+            _ => None,
+        })
+        .collect();
+    glue::loop_ranges(f, &plain, redundant::may_sync_raw)
 }
 
 /// Collects first, instruments after: the hook calls inserted must not be visited.
@@ -106,11 +157,6 @@ fn mem_intrinsic(call: InstructionValue<'_>) -> Option<Access<'_>> {
     } else {
         None
     }
-}
-
-fn is_atomic(i: InstructionValue<'_>) -> bool {
-    i.get_atomic_ordering()
-        .is_ok_and(|o| o != AtomicOrdering::NotAtomic)
 }
 
 /// Store size of `ty` in bytes, or `None` when it has none the runtime could use.
@@ -156,17 +202,18 @@ fn points_to_compiler_counter(ptr: BasicValueEnum<'_>) -> bool {
         || section.contains("__llvm_prf_")
 }
 
-/// Emits `hook(ptr, size, site)` before `inst`.
+/// Emits `hook(ptr, size, site)` before `at`, with the site and debug location of `inst` (the
+/// same instruction, or the preheader's terminator for an access recorded as its loop's range).
 fn emit_access<'ctx>(
     ctx: &mut Ctx<'_, 'ctx>,
     f: FunctionValue<'ctx>,
-    inst: InstructionValue<'ctx>,
+    (inst, at): (InstructionValue<'ctx>, InstructionValue<'ctx>),
     hook: Hook<'ctx>,
     ptr: BasicValueEnum<'ctx>,
     size: IntValue<'ctx>,
 ) -> Result<(), BuilderError> {
     let site = ctx.sites.add_for(inst, &ir::function_name(f));
-    ctx.builder.position_before(&inst);
+    ctx.builder.position_before(&at);
     hooks::call(
         &ctx.builder,
         hook,
@@ -175,21 +222,18 @@ fn emit_access<'ctx>(
     )
 }
 
-/// Emits `hook(ptr, store size of ty, site)` before `inst`; returns how many hook calls that is
-/// (none when `ty` has no size the runtime could use).
-fn emit_typed_access<'ctx>(
+/// Emits `hook(ptr, size, site)` before a load, store or atomic `inst` of `size` bytes; returns
+/// how many hook calls that is.
+fn emit_sized_access<'ctx>(
     ctx: &mut Ctx<'_, 'ctx>,
     f: FunctionValue<'ctx>,
     inst: InstructionValue<'ctx>,
     hook: Hook<'ctx>,
     ptr: BasicValueEnum<'ctx>,
-    ty: &dyn AnyType<'ctx>,
+    size: u64,
 ) -> Result<usize, BuilderError> {
-    let Some(size) = store_size(ctx, ty) else {
-        return Ok(0);
-    };
     let size = ctx.hooks.i64_ty.const_int(size, false);
-    emit_access(ctx, f, inst, hook, ptr, size)?;
+    emit_access(ctx, f, (inst, inst), hook, ptr, size)?;
     Ok(1)
 }
 
@@ -204,45 +248,93 @@ fn may_be_shared(ptr: BasicValueEnum<'_>, locals: &Locals<'_>) -> bool {
         && is_default_address_space(ptr)
 }
 
-fn instrument_load<'ctx>(
+/// The pointer and store size of a load's or store's hook, or `None` when it gets none.
+fn access_target<'ctx>(
+    ctx: &Ctx<'_, 'ctx>,
+    locals: &Locals<'ctx>,
+    i: InstructionValue<'ctx>,
+) -> Option<(BasicValueEnum<'ctx>, u64)> {
+    let (ptr, ty, read) = match i.get_opcode() {
+        InstructionOpcode::Load => (ir::operand(i, 0)?, i.get_type(), true),
+        InstructionOpcode::Store => {
+            let value = ir::operand(i, 0)?;
+            (
+                ir::operand(i, 1)?,
+                value.get_type().as_any_type_enum(),
+                false,
+            )
+        }
+        _ => return None,
+    };
+    // Constant globals are never written, so their reads conflict with nothing.
+    if !may_be_shared(ptr, locals) || (read && points_to_constant_global(ptr)) {
+        return None;
+    }
+    Some((ptr, store_size(ctx, &ty)?))
+}
+
+/// A load or store that would get a plain hook, as the redundancy elimination sees it; `None`
+/// for every other instruction, and for volatile and atomic accesses, which it must leave alone.
+fn plain_access<'ctx>(
+    ctx: &Ctx<'_, 'ctx>,
+    locals: &Locals<'ctx>,
+    i: InstructionValue<'ctx>,
+) -> Option<Plain<'ctx>> {
+    let write = i.get_opcode() == InstructionOpcode::Store;
+    let context = ctx.module.get_context();
+    if ir::is_marked_not_instrumented(&context, i)
+        || ir::is_atomic(i)
+        || i.get_volatile().unwrap_or(true)
+    {
+        return None;
+    }
+    let (ptr, size) = access_target(ctx, locals, i)?;
+    Some(Plain { ptr, size, write })
+}
+
+fn instrument_load_or_store<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+    locals: &Locals<'ctx>,
+    inst: InstructionValue<'ctx>,
+) -> Result<usize, BuilderError> {
+    let Some((ptr, size)) = access_target(ctx, locals, inst) else {
+        return Ok(0);
+    };
+    let write = inst.get_opcode() == InstructionOpcode::Store;
+    let hook = match (write, ir::is_atomic(inst)) {
+        (false, false) => ctx.hooks.read,
+        (true, false) => ctx.hooks.write,
+        (false, true) => ctx.hooks.atomic_read,
+        (true, true) => ctx.hooks.atomic_write,
+    };
+    emit_sized_access(ctx, f, inst, hook, ptr, size)
+}
+
+/// `__ilgen_read_write(ptr, size, load's site, store's site)` before `load`, for the pair that
+/// `redundant.rs` found: plain, of one size, to one pointer, nothing that may sync between.
+fn instrument_read_modify_write<'ctx>(
     ctx: &mut Ctx<'_, 'ctx>,
     f: FunctionValue<'ctx>,
     locals: &Locals<'ctx>,
     load: InstructionValue<'ctx>,
-) -> Result<usize, BuilderError> {
-    let Some(ptr) = ir::operand(load, 0) else {
-        return Ok(0);
-    };
-    // Constant globals are never written, so their reads conflict with nothing.
-    if !may_be_shared(ptr, locals) || points_to_constant_global(ptr) {
-        return Ok(0);
-    }
-    let hook = if is_atomic(load) {
-        ctx.hooks.atomic_read
-    } else {
-        ctx.hooks.read
-    };
-    emit_typed_access(ctx, f, load, hook, ptr, &load.get_type())
-}
-
-fn instrument_store<'ctx>(
-    ctx: &mut Ctx<'_, 'ctx>,
-    f: FunctionValue<'ctx>,
-    locals: &Locals<'ctx>,
     store: InstructionValue<'ctx>,
 ) -> Result<usize, BuilderError> {
-    let (Some(value), Some(ptr)) = (ir::operand(store, 0), ir::operand(store, 1)) else {
+    let Some((ptr, size)) = access_target(ctx, locals, store) else {
         return Ok(0);
     };
-    if !may_be_shared(ptr, locals) {
-        return Ok(0);
-    }
-    let hook = if is_atomic(store) {
-        ctx.hooks.atomic_write
-    } else {
-        ctx.hooks.write
-    };
-    emit_typed_access(ctx, f, store, hook, ptr, &value.get_type())
+    let name = ir::function_name(f);
+    let read_site = ctx.sites.add_for(load, &name);
+    let write_site = ctx.sites.add_for(store, &name);
+    let size = ctx.hooks.i64_ty.const_int(size, false);
+    ctx.builder.position_before(&load);
+    hooks::call(
+        &ctx.builder,
+        ctx.hooks.read_write,
+        &[ptr.into(), size.into(), read_site.into(), write_site.into()],
+        load.get_debug_location(),
+    )?;
+    Ok(1)
 }
 
 /// atomicrmw and cmpxchg: both read and write, reported as one atomic write of the value's size.
@@ -260,8 +352,11 @@ fn instrument_rmw<'ctx>(
     if !may_be_shared(ptr, &HashSet::new()) {
         return Ok(0);
     }
+    let Some(size) = store_size(ctx, &value.get_type()) else {
+        return Ok(0);
+    };
     let hook = ctx.hooks.atomic_write;
-    emit_typed_access(ctx, f, inst, hook, ptr, &value.get_type())
+    emit_sized_access(ctx, f, inst, hook, ptr, size)
 }
 
 /// The length operand of a memory intrinsic, as the hooks' i64 (lengths are unsigned).
@@ -296,6 +391,6 @@ fn instrument_range<'ctx>(
         return Ok(0);
     }
     let len = length_i64(ctx, call, len)?;
-    emit_access(ctx, f, call, hook, ptr, len)?;
+    emit_access(ctx, f, (call, call), hook, ptr, len)?;
     Ok(1)
 }

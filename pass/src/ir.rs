@@ -56,6 +56,12 @@ pub fn all_instructions(f: FunctionValue<'_>) -> Vec<InstructionValue<'_>> {
     f.get_basic_block_iter().flat_map(instructions).collect()
 }
 
+/// Whether a load or store is atomic (any ordering but not-atomic).
+pub fn is_atomic(i: InstructionValue<'_>) -> bool {
+    i.get_atomic_ordering()
+        .is_ok_and(|o| o != inkwell::AtomicOrdering::NotAtomic)
+}
+
 pub fn is_declaration(f: FunctionValue<'_>) -> bool {
     f.as_global_value().is_declaration()
 }

@@ -39,6 +39,7 @@ mod ir;
 mod loops;
 mod options;
 mod printf;
+mod redundant;
 mod sites;
 #[cfg(test)]
 mod testing;

@@ -54,12 +54,13 @@ pub struct WaitLoop<'ctx> {
     pub dbg: Option<DILocation<'ctx>>,
 }
 
-/// The function's CFG as a petgraph graph, with the node of each block.
-struct Cfg<'ctx> {
-    graph: DiGraph<BasicBlock<'ctx>, ()>,
+/// The function's CFG as a petgraph graph; node `k` is the function's block `k`, so the entry
+/// block is node 0.
+pub(crate) struct Cfg<'ctx> {
+    pub(crate) graph: DiGraph<BasicBlock<'ctx>, ()>,
 }
 
-fn cfg(f: FunctionValue<'_>) -> Option<Cfg<'_>> {
+pub(crate) fn cfg(f: FunctionValue<'_>) -> Option<Cfg<'_>> {
     let blocks = f.get_basic_blocks();
     if blocks.is_empty() {
         return None;

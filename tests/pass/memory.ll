@@ -5,6 +5,7 @@ target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:
 target triple = "x86_64-pc-linux-gnu"
 
 @shared = global i32 0
+@other = global i32 0
 @table = constant [4 x i32] [i32 1, i32 2, i32 3, i32 4]
 @wide = global <4 x float> zeroinitializer
 
@@ -17,12 +18,12 @@ declare void @escape(ptr)
 ; CHECK-LABEL: define i32 @plain(
 ; CHECK: call void @__ilgen_read(ptr @shared, i64 4, ptr getelementptr inbounds (i8, ptr @__ilgen_sites, i64 [[R:[0-9]+]]))
 ; CHECK-NEXT: load i32, ptr @shared
-; CHECK: call void @__ilgen_write(ptr @shared, i64 4, ptr getelementptr inbounds (i8, ptr @__ilgen_sites, i64
+; CHECK: call void @__ilgen_write(ptr @other, i64 4, ptr getelementptr inbounds (i8, ptr @__ilgen_sites, i64
 ; CHECK-NEXT: store i32
 define i32 @plain() {
   %v = load i32, ptr @shared
   %w = add i32 %v, 1
-  store i32 %w, ptr @shared
+  store i32 %w, ptr @other
   ret i32 %v
 }
 

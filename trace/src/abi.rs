@@ -6,6 +6,9 @@
 //! ```c
 //! void __ilgen_read(const void *addr, uint64_t size, const void *site);          // also ranges
 //! void __ilgen_write(const void *addr, uint64_t size, const void *site);
+//! // a load and then a store of `size` bytes at `addr` (`x++`), placed before the load
+//! void __ilgen_read_write(const void *addr, uint64_t size, const void *read_site,
+//!                         const void *write_site);
 //! void __ilgen_atomic_read(const void *addr, uint64_t size, const void *site);
 //! void __ilgen_atomic_write(const void *addr, uint64_t size, const void *site);  // store, RMW, cmpxchg
 //! void __ilgen_wait_loop_enter(const void *cond, const void *site);
@@ -18,6 +21,7 @@
 
 pub const READ: &str = "__ilgen_read";
 pub const WRITE: &str = "__ilgen_write";
+pub const READ_WRITE: &str = "__ilgen_read_write";
 pub const ATOMIC_READ: &str = "__ilgen_atomic_read";
 pub const ATOMIC_WRITE: &str = "__ilgen_atomic_write";
 pub const WAIT_LOOP_ENTER: &str = "__ilgen_wait_loop_enter";

@@ -1,5 +1,5 @@
-//! The memory-access hooks: `__ilgen_read`, `__ilgen_write` and their atomic forms, and the
-//! wait-loop markers.
+//! The memory-access hooks: `__ilgen_read`, `__ilgen_write`, `__ilgen_read_write` and the atomic
+//! forms, and the wait-loop markers.
 //!
 //! Takes each instrumented load or store (address, size in bytes, site); gives an entry in the
 //! calling thread's segment cache. This is the hot path: a thread-local load, a flag, and a probe
@@ -94,6 +94,41 @@ pub unsafe extern "C" fn __ilgen_read(addr: *const c_void, size: u64, site: *con
 #[no_mangle]
 pub unsafe extern "C" fn __ilgen_write(addr: *const c_void, size: u64, site: *const c_void) {
     access(addr, size, site, AccessKind::Write);
+}
+
+/// A read-modify-write (`x++`): the load of `size` bytes at `addr` and the store that follows it
+/// with nothing that may sync between (the pass checks that), one hook before the load.
+/// Recording keeps the write alone: the segment's range of those bytes takes the write's kind and
+/// site either way. Replay checks the read, then the write, as the two hooks did, so that a race
+/// on `x++` is still reported on its read first.
+///
+/// # Safety
+/// As [`__ilgen_read`].
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_read_write(
+    addr: *const c_void,
+    size: u64,
+    read_site: *const c_void,
+    write_site: *const c_void,
+) {
+    if !thread::record_fast(addr as u64, size, AccessKind::Write, write_site as usize) {
+        read_write_slow(addr, size, read_site, write_site);
+    }
+}
+
+#[inline(never)]
+fn read_write_slow(
+    addr: *const c_void,
+    size: u64,
+    read_site: *const c_void,
+    write_site: *const c_void,
+) {
+    if thread::current().is_some() {
+        access_slow(addr, size, write_site, AccessKind::Write);
+    } else {
+        replay_access(addr, size, read_site, AccessKind::Read);
+        replay_access(addr, size, write_site, AccessKind::Write);
+    }
 }
 
 /// # Safety
