@@ -56,6 +56,7 @@ lint: deps
 	  AR_aarch64_unknown_linux_gnu=llvm-ar-19 $(CARGO) check -q -p ilgen-rt --target aarch64-unknown-linux-gnu; \
 	else echo "NOT CHECKED: aarch64 build of the runtime (rustup target aarch64-unknown-linux-gnu missing)"; fi
 	$(PYTHON) tools/test_import_cycles.py
+	$(PYTHON) tools/debug/test_ilgen_common.py
 	$(PYTHON) tools/import_cycles.py --skip rt,trace
 
 unit: deps

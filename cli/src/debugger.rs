@@ -38,9 +38,6 @@ const SCRIPTS: [(&str, &str); 3] = [
     ),
 ];
 
-/// The runtime's hook called when a schedule step is taken (`rt/src/replay/debug.rs`).
-const STEP_HOOK: &str = "__ilgen_step_hook";
-
 /// The file the scripts read (`ilgen load FILE` names another one).
 pub const SESSION_FILE: &str = "session.json";
 
@@ -249,6 +246,11 @@ impl Session<'_> {
         self.write_files()?;
         let (binary, args) = run::program(self.meta);
         let session = self.script(SESSION_FILE);
+        // `ilgen step-sync` before the program runs starts it and stops at its first step.
+        let run_command = match stop_at {
+            StopAt::Start => "ilgen step-sync",
+            StopAt::First | StopAt::Finding => "run",
+        };
         let mut cmd = match debugger {
             Debugger::Gdb | Debugger::PrintEnv => {
                 let mut c = Command::new("gdb");
@@ -258,12 +260,9 @@ impl Session<'_> {
                     .arg("-ex")
                     .arg(format!("source {}", self.script("ilgen_gdb.py").display()))
                     .arg("-ex")
-                    .arg(format!("ilgen load {}", session.display()));
-                if stop_at == StopAt::Start {
-                    c.arg("-ex").arg(format!("tbreak {STEP_HOOK}"));
-                }
-                c.arg("-ex")
-                    .arg("run")
+                    .arg(format!("ilgen load {}", session.display()))
+                    .arg("-ex")
+                    .arg(run_command)
                     .args(extra)
                     .arg("--args")
                     .arg(&binary)
@@ -284,13 +283,9 @@ impl Session<'_> {
                         self.script("ilgen_lldb.py").display()
                     ))
                     .arg("-o")
-                    .arg(format!("ilgen load {}", session.display()));
-                if stop_at == StopAt::Start {
-                    c.arg("-o")
-                        .arg(format!("breakpoint set -o true -n {STEP_HOOK}"));
-                }
-                c.arg("-o")
-                    .arg("run")
+                    .arg(format!("ilgen load {}", session.display()))
+                    .arg("-o")
+                    .arg(run_command)
                     .args(extra)
                     .arg("--")
                     .arg(&binary)
@@ -336,5 +331,18 @@ fn shell_quote(s: &str) -> String {
         s.to_owned()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quote;
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(shell_quote("/a/b-c.1"), "/a/b-c.1");
+        assert_eq!(shell_quote("two words"), "'two words'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
     }
 }

@@ -33,8 +33,8 @@ access of a race, with both accesses and the schedule step printed (with --stop-
 the first access, in its thread; `continue` goes on to the second), or, for a deadlock, when the
 last thread blocked, with each thread's blocked lock. Commands: `ilgen finding`, `ilgen schedule`
 (the current step marked), `ilgen step-sync` (run to the next scheduled sync operation),
-`ilgen threads` (gdb thread, ilgen T-id, creation site). --lldb does the same under lldb-19
-(`ilgen finding`, `ilgen schedule`, `ilgen threads`). --print-env prints the environment and
+`ilgen threads` (gdb thread, ilgen T-id, creation site); --stop-at start stops at the schedule's
+first step. --lldb does the same under lldb-19. --print-env prints the environment and
 command line that reproduce the replay. Everything after `--` goes to the debugger, after the
 commands ilgen gives it, e.g. `ilgen replay t:1 --gdb -- -batch -x script.gdb`.
 

@@ -1,14 +1,15 @@
 // `ilgen replay TRACE:N --gdb` runs gdb on the recorded program with the replay's ILGEN_OPTIONS and
 // ilgen's gdb commands (tools/debug/ilgen_gdb.py); everything after `--` goes to gdb, here batch
 // commands. `run` stops in the user's frame of the racing second access (T1's `y++` in task), not
-// in the runtime, with both accesses and the schedule step printed. The program is
+// in the runtime (gdb prints no runtime frame, and `bt` hides them), with both accesses and the
+// schedule step printed. The program is
 // listing1_race.c's, compiled from that file (LISTING1_REPLAY makes its test barrier harmless
 // under replay).
 //
 // RUN: %ilgen cc -g -O0 -I %testinc %S/listing1_race.c -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
 // RUN: sh -c '%ilgen detect --no-replay %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=DETECT
-// RUN: env LISTING1_REPLAY=1 %ilgen replay %t.trace:1 --gdb -- -batch -ex 'show environment ILGEN_OPTIONS' -ex frame -ex 'ilgen finding' -ex 'ilgen schedule' -ex 'ilgen threads' 2>&1 | FileCheck %s
+// RUN: env LISTING1_REPLAY=1 %ilgen replay %t.trace:1 --gdb -- -batch -ex 'show environment ILGEN_OPTIONS' -ex frame -ex 'ilgen finding' -ex 'ilgen schedule' -ex 'ilgen threads' -ex bt 2>&1 | FileCheck %s
 //
 // --stop-at first: before main's `y++` (the first access, in T0); `continue` reaches T1's.
 // RUN: env LISTING1_REPLAY=1 %ilgen replay %t.trace:1 --gdb --stop-at first -- -batch -ex frame -ex 'info threads' -ex continue -ex frame 2>&1 | FileCheck %s --check-prefix=FIRST
@@ -24,6 +25,8 @@
 // RUN: sh -c '%ilgen replay %t.trace:1 --stop-at first; echo "exit=$?"' 2>&1 | FileCheck %s --check-prefix=NO-DEBUGGER
 // DETECT: exit=66
 
+// CHECK:      [New Thread
+// CHECK-NOT:  __ilgen
 // CHECK:      ilgen: candidate 1: data race on y ({{.*}}) (4 bytes)
 // CHECK-NEXT:   first access:  write by thread T0 at {{.*}}listing1_race.c:65 in main
 // CHECK-NEXT:   second access: write by thread T1 at {{.*}}listing1_race.c:55 in task
@@ -43,6 +46,9 @@
 // CHECK-NEXT:   1      T0   main thread; now at {{.*}}listing1_race.c:{{[0-9]+}} in main
 // CHECK-NEXT:   2      (not an ilgen thread)
 // CHECK-NEXT:   3      T1   created by T0 at {{.*}}listing1_race.c:64 in main; now at {{.*}}listing1_race.c:55 in task
+// CHECK-NEXT: #[[N]] {{.*}} in task (arg={{.*}}) at {{.*}}listing1_race.c:55
+// CHECK-NOT:  ilgen_rt
+// CHECK:      in start_thread
 
 // FIRST:      ilgen: stopped before the first access: write by thread T0 at {{.*}}listing1_race.c:65 in main
 // FIRST-NEXT:   (`continue` runs to the second: write by thread T1 at {{.*}}listing1_race.c:55 in task)

@@ -9,6 +9,9 @@
 //
 // --stop-at first: before main's `y++`, in the main thread.
 // RUN: env LISTING1_REPLAY=1 %ilgen replay %t.trace:1 --lldb --stop-at first -- -b -o 'frame info' -o 'thread info' 2>&1 | FileCheck %s --check-prefix=FIRST
+//
+// --stop-at start, then `ilgen step-sync` twice: T1's lock of m is taken, step 4 is next.
+// RUN: env LISTING1_REPLAY=1 %ilgen replay %t.trace:1 --lldb --stop-at start -- -b -o 'ilgen step-sync' -o 'ilgen step-sync' -o 'frame info' -o 'ilgen schedule' 2>&1 | FileCheck %s --check-prefix=START
 
 // CHECK:      ilgen: candidate 1: data race on y ({{.*}}) (4 bytes)
 // CHECK-NEXT:   first access:  write by thread T0 at {{.*}}listing1_race.c:65 in main
@@ -30,3 +33,13 @@
 // FIRST-NEXT: frame #{{[0-9]+}}: {{.*}}`main at listing1_race.c:65
 // FIRST:      (lldb) thread info
 // FIRST-NEXT: thread #1:
+
+// START:      ilgen: took step 1: T0 fork thread 1 at {{.*}}listing1_race.c:64 in main
+// START:      ilgen: took step 2: T1 start
+// START-NEXT: ilgen: thread 3 is in no function of the program yet
+// START:      ilgen: took step 3: T1 lock m ({{.*}}) at {{.*}}listing1_race.c:50 in task
+// START:      (lldb) frame info
+// START-NEXT: frame #{{[0-9]+}}: {{.*}}`task(arg={{.*}}) at listing1_race.c:50
+// START:      (lldb) ilgen schedule
+// START-NEXT: ilgen: schedule step 3 of 4 taken
+// START:      => step 4: T1 unlock m

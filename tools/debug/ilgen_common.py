@@ -45,10 +45,18 @@ def thread_table(raw):
     return table
 
 
+def is_runtime_frame(function, filename):
+    """A frame of ilgen's runtime: its Rust code (and Rust's library) or one of its C hooks."""
+    name = str(function or "")
+    return (filename or "").endswith(".rs") or name.startswith("ilgen_rt::") or \
+        name.split("::")[-1].startswith("__ilgen")
+
+
 def user_frame_index(session, frames):
     """Index of the newest of `frames` ((function, source file) pairs, newest first) that is the
-    user's: in one of the program's files the session names, else any source that is neither
-    the runtime's (Rust, its hooks) nor a system library's; None when there is none."""
+    user's: in one of the program's files the session names, else any source at an absolute path
+    that is not the runtime's (Rust, its hooks; a system library's debug information names its
+    files relative to a build directory); None when there is none."""
     sources = session["sources"]
 
     def program(filename):
@@ -56,8 +64,7 @@ def user_frame_index(session, frames):
                    for f in sources)
 
     def other(function, filename):
-        return not (filename.endswith(".rs") or filename.startswith(".")
-                    or (function or "").split("::")[-1].startswith("__ilgen"))
+        return filename.startswith("/") and not is_runtime_frame(function, filename)
 
     for test in (program, None):
         for i, (function, filename) in enumerate(frames):

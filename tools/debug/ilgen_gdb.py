@@ -36,7 +36,15 @@ def load(path):
         raise gdb.GdbError("ilgen: " + str(e))
     if not STATE["breakpoints"]:
         for hook in (common.REPORT_HOOK, common.STOP_HOOK):
-            STATE["breakpoints"].append(gdb.Breakpoint(hook, internal=True))
+            STATE["breakpoints"].append(hook_breakpoint(hook, temporary=False))
+
+
+def hook_breakpoint(hook, temporary):
+    """A breakpoint on a runtime hook that prints nothing itself: `on_stop` shows the user's
+    frame instead of the runtime's."""
+    bp = gdb.Breakpoint(hook, internal=True, temporary=temporary)
+    bp.silent = True
+    return bp
 
 
 def read_memory(symbol, size):
@@ -178,15 +186,16 @@ class Schedule(gdb.Command):
 
 
 class StepSync(gdb.Command):
-    """ilgen step-sync: run until the next step of the schedule is taken, in its thread."""
+    """ilgen step-sync: run until the next step of the schedule is taken, in its thread (before
+    `run`: start the program and stop at its first step)."""
 
     def __init__(self):
         super().__init__("ilgen step-sync", gdb.COMMAND_USER)
 
     def invoke(self, arg, from_tty):
         session()
-        gdb.Breakpoint(common.STEP_HOOK, internal=True, temporary=True)
-        gdb.execute("continue")
+        hook_breakpoint(common.STEP_HOOK, temporary=True)
+        gdb.execute("continue" if gdb.selected_inferior().pid else "run")
 
 
 class Threads(gdb.Command):
@@ -207,6 +216,20 @@ class Threads(gdb.Command):
         frame.select()
 
 
+class RuntimeFrames:
+    """Hides the runtime's frames from `bt` (`bt -no-filters` shows them)."""
+
+    def __init__(self):
+        self.name = "ilgen-runtime"
+        self.priority = 100
+        self.enabled = True
+        gdb.frame_filters[self.name] = self
+
+    def filter(self, frames):
+        return (f for f in frames if not common.is_runtime_frame(f.function(), f.filename()))
+
+
 for command in (Ilgen, Load, Finding, Schedule, StepSync, Threads):
     command()
+RuntimeFrames()
 gdb.events.stop.connect(on_stop)

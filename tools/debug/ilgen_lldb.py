@@ -3,7 +3,7 @@
 Takes an lldb session on a replaying program (`ilgen replay --lldb` starts one) and the session
 file (TRACE_DIR/replay-gdb/session.json); gives breakpoints on the runtime's report and stop hooks
 that select the user's frame and print the finding (or every blocked thread's lock), and the
-commands `ilgen load FILE`, `ilgen finding`, `ilgen schedule`, `ilgen threads`. The shared text
+commands `ilgen load FILE`, `ilgen finding`, `ilgen schedule`, `ilgen step-sync`, `ilgen threads`. The shared text
 is in ilgen_common.py, next to this file.
 """
 
@@ -110,7 +110,7 @@ def on_hook(frame, bp_loc, internal_dict):
 
 
 def ilgen(debugger, command, result, internal_dict):
-    """ilgen load FILE | finding | schedule | threads"""
+    """ilgen load FILE | finding | schedule | step-sync | threads"""
     words = command.split(None, 1)
     sub = words[0] if words else ""
     target = debugger.GetSelectedTarget()
@@ -131,13 +131,19 @@ def ilgen(debugger, command, result, internal_dict):
         result.AppendMessage(common.finding_text(s, cursor(target)))
     elif sub == "schedule":
         result.AppendMessage(common.schedule_text(s, cursor(target)))
+    elif sub == "step-sync":
+        bp = target.BreakpointCreateByName(common.STEP_HOOK)
+        bp.SetOneShot(True)
+        bp.SetScriptCallbackFunction("ilgen_lldb.on_hook")
+        running = target.GetProcess().IsValid()
+        debugger.HandleCommand("process continue" if running else "process launch")
     elif sub == "threads":
         table = tid_of(target)
         for t in target.GetProcess():
             result.AppendMessage(common.thread_row(
                 s, t.GetIndexID(), table.get(t.GetThreadID()), where(user_frame(t))))
     else:
-        result.SetError("usage: ilgen load FILE | finding | schedule | threads")
+        result.SetError("usage: ilgen load FILE | finding | schedule | step-sync | threads")
 
 
 def __lldb_init_module(debugger, internal_dict):
