@@ -8,14 +8,15 @@
 #   make bench    recording overhead, Table 1 (scenarios) and Table 2 (apps) against TSan
 #   make bench-detect  print detect time and memory against trace size (10^3..10^7 events)
 #   make bench-csp     native solver against ilgen's CSP checker on the same models
-#   make install  PREFIX=/usr/local: bin/ilgen, lib/ilgen/{libilgen_pass.so,libilgen_rt.a}
+#   make install  PREFIX=/usr/local: bin/ilgen, lib/ilgen/{libilgen_pass.so,libilgen_rt.a},
+#                 share/ilgen/debug/ (the gdb and lldb commands of `ilgen replay --gdb/--lldb`)
 
 PREFIX   ?= /usr/local
 CARGO    ?= cargo
 PYTHON   ?= python3
 LLVM_DIR := /usr/lib/llvm-19
 LIT      ?= $(PYTHON) $(LLVM_DIR)/build/utils/lit/lit.py
-APT_PKGS := clang-19 llvm-19-dev llvm-19-tools libclang-rt-19-dev gdb valgrind
+APT_PKGS := clang-19 llvm-19-dev llvm-19-tools libclang-rt-19-dev gdb lldb-19 valgrind
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 REL      := target/release
 DEMO_DIR := target/demo
@@ -55,6 +56,7 @@ lint: deps
 	  AR_aarch64_unknown_linux_gnu=llvm-ar-19 $(CARGO) check -q -p ilgen-rt --target aarch64-unknown-linux-gnu; \
 	else echo "NOT CHECKED: aarch64 build of the runtime (rustup target aarch64-unknown-linux-gnu missing)"; fi
 	$(PYTHON) tools/test_import_cycles.py
+	$(PYTHON) tools/debug/test_ilgen_common.py
 	$(PYTHON) tools/import_cycles.py --skip rt,trace
 
 unit: deps
@@ -97,6 +99,9 @@ install: build
 	install -m 755 $(REL)/ilgen $(DESTDIR)$(PREFIX)/bin/ilgen
 	install -m 755 $(REL)/libilgen_pass.so $(DESTDIR)$(PREFIX)/lib/ilgen/libilgen_pass.so
 	install -m 644 $(REL)/libilgen_rt.a $(DESTDIR)$(PREFIX)/lib/ilgen/libilgen_rt.a
+	install -d $(DESTDIR)$(PREFIX)/share/ilgen/debug
+	install -m 644 tools/debug/ilgen_common.py tools/debug/ilgen_gdb.py tools/debug/ilgen_lldb.py \
+	  $(DESTDIR)$(PREFIX)/share/ilgen/debug/
 
 clean:
 	$(CARGO) clean

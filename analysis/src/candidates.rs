@@ -490,7 +490,8 @@ fn write_schedule(out: &mut String, schedule: &ScheduleOut, names: &Names) {
     }
 }
 
-fn step_text(s: &Step, names: &Names) -> String {
+/// One step as the summary prints it: the operation, its peer thread, object and site.
+pub fn step_text(s: &Step, names: &Names) -> String {
     let mut text = s.op.name().to_owned();
     if let Some(peer) = s.peer {
         let _ = write!(text, " thread {peer}");

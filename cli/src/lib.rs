@@ -8,6 +8,7 @@
 //! codes ([`error`]).
 
 pub mod cc;
+pub mod debugger;
 pub mod detect;
 pub mod dump;
 pub mod error;

@@ -3,12 +3,9 @@
 //! Takes FINDING (`TRACE_DIR:N`, candidate N of the `candidates.json` that `ilgen detect` wrote
 //! there); gives the report of that one replay ([`ilgen_confirm::run::run`], classified by
 //! [`ilgen_confirm::verdict`], rendered by [`ilgen_report`]) and an exit code by its verdict, or,
-//! with `--gdb`, replaces itself with gdb on the replay, with the replay environment set and a
-//! breakpoint on the runtime's report hook.
+//! with `--gdb`/`--lldb`/`--print-env`, the replay under a debugger ([`crate::debugger`]).
 
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use ilgen_analysis::candidates::{self, CandidatesFile};
@@ -17,14 +14,11 @@ use ilgen_confirm::run::{self, Request};
 use ilgen_confirm::verdict::{self, Class};
 use ilgen_confirm::{replay_dir_name, DEFAULT_TIMEOUT_SECS};
 use ilgen_report::{Context, Entry, Report};
-use ilgen_trace::Meta;
 
+use crate::debugger::{Debugger, Session, StopAt};
 use crate::error::CliError;
 use crate::output::{print_out, render, Format};
 use crate::{dump, exit};
-
-/// The gdb breakpoint that stops where a finding is reported.
-pub const REPORT_HOOK: &str = "__ilgen_report_hook";
 
 #[derive(clap::Args, Clone, Debug)]
 #[command(after_help = "\
@@ -32,28 +26,42 @@ FINDING names one candidate of `ilgen detect`: TRACE_DIR:N is candidate N (1-bas
 `schedule-N.json` and the report's `candidate N`) of the trace in TRACE_DIR; N alone takes the
 newest trace under ./ilgen-out/.
 
-With --gdb, gdb starts on the recorded program with ILGEN_OPTIONS set for the replay and a
-breakpoint on __ilgen_report_hook: `run` stops on the thread that made the second access of a race
-(or found the deadlock); `bt` shows the runtime frames, `frame function NAME` or `up` reaches the
-racing source line. Everything after `--` goes to gdb, after the commands ilgen gives it, e.g.
-`ilgen replay t:1 --gdb -- -batch -x script.gdb`.
+With --gdb, gdb starts on the recorded program with ILGEN_OPTIONS set for the replay and ilgen's
+gdb commands loaded (TRACE_DIR/replay-gdb/ilgen_gdb.py): `run` stops in your code on the second
+access of a race, with both accesses and the schedule step printed (with --stop-at first, before
+the first access, in its thread; `continue` goes on to the second), or, for a deadlock, when the
+last thread blocked, with each thread's blocked lock. Commands: `ilgen finding`, `ilgen schedule`
+(the current step marked), `ilgen step-sync` (run to the next scheduled sync operation),
+`ilgen threads` (gdb thread, ilgen T-id, creation site); --stop-at start stops at the schedule's
+first step. --lldb does the same under lldb-19. --print-env prints the environment and
+command line that reproduce the replay. Everything after `--` goes to the debugger, after the
+commands ilgen gives it, e.g. `ilgen replay t:1 --gdb -- -batch -x script.gdb`.
 
 Exit codes: 66 the replay confirmed a race or deadlock, 0 it followed the schedule without error,
 3 it could not follow the schedule (the program took another path) or ended without an outcome,
-2 bad input. With --gdb: gdb's own status.")]
+2 bad input. With --gdb or --lldb: the debugger's own status.")]
 pub struct ReplayArgs {
     /// TRACE_DIR:N, or N for the newest trace under ./ilgen-out/
     pub finding: String,
-    /// Start gdb on the replay, stopped where the finding is reported
-    #[arg(long)]
+    /// Start gdb on the replay, stopped in your code where the finding is reported
+    #[arg(long, conflicts_with_all = ["lldb", "print_env"])]
     pub gdb: bool,
+    /// Start lldb-19 on the replay, stopped like --gdb
+    #[arg(long, conflicts_with = "print_env")]
+    pub lldb: bool,
+    /// Print the environment and command line that reproduce the replay (for IDEs, debuggers)
+    #[arg(long)]
+    pub print_env: bool,
+    /// With a debugger: stop before the race's first access (in its thread), or at the finding
+    #[arg(long, value_enum, default_value_t = StopAt::Finding)]
+    pub stop_at: StopAt,
     /// Seconds a replay may run before its process group is killed
     #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS)]
     pub replay_timeout: u64,
     /// Output format of the report
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// With --gdb: arguments for gdb (after `--`)
+    /// With --gdb or --lldb: arguments for the debugger (after `--`)
     #[arg(last = true)]
     pub gdb_args: Vec<String>,
     /// Replay a trace that another user owns or that group/others can write (a trace names the
@@ -106,9 +114,20 @@ fn read_candidates(dir: &Path) -> Result<CandidatesFile, CliError> {
 
 /// Runs `ilgen replay`.
 pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
-    if !args.gdb_args.is_empty() && !args.gdb {
+    let debugger = match (args.gdb, args.lldb, args.print_env) {
+        (true, _, _) => Some(Debugger::Gdb),
+        (_, true, _) => Some(Debugger::Lldb),
+        (_, _, true) => Some(Debugger::PrintEnv),
+        _ => None,
+    };
+    if !args.gdb_args.is_empty() && !matches!(debugger, Some(Debugger::Gdb | Debugger::Lldb)) {
         return Err(CliError::Input(
-            "arguments after `--` are for gdb; pass --gdb".into(),
+            "arguments after `--` are for gdb or lldb; pass --gdb or --lldb".into(),
+        ));
+    }
+    if args.stop_at != StopAt::Finding && debugger.is_none() {
+        return Err(CliError::Input(
+            "--stop-at is for a debugger; pass --gdb, --lldb or --print-env".into(),
         ));
     }
     if args.replay_timeout == 0 {
@@ -145,9 +164,20 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
         )));
     }
     let binary = Binary::load(&trace.meta)?;
-    if args.gdb {
+    let ctx = Context::new(Some(&binary), &trace.threads);
+    if let Some(debugger) = debugger {
         let out_dir = run::absolute(&dir.join("replay-gdb"))?;
-        return Err(gdb(&trace.meta, &schedule, &out_dir, &args.gdb_args));
+        let session = Session {
+            meta: &trace.meta,
+            binary: &binary,
+            ctx: &ctx,
+            number: n,
+            candidate,
+            schedule: &schedule,
+            out_dir: &out_dir,
+        };
+        session.start(debugger, args.stop_at, &args.gdb_args)?;
+        return Ok(exit::CLEAN);
     }
     let req = Request {
         schedule,
@@ -160,7 +190,6 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
     let r = run::run(&trace.meta, &req, Duration::from_secs(args.replay_timeout))?;
     let verdict = verdict::classify(&r);
     let class = verdict.class;
-    let ctx = Context::new(Some(&binary), &trace.threads);
     let mut report = Report::new(
         &ctx,
         &trace.meta.binary,
@@ -181,34 +210,4 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
         Class::NoError => exit::CLEAN,
         Class::Infeasible | Class::Failed => exit::DIVERGED,
     })
-}
-
-/// Replaces this process with gdb on the replay; returns only the error of starting it.
-fn gdb(meta: &Meta, schedule: &Path, out_dir: &Path, extra: &[String]) -> CliError {
-    let options = match run::options(schedule, out_dir) {
-        // A user stopped at a breakpoint must not turn the replay into a divergence, and a
-        // program being debugged is not stopped after its race.
-        Ok(o) => format!("{o}:replay_timeout_ms=3600000:verdict_grace_ms=0"),
-        Err(e) => return e.into(),
-    };
-    if let Err(e) = std::fs::create_dir_all(out_dir) {
-        return CliError::Input(format!("failed to create {}: {e}", out_dir.display()));
-    }
-    let (binary, args) = run::program(meta);
-    let mut cmd = Command::new("gdb");
-    cmd.current_dir(&meta.cwd)
-        .arg("-q")
-        .arg("-ex")
-        .arg(format!("set environment {}={options}", run::OPTIONS_VAR))
-        .arg("-ex")
-        .arg(format!("break {REPORT_HOOK}"))
-        .arg("-ex")
-        .arg("run")
-        .args(extra)
-        .arg("--args")
-        .arg(&binary)
-        .args(&args);
-    eprintln!("ilgen: replaying under gdb (in {}): {cmd:?}", meta.cwd);
-    let e = cmd.exec();
-    CliError::Input(format!("failed to start gdb: {e}; is gdb installed?"))
 }

@@ -60,6 +60,8 @@ pub struct Options {
     /// Replay: once a race is confirmed, the program is stopped when it completes no sync
     /// operation for this long; 0 never stops it (a debugger session).
     pub verdict_grace_ms: u32,
+    /// Replay: (site, recorded tid) of an access at which `replay::debug` calls its stop hook.
+    pub stop_at: Option<(u32, u32)>,
     /// Record: schedule perturbation seed (`record::chaos`); 0 is off.
     pub chaos: u64,
     /// Record: PCT's bug depth d: each thread's priority drops at d - 1 of its operations.
@@ -276,6 +278,23 @@ pub const TABLE: &[OptionSpec] = &[
         },
     },
     OptionSpec {
+        name: "stop_at",
+        default: "",
+        help: "replay: SITE,TID calls __ilgen_stop_hook before thread TID's access at site SITE \
+               (a debugger's breakpoint; `ilgen replay --stop-at first` sets it)",
+        set: |o, v| {
+            o.stop_at = match v.split_once(',') {
+                None if v.is_empty() => None,
+                Some((site, tid)) => Some((
+                    parse_num(site, 0, u32::MAX)?,
+                    parse_num(tid, 0, u32::MAX - 1)?,
+                )),
+                None => return Err("expected SITE,TID or nothing".into()),
+            };
+            Ok(())
+        },
+    },
+    OptionSpec {
         name: "help",
         default: "0",
         help: "print this table on stderr",
@@ -320,6 +339,7 @@ impl Default for Options {
             replay_timeout_ms: 0,
             deadlock_ms: 0,
             verdict_grace_ms: 0,
+            stop_at: None,
             chaos: 0,
             chaos_depth: 0,
             chaos_delay_us: 0,
@@ -432,6 +452,17 @@ mod tests {
         assert_eq!(o.replay_timeout_ms, 500);
         assert_eq!(o.deadlock_ms, 50);
         assert_eq!(Options::default().replay_timeout_ms, 2000);
+    }
+
+    #[test]
+    fn stop_at_is_a_site_and_a_thread() {
+        assert_eq!(Options::default().stop_at, None);
+        let (o, errs) = Options::parse("mode=replay:stop_at=12,3");
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(o.stop_at, Some((12, 3)));
+        let (o, errs) = Options::parse("stop_at=12");
+        assert_eq!(o.stop_at, None);
+        assert!(errs[0].contains("expected SITE,TID"), "{errs:?}");
     }
 
     #[test]

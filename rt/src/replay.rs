@@ -5,6 +5,7 @@
 //! `ILGEN_OPTIONS`; gives `replay-outcome.json` (`ilgen_trace::replay`). Mirrors `record`.
 
 pub(crate) mod deadlock;
+pub(crate) mod debug;
 pub(crate) mod gate;
 pub(crate) mod hb;
 pub(crate) mod report;

@@ -51,6 +51,7 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
         inner.atomic_after = addr as u64 / replay::shadow::GRANULE + 1;
     }
     let site = sites::id(site as usize);
+    replay::debug::access(tid, site);
     replay::shadow::access(
         &mut inner.clock,
         tid,

@@ -368,6 +368,8 @@ impl Replay {
             *cursor = p + 1;
             self.cursor_fast.store(p + 1, Ordering::Release);
             self.last_progress_ms.store(now_ms(), Ordering::Relaxed);
+            // Under the lock: a debugger stopped in the step hook sees no later step taken.
+            replay::debug::step_taken(p);
             self.moved.notify_all();
         }
     }

@@ -237,6 +237,7 @@ fn register(r: &Replay, me: ThreadRef, clock: VectorClock) -> &'static ReplayThr
         }),
     }));
     CURRENT.with(|c| c.set(t));
+    replay::debug::thread_started(t.info.me.tid);
     // SAFETY: the key was created at initialization.
     unsafe { libc::pthread_setspecific(r.thread_key, t as *const ReplayThread as *const _) };
     t

@@ -1,3 +1,0 @@
-show environment ILGEN_OPTIONS
-bt
-frame function task
