@@ -21,6 +21,7 @@ pub mod model;
 pub mod options;
 pub mod prepare;
 pub mod progress;
+pub mod reads_from;
 pub mod solve;
 pub mod state;
 #[cfg(any(test, feature = "testkit"))]

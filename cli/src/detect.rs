@@ -57,6 +57,10 @@ pub struct DetectArgs {
     /// Who decides the reorder model (check and fdr take the whole trace as one model)
     #[arg(long, value_enum, default_value_t = Solver::Native)]
     pub solver: Solver,
+    /// Predict orders that change what a deciding read (control flow, an address) saw; by
+    /// default the native solver keeps each such read's observed writer
+    #[arg(long)]
+    pub no_reads_from: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,6 +133,11 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         window: args.window,
         max_states: MAX_STATES,
         backend,
+        // A binary that cannot be loaded is reported below, where names need it.
+        deciding: match Binary::load(&trace.meta) {
+            Ok(binary) if !args.no_reads_from => binary.deciding_sites(),
+            _ => Default::default(),
+        },
     };
     let (stats, candidates) = ilgen_analysis::analyze_with(&trace.threads, &options, &progress)?;
     let file = CandidatesFile {

@@ -16,6 +16,7 @@ fn detect(r: &Run) -> Vec<Candidate> {
         window: ilgen_analysis::window::DEFAULT_SIZE,
         max_states: super::MAX_STATES,
         backend: Backend::Native,
+        deciding: Default::default(),
     };
     ilgen_analysis::analyze(&r.traces(), &options)
         .expect("native analysis")
@@ -67,6 +68,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         show_all: false,
         replay_timeout: ilgen_confirm::DEFAULT_TIMEOUT_SECS,
         solver: super::Solver::Native,
+        no_reads_from: false,
     }
 }
 
