@@ -14,7 +14,7 @@ use crate::csp;
 use crate::error::AnalysisError;
 use crate::options::{Backend, Options};
 use crate::progress::Progress;
-use crate::{filter, prepare, solve};
+use crate::{filter, prepare, reads_from, solve};
 
 /// What one job of [`analyze`] found (with findings it could not turn into candidates and the
 /// pairs it left undecided), or why a CSP checker could not say.
@@ -35,7 +35,11 @@ pub fn analyze_with(
     progress: &Progress,
 ) -> Result<(Stats, Vec<Candidate>), AnalysisError> {
     progress.begin("preparing the model");
-    let program = prepare::prepare(threads);
+    let mut program = prepare::prepare(threads);
+    if matches!(options.backend, Backend::Native) {
+        let edges = reads_from::edges(&program.model, &options.deciding);
+        program.model.set_reads_from(edges);
+    }
     progress.stage(&format!(
         "prepared {} shared objects, {} accesses kept",
         program.vars.len(),

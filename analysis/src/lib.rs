@@ -24,6 +24,7 @@ pub mod observed;
 pub mod options;
 pub mod prepare;
 pub mod progress;
+pub mod reads_from;
 pub mod semantics;
 pub mod solve;
 pub mod state;

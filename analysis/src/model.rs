@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 
 use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
 
+use crate::reads_from::RfEdge;
+
 /// Index of a shared object in [`crate::prepare::Program::vars`].
 pub type VarId = usize;
 
@@ -51,6 +53,10 @@ pub struct Sources {
     /// did; other orders may keep the object busy otherwise. A failure missing here was not busy
     /// in the observed order (see [`Model::unexplained_try_failures`]).
     pub busy_of: BTreeMap<At, Vec<At>>,
+    /// Ordering edges that keep each deciding read's observed writer, sorted by reader
+    /// ([`crate::reads_from`]); set by [`Model::set_reads_from`], empty unless the binary marked
+    /// deciding reads.
+    pub reads_from: Vec<RfEdge>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -253,6 +259,7 @@ impl Model {
             enters_of: vec![Vec::new(); objects.barriers.len()],
             bare_waits_of: vec![Vec::new(); objects.conds.len()],
             busy_of: BTreeMap::new(),
+            reads_from: Vec::new(),
         };
         for (thread, t) in threads.iter().enumerate() {
             // Wait loops open around this point (their condition variables; 0: unknown), and the
@@ -343,6 +350,23 @@ impl Model {
         &self.sources
     }
 
+    /// Sets [`Sources::reads_from`].
+    pub fn set_reads_from(&mut self, mut edges: Vec<RfEdge>) {
+        edges.sort_unstable();
+        self.sources.reads_from = edges;
+    }
+
+    /// The sync events that must have run before the sync event `at` runs, to keep the writers of
+    /// the deciding reads after it ([`Sources::reads_from`]).
+    pub fn rf_needs(&self, at: At) -> impl Iterator<Item = At> + '_ {
+        let edges = &self.sources.reads_from;
+        let from = edges.partition_point(|e| e.reader < at);
+        edges[from..]
+            .iter()
+            .take_while(move |e| e.reader == at)
+            .map(|e| e.writer)
+    }
+
     /// Sets [`Sources::busy_of`], which [`Model::new`] derives by running the observed order.
     pub(crate) fn set_busy_of(&mut self, busy_of: BTreeMap<At, Vec<At>>) {
         self.sources.busy_of = busy_of;
@@ -389,6 +413,21 @@ impl Model {
             .iter()
             .filter_map(|(at, busy)| {
                 Some((local(at)?, busy.iter().map(local).collect::<Option<_>>()?))
+            })
+            .collect();
+        // A model of one object drops the edges of reads of that object: its race is a change of
+        // what they see.
+        model.sources.reads_from = self
+            .sources
+            .reads_from
+            .iter()
+            .filter(|e| Some(e.var) != var)
+            .filter_map(|e| {
+                Some(RfEdge {
+                    reader: local(&e.reader)?,
+                    writer: local(&e.writer)?,
+                    var: e.var,
+                })
             })
             .collect();
         (model, origin)

@@ -4,7 +4,10 @@
 //! [`Backend`]: the native solver ([`crate::solve`]) or a CSP [`Checker`] on the exported CSP_M
 //! model ([`crate::csp::solve`]).
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
+
+use ilgen_trace::SiteId;
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -19,6 +22,10 @@ pub struct Options {
     pub max_states: usize,
     /// Who decides: the native search, or a CSP checker on the exported model.
     pub backend: Backend,
+    /// Sites of deciding reads (the binary's site table flags them): the native solver keeps
+    /// their observed writers ([`crate::reads_from`]). Empty: no such edges. The CSP back end does
+    /// not encode these edges; it decides the model without them.
+    pub deciding: BTreeSet<SiteId>,
 }
 
 #[derive(Clone, Debug)]

@@ -375,6 +375,16 @@ mod tests {
 
     #[test]
     fn cut_path_agrees_with_exhaustive_search_on_random_runs() {
+        cut_path_agrees_on_random_runs(false);
+    }
+
+    /// The same with every read deciding: the reads-from edges bind both solvers alike.
+    #[test]
+    fn cut_path_agrees_with_exhaustive_search_with_reads_from() {
+        cut_path_agrees_on_random_runs(true);
+    }
+
+    fn cut_path_agrees_on_random_runs(reads_from: bool) {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let options = Options {
             max_per_var: 1,
@@ -382,6 +392,7 @@ mod tests {
             window: 10_000,
             max_states: usize::MAX,
             backend: Backend::Native,
+            deciding: Default::default(),
         };
         let (mut decided, mut undecided) = (0, 0);
         let (mut racy, mut clean) = (0, 0);
@@ -391,9 +402,25 @@ mod tests {
         let is_try = |model: &Model, at: &At| {
             matches!(model.op(*at), Some(crate::model::ModelOp::TryFail { .. }))
         };
+        let mut with_edges = 0;
         for case in 0..1500 {
             let run = random_run(&mut rng);
-            let program = prepare(&run.traces());
+            let mut program = prepare(&run.traces());
+            if reads_from {
+                let reads: std::collections::BTreeSet<ilgen_trace::SiteId> = program
+                    .model
+                    .threads
+                    .iter()
+                    .flat_map(|t| &t.events)
+                    .filter_map(|e| match *e {
+                        ModelEvent::Access { kind, site, .. } if !kind.is_write() => Some(site),
+                        _ => None,
+                    })
+                    .collect();
+                let edges = crate::reads_from::edges(&program.model, &reads);
+                with_edges += usize::from(!edges.is_empty());
+                program.model.set_reads_from(edges);
+            }
             let (survivors, _) = filter(&program);
             for var in 0..program.vars.len() {
                 let reference = exhaustive_race(&program, var);
@@ -408,11 +435,13 @@ mod tests {
                 };
                 // The cut path alone, pair by pair.
                 let (model, origin) = program.model.restrict(Some(var));
-                assert_eq!(
-                    model.sources(),
-                    Model::new(model.threads.clone(), model.objects.clone()).sources(),
-                    "case {case}: restrict derives other sources"
-                );
+                if !reads_from {
+                    assert_eq!(
+                        model.sources(),
+                        Model::new(model.threads.clone(), model.objects.clone()).sources(),
+                        "case {case}: restrict derives other sources"
+                    );
+                }
                 let local = |at: At| At {
                     thread: at.thread,
                     index: origin[at.thread].binary_search(&at.index).unwrap(),
@@ -480,6 +509,14 @@ mod tests {
                 }
             }
         }
+        eprintln!(
+            "reads_from {reads_from}: racy {racy} clean {clean} windowed {windowed} through_try \
+             {through_try} decided {decided} undecided {undecided} with_edges {with_edges}"
+        );
+        assert!(
+            !reads_from || with_edges > 500,
+            "only {with_edges} runs with edges"
+        );
         assert!(
             racy > 500 && clean > 500,
             "racy {racy}, clean {clean}: weak cases"
@@ -556,6 +593,7 @@ mod tests {
             window: 3,
             max_states: usize::MAX,
             backend: Backend::Native,
+            deciding: Default::default(),
         };
         let mut searched = 0;
         for _ in 0..300 {

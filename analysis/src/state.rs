@@ -330,13 +330,25 @@ impl State {
         }
     }
 
+    /// Whether the writers the sync event at `stop` waits for ([`Model::rf_needs`]) have run. Not
+    /// part of [`State::enabled`]: a thread that waits only for such an edge is not blocked in the
+    /// real program, so it never makes a deadlock.
+    fn rf_ready(&self, model: &Model, thread: usize, stop: usize) -> bool {
+        model
+            .rf_needs(At {
+                thread,
+                index: stop,
+            })
+            .all(|w| self.passed(Some(w)))
+    }
+
     /// Runs `thread` through its constraining event at `stop` (and the accesses and no-ops
     /// before it), if that event is enabled.
     pub fn advance(&mut self, model: &Model, thread: usize, stop: usize) -> bool {
         let ModelEvent::Sync { op, .. } = model.threads[thread].events[stop] else {
             return false;
         };
-        if !self.enabled(model, thread, op) {
+        if !self.enabled(model, thread, op) || !self.rf_ready(model, thread, stop) {
             return false;
         }
         if let ModelOp::Signal { cond } = op {

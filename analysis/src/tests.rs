@@ -20,6 +20,7 @@ fn options() -> Options {
         window: 10_000,
         max_states: 100_000,
         backend: crate::options::Backend::Native,
+        deciding: Default::default(),
     }
 }
 
@@ -632,6 +633,7 @@ fn options_with_states(max_states: usize) -> Options {
     Options {
         max_states,
         backend: crate::options::Backend::Native,
+        deciding: Default::default(),
         ..options()
     }
 }

@@ -7,6 +7,7 @@
 //! Loading refuses an executable whose bytes differ from the recorded ones: a rebuilt binary's
 //! site ids and symbol addresses would name the wrong lines and variables.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -102,6 +103,16 @@ impl Binary {
     /// (including [`ilgen_trace::NO_SITE`]).
     pub fn site(&self, id: SiteId) -> Option<&Site> {
         self.sites.get(id)
+    }
+
+    /// The sites of loads whose value decides an address (the pass flags them):
+    /// the reads whose writers a predicted schedule keeps.
+    pub fn deciding_sites(&self) -> BTreeSet<SiteId> {
+        self.sites
+            .iter()
+            .filter(|(_, s)| s.decides)
+            .map(|(id, _)| id)
+            .collect()
     }
 
     /// The global variable holding the runtime address `addr`, and the offset into it.

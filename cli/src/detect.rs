@@ -69,6 +69,10 @@ pub struct DetectArgs {
     /// program replays run)
     #[arg(long)]
     pub trust_trace: bool,
+    /// Predict orders that change what a deciding read (one that decides an address) saw; by
+    /// default the native solver keeps each such read's observed writer
+    #[arg(long)]
+    pub no_reads_from: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,6 +148,11 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         window: args.window,
         max_states: args.max_states,
         backend,
+        // A binary that cannot be loaded is reported below, where names need it.
+        deciding: match Binary::load(&trace.meta) {
+            Ok(binary) if !args.no_reads_from => binary.deciding_sites(),
+            _ => Default::default(),
+        },
     };
     let (stats, candidates) = ilgen_analysis::analyze_with(&trace.threads, &options, &progress)?;
     let file = CandidatesFile {

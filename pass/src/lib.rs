@@ -30,6 +30,7 @@ use llvm_sys::prelude::LLVMModuleRef;
 
 mod calls;
 mod ctx;
+mod decides;
 mod driver;
 mod escape;
 mod glue;

@@ -16,8 +16,8 @@ use inkwell::types::IntType;
 use inkwell::values::{AsValueRef, GlobalValue, InstructionValue, PointerValue};
 use llvm_sys::core::{LLVMGetDebugLocDirectory, LLVMGetDebugLocFilename};
 
-use crate::glue;
 use crate::ir;
+use crate::{decides, glue};
 
 /// A source location; file `<unknown>` and zeros without debug info.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,8 +88,10 @@ impl<'ctx> Sites<'ctx> {
     }
 
     /// Adds a site at `loc` in `function`; returns the `site` argument for its hook call.
-    pub fn add(&mut self, loc: &Loc, function: &str) -> PointerValue<'ctx> {
-        let index = self.builder.add(&loc.file, loc.line, loc.column, function);
+    fn add(&mut self, loc: &Loc, function: &str, decides: bool) -> PointerValue<'ctx> {
+        let index = self
+            .builder
+            .add(&loc.file, loc.line, loc.column, function, decides);
         let offset = SiteTableBuilder::byte_offset(index) as u64;
         let idx = [self.i64_ty.const_int(offset, false)];
         // SAFETY: an inbounds i8 GEP on a global: no access happens, and the offset is within
@@ -101,10 +103,11 @@ impl<'ctx> Sites<'ctx> {
         }
     }
 
-    /// Adds a site for instruction `inst` of `function`.
+    /// Adds a site for instruction `inst` of `function`, flagged when it is a load that
+    /// decides an address ([`decides::decides`]).
     pub fn add_for(&mut self, inst: InstructionValue<'ctx>, function: &str) -> PointerValue<'ctx> {
         let loc = loc_of(inst);
-        self.add(&loc, function)
+        self.add(&loc, function, decides::decides(inst))
     }
 
     pub fn len(&self) -> usize {

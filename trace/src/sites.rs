@@ -9,15 +9,18 @@
 //! (each 16-aligned and a whole number of units, so no padding falls between them):
 //! ```text
 //! unit 0      "ILGS" | version: u16 | 0: u16 | n_sites: u32 | n_units: u32   (n_units counts unit 0)
-//! unit 1..=n  line: u32 | column: u32 | file: u32 | function: u32   (byte offsets of NUL-ended
-//!             UTF-8 strings from the blob's start)
+//! unit 1..=n  line: u32 | column: u16 | flags: u16 | file: u32 | function: u32   (file and
+//!             function: byte offsets of NUL-ended UTF-8 strings from the blob's start)
 //! then        the strings, zero-padded to a whole unit
 //! ```
 //! All integers little endian. Instrumented code passes the address of its site's unit to the
 //! runtime, which turns it into the id `(address - start of section) / 16`, so ids are unique
 //! across the modules of one executable without any registration at start-up.
 //!
-//! Versions: 1, first layout.
+//! Flags: bit 0 ([`FLAG_DECIDES`]) marks a load whose value decides an address
+//! (`ilgen-pass`'s `decides`): a predicted schedule keeps the write such a read saw.
+//!
+//! Versions: 1, first layout (column: u32, no flags; still read, as flags 0); 2, flags.
 
 use std::collections::HashMap;
 
@@ -26,7 +29,9 @@ use crate::event::SiteId;
 pub const SECTION: &str = "ilgen_sites";
 pub const UNIT: usize = 16;
 pub const MAGIC: [u8; 4] = *b"ILGS";
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
+/// [`Site::decides`] in a site's flags.
+pub const FLAG_DECIDES: u16 = 1;
 
 /// Collects one module's sites and lays out its blob.
 #[derive(Default)]
@@ -41,11 +46,24 @@ impl SiteTableBuilder {
         Self::default()
     }
 
-    /// Adds a site; returns its index within this module.
-    pub fn add(&mut self, file: &str, line: u32, column: u32, function: &str) -> usize {
+    /// Adds a site; returns its index within this module. Columns above 65535 are kept as 65535.
+    pub fn add(
+        &mut self,
+        file: &str,
+        line: u32,
+        column: u32,
+        function: &str,
+        decides: bool,
+    ) -> usize {
         let file = self.intern(file);
         let function = self.intern(function);
-        self.entries.push([line, column, file, function]);
+        let flags = if decides { FLAG_DECIDES } else { 0 } as u32;
+        self.entries.push([
+            line,
+            column.min(u16::MAX as u32) | flags << 16,
+            file,
+            function,
+        ]);
         self.entries.len() - 1
     }
 
@@ -108,6 +126,8 @@ pub struct Site {
     pub column: u32,
     /// The function's symbol name (mangled for C++).
     pub function: String,
+    /// A load whose value decides an address ([`FLAG_DECIDES`]).
+    pub decides: bool,
 }
 
 /// Every site of one executable.
@@ -134,7 +154,7 @@ impl SiteTable {
                 return Err(format!("unit {unit} does not start a site table"));
             }
             let version = u16::from_le_bytes([blob[4], blob[5]]);
-            if version != VERSION {
+            if version != VERSION && version != 1 {
                 return Err(format!(
                     "site table version {version}, expected {VERSION}; rebuild the program with this ilgen's pass"
                 ));
@@ -154,11 +174,17 @@ impl SiteTable {
             };
             for i in 0..n_sites {
                 let at = (1 + i) * UNIT;
+                let word = u32_at(blob, at + 4);
+                let (column, flags) = match version {
+                    1 => (word, 0),
+                    _ => (word & 0xffff, (word >> 16) as u16),
+                };
                 let site = Site {
                     line: u32_at(blob, at),
-                    column: u32_at(blob, at + 4),
+                    column,
                     file: string(u32_at(blob, at + 8))?,
                     function: string(u32_at(blob, at + 12))?,
+                    decides: flags & FLAG_DECIDES != 0,
                 };
                 sites.insert((unit + 1 + i) as SiteId, site);
             }
@@ -169,6 +195,11 @@ impl SiteTable {
 
     pub fn get(&self, id: SiteId) -> Option<&Site> {
         self.sites.get(&id)
+    }
+
+    /// Every site with its id, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (SiteId, &Site)> {
+        self.sites.iter().map(|(&id, site)| (id, site))
     }
 
     pub fn len(&self) -> usize {
@@ -187,10 +218,10 @@ mod tests {
     #[test]
     fn two_module_blobs_concatenated_give_global_ids() {
         let mut a = SiteTableBuilder::new();
-        assert_eq!(a.add("a.c", 4, 3, "main"), 0);
-        assert_eq!(a.add("a.c", 6, 3, "main"), 1);
+        assert_eq!(a.add("a.c", 4, 3, "main", false), 0);
+        assert_eq!(a.add("a.c", 6, 3, "main", true), 1);
         let mut b = SiteTableBuilder::new();
-        b.add("dir/b.c", 17, 5, "task");
+        b.add("dir/b.c", 17, 5, "task", false);
         let a = a.finish();
         let b = b.finish();
         assert_eq!(a.len() % UNIT, 0);
@@ -200,11 +231,18 @@ mod tests {
         assert_eq!(table.len(), 3);
         let id_a1 = SiteTableBuilder::byte_offset(1) / UNIT;
         assert_eq!(table.get(id_a1 as SiteId).unwrap().line, 6);
+        assert!(table.get(id_a1 as SiteId).unwrap().decides);
         let id_b0 = (a.len() + SiteTableBuilder::byte_offset(0)) / UNIT;
         let s = table.get(id_b0 as SiteId).unwrap();
         assert_eq!(
-            (s.file.as_str(), s.line, s.column, s.function.as_str()),
-            ("dir/b.c", 17, 5, "task")
+            (
+                s.file.as_str(),
+                s.line,
+                s.column,
+                s.function.as_str(),
+                s.decides
+            ),
+            ("dir/b.c", 17, 5, "task", false)
         );
     }
 
@@ -212,7 +250,7 @@ mod tests {
     fn garbage_is_an_error_not_a_panic() {
         assert!(SiteTable::parse(&[0xff; 32]).is_err());
         let mut blob = SiteTableBuilder::new();
-        blob.add("a.c", 1, 1, "f");
+        blob.add("a.c", 1, 1, "f", false);
         let blob = blob.finish();
         assert!(SiteTable::parse(&blob[..blob.len() - UNIT]).is_err());
     }

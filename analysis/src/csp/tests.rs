@@ -160,6 +160,7 @@ fn native_options() -> Options {
         window: usize::MAX,
         max_states: usize::MAX,
         backend: Backend::Native,
+        deciding: Default::default(),
     }
 }
 

@@ -7,7 +7,8 @@
 //! the exhaustive search).
 //!
 //! The cut is the closure of everything before the two accesses under program order,
-//! fork → start, end → join, signal → wait and barrier enters → exits. Its sync events are tried
+//! fork → start, end → join, signal → wait, barrier enters → exits and the reads-from edges of
+//! deciding reads ([`crate::reads_from`]). Its sync events are tried
 //! in the observed order. When a lock is then held by a thread stopped inside its critical section,
 //! that critical section is completed (its release joins the cut) and the order tried again:
 //! the sync-preserving idea (keep the observed order of critical sections on each lock), which
@@ -110,6 +111,9 @@ fn close(
                 let ModelEvent::Sync { op, .. } = model.threads[t].events[index] else {
                     continue;
                 };
+                for at in model.rf_needs(At { thread: t, index }) {
+                    cut[at.thread] = cut[at.thread].max(at.index + 1);
+                }
                 let needs: Vec<At> = match op {
                     ModelOp::Start { forked: true } => match sources.fork_of[t] {
                         Some(at) => vec![at],

@@ -17,6 +17,7 @@ fn detect(r: &Run) -> Vec<Candidate> {
         window: ilgen_analysis::window::DEFAULT_SIZE,
         max_states: super::MAX_STATES,
         backend: Backend::Native,
+        deciding: Default::default(),
     };
     ilgen_analysis::analyze(&r.traces(), &options)
         .expect("native analysis")
@@ -73,6 +74,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         replay_timeout: ilgen_confirm::DEFAULT_TIMEOUT_SECS,
         solver: super::Solver::Native,
         trust_trace: false,
+        no_reads_from: false,
     }
 }
 
