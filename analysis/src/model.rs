@@ -13,10 +13,17 @@ use std::collections::BTreeMap;
 
 use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
 
-use crate::reads_from::RfEdge;
-
 /// Index of a shared object in [`crate::prepare::Program::vars`].
 pub type VarId = usize;
+
+/// `writer` (a sync event) must have run before `reader` (a sync event) runs: an edge that keeps
+/// the observed writer of a deciding read of `var` ([`crate::reads_from`] makes them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RfEdge {
+    pub reader: At,
+    pub writer: At,
+    pub var: VarId,
+}
 
 /// One event of a model: thread index and index among the thread's events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -25,16 +25,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use ilgen_trace::{AccessKind, SiteId, PENDING};
 
-use crate::model::{At, Model, ModelEvent, VarId};
-
-/// `writer` (a sync event) must have run before `reader` (a sync event) runs; made for a deciding
-/// read of `var`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct RfEdge {
-    pub reader: At,
-    pub writer: At,
-    pub var: VarId,
-}
+use crate::model::{At, Model, ModelEvent, RfEdge, VarId};
 
 /// A completed sync event's index and seq, if there is one.
 fn completed(model: &Model, thread: usize, index: usize) -> Option<(usize, u64)> {

@@ -10,7 +10,7 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
-use crate::format::TraceError;
+use crate::error::TraceError;
 
 /// Reads `path`, which must be a regular file (not a symlink to one).
 pub fn read_regular(path: &Path) -> Result<Vec<u8>, TraceError> {

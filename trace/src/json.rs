@@ -9,8 +9,8 @@ use std::path::Path;
 
 use serde::de::DeserializeOwned;
 
+use crate::error::TraceError;
 use crate::file::read_regular;
-use crate::format::TraceError;
 
 /// Reads `path`, which should be `what` (e.g. "an ilgen schedule"), of version `expected`.
 pub fn read_versioned<T: DeserializeOwned>(

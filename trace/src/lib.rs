@@ -13,6 +13,7 @@
 //! - [`abi`]: names of the runtime's hooks and of the calls the pass rewrites.
 
 pub mod abi;
+mod error;
 pub mod event;
 mod file;
 pub mod format;

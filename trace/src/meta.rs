@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::format::{TraceError, FORMAT_VERSION};
+use crate::error::{TraceError, FORMAT_VERSION};
 use crate::json::read_versioned;
 
 pub const META_FILE: &str = "meta.json";
@@ -61,7 +61,7 @@ impl Meta {
             return Err(TraceError::NotATrace {
                 path: dir.into(),
                 expected: "an ilgen trace directory",
-                found: crate::format::NOT_A_TRACE_DIR,
+                found: crate::error::NOT_A_TRACE_DIR,
             });
         }
         read_versioned(&path, "ilgen run metadata", FORMAT_VERSION)

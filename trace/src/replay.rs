@@ -28,8 +28,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::TraceError;
 use crate::event::{AccessKind, SiteId, ThreadId};
-use crate::format::TraceError;
 use crate::json::read_versioned;
 use crate::kind::OpKind;
 
