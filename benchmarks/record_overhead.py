@@ -138,11 +138,13 @@ class Runner:
         env = base_env()
         trace_dir = None
         outcome_dir = None
-        if kind == "record":
+        if kind in ("record", "nograce"):
             self.trace_counter += 1
             trace_dir = keep_trace or self.work / "traces" / f"{name}-{self.trace_counter}"
             trace_dir.parent.mkdir(exist_ok=True)
             env["ILGEN_OPTIONS"] = f"trace_dir={trace_dir}"
+            if kind == "nograce":
+                env["ILGEN_OPTIONS"] += ":exit_grace_ms=0"
         elif kind in REPLAY_KINDS:
             self.trace_counter += 1
             outcome_dir = self.work / "outcomes" / f"{name}-{kind}-{self.trace_counter}"
@@ -335,7 +337,8 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     ilgen = check_tools(args)
     workloads = [w for w in WORKLOADS if not args.only or w[0] in args.only]
-    kinds = ["native", "record", "tsan"] + (["off"] if args.split else [])
+    # "nograce": the record build with the exit grace off (exit_grace_ms=0), for the grace's cost.
+    kinds = ["native", "record", "nograce", "tsan"] + (["off"] if args.split else [])
 
     work = Path(tempfile.mkdtemp(prefix="ilgen-bench-"))
     if any(c in str(work) for c in ": \t\n"):
@@ -357,6 +360,7 @@ def main(argv=None):
                 log(f"[{name}] building {kind}")
                 build(kind, src_path, exes[kind], ilgen)
             exes["off"] = exes["record"]
+            exes["nograce"] = exes["record"]
 
             # Warm-up: untimed, establishes the expected output and checks every build.
             log(f"[{name}] warm-up and checks (size {size})")
@@ -373,7 +377,7 @@ def main(argv=None):
                 for kind in kinds:
                     secs, _, tbytes = runner.run(name, kind, exes[kind], size, expected)
                     times[kind].append(secs)
-                    if tbytes is not None:
+                    if tbytes is not None and kind == "record":
                         trace_sizes.append(tbytes)
             med = {k: statistics.median(v) for k, v in times.items()}
             rsize = None
@@ -455,7 +459,7 @@ def replay_phase(args, runner, work, name, exes, size, rsize, expected, med, fai
 
 def print_table(args, rows):
     header = ["workload", "native s", "ilgen record s", "TSan s", "record/native",
-              "record/TSan", "trace bytes"]
+              "record/TSan", "trace bytes", "grace off s", "exit grace cost"]
     if args.split:
         header[3:3] = ["ilgen mode=off s"]
     if args.replay:
@@ -467,7 +471,8 @@ def print_table(args, rows):
         label = f"{name} ({size})" if rsize in (None, size) else f"{name} ({size}; replay {rsize})"
         cells = [label, fmt_s(med["native"]), fmt_s(med["record"]), fmt_s(med["tsan"]),
                  f"{med['record'] / med['native']:.2f}x", f"{med['record'] / med['tsan']:.2f}x",
-                 fmt_bytes(tbytes)]
+                 fmt_bytes(tbytes), fmt_s(med["nograce"]),
+                 f"{(med['record'] - med['nograce']) * 1000:+.0f} ms"]
         if args.split:
             cells[3:3] = [fmt_s(med["off"])]
         if args.replay:
@@ -486,7 +491,8 @@ def print_table(args, rows):
     print(f"{now}; nproc {nproc()}; CPU: {cpu_model()}; load average {load_avg()}; "
           f"median of {args.runs} runs ({metric}, after one warm-up run); clang-19 -O2 -g; "
           f"trace bytes = median over the recorded runs of the summed file sizes in the trace "
-          f"directory.")
+          f"directory; grace off = the record build with exit_grace_ms=0, and the exit grace's "
+          f"cost = record - grace off (wall time the threads still running at exit were given).")
     if args.replay:
         steps = ", ".join(f"{name} {med['replay_steps']}" for name, _s, med, _t, _d, _r in rows)
         print(f"Replay: median of {args.replay_runs} runs (after one warm-up run) of the record "
