@@ -44,8 +44,8 @@ build: deps
 	$(CARGO) build --release --workspace
 
 # No two source files may import each other, directly or in a loop (tools/import_cycles.py).
-# Temporary: rt/ holds cycles (runtime.rs, thread.rs and record/replay modules; the intercept
-# wrappers and interpose.rs): drop the skip once they are gone.
+# Temporary: rt/ holds one cycle (runtime.rs, thread.rs and record/replay modules): drop the
+# skip once it is gone.
 lint: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings

@@ -23,8 +23,8 @@
 //!   that `heap.c`, the replaced malloc family, reports; thread stacks), `threads`, `mutex`,
 //!   `rwlock`, `cond`, `barrier`, `spin`, `sem`, `once` (the pthread wrappers, one family per
 //!   file), `exit` (`exit`, `quick_exit`, the return from `main`: the exit grace and `Exit`),
-//!   `interpose` (the real pthread functions, and the `__wrap_*` entry points of the pthread calls
-//!   of uninstrumented code such as libstdc++) and `testonly` (the unrecorded test barrier of
+//!   `real` (the real pthread functions the wrappers call), `interpose` (the `__wrap_*` entry
+//!   points of the pthread calls of uninstrumented code such as libstdc++) and `testonly` (the unrecorded test barrier of
 //!   `tests/include/ilgen_test.h`).
 //!
 //! `record/`, from the hook to the file:

@@ -18,10 +18,8 @@ use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
-use crate::intercept::interpose::real;
+use crate::intercept::real::{self, InitRoutine};
 use crate::record;
-
-pub(crate) type InitRoutine = unsafe extern "C-unwind" fn();
 
 /// The call in progress on this thread, for [`run_init`].
 struct Call {

@@ -17,10 +17,8 @@ use std::ffi::c_void;
 
 use ilgen_trace::{SyncOp, ThreadId, NO_THREAD};
 
-use crate::intercept::interpose::real::{pthread_create, pthread_detach, pthread_join};
+use crate::intercept::real::{pthread_create, pthread_detach, pthread_join, StartRoutine};
 use crate::{record, registry, replay, runtime, thread};
-
-pub(crate) type StartRoutine = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
 
 extern "C-unwind" {
     fn pthread_exit(retval: *mut c_void) -> !;

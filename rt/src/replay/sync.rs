@@ -41,7 +41,7 @@ use std::sync::atomic::Ordering;
 
 use ilgen_trace::{SiteId, SyncOp, NO_SITE};
 
-use crate::intercept::interpose::real;
+use crate::intercept::real;
 use crate::replay;
 use crate::replay::hb::Role;
 use crate::replay::thread::{ReplayThread, Status};
