@@ -11,12 +11,11 @@ use std::fs::File;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use ilgen_trace::replay::Outcome;
 use ilgen_trace::Meta;
+use rayon::prelude::*;
 
 use crate::error::ConfirmError;
 use crate::guard;
@@ -174,31 +173,18 @@ pub fn run_all(
     reqs: &[Request],
     timeout: Duration,
 ) -> Vec<Result<ReplayRun, ConfirmError>> {
-    let results: Vec<Mutex<Option<Result<ReplayRun, ConfirmError>>>> =
-        reqs.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(reqs.len());
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(req) = reqs.get(i) else { break };
-                let r = run(meta, req, timeout);
-                if let Ok(mut slot) = results[i].lock() {
-                    *slot = Some(r);
-                }
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|slot| {
-            slot.into_inner()
-                .ok()
-                .flatten()
-                .unwrap_or(Err(ConfirmError::WorkerLost))
-        })
-        .collect()
+    let run_each = || -> Vec<_> { reqs.par_iter().map(|req| run(meta, req, timeout)).collect() };
+    // A pool of its own, one thread per core, so that replays never share a core with each other
+    // whatever else uses rayon's global pool; without one, the global pool serves.
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(cores().min(reqs.len()).max(1))
+        .build()
+    {
+        Ok(pool) => pool.install(run_each),
+        Err(_) => run_each(),
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }

@@ -11,7 +11,6 @@
 //! calls must agree.
 
 use std::collections::HashMap;
-use std::fmt;
 
 use crate::ast::{Assertion, Expr, Field, Item, Proc, Script, SetExpr};
 use crate::lex::is_identifier;
@@ -85,7 +84,8 @@ impl<'s> Env<'s> {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}{kind}", within.as_ref().map(|w| format!("in `{w}`: ")).unwrap_or_default())]
 pub struct TypeError {
     /// The index in the script's items of the offending item (`None` for an assertion checked
     /// on its own by [`crate::check_assertion`]).
@@ -115,55 +115,50 @@ impl TypeError {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum TypeErrorKind {
     /// Not a CSP_M identifier, or a keyword.
-    InvalidName {
-        name: String,
-        what: &'static str,
-    },
-    Duplicate {
-        name: String,
-    },
+    #[error(
+        "`{name}` is no valid {what} name (a letter, then letters, digits or `_`; no keyword)"
+    )]
+    InvalidName { name: String, what: &'static str },
+    #[error("`{name}` is declared twice")]
+    Duplicate { name: String },
     /// A channel with no names or a datatype with no constructors.
-    EmptyDeclaration {
-        what: &'static str,
-    },
-    UndeclaredType {
-        name: String,
-    },
+    #[error("a {what} that declares nothing")]
+    EmptyDeclaration { what: &'static str },
+    #[error("`{name}` is not a declared datatype")]
+    UndeclaredType { name: String },
     /// No constructor, channel or variable has this name.
-    Undeclared {
-        name: String,
-    },
+    #[error("`{name}` is not declared: no constructor, channel or variable has that name")]
+    Undeclared { name: String },
     /// A process or datatype name where a value belongs.
-    NotAValue {
-        name: String,
-        is: &'static str,
-    },
-    UndefinedProcess {
-        name: String,
-    },
+    #[error("`{name}` is a {is}, not a value")]
+    NotAValue { name: String, is: &'static str },
+    #[error("`{name}` is not a defined process")]
+    UndefinedProcess { name: String },
+    #[error("`{name}` takes {expected} argument(s), the call gives {found}")]
     ProcessArity {
         name: String,
         expected: usize,
         found: usize,
     },
     /// A bound variable or parameter with the name of a constructor, channel or process.
-    Shadows {
-        name: String,
-    },
+    #[error("the variable `{name}` has the name of a declared constructor, channel or process; rename it")]
+    Shadows { name: String },
     /// `Expr::Dot` with fewer than two parts.
+    #[error("a dotted value needs two parts or more")]
     DegenerateDot,
     /// A prefix whose head is no channel (nor a variable holding an event).
-    NotAChannel {
-        value: String,
-    },
+    #[error("`{value}` is not a channel, so it cannot start an event")]
+    NotAChannel { value: String },
+    #[error("channel `{channel}` carries {expected} field(s), this event gives {found}")]
     FieldArity {
         channel: String,
         expected: usize,
         found: usize,
     },
+    #[error("field {field} of channel `{channel}` is a {expected}, but gets a {found}")]
     FieldType {
         channel: String,
         /// From 1.
@@ -172,27 +167,21 @@ pub enum TypeErrorKind {
         found: String,
     },
     /// A channel or an event where a field's data value belongs.
-    EventAsData {
-        value: String,
-    },
+    #[error("`{value}` is a channel or an event, not a field's value")]
+    EventAsData { value: String },
     /// Fields after a value that is already a complete event.
-    CompleteEventExtended {
-        value: String,
-    },
+    #[error("`{value}` is a complete event: no field can follow it")]
+    CompleteEventExtended { value: String },
     /// A set of data where a set of events belongs (synchronisation, hiding).
-    NotAnEventSet {
-        found: String,
-    },
+    #[error("a set of events is needed here, this is a set of {found}")]
+    NotAnEventSet { found: String },
     /// An input's restricting set of another type than the field.
-    SetOfWrongType {
-        expected: String,
-        found: String,
-    },
+    #[error("the input ranges over {expected}, but its set holds {found}")]
+    SetOfWrongType { expected: String, found: String },
     /// A set whose elements have different types.
-    MixedSet {
-        first: String,
-        second: String,
-    },
+    #[error("a set cannot hold both {first} and {second}")]
+    MixedSet { first: String, second: String },
+    #[error("parameter `{param}` of `{process}` is given a {first} by one call and a {second} by another")]
     ParamTypeConflict {
         process: String,
         param: String,
@@ -200,103 +189,6 @@ pub enum TypeErrorKind {
         second: String,
     },
 }
-
-impl fmt::Display for TypeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(within) = &self.within {
-            write!(f, "in `{within}`: ")?;
-        }
-        match &*self.kind {
-            TypeErrorKind::InvalidName { name, what } => write!(
-                f,
-                "`{name}` is no valid {what} name (a letter, then letters, digits or `_`; no \
-                 keyword)"
-            ),
-            TypeErrorKind::Duplicate { name } => write!(f, "`{name}` is declared twice"),
-            TypeErrorKind::EmptyDeclaration { what } => write!(f, "a {what} that declares nothing"),
-            TypeErrorKind::UndeclaredType { name } => {
-                write!(f, "`{name}` is not a declared datatype")
-            }
-            TypeErrorKind::Undeclared { name } => write!(
-                f,
-                "`{name}` is not declared: no constructor, channel or variable has that name"
-            ),
-            TypeErrorKind::NotAValue { name, is } => {
-                write!(f, "`{name}` is a {is}, not a value")
-            }
-            TypeErrorKind::UndefinedProcess { name } => {
-                write!(f, "`{name}` is not a defined process")
-            }
-            TypeErrorKind::ProcessArity {
-                name,
-                expected,
-                found,
-            } => write!(
-                f,
-                "`{name}` takes {expected} argument(s), the call gives {found}"
-            ),
-            TypeErrorKind::Shadows { name } => write!(
-                f,
-                "the variable `{name}` has the name of a declared constructor, channel or \
-                 process; rename it"
-            ),
-            TypeErrorKind::DegenerateDot => {
-                write!(f, "a dotted value needs two parts or more")
-            }
-            TypeErrorKind::NotAChannel { value } => {
-                write!(f, "`{value}` is not a channel, so it cannot start an event")
-            }
-            TypeErrorKind::FieldArity {
-                channel,
-                expected,
-                found,
-            } => write!(
-                f,
-                "channel `{channel}` carries {expected} field(s), this event gives {found}"
-            ),
-            TypeErrorKind::FieldType {
-                channel,
-                field,
-                expected,
-                found,
-            } => write!(
-                f,
-                "field {field} of channel `{channel}` is a {expected}, but gets a {found}"
-            ),
-            TypeErrorKind::EventAsData { value } => {
-                write!(f, "`{value}` is a channel or an event, not a field's value")
-            }
-            TypeErrorKind::CompleteEventExtended { value } => {
-                write!(f, "`{value}` is a complete event: no field can follow it")
-            }
-            TypeErrorKind::NotAnEventSet { found } => {
-                write!(
-                    f,
-                    "a set of events is needed here, this is a set of {found}"
-                )
-            }
-            TypeErrorKind::SetOfWrongType { expected, found } => write!(
-                f,
-                "the input ranges over {expected}, but its set holds {found}"
-            ),
-            TypeErrorKind::MixedSet { first, second } => {
-                write!(f, "a set cannot hold both {first} and {second}")
-            }
-            TypeErrorKind::ParamTypeConflict {
-                process,
-                param,
-                first,
-                second,
-            } => write!(
-                f,
-                "parameter `{param}` of `{process}` is given a {first} by one call and a \
-                 {second} by another"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for TypeError {}
 
 /// One component of a dotted value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,20 +5,21 @@
 //! crate (`file`, `format`, `json`, `meta`, `schedule`, `replay`, `validate`), so none of them
 //! imports another to name its errors.
 
-use std::fmt;
 use std::path::PathBuf;
 
 /// The version of thread files and `meta.json` (see `format` for the changes of each).
 pub const FORMAT_VERSION: u32 = 2;
 
 /// Why a trace could not be read. Each names the file and says what to do.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum TraceError {
+    #[error("failed to read trace at {}: {source}", path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
     /// The file or directory is not the ilgen file the caller expected.
+    #[error("{} is not {expected}: {found}", path.display())]
     NotATrace {
         path: PathBuf,
         /// What was expected, e.g. "an ilgen trace directory".
@@ -26,112 +27,65 @@ pub enum TraceError {
         /// What is wrong with it and what to pass instead.
         found: &'static str,
     },
+    #[error(
+        "{} has format version {found}, {} version {expected} that this ilgen reads; {}",
+        path.display(),
+        version_advice(*found, *expected).0,
+        version_advice(*found, *expected).1
+    )]
     Version {
         path: PathBuf,
         found: u64,
         expected: u32,
     },
-    Truncated {
-        path: PathBuf,
-        offset: usize,
-    },
+    #[error(
+        "{} is truncated at byte {offset} (a record runs past the end of the file); the trace \
+         was cut after it was written, record the program again",
+        path.display()
+    )]
+    Truncated { path: PathBuf, offset: usize },
+    #[error(
+        "{} is corrupt at byte {offset}: {reason}; record the program again",
+        path.display()
+    )]
     Corrupt {
         path: PathBuf,
         offset: usize,
         reason: String,
     },
     /// A symlink, FIFO, device or directory where a regular file belongs.
-    NotRegular {
-        path: PathBuf,
-        kind: &'static str,
-    },
+    #[error(
+        "{} is {kind}, not a regular file; a trace directory holds only files the runtime wrote: \
+         remove it or record the program again",
+        path.display()
+    )]
+    NotRegular { path: PathBuf, kind: &'static str },
     /// The file is larger than the memory the reader can reserve for it.
-    TooLarge {
-        path: PathBuf,
-        size: u64,
-    },
+    #[error(
+        "{} ({size} bytes) does not fit in memory; record a shorter run (or exclude code with \
+         the pass's exclude option)",
+        path.display()
+    )]
+    TooLarge { path: PathBuf, size: u64 },
     /// Every file reads, but together they do not make one run (see [`crate::validate`]).
-    Inconsistent {
-        path: PathBuf,
-        reason: String,
-    },
+    #[error(
+        "{} is inconsistent with the rest of its trace: {reason}; the trace was altered after it \
+         was written, record the program again",
+        path.display()
+    )]
+    Inconsistent { path: PathBuf, reason: String },
 }
 
-impl fmt::Display for TraceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TraceError::Io { path, source } => {
-                write!(f, "failed to read trace at {}: {source}", path.display())
-            }
-            TraceError::NotATrace {
-                path,
-                expected,
-                found,
-            } => write!(f, "{} is not {expected}: {found}", path.display()),
-            TraceError::Version {
-                path,
-                found,
-                expected,
-            } => {
-                let (age, what_to_do) = if *found > u64::from(*expected) {
-                    (
-                        "newer than",
-                        "read it with the ilgen that wrote it, or record the program again with \
-                         this one",
-                    )
-                } else {
-                    ("older than", "record the program again with this ilgen")
-                };
-                write!(
-                    f,
-                    "{} has format version {found}, {age} version {expected} that this ilgen \
-                     reads; {what_to_do}",
-                    path.display()
-                )
-            }
-            TraceError::Truncated { path, offset } => write!(
-                f,
-                "{} is truncated at byte {offset} (a record runs past the end of the file); \
-                 the trace was cut after it was written, record the program again",
-                path.display()
-            ),
-            TraceError::Corrupt {
-                path,
-                offset,
-                reason,
-            } => write!(
-                f,
-                "{} is corrupt at byte {offset}: {reason}; record the program again",
-                path.display()
-            ),
-            TraceError::NotRegular { path, kind } => write!(
-                f,
-                "{} is {kind}, not a regular file; a trace directory holds only files the \
-                 runtime wrote: remove it or record the program again",
-                path.display()
-            ),
-            TraceError::TooLarge { path, size } => write!(
-                f,
-                "{} ({size} bytes) does not fit in memory; record a shorter run (or exclude \
-                 code with the pass's exclude option)",
-                path.display()
-            ),
-            TraceError::Inconsistent { path, reason } => write!(
-                f,
-                "{} is inconsistent with the rest of its trace: {reason}; the trace was \
-                 altered after it was written, record the program again",
-                path.display()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for TraceError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            TraceError::Io { source, .. } => Some(source),
-            _ => None,
-        }
+/// Whether a trace of format version `found` is newer or older than the `expected` one this ilgen
+/// reads, and what to do about it.
+fn version_advice(found: u64, expected: u32) -> (&'static str, &'static str) {
+    if found > u64::from(expected) {
+        (
+            "newer than",
+            "read it with the ilgen that wrote it, or record the program again with this one",
+        )
+    } else {
+        ("older than", "record the program again with this ilgen")
     }
 }
 
