@@ -174,23 +174,30 @@ fn wait(
     let Some(limit) = timeout else {
         return Ok((child.wait()?, false));
     };
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if let Some(status) = child.try_wait()? {
-            return Ok((status, false));
-        }
-        std::thread::sleep(POLL.min(limit.saturating_sub(start.elapsed())));
+    if let Some(status) = wait_for(child, limit)? {
+        return Ok((status, false));
     }
     signal(child, libc::SIGTERM);
-    let term = Instant::now();
-    while term.elapsed() < KILL_GRACE {
-        if let Some(status) = child.try_wait()? {
-            return Ok((status, true));
-        }
-        std::thread::sleep(POLL);
+    if let Some(status) = wait_for(child, KILL_GRACE)? {
+        return Ok((status, true));
     }
     signal(child, libc::SIGKILL);
     Ok((child.wait()?, true))
+}
+
+/// `child`'s status if it ends within `limit`.
+fn wait_for(
+    child: &mut Child,
+    limit: Duration,
+) -> std::io::Result<Option<std::process::ExitStatus>> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        std::thread::sleep(POLL.min(limit.saturating_sub(start.elapsed())));
+    }
+    Ok(None)
 }
 
 fn signal(child: &Child, sig: libc::c_int) {
