@@ -2,11 +2,14 @@
 //!
 //! Takes calls in observed order (`r.fork(0, 1).start(1).lock(1, M)`); gives the per-thread
 //! [`ThreadTrace`]s the runtime would have written, seq numbers taken from the call order.
-//! Also random small runs ([`random_run`]) for the property tests.
+//! Also random small runs ([`random_run`]) for the property tests, and a hand-made model whose
+//! race needs a step after the exit ([`exit_inside_a_critical_section`]), which no run records.
 
 use std::collections::HashMap;
 
 use ilgen_trace::format::{ThreadHeader, ThreadTrace};
+
+use crate::model::{Model, ModelEvent, ModelOp, ModelThread, MutexObject, Observed, SyncObjects};
 use ilgen_trace::{
     Access, AccessKind, Event, SiteId, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_THREAD, PENDING,
 };
@@ -189,7 +192,8 @@ const PRED: u64 = 0x300;
 
 /// A random program of 2-4 threads (locks, trylocks with an unlocked fallback, semaphores with
 /// trywait, condition waits), run under a random scheduler that obeys the locks;
-/// threads still blocked when nothing can move end with a pending operation.
+/// threads still blocked when nothing can move end with a pending operation, and main, if it
+/// returned, with its exit.
 pub fn random_run(rng: &mut Rng) -> Run {
     let n = 2 + rng.below(3) as u32;
     let mut scripts: Vec<Vec<Op>> = Vec::new();
@@ -294,6 +298,10 @@ pub fn random_run(rng: &mut Rng) -> Run {
             .filter(|&t| started[t] && can(t, &pc, &owner))
             .collect();
         if runnable.is_empty() {
+            // Main returned: the runtime records its exit once the others are blocked or ended.
+            if pc[0] == scripts[0].len() && phase[0] == Phase::Running {
+                run.sync(0, SyncOp::Exit);
+            }
             for t in 0..n as usize {
                 let op = match scripts[t].get(pc[t]) {
                     _ if phase[t] != Phase::Running => SyncOp::CondWake {
@@ -451,4 +459,44 @@ pub fn sections_then_race() -> Run {
         .unlock(1, M) // 10
         .w(1, D, 2);
     r
+}
+
+/// Main locks m, then `exit` (the process's exit, or a no-op), then unlocks m and writes v;
+/// the other thread writes v under m.
+pub fn exit_inside_a_critical_section(exit: ModelOp) -> Model {
+    let (lock, unlock) = (ModelOp::Lock { mutex: 0 }, ModelOp::Unlock { mutex: 0 });
+    let write = ModelEvent::Access {
+        var: 0,
+        kind: AccessKind::Write,
+        site: 7,
+    };
+    let mut seq = 0;
+    let mut sync = |op| {
+        seq += 1;
+        ModelEvent::Sync {
+            op,
+            observed: Observed {
+                seq,
+                op_index: 0,
+                site: 100 + seq as SiteId,
+                op: SyncOp::Start,
+            },
+        }
+    };
+    let main = vec![sync(lock), sync(exit), sync(unlock), write];
+    let other = vec![sync(lock), write, sync(unlock)];
+    Model::new(
+        [main, other]
+            .into_iter()
+            .zip(0..)
+            .map(|(events, tid)| ModelThread { tid, events })
+            .collect(),
+        SyncObjects {
+            mutexes: vec![MutexObject {
+                addr: 1,
+                recursive: false,
+            }],
+            ..SyncObjects::default()
+        },
+    )
 }

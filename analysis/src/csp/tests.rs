@@ -8,12 +8,14 @@ use super::counterexample::{self, Kind};
 use super::translate::{self, Naming, Target};
 use crate::filter;
 use crate::finding::Finding;
-use crate::model::Model;
+use crate::model::{Model, ModelOp};
 use crate::options::{Backend, Options};
 use crate::prepare::{self, Program};
 use crate::solve;
 use crate::state::State;
-use crate::testkit::{listing1, random_run, Rng, LISTING1_M, LISTING1_X, LISTING1_Y};
+use crate::testkit::{
+    exit_inside_a_critical_section, listing1, random_run, Rng, LISTING1_M, LISTING1_X, LISTING1_Y,
+};
 
 fn listing1_names(addr: u64) -> Option<String> {
     match addr {
@@ -215,6 +217,17 @@ fn checker_verdicts_equal_the_native_solvers_on_random_runs() {
         races > 50 && clean > 50 && deadlocks > 10,
         "{races} {clean} {deadlocks}"
     );
+}
+
+#[test]
+fn the_checker_finds_no_race_that_needs_a_step_after_the_exit() {
+    let race = |exit| {
+        let model = exit_inside_a_critical_section(exit);
+        checker_finding(&model, Target::Race { var: 0 }, Kind::Race).is_some()
+    };
+    // Main's write comes after its unlock, which comes after the exit.
+    assert!(!race(ModelOp::Exit));
+    assert!(race(ModelOp::Nop), "without the exit it races");
 }
 
 #[test]
