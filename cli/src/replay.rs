@@ -156,7 +156,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
     }
     // A schedule the runtime would refuse is bad input, not a replay that diverged.
     ilgen_trace::schedule::Schedule::read(&schedule)?;
-    if file.binary_hash != trace.meta.binary_hash {
+    if file.build_id != trace.meta.build_id {
         return Err(CliError::Input(format!(
             "{} was made from another recording; run `ilgen detect {}` again",
             dir.join(candidates::FILE_NAME).display(),

@@ -22,6 +22,8 @@
 //! - 1: first format.
 //! - 2: `SyncOp::Exit`, the end of the process on the exiting thread (appended to the enum), and
 //!   `Event::Heap` (allocations, frees and thread stacks).
+//! - 3: `meta.json` names the executable by its ELF `build_id` alone; `binary_hash` (xxh3 of the
+//!   whole file, read at every start) is gone. Thread files are unchanged.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -451,7 +453,7 @@ mod tests {
             err,
             TraceError::Version {
                 found: 1,
-                expected: 2,
+                expected: FORMAT_VERSION,
                 ..
             }
         ));
