@@ -118,7 +118,10 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     }
     let progress = Progress::for_stderr(args.progress);
     progress.begin(&format!("reading {}", dir.display()));
-    let trace = crate::dump::open_trace(&dir)?;
+    let trace = crate::dump::open_trace(
+        &dir,
+        "lower --window or --max-states, or record a shorter run",
+    )?;
     let events: usize = trace.threads.iter().map(|t| t.events.len()).sum();
     progress.stage(&format!(
         "read {} threads, {events} events from {}",

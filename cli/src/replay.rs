@@ -137,7 +137,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
     }
     let (dir, n) = parse_finding(&args.finding)?;
     crate::trust::check(&dir, args.trust_trace)?;
-    let trace = crate::dump::open_trace(&dir)?;
+    let trace = crate::dump::open_trace(&dir, "record a shorter run")?;
     let file = read_candidates(&dir)?;
     let Some(candidate) = file.candidates.get(n - 1) else {
         return Err(CliError::Input(format!(
