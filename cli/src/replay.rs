@@ -155,7 +155,16 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
         )));
     }
     // A schedule the runtime would refuse is bad input, not a replay that diverged.
-    ilgen_trace::schedule::Schedule::read(&schedule)?;
+    let made_for = ilgen_trace::schedule::Schedule::read(&schedule)?.build_id;
+    if made_for != trace.meta.build_id {
+        return Err(CliError::Input(format!(
+            "{} was made for another build (build id {made_for:?}, the trace's is {:?}); run \
+             `ilgen detect {}` again",
+            schedule.display(),
+            trace.meta.build_id,
+            dir.display()
+        )));
+    }
     if file.build_id != trace.meta.build_id {
         return Err(CliError::Input(format!(
             "{} was made from another recording; run `ilgen detect {}` again",

@@ -59,7 +59,7 @@ impl Meta {
             return Err(TraceError::NotATrace {
                 path: dir.into(),
                 expected: "an ilgen trace directory",
-                found: crate::error::NOT_A_TRACE_DIR,
+                found: crate::error::not_a_dir(dir),
             });
         }
         read_versioned(&path, "ilgen run metadata", FORMAT_VERSION)
