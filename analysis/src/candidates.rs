@@ -6,7 +6,7 @@
 //!
 //! `candidates.json` (serde JSON, one object):
 //! - `format_version`: [`FORMAT_VERSION`]; readers refuse other versions.
-//! - `binary`, `binary_hash`: the recorded executable, from `meta.json`.
+//! - `binary`, `build_id`: the recorded executable, from `meta.json`.
 //! - `stats`: counts of the analysis (prepare, filter, solve: where every race pair went), and
 //!   `not_decided`: per object, the race pairs a limit left undecided (`object`, one pair's
 //!   `accesses`, `pairs`, `limit`: `states` | `window`).
@@ -31,6 +31,7 @@
 //! - 1: first format.
 //! - 2: a step's `site` is `null` when absent (was u32::MAX), its `peer` absent rather than
 //!   u32::MAX; `op` is checked on reading.
+//! - 3: `build_id` (the recorded executable's ELF build id) replaces `binary_hash`.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -46,14 +47,14 @@ use crate::model::{At, Model, ModelEvent};
 use crate::prepare::SharedObject;
 use crate::solve::{Limit, SolveStats};
 
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 pub const FILE_NAME: &str = "candidates.json";
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct CandidatesFile {
     pub format_version: u32,
     pub binary: String,
-    pub binary_hash: String,
+    pub build_id: String,
     pub stats: Stats,
     pub candidates: Vec<Candidate>,
 }
@@ -258,7 +259,7 @@ pub fn schedule_file_name(number: usize) -> String {
 pub fn replay_schedule(
     candidate: &Candidate,
     headers: &[ThreadHeader],
-    binary_hash: &str,
+    build_id: &str,
 ) -> replay::Schedule {
     let schedule = match candidate {
         Candidate::Race { schedule, .. } | Candidate::Deadlock { schedule, .. } => schedule,
@@ -266,7 +267,7 @@ pub fn replay_schedule(
     let tids: BTreeSet<ThreadId> = schedule.steps.iter().map(|s| s.tid).collect();
     replay::Schedule {
         format_version: replay::SCHEDULE_VERSION,
-        binary_hash: binary_hash.to_owned(),
+        build_id: build_id.to_owned(),
         threads: headers
             .iter()
             .filter(|h| tids.contains(&h.tid))

@@ -564,7 +564,7 @@ fn summary_names_sites_and_objects_through_the_binary() {
     let file = CandidatesFile {
         format_version: FORMAT_VERSION,
         binary: "a".into(),
-        binary_hash: "0".into(),
+        build_id: "0".into(),
         stats,
         candidates,
     };

@@ -118,7 +118,10 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     }
     let progress = Progress::for_stderr(args.progress);
     progress.begin(&format!("reading {}", dir.display()));
-    let trace = crate::dump::open_trace(&dir)?;
+    let trace = crate::dump::open_trace(
+        &dir,
+        "lower --window or --max-states, or record a shorter run",
+    )?;
     let events: usize = trace.threads.iter().map(|t| t.events.len()).sum();
     progress.stage(&format!(
         "read {} threads, {events} events from {}",
@@ -158,7 +161,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     let file = CandidatesFile {
         format_version: candidates::FORMAT_VERSION,
         binary: trace.meta.binary.clone(),
-        binary_hash: trace.meta.binary_hash.clone(),
+        build_id: trace.meta.build_id.clone(),
         stats,
         candidates,
     };
@@ -177,7 +180,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     ilgen_confirm::remove_old_replays(&dir);
     let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
     for (i, c) in file.candidates.iter().enumerate() {
-        let schedule = candidates::replay_schedule(c, &headers, &file.binary_hash);
+        let schedule = candidates::replay_schedule(c, &headers, &file.build_id);
         let name = candidates::schedule_file_name(i + 1);
         write(&dir.join(name), format!("{}\n", schedule.to_json()))?;
     }
@@ -192,7 +195,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
             // Nothing to replay: the binary need not even exist any more (it only names sites).
             Binary::load(&trace.meta).ok()
         } else {
-            // Replaying a rebuilt binary proves nothing: its hash must be the recorded one.
+            // Replaying a rebuilt binary proves nothing: its build id must be the recorded one.
             Some(Binary::load(&trace.meta)?)
         };
         let ctx = Context::new(binary.as_ref(), &trace.threads);

@@ -42,7 +42,7 @@ pub const DEFAULT_OUT: &str = "ilgen-out";
 /// Runs `ilgen dump [dir]`, writing to stdout and warnings to stderr.
 pub fn run(dir: Option<&Path>) -> Result<(), CliError> {
     let dir = trace_dir(dir)?;
-    let trace = open_trace(&dir)?;
+    let trace = open_trace(&dir, "record a shorter run")?;
     let binary = Binary::load_or_warn(
         &trace.meta,
         "sites are shown as ids and objects as addresses",
@@ -66,8 +66,17 @@ pub fn trace_dir(given: Option<&Path>) -> Result<PathBuf, CliError> {
     }
 }
 
-/// Reads and checks the trace in `dir`, printing the one-line warning of a truncated trace.
-pub fn open_trace(dir: &Path) -> Result<TraceDir, CliError> {
+/// Reads and checks the trace in `dir`, printing the one-line warning of a truncated trace. From
+/// here on, running out of memory is exit 2 with a message naming `dir` and the command's
+/// `advice` (what to lower).
+pub fn open_trace(dir: &Path, advice: &str) -> Result<TraceDir, CliError> {
+    ilgen_trace::memory::on_exhaustion(
+        &format!(
+            "ilgen: error: out of memory while analysing {}; {advice}",
+            dir.display()
+        ),
+        crate::exit::INPUT_ERROR,
+    );
     let trace = TraceDir::open(dir)?;
     if let Some(warning) = trace.warning() {
         eprintln!("ilgen: {warning}");
@@ -282,8 +291,7 @@ mod tests {
             argv: vec!["./a".into(), "x y".into()],
             cwd: "/".into(),
             binary: "/nonexistent/a".into(),
-            binary_hash: "0".into(),
-            build_id: String::new(),
+            build_id: "0".into(),
             load_base: 0,
             started_unix_ms: 0,
             truncated: false,

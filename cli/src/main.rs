@@ -88,6 +88,10 @@ enum Command {
     ExportCsp(ExportArgs),
 }
 
+/// Running out of memory is exit 2 with a message, never an abort (`ilgen_trace::memory`).
+#[global_allocator]
+static ALLOCATOR: ilgen_trace::memory::ExitOnExhaustion = ilgen_trace::memory::ExitOnExhaustion;
+
 fn main() -> ExitCode {
     // The compiler wrappers take their arguments from the raw command line rather than from
     // clap: clap would swallow a `--` that clang must see, and every byte must reach clang as is.

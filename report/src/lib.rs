@@ -615,7 +615,7 @@ mod tests {
             ended: Ended::Exited(0),
             outcome: Ok(Outcome {
                 format_version: OUTCOME_VERSION,
-                binary_hash: "0".into(),
+                build_id: "0".into(),
                 schedule: "s".into(),
                 load_base: 0,
                 result,

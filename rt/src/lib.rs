@@ -16,6 +16,7 @@
 //! - `thread`: thread identity, the thread-local state, the in-runtime flag;
 //! - `alloc`: the runtime's own allocator (glibc's, past the replaced malloc family of `heap.c`);
 //! - `arch`: the architecture-specific parts (the thread-local state pointer, the report hook's registers);
+//! - `exe`: the executable's load base and ELF build id, from its mapped program headers;
 //! - `registry`: live threads and `pthread_t` handles (slow path);
 //! - `sites`: site pointer → site id (with the C shim `sites.c`; `build.rs` also generates the
 //!   resolvers of the real pthread functions);
@@ -48,6 +49,7 @@
 
 mod alloc;
 mod arch;
+mod exe;
 mod intercept;
 mod options;
 mod record;

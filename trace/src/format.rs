@@ -22,6 +22,8 @@
 //! - 1: first format.
 //! - 2: `SyncOp::Exit`, the end of the process on the exiting thread (appended to the enum), and
 //!   `Event::Heap` (allocations, frees and thread stacks).
+//! - 3: `meta.json` names the executable by its ELF `build_id` alone; `binary_hash` (xxh3 of the
+//!   whole file, read at every start) is gone. Thread files are unchanged.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -32,7 +34,7 @@ use crate::event::{Access, AccessKind, Event, SyncOp, ThreadId, NO_THREAD};
 use crate::file::read_regular;
 use crate::meta::Meta;
 
-use crate::error::NOT_A_TRACE_DIR;
+use crate::error::not_a_dir;
 pub use crate::error::{TraceError, FORMAT_VERSION};
 pub const THREAD_MAGIC: [u8; 8] = *b"ILGENTHR";
 /// Upper bound of one encoded record, length byte included.
@@ -117,8 +119,11 @@ pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceErro
         return Err(TraceError::NotATrace {
             path: path.into(),
             expected: "an ilgen thread file",
-            found: "it does not start with the ILGENTHR magic; a trace directory holds only \
-                    files the runtime wrote, record the program again",
+            found: format!(
+                "{}, without the ILGENTHR magic; a trace directory holds only files the runtime \
+                 wrote, record the program again",
+                crate::error::what_it_is(bytes)
+            ),
         });
     }
     let rest = &bytes[THREAD_MAGIC.len()..];
@@ -208,7 +213,7 @@ impl TraceDir {
             return Err(TraceError::NotATrace {
                 path: dir.into(),
                 expected: "an ilgen trace directory",
-                found: NOT_A_TRACE_DIR,
+                found: not_a_dir(dir),
             });
         }
         let meta = Meta::read(dir)?;
@@ -451,7 +456,7 @@ mod tests {
             err,
             TraceError::Version {
                 found: 1,
-                expected: 2,
+                expected: FORMAT_VERSION,
                 ..
             }
         ));
@@ -476,8 +481,10 @@ mod tests {
         let err = decode_thread(Path::new("x/t0.trace"), b"ELF\x7f garbage").unwrap_err();
         assert!(matches!(err, TraceError::NotATrace { .. }));
         assert!(
-            err.to_string()
-                .starts_with("x/t0.trace is not an ilgen thread file: it does not start"),
+            err.to_string().starts_with(
+                "x/t0.trace is not an ilgen thread file: it is binary data starting with 45 4c 46 \
+                 7f 20 67 61 72, without the ILGENTHR magic"
+            ),
             "{err}"
         );
         let mut bytes = file(&sample());

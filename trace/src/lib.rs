@@ -10,7 +10,8 @@
 //! - [`schedule`]: the order of sync operations a replay enforces;
 //! - [`replay`]: what a replay of a schedule found (`replay-outcome.json`) and its exit statuses;
 //! - [`sites`]: the site table embedded in instrumented binaries;
-//! - [`abi`]: names of the runtime's hooks and of the calls the pass rewrites.
+//! - [`abi`]: names of the runtime's hooks and of the calls the pass rewrites;
+//! - [`memory`]: the `ilgen` command's allocator, which exits with a message when memory runs out.
 
 pub mod abi;
 mod error;
@@ -19,6 +20,7 @@ mod file;
 pub mod format;
 mod json;
 pub mod kind;
+pub mod memory;
 pub mod meta;
 pub mod replay;
 pub mod schedule;

@@ -199,8 +199,8 @@ fn thread_header_has_its_golden_bytes() {
 #[test]
 fn schedule_file_has_its_golden_text() {
     let schedule = Schedule {
-        format_version: 2,
-        binary_hash: "ab12".into(),
+        format_version: 3,
+        build_id: "ab12".into(),
         threads: vec![
             ScheduleThread {
                 tid: 0,
@@ -229,8 +229,8 @@ fn schedule_file_has_its_golden_text() {
         ],
     };
     let golden = r#"{
-  "format_version": 2,
-  "binary_hash": "ab12",
+  "format_version": 3,
+  "build_id": "ab12",
   "threads": [
     {
       "tid": 0,

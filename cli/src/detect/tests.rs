@@ -38,8 +38,7 @@ fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
         argv: vec!["./listing1".into()],
         cwd: dir.display().to_string(),
         binary: "/nonexistent/listing1".into(),
-        binary_hash: "00".into(),
-        build_id: String::new(),
+        build_id: "00".into(),
         load_base: 0,
         started_unix_ms: 0,
         truncated: false,
@@ -90,7 +89,7 @@ fn run_writes_a_versioned_candidates_file_and_exits_with_findings() {
     assert_eq!(file.candidates, detect(&listing1()));
     assert_eq!(file.stats.threads, 2);
     let schedule = ilgen_trace::schedule::Schedule::read(&dir.join("schedule-1.json")).unwrap();
-    assert_eq!(schedule.binary_hash, "00");
+    assert_eq!(schedule.build_id, "00");
     let steps: Vec<_> = schedule
         .steps
         .iter()

@@ -149,7 +149,7 @@ pub(crate) struct Replay {
     pub options: Options,
     pub plan: Plan,
     pub schedule_path: String,
-    pub binary_hash: String,
+    pub build_id: String,
     pub outcome_dir: PathBuf,
     /// The replaying process (a forked child is another one).
     pub pid: u32,
@@ -199,11 +199,9 @@ fn outcome_dir(options: &Options) -> PathBuf {
 /// status `EXIT_BAD_SCHEDULE`; the program does not run.
 pub(crate) fn init(options: Options) -> Option<&'static Replay> {
     let dir = outcome_dir(&options);
-    let binary_hash = std::fs::read("/proc/self/exe")
-        .map(|b| format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&b)))
-        .unwrap_or_default();
+    let build_id = crate::exe::build_id();
     let refuse =
-        |why: String| -> ! { replay::report::refused(&dir, &binary_hash, &options.schedule, &why) };
+        |why: String| -> ! { replay::report::refused(&dir, &build_id, &options.schedule, &why) };
     if options.schedule.is_empty() {
         refuse("mode=replay needs schedule=PATH in ILGEN_OPTIONS".into());
     }
@@ -211,11 +209,19 @@ pub(crate) fn init(options: Options) -> Option<&'static Replay> {
         Ok(s) => s,
         Err(e) => refuse(format!("cannot replay: {e}")),
     };
-    if schedule.binary_hash != binary_hash {
+    // Two binaries without an id would match each other: an empty id is no identity.
+    if build_id.is_empty() {
         refuse(format!(
-            "schedule {} was made for another binary (hash {}, this binary is {}); record this \
-             binary again and run ilgen detect on its trace",
-            options.schedule, schedule.binary_hash, binary_hash
+            "this binary has no ELF build id, so schedule {} cannot be checked against it; \
+             rebuild it with `ilgen cc`, record it again and run ilgen detect on its trace",
+            options.schedule
+        ));
+    }
+    if schedule.build_id != build_id {
+        refuse(format!(
+            "schedule {} was made for another binary (build id {}, this binary is {}); record \
+             this binary again and run ilgen detect on its trace",
+            options.schedule, schedule.build_id, build_id
         ));
     }
     let plan = match Plan::new(&schedule) {
@@ -241,7 +247,7 @@ pub(crate) fn init(options: Options) -> Option<&'static Replay> {
         schedule_path: options.schedule.clone(),
         options,
         plan,
-        binary_hash,
+        build_id,
         outcome_dir: dir,
         pid: std::process::id(),
         cursor: Mutex::new(0),
@@ -392,7 +398,7 @@ mod tests {
         };
         Schedule {
             format_version: SCHEDULE_VERSION,
-            binary_hash: "x".into(),
+            build_id: "x".into(),
             threads: vec![
                 ScheduleThread {
                     tid: 0,

@@ -222,9 +222,9 @@ fn outcome(f: &Findings, r: &Replay) -> Outcome {
     };
     Outcome {
         format_version: OUTCOME_VERSION,
-        binary_hash: r.binary_hash.clone(),
+        build_id: r.build_id.clone(),
         schedule: r.schedule_path.clone(),
-        load_base: crate::record::meta::load_base(),
+        load_base: crate::exe::load_base(),
         result,
         schedule_followed: done == total && f.divergence.is_none(),
         steps_done: done as u32,
@@ -339,13 +339,13 @@ pub(crate) fn deadlock(d: DeadlockReport) -> ! {
 
 /// The schedule cannot be replayed: one message, an outcome saying why (when `dir` can take it),
 /// and `EXIT_BAD_SCHEDULE` before the program runs.
-pub(crate) fn refused(dir: &Path, binary_hash: &str, schedule: &str, why: &str) -> ! {
+pub(crate) fn refused(dir: &Path, build_id: &str, schedule: &str, why: &str) -> ! {
     crate::runtime::say(&format!("ilgen: {why} (exit status {EXIT_BAD_SCHEDULE})"));
     let o = Outcome {
         format_version: OUTCOME_VERSION,
-        binary_hash: binary_hash.to_owned(),
+        build_id: build_id.to_owned(),
         schedule: schedule.to_owned(),
-        load_base: crate::record::meta::load_base(),
+        load_base: crate::exe::load_base(),
         result: ResultKind::Diverged,
         schedule_followed: false,
         steps_done: 0,
