@@ -297,6 +297,8 @@ mod tests {
             truncated: false,
             chaos_seed: None,
             end,
+            files: None,
+            checksum: None,
         }
     }
 

@@ -76,3 +76,15 @@ extern "C" fn constructor() {
 #[used]
 #[link_section = ".init_array"]
 static CONSTRUCTOR: extern "C" fn() = constructor;
+
+/// The ELF destructor: runs at `exit()` after every `atexit` handler and static destructor of the
+/// program, where a normal exit's trace is sealed (`record::finish::seal`).
+#[cfg_attr(test, allow(dead_code))]
+extern "C" fn destructor() {
+    record::finish::seal();
+}
+
+#[cfg(not(test))]
+#[used]
+#[link_section = ".fini_array"]
+static DESTRUCTOR: extern "C" fn() = destructor;

@@ -24,6 +24,9 @@
 //!   `Event::Heap` (allocations, frees and thread stacks).
 //! - 3: `meta.json` names the executable by its ELF `build_id` alone; `binary_hash` (xxh3 of the
 //!   whole file, read at every start) is gone. Thread files are unchanged.
+//! - 4: a run that finished normally is sealed: `meta.json` lists every thread file's length and
+//!   xxh3-64 checksum (`files`) and ends with a `checksum` of its own bytes (see `meta`); the
+//!   reader refuses a sealed trace whose files differ. Thread files are unchanged.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -201,7 +204,8 @@ pub struct TraceDir {
 }
 
 impl TraceDir {
-    /// Reads `dir/meta.json` and every `dir/t<tid>.trace`, and checks that they make one run
+    /// Reads `dir/meta.json` and every `dir/t<tid>.trace`, checks each against the length and
+    /// checksum `meta.json` lists when the run was sealed, and that they make one run
     /// ([`crate::validate`]). A trace the runtime marked truncated reads up to its cut: see
     /// [`TraceDir::warning`].
     pub fn open(dir: &Path) -> Result<TraceDir, TraceError> {
@@ -225,7 +229,10 @@ impl TraceDir {
                 continue;
             };
             let path = entry.path();
-            let thread = decode_thread(&path, &read_regular(&path)?)?;
+            let bytes = read_regular(&path)?;
+            // Decoded first: a file of another version or no thread file at all is named so.
+            let thread = decode_thread(&path, &bytes)?;
+            crate::validate::check_sealed(&meta, &path, &bytes)?;
             if thread.header.tid != tid {
                 return Err(TraceError::Inconsistent {
                     path,
@@ -287,7 +294,7 @@ pub fn incomplete(threads: &[ThreadTrace]) -> Vec<String> {
 }
 
 /// The thread id in a thread file name `t<tid>.trace`, `None` for any other name.
-fn thread_file_tid(name: &str) -> Option<ThreadId> {
+pub fn thread_file_tid(name: &str) -> Option<ThreadId> {
     let digits = name.strip_prefix('t')?.strip_suffix(".trace")?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

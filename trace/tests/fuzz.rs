@@ -1,15 +1,16 @@
 //! The trace fuzzer: mutations of a real recorded trace never panic, hang or pass for complete.
 //!
 //! Takes the trace in `tests/Inputs/small` (three threads, a mutex, two joins, recorded by the
-//! runtime); gives, for a fixed seed and case count, one mutated copy per case read with
-//! `TraceDir::open` on a thread that must answer within five seconds. The oracle, by mutation:
-//! - a file cut inside a record, a thread file dropped or copied under another thread's name, a
-//!   sync record duplicated, a sequence number moved onto another's or behind its predecessor:
-//!   a [`TraceError`] naming a file of the trace;
-//! - a file cut on a record boundary: refused, or read as exactly the prefix of the original;
-//! - the same cuts with `meta.json` saying "truncated": read as the prefix (or refused as above
-//!   for a cut inside a record), and `TraceDir::warning` says so;
-//! - a byte flipped anywhere: refused or read, never a panic.
+//! runtime, which sealed it at exit: `meta.json` lists each file's length and checksum); gives, for
+//! a fixed seed and case count, one mutated copy per case read with `TraceDir::open` on a thread
+//! that must answer within five seconds. The oracle, by mutation:
+//! - a file cut anywhere (inside a record or on a record boundary), a thread file dropped or copied
+//!   under another thread's name, a sync record duplicated, a sequence number moved onto another's
+//!   or behind its predecessor, a byte flipped anywhere (thread file or `meta.json`): a
+//!   [`TraceError`] naming a file of the trace, never a silent read;
+//! - the same cuts with `meta.json` as the runtime writes it for a truncated run ("truncated",
+//!   unsealed): read as exactly the prefix of the original, with `TraceDir::warning` saying so,
+//!   or refused for a cut inside a record.
 //!
 //! Longer local runs: `ILGEN_FUZZ_CASES=100000 cargo test --release -p ilgen-trace --test fuzz`.
 
@@ -18,7 +19,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use ilgen_trace::format::{decode_thread, thread_file_name};
-use ilgen_trace::{Event, TraceDir, TraceError};
+use ilgen_trace::{Event, Meta, TraceDir, TraceError};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
@@ -33,7 +34,8 @@ enum Mutation {
         file: usize,
         len: usize,
     },
-    /// The same, with `meta.json` marked truncated.
+    /// The same, with `meta.json` marked truncated and unsealed, as the runtime writes it when a
+    /// thread file could not grow.
     CutMarked {
         file: usize,
         len: usize,
@@ -120,11 +122,11 @@ fn syncs(bytes: &[u8]) -> Vec<(usize, usize)> {
 /// What the oracle expects of one mutated trace.
 enum Expect {
     Refused,
-    /// Read as the original with thread `file` cut to its first `events` events (or refused).
+    /// Read as the original with thread `file` cut to its first `events` events, with the
+    /// truncation warning (or refused).
     Prefix {
         file: usize,
         events: usize,
-        marked: bool,
     },
     Anything,
 }
@@ -137,18 +139,19 @@ fn apply(files: &mut Vec<Option<Vec<u8>>>, m: &Mutation) -> Expect {
             let b = boundaries(&bytes);
             let cut = HEADER + len % (bytes.len() - HEADER);
             files[file] = Some(bytes[..cut].to_vec());
-            let marked = matches!(m, Mutation::CutMarked { .. });
-            if marked {
-                let meta = String::from_utf8(thread(files, THREADS)).unwrap();
-                let meta = meta.replace("\"truncated\": false", "\"truncated\": true");
-                files[THREADS] = Some(meta.into_bytes());
+            if matches!(m, Mutation::Cut { .. }) {
+                return Expect::Refused;
             }
+            let meta: Meta = serde_json::from_slice(&thread(files, THREADS)).unwrap();
+            let meta = Meta {
+                truncated: true,
+                files: None,
+                checksum: None,
+                ..meta
+            };
+            files[THREADS] = Some(meta.to_json().into_bytes());
             match b.iter().position(|&o| o == cut) {
-                Some(events) => Expect::Prefix {
-                    file,
-                    events,
-                    marked,
-                },
+                Some(events) => Expect::Prefix { file, events },
                 None => Expect::Refused,
             }
         }
@@ -193,7 +196,7 @@ fn apply(files: &mut Vec<Option<Vec<u8>>>, m: &Mutation) -> Expect {
             let at = at % bytes.len();
             bytes[at] ^= mask;
             files[file] = Some(bytes);
-            Expect::Anything
+            Expect::Refused
         }
     }
 }
@@ -254,16 +257,9 @@ fn mutated_traces_are_refused_or_read_as_what_they_hold() {
             (Expect::Refused, Ok(_)) => {
                 return Err(TestCaseError::fail(format!("{m:?} was accepted")))
             }
-            (
-                Expect::Prefix {
-                    file,
-                    events,
-                    marked,
-                },
-                Ok(t),
-            ) => {
+            (Expect::Prefix { file, events }, Ok(t)) => {
                 counts.borrow_mut()[2] += 1;
-                prop_assert_eq!(t.warning().is_some(), marked, "{:?}", m);
+                prop_assert!(t.warning().is_some(), "{:?}", m);
                 for (i, (got, want)) in t.threads.iter().zip(&original.threads).enumerate() {
                     let want: &[Event] = if i == file {
                         &want.events[..events]
@@ -291,6 +287,11 @@ fn the_input_trace_is_a_real_three_thread_run() {
     let t = TraceDir::open(&input()).unwrap();
     assert_eq!(t.threads.len(), THREADS);
     assert!(t.warning().is_none());
+    assert_eq!(
+        t.meta.files.as_ref().map(|f| f.len()),
+        Some(THREADS),
+        "sealed"
+    );
     for (i, th) in t.threads.iter().enumerate() {
         let bytes = std::fs::read(input().join(thread_file_name(i as u32))).unwrap();
         assert_eq!(decode_thread(Path::new("x"), &bytes).unwrap(), *th);
