@@ -10,7 +10,8 @@
 //!   [`TraceError`] naming a file of the trace, never a silent read;
 //! - the same cuts with `meta.json` as the runtime writes it for a truncated run ("truncated",
 //!   unsealed): read as exactly the prefix of the original, with `TraceDir::warning` saying so,
-//!   or refused for a cut inside a record.
+//!   or refused for a cut inside a record;
+//! - a sequence number moved onto its own value (no change): read as the original.
 //!
 //! Longer local runs: `ILGEN_FUZZ_CASES=100000 cargo test --release -p ilgen-trace --test fuzz`.
 
@@ -128,7 +129,8 @@ enum Expect {
         file: usize,
         events: usize,
     },
-    Anything,
+    /// The mutation changed nothing (a sequence number moved onto its own value): read whole.
+    Unchanged,
 }
 
 fn apply(files: &mut Vec<Option<Vec<u8>>>, m: &Mutation) -> Expect {
@@ -185,7 +187,7 @@ fn apply(files: &mut Vec<Option<Vec<u8>>>, m: &Mutation) -> Expect {
             let s = syncs(&bytes);
             let (a, _) = s[nth % s.len()];
             if bytes[a + 5..a + 13] == seq[..] {
-                return Expect::Anything;
+                return Expect::Unchanged;
             }
             bytes[a + 5..a + 13].copy_from_slice(&seq);
             files[file] = Some(bytes);
@@ -242,7 +244,7 @@ fn mutated_traces_are_refused_or_read_as_what_they_hold() {
     let base = original();
     let original = TraceDir::open(&input()).expect("the fuzzer's input trace reads");
     let dir = std::env::temp_dir().join(format!("ilgen-fuzz-{}", std::process::id()));
-    let counts = std::cell::RefCell::new([0usize; 3]);
+    let counts = std::cell::RefCell::new([0usize; 4]);
     let result = runner.run(&mutation(), |m| {
         let mut files: Vec<Option<Vec<u8>>> = base.iter().cloned().map(Some).collect();
         let expect = apply(&mut files, &m);
@@ -269,7 +271,15 @@ fn mutated_traces_are_refused_or_read_as_what_they_hold() {
                     prop_assert_eq!(&got.events[..], want, "{:?}", m);
                 }
             }
-            _ => {}
+            (Expect::Unchanged, read) => {
+                counts.borrow_mut()[3] += 1;
+                let t = read.map_err(|e| TestCaseError::fail(format!("{m:?}: {e}")))?;
+                prop_assert!(t.warning().is_none(), "{:?}", m);
+                for (got, want) in t.threads.iter().zip(&original.threads) {
+                    prop_assert_eq!(&got.events, &want.events, "{:?}", m);
+                }
+            }
+            (Expect::Refused | Expect::Prefix { .. }, Err(_)) => {}
         }
         Ok(())
     });
@@ -277,8 +287,12 @@ fn mutated_traces_are_refused_or_read_as_what_they_hold() {
     if let Err(e) = result {
         panic!("{e}");
     }
-    let [refused, accepted, prefixes] = *counts.borrow();
-    eprintln!("{cases} mutations: {refused} refused, {accepted} read ({prefixes} as a prefix)");
+    let [refused, accepted, prefixes, unchanged] = *counts.borrow();
+    eprintln!(
+        "{cases} mutations: {refused} refused, {accepted} read ({prefixes} marked truncated, read \
+         as a prefix; {unchanged} left unchanged, read whole)"
+    );
+    assert_eq!(accepted, prefixes + unchanged, "nothing else is read");
     assert_eq!(refused + accepted, cases as usize);
 }
 
