@@ -4,7 +4,8 @@
 //! `__ilgen_wrap_*` wrappers) and `ILGEN_OPTIONS`; gives one trace directory per run
 //! (`ilgen_trace::format`): `meta.json` and one `t<tid>.trace` per thread, holding, per segment
 //! between two sync operations, one record per accessed range, and every sync operation with its
-//! global sequence number. In replay mode (`mode=replay:schedule=PATH`) it writes no trace: it
+//! global sequence number; a normal exit seals the trace from the ELF destructor here
+//! (`record::finish`). In replay mode (`mode=replay:schedule=PATH`) it writes no trace: it
 //! enforces the schedule's order of sync operations, detects races (happens-before, online) and
 //! deadlocks, and writes `replay-outcome.json` (`ilgen_trace::replay`).
 //!
