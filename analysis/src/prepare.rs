@@ -12,7 +12,8 @@
 //!   woke nobody stands for one item made available), or after an earlier broadcast, which can
 //!   serve any number of exits (see [`match_conditions`]);
 //! - barriers: the n-th use of a barrier object is its own instance;
-//! - semaphores: initial count inferred as the least the observed order needs;
+//! - semaphores: the initial count the run recorded (`sem_init`, `sem_open`), or, for one
+//!   initialised outside instrumented code, the least count the observed order needs;
 //! - threads: fork → start and end → join by the thread tree;
 //! - a pending operation (the thread was blocked in it when the run ended) is the thread's last
 //!   attempt; one followed by other operations was abandoned;
@@ -327,10 +328,12 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                     },
                     None => ModelOp::Nop,
                 },
-                // Exit is not modelled yet: main's return does not bound the other threads.
+                // Exit is not modelled yet: main's return does not bound the other threads. A
+                // semaphore's init gives the object its initial count ([`semaphores`]).
                 SyncOp::MutexTimedLock { .. }
                 | SyncOp::Detach { .. }
                 | SyncOp::WaitLoopEnter { .. }
+                | SyncOp::SemInit { .. }
                 | SyncOp::Exit => ModelOp::Nop,
             };
             match op {
@@ -817,7 +820,12 @@ struct Semaphores {
     ids: HashMap<u64, usize>,
 }
 
-/// Semaphores with the least initial count under which the observed order never waits on zero.
+/// Semaphores with their initial count: the count the run recorded (`SemInit`, from `sem_init`
+/// or `sem_open`) when that is the semaphore's first operation; otherwise (it was initialised by
+/// code outside instrumentation) the least count under which the observed order never waits on
+/// zero. A later `SemInit` of the same address (opened again, or destroyed and initialised
+/// again) does not reset the model's counter: the initial count is then raised to what the
+/// observed order needs, if it needs more.
 fn semaphores(traces: &[ThreadTrace]) -> Semaphores {
     let mut all: Vec<(u64, SyncOp)> = syncs(traces).map(|(at, s)| (at.seq, s.op)).collect();
     all.sort_by_key(|(seq, _)| *seq);
@@ -834,13 +842,19 @@ fn semaphores(traces: &[ThreadTrace]) -> Semaphores {
             SyncOp::SemTryWait { sem, acquired } if seq != PENDING => {
                 (sem, if acquired { -1 } else { 0 })
             }
-            SyncOp::SemWait { sem } | SyncOp::SemTryWait { sem, .. } => (sem, 0),
+            SyncOp::SemWait { sem }
+            | SyncOp::SemTryWait { sem, .. }
+            | SyncOp::SemInit { sem, .. } => (sem, 0),
             _ => continue,
         };
         let id = *s.ids.entry(sem).or_insert_with(|| {
             s.objects.push(SemObject {
                 addr: sem,
                 initial: 0,
+                recorded: match op {
+                    SyncOp::SemInit { count, .. } => Some(count),
+                    _ => None,
+                },
             });
             counts.push((0, 0));
             s.objects.len() - 1
@@ -850,7 +864,8 @@ fn semaphores(traces: &[ThreadTrace]) -> Semaphores {
         c.1 = c.1.min(c.0);
     }
     for (obj, (_, min)) in s.objects.iter_mut().zip(counts) {
-        obj.initial = u32::try_from(-min).unwrap_or(u32::MAX);
+        let needed = u32::try_from(-min).unwrap_or(u32::MAX);
+        obj.initial = obj.recorded.map_or(needed, |c| c.max(needed));
     }
     s
 }
@@ -1176,7 +1191,8 @@ mod tests {
             p.model.objects.sems,
             vec![SemObject {
                 addr: s,
-                initial: 2
+                initial: 2,
+                recorded: None,
             }]
         );
         assert_eq!(
@@ -1184,6 +1200,41 @@ mod tests {
             ModelOp::Nop,
             "a failed trywait the observed counts do not explain (1 left)"
         );
+    }
+
+    #[test]
+    fn semaphore_initial_count_is_the_recorded_one_when_its_init_comes_first() {
+        let (s, u, v) = (0x50, 0x60, 0x70);
+        let mut r = Run::new(2);
+        // s: count 2, its holders never overlapped (1 would do for the observed order).
+        r.sync(0, SyncOp::SemInit { sem: s, count: 2 })
+            .sync(0, SyncOp::SemWait { sem: s })
+            .sync(0, SyncOp::SemPost { sem: s })
+            .sync(1, SyncOp::SemWait { sem: s })
+            .sync(1, SyncOp::SemPost { sem: s })
+            // u: used before any init was recorded (initialised outside instrumented code).
+            .sync(1, SyncOp::SemWait { sem: u })
+            .sync(0, SyncOp::SemInit { sem: u, count: 0 })
+            // v: initialised again with a larger count, which the counter does not follow.
+            .sync(0, SyncOp::SemInit { sem: v, count: 0 })
+            .sync(0, SyncOp::SemInit { sem: v, count: 1 })
+            .sync(1, SyncOp::SemWait { sem: v });
+        let p = prepare(&r.traces());
+        let sem = |addr, initial, recorded| SemObject {
+            addr,
+            initial,
+            recorded,
+        };
+        assert_eq!(
+            p.model.objects.sems,
+            vec![sem(s, 2, Some(2)), sem(u, 1, None), sem(v, 1, Some(0))]
+        );
+        assert_eq!(
+            ops(&p, 0)[0],
+            ModelOp::Nop,
+            "the init itself orders nothing"
+        );
+        assert_eq!(ops(&p, 1)[0], ModelOp::SemWait { sem: 0 });
     }
 
     #[test]

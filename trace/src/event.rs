@@ -276,6 +276,13 @@ pub enum SyncOp {
     /// a fatal signal, nor for an exit from a thread that already ended (the last thread leaving
     /// after main called `pthread_exit`).
     Exit,
+    /// A semaphore got its count: `sem_init` succeeded with `count`, or `sem_open` returned `sem`
+    /// holding `count` (read with `sem_getvalue` right after the call: O_CREAT's value for a
+    /// semaphore it created, the current count for one that existed). Written after the call.
+    SemInit {
+        sem: u64,
+        count: u32,
+    },
 }
 
 impl SyncOp {
@@ -312,9 +319,10 @@ impl SyncOp {
             | SyncOp::WaitLoopEnter { cond }
             | SyncOp::WaitLoopExit { cond } => Some(cond),
             SyncOp::BarrierEnter { barrier } | SyncOp::BarrierExit { barrier, .. } => Some(barrier),
-            SyncOp::SemWait { sem } | SyncOp::SemTryWait { sem, .. } | SyncOp::SemPost { sem } => {
-                Some(sem)
-            }
+            SyncOp::SemWait { sem }
+            | SyncOp::SemTryWait { sem, .. }
+            | SyncOp::SemPost { sem }
+            | SyncOp::SemInit { sem, .. } => Some(sem),
         }
     }
 

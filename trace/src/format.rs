@@ -22,6 +22,7 @@
 //! - 1: first format.
 //! - 2: `SyncOp::Exit`, the end of the process on the exiting thread (appended to the enum), and
 //!   `Event::Heap` (allocations, frees and thread stacks).
+//! - 3: `SyncOp::SemInit`, a semaphore's count from `sem_init` or `sem_open` (appended).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -443,15 +444,15 @@ mod tests {
     }
 
     #[test]
-    fn a_version_1_trace_gets_the_version_message() {
+    fn an_older_trace_gets_the_version_message() {
         let mut bytes = file(&sample());
-        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
         let err = decode_thread(Path::new("t3.trace"), &bytes).unwrap_err();
         assert!(matches!(
             err,
             TraceError::Version {
-                found: 1,
-                expected: 2,
+                found: 2,
+                expected: FORMAT_VERSION,
                 ..
             }
         ));

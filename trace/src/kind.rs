@@ -40,11 +40,12 @@ pub enum OpKind {
     WaitLoopEnter,
     WaitLoopExit,
     Exit,
+    SemInit,
 }
 
 impl OpKind {
     /// Every kind, in declaration order.
-    pub const ALL: [OpKind; 29] = [
+    pub const ALL: [OpKind; 30] = [
         OpKind::Start,
         OpKind::End,
         OpKind::Fork,
@@ -74,6 +75,7 @@ impl OpKind {
         OpKind::WaitLoopEnter,
         OpKind::WaitLoopExit,
         OpKind::Exit,
+        OpKind::SemInit,
     ];
 
     /// Short lowercase name, as `ilgen dump` prints it and JSON spells it.
@@ -108,6 +110,7 @@ impl OpKind {
             OpKind::WaitLoopEnter => "waitloop_enter",
             OpKind::WaitLoopExit => "waitloop_exit",
             OpKind::Exit => "exit",
+            OpKind::SemInit => "sem_init",
         }
     }
 
@@ -169,6 +172,7 @@ impl SyncOp {
             SyncOp::WaitLoopEnter { .. } => OpKind::WaitLoopEnter,
             SyncOp::WaitLoopExit { .. } => OpKind::WaitLoopExit,
             SyncOp::Exit => OpKind::Exit,
+            SyncOp::SemInit { .. } => OpKind::SemInit,
         }
     }
 }

@@ -71,6 +71,9 @@ fn sync_golden(op: SyncOp) -> &'static str {
         }
         SyncOp::WaitLoopExit { .. } => "1c010000000201000000000000070000001b0000008877665544332211",
         SyncOp::Exit => "14010000000201000000000000070000001c000000",
+        SyncOp::SemInit { .. } => {
+            "20010000000201000000000000070000001d000000887766554433221102000000"
+        }
     }
 }
 
@@ -136,6 +139,7 @@ fn every_sync_op() -> Vec<SyncOp> {
         SyncOp::WaitLoopEnter { cond: o },
         SyncOp::WaitLoopExit { cond: o },
         SyncOp::Exit,
+        SyncOp::SemInit { sem: o, count: 2 },
     ]
 }
 

@@ -1,7 +1,10 @@
-//! Semaphore wrappers: `sem_wait`, `sem_trywait`, `sem_post`.
+//! Semaphore wrappers: `sem_init`, `sem_open` (a hook after it), `sem_wait`, `sem_trywait`,
+//! `sem_post`.
 //!
-//! Takes the program's semaphore calls; gives `SemWait` (pending across the real call),
-//! `SemTryWait` (after the call, with the outcome) and `SemPost` (before the call).
+//! Takes the program's semaphore calls; gives `SemInit` (after the call, with the count it set),
+//! `SemWait` (pending across the real call), `SemTryWait` (after the call, with the outcome) and
+//! `SemPost` (before the call). A semaphore's count is what lets several threads hold it at
+//! once, so the analysis must not guess it from the run.
 //! `sem_wait` fails with EINTR when any signal handler runs, SA_RESTART or not; when the signal was
 //! the runtime's own flush request the wrapper calls it again, so the program never sees it.
 //! A `sem_wait` that fails otherwise did not decrement: its record is removed.
@@ -14,6 +17,57 @@ use crate::{record, thread};
 
 extern "C-unwind" {
     fn sem_wait(s: *mut libc::sem_t) -> libc::c_int;
+}
+
+/// # Safety
+/// Same contract as `sem_init`.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_sem_init(
+    s: *mut libc::sem_t,
+    pshared: libc::c_int,
+    value: libc::c_uint,
+    site: *const c_void,
+) -> libc::c_int {
+    // SAFETY: the program's own call.
+    let rc = unsafe { libc::sem_init(s, pshared, value) };
+    if rc == 0 {
+        // Recorded after the call: nothing can use the semaphore before it is initialised.
+        init(s, value, site);
+    }
+    rc
+}
+
+/// Right after `sem = sem_open(...)`: the count of the semaphore it returned. `sem_getvalue` at
+/// once is the count for the analysis: O_CREAT's value when the call created it, the current
+/// count when it existed (the value argument is then ignored, and a semaphore opened without
+/// O_CREAT has no other source).
+///
+/// # Safety
+/// `sem` is what `sem_open` returned.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_sem_opened(s: *mut libc::sem_t, site: *const c_void) {
+    if s == libc::SEM_FAILED {
+        return;
+    }
+    // SAFETY: keep the program's errno across the bookkeeping.
+    let errno = unsafe { *libc::__errno_location() };
+    let mut value: libc::c_int = 0;
+    // SAFETY: a semaphore sem_open returned.
+    if unsafe { libc::sem_getvalue(s, &mut value) } == 0 {
+        init(s, u32::try_from(value).unwrap_or(0), site);
+    }
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
+}
+
+fn init(s: *mut libc::sem_t, count: u32, site: *const c_void) {
+    record::sync::now(
+        site,
+        SyncOp::SemInit {
+            sem: s as u64,
+            count,
+        },
+    );
 }
 
 /// # Safety

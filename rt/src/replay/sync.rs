@@ -158,6 +158,7 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         | SyncOp::Detach { .. }
         | SyncOp::WaitLoopEnter { .. }
         | SyncOp::WaitLoopExit { .. }
+        | SyncOp::SemInit { .. }
         | SyncOp::Exit => {}
     }
 }
