@@ -284,11 +284,17 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                     Some(&barrier) => ModelOp::BarrierExit { barrier },
                     None => ModelOp::Nop,
                 },
+                // A timed wait that timed out took nothing and, like a timedlock's, needs no
+                // busy object; one still blocked as the run ended is the thread's last attempt.
+                SyncOp::SemTimedWait {
+                    acquired: false, ..
+                } if !pending => ModelOp::Nop,
                 SyncOp::SemWait { sem }
                 | SyncOp::SemTryWait {
                     sem,
                     acquired: true,
-                } => match sems.ids.get(&sem) {
+                }
+                | SyncOp::SemTimedWait { sem, .. } => match sems.ids.get(&sem) {
                     Some(&sem) => ModelOp::SemWait { sem },
                     None => ModelOp::Nop,
                 },
@@ -839,11 +845,14 @@ fn semaphores(traces: &[ThreadTrace]) -> Semaphores {
         let (sem, delta) = match op {
             SyncOp::SemPost { sem } => (sem, 1),
             SyncOp::SemWait { sem } if seq != PENDING => (sem, -1),
-            SyncOp::SemTryWait { sem, acquired } if seq != PENDING => {
+            SyncOp::SemTryWait { sem, acquired } | SyncOp::SemTimedWait { sem, acquired }
+                if seq != PENDING =>
+            {
                 (sem, if acquired { -1 } else { 0 })
             }
             SyncOp::SemWait { sem }
             | SyncOp::SemTryWait { sem, .. }
+            | SyncOp::SemTimedWait { sem, .. }
             | SyncOp::SemInit { sem, .. } => (sem, 0),
             _ => continue,
         };
@@ -1235,6 +1244,22 @@ mod tests {
             "the init itself orders nothing"
         );
         assert_eq!(ops(&p, 1)[0], ModelOp::SemWait { sem: 0 });
+    }
+
+    #[test]
+    fn a_timed_semaphore_wait_takes_the_count_only_when_it_got_it() {
+        let s = 0x50;
+        let timed = |acquired| SyncOp::SemTimedWait { sem: s, acquired };
+        let mut r = Run::new(2);
+        r.sync(0, SyncOp::SemInit { sem: s, count: 1 })
+            .sync(0, timed(true))
+            .sync(1, timed(false)) // timed out
+            .pending(1, timed(false)); // still waiting as the run ended
+        let p = prepare(&r.traces());
+        assert_eq!(p.model.objects.sems[0].initial, 1);
+        let wait = ModelOp::SemWait { sem: 0 };
+        assert_eq!(ops(&p, 0), vec![ModelOp::Nop, wait]);
+        assert_eq!(ops(&p, 1), vec![ModelOp::Nop, wait]);
     }
 
     #[test]

@@ -76,6 +76,8 @@ pub const WRAPPED_CALLS: &[&str] = &[
     "pthread_once",
     "sem_init",
     "sem_wait",
+    "sem_timedwait",
+    "sem_clockwait",
     "sem_trywait",
     "sem_post",
     "memcpy",

@@ -283,6 +283,12 @@ pub enum SyncOp {
         sem: u64,
         count: u32,
     },
+    /// `sem_timedwait` or `sem_clockwait`: pending across the real call, completed with whether
+    /// it took the semaphore (false: it timed out or was interrupted).
+    SemTimedWait {
+        sem: u64,
+        acquired: bool,
+    },
 }
 
 impl SyncOp {
@@ -322,7 +328,8 @@ impl SyncOp {
             SyncOp::SemWait { sem }
             | SyncOp::SemTryWait { sem, .. }
             | SyncOp::SemPost { sem }
-            | SyncOp::SemInit { sem, .. } => Some(sem),
+            | SyncOp::SemInit { sem, .. }
+            | SyncOp::SemTimedWait { sem, .. } => Some(sem),
         }
     }
 
@@ -344,7 +351,8 @@ impl SyncOp {
             | SyncOp::RwTryRdLock { acquired, .. }
             | SyncOp::RwTryWrLock { acquired, .. }
             | SyncOp::SpinTryLock { acquired, .. }
-            | SyncOp::SemTryWait { acquired, .. } => Some(acquired),
+            | SyncOp::SemTryWait { acquired, .. }
+            | SyncOp::SemTimedWait { acquired, .. } => Some(acquired),
             _ => None,
         }
     }

@@ -41,11 +41,12 @@ pub enum OpKind {
     WaitLoopExit,
     Exit,
     SemInit,
+    SemTimedWait,
 }
 
 impl OpKind {
     /// Every kind, in declaration order.
-    pub const ALL: [OpKind; 30] = [
+    pub const ALL: [OpKind; 31] = [
         OpKind::Start,
         OpKind::End,
         OpKind::Fork,
@@ -76,6 +77,7 @@ impl OpKind {
         OpKind::WaitLoopExit,
         OpKind::Exit,
         OpKind::SemInit,
+        OpKind::SemTimedWait,
     ];
 
     /// Short lowercase name, as `ilgen dump` prints it and JSON spells it.
@@ -111,6 +113,7 @@ impl OpKind {
             OpKind::WaitLoopExit => "waitloop_exit",
             OpKind::Exit => "exit",
             OpKind::SemInit => "sem_init",
+            OpKind::SemTimedWait => "sem_timedwait",
         }
     }
 
@@ -173,6 +176,7 @@ impl SyncOp {
             SyncOp::WaitLoopExit { .. } => OpKind::WaitLoopExit,
             SyncOp::Exit => OpKind::Exit,
             SyncOp::SemInit { .. } => OpKind::SemInit,
+            SyncOp::SemTimedWait { .. } => OpKind::SemTimedWait,
         }
     }
 }

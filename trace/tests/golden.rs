@@ -74,6 +74,9 @@ fn sync_golden(op: SyncOp) -> &'static str {
         SyncOp::SemInit { .. } => {
             "20010000000201000000000000070000001d000000887766554433221102000000"
         }
+        SyncOp::SemTimedWait { .. } => {
+            "1d010000000201000000000000070000001e000000887766554433221101"
+        }
     }
 }
 
@@ -140,6 +143,10 @@ fn every_sync_op() -> Vec<SyncOp> {
         SyncOp::WaitLoopExit { cond: o },
         SyncOp::Exit,
         SyncOp::SemInit { sem: o, count: 2 },
+        SyncOp::SemTimedWait {
+            sem: o,
+            acquired: true,
+        },
     ]
 }
 
