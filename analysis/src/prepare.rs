@@ -13,7 +13,8 @@
 //!   serve any number of exits (see [`match_conditions`]);
 //! - barriers: the n-th use of a barrier object is its own instance;
 //! - semaphores: the initial count the run recorded (`sem_init`, `sem_open`), or, for one
-//!   initialised outside instrumented code, the least count the observed order needs;
+//!   initialised outside instrumented code, the least count the observed order needs; a
+//!   `sem_destroy` ends one, and the next use of its address is another;
 //! - threads: fork → start and end → join by the thread tree;
 //! - a pending operation (the thread was blocked in it when the run ended) is the thread's last
 //!   attempt; one followed by other operations was abandoned;
@@ -289,16 +290,13 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                 SyncOp::SemTimedWait {
                     acquired: false, ..
                 } if !pending => ModelOp::Nop,
-                SyncOp::SemWait { sem }
-                | SyncOp::SemTryWait {
-                    sem,
-                    acquired: true,
-                }
-                | SyncOp::SemTimedWait { sem, .. } => match sems.ids.get(&sem) {
+                SyncOp::SemWait { .. }
+                | SyncOp::SemTryWait { acquired: true, .. }
+                | SyncOp::SemTimedWait { .. } => match sems.of.get(&at) {
                     Some(&sem) => ModelOp::SemWait { sem },
                     None => ModelOp::Nop,
                 },
-                SyncOp::SemPost { sem } => match sems.ids.get(&sem) {
+                SyncOp::SemPost { .. } => match sems.of.get(&at) {
                     Some(&sem) => ModelOp::SemPost { sem },
                     None => ModelOp::Nop,
                 },
@@ -328,15 +326,17 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                         }
                     }
                 }
-                SyncOp::SemTryWait { sem, .. } => match sems.ids.get(&sem) {
+                SyncOp::SemTryWait { .. } => match sems.of.get(&at) {
                     Some(&sem) => ModelOp::TryFail {
                         target: TryTarget::Sem(sem),
                     },
                     None => ModelOp::Nop,
                 },
                 // Exit is not modelled yet: main's return does not bound the other threads. A
-                // semaphore's init gives the object its initial count ([`semaphores`]).
+                // semaphore's init gives the object its initial count, and its destroy ends the
+                // object ([`semaphores`]).
                 SyncOp::MutexTimedLock { .. }
+                | SyncOp::SemDestroy { .. }
                 | SyncOp::Detach { .. }
                 | SyncOp::WaitLoopEnter { .. }
                 | SyncOp::SemInit { .. }
@@ -823,25 +823,30 @@ fn barrier_instances(traces: &[ThreadTrace]) -> Barriers {
 
 struct Semaphores {
     objects: Vec<SemObject>,
-    ids: HashMap<u64, usize>,
+    /// The semaphore each operation acts on, by thread and event index.
+    of: HashMap<(usize, usize), usize>,
 }
 
-/// Semaphores with their initial count: the count the run recorded (`SemInit`, from `sem_init`
-/// or `sem_open`) when that is the semaphore's first operation; otherwise (it was initialised by
-/// code outside instrumentation) the least count under which the observed order never waits on
-/// zero. A later `SemInit` of the same address (opened again, or destroyed and initialised
-/// again) does not reset the model's counter: the initial count is then raised to what the
-/// observed order needs, if it needs more.
+/// Semaphores with their initial count. A semaphore is an address from its first operation (in
+/// seq order) to its `SemDestroy`; the next operation at that address starts another. Its
+/// initial count is the one the run recorded (`SemInit`, from `sem_init` or `sem_open`) when that
+/// is its first operation; otherwise (it was initialised by code outside instrumentation) the
+/// least count under which the observed order never waits on zero. A later `SemInit` with no
+/// destroy before it (the semaphore opened again) does not reset the model's counter: the
+/// initial count is then raised to what the observed order needs, if it needs more.
 fn semaphores(traces: &[ThreadTrace]) -> Semaphores {
-    let mut all: Vec<(u64, SyncOp)> = syncs(traces).map(|(at, s)| (at.seq, s.op)).collect();
-    all.sort_by_key(|(seq, _)| *seq);
+    let mut all: Vec<(At, SyncOp)> = syncs(traces).map(|(at, s)| (at, s.op)).collect();
+    all.sort_by_key(|(at, _)| at.seq);
     let mut s = Semaphores {
         objects: Vec::new(),
-        ids: HashMap::new(),
+        of: HashMap::new(),
     };
+    // The semaphore living at each address.
+    let mut live: HashMap<u64, usize> = HashMap::new();
     // Per semaphore: running count from zero and its minimum.
     let mut counts: Vec<(i64, i64)> = Vec::new();
-    for (seq, op) in all {
+    for (at, op) in all {
+        let seq = at.seq;
         let (sem, delta) = match op {
             SyncOp::SemPost { sem } => (sem, 1),
             SyncOp::SemWait { sem } if seq != PENDING => (sem, -1),
@@ -853,10 +858,11 @@ fn semaphores(traces: &[ThreadTrace]) -> Semaphores {
             SyncOp::SemWait { sem }
             | SyncOp::SemTryWait { sem, .. }
             | SyncOp::SemTimedWait { sem, .. }
-            | SyncOp::SemInit { sem, .. } => (sem, 0),
+            | SyncOp::SemInit { sem, .. }
+            | SyncOp::SemDestroy { sem } => (sem, 0),
             _ => continue,
         };
-        let id = *s.ids.entry(sem).or_insert_with(|| {
+        let id = *live.entry(sem).or_insert_with(|| {
             s.objects.push(SemObject {
                 addr: sem,
                 initial: 0,
@@ -868,6 +874,10 @@ fn semaphores(traces: &[ThreadTrace]) -> Semaphores {
             counts.push((0, 0));
             s.objects.len() - 1
         });
+        s.of.insert((at.thread, at.index), id);
+        if let SyncOp::SemDestroy { .. } = op {
+            live.remove(&sem);
+        }
         let c = &mut counts[id];
         c.0 += delta;
         c.1 = c.1.min(c.0);
@@ -1244,6 +1254,26 @@ mod tests {
             "the init itself orders nothing"
         );
         assert_eq!(ops(&p, 1)[0], ModelOp::SemWait { sem: 0 });
+    }
+
+    #[test]
+    fn a_semaphore_initialised_again_after_its_destroy_is_another_one() {
+        let s = 0x50;
+        let mut r = Run::new(1);
+        r.sync(0, SyncOp::SemInit { sem: s, count: 1 })
+            .sync(0, SyncOp::SemWait { sem: s })
+            .sync(0, SyncOp::SemDestroy { sem: s })
+            .sync(0, SyncOp::SemInit { sem: s, count: 3 })
+            .sync(0, SyncOp::SemWait { sem: s });
+        let p = prepare(&r.traces());
+        let sem = |initial| SemObject {
+            addr: s,
+            initial,
+            recorded: Some(initial),
+        };
+        assert_eq!(p.model.objects.sems, vec![sem(1), sem(3)]);
+        let (nop, wait) = (ModelOp::Nop, |sem| ModelOp::SemWait { sem });
+        assert_eq!(ops(&p, 0), vec![nop, wait(0), nop, nop, wait(1)]);
     }
 
     #[test]

@@ -102,10 +102,14 @@ int main(void) {
   pthread_create(&b, NULL, second, NULL);
   pthread_join(a, NULL);
   pthread_join(b, NULL);
+#ifndef NAMED
+  sem_destroy(s);
+#endif
   return 0;
 }
 
 // DUMP:       T0 sem_init unnamed count=2 seq={{[0-9]+}} at {{.*}}sem_two_holders_race.c:99:3 main
+// DUMP:       T0 sem_destroy unnamed seq={{[0-9]+}} at {{.*}}sem_two_holders_race.c:106:3 main
 // DUMP-TIMED: T2 sem_timedwait unnamed acquired seq={{[0-9]+}} at {{.*}}sem_two_holders_race.c:73:3 second
 // DUMP-NAMED: T0 sem_init 0x{{[0-9a-f]+}} count=2 seq={{[0-9]+}} at {{.*}}sem_two_holders_race.c:91:7 main
 

@@ -75,6 +75,7 @@ pub const WRAPPED_CALLS: &[&str] = &[
     "pthread_spin_unlock",
     "pthread_once",
     "sem_init",
+    "sem_destroy",
     "sem_wait",
     "sem_timedwait",
     "sem_clockwait",

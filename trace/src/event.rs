@@ -289,6 +289,11 @@ pub enum SyncOp {
         sem: u64,
         acquired: bool,
     },
+    /// `sem_destroy`, written before the call (retracted if it fails): the semaphore's life ends,
+    /// and a later `SemInit` at the same address starts another one.
+    SemDestroy {
+        sem: u64,
+    },
 }
 
 impl SyncOp {
@@ -329,7 +334,8 @@ impl SyncOp {
             | SyncOp::SemTryWait { sem, .. }
             | SyncOp::SemPost { sem }
             | SyncOp::SemInit { sem, .. }
-            | SyncOp::SemTimedWait { sem, .. } => Some(sem),
+            | SyncOp::SemTimedWait { sem, .. }
+            | SyncOp::SemDestroy { sem } => Some(sem),
         }
     }
 

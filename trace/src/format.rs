@@ -22,8 +22,9 @@
 //! - 1: first format.
 //! - 2: `SyncOp::Exit`, the end of the process on the exiting thread (appended to the enum), and
 //!   `Event::Heap` (allocations, frees and thread stacks).
-//! - 3: `SyncOp::SemInit`, a semaphore's count from `sem_init` or `sem_open`, and
-//!   `SyncOp::SemTimedWait` (`sem_timedwait`, `sem_clockwait`) (appended).
+//! - 3: `SyncOp::SemInit`, a semaphore's count from `sem_init` or `sem_open`,
+//!   `SyncOp::SemTimedWait` (`sem_timedwait`, `sem_clockwait`) and `SyncOp::SemDestroy`
+//!   (appended).
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -42,11 +42,12 @@ pub enum OpKind {
     Exit,
     SemInit,
     SemTimedWait,
+    SemDestroy,
 }
 
 impl OpKind {
     /// Every kind, in declaration order.
-    pub const ALL: [OpKind; 31] = [
+    pub const ALL: [OpKind; 32] = [
         OpKind::Start,
         OpKind::End,
         OpKind::Fork,
@@ -78,6 +79,7 @@ impl OpKind {
         OpKind::Exit,
         OpKind::SemInit,
         OpKind::SemTimedWait,
+        OpKind::SemDestroy,
     ];
 
     /// Short lowercase name, as `ilgen dump` prints it and JSON spells it.
@@ -114,6 +116,7 @@ impl OpKind {
             OpKind::Exit => "exit",
             OpKind::SemInit => "sem_init",
             OpKind::SemTimedWait => "sem_timedwait",
+            OpKind::SemDestroy => "sem_destroy",
         }
     }
 
@@ -177,6 +180,7 @@ impl SyncOp {
             SyncOp::Exit => OpKind::Exit,
             SyncOp::SemInit { .. } => OpKind::SemInit,
             SyncOp::SemTimedWait { .. } => OpKind::SemTimedWait,
+            SyncOp::SemDestroy { .. } => OpKind::SemDestroy,
         }
     }
 }

@@ -77,6 +77,7 @@ fn sync_golden(op: SyncOp) -> &'static str {
         SyncOp::SemTimedWait { .. } => {
             "1d010000000201000000000000070000001e000000887766554433221101"
         }
+        SyncOp::SemDestroy { .. } => "1c010000000201000000000000070000001f0000008877665544332211",
     }
 }
 
@@ -147,6 +148,7 @@ fn every_sync_op() -> Vec<SyncOp> {
             sem: o,
             acquired: true,
         },
+        SyncOp::SemDestroy { sem: o },
     ]
 }
 

@@ -1,11 +1,11 @@
-//! Semaphore wrappers: `sem_init`, `sem_open` (a hook after it), `sem_wait`, `sem_timedwait`,
-//! `sem_clockwait`, `sem_trywait`, `sem_post`.
+//! Semaphore wrappers: `sem_init`, `sem_open` (a hook after it), `sem_destroy`, `sem_wait`,
+//! `sem_timedwait`, `sem_clockwait`, `sem_trywait`, `sem_post`.
 //!
 //! Takes the program's semaphore calls; gives `SemInit` (after the call, with the count it set),
-//! `SemWait` (pending across the real call), `SemTimedWait` (pending, completed with the
-//! outcome), `SemTryWait` (after the call, with the outcome) and `SemPost` (before the call). A
-//! semaphore's count is what lets several threads hold it at once, so the analysis must not guess
-//! it from the run.
+//! `SemDestroy` (before the call, removed if it fails), `SemWait` (pending across the real call),
+//! `SemTimedWait` (pending, completed with the outcome), `SemTryWait` (after the call, with the
+//! outcome) and `SemPost` (before the call). A semaphore's count is what lets several threads
+//! hold it at once, so the analysis must not guess it from the run.
 //! `sem_wait` and the timed waits fail with EINTR when any signal handler runs, SA_RESTART or not;
 //! when the signal was the runtime's own flush request the wrapper calls again, so the program
 //! never sees it.
@@ -43,6 +43,18 @@ pub unsafe extern "C" fn __ilgen_wrap_sem_init(
         init(s, value, site);
     }
     rc
+}
+
+/// # Safety
+/// Same contract as `sem_destroy`.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_sem_destroy(
+    s: *mut libc::sem_t,
+    site: *const c_void,
+) -> libc::c_int {
+    let op = SyncOp::SemDestroy { sem: s as u64 };
+    // SAFETY: the program's own call.
+    record::sync::release(site, op, true, || unsafe { libc::sem_destroy(s) })
 }
 
 /// Right after `sem = sem_open(...)`: the count of the semaphore it returned. `sem_getvalue` at

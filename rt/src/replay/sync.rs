@@ -162,6 +162,7 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         | SyncOp::WaitLoopEnter { .. }
         | SyncOp::WaitLoopExit { .. }
         | SyncOp::SemInit { .. }
+        | SyncOp::SemDestroy { .. }
         | SyncOp::Exit => {}
     }
 }
