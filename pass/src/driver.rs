@@ -153,6 +153,7 @@ pub fn run(module: &Module<'_>, filter: &Filter) -> Result<Stats, BuilderError> 
         }
         stats.calls += calls::rewrite_calls(&mut ctx, f, memory)?.len();
         stats.calls += calls::mark_main_return(&mut ctx, f)?;
+        stats.calls += calls::mark_sem_open(&mut ctx, f)?;
         stats.markers += loops::assign_marker_sites(&mut ctx, f);
     }
     stats.sites = ctx.sites.len();

@@ -23,7 +23,9 @@
 //! - 2: `SyncOp::Exit`, the end of the process on the exiting thread (appended to the enum), and
 //!   `Event::Heap` (allocations, frees and thread stacks).
 //! - 3: `meta.json` names the executable by its ELF `build_id` alone; `binary_hash` (xxh3 of the
-//!   whole file, read at every start) is gone. Thread files are unchanged.
+//!   whole file, read at every start) is gone. `SyncOp::SemInit`, a semaphore's count from
+//!   `sem_init` or `sem_open`, `SyncOp::SemTimedWait` (`sem_timedwait`, `sem_clockwait`) and
+//!   `SyncOp::SemDestroy` (appended).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -448,14 +450,14 @@ mod tests {
     }
 
     #[test]
-    fn a_version_1_trace_gets_the_version_message() {
+    fn an_older_trace_gets_the_version_message() {
         let mut bytes = file(&sample());
-        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
         let err = decode_thread(Path::new("t3.trace"), &bytes).unwrap_err();
         assert!(matches!(
             err,
             TraceError::Version {
-                found: 1,
+                found: 2,
                 expected: FORMAT_VERSION,
                 ..
             }

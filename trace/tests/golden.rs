@@ -71,6 +71,13 @@ fn sync_golden(op: SyncOp) -> &'static str {
         }
         SyncOp::WaitLoopExit { .. } => "1c010000000201000000000000070000001b0000008877665544332211",
         SyncOp::Exit => "14010000000201000000000000070000001c000000",
+        SyncOp::SemInit { .. } => {
+            "20010000000201000000000000070000001d000000887766554433221102000000"
+        }
+        SyncOp::SemTimedWait { .. } => {
+            "1d010000000201000000000000070000001e000000887766554433221101"
+        }
+        SyncOp::SemDestroy { .. } => "1c010000000201000000000000070000001f0000008877665544332211",
     }
 }
 
@@ -136,6 +143,12 @@ fn every_sync_op() -> Vec<SyncOp> {
         SyncOp::WaitLoopEnter { cond: o },
         SyncOp::WaitLoopExit { cond: o },
         SyncOp::Exit,
+        SyncOp::SemInit { sem: o, count: 2 },
+        SyncOp::SemTimedWait {
+            sem: o,
+            acquired: true,
+        },
+        SyncOp::SemDestroy { sem: o },
     ]
 }
 

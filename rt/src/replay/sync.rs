@@ -18,10 +18,10 @@
 //! - try operations (trylock, tryrdlock, trywrlock, spin_trylock, sem_trywait), recorded after the
 //!   real call ([`turn`] before it, [`now_in`] after): gate before the real call, so that the
 //!   outcome is decided in the schedule's order; acquire if it succeeded, cursor moves;
-//! - blocking acquires (lock, timedlock, rdlock, wrlock, spin_lock, sem_wait) ([`pending`],
-//!   [`entering`], [`complete`]): gate before the real call; the wrapper first tries the
-//!   non-blocking form (`crate::record::sync::acquire`): if it succeeds the cursor moves after it,
-//!   and if it would block the cursor moves before the thread enters the blocking call. So the
+//! - blocking acquires (lock, timedlock, rdlock, wrlock, spin_lock, sem_wait, sem_timedwait)
+//!   ([`pending`], [`entering`], [`complete`]): gate before the real call; the wrapper first tries
+//!   the non-blocking form (`crate::record::sync::acquire`): if it succeeds the cursor moves after
+//!   it, and if it would block the cursor moves before the thread enters the blocking call. So the
 //!   next step never races an acquire still in flight for the same lock, and the last steps of a
 //!   deadlocking schedule (two locks that never return) are all reached. A join moves the cursor
 //!   when it returns (no other thread competes for the child's end);
@@ -33,8 +33,9 @@
 //!   acquires and the cursor moves.
 //!
 //! The watchdog learns each thread's status here: gated while at the gate, blocked while inside a
-//! blocking real call, running otherwise. A timed operation (timedlock, a timed condition wait)
-//! ends by itself, so it never counts as blocked: all threads in timed waits are no deadlock.
+//! blocking real call, running otherwise. A timed operation (timedlock, sem_timedwait, a timed
+//! condition wait) ends by itself, so it never counts as blocked: all threads in timed waits are
+//! no deadlock.
 
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
@@ -145,7 +146,9 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
                 c.acquire(cond, Role::Cond, clock);
             });
         }
-        SyncOp::SemWait { sem } | SyncOp::SemTryWait { sem, .. } => {
+        SyncOp::SemWait { sem }
+        | SyncOp::SemTryWait { sem, .. }
+        | SyncOp::SemTimedWait { sem, .. } => {
             if acquired {
                 replay::hb::with_clocks(|c| c.acquire(sem, Role::Sem, clock));
             }
@@ -158,6 +161,8 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         | SyncOp::Detach { .. }
         | SyncOp::WaitLoopEnter { .. }
         | SyncOp::WaitLoopExit { .. }
+        | SyncOp::SemInit { .. }
+        | SyncOp::SemDestroy { .. }
         | SyncOp::Exit => {}
     }
 }
@@ -231,7 +236,7 @@ pub(crate) fn pending(site: *const c_void, op: SyncOp) -> Option<Token> {
         gate(t, &op, site, None)
     };
     let timed = match op {
-        SyncOp::MutexTimedLock { .. } => true,
+        SyncOp::MutexTimedLock { .. } | SyncOp::SemTimedWait { .. } => true,
         SyncOp::CondWake { .. } => t.info.timed_wait.load(Ordering::Relaxed),
         _ => false,
     };
