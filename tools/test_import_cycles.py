@@ -130,7 +130,9 @@ class ImportCycles(unittest.TestCase):
                 }
             )
             self.assertEqual(code, 1, user)
-            self.assertEqual(out.strip(), "a: replay/gate/hold.rs -> replay.rs -> replay/gate/hold.rs")
+            self.assertEqual(
+                out.strip(), "a: replay/gate/hold.rs -> replay.rs -> replay/gate/hold.rs"
+            )
 
     def test_an_inline_crate_path_without_a_use_is_followed_to_the_deepest_file(self):
         code, out = check(
@@ -138,7 +140,8 @@ class ImportCycles(unittest.TestCase):
                 "a/src/lib.rs": "mod replay;\nmod record;\n",
                 "a/src/replay.rs": "pub mod sync;\n",
                 "a/src/replay/sync.rs": "pub fn on_op() { crate::record::write() }\n",
-                "a/src/record.rs": "pub fn write() {}\npub fn op() { crate::replay::sync::on_op() }\n",
+                "a/src/record.rs": "pub fn write() {}\n"
+                "pub fn op() { crate::replay::sync::on_op() }\n",
             }
         )
         self.assertEqual(code, 1)
@@ -159,7 +162,9 @@ class ImportCycles(unittest.TestCase):
             code, out = check(
                 {
                     "a/src/lib.rs": "mod x;\nmod y;\n",
-                    "a/src/x.rs": "pub fn f() {\n" + before + "crate::y::g();\nlet u = \"four\";\n}\n",
+                    "a/src/x.rs": "pub fn f() {\n"
+                    + before
+                    + "crate::y::g();\nlet u = \"four\";\n}\n",
                     "a/src/y.rs": "pub fn g() { crate::x::f() }\n",
                 }
             )

@@ -1,8 +1,8 @@
 //! Replay mode: the schedule gate.
 //!
-//! Takes the schedule `start` read and checked against this binary, and each thread's sync operations as
-//! `replay::sync` presents them (recorded tid, the thread's own 0-based count of sync records, the
-//! operation's kind); gives [`Replay`]: the schedule, checked against this binary, and the gate,
+//! Takes the schedule that `start` read and checked against this binary, and each thread's sync
+//! operations as `replay::sync` presents them (recorded tid, the thread's own 0-based count of
+//! sync records, the operation's kind); gives [`Replay`]: the schedule and the gate,
 //! which holds each operation until the schedule says it is that thread's turn for it.
 //!
 //! Threads are mapped as the schedule names them: main is the schedule thread whose parent is

@@ -1,13 +1,13 @@
 //! Replay's reports: races, the deadlock, the divergence, and the outcome file.
 //!
 //! Takes findings from `shadow` (via the access hooks), `deadlock` (the watchdog) and `sync` (an
-//! operation the gate did not expect); gives, for each, first [`__ilgen_report_hook`] (on the thread that found it: for a
-//! race, the thread making the second access, so that a debugger stopped there shows the racing
-//! line with `up`), then TSan-shaped text on stderr, then `replay-outcome.json`
-//! (`ilgen_trace::replay::Outcome`) rewritten with everything found so far, durably (written,
-//! synced and renamed into place before the program goes on), so that a run that hangs or crashes
-//! later still leaves its races on disk: the verdict is final. A race is reported once per pair
-//! of sites.
+//! operation the gate did not expect); gives, for each, first [`__ilgen_report_hook`] (on the
+//! thread that found it: for a race, the thread making the second access, so that a debugger
+//! stopped there shows the racing line with `up`), then TSan-shaped text on stderr, then
+//! `replay-outcome.json` (`ilgen_trace::replay::Outcome`) rewritten with everything found so far,
+//! durably (written, synced and renamed into place before the program goes on), so that a run
+//! that hangs or crashes later still leaves its races on disk: the verdict is final. A race is
+//! reported once per pair of sites.
 //!
 //! Sites are ids into the binary's site table and threads are recorded tids: the runtime cannot
 //! name source lines cheaply; `ilgen` renders the outcome with `file:line`.
