@@ -1,0 +1,215 @@
+//! Tests of the report: takes hand-made candidates, replays and observed findings; checks how
+//! they deduplicate into findings and what each renderer gives for them (snapshots).
+//!
+//! A file of its own, not a `mod tests` block in `lib.rs`: the renderers import the report's
+//! types from `lib.rs`, and its tests call the renderers.
+
+use ilgen_trace::replay::{
+    Outcome, RaceAccess, RaceReport, ResultKind, ThreadRef, OUTCOME_VERSION,
+};
+use ilgen_trace::AccessKind;
+
+use crate::*;
+use ilgen_analysis::candidates::{AccessSide, ObjectRange, ScheduleOut};
+use ilgen_confirm::run::Ended;
+
+fn candidate(sites: [SiteId; 2]) -> Candidate {
+    let side = |tid, site| AccessSide {
+        tid,
+        site,
+        access: AccessName::Write,
+    };
+    Candidate::Race {
+        object: ObjectRange { addr: 0x10, len: 4 },
+        accesses: [side(0, sites[0]), side(1, sites[1])],
+        schedule: ScheduleOut {
+            prefix_steps: 0,
+            steps: vec![
+                Step {
+                    tid: 0,
+                    op: OpKind::Fork,
+                    object: None,
+                    peer: Some(1),
+                    site: Some(9),
+                    seq: Some(0),
+                    op_index: 0,
+                },
+                // No instrumented instruction starts a thread: its location has no site.
+                Step {
+                    tid: 1,
+                    op: OpKind::Start,
+                    object: None,
+                    peer: None,
+                    site: None,
+                    seq: Some(1),
+                    op_index: 0,
+                },
+            ],
+        },
+    }
+}
+
+fn run(result: ResultKind, races: &[(SiteId, SiteId)]) -> ReplayRun {
+    let access = |tid, site| RaceAccess {
+        thread: ThreadRef {
+            tid,
+            parent: Some(0),
+            child_index: 0,
+        },
+        kind: AccessKind::Write,
+        addr: 0x10,
+        size: 4,
+        site,
+        free: false,
+    };
+    ReplayRun {
+        pid: 42,
+        ended: Ended::Exited(0),
+        outcome: Ok(Outcome {
+            format_version: OUTCOME_VERSION,
+            build_id: "0".into(),
+            schedule: "s".into(),
+            load_base: 0,
+            result,
+            schedule_followed: true,
+            steps_done: 1,
+            steps_total: 1,
+            races: races
+                .iter()
+                .map(|&(a, b)| RaceReport {
+                    current: access(1, a),
+                    previous: access(0, b),
+                })
+                .collect(),
+            deadlock: None,
+            divergence: None,
+        }),
+        out_dir: "/t/replay-1".into(),
+    }
+}
+
+fn add(report: &mut Report, ctx: &Context, n: usize, c: &Candidate, r: &ReplayRun) {
+    let verdict = ilgen_confirm::verdict::classify(r);
+    report.add(
+        ctx,
+        &Entry {
+            number: n,
+            candidate: c,
+            run: Some(r),
+            verdict,
+        },
+    );
+}
+
+#[test]
+fn equal_site_pairs_are_one_finding_and_the_rest_keep_their_reason() {
+    let ctx = Context {
+        binary: None,
+        forks: [(1, (0, 9))].into(),
+        unjoined: [1].into(),
+    };
+    let mut report = Report::new(&ctx, "/bin/a", "/t");
+    let c = candidate([5, 6]);
+    add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(6, 5)]));
+    // The same pair the other way round, from another candidate: merged.
+    add(&mut report, &ctx, 2, &c, &run(ResultKind::Race, &[(5, 6)]));
+    add(&mut report, &ctx, 3, &c, &run(ResultKind::NoError, &[]));
+    assert_eq!(report.findings.len(), 1);
+    let Finding::Race(r) = &report.findings[0] else {
+        panic!("a race")
+    };
+    assert_eq!(r.candidates, vec![1, 2]);
+    assert_eq!(
+        r.threads[1].created_at.as_ref().map(|l| l.site),
+        Some(Some(9))
+    );
+    assert!(r.threads[1].never_joined && !r.threads[0].never_joined);
+    assert_eq!(
+        report.unjoined.iter().map(|t| t.tid).collect::<Vec<_>>(),
+        [1]
+    );
+    assert_eq!(report.counts.confirmed_races, 2);
+    assert_eq!(report.counts.no_error, 1);
+    assert_eq!(report.unconfirmed[0].candidate, 3);
+    assert_eq!(report.unconfirmed[0].verdict, Class::NoError);
+
+    // The renderings, whole: snapshots in src/snapshots/ (a mismatch fails the test; review a
+    // change with `cargo insta review` or by reading the .snap.new file insta writes).
+    insta::assert_snapshot!("text_all", text::render(&report, true));
+    insta::assert_snapshot!("text_confirmed", text::render(&report, false));
+    insta::assert_snapshot!("sarif", sarif::render(&report));
+    insta::assert_snapshot!("json", json::render(&report));
+}
+
+#[test]
+fn an_observed_deadlock_is_a_finding_a_replay_of_the_same_lines_joins() {
+    use ilgen_analysis::observed::LostWakeup;
+    use ilgen_trace::replay::{BlockedThread, DeadlockReport};
+    let ctx = Context {
+        binary: None,
+        forks: [(1, (0, 9))].into(),
+        unjoined: Default::default(),
+    };
+    let blocked = |tid, op: OpKind, site| BlockedThread {
+        thread: ThreadRef {
+            tid,
+            parent: Some(0),
+            child_index: 0,
+        },
+        op,
+        site: Some(site),
+        object: 0xc0,
+        waits_for: vec![],
+        holds: vec![],
+    };
+    let d = DeadlockReport {
+        threads: vec![blocked(0, OpKind::Join, 20), blocked(1, OpKind::Wake, 8)],
+        cycle: vec![],
+    };
+    let o = Observed {
+        deadlock: d.clone(),
+        lost_wakeups: vec![LostWakeup {
+            cond: 0xc0,
+            waiter: 1,
+            wait_site: 8,
+            signaller: 0,
+            signal_site: 16,
+            broadcast: false,
+        }],
+    };
+    let mut report = Report::new(&ctx, "/bin/a", "/t");
+    report.observe(&ctx, &o, 7);
+    assert!(report.confirmed());
+    let text = text::render(&report, false);
+    assert!(
+        text.contains("WARNING: ilgen: deadlock (observed in the recorded run) (pid=7)"),
+        "{text}"
+    );
+    assert!(text.contains("  Thread T1 is blocked in wait of 0xc0:\n    #0 site 8\n"));
+    assert!(text.contains("Main thread signalled 0xc0 before thread T1 waited on it"));
+    assert!(
+        text.contains("    signal at site 16\n    wait at site 8\n"),
+        "{text}"
+    );
+    assert!(text.contains("Observed: the recorded run (pid=7) ended with these threads"));
+    assert!(text.contains("ilgen: 1 deadlock(s) observed in the recorded run\n"));
+
+    // A replay that confirms the same blocked lines joins the observed finding.
+    let mut r = run(ResultKind::Deadlock, &[]);
+    if let Ok(out) = &mut r.outcome {
+        out.deadlock = Some(d);
+    }
+    add(&mut report, &ctx, 1, &candidate([5, 6]), &r);
+    assert_eq!(report.findings.len(), 1);
+    let Finding::Deadlock(f) = &report.findings[0] else {
+        panic!("a deadlock")
+    };
+    assert!(f.observed);
+    assert_eq!(f.candidates, vec![1]);
+    assert_eq!(f.replay_dir, "/t/replay-1");
+    assert_eq!(f.blocked[1].op, OpKind::Wait);
+    let json: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+    assert_eq!(json["counts"]["observed_deadlocks"], 1);
+    assert_eq!(json["findings"][0]["observed"], true);
+    assert_eq!(json["findings"][0]["lost_wakeups"][0]["signal"]["site"], 16);
+}
