@@ -7,9 +7,12 @@
 //! counts of every verdict; every candidate that was not confirmed with the reason; and the
 //! threads the program never joined before it exited. A deadlock the recorded run itself ended in
 //! ([`Report::observe`], from `ilgen_analysis::observed`) is a finding too, with no replay needed.
+//! Several runs of one binary ([`Report::merge`]) give one report whose findings say in which
+//! runs they were predicted and which run's schedule replays them.
 //! The renderers ([`text`], [`json`], [`sarif`]) only print this data.
 
 pub mod json;
+mod merge;
 pub mod sarif;
 pub mod text;
 
@@ -186,7 +189,11 @@ pub struct ScheduleStep {
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Race {
-    /// Candidates (1-based) whose replay found it.
+    /// The run (1-based, of [`Report::runs`]) whose candidates, replay and schedule these are.
+    pub run: usize,
+    /// Every run whose detect predicted it (a candidate at its lines, confirmed or not), ascending.
+    pub runs: Vec<usize>,
+    /// Candidates (1-based) of run `run` whose replay found it.
     pub candidates: Vec<usize>,
     /// Process id of the replay that found it first.
     pub pid: u32,
@@ -217,7 +224,11 @@ impl Race {
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Deadlock {
-    /// Candidates whose replay confirmed it (may be empty for an observed one).
+    /// The run whose candidates, replay and schedule these are (or that observed it).
+    pub run: usize,
+    /// Every run that predicted or observed it, ascending.
+    pub runs: Vec<usize>,
+    /// Candidates of run `run` whose replay confirmed it (may be empty for an observed one).
     pub candidates: Vec<usize>,
     /// The recorded run itself ended in it (killed or timed out while deadlocked): `pid` is the
     /// recorded run's, `replay_dir` is empty unless a replay confirmed it too, and the schedule is
@@ -276,6 +287,8 @@ pub enum Finding {
 /// A candidate that replay did not confirm.
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Unconfirmed {
+    /// The run whose candidate it is.
+    pub run: usize,
     pub candidate: usize,
     /// `race` or `deadlock`: what the candidate predicted.
     pub predicted: &'static str,
@@ -297,12 +310,21 @@ pub struct Counts {
     pub observed_deadlocks: usize,
 }
 
+/// One recorded run a report covers; `ilgen detect DIR...` numbers them from 1 in argument order.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub trace_dir: String,
+    /// The `chaos=SEED` the run was perturbed with (`None`: not perturbed).
+    pub chaos_seed: Option<u64>,
+}
+
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Report {
     pub binary: String,
-    pub trace_dir: String,
+    pub runs: Vec<Run>,
+    /// Summed over the runs.
     pub counts: Counts,
-    /// Confirmed, deduplicated, in candidate order.
+    /// Confirmed, deduplicated, in run and candidate order.
     pub findings: Vec<Finding>,
     /// Every candidate that was not confirmed, in candidate order.
     pub unconfirmed: Vec<Unconfirmed>,
@@ -321,10 +343,11 @@ pub struct Entry<'a> {
 }
 
 impl Report {
-    pub fn new(ctx: &Context, binary: &str, trace_dir: &str) -> Report {
+    /// The report of one run, as run 1 (several are joined by [`Report::merge`]).
+    pub fn new(ctx: &Context, binary: &str, run: Run) -> Report {
         Report {
             binary: binary.to_owned(),
-            trace_dir: trace_dir.to_owned(),
+            runs: vec![run],
             counts: Counts::default(),
             findings: Vec::new(),
             unconfirmed: Vec::new(),
@@ -343,6 +366,8 @@ impl Report {
         let d = &o.deadlock;
         let name = |addr| ctx.object(addr, None);
         self.findings.push(Finding::Deadlock(Deadlock {
+            run: 1,
+            runs: vec![1],
             candidates: Vec::new(),
             observed: true,
             pid,
@@ -411,15 +436,20 @@ fn push_new(v: &mut Vec<usize>, n: usize) {
     }
 }
 
-/// What makes two findings the same: the unordered pair of access lines of a race, the set of
-/// blocked lines of a deadlock.
-fn key(f: &Finding) -> (u8, BTreeSet<(String, Option<u32>)>) {
+/// What makes two findings the same: the kind (as [`Unconfirmed::predicted`] names it) and the
+/// unordered pair of access lines of a race, the set of blocked lines of a deadlock.
+type Key = (&'static str, BTreeSet<(String, Option<u32>)>);
+
+fn key(f: &Finding) -> Key {
     match f {
         Finding::Race(r) => (
-            0,
+            "race",
             [r.current.location.key(), r.previous.location.key()].into(),
         ),
-        Finding::Deadlock(d) => (1, d.blocked.iter().map(|b| b.location.key()).collect()),
+        Finding::Deadlock(d) => (
+            "deadlock",
+            d.blocked.iter().map(|b| b.location.key()).collect(),
+        ),
     }
 }
 
@@ -440,6 +470,8 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             location: ctx.location(known_site(a.site)),
         };
         out.push(Finding::Race(Race {
+            run: 1,
+            runs: vec![1],
             candidates: vec![entry.number],
             pid: run.pid,
             replay_dir: replay_dir.clone(),
@@ -452,6 +484,8 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
     }
     if let Some(d) = &o.deadlock {
         out.push(Finding::Deadlock(Deadlock {
+            run: 1,
+            runs: vec![1],
             candidates: vec![entry.number],
             observed: false,
             pid: run.pid,
@@ -542,6 +576,7 @@ fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
         _ => entry.verdict.reason.clone(),
     };
     Unconfirmed {
+        run: 1,
         candidate: entry.number,
         predicted,
         verdict: entry.verdict.class,
@@ -636,6 +671,13 @@ mod tests {
         }
     }
 
+    fn trace(dir: &str, chaos_seed: Option<u64>) -> Run {
+        Run {
+            trace_dir: dir.into(),
+            chaos_seed,
+        }
+    }
+
     fn add(report: &mut Report, ctx: &Context, n: usize, c: &Candidate, r: &ReplayRun) {
         let verdict = ilgen_confirm::verdict::classify(r);
         report.add(
@@ -656,7 +698,7 @@ mod tests {
             forks: [(1, (0, 9))].into(),
             unjoined: [1].into(),
         };
-        let mut report = Report::new(&ctx, "/bin/a", "/t");
+        let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
         let c = candidate([5, 6]);
         add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(6, 5)]));
         // The same pair the other way round, from another candidate: merged.
@@ -687,6 +729,80 @@ mod tests {
         insta::assert_snapshot!("text_confirmed", text::render(&report, false));
         insta::assert_snapshot!("sarif", sarif::render(&report));
         insta::assert_snapshot!("json", json::render(&report));
+    }
+
+    #[test]
+    fn runs_merge_by_site_pair_and_each_finding_names_its_runs_and_replay() {
+        let ctx = Context {
+            binary: None,
+            forks: [(1, (0, 9))].into(),
+            unjoined: Default::default(),
+        };
+        // Run 1 confirms 5/6 and predicts 7/8 without confirming it; run 2 (chaos seed 3)
+        // confirms both, 5/6 the other way round.
+        let mut one = Report::new(&ctx, "/bin/a", trace("/t/run-0", None));
+        add(
+            &mut one,
+            &ctx,
+            1,
+            &candidate([5, 6]),
+            &run(ResultKind::Race, &[(6, 5)]),
+        );
+        add(
+            &mut one,
+            &ctx,
+            2,
+            &candidate([7, 8]),
+            &run(ResultKind::NoError, &[]),
+        );
+        let mut two = Report::new(&ctx, "/bin/a", trace("/t/run-1", Some(3)));
+        add(
+            &mut two,
+            &ctx,
+            1,
+            &candidate([7, 8]),
+            &run(ResultKind::Race, &[(8, 7)]),
+        );
+        add(
+            &mut two,
+            &ctx,
+            2,
+            &candidate([5, 6]),
+            &run(ResultKind::Race, &[(5, 6)]),
+        );
+        let merged = Report::merge(vec![one, two]);
+        let races: Vec<(usize, Vec<usize>, Vec<usize>, SiteId)> = merged
+            .findings
+            .iter()
+            .map(|f| match f {
+                Finding::Race(r) => (
+                    r.run,
+                    r.runs.clone(),
+                    r.candidates.clone(),
+                    r.current.location.site.unwrap(),
+                ),
+                Finding::Deadlock(_) => panic!("races only"),
+            })
+            .collect();
+        assert_eq!(
+            races,
+            [(1, vec![1, 2], vec![1], 6), (2, vec![1, 2], vec![1], 8)]
+        );
+        assert_eq!(merged.counts.candidates, 4);
+        assert_eq!(merged.counts.confirmed_races, 3);
+        assert_eq!(
+            (merged.unconfirmed[0].run, merged.unconfirmed[0].candidate),
+            (1, 2)
+        );
+        assert_eq!(merged.runs[1].chaos_seed, Some(3));
+        insta::assert_snapshot!("text_runs", text::render(&merged, true));
+        let sarif: serde_json::Value = serde_json::from_str(&sarif::render(&merged)).unwrap();
+        let result = &sarif["runs"][0]["results"][1];
+        assert_eq!(result["properties"]["traceDir"], "/t/run-1");
+        assert_eq!(result["properties"]["runs"], serde_json::json!([1, 2]));
+        let json: serde_json::Value = serde_json::from_str(&json::render(&merged)).unwrap();
+        assert_eq!(json["findings"][1]["run"], 2);
+        assert_eq!(json["runs"][1]["trace_dir"], "/t/run-1");
     }
 
     #[test]
@@ -725,7 +841,7 @@ mod tests {
                 broadcast: false,
             }],
         };
-        let mut report = Report::new(&ctx, "/bin/a", "/t");
+        let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
         report.observe(&ctx, &o, 7);
         assert!(report.confirmed());
         let text = text::render(&report, false);
