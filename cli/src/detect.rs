@@ -1,12 +1,13 @@
 //! `ilgen detect`: the command that strings the stages together.
 //!
-//! Takes a trace directory and the flags; runs the analysis ([`ilgen_analysis::analyze_with`]),
-//! writes `candidates.json` and one `schedule-<n>.json` per candidate into the trace directory
-//! ([`ilgen_analysis::candidates`]), and then, unless `--no-replay`, replays every candidate
-//! ([`ilgen_confirm::replay_all`]) and prints the report of the confirmed findings
-//! ([`ilgen_report`]), led by the deadlock the recorded run itself ended in, if it did
-//! ([`ilgen_analysis::observed`]); with `--no-replay` it prints the candidates' summary (or the file's JSON)
-//! instead. Long analyses report their stages on stderr (on a terminal, or with `--progress`);
+//! Takes one or more trace directories (runs of one binary) and the flags; runs the analysis of
+//! each, in parallel ([`ilgen_analysis::analyze_with`]), writes `candidates.json` and one
+//! `schedule-<n>.json` per candidate into each trace directory ([`ilgen_analysis::candidates`]),
+//! and then, unless `--no-replay`, replays every candidate against its own run
+//! ([`ilgen_confirm::replay_all`]) and prints one report of the confirmed findings of all runs
+//! ([`ilgen_report::Report::merge`]), led by the deadlock a recorded run itself ended in, if one
+//! did ([`ilgen_analysis::observed`]); with `--no-replay` (one trace) it prints the candidates'
+//! summary (or the file's JSON) instead. Long analyses report their stages on stderr (on a terminal, or with `--progress`);
 //! stdout stays deterministic. Gives an exit code: [`exit::FINDINGS`] when replay confirmed
 //! something (with `--no-replay`: when there is a candidate), else [`exit::CLEAN`].
 

@@ -671,6 +671,15 @@ mod tests {
         }
     }
 
+    /// No binary; main created T1 at site 9.
+    fn context(unjoined: &[ThreadId]) -> Context<'static> {
+        Context {
+            binary: None,
+            forks: [(1, (0, 9))].into(),
+            unjoined: unjoined.iter().copied().collect(),
+        }
+    }
+
     fn trace(dir: &str, chaos_seed: Option<u64>) -> Run {
         Run {
             trace_dir: dir.into(),
@@ -693,11 +702,7 @@ mod tests {
 
     #[test]
     fn equal_site_pairs_are_one_finding_and_the_rest_keep_their_reason() {
-        let ctx = Context {
-            binary: None,
-            forks: [(1, (0, 9))].into(),
-            unjoined: [1].into(),
-        };
+        let ctx = context(&[1]);
         let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
         let c = candidate([5, 6]);
         add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(6, 5)]));
@@ -733,42 +738,31 @@ mod tests {
 
     #[test]
     fn runs_merge_by_site_pair_and_each_finding_names_its_runs_and_replay() {
-        let ctx = Context {
-            binary: None,
-            forks: [(1, (0, 9))].into(),
-            unjoined: Default::default(),
-        };
+        let ctx = context(&[]);
         // Run 1 confirms 5/6 and predicts 7/8 without confirming it; run 2 (chaos seed 3)
         // confirms both, 5/6 the other way round.
-        let mut one = Report::new(&ctx, "/bin/a", trace("/t/run-0", None));
-        add(
-            &mut one,
-            &ctx,
-            1,
-            &candidate([5, 6]),
-            &run(ResultKind::Race, &[(6, 5)]),
+        let part = |dir: &str, seed, entries: [(usize, [SiteId; 2], ReplayRun); 2]| {
+            let mut report = Report::new(&ctx, "/bin/a", trace(dir, seed));
+            for (n, sites, r) in &entries {
+                add(&mut report, &ctx, *n, &candidate(*sites), r);
+            }
+            report
+        };
+        let one = part(
+            "/t/run-0",
+            None,
+            [
+                (1, [5, 6], run(ResultKind::Race, &[(6, 5)])),
+                (2, [7, 8], run(ResultKind::NoError, &[])),
+            ],
         );
-        add(
-            &mut one,
-            &ctx,
-            2,
-            &candidate([7, 8]),
-            &run(ResultKind::NoError, &[]),
-        );
-        let mut two = Report::new(&ctx, "/bin/a", trace("/t/run-1", Some(3)));
-        add(
-            &mut two,
-            &ctx,
-            1,
-            &candidate([7, 8]),
-            &run(ResultKind::Race, &[(8, 7)]),
-        );
-        add(
-            &mut two,
-            &ctx,
-            2,
-            &candidate([5, 6]),
-            &run(ResultKind::Race, &[(5, 6)]),
+        let two = part(
+            "/t/run-1",
+            Some(3),
+            [
+                (1, [7, 8], run(ResultKind::Race, &[(8, 7)])),
+                (2, [5, 6], run(ResultKind::Race, &[(5, 6)])),
+            ],
         );
         let merged = Report::merge(vec![one, two]);
         let races: Vec<(usize, Vec<usize>, Vec<usize>, SiteId)> = merged
@@ -809,11 +803,7 @@ mod tests {
     fn an_observed_deadlock_is_a_finding_a_replay_of_the_same_lines_joins() {
         use ilgen_analysis::observed::LostWakeup;
         use ilgen_trace::replay::{BlockedThread, DeadlockReport};
-        let ctx = Context {
-            binary: None,
-            forks: [(1, (0, 9))].into(),
-            unjoined: Default::default(),
-        };
+        let ctx = context(&[]);
         let blocked = |tid, op: OpKind, site| BlockedThread {
             thread: ThreadRef {
                 tid,
