@@ -120,6 +120,10 @@ int main(void) {
 // JSON-NEXT: "findings": [
 // JSON-NEXT:   {
 // JSON-NEXT:     "kind": "race",
+// JSON-NEXT:     "run": 1,
+// JSON-NEXT:     "runs": [
+// JSON-NEXT:       1
+// JSON-NEXT:     ],
 // JSON-NEXT:     "candidates": [
 // JSON-NEXT:       1
 // JSON-NEXT:     ],
