@@ -7,9 +7,12 @@
 //! counts of every verdict; every candidate that was not confirmed with the reason; and the
 //! threads the program never joined before it exited. A deadlock the recorded run itself ended in
 //! ([`Report::observe`], from `ilgen_analysis::observed`) is a finding too, with no replay needed.
+//! Several runs of one binary ([`Report::merge`]) give one report whose findings say in which
+//! runs they were predicted and which run's schedule replays them.
 //! The renderers ([`text`], [`json`], [`sarif`]) only print this data.
 
 pub mod json;
+mod merge;
 pub mod sarif;
 pub mod text;
 
@@ -186,7 +189,11 @@ pub struct ScheduleStep {
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Race {
-    /// Candidates (1-based) whose replay found it.
+    /// The run (1-based, of [`Report::runs`]) whose candidates, replay and schedule these are.
+    pub run: usize,
+    /// Every run whose detect predicted it (a candidate at its lines, confirmed or not), ascending.
+    pub runs: Vec<usize>,
+    /// Candidates (1-based) of run `run` whose replay found it.
     pub candidates: Vec<usize>,
     /// Process id of the replay that found it first.
     pub pid: u32,
@@ -217,7 +224,11 @@ impl Race {
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Deadlock {
-    /// Candidates whose replay confirmed it (may be empty for an observed one).
+    /// The run whose candidates, replay and schedule these are (or that observed it).
+    pub run: usize,
+    /// Every run that predicted or observed it, ascending.
+    pub runs: Vec<usize>,
+    /// Candidates of run `run` whose replay confirmed it (may be empty for an observed one).
     pub candidates: Vec<usize>,
     /// The recorded run itself ended in it (killed or timed out while deadlocked): `pid` is the
     /// recorded run's, `replay_dir` is empty unless a replay confirmed it too, and the schedule is
@@ -276,6 +287,8 @@ pub enum Finding {
 /// A candidate that replay did not confirm.
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Unconfirmed {
+    /// The run whose candidate it is.
+    pub run: usize,
     pub candidate: usize,
     /// `race` or `deadlock`: what the candidate predicted.
     pub predicted: &'static str,
@@ -297,12 +310,21 @@ pub struct Counts {
     pub observed_deadlocks: usize,
 }
 
+/// One recorded run a report covers; `ilgen detect DIR...` numbers them from 1 in argument order.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub trace_dir: String,
+    /// The `chaos=SEED` the run was perturbed with (`None`: not perturbed).
+    pub chaos_seed: Option<u64>,
+}
+
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Report {
     pub binary: String,
-    pub trace_dir: String,
+    pub runs: Vec<Run>,
+    /// Summed over the runs.
     pub counts: Counts,
-    /// Confirmed, deduplicated, in candidate order.
+    /// Confirmed, deduplicated, in run and candidate order.
     pub findings: Vec<Finding>,
     /// Every candidate that was not confirmed, in candidate order.
     pub unconfirmed: Vec<Unconfirmed>,
@@ -321,10 +343,11 @@ pub struct Entry<'a> {
 }
 
 impl Report {
-    pub fn new(ctx: &Context, binary: &str, trace_dir: &str) -> Report {
+    /// The report of one run, as run 1 (several are joined by [`Report::merge`]).
+    pub fn new(ctx: &Context, binary: &str, run: Run) -> Report {
         Report {
             binary: binary.to_owned(),
-            trace_dir: trace_dir.to_owned(),
+            runs: vec![run],
             counts: Counts::default(),
             findings: Vec::new(),
             unconfirmed: Vec::new(),
@@ -343,6 +366,8 @@ impl Report {
         let d = &o.deadlock;
         let name = |addr| ctx.object(addr, None);
         self.findings.push(Finding::Deadlock(Deadlock {
+            run: 1,
+            runs: vec![1],
             candidates: Vec::new(),
             observed: true,
             pid,
@@ -411,15 +436,20 @@ fn push_new(v: &mut Vec<usize>, n: usize) {
     }
 }
 
-/// What makes two findings the same: the unordered pair of access lines of a race, the set of
-/// blocked lines of a deadlock.
-fn key(f: &Finding) -> (u8, BTreeSet<(String, Option<u32>)>) {
+/// What makes two findings the same: the kind (as [`Unconfirmed::predicted`] names it) and the
+/// unordered pair of access lines of a race, the set of blocked lines of a deadlock.
+type Key = (&'static str, BTreeSet<(String, Option<u32>)>);
+
+fn key(f: &Finding) -> Key {
     match f {
         Finding::Race(r) => (
-            0,
+            "race",
             [r.current.location.key(), r.previous.location.key()].into(),
         ),
-        Finding::Deadlock(d) => (1, d.blocked.iter().map(|b| b.location.key()).collect()),
+        Finding::Deadlock(d) => (
+            "deadlock",
+            d.blocked.iter().map(|b| b.location.key()).collect(),
+        ),
     }
 }
 
@@ -440,6 +470,8 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             location: ctx.location(known_site(a.site)),
         };
         out.push(Finding::Race(Race {
+            run: 1,
+            runs: vec![1],
             candidates: vec![entry.number],
             pid: run.pid,
             replay_dir: replay_dir.clone(),
@@ -452,6 +484,8 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
     }
     if let Some(d) = &o.deadlock {
         out.push(Finding::Deadlock(Deadlock {
+            run: 1,
+            runs: vec![1],
             candidates: vec![entry.number],
             observed: false,
             pid: run.pid,
@@ -542,6 +576,7 @@ fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
         _ => entry.verdict.reason.clone(),
     };
     Unconfirmed {
+        run: 1,
         candidate: entry.number,
         predicted,
         verdict: entry.verdict.class,

@@ -88,6 +88,22 @@ fn run(result: ResultKind, races: &[(SiteId, SiteId)]) -> ReplayRun {
     }
 }
 
+/// No binary; main created T1 at site 9.
+fn context(unjoined: &[ThreadId]) -> Context<'static> {
+    Context {
+        binary: None,
+        forks: [(1, (0, 9))].into(),
+        unjoined: unjoined.iter().copied().collect(),
+    }
+}
+
+fn trace(dir: &str, chaos_seed: Option<u64>) -> Run {
+    Run {
+        trace_dir: dir.into(),
+        chaos_seed,
+    }
+}
+
 fn add(report: &mut Report, ctx: &Context, n: usize, c: &Candidate, r: &ReplayRun) {
     let verdict = ilgen_confirm::verdict::classify(r);
     report.add(
@@ -103,12 +119,8 @@ fn add(report: &mut Report, ctx: &Context, n: usize, c: &Candidate, r: &ReplayRu
 
 #[test]
 fn equal_site_pairs_are_one_finding_and_the_rest_keep_their_reason() {
-    let ctx = Context {
-        binary: None,
-        forks: [(1, (0, 9))].into(),
-        unjoined: [1].into(),
-    };
-    let mut report = Report::new(&ctx, "/bin/a", "/t");
+    let ctx = context(&[1]);
+    let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
     let c = candidate([5, 6]);
     add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(6, 5)]));
     // The same pair the other way round, from another candidate: merged.
@@ -142,14 +154,73 @@ fn equal_site_pairs_are_one_finding_and_the_rest_keep_their_reason() {
 }
 
 #[test]
+fn runs_merge_by_site_pair_and_each_finding_names_its_runs_and_replay() {
+    let ctx = context(&[]);
+    // Run 1 confirms 5/6 and predicts 7/8 without confirming it; run 2 (chaos seed 3)
+    // confirms both, 5/6 the other way round.
+    let part = |dir: &str, seed, entries: [(usize, [SiteId; 2], ReplayRun); 2]| {
+        let mut report = Report::new(&ctx, "/bin/a", trace(dir, seed));
+        for (n, sites, r) in &entries {
+            add(&mut report, &ctx, *n, &candidate(*sites), r);
+        }
+        report
+    };
+    let one = part(
+        "/t/run-0",
+        None,
+        [
+            (1, [5, 6], run(ResultKind::Race, &[(6, 5)])),
+            (2, [7, 8], run(ResultKind::NoError, &[])),
+        ],
+    );
+    let two = part(
+        "/t/run-1",
+        Some(3),
+        [
+            (1, [7, 8], run(ResultKind::Race, &[(8, 7)])),
+            (2, [5, 6], run(ResultKind::Race, &[(5, 6)])),
+        ],
+    );
+    let merged = Report::merge(vec![one, two]);
+    let races: Vec<(usize, Vec<usize>, Vec<usize>, SiteId)> = merged
+        .findings
+        .iter()
+        .map(|f| match f {
+            Finding::Race(r) => (
+                r.run,
+                r.runs.clone(),
+                r.candidates.clone(),
+                r.current.location.site.unwrap(),
+            ),
+            Finding::Deadlock(_) => panic!("races only"),
+        })
+        .collect();
+    assert_eq!(
+        races,
+        [(1, vec![1, 2], vec![1], 6), (2, vec![1, 2], vec![1], 8)]
+    );
+    assert_eq!(merged.counts.candidates, 4);
+    assert_eq!(merged.counts.confirmed_races, 3);
+    assert_eq!(
+        (merged.unconfirmed[0].run, merged.unconfirmed[0].candidate),
+        (1, 2)
+    );
+    assert_eq!(merged.runs[1].chaos_seed, Some(3));
+    insta::assert_snapshot!("text_runs", text::render(&merged, true));
+    let sarif: serde_json::Value = serde_json::from_str(&sarif::render(&merged)).unwrap();
+    let result = &sarif["runs"][0]["results"][1];
+    assert_eq!(result["properties"]["traceDir"], "/t/run-1");
+    assert_eq!(result["properties"]["runs"], serde_json::json!([1, 2]));
+    let json: serde_json::Value = serde_json::from_str(&json::render(&merged)).unwrap();
+    assert_eq!(json["findings"][1]["run"], 2);
+    assert_eq!(json["runs"][1]["trace_dir"], "/t/run-1");
+}
+
+#[test]
 fn an_observed_deadlock_is_a_finding_a_replay_of_the_same_lines_joins() {
     use ilgen_analysis::observed::LostWakeup;
     use ilgen_trace::replay::{BlockedThread, DeadlockReport};
-    let ctx = Context {
-        binary: None,
-        forks: [(1, (0, 9))].into(),
-        unjoined: Default::default(),
-    };
+    let ctx = context(&[]);
     let blocked = |tid, op: OpKind, site| BlockedThread {
         thread: ThreadRef {
             tid,
@@ -177,7 +248,7 @@ fn an_observed_deadlock_is_a_finding_a_replay_of_the_same_lines_joins() {
             broadcast: false,
         }],
     };
-    let mut report = Report::new(&ctx, "/bin/a", "/t");
+    let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
     report.observe(&ctx, &o, 7);
     assert!(report.confirmed());
     let text = text::render(&report, false);
