@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use ilgen_trace::format::ThreadTrace;
 use ilgen_trace::replay::{DeadlockReport, Outcome, RaceAccess, ThreadRef};
+use ilgen_trace::sites::Frame;
 use ilgen_trace::{known_site, Event, OpKind, SiteId, SyncOp, ThreadId};
 use serde::Serialize;
 
@@ -77,14 +78,12 @@ impl<'a> Context<'a> {
 
     /// Where `site` is; `None`: no instrumented instruction made the event.
     pub fn location(&self, site: Option<SiteId>) -> Location {
-        let source = site
-            .and_then(|site| self.binary?.site(site))
-            .map(|s| Source {
-                file: s.file.clone(),
-                line: s.line,
-                column: s.column,
-                function: s.function.clone(),
-            });
+        let source = site.and_then(|site| self.binary?.site(site)).map(|s| {
+            Box::new(Source {
+                inlined: s.inlined.iter().map(Source::from).collect(),
+                ..Source::from(&s.frame)
+            })
+        });
         Location { site, source }
     }
 
@@ -119,8 +118,9 @@ impl<'a> Context<'a> {
 pub struct Location {
     /// `None` (JSON null) for an event no instrumented instruction made (thread start and end).
     pub site: Option<SiteId>,
+    /// Boxed: a finding holds many locations, most of them read only when printed.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub source: Option<Source>,
+    pub source: Option<Box<Source>>,
 }
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -128,7 +128,28 @@ pub struct Source {
     pub file: String,
     pub line: u32,
     pub column: u32,
+    /// Demangled (`Account::deposit(long)`).
     pub function: String,
+    /// The linkage name, when it differs from `function` (`_ZN7Account7depositEl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    /// The library frames inlined at this line, from its call inward: the operation itself is in
+    /// the last one (see `ilgen_trace::sites`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inlined: Vec<Source>,
+}
+
+impl From<&Frame> for Source {
+    fn from(f: &Frame) -> Source {
+        Source {
+            file: f.file.clone(),
+            line: f.line,
+            column: f.column,
+            function: f.function.clone(),
+            symbol: (f.symbol != f.function).then(|| f.symbol.clone()),
+            inlined: Vec::new(),
+        }
+    }
 }
 
 impl Location {
@@ -687,6 +708,62 @@ mod tests {
         insta::assert_snapshot!("text_confirmed", text::render(&report, false));
         insta::assert_snapshot!("sarif", sarif::render(&report));
         insta::assert_snapshot!("json", json::render(&report));
+    }
+
+    #[test]
+    fn sites_name_demangled_functions_and_the_library_frames_inlined_at_the_user_line() {
+        use ilgen_trace::sites::SiteTableBuilder;
+        let deposit = "_ZN7Account7depositEl";
+        let mut sites = SiteTableBuilder::new();
+        // Site 1: `balances[i] += amount` with std::vector's operator[] inlined (-O2).
+        let vector = "/usr/include/c++/12/bits/stl_vector.h";
+        let operator = Frame::new(vector, 1128, 2, "_ZNSt6vectorIlSaIlEEixEm");
+        sites.add(
+            &Frame::new("/src/acct.cpp", 17, 19, deposit),
+            &[operator],
+            false,
+        );
+        // Site 2: the lock_guard line, with the guard and std::mutex::lock inlined.
+        let mutex = "/usr/include/c++/12/bits/std_mutex.h";
+        let guard = [
+            Frame::new(mutex, 229, 19, "_ZNSt10lock_guardISt5mutexEC2ERS0_"),
+            Frame::new(mutex, 100, 17, "_ZNSt5mutex4lockEv"),
+        ];
+        sites.add(&Frame::new("/src/acct.cpp", 14, 33, deposit), &guard, false);
+        // Site 3: a C function's fork.
+        sites.add(&Frame::new("/src/acct.cpp", 27, 3, "main"), &[], false);
+        let binary = Binary::from_site_table(&sites.finish()).unwrap();
+        let ctx = Context {
+            binary: Some(&binary),
+            forks: [(1, (0, 3))].into(),
+            unjoined: Default::default(),
+        };
+        let mut c = candidate([1, 1]);
+        let Candidate::Race { schedule, .. } = &mut c else {
+            panic!("a race")
+        };
+        schedule.steps.push(Step {
+            tid: 1,
+            op: OpKind::Lock,
+            object: Some(0x40),
+            peer: None,
+            site: Some(2),
+            seq: Some(2),
+            op_index: 1,
+        });
+        let mut report = Report::new(&ctx, "/bin/a", "/t");
+        add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(1, 1)]));
+        let text = text::render(&report, false);
+        assert!(!text.contains("_Z"), "{text}");
+        insta::assert_snapshot!("text_names", text);
+        let json = json::render(&report);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let step = &v["findings"][0]["schedule"][2]["location"];
+        assert_eq!(step["function"], "Account::deposit(long)");
+        assert_eq!(step["symbol"], deposit);
+        assert_eq!(step["inlined"][1]["function"], "std::mutex::lock()");
+        insta::assert_snapshot!("json_names", json);
+        insta::assert_snapshot!("sarif_names", sarif::render(&report));
     }
 
     #[test]

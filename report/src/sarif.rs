@@ -7,7 +7,8 @@
 //! `codeFlows[0].threadFlows` the schedule that exposed it: one thread flow per thread, each
 //! location with its global `executionOrder` (1-based step number), the racing accesses or blocked
 //! operations last. Unconfirmed candidates are not results. `artifactLocation.uri` is a `file://`
-//! URI of the absolute source path.
+//! URI of the absolute source path; a location's `logicalLocations` names its function, demangled,
+//! with the linkage name as `decoratedName` when the two differ.
 
 use std::collections::BTreeMap;
 
@@ -63,11 +64,17 @@ pub fn render(report: &Report) -> String {
 
 fn physical(l: &Location, message: Option<String>) -> Value {
     let mut v = match &l.source {
-        Some(s) => json!({"physicalLocation": {
-            "artifactLocation": {"uri": uri(&s.file)},
-            "region": {"startLine": s.line.max(1), "startColumn": s.column.max(1)}
-        },
-        "logicalLocations": [{"name": s.function, "kind": "function"}]}),
+        Some(s) => {
+            let mut function = json!({"name": s.function, "kind": "function"});
+            if let Some(symbol) = &s.symbol {
+                function["decoratedName"] = json!(symbol);
+            }
+            json!({"physicalLocation": {
+                "artifactLocation": {"uri": uri(&s.file)},
+                "region": {"startLine": s.line.max(1), "startColumn": s.column.max(1)}
+            },
+            "logicalLocations": [function]})
+        }
         // Without the binary only the site id is known: a location with a message only.
         None => json!({}),
     };
