@@ -18,7 +18,7 @@ use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 mod demangle;
 mod error;
 
-pub use demangle::demangle;
+use demangle::demangle;
 pub use error::BinaryError;
 
 /// One data symbol of the executable, at its link-time address.
