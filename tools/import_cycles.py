@@ -6,6 +6,8 @@ out); reads every `<crate>/src/**/*.rs`, taking one file as one module. An edge 
 `use crate::`, `use super::`, `use self::` or `use <child module>::` path, or a `crate::`/`super::`
 path in code, of file A that names module B or an item of it (a path names the longest module
 prefix that is a file). A `mod` declaration alone is no edge: it only places the child file.
+Not followed: a path through a module imported by name (`use crate::replay;` then
+`replay::gate::get()`) is an edge to that module's own file (`replay.rs`) only.
 Gives exit status 0 and one summary line when there is no cycle, else 1 and each cycle on its own
 line as `crate: a.rs -> b.rs -> a.rs`. Standard library only.
 """

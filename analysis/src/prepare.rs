@@ -18,6 +18,7 @@
 //!   attempt; one followed by other operations was abandoned;
 //! - a failed try operation can happen only while its object is busy ([`ModelOp::TryFail`]),
 //!   unless its own thread held the lock or the observed order does not show the object busy;
+//! - the exit that is the run's last completed step ends the process ([`ModelOp::Exit`]);
 //! - operations the model cannot give meaning to become [`ModelOp::Nop`] (see there).
 //!
 //! Never fails: a trace the runtime cut short or that comes from partly uninstrumented code is
@@ -90,6 +91,11 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
         .map(|t| t.header.tid)
         .collect();
 
+    // The run's last completed step: an exit there ended the process ([`ModelOp::Exit`]).
+    let last_seq = syncs(traces)
+        .map(|(at, _)| at.seq)
+        .filter(|&seq| seq != PENDING)
+        .max();
     let mut objects = SyncObjects {
         conds: conds.instances.clone(),
         barriers: barriers.instances.clone(),
@@ -327,11 +333,13 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                     },
                     None => ModelOp::Nop,
                 },
-                // Exit is not modelled yet: main's return does not bound the other threads.
+                SyncOp::Exit if Some(sync.seq) == last_seq => ModelOp::Exit,
+                // An exit with steps recorded after it (exit handlers ran while threads went on,
+                // or took steps themselves) did not end the process there.
+                SyncOp::Exit => ModelOp::Nop,
                 SyncOp::MutexTimedLock { .. }
                 | SyncOp::Detach { .. }
-                | SyncOp::WaitLoopEnter { .. }
-                | SyncOp::Exit => ModelOp::Nop,
+                | SyncOp::WaitLoopEnter { .. } => ModelOp::Nop,
             };
             match op {
                 ModelOp::Lock { mutex } | ModelOp::WaitReturn { mutex, .. } => order.push(mutex),

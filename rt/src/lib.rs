@@ -10,7 +10,8 @@
 //!
 //! The layout mirrors the two modes, as rr mirrors record and replay; what both share is at the top.
 //! Shared:
-//! - `runtime`: initialization (ELF constructor or first hook), options, the sequence counter;
+//! - `runtime`: the mode, the recording configuration, the sequence counter; below every layer;
+//! - `start`: the start-up (from the ELF constructor here or the first hook), above every layer;
 //! - `options`: the `ILGEN_OPTIONS` table;
 //! - `thread`: thread identity, the thread-local state, the in-runtime flag;
 //! - `alloc`: the runtime's own allocator (glibc's, past the replaced malloc family of `heap.c`);
@@ -54,4 +55,22 @@ mod registry;
 mod replay;
 mod runtime;
 mod sites;
+mod start;
 mod thread;
+
+/// The ELF constructor: starts the runtime and the main thread before `main`. In this crate's one
+/// object file (one codegen unit), so that linking any hook links it too.
+#[cfg_attr(test, allow(dead_code))]
+extern "C" fn constructor() {
+    if runtime::recording().is_some() {
+        thread::current();
+    } else if runtime::replaying() {
+        replay::thread::current();
+    }
+}
+
+// Not in unit tests: the test harness must not start recording itself.
+#[cfg(not(test))]
+#[used]
+#[link_section = ".init_array"]
+static CONSTRUCTOR: extern "C" fn() = constructor;

@@ -40,6 +40,16 @@ use crate::{replay, runtime};
 
 static REPLAY: OnceLock<Replay> = OnceLock::new();
 
+/// The replay runtime if the process replays, initializing the process on first use.
+#[inline]
+pub(crate) fn replaying() -> Option<&'static Replay> {
+    if runtime::replaying() {
+        get()
+    } else {
+        None
+    }
+}
+
 /// The schedule as a lookup: which step each (thread, index) is, and how threads map.
 #[derive(Debug)]
 pub(crate) struct Plan {
@@ -143,8 +153,6 @@ pub(crate) struct Replay {
     pub outcome_dir: PathBuf,
     /// The replaying process (a forked child is another one).
     pub pid: u32,
-    /// Its destructor ends a thread that exits through code the runtime does not see.
-    pub thread_key: libc::pthread_key_t,
     /// Steps taken; `cursor_fast` mirrors it for readers that do not wait.
     cursor: Mutex<usize>,
     cursor_fast: AtomicUsize,
@@ -217,11 +225,7 @@ pub(crate) fn init(options: Options) -> Option<&'static Replay> {
             options.schedule
         )),
     };
-    let mut thread_key: libc::pthread_key_t = 0;
-    // SAFETY: creating a key whose destructor accepts any value this runtime stores.
-    if unsafe { libc::pthread_key_create(&mut thread_key, Some(crate::replay::thread::on_exit)) }
-        != 0
-    {
+    if !crate::replay::thread::create_exit_key() {
         refuse("failed to create a thread key".into());
     }
     crate::sites::init();
@@ -240,7 +244,6 @@ pub(crate) fn init(options: Options) -> Option<&'static Replay> {
         binary_hash,
         outcome_dir: dir,
         pid: std::process::id(),
-        thread_key,
         cursor: Mutex::new(0),
         cursor_fast: AtomicUsize::new(0),
         moved: Condvar::new(),

@@ -13,7 +13,7 @@
 
 use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ilgen_trace::replay::ThreadRef;
 use ilgen_trace::{known_thread, SiteId, SyncOp, ThreadId, NO_SITE};
@@ -32,6 +32,9 @@ thread_local! {
 /// Fresh tids for threads the schedule does not name, and child indices of orphans.
 static NEXT_FRESH: AtomicU32 = AtomicU32::new(0);
 static NEXT_ORPHAN: AtomicU32 = AtomicU32::new(0);
+
+/// The key whose destructor ends a thread that exits through code the runtime does not see.
+static EXIT_KEY: OnceLock<libc::pthread_key_t> = OnceLock::new();
 
 /// Every thread that ever started, for the watchdog and for naming threads in reports.
 static THREADS: Mutex<Vec<Arc<ThreadInfo>>> = Mutex::new(Vec::new());
@@ -179,7 +182,7 @@ pub(crate) fn current_if_live() -> Option<&'static ReplayThread> {
 
 #[cold]
 fn current_slow() -> Option<&'static ReplayThread> {
-    let Some(r) = runtime::replaying() else {
+    let Some(r) = replay::gate::replaying() else {
         if runtime::settled() {
             CURRENT.with(|c| c.set(DEAD as *const ReplayThread));
         }
@@ -202,7 +205,7 @@ fn current_slow() -> Option<&'static ReplayThread> {
     };
     let mut clock = VectorClock::default();
     clock.set(me.tid, 1);
-    let t = register(r, me, clock);
+    let t = register(me, clock);
     if !is_main {
         // A thread of uninstrumented code: its first record is a start, as in record mode.
         replay::sync::thread_start(t);
@@ -215,7 +218,7 @@ fn fresh_tid(r: &Replay) -> ThreadId {
     NEXT_FRESH.fetch_add(1, Ordering::AcqRel)
 }
 
-fn register(r: &Replay, me: ThreadRef, clock: VectorClock) -> &'static ReplayThread {
+fn register(me: ThreadRef, clock: VectorClock) -> &'static ReplayThread {
     let info = Arc::new(ThreadInfo {
         me,
         status: Mutex::new(Status::Running),
@@ -238,8 +241,10 @@ fn register(r: &Replay, me: ThreadRef, clock: VectorClock) -> &'static ReplayThr
     }));
     CURRENT.with(|c| c.set(t));
     replay::debug::thread_started(t.info.me.tid);
-    // SAFETY: the key was created at initialization.
-    unsafe { libc::pthread_setspecific(r.thread_key, t as *const ReplayThread as *const _) };
+    if let Some(&key) = EXIT_KEY.get() {
+        // SAFETY: the key was created at start-up.
+        unsafe { libc::pthread_setspecific(key, t as *const ReplayThread as *const _) };
+    }
     t
 }
 
@@ -260,12 +265,11 @@ pub(crate) fn new_child() -> Option<(ThreadId, u32, ThreadId)> {
 /// Starts the calling thread, created by the wrapper as (parent, child_index) with tid `tid`:
 /// its clock is the one its parent left at the fork; then its `start` goes through the gate.
 pub(crate) fn start(tid: ThreadId, parent: ThreadId, child_index: u32) {
-    let Some(r) = runtime::replaying() else {
+    if replay::gate::replaying().is_none() {
         return;
-    };
+    }
     let clock = replay::hb::with_clocks(|c| c.start(tid));
     let t = register(
-        r,
         ThreadRef {
             tid,
             parent: known_thread(parent),
@@ -290,9 +294,9 @@ pub(crate) fn end(site: SiteId) {
     }
     t.info.set(Status::Ended);
     CURRENT.with(|c| c.set(DEAD as *const ReplayThread));
-    if let Some(r) = replay::gate::get() {
+    if let (Some(_), Some(&key)) = (replay::gate::get(), EXIT_KEY.get()) {
         // SAFETY: clearing this thread's key value so the destructor does not run again.
-        unsafe { libc::pthread_setspecific(r.thread_key, std::ptr::null()) };
+        unsafe { libc::pthread_setspecific(key, std::ptr::null()) };
     }
     // The state stays allocated: reports name threads through `info`, which is shared, and a
     // leaked `ReplayThread` per thread is the price of never freeing under a signal handler.
@@ -308,8 +312,17 @@ pub(crate) fn abandon_after_fork() {
     CURRENT.with(|c| c.set(DEAD as *const ReplayThread));
 }
 
+/// Creates the key whose destructor ends a thread that leaves through code the runtime does not
+/// see (at start-up, before any thread replays); false when the system refuses.
+pub(crate) fn create_exit_key() -> bool {
+    let mut key: libc::pthread_key_t = 0;
+    // SAFETY: creating a key whose destructor accepts any value this runtime stores.
+    let created = unsafe { libc::pthread_key_create(&mut key, Some(on_exit)) } == 0;
+    created && EXIT_KEY.set(key).is_ok()
+}
+
 /// Thread-key destructor: the thread exits without the runtime having ended it.
-pub(crate) extern "C" fn on_exit(_value: *mut libc::c_void) {
+extern "C" fn on_exit(_value: *mut libc::c_void) {
     end(NO_SITE);
 }
 
