@@ -396,7 +396,10 @@ fn with_names<R>(trace: &TraceDir, f: impl FnOnce(&Names) -> R) -> R {
     let binary = Binary::load_or_warn(&trace.meta, "sites are shown as ids");
     let site = |id| {
         let s = binary.as_ref()?.site(id)?;
-        Some(format!("{}:{} in {}", s.file, s.line, s.function))
+        Some(format!(
+            "{}:{} in {}",
+            s.frame.file, s.frame.line, s.frame.function
+        ))
     };
     let object = |addr| binary.as_ref()?.object_name(addr);
     f(&Names {

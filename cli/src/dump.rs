@@ -207,7 +207,10 @@ impl Names<'_> {
             return String::new();
         }
         match self.binary.and_then(|b| b.site(id)) {
-            Some(s) => format!(" at {}:{}:{} {}", s.file, s.line, s.column, s.function),
+            Some(s) => format!(
+                " at {}:{}:{} {}",
+                s.frame.file, s.frame.line, s.frame.column, s.frame.function
+            ),
             None => format!(" at site#{id}"),
         }
     }

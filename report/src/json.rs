@@ -26,7 +26,10 @@
 //!   `verdict` (`no_error` | `infeasible` | `failed`), `reason`, `locations`.
 //! - `unjoined` (only when there are some): the threads never joined when the program exited.
 //! - A `location` is `site` (id in the binary's site table, null for thread start and end) and,
-//!   when the binary names it, `file`, `line`, `column`, `function`. A thread is `tid`, `parent`
+//!   when the binary names it, `file`, `line`, `column`, `function` (demangled), `symbol` (the
+//!   linkage name, when it differs from `function`) and `inlined` (when the line called into
+//!   library code that was inlined there: those frames, each `file`, `line`, `column`,
+//!   `function`, optional `symbol`, from the line's call inward). A thread is `tid`, `parent`
 //!   (null for main) and `created_at` (the fork's location, or null), and `never_joined: true`
 //!   when it was created and neither joined nor detached when the program exited; a schedule
 //!   step is `tid`, `op`, optional `peer`, `object`, `object_name`, and `location`.
@@ -40,7 +43,8 @@
 //! - 3: a location's `site` is null when absent (was 4294967295); `op` is one of the names of
 //!   `ilgen_trace::OpKind` (spelled as before).
 //! - 4: several runs: `runs` replaces `trace_dir`; `run` and `runs` on findings, `run` on
-//!   unconfirmed candidates.
+//!   unconfirmed candidates. A location's `function` is demangled, with `symbol` and `inlined`; a
+//!   location inlined from a library header is the user's line it was inlined at.
 
 use serde::Serialize;
 

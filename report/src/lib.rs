@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use ilgen_trace::format::ThreadTrace;
 use ilgen_trace::replay::{DeadlockReport, Outcome, RaceAccess, ThreadRef};
+use ilgen_trace::sites::Frame;
 use ilgen_trace::{known_site, Event, OpKind, SiteId, SyncOp, ThreadId};
 use serde::Serialize;
 
@@ -80,14 +81,12 @@ impl<'a> Context<'a> {
 
     /// Where `site` is; `None`: no instrumented instruction made the event.
     pub fn location(&self, site: Option<SiteId>) -> Location {
-        let source = site
-            .and_then(|site| self.binary?.site(site))
-            .map(|s| Source {
-                file: s.file.clone(),
-                line: s.line,
-                column: s.column,
-                function: s.function.clone(),
-            });
+        let source = site.and_then(|site| self.binary?.site(site)).map(|s| {
+            Box::new(Source {
+                inlined: s.inlined.iter().map(Source::from).collect(),
+                ..Source::from(&s.frame)
+            })
+        });
         Location { site, source }
     }
 
@@ -122,8 +121,9 @@ impl<'a> Context<'a> {
 pub struct Location {
     /// `None` (JSON null) for an event no instrumented instruction made (thread start and end).
     pub site: Option<SiteId>,
+    /// Boxed: a finding holds many locations, most of them read only when printed.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub source: Option<Source>,
+    pub source: Option<Box<Source>>,
 }
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -131,7 +131,28 @@ pub struct Source {
     pub file: String,
     pub line: u32,
     pub column: u32,
+    /// Demangled (`Account::deposit(long)`).
     pub function: String,
+    /// The linkage name, when it differs from `function` (`_ZN7Account7depositEl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    /// The library frames inlined at this line, from its call inward: the operation itself is in
+    /// the last one (see `ilgen_trace::sites`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inlined: Vec<Source>,
+}
+
+impl From<&Frame> for Source {
+    fn from(f: &Frame) -> Source {
+        Source {
+            file: f.file.clone(),
+            line: f.line,
+            column: f.column,
+            function: f.function.clone(),
+            symbol: (f.symbol != f.function).then(|| f.symbol.clone()),
+            inlined: Vec::new(),
+        }
+    }
 }
 
 impl Location {

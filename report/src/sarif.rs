@@ -7,9 +7,11 @@
 //! `codeFlows[0].threadFlows` the schedule that exposed it: one thread flow per thread, each
 //! location with its global `executionOrder` (1-based step number), the racing accesses or blocked
 //! operations last. Unconfirmed candidates are not results. `artifactLocation.uri` is a `file://`
-//! URI of the absolute source path. `properties` hold the replay's `pid` and `replayDir`, `run`
-//! (the run whose schedule it is), `runs` (the runs that predicted it) and `traceDir` (run `run`'s
-//! trace, for `ilgen replay traceDir:N`); with several runs the message says them too.
+//! URI of the absolute source path; a location's `logicalLocations` names its function, demangled,
+//! with the linkage name as `decoratedName` when the two differ. `properties` hold the replay's
+//! `pid` and `replayDir`, `run` (the run whose schedule it is), `runs` (the runs that predicted it)
+//! and `traceDir` (run `run`'s trace, for `ilgen replay traceDir:N`); with several runs the
+//! message says them too.
 
 use std::collections::BTreeMap;
 
@@ -69,11 +71,17 @@ pub fn render(report: &Report) -> String {
 
 fn physical(l: &Location, message: Option<String>) -> Value {
     let mut v = match &l.source {
-        Some(s) => json!({"physicalLocation": {
-            "artifactLocation": {"uri": uri(&s.file)},
-            "region": {"startLine": s.line.max(1), "startColumn": s.column.max(1)}
-        },
-        "logicalLocations": [{"name": s.function, "kind": "function"}]}),
+        Some(s) => {
+            let mut function = json!({"name": s.function, "kind": "function"});
+            if let Some(symbol) = &s.symbol {
+                function["decoratedName"] = json!(symbol);
+            }
+            json!({"physicalLocation": {
+                "artifactLocation": {"uri": uri(&s.file)},
+                "region": {"startLine": s.line.max(1), "startColumn": s.column.max(1)}
+            },
+            "logicalLocations": [function]})
+        }
         // Without the binary only the site id is known: a location with a message only.
         None => json!({}),
     };

@@ -217,6 +217,62 @@ fn runs_merge_by_site_pair_and_each_finding_names_its_runs_and_replay() {
 }
 
 #[test]
+fn sites_name_demangled_functions_and_the_library_frames_inlined_at_the_user_line() {
+    use ilgen_trace::sites::SiteTableBuilder;
+    let deposit = "_ZN7Account7depositEl";
+    let mut sites = SiteTableBuilder::new();
+    // Site 1: `balances[i] += amount` with std::vector's operator[] inlined (-O2).
+    let vector = "/usr/include/c++/12/bits/stl_vector.h";
+    let operator = Frame::new(vector, 1128, 2, "_ZNSt6vectorIlSaIlEEixEm");
+    sites.add(
+        &Frame::new("/src/acct.cpp", 17, 19, deposit),
+        &[operator],
+        false,
+    );
+    // Site 2: the lock_guard line, with the guard and std::mutex::lock inlined.
+    let mutex = "/usr/include/c++/12/bits/std_mutex.h";
+    let guard = [
+        Frame::new(mutex, 229, 19, "_ZNSt10lock_guardISt5mutexEC2ERS0_"),
+        Frame::new(mutex, 100, 17, "_ZNSt5mutex4lockEv"),
+    ];
+    sites.add(&Frame::new("/src/acct.cpp", 14, 33, deposit), &guard, false);
+    // Site 3: a C function's fork.
+    sites.add(&Frame::new("/src/acct.cpp", 27, 3, "main"), &[], false);
+    let binary = Binary::from_site_table(&sites.finish()).unwrap();
+    let ctx = Context {
+        binary: Some(&binary),
+        forks: [(1, (0, 3))].into(),
+        unjoined: Default::default(),
+    };
+    let mut c = candidate([1, 1]);
+    let Candidate::Race { schedule, .. } = &mut c else {
+        panic!("a race")
+    };
+    schedule.steps.push(Step {
+        tid: 1,
+        op: OpKind::Lock,
+        object: Some(0x40),
+        peer: None,
+        site: Some(2),
+        seq: Some(2),
+        op_index: 1,
+    });
+    let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
+    add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(1, 1)]));
+    let text = text::render(&report, false);
+    assert!(!text.contains("_Z"), "{text}");
+    insta::assert_snapshot!("text_names", text);
+    let json = json::render(&report);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let step = &v["findings"][0]["schedule"][2]["location"];
+    assert_eq!(step["function"], "Account::deposit(long)");
+    assert_eq!(step["symbol"], deposit);
+    assert_eq!(step["inlined"][1]["function"], "std::mutex::lock()");
+    insta::assert_snapshot!("json_names", json);
+    insta::assert_snapshot!("sarif_names", sarif::render(&report));
+}
+
+#[test]
 fn an_observed_deadlock_is_a_finding_a_replay_of_the_same_lines_joins() {
     use ilgen_analysis::observed::LostWakeup;
     use ilgen_trace::replay::{BlockedThread, DeadlockReport};

@@ -1,10 +1,11 @@
 //! The text report, shaped like ThreadSanitizer's: one block per confirmed finding between
 //! `==================` lines, `WARNING: ilgen: ...`, stack-like `#0 function file:line:col`
-//! lines, the object, the threads' creation sites, the schedule that exposed it and a `SUMMARY`
-//! line; then the counts of every verdict, and with `show_all` every unconfirmed candidate with
-//! its reason and every thread never joined when the program exited. A finding whose thread was
-//! never joined says so under the thread's creation site. A deadlock the recorded run ended in
-//! says so, with its lost wakeups, and the schedule of the replay that confirmed it too, if one did.
+//! lines (`#0` in the user's code when known, `#1`... the library code inlined there), the
+//! object, the threads' creation sites, the schedule that exposed it and a `SUMMARY` line; then
+//! the counts of every verdict, and with `show_all` every unconfirmed candidate with its reason
+//! and every thread never joined when the program exited. A finding whose thread was never joined
+//! says so under the thread's creation site. A deadlock the recorded run ended in says so, with
+//! its lost wakeups, and the schedule of the replay that confirmed it too, if one did.
 //! A report of several runs also lists the runs, says of each finding in which runs it was
 //! predicted and how to replay it against its run's trace, and names the run of each unconfirmed
 //! candidate.
@@ -158,8 +159,7 @@ fn deadlock(out: &mut String, d: &Deadlock, runs: Option<&[Run]>) {
                 "    holding {}, acquired at:",
                 object(h.object, &h.object_name)
             );
-            let _ = write!(out, "  ");
-            frame(out, &h.location);
+            frame_indented(out, "  ", &h.location);
         }
         let _ = writeln!(out);
     }
@@ -250,17 +250,27 @@ fn access(out: &mut String, a: &Access, previous: &str) {
     frame(out, &a.location);
 }
 
-/// `    #0 function /abs/file.c:21:4`, or the site id when the binary does not name it.
 fn frame(out: &mut String, l: &Location) {
+    frame_indented(out, "", l)
+}
+
+/// `    #0 function /abs/file.c:21:4`, then `#1`, `#2`, ... for the library frames inlined at that
+/// line, from its call inward; or the site id when the binary does not name it.
+fn frame_indented(out: &mut String, indent: &str, l: &Location) {
     let _ = match &l.source {
-        Some(s) => writeln!(
-            out,
-            "    #0 {} {}:{}:{}",
-            s.function, s.file, s.line, s.column
-        ),
+        Some(s) => {
+            for (i, f) in std::iter::once(s.as_ref()).chain(&s.inlined).enumerate() {
+                let _ = writeln!(
+                    out,
+                    "{indent}    #{i} {} {}:{}:{}",
+                    f.function, f.file, f.line, f.column
+                );
+            }
+            Ok(())
+        }
         None => match l.site {
-            Some(site) => writeln!(out, "    #0 site {site}"),
-            None => writeln!(out, "    #0 <uninstrumented code>"),
+            Some(site) => writeln!(out, "{indent}    #0 site {site}"),
+            None => writeln!(out, "{indent}    #0 <uninstrumented code>"),
         },
     };
 }

@@ -1,12 +1,13 @@
-//! Golden bytes of every on-disk record: the thread-file header, each event kind, and the schedule
-//! file. A failure here means the format changed: bump `FORMAT_VERSION` (or `SCHEDULE_VERSION`),
-//! write the change in the version list of `trace/src/format.rs` (or `schedule.rs`), and only then
-//! update the bytes below. New enum variants go at the end of their enum (bincode writes the
+//! Golden bytes of every on-disk record: the thread-file header, each event kind, the schedule
+//! file and the site table. A failure here means the format changed: bump `FORMAT_VERSION` (or
+//! `SCHEDULE_VERSION`, or the site table's `VERSION`), write the change in the version list of
+//! `trace/src/format.rs` (or `schedule.rs`, `sites.rs`), and only then update the bytes below. New enum variants go at the end of their enum (bincode writes the
 //! variant index); [`sync_golden`] has no wildcard, so a new `SyncOp` cannot compile without its
 //! golden row.
 
 use ilgen_trace::format::{encode_header, encode_record, ThreadHeader, MAX_RECORD};
 use ilgen_trace::schedule::{Schedule, ScheduleThread, Step};
+use ilgen_trace::sites::{Frame, SiteTableBuilder};
 use ilgen_trace::{Access, AccessKind, Event, OpKind, Sync, SyncOp, NO_THREAD};
 
 fn hex(bytes: &[u8]) -> String {
@@ -290,4 +291,32 @@ fn every_sync_op_has_a_kind_spelled_by_its_name() {
         assert_eq!(serde_json::from_str::<OpKind>(&json).unwrap(), kind);
     }
     assert!(serde_json::from_str::<OpKind>("\"lockk\"").is_err());
+}
+
+#[test]
+fn site_table_has_its_golden_bytes() {
+    let mut b = SiteTableBuilder::new();
+    b.add(&Frame::new("a.c", 7, 3, "f"), &[], true);
+    b.add(
+        &Frame::new("a.c", 9, 70000, "f"),
+        &[Frame::new("/usr/include/h.h", 2, 5, "g")],
+        false,
+    );
+    let units: Vec<String> = b.finish().chunks(16).map(hex).collect();
+    assert_eq!(
+        units,
+        [
+            // "ILGS", version 3, 2 sites, 6 units.
+            "494c4753030000000200000006000000",
+            // line 7, column 3, flags: decides, no inlined frames, "a.c" (at 0x40), "f" (0x44).
+            "07000000030001004000000044000000",
+            // line 9, column 65535 (kept), 1 inlined frame, "a.c", "f".
+            "09000000ffff00014000000044000000",
+            // the inlined frame: line 2, column 5, "/usr/include/h.h" (0x46), "g" (0x57).
+            "02000000050000004600000057000000",
+            // strings: "a.c", "f", "/usr/include/h.h", "g", zero-padded.
+            "612e630066002f7573722f696e636c75",
+            "64652f682e6800670000000000000000",
+        ]
+    );
 }
