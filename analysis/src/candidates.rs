@@ -7,7 +7,8 @@
 //! `candidates.json` (serde JSON, one object):
 //! - `format_version`: [`FORMAT_VERSION`]; readers refuse other versions.
 //! - `binary`, `build_id`: the recorded executable, from `meta.json`.
-//! - `stats`: counts of the analysis (prepare, filter, solve: where every race pair went), and
+//! - `stats`: counts of the analysis (prepare, with the semaphores whose initial count was inferred;
+//!   filter; solve: where every race pair went), and
 //!   `not_decided`: per object, the race pairs a limit left undecided (`object`, one pair's
 //!   `accesses`, `pairs`, `limit`: `states` | `window`).
 //! - `candidates`: in a fixed order (races by object address, then deadlocks), each with `kind`:
@@ -66,6 +67,12 @@ pub struct Stats {
     pub accesses_read: usize,
     /// Accesses to shared objects, one per object and segment.
     pub accesses_kept: usize,
+    /// Semaphores the run used, and of those the ones whose initial count was inferred (their
+    /// `sem_init` or `sem_open` was not recorded): the least count the observed order needs.
+    #[serde(default)]
+    pub semaphores: usize,
+    #[serde(default)]
+    pub semaphores_inferred: usize,
     pub filter: FilterStats,
     pub solve: SolveStats,
     /// Findings the solver made that name no events of their model (never expected; counted so
@@ -414,6 +421,16 @@ pub fn stats_text(s: &Stats) -> String {
         "  trace: {} threads, {} sync events, {} accesses ({} kept on shared objects)",
         s.threads, s.sync_events, s.accesses_read, s.accesses_kept
     );
+    if s.semaphores > 0 {
+        let _ = writeln!(
+            out,
+            "  semaphores: {} ({} with the recorded initial count, {} inferred as the least the \
+             run needs: initialised outside instrumented code)",
+            s.semaphores,
+            s.semaphores - s.semaphores_inferred,
+            s.semaphores_inferred
+        );
+    }
     let _ = writeln!(
         out,
         "  shared objects: {} ({} without a conflicting pair, {} removed by happens-before, {} by \

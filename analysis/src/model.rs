@@ -235,8 +235,10 @@ pub struct MutexObject {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SemObject {
     pub addr: u64,
-    /// The smallest initial count the observed run needs.
+    /// The count the model starts from: the recorded one, or the smallest the observed run needs.
     pub initial: u32,
+    /// The count `sem_init` or `sem_open` gave it in the run, if that was recorded.
+    pub recorded: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

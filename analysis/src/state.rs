@@ -741,7 +741,11 @@ mod tests {
 
     fn one_sem(initial: u32) -> SyncObjects {
         SyncObjects {
-            sems: vec![SemObject { addr: 4, initial }],
+            sems: vec![SemObject {
+                addr: 4,
+                initial,
+                recorded: Some(initial),
+            }],
             ..SyncObjects::default()
         }
     }

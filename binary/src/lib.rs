@@ -1,11 +1,12 @@
 //! `ilgen-binary`: the recorded executable, as the analysis and the report need it: site table
 //! and data symbols.
 //!
-//! Takes a run's [`Meta`] (the executable's path, its ELF build id and the address it was loaded at);
-//! gives a [`Binary`] that names a [`SiteId`] (file, line, column, function, from the `ilgen_sites`
-//! section the pass embedded) and a runtime address (`counters+8`, from the ELF symbol table).
-//! Loading refuses an executable whose build id differs from the recorded one, or that has none:
-//! a rebuilt binary's site ids and symbol addresses would name the wrong lines and variables.
+//! Takes a run's [`Meta`] (the executable's path, its ELF build id and the address it was loaded
+//! at); gives a [`Binary`] that names a [`SiteId`] (file, line, column, demangled function and the
+//! library frames inlined there, from the `ilgen_sites` section the pass embedded) and a runtime
+//! address (`counters+8`, from the ELF symbol table). Loading refuses an executable whose build id
+//! differs from the recorded one, or that has none: a rebuilt binary's site ids and symbol
+//! addresses would name the wrong lines and variables.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -15,8 +16,10 @@ use ilgen_trace::sites::{Site, SiteTable, SECTION};
 use ilgen_trace::{Meta, SiteId};
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
+mod demangle;
 mod error;
 
+use demangle::demangle;
 pub use error::BinaryError;
 
 /// One data symbol of the executable, at its link-time address.
@@ -81,7 +84,8 @@ impl Binary {
         let data = section
             .data()
             .map_err(|e| bad(format!("cannot read section `{SECTION}`: {e}")))?;
-        let sites = SiteTable::parse(data).map_err(|e| bad(format!("bad site table: {e}")))?;
+        let sites =
+            SiteTable::parse(data, demangle).map_err(|e| bad(format!("bad site table: {e}")))?;
         Ok(Binary {
             path: path.into(),
             load_base,
@@ -162,6 +166,18 @@ pub struct Global<'a> {
 }
 
 impl Binary {
+    /// A binary that is only the site table `section` (the `ilgen_sites` bytes), for other
+    /// crates' tests of how sites are named.
+    #[cfg(feature = "testkit")]
+    pub fn from_site_table(section: &[u8]) -> Result<Binary, String> {
+        Ok(Binary {
+            path: "a.out".into(),
+            load_base: 0,
+            sites: SiteTable::parse(section, demangle)?,
+            symbols: Vec::new(),
+        })
+    }
+
     /// Address the recorded run loaded the executable at.
     pub fn load_base(&self) -> u64 {
         self.load_base

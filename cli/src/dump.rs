@@ -16,7 +16,8 @@
 //! ```
 //! Accesses: `read`, `write`, `atomic_read`, `atomic_write`, the object and `size=`. Sync events:
 //! [`SyncOp::name`], the peer thread or object, a second object or flag where the kind has one
-//! (`mutex=m`, `timed`, `timed_out`, `serial`), `acquired`/`failed` for try and timed operations.
+//! (`mutex=m`, `timed`, `timed_out`, `serial`, a semaphore's `count=`), `acquired`/`failed` for
+//! try and timed operations.
 //! Objects are global variables by name (`counters+8`) or hex addresses; a sync event shows its
 //! sequence number, or `PENDING` when the thread was still blocked in it as the trace ended.
 //! Heap events: `alloc`, `free` or `stack` ([`HeapOp::name`]), the block's hex address,
@@ -206,7 +207,10 @@ impl Names<'_> {
             return String::new();
         }
         match self.binary.and_then(|b| b.site(id)) {
-            Some(s) => format!(" at {}:{}:{} {}", s.file, s.line, s.column, s.function),
+            Some(s) => format!(
+                " at {}:{}:{} {}",
+                s.frame.file, s.frame.line, s.frame.column, s.frame.function
+            ),
             None => format!(" at site#{id}"),
         }
     }
@@ -263,6 +267,7 @@ fn sync_line(s: &Sync, names: &Names) -> String {
             }
         }
         SyncOp::BarrierExit { serial: true, .. } => line += " serial",
+        SyncOp::SemInit { count, .. } => line += &format!(" count={count}"),
         _ => {}
     }
     if !s.is_pending() {

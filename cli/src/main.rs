@@ -79,8 +79,9 @@ enum Command {
         /// Trace directory; default: the newest directory under ./ilgen-out/
         trace_dir: Option<PathBuf>,
     },
-    /// Predict schedules of a recorded run that lead to a data race or a deadlock, replay each
-    /// to confirm it, and report the confirmed ones
+    /// Predict schedules of a recorded run (or of several runs of one binary, into one report)
+    /// that lead to a data race or a deadlock, replay each to confirm it, and report the
+    /// confirmed ones
     Detect(DetectArgs),
     /// Replay one candidate of `ilgen detect` and print its report, or debug it with --gdb
     Replay(ReplayArgs),

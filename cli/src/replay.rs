@@ -13,7 +13,7 @@ use ilgen_binary::Binary;
 use ilgen_confirm::run::{self, Request};
 use ilgen_confirm::verdict::{self, Class};
 use ilgen_confirm::{replay_dir_name, DEFAULT_TIMEOUT_SECS};
-use ilgen_report::{Context, Entry, Report};
+use ilgen_report::{Context, Entry, Report, Run};
 
 use crate::debugger::{Debugger, Session, StopAt};
 use crate::error::CliError;
@@ -199,11 +199,11 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
     let r = run::run(&trace.meta, &req, Duration::from_secs(args.replay_timeout))?;
     let verdict = verdict::classify(&r);
     let class = verdict.class;
-    let mut report = Report::new(
-        &ctx,
-        &trace.meta.binary,
-        &run::absolute(&dir)?.display().to_string(),
-    );
+    let recorded = Run {
+        trace_dir: run::absolute(&dir)?.display().to_string(),
+        chaos_seed: trace.meta.chaos_seed,
+    };
+    let mut report = Report::new(&ctx, &trace.meta.binary, recorded);
     report.add(
         &ctx,
         &Entry {

@@ -31,6 +31,7 @@ pub struct Hooks<'ctx> {
     pub wait_loop_exit: Hook<'ctx>,
     pub printf_written: Hook<'ctx>,
     pub main_return: Hook<'ctx>,
+    pub sem_opened: Hook<'ctx>,
     pub ptr_ty: PointerType<'ctx>,
     pub i64_ty: IntType<'ctx>,
 }
@@ -48,7 +49,7 @@ impl<'ctx> Hooks<'ctx> {
             &[ptr_ty.into(), i64_ty.into(), ptr_ty.into(), ptr_ty.into()],
             false,
         );
-        // void (const void *cond, const void *site)
+        // void (const void *cond, const void *site), and void (sem_t *sem, const void *site)
         let marker_ty = void_ty.fn_type(&[ptr_ty.into(), ptr_ty.into()], false);
         // void (void *buf, uint64_t max, int64_t ret, const void *site)
         let written_ty = void_ty.fn_type(
@@ -71,6 +72,7 @@ impl<'ctx> Hooks<'ctx> {
             wait_loop_exit: decl(abi::WAIT_LOOP_EXIT, marker_ty),
             printf_written: decl(abi::PRINTF_WRITTEN, written_ty),
             main_return: decl(abi::MAIN_RETURN, site_ty),
+            sem_opened: decl(abi::SEM_OPENED, marker_ty),
             ptr_ty,
             i64_ty,
         }
@@ -88,6 +90,7 @@ impl<'ctx> Hooks<'ctx> {
             self.wait_loop_exit,
             self.printf_written,
             self.main_return,
+            self.sem_opened,
         ] {
             let address = h.func.as_global_value().as_pointer_value();
             if address.get_first_use().is_none() && ir::is_declaration(h.func) {

@@ -10,6 +10,7 @@
 //!   `ilgen_trace::abi::FORMATTED_CALLS` (the bytes it wrote),
 //! - `__ilgen_wait_loop_enter/exit` markers around each loop that waits on a condition variable,
 //! - a `__ilgen_main_return` call before every return of `main` (the end of the process),
+//! - a `__ilgen_sem_opened` call after every `sem_open` (the semaphore's count),
 //! - one site table blob in section `ilgen_sites`.
 //!
 //! This file holds the entry points only. Registration is C++ (`glue.cpp`): the plugin interface

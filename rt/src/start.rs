@@ -3,7 +3,8 @@
 //! Takes `ILGEN_OPTIONS` and the process environment; gives the `runtime::Init` that `runtime`
 //! publishes: a [`Runtime`] with its trace directory and `meta.json` when recording (then the
 //! exit, fork and signal handlers, once the runtime is in place), the replay runtime
-//! (`replay::gate::init`) when replaying, or off. `runtime` reaches this module through the two
+//! (`replay::gate::Replay`: the schedule checked against this binary, then the exit and fork
+//! handlers and the watchdog) when replaying, or off. `runtime` reaches this module through the two
 //! link-time symbols below, not by import: the start-up knows every layer of the runtime, and
 //! `runtime` sits under all of them.
 //!
@@ -14,9 +15,13 @@
 
 use std::path::PathBuf;
 
+use ilgen_trace::schedule::Schedule;
+
 use crate::options::{Mode, Options};
 use crate::record::meta::MetaFile;
-use crate::runtime::{say, Init, Runtime};
+use crate::replay::gate::{self, Plan, Replay};
+use crate::replay::{self, report};
+use crate::runtime::{self, say, Init, Runtime};
 
 /// Called by `runtime` right after a start-up into recording, with the runtime in place.
 #[no_mangle]
@@ -91,8 +96,8 @@ fn ilgen_rt_start() -> Init {
     }
     match options.mode {
         Mode::Off => Init::Off,
-        // A schedule that cannot be replayed ends the process inside `replay::gate::init`.
-        Mode::Replay => match crate::replay::gate::init(options) {
+        // A schedule that cannot be replayed ends the process inside `start_replaying`.
+        Mode::Replay => match start_replaying(options) {
             Some(_) => Init::Replay,
             None => Init::Off,
         },
@@ -141,4 +146,93 @@ fn start_recording(options: Options) -> Option<Runtime> {
         pid,
         meta,
     })
+}
+
+/// Where `replay-outcome.json` goes: `outcome_dir`, else `trace_dir`, else the schedule's
+/// directory; relative to the working directory at start.
+fn outcome_dir(options: &Options) -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let pid = std::process::id().to_string();
+    let dir = if !options.outcome_dir.is_empty() {
+        PathBuf::from(options.outcome_dir.replace("%p", &pid))
+    } else if !options.trace_dir.is_empty() {
+        PathBuf::from(options.trace_dir.replace("%p", &pid))
+    } else {
+        PathBuf::from(&options.schedule)
+            .parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_default()
+    };
+    cwd.join(dir)
+}
+
+/// Reads and checks the schedule, then starts the replay: the gate, the exit and fork handlers,
+/// the watchdog. On failure: one message, an outcome saying why, and exit status
+/// `EXIT_BAD_SCHEDULE`; the program does not run.
+fn start_replaying(options: Options) -> Option<&'static Replay> {
+    let dir = outcome_dir(&options);
+    let build_id = crate::exe::build_id();
+    let refuse = |why: String| -> ! { report::refused(&dir, &build_id, &options.schedule, &why) };
+    if options.schedule.is_empty() {
+        refuse("mode=replay needs schedule=PATH in ILGEN_OPTIONS".into());
+    }
+    let schedule = match Schedule::read(std::path::Path::new(&options.schedule)) {
+        Ok(s) => s,
+        Err(e) => refuse(format!("cannot replay: {e}")),
+    };
+    // Two binaries without an id would match each other: an empty id is no identity.
+    if build_id.is_empty() {
+        refuse(format!(
+            "this binary has no ELF build id, so schedule {} cannot be checked against it; \
+             rebuild it with `ilgen cc`, record it again and run ilgen detect on its trace",
+            options.schedule
+        ));
+    }
+    if schedule.build_id != build_id {
+        refuse(format!(
+            "schedule {} was made for another binary (build id {}, this binary is {}); record \
+             this binary again and run ilgen detect on its trace",
+            options.schedule, schedule.build_id, build_id
+        ));
+    }
+    let plan = match Plan::new(&schedule) {
+        Ok(p) => p,
+        Err(why) => refuse(format!(
+            "schedule {} is inconsistent: {why}",
+            options.schedule
+        )),
+    };
+    if !replay::sync::create_exit_key() {
+        refuse("failed to create a thread key".into());
+    }
+    crate::sites::init();
+    if options.verbosity >= 1 {
+        say(&format!(
+            "ilgen: replaying {} ({} steps), outcome in {}",
+            options.schedule,
+            plan.steps.len(),
+            dir.display()
+        ));
+    }
+    let r = gate::install(Replay::new(options, plan, build_id, dir))?;
+    // SAFETY: registering handlers that only touch the runtime's own state.
+    unsafe {
+        libc::atexit(on_replay_exit);
+        libc::pthread_atfork(None, None, Some(on_replay_fork_child));
+    }
+    replay::deadlock::spawn_watchdog(r);
+    Some(r)
+}
+
+extern "C" fn on_replay_exit() {
+    if gate::get().is_some_and(|r| r.pid == std::process::id()) {
+        report::at_exit();
+    }
+}
+
+/// A forked child stops replaying: its parent's other threads, which the schedule names, do not
+/// exist in it. It writes no outcome.
+extern "C" fn on_replay_fork_child() {
+    runtime::turn_off();
+    replay::thread::set_done();
 }

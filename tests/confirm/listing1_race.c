@@ -104,10 +104,10 @@ int main(void) {
 // REPEAT-NOT: {{.}}
 
 // EXIT66: exit=66
-// JSON-VALID: valid: ilgen report, format version 3
+// JSON-VALID: valid: ilgen report, format version 4
 // SARIF-VALID: valid: Static Analysis Results Format (SARIF) Version 2.1.0-rtm.5 JSON Schema
 
-// JSON:      "format_version": 3,
+// JSON:      "format_version": 4,
 // JSON:      "counts": {
 // JSON-NEXT:   "candidates": 1,
 // JSON-NEXT:   "confirmed_races": 1,
@@ -120,6 +120,10 @@ int main(void) {
 // JSON-NEXT: "findings": [
 // JSON-NEXT:   {
 // JSON-NEXT:     "kind": "race",
+// JSON-NEXT:     "run": 1,
+// JSON-NEXT:     "runs": [
+// JSON-NEXT:       1
+// JSON-NEXT:     ],
 // JSON-NEXT:     "candidates": [
 // JSON-NEXT:       1
 // JSON-NEXT:     ],

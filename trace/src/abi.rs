@@ -14,6 +14,7 @@
 //! void __ilgen_wait_loop_enter(const void *cond, const void *site);
 //! void __ilgen_wait_loop_exit(const void *cond, const void *site);
 //! void __ilgen_main_return(const void *site);        // before every return of `main`
+//! void __ilgen_sem_opened(sem_t *sem, const void *site); // right after every call of `sem_open`
 //! R __ilgen_wrap_NAME(ARGS..., const void *site);   // every NAME that `is_wrapped`
 //! // right after every call in FORMATTED_CALLS: `max` is its length argument, or UINT64_MAX
 //! void __ilgen_printf_written(void *buf, uint64_t max, int64_t ret, const void *site);
@@ -28,6 +29,10 @@ pub const WAIT_LOOP_ENTER: &str = "__ilgen_wait_loop_enter";
 pub const WAIT_LOOP_EXIT: &str = "__ilgen_wait_loop_exit";
 pub const PRINTF_WRITTEN: &str = "__ilgen_printf_written";
 pub const MAIN_RETURN: &str = "__ilgen_main_return";
+/// After `sem_open`, which is variadic and so cannot be wrapped (see [`FORMATTED_CALLS`]): the
+/// runtime records the count of the semaphore it returned.
+pub const SEM_OPENED: &str = "__ilgen_sem_opened";
+pub const SEM_OPEN: &str = "sem_open";
 
 /// Prefix of every symbol the runtime defines; the pass never instruments such functions.
 pub const RUNTIME_PREFIX: &str = "__ilgen_";
@@ -69,7 +74,11 @@ pub const WRAPPED_CALLS: &[&str] = &[
     "pthread_spin_trylock",
     "pthread_spin_unlock",
     "pthread_once",
+    "sem_init",
+    "sem_destroy",
     "sem_wait",
+    "sem_timedwait",
+    "sem_clockwait",
     "sem_trywait",
     "sem_post",
     "memcpy",

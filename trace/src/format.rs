@@ -23,21 +23,20 @@
 //! - 2: `SyncOp::Exit`, the end of the process on the exiting thread (appended to the enum), and
 //!   `Event::Heap` (allocations, frees and thread stacks).
 //! - 3: `meta.json` names the executable by its ELF `build_id` alone; `binary_hash` (xxh3 of the
-//!   whole file, read at every start) is gone. Thread files are unchanged.
+//!   whole file, read at every start) is gone. `SyncOp::SemInit`, a semaphore's count from
+//!   `sem_init` or `sem_open`, `SyncOp::SemTimedWait` (`sem_timedwait`, `sem_clockwait`) and
+//!   `SyncOp::SemDestroy` (appended).
 //! - 4: a run that finished normally is sealed: `meta.json` lists every thread file's length and
 //!   xxh3-64 checksum (`files`) and ends with a `checksum` of its own bytes (see `meta`); the
 //!   reader refuses a sealed trace whose files differ. Thread files are unchanged.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Access, AccessKind, Event, SyncOp, ThreadId, NO_THREAD};
-use crate::file::read_regular;
 use crate::meta::Meta;
 
-use crate::error::not_a_dir;
 pub use crate::error::{TraceError, FORMAT_VERSION};
 pub const THREAD_MAGIC: [u8; 8] = *b"ILGENTHR";
 /// Upper bound of one encoded record, length byte included.
@@ -204,56 +203,6 @@ pub struct TraceDir {
 }
 
 impl TraceDir {
-    /// Reads `dir/meta.json` and every `dir/t<tid>.trace`, checks each against the length and
-    /// checksum `meta.json` lists when the run was sealed, and that they make one run
-    /// ([`crate::validate`]). A trace the runtime marked truncated reads up to its cut: see
-    /// [`TraceDir::warning`].
-    pub fn open(dir: &Path) -> Result<TraceDir, TraceError> {
-        let io = |path: &Path, source| TraceError::Io {
-            path: path.into(),
-            source,
-        };
-        if !dir.is_dir() {
-            return Err(TraceError::NotATrace {
-                path: dir.into(),
-                expected: "an ilgen trace directory",
-                found: not_a_dir(dir),
-            });
-        }
-        let meta = Meta::read(dir)?;
-        let mut threads = Vec::new();
-        for entry in fs::read_dir(dir).map_err(|e| io(dir, e))? {
-            let entry = entry.map_err(|e| io(dir, e))?;
-            let name = entry.file_name();
-            let Some(tid) = name.to_str().and_then(thread_file_tid) else {
-                continue;
-            };
-            let path = entry.path();
-            let bytes = read_regular(&path)?;
-            // Decoded first: a file of another version or no thread file at all is named so.
-            let thread = decode_thread(&path, &bytes)?;
-            crate::validate::check_sealed(&meta, &path, &bytes)?;
-            if thread.header.tid != tid {
-                return Err(TraceError::Inconsistent {
-                    path,
-                    reason: format!(
-                        "its header says it is thread {}, its name says thread {tid}",
-                        thread.header.tid
-                    ),
-                });
-            }
-            threads.push(thread);
-        }
-        threads.sort_by_key(|t| t.header.tid);
-        let trace = TraceDir {
-            path: dir.into(),
-            meta,
-            threads,
-        };
-        crate::validate::check(&trace)?;
-        Ok(trace)
-    }
-
     /// The one-line warning to print before analysing this trace, if it is incomplete.
     pub fn warning(&self) -> Option<String> {
         self.meta.truncated.then(|| {
@@ -291,15 +240,6 @@ pub fn incomplete(threads: &[ThreadTrace]) -> Vec<String> {
         }
     }
     out
-}
-
-/// The thread id in a thread file name `t<tid>.trace`, `None` for any other name.
-pub fn thread_file_tid(name: &str) -> Option<ThreadId> {
-    let digits = name.strip_prefix('t')?.strip_suffix(".trace")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
 }
 
 #[cfg(test)]
@@ -455,14 +395,14 @@ mod tests {
     }
 
     #[test]
-    fn a_version_1_trace_gets_the_version_message() {
+    fn an_older_trace_gets_the_version_message() {
         let mut bytes = file(&sample());
-        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
         let err = decode_thread(Path::new("t3.trace"), &bytes).unwrap_err();
         assert!(matches!(
             err,
             TraceError::Version {
-                found: 1,
+                found: 2,
                 expected: FORMAT_VERSION,
                 ..
             }

@@ -40,11 +40,14 @@ pub enum OpKind {
     WaitLoopEnter,
     WaitLoopExit,
     Exit,
+    SemInit,
+    SemTimedWait,
+    SemDestroy,
 }
 
 impl OpKind {
     /// Every kind, in declaration order.
-    pub const ALL: [OpKind; 29] = [
+    pub const ALL: [OpKind; 32] = [
         OpKind::Start,
         OpKind::End,
         OpKind::Fork,
@@ -74,6 +77,9 @@ impl OpKind {
         OpKind::WaitLoopEnter,
         OpKind::WaitLoopExit,
         OpKind::Exit,
+        OpKind::SemInit,
+        OpKind::SemTimedWait,
+        OpKind::SemDestroy,
     ];
 
     /// Short lowercase name, as `ilgen dump` prints it and JSON spells it.
@@ -108,6 +114,9 @@ impl OpKind {
             OpKind::WaitLoopEnter => "waitloop_enter",
             OpKind::WaitLoopExit => "waitloop_exit",
             OpKind::Exit => "exit",
+            OpKind::SemInit => "sem_init",
+            OpKind::SemTimedWait => "sem_timedwait",
+            OpKind::SemDestroy => "sem_destroy",
         }
     }
 
@@ -169,6 +178,9 @@ impl SyncOp {
             SyncOp::WaitLoopEnter { .. } => OpKind::WaitLoopEnter,
             SyncOp::WaitLoopExit { .. } => OpKind::WaitLoopExit,
             SyncOp::Exit => OpKind::Exit,
+            SyncOp::SemInit { .. } => OpKind::SemInit,
+            SyncOp::SemTimedWait { .. } => OpKind::SemTimedWait,
+            SyncOp::SemDestroy { .. } => OpKind::SemDestroy,
         }
     }
 }

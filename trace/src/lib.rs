@@ -6,6 +6,7 @@
 //! - [`kind`]: the kind of a sync operation ([`OpKind`]), as every later stage names it;
 //! - [`format`]: thread files and the trace directory, versioned;
 //! - [`validate`]: the checks that a trace directory's files make one run;
+//! - `read`: [`TraceDir::open`], which decodes a trace directory (`format`) and checks it (`validate`);
 //! - [`meta`]: the run's metadata file;
 //! - [`schedule`]: the order of sync operations a replay enforces;
 //! - [`replay`]: what a replay of a schedule found (`replay-outcome.json`) and its exit statuses;
@@ -22,6 +23,7 @@ mod json;
 pub mod kind;
 pub mod memory;
 pub mod meta;
+mod read;
 pub mod replay;
 pub mod schedule;
 pub mod sites;
@@ -34,3 +36,4 @@ pub use event::{
 pub use format::{TraceDir, TraceError, FORMAT_VERSION};
 pub use kind::OpKind;
 pub use meta::{Meta, RunEnd};
+pub use read::thread_file_tid;

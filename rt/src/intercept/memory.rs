@@ -41,7 +41,7 @@ fn access_slow(addr: *const c_void, size: u64, site: *const c_void, kind: Access
 /// The access in replay mode: checked against the shadow memory, races reported.
 #[inline(never)]
 fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: AccessKind) {
-    let Some(t) = replay::thread::current() else {
+    let Some(t) = replay::sync::current() else {
         return;
     };
     let tid = t.tid();
@@ -51,7 +51,8 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
         inner.atomic_after = addr as u64 / replay::shadow::GRANULE + 1;
     }
     let site = sites::id(site as usize);
-    replay::debug::access(tid, site);
+    let stop_at = replay::gate::get().and_then(|r| r.options.stop_at);
+    replay::debug::access(tid, site, stop_at);
     replay::shadow::access(
         &mut inner.clock,
         tid,

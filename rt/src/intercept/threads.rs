@@ -17,7 +17,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::{SyncOp, ThreadId, NO_THREAD};
 
-use crate::intercept::real::{pthread_create, pthread_detach, pthread_join, StartRoutine};
+use crate::real::{pthread_create, pthread_detach, pthread_join, StartRoutine};
 use crate::{record, replay, runtime, thread};
 
 extern "C-unwind" {
@@ -51,7 +51,7 @@ unsafe extern "C-unwind" fn trampoline(raw: *mut c_void) -> *mut c_void {
         thread::start(rt, tid, parent, child_index, false);
         thread::child_started();
     } else {
-        replay::thread::start(tid, parent, child_index);
+        replay::sync::start(tid, parent, child_index);
     }
     crate::intercept::heap::thread_stack();
     // SAFETY: restoring the mask the program's thread would have started with.
@@ -62,7 +62,7 @@ unsafe extern "C-unwind" fn trampoline(raw: *mut c_void) -> *mut c_void {
     if let Some(st) = thread::current_if_live() {
         thread::end(st, 0);
     } else {
-        replay::thread::end(ilgen_trace::NO_SITE);
+        replay::sync::end(ilgen_trace::NO_SITE);
     }
     result
 }
@@ -87,7 +87,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
             inner.children += 1;
             (inner.tid, index, thread::next_child_tid())
         }),
-        None => replay::thread::new_child(),
+        None => replay::sync::new_child(),
     };
     let Some((parent, child_index, tid)) = ids else {
         // SAFETY: the program's own call.
@@ -182,7 +182,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_exit(
     if let Some(st) = thread::current_if_live() {
         thread::end(st, site as usize);
     } else {
-        replay::thread::end(crate::sites::id(site as usize));
+        replay::sync::end(crate::sites::id(site as usize));
     }
     // SAFETY: the program's own call.
     unsafe { pthread_exit(retval) }

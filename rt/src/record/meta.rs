@@ -28,8 +28,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use std::collections::BTreeMap;
 use std::os::unix::fs::OpenOptionsExt;
 
-use ilgen_trace::format::thread_file_tid;
 use ilgen_trace::meta::{FileSum, META_FILE};
+use ilgen_trace::thread_file_tid;
 use ilgen_trace::{Meta, RunEnd, FORMAT_VERSION};
 
 /// A signal number no real signal has: its digits mark where the number goes.

@@ -1,8 +1,8 @@
 //! Replay mode: the schedule gate.
 //!
-//! Takes `ILGEN_OPTIONS` with `mode=replay:schedule=PATH` and each thread's sync operations as
-//! `replay::sync` presents them (recorded tid, the thread's own 0-based count of sync records, the
-//! operation's kind); gives [`Replay`]: the schedule, checked against this binary, and the gate,
+//! Takes the schedule that `start` read and checked against this binary, and each thread's sync
+//! operations as `replay::sync` presents them (recorded tid, the thread's own 0-based count of
+//! sync records, the operation's kind); gives [`Replay`]: the schedule and the gate,
 //! which holds each operation until the schedule says it is that thread's turn for it.
 //!
 //! Threads are mapped as the schedule names them: main is the schedule thread whose parent is
@@ -22,12 +22,12 @@
 //! `replay_timeout_ms` is detected by the watchdog (`deadlock`), not here.
 //!
 //! A forked child stops replaying (its parent's other threads, which the schedule names, do not
-//! exist in it): a `pthread_atfork` child handler turns the runtime off, and the child writes no
-//! outcome.
+//! exist in it): a `pthread_atfork` child handler (installed by `start`) turns the runtime off,
+//! and the child writes no outcome.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -36,7 +36,7 @@ use ilgen_trace::schedule::{Schedule, ScheduleThread, Step};
 use ilgen_trace::{known_site, site_text, OpKind, SiteId, ThreadId};
 
 use crate::options::Options;
-use crate::{replay, runtime};
+use crate::runtime;
 
 static REPLAY: OnceLock<Replay> = OnceLock::new();
 
@@ -177,116 +177,29 @@ pub(crate) fn now_ms() -> u64 {
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }
 
-/// Where `replay-outcome.json` goes: `outcome_dir`, else `trace_dir`, else the schedule's
-/// directory; relative to the working directory at start.
-fn outcome_dir(options: &Options) -> PathBuf {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let pid = std::process::id().to_string();
-    let dir = if !options.outcome_dir.is_empty() {
-        PathBuf::from(options.outcome_dir.replace("%p", &pid))
-    } else if !options.trace_dir.is_empty() {
-        PathBuf::from(options.trace_dir.replace("%p", &pid))
-    } else {
-        PathBuf::from(&options.schedule)
-            .parent()
-            .map(|p| p.to_path_buf())
-            .unwrap_or_default()
-    };
-    cwd.join(dir)
-}
-
-/// Reads and checks the schedule. On failure: one message, an outcome saying why, and exit
-/// status `EXIT_BAD_SCHEDULE`; the program does not run.
-pub(crate) fn init(options: Options) -> Option<&'static Replay> {
-    let dir = outcome_dir(&options);
-    let build_id = crate::exe::build_id();
-    let refuse =
-        |why: String| -> ! { replay::report::refused(&dir, &build_id, &options.schedule, &why) };
-    if options.schedule.is_empty() {
-        refuse("mode=replay needs schedule=PATH in ILGEN_OPTIONS".into());
-    }
-    let schedule = match Schedule::read(std::path::Path::new(&options.schedule)) {
-        Ok(s) => s,
-        Err(e) => refuse(format!("cannot replay: {e}")),
-    };
-    // Two binaries without an id would match each other: an empty id is no identity.
-    if build_id.is_empty() {
-        refuse(format!(
-            "this binary has no ELF build id, so schedule {} cannot be checked against it; \
-             rebuild it with `ilgen cc`, record it again and run ilgen detect on its trace",
-            options.schedule
-        ));
-    }
-    if schedule.build_id != build_id {
-        refuse(format!(
-            "schedule {} was made for another binary (build id {}, this binary is {}); record \
-             this binary again and run ilgen detect on its trace",
-            options.schedule, schedule.build_id, build_id
-        ));
-    }
-    let plan = match Plan::new(&schedule) {
-        Ok(p) => p,
-        Err(why) => refuse(format!(
-            "schedule {} is inconsistent: {why}",
-            options.schedule
-        )),
-    };
-    if !crate::replay::thread::create_exit_key() {
-        refuse("failed to create a thread key".into());
-    }
-    crate::sites::init();
-    if options.verbosity >= 1 {
-        runtime::say(&format!(
-            "ilgen: replaying {} ({} steps), outcome in {}",
-            options.schedule,
-            plan.steps.len(),
-            dir.display()
-        ));
-    }
-    let replay = Replay {
-        schedule_path: options.schedule.clone(),
-        options,
-        plan,
-        build_id,
-        outcome_dir: dir,
-        pid: std::process::id(),
-        cursor: Mutex::new(0),
-        cursor_fast: AtomicUsize::new(0),
-        moved: Condvar::new(),
-        last_progress_ms: AtomicU64::new(now_ms()),
-    };
-    if REPLAY.set(replay).is_err() {
-        return None;
-    }
-    let r = REPLAY.get()?;
-    // SAFETY: registering handlers that only touch the runtime's own state.
-    unsafe {
-        libc::atexit(on_exit);
-        libc::pthread_atfork(None, None, Some(on_fork_child));
-    }
-    crate::replay::deadlock::spawn_watchdog(r);
-    Some(r)
-}
-
-extern "C" fn on_exit() {
-    if REPLAY.get().is_some_and(|r| r.pid == std::process::id()) {
-        replay::report::at_exit();
-    }
-}
-
-extern "C" fn on_fork_child() {
-    runtime::turn_off();
-    crate::replay::thread::abandon_after_fork();
-}
-
-/// Set once the replay stops (a divergence or deadlock being reported): waiters stop waiting.
-static STOPPING: AtomicBool = AtomicBool::new(false);
-
-pub(crate) fn stop() -> bool {
-    !STOPPING.swap(true, Ordering::AcqRel)
+/// Makes `replay` the process's replay runtime; `None` when there already is one.
+pub(crate) fn install(replay: Replay) -> Option<&'static Replay> {
+    REPLAY.set(replay).ok()?;
+    REPLAY.get()
 }
 
 impl Replay {
+    /// The runtime of a replay of `plan`, at its first step.
+    pub fn new(options: Options, plan: Plan, build_id: String, outcome_dir: PathBuf) -> Replay {
+        Replay {
+            schedule_path: options.schedule.clone(),
+            options,
+            plan,
+            build_id,
+            outcome_dir,
+            pid: std::process::id(),
+            cursor: Mutex::new(0),
+            cursor_fast: AtomicUsize::new(0),
+            moved: Condvar::new(),
+            last_progress_ms: AtomicU64::new(now_ms()),
+        }
+    }
+
     pub fn cursor(&self) -> usize {
         self.cursor_fast.load(Ordering::Acquire)
     }
@@ -302,7 +215,7 @@ impl Replay {
     /// Waits until thread `tid` may perform its operation `index` of kind `op` (at `site`);
     /// returns the step it is, if any. `on_wait(true)` is called before the thread has to wait
     /// and `on_wait(false)` after (a condition wake lets its mutex go meanwhile). A kind other
-    /// than the schedule's diverges the replay and does not return.
+    /// than the schedule's is the divergence given back (the caller ends the replay with it).
     pub fn wait_turn(
         &self,
         tid: ThreadId,
@@ -310,15 +223,14 @@ impl Replay {
         op: OpKind,
         site: SiteId,
         mut on_wait: impl FnMut(bool),
-    ) -> Option<usize> {
+    ) -> Result<Option<usize>, Divergence> {
         let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
         let verdict = self.plan.verdict(tid, index, op, *cursor);
         let target = match verdict {
-            Verdict::Free => return None,
+            Verdict::Free => return Ok(None),
             Verdict::Mismatch(p) => {
-                drop(cursor);
                 let expected = self.plan.step_ref(p);
-                replay::report::diverged(Divergence {
+                return Err(Divergence {
                     step: Some(p as u32),
                     reason: format!(
                         "step {p} expects T{} operation #{} to be {}, but it is {} ({})",
@@ -359,10 +271,10 @@ impl Replay {
             drop(cursor);
             on_wait(false);
         }
-        match verdict {
+        Ok(match verdict {
             Verdict::Turn(p) => Some(p),
             _ => None,
-        }
+        })
     }
 
     /// Restarts the no-progress clock (after the process was stopped).
@@ -378,7 +290,7 @@ impl Replay {
             self.cursor_fast.store(p + 1, Ordering::Release);
             self.last_progress_ms.store(now_ms(), Ordering::Relaxed);
             // Under the lock: a debugger stopped in the step hook sees no later step taken.
-            replay::debug::step_taken(p);
+            crate::replay::debug::step_taken(p);
             self.moved.notify_all();
         }
     }
