@@ -26,6 +26,9 @@
 //!   whole file, read at every start) is gone. `SyncOp::SemInit`, a semaphore's count from
 //!   `sem_init` or `sem_open`, `SyncOp::SemTimedWait` (`sem_timedwait`, `sem_clockwait`) and
 //!   `SyncOp::SemDestroy` (appended).
+//! - 4: a run that finished normally is sealed: `meta.json` lists every thread file's length and
+//!   xxh3-64 checksum (`files`) and ends with a `checksum` of its own bytes (see `meta`); the
+//!   reader refuses a sealed trace whose files differ. Thread files are unchanged.
 
 use std::path::{Path, PathBuf};
 
