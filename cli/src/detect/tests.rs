@@ -76,6 +76,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         solver: super::Solver::Native,
         trust_trace: false,
         no_reads_from: false,
+        suppressions: None,
     }
 }
 
