@@ -18,7 +18,8 @@
 //! `SyncOp` and [`AccessKind`] is part of the format: new variants are appended, never inserted
 //! or reordered. `trace/tests/golden.rs` pins the bytes of the header and of every record kind.
 //!
-//! Versions (bump [`FORMAT_VERSION`] on any change; old traces are refused with a message):
+//! Versions (bump [`FORMAT_VERSION`] on any change to what existing traces hold; old traces are
+//! refused with a message):
 //! - 1: first format.
 //! - 2: `SyncOp::Exit`, the end of the process on the exiting thread (appended to the enum), and
 //!   `Event::Heap` (allocations, frees and thread stacks).
@@ -26,6 +27,9 @@
 //!   whole file, read at every start) is gone. `SyncOp::SemInit`, a semaphore's count from
 //!   `sem_init` or `sem_open`, `SyncOp::SemTimedWait` (`sem_timedwait`, `sem_clockwait`) and
 //!   `SyncOp::SemDestroy` (appended).
+//!   Later, without a bump: `HeapOp::Map` and `HeapOp::Unmap` (anonymous mappings, appended), so
+//!   every earlier version-3 trace reads as before; an ilgen older than them refuses a trace that
+//!   holds one as a bad record.
 
 use std::path::{Path, PathBuf};
 
@@ -372,6 +376,14 @@ mod tests {
                 addr: 0x7f00_0000,
                 size: 8 << 20,
             },
+            HeapOp::Map {
+                addr: 0x7e00_0000,
+                size: 1 << 16,
+            },
+            HeapOp::Unmap {
+                addr: 0x7e00_1000,
+                size: 0x1000,
+            },
         ]
         .into_iter()
         .enumerate()
@@ -389,6 +401,9 @@ mod tests {
         let mut buf = [0u8; MAX_RECORD];
         encode_record(&events[0], &mut buf);
         assert_eq!(buf[1..5], 2u32.to_le_bytes());
+        // The heap ops in declaration order: a mapping's ops follow the thread stack's.
+        encode_record(&events[4], &mut buf);
+        assert_eq!(buf[5 + 8 + 4..5 + 8 + 4 + 4], 4u32.to_le_bytes());
     }
 
     #[test]
