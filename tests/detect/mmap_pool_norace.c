@@ -8,13 +8,13 @@
 // -static (without mapping epochs the same recordings give hundreds of candidates). Each job also
 // maps a page of a file and drops it: file-backed mappings are no event.
 //
-// RUN: %ilgen cc -g -O0 %s -o %t
+// RUN: %ilgen cc -g -O0 -I %testinc %s -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
 // RUN: %ilgen dump %t.trace | python3 %S/Inputs/reused.py T2 T0 | FileCheck --check-prefix=REUSED %s
 // RUN: %ilgen dump %t.trace | awk -f %S/Inputs/mappings.awk | FileCheck --check-prefix=EVENTS %s
 // RUN: bash -c 'for i in $(seq 10); do rm -rf %t.r && env ILGEN_OPTIONS=trace_dir=%t.r %t && %ilgen detect --no-replay %t.r | head -1; done' \
 // RUN:   | sort | uniq -c | FileCheck %s
-// RUN: %ilgen cc -g -O0 -static %s -o %t.static 2>/dev/null
+// RUN: %ilgen cc -g -O0 -static -I %testinc %s -o %t.static 2>/dev/null
 // RUN: rm -rf %t.strace && env ILGEN_OPTIONS=trace_dir=%t.strace %t.static
 // RUN: %ilgen dump %t.strace | python3 %S/Inputs/reused.py T2 T0 | FileCheck --check-prefix=REUSED %s
 // RUN: %ilgen dump %t.strace | awk -f %S/Inputs/mappings.awk | FileCheck --check-prefix=EVENTS %s
@@ -26,7 +26,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-enum { JOBS = 24, DEPTH = 2, SIZE = 64 * 1024 };
+#include "job_queue.h"
+
+enum { JOBS = 24, SIZE = 64 * 1024 };
 
 struct job {
   int seq;
@@ -34,66 +36,24 @@ struct job {
   unsigned char data[SIZE - 2 * sizeof(int)];
 };
 
-struct queue {
-  pthread_mutex_t lock;
-  pthread_cond_t not_empty, not_full;
-  struct job *items[DEPTH];
-  int head, count, closed;
-};
-
-#define QUEUE_INIT                                                                                 \
-  { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, 0, 0, 0 }
-
-struct queue todo = QUEUE_INIT, done = QUEUE_INIT;
+struct job_queue todo = JOB_QUEUE_INIT, done = JOB_QUEUE_INIT;
 unsigned total;
-
-void put(struct queue *q, struct job *j) {
-  pthread_mutex_lock(&q->lock);
-  while (q->count == DEPTH)
-    pthread_cond_wait(&q->not_full, &q->lock);
-  q->items[(q->head + q->count) % DEPTH] = j;
-  q->count++;
-  pthread_cond_signal(&q->not_empty);
-  pthread_mutex_unlock(&q->lock);
-}
-
-void close_queue(struct queue *q) {
-  pthread_mutex_lock(&q->lock);
-  q->closed = 1;
-  pthread_cond_broadcast(&q->not_empty);
-  pthread_mutex_unlock(&q->lock);
-}
-
-struct job *get(struct queue *q) {
-  pthread_mutex_lock(&q->lock);
-  while (q->count == 0 && !q->closed)
-    pthread_cond_wait(&q->not_empty, &q->lock);
-  struct job *j = NULL;
-  if (q->count > 0) {
-    j = q->items[q->head];
-    q->head = (q->head + 1) % DEPTH;
-    q->count--;
-    pthread_cond_signal(&q->not_full);
-  }
-  pthread_mutex_unlock(&q->lock);
-  return j;
-}
 
 void *worker(void *arg) {
   struct job *j;
-  while ((j = get(&todo)) != NULL) {
+  while ((j = job_queue_get(&todo)) != NULL) {
     unsigned sum = 0;
     for (size_t i = 0; i < sizeof j->data; i += 512)
       sum += j->data[i] + 1u;
     j->sum = sum;
-    put(&done, j);
+    job_queue_put(&done, j);
   }
   return arg;
 }
 
 void *writer(void *arg) {
   for (int n = 0; n < JOBS; n++) {
-    struct job *j = get(&done);
+    struct job *j = job_queue_get(&done);
     total += j->sum + (unsigned)j->seq;
     munmap(j, SIZE);
   }
@@ -114,9 +74,9 @@ int main(void) {
     for (size_t i = 0; i < sizeof j->data; i += 512)
       j->data[i] = (unsigned char)(n + file[i % 4096]);
     munmap((void *)file, 4096);
-    put(&todo, j);
+    job_queue_put(&todo, j);
   }
-  close_queue(&todo);
+  job_queue_close(&todo);
   pthread_join(w, NULL);
   pthread_join(out, NULL);
   close(fd);
@@ -126,8 +86,8 @@ int main(void) {
 // REUSED: reused {{[1-9][0-9]*}} address(es)
 
 // 24 mappings at main's line and 24 unmaps at the writer's, of 64 KiB; none for the file.
-// EVENTS:      {{^ *}}24 T0 map size=65536 line 110
-// EVENTS-NEXT: {{^ *}}24 T2 unmap size=65536 line 98
+// EVENTS:      {{^ *}}24 T0 map size=65536 line 70
+// EVENTS-NEXT: {{^ *}}24 T2 unmap size=65536 line 58
 // EVENTS-NOT:  {{.}}
 
 // CHECK:     10 ilgen: 0 candidate(s): 0 race(s), 0 deadlock(s)

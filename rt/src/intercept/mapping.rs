@@ -54,13 +54,20 @@ fn take(start: u64, end: u64) -> Vec<(u64, u64)> {
     taken
 }
 
+/// Records `[start, end)` as mapped (`map`) or unmapped.
+fn report(start: u64, end: u64, map: bool, site: *const c_void) {
+    let (addr, size) = (start, end - start);
+    let op = if map {
+        HeapOp::Map { addr, size }
+    } else {
+        HeapOp::Unmap { addr, size }
+    };
+    heap::event(op, site as usize);
+}
+
 fn unmapped(start: u64, end: u64, site: *const c_void) {
     for (s, e) in take(start, end) {
-        let op = HeapOp::Unmap {
-            addr: s,
-            size: e - s,
-        };
-        heap::event(op, site as usize);
+        report(s, e, false, site);
     }
 }
 
@@ -114,11 +121,7 @@ fn mapped(p: *mut c_void, len: usize, flags: libc::c_int, site: *const c_void) {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .insert(start, end);
-    let op = HeapOp::Map {
-        addr: start,
-        size: end - start,
-    };
-    heap::event(op, site as usize);
+    report(start, end, true, site);
 }
 
 /// # Safety
