@@ -1,5 +1,5 @@
 //! What the pass's calls land on, in both modes: the access hooks and wait-loop markers, the libc
-//! memory and string wrappers, the heap events of the replaced malloc family, the pthread
+//! memory and string wrappers, the heap events of the replaced malloc family and of anonymous mappings, the pthread
 //! wrappers, one family per file, and the process exits.
 //!
 //! Takes the program's calls (`ilgen_trace::abi`); gives each one to `record` or `replay` by mode
@@ -10,6 +10,7 @@ pub(crate) mod cond;
 pub(crate) mod exit;
 pub(crate) mod heap;
 pub(crate) mod interpose;
+pub(crate) mod mapping;
 pub(crate) mod memory;
 pub(crate) mod mutex;
 pub(crate) mod once;
