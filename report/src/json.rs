@@ -14,8 +14,9 @@
 //!   `ilgen replay <runs[run-1].trace_dir>:<candidates[0]>`) and `runs` (every run that predicted
 //!   it, ascending), and:
 //!   - `"race"`: `candidates` (numbers whose replay found it), `pid`, `replay_dir`, `current` and
-//!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write` | `free`,
-//!     `addr`, `size`, `location`), `object` (`name`, `offset`, `size` of the global, or null),
+//!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write` |
+//!     `free` | `destroy`, `addr`, `size`, `location`), `object` (`name`, `offset`, `size` of the
+//!     global, or null),
 //!     `threads`, `schedule`;
 //!   - `"deadlock"`: `candidates`, `observed` (the recorded run ended in it; `candidates` may
 //!     then be empty), `pid`, `replay_dir`, `blocked` (`tid`, `op`, `object`, `object_name`,
@@ -45,12 +46,15 @@
 //! - 4: several runs: `runs` replaces `trace_dir`; `run` and `runs` on findings, `run` on
 //!   unconfirmed candidates. A location's `function` is demangled, with `symbol` and `inlined`; a
 //!   location inlined from a library header is the user's line it was inlined at.
+//! - 5: the `destroy` access kind (a race on a destroyed sync object); schedule steps may name
+//!   the destroy operations (`mutex_destroy`, `cond_destroy`, `rwlock_destroy`,
+//!   `barrier_destroy`).
 
 use serde::Serialize;
 
 use crate::Report;
 
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 #[derive(Serialize)]
 struct Versioned<'a> {

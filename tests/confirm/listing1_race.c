@@ -107,7 +107,7 @@ int main(void) {
 // JSON-VALID: valid: ilgen report, format version 4
 // SARIF-VALID: valid: Static Analysis Results Format (SARIF) Version 2.1.0-rtm.5 JSON Schema
 
-// JSON:      "format_version": 4,
+// JSON:      "format_version": 5,
 // JSON:      "counts": {
 // JSON-NEXT:   "candidates": 1,
 // JSON-NEXT:   "confirmed_races": 1,

@@ -26,6 +26,7 @@
 //!   whole file, read at every start) is gone. `SyncOp::SemInit`, a semaphore's count from
 //!   `sem_init` or `sem_open`, `SyncOp::SemTimedWait` (`sem_timedwait`, `sem_clockwait`) and
 //!   `SyncOp::SemDestroy` (appended).
+//! - 4: `SyncOp::MutexDestroy`, `CondDestroy`, `RwDestroy`, `BarrierDestroy` (appended).
 
 use std::path::{Path, PathBuf};
 
