@@ -160,6 +160,8 @@ pub enum AccessName {
     AtomicWrite,
     /// The free of a block (`free`, `delete`, a moving `realloc`): a write over all of it.
     Free,
+    /// The destroy of a sync object (`pthread_mutex_destroy`, ...): a write of its first byte.
+    Destroy,
 }
 
 impl From<AccessKind> for AccessName {
@@ -181,6 +183,7 @@ impl AccessName {
             AccessName::AtomicRead => "atomic read",
             AccessName::AtomicWrite => "atomic write",
             AccessName::Free => "free",
+            AccessName::Destroy => "destroy",
         }
     }
 }

@@ -14,11 +14,19 @@
 //! a block's free before the allocation that reuses it, the accesses of a freed job and of the new
 //! job malloc hands the same memory to fall into different epochs and are never paired. A free
 //! belongs to the lifetime it ends. Allocation creates no ordering: epochs only separate objects.
+//!
+//! Sync objects that the run destroys (`pthread_mutex_destroy`, `sem_destroy`, ...) have
+//! lifetimes too, over their first byte: each operation on such an object is an access of that
+//! byte ([`Lifetimes::sync_access`]: an atomic read, the destroy a write), and a destroy ends the
+//! object, so the operations after it (a re-initialised object at the same address) are another
+//! epoch. An operation belongs to the latest such lifetime begun before its own sequence number,
+//! a destroy to the one it ends. Objects never destroyed get no accesses: their operations
+//! cannot race with anything.
 
 use std::collections::HashMap;
 
 use ilgen_trace::format::ThreadTrace;
-use ilgen_trace::{Event, HeapOp, PENDING};
+use ilgen_trace::{Access, AccessKind, Event, HeapOp, Sync, PENDING};
 
 /// Epoch of memory that no recorded lifetime covers.
 pub const NO_EPOCH: u32 = 0;
@@ -35,6 +43,9 @@ struct Life {
 pub struct Lifetimes {
     bounds: Vec<u64>,
     lives: Vec<Vec<Life>>,
+    /// Per address of a sync object the run destroys, the lifetimes its destroys begin (numbered
+    /// after every block's): a destroy is the allocation of the next object there.
+    renewed: HashMap<u64, Vec<Life>>,
 }
 
 struct Block {
@@ -102,7 +113,42 @@ impl Lifetimes {
                 piece += 1;
             }
         }
-        Lifetimes { bounds, lives }
+        let mut destroys: Vec<(u64, u64)> = traces
+            .iter()
+            .flat_map(|t| &t.events)
+            .filter_map(|e| match e {
+                Event::Sync(s) => match s.op.object_access() {
+                    Some((addr, AccessKind::Write)) if !s.is_pending() => Some((s.seq, addr)),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        destroys.sort_unstable();
+        let mut renewed: HashMap<u64, Vec<Life>> = HashMap::new();
+        for (i, &(seq, addr)) in destroys.iter().enumerate() {
+            renewed.entry(addr).or_default().push(Life {
+                alloc: seq,
+                epoch: (blocks.len() + i) as u32 + 1,
+            });
+        }
+        Lifetimes {
+            bounds,
+            lives,
+            renewed,
+        }
+    }
+
+    /// The operation as an access of its object's first byte, if the run destroys the object (see
+    /// the module doc): at the operation's site, an atomic read, or a write for the destroy.
+    pub fn sync_access(&self, s: &Sync) -> Option<Access> {
+        let (addr, kind) = s.op.object_access()?;
+        self.renewed.contains_key(&addr).then_some(Access {
+            addr,
+            size: 1,
+            site: s.site,
+            kind,
+        })
     }
 
     /// The epoch of the bytes at `addr` for an event whose segment ended at sequence number `hi`.
@@ -117,10 +163,20 @@ impl Lifetimes {
             .find(|l| l.alloc < hi)
             .map_or(NO_EPOCH, |l| l.epoch)
     }
+
+    /// The epoch of the sync object at `addr` for its operation numbered `seq`: before the
+    /// object's first destroy, that of the memory it lies in (so that a free of the block holding
+    /// it races with its uses like any access); after one, the lifetime that destroy began.
+    fn sync_epoch(&self, addr: u64, seq: u64) -> u32 {
+        self.renewed
+            .get(&addr)
+            .and_then(|lives| lives.iter().rev().find(|l| l.alloc < seq))
+            .map_or_else(|| self.epoch(addr, seq), |l| l.epoch)
+    }
 }
 
-/// Per event of `trace`, the epoch of its bytes: for accesses and frees (see the module doc),
-/// [`NO_EPOCH`] for every other event.
+/// Per event of `trace`, the epoch of its bytes: for accesses, frees and the operations on
+/// destroyed sync objects (see the module doc), [`NO_EPOCH`] for every other event.
 pub fn event_epochs(trace: &ThreadTrace, lifetimes: &Lifetimes) -> Vec<u32> {
     let mut out = vec![NO_EPOCH; trace.events.len()];
     // The sequence number that ends each event's segment, from the back.
@@ -134,7 +190,12 @@ pub fn event_epochs(trace: &ThreadTrace, lifetimes: &Lifetimes) -> Vec<u32> {
                 }
                 hi = h.seq;
             }
-            Event::Sync(s) => hi = s.seq,
+            Event::Sync(s) => {
+                if let Some(a) = lifetimes.sync_access(s) {
+                    out[i] = lifetimes.sync_epoch(a.addr, s.seq);
+                }
+                hi = s.seq;
+            }
         }
     }
     out

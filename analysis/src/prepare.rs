@@ -128,53 +128,46 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
             .rposition(|e| matches!(e, Event::Sync(_)));
         let epochs = event_epochs(trace, &lifetimes);
         for (index, event) in trace.events.iter().enumerate() {
-            let sync = match event {
-                Event::Access(_) | Event::Heap(_) => {
-                    let Some(a) = memory_access(event) else {
-                        // An allocation orders nothing; a new object is a new epoch.
-                        continue;
-                    };
-                    if let Event::Heap(_) = event {
-                        // The free is its own access (its site is the one to report), after
-                        // whatever the segment did to the block before it.
-                        segment.clear();
-                    } else {
-                        accesses_read += 1;
-                    }
-                    let epoch = epochs[index];
-                    let end = a.addr.saturating_add(u64::from(a.size));
-                    let first =
-                        vars.partition_point(|v| (v.epoch, v.addr + v.len) <= (epoch, a.addr));
-                    for (var, _) in vars
-                        .iter()
-                        .enumerate()
-                        .skip(first)
-                        .take_while(|(_, v)| v.epoch == epoch && v.addr < end)
-                    {
-                        match segment.get(&var) {
-                            Some(&i) => {
-                                if let ModelEvent::Access { kind, site, .. } = &mut events[i] {
-                                    let merged = kind.dominant(a.kind);
-                                    if merged != *kind && merged == a.kind {
-                                        *site = a.site;
-                                    }
-                                    *kind = merged;
+            // An allocation orders nothing (a new object is a new epoch): no access, no step.
+            if let Some(a) = memory_access(event, &lifetimes) {
+                match event {
+                    Event::Access(_) => accesses_read += 1,
+                    // The free is its own access (its site is the one to report), after
+                    // whatever the segment did to the block before it; so is the use of a
+                    // destroyed sync object, before the operation (which may release it).
+                    Event::Heap(_) | Event::Sync(_) => segment.clear(),
+                }
+                let epoch = epochs[index];
+                let end = a.addr.saturating_add(u64::from(a.size));
+                let first = vars.partition_point(|v| (v.epoch, v.addr + v.len) <= (epoch, a.addr));
+                for (var, _) in vars
+                    .iter()
+                    .enumerate()
+                    .skip(first)
+                    .take_while(|(_, v)| v.epoch == epoch && v.addr < end)
+                {
+                    match segment.get(&var) {
+                        Some(&i) => {
+                            if let ModelEvent::Access { kind, site, .. } = &mut events[i] {
+                                let merged = kind.dominant(a.kind);
+                                if merged != *kind && merged == a.kind {
+                                    *site = a.site;
                                 }
-                            }
-                            None => {
-                                segment.insert(var, events.len());
-                                events.push(ModelEvent::Access {
-                                    var,
-                                    kind: a.kind,
-                                    site: a.site,
-                                });
+                                *kind = merged;
                             }
                         }
+                        None => {
+                            segment.insert(var, events.len());
+                            events.push(ModelEvent::Access {
+                                var,
+                                kind: a.kind,
+                                site: a.site,
+                            });
+                        }
                     }
-                    continue;
                 }
-                Event::Sync(s) => s,
-            };
+            }
+            let Event::Sync(sync) = event else { continue };
             segment.clear();
             let at = (t, index);
             let mut mutex = |addr: u64| intern(&mut mutex_ids, &mut mutexes, addr);
@@ -343,9 +336,14 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                 // or took steps themselves) did not end the process there.
                 SyncOp::Exit => ModelOp::Nop,
                 // A semaphore's init gives the object its initial count, and its destroy ends
-                // the object ([`semaphores`]).
+                // the object ([`semaphores`]); a destroy is a write of its object, an access
+                // before the step ([`Lifetimes::sync_access`]), and orders nothing itself.
                 SyncOp::MutexTimedLock { .. }
                 | SyncOp::SemDestroy { .. }
+                | SyncOp::MutexDestroy { .. }
+                | SyncOp::CondDestroy { .. }
+                | SyncOp::RwDestroy { .. }
+                | SyncOp::BarrierDestroy { .. }
                 | SyncOp::Detach { .. }
                 | SyncOp::WaitLoopEnter { .. }
                 | SyncOp::SemInit { .. } => ModelOp::Nop,
@@ -488,11 +486,12 @@ pub fn shared_objects(traces: &[ThreadTrace]) -> Vec<SharedObject> {
     shared_objects_in(traces, &Lifetimes::of(traces))
 }
 
-/// The event as a memory access: an access, or a free (a write over its whole block, at its site;
-/// a block larger than an access record holds is clipped).
-fn memory_access(event: &Event) -> Option<Access> {
-    match *event {
-        Event::Access(a) => Some(a),
+/// The event as a memory access: an access, a free (a write over its whole block, at its site;
+/// a block larger than an access record holds is clipped), or an operation on a sync object the
+/// run destroys ([`Lifetimes::sync_access`]).
+fn memory_access(event: &Event, lifetimes: &Lifetimes) -> Option<Access> {
+    match event {
+        Event::Access(a) => Some(*a),
         Event::Heap(h) => match h.op {
             HeapOp::Free { addr, size } | HeapOp::Unmap { addr, size } => Some(Access {
                 addr,
@@ -502,7 +501,7 @@ fn memory_access(event: &Event) -> Option<Access> {
             }),
             HeapOp::Alloc { .. } | HeapOp::Stack { .. } | HeapOp::Map { .. } => None,
         },
-        Event::Sync(_) => None,
+        Event::Sync(s) => lifetimes.sync_access(s),
     }
 }
 
@@ -516,7 +515,9 @@ fn shared_objects_in(traces: &[ThreadTrace], lifetimes: &Lifetimes) -> Vec<Share
         let mut written = Vec::new();
         let epochs = event_epochs(t, lifetimes);
         for (e, &epoch) in t.events.iter().zip(&epochs) {
-            let Some(a) = memory_access(e) else { continue };
+            let Some(a) = memory_access(e, lifetimes) else {
+                continue;
+            };
             let r = (epoch, a.addr, a.addr.saturating_add(u64::from(a.size)));
             if r.1 < r.2 {
                 any.push(r);
@@ -1282,6 +1283,50 @@ mod tests {
         assert_eq!(p.model.objects.sems, vec![sem(1), sem(3)]);
         let (nop, wait) = (ModelOp::Nop, |sem| ModelOp::SemWait { sem });
         assert_eq!(ops(&p, 0), vec![nop, wait(0), nop, nop, wait(1)]);
+    }
+
+    #[test]
+    fn operations_on_a_destroyed_object_read_it_and_the_destroy_writes_it() {
+        let (m, n) = (0x90, 0x98);
+        let destroy = |mutex| SyncOp::MutexDestroy { mutex };
+        let mut r = Run::new(2);
+        // m is destroyed, then initialised again, used and destroyed by thread 1: another
+        // object, of one thread. n is never destroyed: its operations are no accesses.
+        r.lock(1, m) // seq 1
+            .lock(1, n)
+            .unlock(1, n)
+            .unlock(1, m) // seq 4
+            .sync(0, destroy(m)) // seq 5
+            .lock(1, m)
+            .unlock(1, m)
+            .sync(1, destroy(m));
+        let p = prepare(&r.traces());
+        assert_eq!(
+            p.vars,
+            vec![SharedObject {
+                addr: m,
+                len: 1,
+                epoch: crate::lifetime::NO_EPOCH
+            }]
+        );
+        let accesses = |t: usize| -> Vec<(VarId, AccessKind, ilgen_trace::SiteId)> {
+            p.model.threads[t]
+                .events
+                .iter()
+                .filter_map(|e| match *e {
+                    ModelEvent::Access { var, kind, site } => Some((var, kind, site)),
+                    ModelEvent::Sync { .. } => None,
+                })
+                .collect()
+        };
+        // Each use before its operation, at the operation's site (1000 + seq).
+        let read = |site| (0, AccessKind::AtomicRead, site);
+        assert_eq!(accesses(1), vec![read(1001), read(1004)]);
+        assert_eq!(accesses(0), vec![(0, AccessKind::Write, 1005)]);
+        assert!(matches!(
+            p.model.threads[1].events[..2],
+            [ModelEvent::Access { .. }, ModelEvent::Sync { .. }]
+        ));
     }
 
     #[test]

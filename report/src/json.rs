@@ -15,8 +15,9 @@
 //!   it, ascending), `fingerprint` (16 hex digits, the same for the same finding in every run and
 //!   rebuild of unchanged code: the recipe is in [`crate::fingerprint`]), and:
 //!   - `"race"`: `candidates` (numbers whose replay found it), `pid`, `replay_dir`, `current` and
-//!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write` | `free`,
-//!     `addr`, `size`, `location`), `object` (`name`, `offset`, `size` of the global, or null),
+//!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write` |
+//!     `free` | `destroy`, `addr`, `size`, `location`), `object` (`name`, `offset`, `size` of the
+//!     global, or null),
 //!     `threads`, `schedule`;
 //!   - `"deadlock"`: `candidates`, `observed` (the recorded run ended in it; `candidates` may
 //!     then be empty), `pid`, `replay_dir`, `blocked` (`tid`, `op`, `object`, `object_name`,
@@ -49,7 +50,9 @@
 //! - 4: several runs: `runs` replaces `trace_dir`; `run` and `runs` on findings, `run` on
 //!   unconfirmed candidates. A location's `function` is demangled, with `symbol` and `inlined`; a
 //!   location inlined from a library header is the user's line it was inlined at.
-//! - 5: `fingerprint` on findings; `suppressed`.
+//! - 5: `fingerprint` on findings; `suppressed`; the `destroy` access kind (a race on a destroyed
+//!   sync object); schedule steps may name the destroy operations (`mutex_destroy`,
+//!   `cond_destroy`, `rwlock_destroy`, `barrier_destroy`).
 
 use serde::Serialize;
 

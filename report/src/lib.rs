@@ -239,8 +239,11 @@ impl Race {
 
     /// What the report calls it, after `WARNING: ilgen:` and `SUMMARY: ilgen:`.
     pub fn title(&self) -> &'static str {
+        let kinds = [self.current.kind, self.previous.kind];
         if self.on_freed_memory() {
             "data race on freed memory"
+        } else if kinds.contains(&AccessName::Destroy) {
+            "data race on destroyed sync object"
         } else {
             "data race"
         }
@@ -541,6 +544,8 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             tid: a.thread.tid,
             kind: if a.free {
                 AccessName::Free
+            } else if a.destroy {
+                AccessName::Destroy
             } else {
                 a.kind.into()
             },

@@ -7,6 +7,7 @@
 
 pub(crate) mod barrier;
 pub(crate) mod cond;
+pub(crate) mod destroy;
 pub(crate) mod exit;
 pub(crate) mod heap;
 pub(crate) mod interpose;

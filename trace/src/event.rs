@@ -306,6 +306,23 @@ pub enum SyncOp {
     SemDestroy {
         sem: u64,
     },
+    /// `pthread_mutex_destroy`, written before the call (retracted if it fails): a write of the
+    /// mutex, which races with any use of it that no order puts before it.
+    MutexDestroy {
+        mutex: u64,
+    },
+    /// `pthread_cond_destroy`, as [`SyncOp::MutexDestroy`].
+    CondDestroy {
+        cond: u64,
+    },
+    /// `pthread_rwlock_destroy`, as [`SyncOp::MutexDestroy`].
+    RwDestroy {
+        lock: u64,
+    },
+    /// `pthread_barrier_destroy`, as [`SyncOp::MutexDestroy`].
+    BarrierDestroy {
+        barrier: u64,
+    },
 }
 
 impl SyncOp {
@@ -326,8 +343,10 @@ impl SyncOp {
             SyncOp::MutexLock { mutex }
             | SyncOp::MutexTryLock { mutex, .. }
             | SyncOp::MutexTimedLock { mutex, .. }
-            | SyncOp::MutexUnlock { mutex } => Some(mutex),
+            | SyncOp::MutexUnlock { mutex }
+            | SyncOp::MutexDestroy { mutex } => Some(mutex),
             SyncOp::RwRdLock { lock }
+            | SyncOp::RwDestroy { lock }
             | SyncOp::RwWrLock { lock }
             | SyncOp::RwTryRdLock { lock, .. }
             | SyncOp::RwTryWrLock { lock, .. }
@@ -340,14 +359,35 @@ impl SyncOp {
             | SyncOp::CondSignal { cond }
             | SyncOp::CondBroadcast { cond }
             | SyncOp::WaitLoopEnter { cond }
-            | SyncOp::WaitLoopExit { cond } => Some(cond),
-            SyncOp::BarrierEnter { barrier } | SyncOp::BarrierExit { barrier, .. } => Some(barrier),
+            | SyncOp::WaitLoopExit { cond }
+            | SyncOp::CondDestroy { cond } => Some(cond),
+            SyncOp::BarrierEnter { barrier }
+            | SyncOp::BarrierExit { barrier, .. }
+            | SyncOp::BarrierDestroy { barrier } => Some(barrier),
             SyncOp::SemWait { sem }
             | SyncOp::SemTryWait { sem, .. }
             | SyncOp::SemPost { sem }
             | SyncOp::SemInit { sem, .. }
             | SyncOp::SemTimedWait { sem, .. }
             | SyncOp::SemDestroy { sem } => Some(sem),
+        }
+    }
+
+    /// What the operation does to the memory of its object, as ThreadSanitizer models it: a
+    /// destroy writes the object's first byte, every other use reads it atomically (uses never
+    /// race with each other, a destroy races with any use no order puts before it); an init and
+    /// the wait-loop markers (no call on the object) touch nothing.
+    pub fn object_access(&self) -> Option<(u64, AccessKind)> {
+        match self {
+            SyncOp::SemInit { .. } | SyncOp::WaitLoopEnter { .. } | SyncOp::WaitLoopExit { .. } => {
+                None
+            }
+            SyncOp::SemDestroy { .. }
+            | SyncOp::MutexDestroy { .. }
+            | SyncOp::CondDestroy { .. }
+            | SyncOp::RwDestroy { .. }
+            | SyncOp::BarrierDestroy { .. } => self.object().map(|o| (o, AccessKind::Write)),
+            _ => self.object().map(|o| (o, AccessKind::AtomicRead)),
         }
     }
 

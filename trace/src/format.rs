@@ -29,7 +29,8 @@
 //! - 4: a run that finished normally is sealed: `meta.json` lists every thread file's length and
 //!   xxh3-64 checksum (`files`) and ends with a `checksum` of its own bytes (see `meta`); the
 //!   reader refuses a sealed trace whose files differ. `HeapOp::Map` and `HeapOp::Unmap`
-//!   (anonymous mappings, appended).
+//!   (anonymous mappings, appended); `SyncOp::MutexDestroy`, `CondDestroy`, `RwDestroy`,
+//!   `BarrierDestroy` (appended).
 
 use std::path::{Path, PathBuf};
 

@@ -43,11 +43,15 @@ pub enum OpKind {
     SemInit,
     SemTimedWait,
     SemDestroy,
+    MutexDestroy,
+    CondDestroy,
+    RwDestroy,
+    BarrierDestroy,
 }
 
 impl OpKind {
     /// Every kind, in declaration order.
-    pub const ALL: [OpKind; 32] = [
+    pub const ALL: [OpKind; 36] = [
         OpKind::Start,
         OpKind::End,
         OpKind::Fork,
@@ -80,6 +84,10 @@ impl OpKind {
         OpKind::SemInit,
         OpKind::SemTimedWait,
         OpKind::SemDestroy,
+        OpKind::MutexDestroy,
+        OpKind::CondDestroy,
+        OpKind::RwDestroy,
+        OpKind::BarrierDestroy,
     ];
 
     /// Short lowercase name, as `ilgen dump` prints it and JSON spells it.
@@ -117,6 +125,10 @@ impl OpKind {
             OpKind::SemInit => "sem_init",
             OpKind::SemTimedWait => "sem_timedwait",
             OpKind::SemDestroy => "sem_destroy",
+            OpKind::MutexDestroy => "mutex_destroy",
+            OpKind::CondDestroy => "cond_destroy",
+            OpKind::RwDestroy => "rwlock_destroy",
+            OpKind::BarrierDestroy => "barrier_destroy",
         }
     }
 
@@ -181,6 +193,10 @@ impl SyncOp {
             SyncOp::SemInit { .. } => OpKind::SemInit,
             SyncOp::SemTimedWait { .. } => OpKind::SemTimedWait,
             SyncOp::SemDestroy { .. } => OpKind::SemDestroy,
+            SyncOp::MutexDestroy { .. } => OpKind::MutexDestroy,
+            SyncOp::CondDestroy { .. } => OpKind::CondDestroy,
+            SyncOp::RwDestroy { .. } => OpKind::RwDestroy,
+            SyncOp::BarrierDestroy { .. } => OpKind::BarrierDestroy,
         }
     }
 }

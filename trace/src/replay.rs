@@ -24,6 +24,8 @@
 //!   thread, a held lock and a step (thread start and end); `op` is one of the names of
 //!   [`crate::OpKind`] (the same spelling as before, now checked on reading).
 //! - 4: `build_id` (the replayed executable's ELF build id) replaces `binary_hash`.
+//! - 5: `RaceAccess::destroy`: the access is the destroy of a sync object (a race on a destroyed
+//!   object).
 
 use std::path::Path;
 
@@ -34,7 +36,7 @@ use crate::event::{AccessKind, SiteId, ThreadId};
 use crate::json::read_versioned;
 use crate::kind::OpKind;
 
-pub const OUTCOME_VERSION: u32 = 4;
+pub const OUTCOME_VERSION: u32 = 5;
 pub const OUTCOME_FILE: &str = "replay-outcome.json";
 
 /// Exit status of a replay whose schedule could not be followed.
@@ -100,12 +102,21 @@ pub struct RaceAccess {
     /// The access is the free (`free`, `delete`, a moving `realloc`) of the block `[addr, addr +
     /// size)`, a write over all of it: the race is a race on freed memory.
     pub free: bool,
+    /// The access is the destroy of the sync object at `addr` (`pthread_mutex_destroy`,
+    /// `sem_destroy`, ...), a write of its first byte that every other operation on it reads: the
+    /// race is a race on a destroyed object.
+    pub destroy: bool,
 }
 
 impl RaceReport {
     /// One of the two accesses frees the block: a use (or a second free) races with the free.
     pub fn on_freed_memory(&self) -> bool {
         self.current.free || self.previous.free
+    }
+
+    /// One of the two accesses destroys the sync object: a use races with the destroy.
+    pub fn on_destroyed_object(&self) -> bool {
+        self.current.destroy || self.previous.destroy
     }
 }
 
@@ -261,6 +272,7 @@ mod tests {
             size: 4,
             site: 7,
             free: true,
+            destroy: false,
         };
         let o = Outcome {
             format_version: OUTCOME_VERSION,

@@ -82,6 +82,12 @@ fn sync_golden(op: SyncOp) -> &'static str {
             "1d010000000201000000000000070000001e000000887766554433221101"
         }
         SyncOp::SemDestroy { .. } => "1c010000000201000000000000070000001f0000008877665544332211",
+        SyncOp::MutexDestroy { .. } => "1c01000000020100000000000007000000200000008877665544332211",
+        SyncOp::CondDestroy { .. } => "1c01000000020100000000000007000000210000008877665544332211",
+        SyncOp::RwDestroy { .. } => "1c01000000020100000000000007000000220000008877665544332211",
+        SyncOp::BarrierDestroy { .. } => {
+            "1c01000000020100000000000007000000230000008877665544332211"
+        }
     }
 }
 
@@ -153,6 +159,10 @@ fn every_sync_op() -> Vec<SyncOp> {
             acquired: true,
         },
         SyncOp::SemDestroy { sem: o },
+        SyncOp::MutexDestroy { mutex: o },
+        SyncOp::CondDestroy { cond: o },
+        SyncOp::RwDestroy { lock: o },
+        SyncOp::BarrierDestroy { barrier: o },
     ]
 }
 

@@ -95,6 +95,7 @@ fn access(tid: ThreadId, c: &Cell) -> RaceAccess {
         size: c.size,
         site: c.site,
         free: c.free,
+        destroy: c.destroy,
     }
 }
 
@@ -117,6 +118,9 @@ fn kind_text(a: &RaceAccess) -> &'static str {
     if a.free {
         return "free";
     }
+    if a.destroy {
+        return "destroy";
+    }
     match a.kind {
         AccessKind::Read => "read",
         AccessKind::Write => "write",
@@ -138,6 +142,8 @@ pub(crate) fn race_text(r: &RaceReport) -> String {
     let mut s = String::from("==================\n");
     let what = if r.on_freed_memory() {
         "data race on freed memory"
+    } else if r.on_destroyed_object() {
+        "data race on destroyed sync object"
     } else {
         "data race"
     };
@@ -456,6 +462,7 @@ mod tests {
                 size: 4,
                 site: 7,
                 free: false,
+                destroy: false,
             },
             previous: RaceAccess {
                 thread: t(0),
@@ -464,6 +471,7 @@ mod tests {
                 size: 4,
                 site: 3,
                 free: false,
+                destroy: false,
             },
         };
         let s = race_text(&r);
@@ -477,6 +485,7 @@ mod tests {
         let freed = RaceReport {
             previous: RaceAccess {
                 free: true,
+                destroy: false,
                 kind: AccessKind::Write,
                 size: 32,
                 ..r.previous
@@ -494,6 +503,24 @@ mod tests {
         );
         assert!(
             s.contains("SUMMARY: ilgen: data race on freed memory site 7"),
+            "{s}"
+        );
+        let destroyed = RaceReport {
+            previous: RaceAccess {
+                destroy: true,
+                kind: AccessKind::Write,
+                size: 1,
+                ..r.previous
+            },
+            ..r
+        };
+        let s = race_text(&destroyed);
+        assert!(
+            s.contains("WARNING: ilgen: data race on destroyed sync object (pid="),
+            "{s}"
+        );
+        assert!(
+            s.contains("  Previous destroy of size 1 at 0x10 by thread T0:"),
             "{s}"
         );
     }

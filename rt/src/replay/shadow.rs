@@ -100,6 +100,8 @@ pub(crate) struct Cell {
     pub mask: u8,
     /// The access is the free of the block (a write over all of it).
     pub free: bool,
+    /// The access is the destroy of the sync object at `addr` (a write of its first byte).
+    pub destroy: bool,
 }
 
 impl Cell {
@@ -171,6 +173,7 @@ impl Granule {
         // Fast path: this thread already left a cell at least as strong over these bytes at this
         // same instant (between the same two sync operations). See the module doc.
         let seen = !cur.free
+            && !cur.destroy
             && self
                 .cells
                 .iter()
@@ -296,8 +299,32 @@ pub(crate) fn access(
         site,
         kind,
         free: false,
+        destroy: false,
     };
     check(now, &access, first..=last, found);
+}
+
+/// Checks and records the destroy of the sync object at `addr` (`pthread_mutex_destroy`, ...) by
+/// the thread whose clock is `now`: a write of its first byte, which every other operation on
+/// the object reads atomically (`ilgen_trace::SyncOp::object_access`); calls `found` like
+/// [`access`].
+pub(crate) fn destroy(
+    now: &mut VectorClock,
+    tid: ThreadId,
+    addr: u64,
+    site: SiteId,
+    found: impl FnMut(&Cell, &Cell),
+) {
+    let access = Access {
+        tid,
+        addr,
+        size: 1,
+        site,
+        kind: AccessKind::Write,
+        free: false,
+        destroy: true,
+    };
+    check(now, &access, [addr / GRANULE], found);
 }
 
 /// One access as [`check`] stores it in each granule.
@@ -308,6 +335,7 @@ struct Access {
     site: SiteId,
     kind: AccessKind,
     free: bool,
+    destroy: bool,
 }
 
 fn check(
@@ -325,6 +353,7 @@ fn check(
             kind: a.kind,
             mask: mask(g, a.addr, a.size),
             free: a.free,
+            destroy: a.destroy,
         };
         let conflicts = {
             let mut map = shard(g).lock().unwrap_or_else(|e| e.into_inner());
@@ -386,6 +415,7 @@ pub(crate) fn lifetime(
                 site,
                 kind: AccessKind::Write,
                 free: true,
+                destroy: false,
             };
             match held_granules(first, last) {
                 Some(held) => check(now, &free, held, found),
@@ -409,6 +439,7 @@ mod tests {
             kind,
             mask: mask(0x1000 / GRANULE, 0x1000, 4),
             free: false,
+            destroy: false,
         }
     }
 
@@ -778,6 +809,24 @@ mod tests {
             sites_seen(&mut b, 1, other + 8, AccessKind::Write),
             vec![(1, false)]
         );
+    }
+
+    #[test]
+    fn a_destroy_races_with_uses_that_are_atomic_reads_of_the_object() {
+        let (mut a, mut b) = clocks();
+        let m = 0x777d_0000u64;
+        // Two threads' operations on the object: atomic reads, no race between them.
+        access(&mut a, 0, m, 1, 1, AccessKind::AtomicRead, |_, _| {
+            panic!("nothing to race with yet")
+        });
+        access(&mut b, 1, m, 1, 2, AccessKind::AtomicRead, |_, _| {
+            panic!("uses never race with each other")
+        });
+        let mut seen = Vec::new();
+        destroy(&mut a, 0, m, 3, |p, c| {
+            seen.push((p.site, c.site, c.destroy))
+        });
+        assert_eq!(seen, vec![(2, 3, true)]);
     }
 
     #[test]

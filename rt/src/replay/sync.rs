@@ -46,7 +46,7 @@ use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 
 use ilgen_trace::replay::ThreadRef;
-use ilgen_trace::{known_thread, SiteId, SyncOp, ThreadId, NO_SITE};
+use ilgen_trace::{known_thread, AccessKind, SiteId, SyncOp, ThreadId, NO_SITE};
 
 use crate::real;
 use crate::replay;
@@ -108,6 +108,17 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
     let Some(mut inner) = t.enter() else { return };
     inner.settle_atomic();
     let clock = &mut inner.clock;
+    // The use of the object before its effect (a release must not order it before a destroy
+    // it races with): an atomic read, a destroy a write (`SyncOp::object_access`).
+    match op.object_access() {
+        Some((object, AccessKind::Write)) => {
+            replay::shadow::destroy(clock, tid, object, site, replay::report::race);
+        }
+        Some((object, kind)) => {
+            replay::shadow::access(clock, tid, object, 1, site, kind, replay::report::race);
+        }
+        None => {}
+    }
     let acquired = op.acquired().unwrap_or(true);
     match *op {
         SyncOp::MutexUnlock { mutex: lock }
@@ -170,6 +181,10 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         | SyncOp::WaitLoopExit { .. }
         | SyncOp::SemInit { .. }
         | SyncOp::SemDestroy { .. }
+        | SyncOp::MutexDestroy { .. }
+        | SyncOp::CondDestroy { .. }
+        | SyncOp::RwDestroy { .. }
+        | SyncOp::BarrierDestroy { .. }
         | SyncOp::Exit => {}
     }
 }
