@@ -331,6 +331,8 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                 SyncOp::MutexTimedLock { .. }
                 | SyncOp::Detach { .. }
                 | SyncOp::WaitLoopEnter { .. }
+                | SyncOp::TxBegin
+                | SyncOp::TxEnd
                 | SyncOp::Exit => ModelOp::Nop,
             };
             match op {

@@ -31,6 +31,8 @@ pub struct Hooks<'ctx> {
     pub wait_loop_exit: Hook<'ctx>,
     pub printf_written: Hook<'ctx>,
     pub main_return: Hook<'ctx>,
+    pub tx_begin: Hook<'ctx>,
+    pub tx_end: Hook<'ctx>,
     pub ptr_ty: PointerType<'ctx>,
     pub i64_ty: IntType<'ctx>,
 }
@@ -71,6 +73,8 @@ impl<'ctx> Hooks<'ctx> {
             wait_loop_exit: decl(abi::WAIT_LOOP_EXIT, marker_ty),
             printf_written: decl(abi::PRINTF_WRITTEN, written_ty),
             main_return: decl(abi::MAIN_RETURN, site_ty),
+            tx_begin: decl(abi::TX_BEGIN, site_ty),
+            tx_end: decl(abi::TX_END, site_ty),
             ptr_ty,
             i64_ty,
         }
@@ -88,6 +92,8 @@ impl<'ctx> Hooks<'ctx> {
             self.wait_loop_exit,
             self.printf_written,
             self.main_return,
+            self.tx_begin,
+            self.tx_end,
         ] {
             let address = h.func.as_global_value().as_pointer_value();
             if address.get_first_use().is_none() && ir::is_declaration(h.func) {

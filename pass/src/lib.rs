@@ -9,6 +9,8 @@
 //! - a `__ilgen_printf_written` call after every `sprintf`-family call of
 //!   `ilgen_trace::abi::FORMATTED_CALLS` (the bytes it wrote),
 //! - `__ilgen_wait_loop_enter/exit` markers around each loop that waits on a condition variable,
+//! - `__ilgen_tx_begin/end` markers at the entry and exits of each function marked `ILGEN_ATOMIC`
+//!   (annotation `ilgen_atomic`; `ilgen.h`),
 //! - a `__ilgen_main_return` call before every return of `main` (the end of the process),
 //! - one site table blob in section `ilgen_sites`.
 //!
@@ -28,6 +30,7 @@ use inkwell::builder::BuilderError;
 use inkwell::module::Module;
 use llvm_sys::prelude::LLVMModuleRef;
 
+mod atomic;
 mod calls;
 mod ctx;
 mod decides;

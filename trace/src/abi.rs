@@ -14,6 +14,9 @@
 //! void __ilgen_wait_loop_enter(const void *cond, const void *site);
 //! void __ilgen_wait_loop_exit(const void *cond, const void *site);
 //! void __ilgen_main_return(const void *site);        // before every return of `main`
+//! // entry and every return of a function marked `ILGEN_ATOMIC`, and `ILGEN_ATOMIC_BEGIN/END()`
+//! void __ilgen_tx_begin(const void *site);
+//! void __ilgen_tx_end(const void *site);
 //! R __ilgen_wrap_NAME(ARGS..., const void *site);   // every NAME that `is_wrapped`
 //! // right after every call in FORMATTED_CALLS: `max` is its length argument, or UINT64_MAX
 //! void __ilgen_printf_written(void *buf, uint64_t max, int64_t ret, const void *site);
@@ -28,6 +31,11 @@ pub const WAIT_LOOP_ENTER: &str = "__ilgen_wait_loop_enter";
 pub const WAIT_LOOP_EXIT: &str = "__ilgen_wait_loop_exit";
 pub const PRINTF_WRITTEN: &str = "__ilgen_printf_written";
 pub const MAIN_RETURN: &str = "__ilgen_main_return";
+pub const TX_BEGIN: &str = "__ilgen_tx_begin";
+pub const TX_END: &str = "__ilgen_tx_end";
+/// The annotation (`__attribute__((annotate(...)))`, listed in `llvm.global.annotations`) that
+/// marks a function as an atomic block.
+pub const ATOMIC_ANNOTATION: &str = "ilgen_atomic";
 
 /// Prefix of every symbol the runtime defines; the pass never instruments such functions.
 pub const RUNTIME_PREFIX: &str = "__ilgen_";

@@ -276,6 +276,12 @@ pub enum SyncOp {
     /// a fatal signal, nor for an exit from a thread that already ended (the last thread leaving
     /// after main called `pthread_exit`).
     Exit,
+    /// The thread entered an atomic block (a function marked `ILGEN_ATOMIC`, or
+    /// `ILGEN_ATOMIC_BEGIN()`); only the outermost block of a nest is recorded, so begins and
+    /// ends alternate along a thread. A marker: it ends a segment and orders nothing.
+    TxBegin,
+    /// The thread left its outermost atomic block.
+    TxEnd,
 }
 
 impl SyncOp {
@@ -290,6 +296,8 @@ impl SyncOp {
             SyncOp::Start
             | SyncOp::End
             | SyncOp::Exit
+            | SyncOp::TxBegin
+            | SyncOp::TxEnd
             | SyncOp::Fork { .. }
             | SyncOp::Join { .. }
             | SyncOp::Detach { .. } => None,

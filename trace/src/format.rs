@@ -22,6 +22,7 @@
 //! - 1: first format.
 //! - 2: `SyncOp::Exit`, the end of the process on the exiting thread (appended to the enum), and
 //!   `Event::Heap` (allocations, frees and thread stacks).
+//! - 3: `SyncOp::TxBegin`/`TxEnd`, the outermost atomic blocks (appended to the enum).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -451,7 +452,7 @@ mod tests {
             err,
             TraceError::Version {
                 found: 1,
-                expected: 2,
+                expected: FORMAT_VERSION,
                 ..
             }
         ));

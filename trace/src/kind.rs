@@ -40,11 +40,13 @@ pub enum OpKind {
     WaitLoopEnter,
     WaitLoopExit,
     Exit,
+    TxBegin,
+    TxEnd,
 }
 
 impl OpKind {
     /// Every kind, in declaration order.
-    pub const ALL: [OpKind; 29] = [
+    pub const ALL: [OpKind; 31] = [
         OpKind::Start,
         OpKind::End,
         OpKind::Fork,
@@ -74,6 +76,8 @@ impl OpKind {
         OpKind::WaitLoopEnter,
         OpKind::WaitLoopExit,
         OpKind::Exit,
+        OpKind::TxBegin,
+        OpKind::TxEnd,
     ];
 
     /// Short lowercase name, as `ilgen dump` prints it and JSON spells it.
@@ -108,6 +112,8 @@ impl OpKind {
             OpKind::WaitLoopEnter => "waitloop_enter",
             OpKind::WaitLoopExit => "waitloop_exit",
             OpKind::Exit => "exit",
+            OpKind::TxBegin => "tx_begin",
+            OpKind::TxEnd => "tx_end",
         }
     }
 
@@ -169,6 +175,8 @@ impl SyncOp {
             SyncOp::WaitLoopEnter { .. } => OpKind::WaitLoopEnter,
             SyncOp::WaitLoopExit { .. } => OpKind::WaitLoopExit,
             SyncOp::Exit => OpKind::Exit,
+            SyncOp::TxBegin => OpKind::TxBegin,
+            SyncOp::TxEnd => OpKind::TxEnd,
         }
     }
 }

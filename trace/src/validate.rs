@@ -9,7 +9,9 @@
 //!   parent, and no child is forked twice; every thread with a parent was forked by it;
 //! - a thread's first record is its `Start` (every thread but main);
 //! - a completed `Join` follows the child's `End`: the child's file ends with it;
-//! - sync sequence numbers are unique in the run and increase along each thread.
+//! - sync sequence numbers are unique in the run and increase along each thread;
+//! - atomic-block begins and ends alternate along each thread, starting with a begin (the runtime
+//!   records only the outermost block of a nest).
 //!
 //! A run the runtime marked truncated (a thread file could not grow) or that never ended (killed
 //! by SIGKILL) may lack what it had no time or room to write: a forked child's file, a `Fork`, the
@@ -51,6 +53,7 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
             }
         }
         let mut last_seq = None;
+        let mut in_tx = false;
         for s in syncs {
             if s.seq != PENDING {
                 if let Some(other) = seen_seq.insert(s.seq, tid) {
@@ -107,6 +110,25 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
                             format!("thread {tid} joined thread {child}, whose file does not end"),
                         );
                     }
+                }
+                SyncOp::TxBegin | SyncOp::TxEnd => {
+                    let begin = s.op == SyncOp::TxBegin;
+                    if begin == in_tx {
+                        return fail(
+                            file(tid),
+                            format!(
+                                "atomic block {} (sync sequence number {}) {}",
+                                if begin { "begins" } else { "ends" },
+                                s.seq,
+                                if begin {
+                                    "inside another one"
+                                } else {
+                                    "outside any block"
+                                }
+                            ),
+                        );
+                    }
+                    in_tx = begin;
                 }
                 _ => {}
             }

@@ -71,6 +71,8 @@ fn sync_golden(op: SyncOp) -> &'static str {
         }
         SyncOp::WaitLoopExit { .. } => "1c010000000201000000000000070000001b0000008877665544332211",
         SyncOp::Exit => "14010000000201000000000000070000001c000000",
+        SyncOp::TxBegin => "14010000000201000000000000070000001d000000",
+        SyncOp::TxEnd => "14010000000201000000000000070000001e000000",
     }
 }
 
@@ -136,6 +138,8 @@ fn every_sync_op() -> Vec<SyncOp> {
         SyncOp::WaitLoopEnter { cond: o },
         SyncOp::WaitLoopExit { cond: o },
         SyncOp::Exit,
+        SyncOp::TxBegin,
+        SyncOp::TxEnd,
     ]
 }
 

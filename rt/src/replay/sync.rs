@@ -158,6 +158,8 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         | SyncOp::Detach { .. }
         | SyncOp::WaitLoopEnter { .. }
         | SyncOp::WaitLoopExit { .. }
+        | SyncOp::TxBegin
+        | SyncOp::TxEnd
         | SyncOp::Exit => {}
     }
 }

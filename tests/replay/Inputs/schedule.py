@@ -27,7 +27,8 @@ if args and args[0] == "--hash":
 OPS = ["start", "end", "fork", "join", "detach", "lock", "trylock", "timedlock", "unlock",
        "rdlock", "wrlock", "tryrdlock", "trywrlock", "rwunlock", "wait", "wake", "signal",
        "broadcast", "barrier_enter", "barrier_exit", "spin_lock", "spin_trylock", "spin_unlock",
-       "sem_wait", "sem_trywait", "sem_post", "waitloop_enter", "waitloop_exit", "exit"]
+       "sem_wait", "sem_trywait", "sem_post", "waitloop_enter", "waitloop_exit", "exit", "tx_begin",
+       "tx_end"]
 PENDING = 2**64 - 1
 # NO_THREAD and NO_SITE of trace/src/event.rs: a schedule writes them as null.
 ABSENT = 2**32 - 1
