@@ -393,6 +393,7 @@ mod tests {
             max_states: usize::MAX,
             backend: Backend::Native,
             deciding: Default::default(),
+            atomicity: false,
         };
         let (mut decided, mut undecided) = (0, 0);
         let (mut racy, mut clean) = (0, 0);
@@ -594,6 +595,7 @@ mod tests {
             max_states: usize::MAX,
             backend: Backend::Native,
             deciding: Default::default(),
+            atomicity: false,
         };
         let mut searched = 0;
         for _ in 0..300 {

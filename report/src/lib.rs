@@ -277,7 +277,7 @@ pub enum Finding {
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Unconfirmed {
     pub candidate: usize,
-    /// `race` or `deadlock`: what the candidate predicted.
+    /// `race`, `deadlock` or `atomicity_violation`: what the candidate predicted.
     pub predicted: &'static str,
     pub verdict: Class,
     pub reason: String,
@@ -505,10 +505,7 @@ fn threads<'t>(ctx: &Context, refs: impl IntoIterator<Item = &'t ThreadRef>) -> 
 }
 
 fn schedule(ctx: &Context, c: &Candidate) -> Vec<ScheduleStep> {
-    let steps = match c {
-        Candidate::Race { schedule, .. } | Candidate::Deadlock { schedule, .. } => &schedule.steps,
-    };
-    steps.iter().map(|s| step(ctx, s)).collect()
+    c.schedule().steps.iter().map(|s| step(ctx, s)).collect()
 }
 
 fn step(ctx: &Context, s: &Step) -> ScheduleStep {
@@ -534,6 +531,13 @@ fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
         Candidate::Deadlock { blocked, .. } => (
             "deadlock",
             blocked.iter().map(|b| ctx.location(b.site)).collect(),
+        ),
+        Candidate::Atomicity { accesses, .. } => (
+            "atomicity_violation",
+            accesses
+                .iter()
+                .map(|a| ctx.location(known_site(a.site)))
+                .collect(),
         ),
     };
     let reason = match entry.verdict.class {
