@@ -17,7 +17,8 @@
 //!   - `"deadlock"`: `blocked` (one step per blocked thread: the operation it waits in) and
 //!     `schedule`;
 //!   - `"atomicity"` (with `--atomicity`, after the deadlocks): `object`, `begin` (the step of
-//!     the transaction's `tx_begin`), `accesses` (e1, f, e2), `pattern` (`read_write_read`,
+//!     the transaction's `tx_begin`), `accesses` (e1, f, e2), `after` (per access, the sync
+//!     operations its thread had done before it: replay watches for that run), `pattern` (`read_write_read`,
 //!     `read_write_write`, `write_read_write`, `write_write_read` or `write_write_write`) and
 //!     `schedule`.
 //! - `stats.atomicity` (with `--atomicity`): `transactions`, `predicted`, `no_schedule`,
@@ -124,6 +125,15 @@ fn access_side(model: &Model, at: At) -> Option<(VarId, AccessSide)> {
     }
 }
 
+/// How many sync operations the thread of `at` had done before it.
+fn syncs_before(model: &Model, at: At) -> u32 {
+    model.threads[at.thread].events[..at.index]
+        .iter()
+        .rev()
+        .find_map(ModelEvent::observed)
+        .map_or(0, |o| o.op_index + 1)
+}
+
 fn object_range(vars: &[SharedObject], var: VarId) -> Option<ObjectRange> {
     let object = vars.get(var)?;
     Some(ObjectRange {
@@ -141,6 +151,7 @@ pub fn atomicity(model: &Model, vars: &[SharedObject], p: &Prediction) -> Option
         object: object_range(vars, var)?,
         begin: step(model, p.begin)?,
         accesses: [e1, f, e2],
+        after: [p.e1, p.f, p.e2].map(|at| syncs_before(model, at)),
         pattern: p.pattern,
         schedule: schedule_out(model, &p.schedule)?,
     })
@@ -166,6 +177,9 @@ pub enum Candidate {
         begin: Step,
         /// e1, f, e2.
         accesses: [AccessSide; 3],
+        /// Per access, the sync operations its thread had done before it: replay watches for
+        /// that run of its line.
+        after: [u32; 3],
         pattern: Pattern,
         schedule: ScheduleOut,
     },
@@ -336,6 +350,20 @@ pub fn replay_schedule(
                 site: s.site,
             })
             .collect(),
+        watch: match candidate {
+            Candidate::Atomicity {
+                accesses, after, ..
+            } => accesses
+                .iter()
+                .zip(after)
+                .map(|(a, &after)| replay::Watch {
+                    tid: a.tid,
+                    site: a.site,
+                    after,
+                })
+                .collect(),
+            Candidate::Race { .. } | Candidate::Deadlock { .. } => Vec::new(),
+        },
     }
 }
 
@@ -397,13 +425,7 @@ pub fn summary(file: &CandidatesFile, names: &Names, limits: &Limits) -> String 
                     object.len
                 );
                 for a in accesses {
-                    let _ = writeln!(
-                        out,
-                        "  {} by thread {} at {}",
-                        a.access.text(),
-                        a.tid,
-                        names.site(a.site)
-                    );
+                    write_access(&mut out, "", a, names);
                 }
                 write_schedule(&mut out, schedule, names);
             }
@@ -420,6 +442,7 @@ pub fn summary(file: &CandidatesFile, names: &Names, limits: &Limits) -> String 
                 accesses,
                 pattern,
                 schedule,
+                ..
             } => {
                 let _ = writeln!(
                     out,
@@ -438,14 +461,8 @@ pub fn summary(file: &CandidatesFile, names: &Names, limits: &Limits) -> String 
                         .site
                         .map_or_else(|| "no site".to_owned(), |s| names.site(s))
                 );
-                for (role, a) in ["e1", "f ", "e2"].iter().zip(accesses) {
-                    let _ = writeln!(
-                        out,
-                        "  {role} {} by thread {} at {}",
-                        a.access.text(),
-                        a.tid,
-                        names.site(a.site)
-                    );
+                for (role, a) in ["e1 ", "f  ", "e2 "].iter().zip(accesses) {
+                    write_access(&mut out, role, a, names);
                 }
                 write_schedule(&mut out, schedule, names);
             }
@@ -571,6 +588,17 @@ pub fn stats_text(s: &Stats) -> String {
         );
     }
     out
+}
+
+/// `  read by thread 1 at file.c:12 in f (site 3)`, after `role`.
+fn write_access(out: &mut String, role: &str, a: &AccessSide, names: &Names) {
+    let _ = writeln!(
+        out,
+        "  {role}{} by thread {} at {}",
+        a.access.text(),
+        a.tid,
+        names.site(a.site)
+    );
 }
 
 fn write_schedule(out: &mut String, schedule: &ScheduleOut, names: &Names) {

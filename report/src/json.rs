@@ -4,7 +4,8 @@
 //! - `format_version`: [`FORMAT_VERSION`]; any change to the layout bumps it.
 //! - `tool`: `"ilgen"`, `tool_version`: the `ilgen` version.
 //! - `binary`, `trace_dir`: the recorded executable and trace.
-//! - `counts`: `candidates`, `confirmed_races`, `confirmed_deadlocks`, `no_error`, `infeasible`,
+//! - `counts`: `candidates`, `confirmed_races`, `confirmed_deadlocks`, `atomicity_candidates`,
+//!   `confirmed_atomicity`, `no_error`, `infeasible`,
 //!   `failed`: one per candidate by its replay's verdict; `observed_deadlocks`: deadlocks the
 //!   recorded run itself ended in.
 //! - `findings`: confirmed, deduplicated by source lines, each with `kind`:
@@ -16,8 +17,13 @@
 //!     then be empty), `pid`, `replay_dir`, `blocked` (`tid`, `op`, `object`, `object_name`,
 //!     `location`, `waits_for`, `holds`: `object`, `object_name`, `location`), `cycle` (tids),
 //!     `threads`, `schedule`, `lost_wakeups` (`cond`, `cond_name`, `waiter`, `wait`,
-//!     `signaller`, `signal`, `broadcast`).
-//! - `unconfirmed`: every other candidate: `candidate`, `predicted` (`race` | `deadlock`),
+//!     `signaller`, `signal`, `broadcast`);
+//!   - `"atomicity"`: `candidates`, `pid`, `replay_dir`, `pattern` (`read_write_read`,
+//!     `read_write_write`, `write_read_write`, `write_write_read`, `write_write_write`),
+//!     `transaction` (the location it began at), the accesses `e1`, `f`, `e2`, `object`,
+//!     `threads`, `schedule`.
+//! - `unconfirmed`: every other candidate: `candidate`, `predicted` (`race` | `deadlock` |
+//!   `atomicity_violation`),
 //!   `verdict` (`no_error` | `infeasible` | `failed`), `reason`, `locations`.
 //! - `unjoined` (only when there are some): the threads never joined when the program exited.
 //! - A `location` is `site` (id in the binary's site table, null for thread start and end) and,
@@ -34,12 +40,14 @@
 //!   and observed deadlocks (`observed`, `lost_wakeups`, `observed_deadlocks`).
 //! - 3: a location's `site` is null when absent (was 4294967295); `op` is one of the names of
 //!   `ilgen_trace::OpKind` (spelled as before).
+//! - 4: findings of kind `atomicity`, `counts.atomicity_candidates` and
+//!   `counts.confirmed_atomicity`; `predicted` may be `atomicity_violation`.
 
 use serde::Serialize;
 
 use crate::Report;
 
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 #[derive(Serialize)]
 struct Versioned<'a> {

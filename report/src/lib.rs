@@ -1,8 +1,8 @@
 //! `ilgen-report`: the confirmed findings of replay as data, rendered as text, JSON or SARIF.
 //!
 //! Takes each candidate with its replay ([`Entry`]) and a [`Context`] (the binary's site table
-//! and symbols, the recorded thread tree); gives a [`Report`]: confirmed races and deadlocks,
-//! deduplicated by their pair (or set) of source lines, each with the accesses or blocked
+//! and symbols, the recorded thread tree); gives a [`Report`]: confirmed races, deadlocks and
+//! atomicity violations, deduplicated by their pair (or set) of source lines, each with the accesses or blocked
 //! operations, the object, the threads' creation sites and the schedule that exposed it; the
 //! counts of every verdict; every candidate that was not confirmed with the reason; and the
 //! threads the program never joined before it exited. A deadlock the recorded run itself ended in
@@ -16,11 +16,12 @@ pub mod text;
 use std::collections::{BTreeMap, BTreeSet};
 
 use ilgen_trace::format::ThreadTrace;
-use ilgen_trace::replay::{DeadlockReport, Outcome, RaceAccess, ThreadRef};
+use ilgen_trace::replay::{DeadlockReport, Outcome, RaceAccess, ResultKind};
 use ilgen_trace::{known_site, Event, OpKind, SiteId, SyncOp, ThreadId};
 use serde::Serialize;
 
-use ilgen_analysis::candidates::{AccessName, Candidate, Step};
+use ilgen_analysis::atomicity::Pattern;
+use ilgen_analysis::candidates::{AccessName, AccessSide, Candidate, Step};
 use ilgen_analysis::observed::Observed;
 use ilgen_binary::Binary;
 use ilgen_confirm::run::ReplayRun;
@@ -266,11 +267,30 @@ pub struct Held {
     pub location: Location,
 }
 
+/// An atomicity violation replay confirmed: accesses e1 and e2 of one transaction, and f of
+/// another thread between them, each in the segment the candidate predicted.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Atomicity {
+    pub candidates: Vec<usize>,
+    pub pid: u32,
+    pub replay_dir: String,
+    pub pattern: Pattern,
+    /// Where the transaction began: its function's line, or its `ILGEN_ATOMIC_BEGIN()`.
+    pub transaction: Location,
+    pub e1: Access,
+    pub f: Access,
+    pub e2: Access,
+    pub object: Option<Object>,
+    pub threads: Vec<ThreadInfo>,
+    pub schedule: Vec<ScheduleStep>,
+}
+
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
     Race(Race),
     Deadlock(Deadlock),
+    Atomicity(Atomicity),
 }
 
 /// A candidate that replay did not confirm.
@@ -290,6 +310,9 @@ pub struct Counts {
     pub candidates: usize,
     pub confirmed_races: usize,
     pub confirmed_deadlocks: usize,
+    /// Atomicity violations among the candidates, and how many replay confirmed.
+    pub atomicity_candidates: usize,
+    pub confirmed_atomicity: usize,
     pub no_error: usize,
     pub infeasible: usize,
     pub failed: usize,
@@ -349,7 +372,7 @@ impl Report {
             replay_dir: String::new(),
             blocked: blocked(ctx, d, None),
             cycle: d.cycle.clone(),
-            threads: threads(ctx, d.threads.iter().map(|b| &b.thread)),
+            threads: threads(ctx, d.threads.iter().map(|b| b.thread.tid)),
             schedule: Vec::new(),
             lost_wakeups: o
                 .lost_wakeups
@@ -375,13 +398,20 @@ impl Report {
         match entry.verdict.class {
             Class::ConfirmedRace => c.confirmed_races += 1,
             Class::ConfirmedDeadlock => c.confirmed_deadlocks += 1,
+            Class::ConfirmedAtomicity => c.confirmed_atomicity += 1,
             Class::NoError => c.no_error += 1,
             Class::Infeasible => c.infeasible += 1,
             Class::Failed => c.failed += 1,
         }
+        if let Candidate::Atomicity { .. } = entry.candidate {
+            c.atomicity_candidates += 1;
+        }
         let outcome = entry.run.and_then(|r| r.outcome.as_ref().ok());
-        let (Some(run), Some(o), Class::ConfirmedRace | Class::ConfirmedDeadlock) =
-            (entry.run, outcome, entry.verdict.class)
+        let (
+            Some(run),
+            Some(o),
+            Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity,
+        ) = (entry.run, outcome, entry.verdict.class)
         else {
             self.unconfirmed.push(unconfirmed(ctx, entry));
             return;
@@ -389,6 +419,7 @@ impl Report {
         for f in findings(ctx, entry, run, o) {
             match self.findings.iter_mut().find(|g| key(g) == key(&f)) {
                 Some(Finding::Race(r)) => push_new(&mut r.candidates, entry.number),
+                Some(Finding::Atomicity(a)) => push_new(&mut a.candidates, entry.number),
                 Some(Finding::Deadlock(d)) => {
                     if d.candidates.is_empty() {
                         // The observed deadlock, now also replayed: show the replay's schedule.
@@ -420,6 +451,17 @@ fn key(f: &Finding) -> (u8, BTreeSet<(String, Option<u32>)>) {
             [r.current.location.key(), r.previous.location.key()].into(),
         ),
         Finding::Deadlock(d) => (1, d.blocked.iter().map(|b| b.location.key()).collect()),
+        Finding::Atomicity(a) => (
+            2,
+            [
+                &a.transaction,
+                &a.e1.location,
+                &a.f.location,
+                &a.e2.location,
+            ]
+            .map(Location::key)
+            .into(),
+        ),
     }
 }
 
@@ -446,7 +488,40 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             current: access(&r.current),
             previous: access(&r.previous),
             object: ctx.object(r.current.addr, Some(o.load_base)),
-            threads: threads(ctx, [&r.current.thread, &r.previous.thread]),
+            threads: threads(ctx, [r.current.thread.tid, r.previous.thread.tid]),
+            schedule: schedule.clone(),
+        }));
+    }
+    if let (
+        ResultKind::Atomicity,
+        Candidate::Atomicity {
+            object,
+            begin,
+            accesses,
+            pattern,
+            ..
+        },
+    ) = (o.result, entry.candidate)
+    {
+        // The candidate's addresses are the recorded run's: its object is named from there.
+        let access = |a: &AccessSide| Access {
+            tid: a.tid,
+            kind: a.access,
+            addr: object.addr,
+            size: object.len as u32,
+            location: ctx.location(known_site(a.site)),
+        };
+        out.push(Finding::Atomicity(Atomicity {
+            candidates: vec![entry.number],
+            pid: run.pid,
+            replay_dir: replay_dir.clone(),
+            pattern: *pattern,
+            transaction: ctx.location(begin.site),
+            e1: access(&accesses[0]),
+            f: access(&accesses[1]),
+            e2: access(&accesses[2]),
+            object: ctx.object(object.addr, None),
+            threads: threads(ctx, accesses.iter().map(|a| a.tid)),
             schedule: schedule.clone(),
         }));
     }
@@ -458,7 +533,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             replay_dir,
             blocked: blocked(ctx, d, Some(o.load_base)),
             cycle: d.cycle.clone(),
-            threads: threads(ctx, d.threads.iter().map(|b| &b.thread)),
+            threads: threads(ctx, d.threads.iter().map(|b| b.thread.tid)),
             schedule,
             lost_wakeups: Vec::new(),
         }));
@@ -499,8 +574,8 @@ fn blocked(ctx: &Context, d: &DeadlockReport, base: Option<u64>) -> Vec<Blocked>
 }
 
 /// The threads of a finding, each once, by tid.
-fn threads<'t>(ctx: &Context, refs: impl IntoIterator<Item = &'t ThreadRef>) -> Vec<ThreadInfo> {
-    let tids: BTreeSet<ThreadId> = refs.into_iter().map(|t| t.tid).collect();
+fn threads(ctx: &Context, tids: impl IntoIterator<Item = ThreadId>) -> Vec<ThreadInfo> {
+    let tids: BTreeSet<ThreadId> = tids.into_iter().collect();
     tids.into_iter().map(|t| ctx.thread(t)).collect()
 }
 
@@ -542,7 +617,9 @@ fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
     };
     let reason = match entry.verdict.class {
         // Confirmed by its class but without an outcome to show: cannot happen, say so.
-        Class::ConfirmedRace | Class::ConfirmedDeadlock => "the replay left no outcome".into(),
+        Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity => {
+            "the replay left no outcome".into()
+        }
         _ => entry.verdict.reason.clone(),
     };
     Unconfirmed {
@@ -635,6 +712,7 @@ mod tests {
                     .collect(),
                 deadlock: None,
                 divergence: None,
+                watched: Vec::new(),
             }),
             out_dir: "/t/replay-1".into(),
         }

@@ -5,12 +5,15 @@
 //! its reason and every thread never joined when the program exited. A finding whose thread was
 //! never joined says so under the thread's creation site. A deadlock the recorded run ended in
 //! says so, with its lost wakeups, and the schedule of the replay that confirmed it too, if one did.
+//! An atomicity violation shows where its transaction began, e1, f and e2 and its pattern.
 
 use std::fmt::Write as _;
 
 use ilgen_trace::{site_text, OpKind, ThreadId};
 
-use crate::{Access, Deadlock, Finding, Location, Object, Race, Report, ScheduleStep, ThreadInfo};
+use crate::{
+    Access, Atomicity, Deadlock, Finding, Location, Object, Race, Report, ScheduleStep, ThreadInfo,
+};
 
 const RULE: &str = "==================";
 
@@ -20,6 +23,7 @@ pub fn render(report: &Report, show_all: bool) -> String {
         match f {
             Finding::Race(r) => race(&mut out, r),
             Finding::Deadlock(d) => deadlock(&mut out, d),
+            Finding::Atomicity(a) => atomicity(&mut out, a),
         }
     }
     let c = &report.counts;
@@ -29,6 +33,13 @@ pub fn render(report: &Report, show_all: bool) -> String {
          no error, {} infeasible, {} failed",
         c.candidates, c.confirmed_races, c.confirmed_deadlocks, c.no_error, c.infeasible, c.failed
     );
+    if c.atomicity_candidates > 0 {
+        let _ = writeln!(
+            out,
+            "ilgen: {} atomicity violation candidate(s): {} confirmed",
+            c.atomicity_candidates, c.confirmed_atomicity
+        );
+    }
     if c.observed_deadlocks > 0 {
         let _ = writeln!(
             out,
@@ -90,6 +101,48 @@ fn race(out: &mut String, r: &Race) {
         "SUMMARY: ilgen: {} {}",
         r.title(),
         summary(&r.current.location)
+    );
+    let _ = writeln!(out, "{RULE}");
+}
+
+fn atomicity(out: &mut String, a: &Atomicity) {
+    let _ = writeln!(out, "{RULE}");
+    let _ = writeln!(out, "WARNING: ilgen: atomicity violation (pid={})", a.pid);
+    let _ = writeln!(out, "  Transaction of {} began at:", thread_name(a.e1.tid));
+    frame(out, &a.transaction);
+    let _ = writeln!(out);
+    for (role, x) in [
+        ("e1, in the transaction", &a.e1),
+        ("f, another thread's, between e1 and e2", &a.f),
+        ("e2, in the same transaction", &a.e2),
+    ] {
+        let _ = writeln!(
+            out,
+            "  {} of size {} at {:#x} by {} ({role}):",
+            capital(x.kind.text()),
+            x.size,
+            x.addr,
+            thread_name(x.tid)
+        );
+        frame(out, &x.location);
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(
+        out,
+        "  Pattern {}: {}.",
+        a.pattern.text(),
+        a.pattern.meaning()
+    );
+    if let Some(o) = &a.object {
+        let _ = writeln!(out, "  Location is {} at {:#x}.", global(o), a.e1.addr);
+    }
+    let _ = writeln!(out);
+    threads(out, &a.threads);
+    schedule(out, &a.schedule, &a.candidates, &a.replay_dir);
+    let _ = writeln!(
+        out,
+        "SUMMARY: ilgen: atomicity violation {}",
+        summary(&a.e1.location)
     );
     let _ = writeln!(out, "{RULE}");
 }

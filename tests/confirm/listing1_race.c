@@ -104,14 +104,16 @@ int main(void) {
 // REPEAT-NOT: {{.}}
 
 // EXIT66: exit=66
-// JSON-VALID: valid: ilgen report, format version 3
+// JSON-VALID: valid: ilgen report, format version 4
 // SARIF-VALID: valid: Static Analysis Results Format (SARIF) Version 2.1.0-rtm.5 JSON Schema
 
-// JSON:      "format_version": 3,
+// JSON:      "format_version": 4,
 // JSON:      "counts": {
 // JSON-NEXT:   "candidates": 1,
 // JSON-NEXT:   "confirmed_races": 1,
 // JSON-NEXT:   "confirmed_deadlocks": 0,
+// JSON-NEXT:   "atomicity_candidates": 0,
+// JSON-NEXT:   "confirmed_atomicity": 0,
 // JSON-NEXT:   "no_error": 0,
 // JSON-NEXT:   "infeasible": 0,
 // JSON-NEXT:   "failed": 0,
@@ -139,6 +141,7 @@ int main(void) {
 // SARIF-NEXT: tool ilgen
 // SARIF-NEXT: rule ilgen/data-race
 // SARIF-NEXT: rule ilgen/deadlock
+// SARIF-NEXT: rule ilgen/atomicity-violation
 // SARIF-NEXT: result ilgen/data-race error listing1_race.c:55:4
 // SARIF-NEXT:   related listing1_race.c:65:4 previous write of size 4 by T0
 // SARIF-NEXT:   related listing1_race.c:64:3 thread T1 created here

@@ -203,7 +203,7 @@ fn thread_header_has_its_golden_bytes() {
 #[test]
 fn schedule_file_has_its_golden_text() {
     let schedule = Schedule {
-        format_version: 2,
+        format_version: 3,
         binary_hash: "ab12".into(),
         threads: vec![
             ScheduleThread {
@@ -231,9 +231,10 @@ fn schedule_file_has_its_golden_text() {
                 site: Some(7),
             },
         ],
+        watch: Vec::new(),
     };
     let golden = r#"{
-  "format_version": 2,
+  "format_version": 3,
   "binary_hash": "ab12",
   "threads": [
     {

@@ -52,6 +52,13 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
     }
     let site = sites::id(site as usize);
     replay::debug::access(tid, site);
+    if let Some(r) = replay::gate::get() {
+        r.plan.saw(
+            tid,
+            site,
+            t.info.syncs.load(std::sync::atomic::Ordering::Acquire),
+        );
+    }
     replay::shadow::access(
         &mut inner.clock,
         tid,

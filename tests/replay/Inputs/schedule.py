@@ -55,6 +55,6 @@ steps = [s for _, s in sorted(recorded, key=lambda r: r[0])] if args == ["--reco
 for s in args if args != ["--recorded"] else []:
     tid, index, op = s.split(":")
     steps.append({"tid": int(tid), "index": int(index), "op": op, "site": 0})
-json.dump({"format_version": 2, "binary_hash": binary_hash, "threads": threads, "steps": steps},
+json.dump({"format_version": 3, "binary_hash": binary_hash, "threads": threads, "steps": steps},
           sys.stdout, indent=1)
 print()
