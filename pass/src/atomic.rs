@@ -1,8 +1,9 @@
 //! Atomic blocks: the functions the program marks `ILGEN_ATOMIC`, and their begin/end markers.
 //!
-//! Takes a module at the start of the pipeline; [`marked_functions`] reads the functions that
-//! `llvm.global.annotations` lists with the annotation `ilgen_trace::abi::ATOMIC_ANNOTATION`
-//! (`__attribute__((annotate("ilgen_atomic")))`, what `ilgen.h`'s `ILGEN_ATOMIC` expands to), and
+//! Takes a module at the start of the pipeline and the pass's [`Filter`]; [`marked_functions`]
+//! reads the functions that `llvm.global.annotations` lists with the annotation
+//! `ilgen_trace::abi::ATOMIC_ANNOTATION` (`__attribute__((annotate("ilgen_atomic")))`, what
+//! `ilgen.h`'s `ILGEN_ATOMIC` expands to) and those the filter's `atomic=fun:GLOB` names, and
 //! [`insert_markers`] puts `__ilgen_tx_begin(site)` at the entry of each and
 //! `__ilgen_tx_end(site)` before each of its exits (`ret`, and `resume` when an exception leaves
 //! it). A module that marks nothing is left alone.
@@ -29,6 +30,7 @@ use llvm_sys::debuginfo::{
 use crate::hooks;
 use crate::ir;
 use crate::loops::Markers;
+use crate::options::Filter;
 
 /// The global LLVM lists annotated functions in: an array of `{ ptr fn, ptr str, ptr file,
 /// i32 line, ptr args }`.
@@ -50,12 +52,15 @@ pub fn strengthen_marker_declarations(module: &Module<'_>) -> bool {
     changed
 }
 
-/// The functions of `module` annotated `ilgen_atomic` that the module defines.
-pub fn marked_functions<'ctx>(module: &Module<'ctx>) -> Vec<FunctionValue<'ctx>> {
+/// The functions `module` defines that are annotated `ilgen_atomic` or that `filter` names atomic.
+pub fn marked_functions<'ctx>(module: &Module<'ctx>, filter: &Filter) -> Vec<FunctionValue<'ctx>> {
+    let mut out: Vec<FunctionValue<'ctx>> = module
+        .get_functions()
+        .filter(|&f| !ir::is_declaration(f) && filter.atomic(&ir::function_name(f)))
+        .collect();
     let Some(list) = module.get_global(ANNOTATIONS) else {
-        return Vec::new();
+        return out;
     };
-    let mut out = Vec::new();
     // inkwell reads no operands of constant aggregates; llvm-sys does.
     // SAFETY: `list` is a live global of this module; every operand read is checked for its kind
     // before use, and out-of-range indices are never asked for.

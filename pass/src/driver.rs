@@ -106,8 +106,9 @@ fn program_functions<'ctx>(module: &Module<'ctx>) -> Vec<FunctionValue<'ctx>> {
 }
 
 /// Puts enter/exit markers (with null sites) around every wait loop of `module`, and begin/end
-/// markers around every function marked atomic, once; returns how many it inserted.
-pub fn mark_wait_loops(module: &Module<'_>) -> Result<usize, BuilderError> {
+/// markers around every function marked atomic (in the source, or by `filter`), once; returns how
+/// many it inserted.
+pub fn mark_wait_loops(module: &Module<'_>, filter: &Filter) -> Result<usize, BuilderError> {
     if has_flag(module, MARKED) {
         return Ok(0);
     }
@@ -121,7 +122,7 @@ pub fn mark_wait_loops(module: &Module<'_>) -> Result<usize, BuilderError> {
     for f in program_functions(module) {
         n += loops::insert_markers(&m, f, &mut loops::find_wait_loops(f))?;
     }
-    for f in atomic::marked_functions(module) {
+    for f in atomic::marked_functions(module, filter) {
         n += atomic::insert_markers(&m, f)?;
     }
     m.hooks.remove_unused();
@@ -138,7 +139,7 @@ pub fn run(module: &Module<'_>, filter: &Filter) -> Result<Stats, BuilderError> 
     if has_flag(module, DONE) {
         return Ok(Stats::default());
     }
-    mark_wait_loops(module)?;
+    mark_wait_loops(module, filter)?;
     let strengthened = atomic::strengthen_marker_declarations(module);
     let functions = program_functions(module);
     let mut ctx = Ctx {

@@ -102,8 +102,12 @@ pub unsafe extern "C" fn ilgen_mark_wait_loops(module: LLVMModuleRef) -> i32 {
     // ManuallyDrop: the module belongs to clang, as in `ilgen_run_on_module`.
     // SAFETY: the glue passes the live module it is running on.
     let module = ManuallyDrop::new(unsafe { Module::new(module) });
+    // The glue passes no `-mllvm` strings here; `atomic=` lives in the environment only. A bad
+    // pattern is reported by `ilgen_run_on_module`, which reads the same variable.
+    let env = std::env::var(options::ENV).ok();
+    let filter = Filter::from_sources("", "", env.as_deref());
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        driver::mark_wait_loops(&module)
+        driver::mark_wait_loops(&module, &filter)
     })) {
         Ok(Ok(n)) => (n > 0) as i32,
         Ok(Err(e)) => {
