@@ -44,8 +44,6 @@ build: deps
 	$(CARGO) build --release --workspace
 
 # No two source files may import each other, directly or in a loop (tools/import_cycles.py).
-# Temporary: rt/ holds one cycle (runtime.rs, thread.rs and record/replay modules): drop the
-# skip once it is gone.
 lint: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
@@ -57,7 +55,7 @@ lint: deps
 	else echo "NOT CHECKED: aarch64 build of the runtime (rustup target aarch64-unknown-linux-gnu missing)"; fi
 	$(PYTHON) tools/test_import_cycles.py
 	$(PYTHON) tools/debug/test_ilgen_common.py
-	$(PYTHON) tools/import_cycles.py --skip rt
+	$(PYTHON) tools/import_cycles.py
 
 unit: deps
 	$(CARGO) test --release --workspace

@@ -310,7 +310,7 @@ OBJECT_RE = re.compile(r"^(0x[0-9a-f]+|[^+]+)(?:\+(\d+))?$")
 # Releases into the object's clock / acquires from it (rwlocks and the rest: see `hb_clocks`).
 RELEASES = {"unlock", "spin_unlock", "signal", "broadcast", "barrier_enter", "sem_post"}
 ACQUIRES = {"lock", "trylock", "timedlock", "spin_lock", "spin_trylock", "barrier_exit",
-            "sem_wait", "sem_trywait"}
+            "sem_wait", "sem_trywait", "sem_timedwait"}
 
 
 @dataclass

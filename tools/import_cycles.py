@@ -5,7 +5,13 @@ Takes the workspace root (default: the current directory) and `--skip a,b` (crat
 out); reads every `<crate>/src/**/*.rs`, taking one file as one module. An edge A -> B is a
 `use crate::`, `use super::`, `use self::` or `use <child module>::` path, or a `crate::`/`super::`
 path in code, of file A that names module B or an item of it (a path names the longest module
-prefix that is a file). A `mod` declaration alone is no edge: it only places the child file.
+prefix that is a file). A path in code is followed through the name it starts with: a name a
+`use` brought in (`use crate::replay;` then `replay::gate::get()` names `replay/gate.rs`), a child
+module (`mod gate;` then `gate::get()`), or `crate`/`super`/`self`. A `use` inside an inline
+module (`mod tests { ... }`) also serves the modules nested in it, and a name of an enclosing
+scope serves an inner one (a `use super::*` test module sees its file's imports). A `mod`
+declaration alone is no edge: it only places the child file. Not followed: the names a glob
+(`use crate::a::*`) brings in, except those of the file's own scopes.
 Gives exit status 0 and one summary line when there is no cycle, else 1 and each cycle on its own
 line as `crate: a.rs -> b.rs -> a.rs`. Standard library only.
 """
@@ -17,16 +23,17 @@ from pathlib import Path
 
 COMMENT = re.compile(r"//.*$")
 BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
-STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+# Strings (which may run over lines) and char literals, in one pass: a `'"'` opens no string.
+STRING = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\\n])\'', re.S)
 USE = re.compile(r"\b(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);")
 MOD_DECL = re.compile(r"\b(?:pub(?:\([^)]*\))?\s+)?mod\s+([A-Za-z_]\w*)\s*([;{])")
-INLINE_PATH = re.compile(r"(?<![\w:])((?:crate|super|self)(?:::[A-Za-z_]\w*)+)")
+CODE_PATH = re.compile(r"(?<![\w:$])([A-Za-z_]\w*(?:::[A-Za-z_]\w*)+)")
 
 
 def strip(text):
     """Source without comments and string contents, so that only code paths are seen."""
     text = BLOCK_COMMENT.sub(" ", text)
-    text = STRING.sub('""', text)
+    text = STRING.sub(lambda m: m.group(0)[0] * 2, text)
     return "\n".join(COMMENT.sub("", line) for line in text.splitlines())
 
 
@@ -59,6 +66,33 @@ def expand(tree):
     if path:
         path[-1] = path[-1].split(" as ")[0].strip()
     return [path] if path else []
+
+
+def use_names(tree):
+    """`a::{b, c as d, e::*}` -> [(b, [a, b]), (d, [a, c])]: each name a `use` brings in, with
+    the path it stands for; `self` in braces brings in the prefix's last name."""
+    out = []
+    for path, raw in zip(expand(tree), raw_leaves(tree)):
+        if not path or path[-1] == "*":
+            continue
+        alias = raw.split(" as ")
+        name = alias[1].strip() if len(alias) > 1 else path[-1]
+        if name != "_":
+            out.append((name, path))
+    return out
+
+
+def raw_leaves(tree):
+    """The last segment of each leaf of a `use` tree as written (with any ` as name`), in the
+    order `expand` gives the leaves."""
+    tree = tree.strip()
+    if "{" in tree:
+        inner = tree[tree.index("{") + 1 : tree.rindex("}")]
+        out = []
+        for part in split_top(inner):
+            out += raw_leaves(part)
+        return out
+    return [tree.split("::")[-1].strip()]
 
 
 def split_top(text):
@@ -111,8 +145,9 @@ def scope_at(events, base, offset):
     return current
 
 
-def resolve(path, here, children):
-    """Absolute module path `path` names when written in module `here` (None: not this crate)."""
+def resolve(path, here, children, names=None):
+    """Absolute module path `path` names when written in module `here` (None: not this crate);
+    `names` maps each scope to the names its `use`s brought in, as absolute paths."""
     if not path:
         return None
     head = path[0]
@@ -127,8 +162,12 @@ def resolve(path, here, children):
                 cur.pop()
             path = path[1:]
         return cur + path
-    if head in children.get(tuple(here), set()):
-        return list(here) + path
+    for n in range(len(here), -1, -1):
+        scope = tuple(here[:n])
+        if names and head in names.get(scope, {}):
+            return names[scope][head] + path[1:]
+        if head in children.get(scope, set()):
+            return list(scope) + path
     return None
 
 
@@ -153,13 +192,23 @@ def crate_graph(src):
         events, children = scopes(code, base)
         targets = set()
         paths = []
-        for m in USE.finditer(code):
-            here = scope_at(events, base, m.start())
+        names = {}
+        uses = [(m, scope_at(events, base, m.start())) for m in USE.finditer(code)]
+        # Twice: a `use` may start with a name another `use` of the file brings in.
+        for _ in range(2):
+            for m, here in uses:
+                for name, p in use_names(m.group(1)):
+                    resolved = resolve(p, here, children, names)
+                    if resolved is not None:
+                        names.setdefault(tuple(here), {})[name] = resolved
+        for m, here in uses:
             paths += [(p, here) for p in expand(m.group(1))]
-        for m in INLINE_PATH.finditer(code):
+        # Paths in code, with the `use` items blanked out (their leaves are not paths from here).
+        rest = USE.sub(lambda m: " " * len(m.group(0)), code)
+        for m in CODE_PATH.finditer(rest):
             paths.append((m.group(1).split("::"), scope_at(events, base, m.start())))
         for p, here in paths:
-            resolved = resolve(p, here, children)
+            resolved = resolve(p, here, children, names)
             if resolved is None:
                 continue
             t = target_file(resolved, files)

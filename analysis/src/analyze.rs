@@ -102,6 +102,14 @@ pub fn analyze_with(
             .count(),
         accesses_read: program.accesses_read,
         accesses_kept: program.accesses_kept,
+        semaphores: program.model.objects.sems.len(),
+        semaphores_inferred: program
+            .model
+            .objects
+            .sems
+            .iter()
+            .filter(|s| s.recorded.is_none())
+            .count(),
         filter: filter_stats,
         solve: solve::SolveStats::default(),
         findings_unconvertible: 0,

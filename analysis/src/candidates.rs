@@ -6,8 +6,9 @@
 //!
 //! `candidates.json` (serde JSON, one object):
 //! - `format_version`: [`FORMAT_VERSION`]; readers refuse other versions.
-//! - `binary`, `binary_hash`: the recorded executable, from `meta.json`.
-//! - `stats`: counts of the analysis (prepare, filter, solve: where every race pair went), and
+//! - `binary`, `build_id`: the recorded executable, from `meta.json`.
+//! - `stats`: counts of the analysis (prepare, with the semaphores whose initial count was inferred;
+//!   filter; solve: where every race pair went), and
 //!   `not_decided`: per object, the race pairs a limit left undecided (`object`, one pair's
 //!   `accesses`, `pairs`, `limit`: `states` | `window`).
 //! - `candidates`: in a fixed order (races by object address, then deadlocks), each with `kind`:
@@ -38,7 +39,8 @@
 //! - 1: first format.
 //! - 2: a step's `site` is `null` when absent (was u32::MAX), its `peer` absent rather than
 //!   u32::MAX; `op` is checked on reading.
-//! - 3: candidates of kind `atomicity` and `stats.atomicity`.
+//! - 3: `build_id` (the recorded executable's ELF build id) replaces `binary_hash`; candidates
+//!   of kind `atomicity` and `stats.atomicity`.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -62,7 +64,7 @@ pub const FILE_NAME: &str = "candidates.json";
 pub struct CandidatesFile {
     pub format_version: u32,
     pub binary: String,
-    pub binary_hash: String,
+    pub build_id: String,
     pub stats: Stats,
     pub candidates: Vec<Candidate>,
 }
@@ -74,6 +76,12 @@ pub struct Stats {
     pub accesses_read: usize,
     /// Accesses to shared objects, one per object and segment.
     pub accesses_kept: usize,
+    /// Semaphores the run used, and of those the ones whose initial count was inferred (their
+    /// `sem_init` or `sem_open` was not recorded): the least count the observed order needs.
+    #[serde(default)]
+    pub semaphores: usize,
+    #[serde(default)]
+    pub semaphores_inferred: usize,
     pub filter: FilterStats,
     pub solve: SolveStats,
     /// Findings the solver made that name no events of their model (never expected; counted so
@@ -324,13 +332,13 @@ pub fn schedule_file_name(number: usize) -> String {
 pub fn replay_schedule(
     candidate: &Candidate,
     headers: &[ThreadHeader],
-    binary_hash: &str,
+    build_id: &str,
 ) -> replay::Schedule {
     let schedule = candidate.schedule();
     let tids: BTreeSet<ThreadId> = schedule.steps.iter().map(|s| s.tid).collect();
     replay::Schedule {
         format_version: replay::SCHEDULE_VERSION,
-        binary_hash: binary_hash.to_owned(),
+        build_id: build_id.to_owned(),
         threads: headers
             .iter()
             .filter(|h| tids.contains(&h.tid))
@@ -519,6 +527,16 @@ pub fn stats_text(s: &Stats) -> String {
         "  trace: {} threads, {} sync events, {} accesses ({} kept on shared objects)",
         s.threads, s.sync_events, s.accesses_read, s.accesses_kept
     );
+    if s.semaphores > 0 {
+        let _ = writeln!(
+            out,
+            "  semaphores: {} ({} with the recorded initial count, {} inferred as the least the \
+             run needs: initialised outside instrumented code)",
+            s.semaphores,
+            s.semaphores - s.semaphores_inferred,
+            s.semaphores_inferred
+        );
+    }
     let _ = writeln!(
         out,
         "  shared objects: {} ({} without a conflicting pair, {} removed by happens-before, {} by \

@@ -375,10 +375,11 @@ fn segment_clocks(model: &Model) -> Clocks {
 #[cfg(test)]
 mod tests {
     use ilgen_trace::{AccessKind, SyncOp};
+    use proptest::prelude::*;
 
     use super::*;
     use crate::prepare::prepare;
-    use crate::testkit::{random_run, Rng, Run};
+    use crate::testkit::{check_random_runs, Run};
 
     const D: u64 = 0x100;
     const M: u64 = 0x900;
@@ -572,16 +573,16 @@ mod tests {
 
     #[test]
     fn range_counting_equals_enumerating_every_pair() {
-        let mut rng = Rng(0x0123_4567_89ab_cdef);
-        for case in 0..500 {
-            let program = prepare(&random_run(&mut rng).traces());
+        check_random_runs(0x0123_4567_89ab_cdef, 500, |run| {
+            let program = prepare(&run.traces());
             let (survivors, stats) = filter(&program);
             let (expected, pairs) = naive(&program);
-            assert_eq!(stats, expected, "case {case}");
+            prop_assert_eq!(&stats, &expected, "{:#?}", run.traces());
             for s in &survivors {
-                assert_eq!(s.pairs, pairs[s.var], "case {case}");
-                assert!(!s.truncated);
+                prop_assert_eq!(&s.pairs, &pairs[s.var], "{:#?}", run.traces());
+                prop_assert!(!s.truncated);
             }
-        }
+            Ok(())
+        });
     }
 }

@@ -42,13 +42,15 @@ pub struct Model {
 
 /// Where each event others wait for is, per thread, condition instance and barrier instance:
 /// how the solvers tell from thread positions alone whether a thread was forked or ended, an
-/// instance signalled, or a barrier entered.
+/// instance signalled, a barrier entered, or the process exited.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Sources {
     pub fork_of: Vec<Option<At>>,
     pub end_of: Vec<Option<At>>,
     pub signal_of: Vec<Option<At>>,
     pub enters_of: Vec<Vec<At>>,
+    /// The [`ModelOp::Exit`] that ends the process, if the run had one.
+    pub exit_of: Option<At>,
     /// Per condition instance: the waits it wakes that no wait loop encloses, as (thread, index
     /// of the wait's [`ModelOp::WaitRelease`]). Such a wait has no predicate to re-check: a signal
     /// that comes before the wait is entered is lost to it (a missed signal).
@@ -173,6 +175,11 @@ pub enum ModelOp {
     TryFail {
         target: TryTarget,
     },
+    /// The exit that ended the process (`exit()`, `quick_exit()`, the return from `main`), the
+    /// last operation the run completed: other threads' steps may come before it in any order,
+    /// none after it. An exit the run shows others going on after (exit handlers that ran while
+    /// other threads still took steps, or took steps themselves) is a [`ModelOp::Nop`].
+    Exit,
     /// Constrains nothing in the model: a failed try operation the observed order does not show
     /// busy (its object taken by uninstrumented code, or released just before the failed attempt
     /// was recorded), one that failed on a lock its own thread held, a timed lock that timed out,
@@ -228,8 +235,10 @@ pub struct MutexObject {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SemObject {
     pub addr: u64,
-    /// The smallest initial count the observed run needs.
+    /// The count the model starts from: the recorded one, or the smallest the observed run needs.
     pub initial: u32,
+    /// The count `sem_init` or `sem_open` gave it in the run, if that was recorded.
+    pub recorded: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,6 +273,7 @@ impl Model {
             end_of: vec![None; threads.len()],
             signal_of: vec![None; objects.conds.len()],
             enters_of: vec![Vec::new(); objects.barriers.len()],
+            exit_of: None,
             bare_waits_of: vec![Vec::new(); objects.conds.len()],
             busy_of: BTreeMap::new(),
             reads_from: Vec::new(),
@@ -310,6 +320,7 @@ impl Model {
                         }
                     }
                     ModelOp::End => s.end_of[thread] = Some(at),
+                    ModelOp::Exit => s.exit_of = Some(at),
                     ModelOp::Signal { cond } => {
                         if let Some(slot) = s.signal_of.get_mut(cond) {
                             *slot = Some(at);

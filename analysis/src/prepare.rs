@@ -12,12 +12,15 @@
 //!   woke nobody stands for one item made available), or after an earlier broadcast, which can
 //!   serve any number of exits (see [`match_conditions`]);
 //! - barriers: the n-th use of a barrier object is its own instance;
-//! - semaphores: initial count inferred as the least the observed order needs;
+//! - semaphores: the initial count the run recorded (`sem_init`, `sem_open`), or, for one
+//!   initialised outside instrumented code, the least count the observed order needs; a
+//!   `sem_destroy` ends one, and the next use of its address is another;
 //! - threads: fork → start and end → join by the thread tree;
 //! - a pending operation (the thread was blocked in it when the run ended) is the thread's last
 //!   attempt; one followed by other operations was abandoned;
 //! - a failed try operation can happen only while its object is busy ([`ModelOp::TryFail`]),
 //!   unless its own thread held the lock or the observed order does not show the object busy;
+//! - the exit that is the run's last completed step ends the process ([`ModelOp::Exit`]);
 //! - operations the model cannot give meaning to become [`ModelOp::Nop`] (see there).
 //!
 //! Never fails: a trace the runtime cut short or that comes from partly uninstrumented code is
@@ -90,6 +93,11 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
         .map(|t| t.header.tid)
         .collect();
 
+    // The run's last completed step: an exit there ended the process ([`ModelOp::Exit`]).
+    let last_seq = syncs(traces)
+        .map(|(at, _)| at.seq)
+        .filter(|&seq| seq != PENDING)
+        .max();
     let mut objects = SyncObjects {
         conds: conds.instances.clone(),
         barriers: barriers.instances.clone(),
@@ -283,15 +291,18 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                     Some(&barrier) => ModelOp::BarrierExit { barrier },
                     None => ModelOp::Nop,
                 },
-                SyncOp::SemWait { sem }
-                | SyncOp::SemTryWait {
-                    sem,
-                    acquired: true,
-                } => match sems.ids.get(&sem) {
+                // A timed wait that timed out took nothing and, like a timedlock's, needs no
+                // busy object; one still blocked as the run ended is the thread's last attempt.
+                SyncOp::SemTimedWait {
+                    acquired: false, ..
+                } if !pending => ModelOp::Nop,
+                SyncOp::SemWait { .. }
+                | SyncOp::SemTryWait { acquired: true, .. }
+                | SyncOp::SemTimedWait { .. } => match sems.of.get(&at) {
                     Some(&sem) => ModelOp::SemWait { sem },
                     None => ModelOp::Nop,
                 },
-                SyncOp::SemPost { sem } => match sems.ids.get(&sem) {
+                SyncOp::SemPost { .. } => match sems.of.get(&at) {
                     Some(&sem) => ModelOp::SemPost { sem },
                     None => ModelOp::Nop,
                 },
@@ -321,19 +332,25 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                         }
                     }
                 }
-                SyncOp::SemTryWait { sem, .. } => match sems.ids.get(&sem) {
+                SyncOp::SemTryWait { .. } => match sems.of.get(&at) {
                     Some(&sem) => ModelOp::TryFail {
                         target: TryTarget::Sem(sem),
                     },
                     None => ModelOp::Nop,
                 },
-                // Exit is not modelled yet: main's return does not bound the other threads.
+                SyncOp::Exit if Some(sync.seq) == last_seq => ModelOp::Exit,
+                // An exit with steps recorded after it (exit handlers ran while threads went on,
+                // or took steps themselves) did not end the process there.
+                SyncOp::Exit => ModelOp::Nop,
+                // A semaphore's init gives the object its initial count, and its destroy ends
+                // the object ([`semaphores`]).
                 SyncOp::MutexTimedLock { .. }
+                | SyncOp::SemDestroy { .. }
                 | SyncOp::Detach { .. }
                 | SyncOp::WaitLoopEnter { .. }
                 | SyncOp::TxBegin
                 | SyncOp::TxEnd
-                | SyncOp::Exit => ModelOp::Nop,
+                | SyncOp::SemInit { .. } => ModelOp::Nop,
             };
             match op {
                 ModelOp::Lock { mutex } | ModelOp::WaitReturn { mutex, .. } => order.push(mutex),
@@ -816,43 +833,68 @@ fn barrier_instances(traces: &[ThreadTrace]) -> Barriers {
 
 struct Semaphores {
     objects: Vec<SemObject>,
-    ids: HashMap<u64, usize>,
+    /// The semaphore each operation acts on, by thread and event index.
+    of: HashMap<(usize, usize), usize>,
 }
 
-/// Semaphores with the least initial count under which the observed order never waits on zero.
+/// Semaphores with their initial count. A semaphore is an address from its first operation (in
+/// seq order) to its `SemDestroy`; the next operation at that address starts another. Its
+/// initial count is the one the run recorded (`SemInit`, from `sem_init` or `sem_open`) when that
+/// is its first operation; otherwise (it was initialised by code outside instrumentation) the
+/// least count under which the observed order never waits on zero. A later `SemInit` with no
+/// destroy before it (the semaphore opened again) does not reset the model's counter: the
+/// initial count is then raised to what the observed order needs, if it needs more.
 fn semaphores(traces: &[ThreadTrace]) -> Semaphores {
-    let mut all: Vec<(u64, SyncOp)> = syncs(traces).map(|(at, s)| (at.seq, s.op)).collect();
-    all.sort_by_key(|(seq, _)| *seq);
+    let mut all: Vec<(At, SyncOp)> = syncs(traces).map(|(at, s)| (at, s.op)).collect();
+    all.sort_by_key(|(at, _)| at.seq);
     let mut s = Semaphores {
         objects: Vec::new(),
-        ids: HashMap::new(),
+        of: HashMap::new(),
     };
+    // The semaphore living at each address.
+    let mut live: HashMap<u64, usize> = HashMap::new();
     // Per semaphore: running count from zero and its minimum.
     let mut counts: Vec<(i64, i64)> = Vec::new();
-    for (seq, op) in all {
+    for (at, op) in all {
+        let seq = at.seq;
         let (sem, delta) = match op {
             SyncOp::SemPost { sem } => (sem, 1),
             SyncOp::SemWait { sem } if seq != PENDING => (sem, -1),
-            SyncOp::SemTryWait { sem, acquired } if seq != PENDING => {
+            SyncOp::SemTryWait { sem, acquired } | SyncOp::SemTimedWait { sem, acquired }
+                if seq != PENDING =>
+            {
                 (sem, if acquired { -1 } else { 0 })
             }
-            SyncOp::SemWait { sem } | SyncOp::SemTryWait { sem, .. } => (sem, 0),
+            SyncOp::SemWait { sem }
+            | SyncOp::SemTryWait { sem, .. }
+            | SyncOp::SemTimedWait { sem, .. }
+            | SyncOp::SemInit { sem, .. }
+            | SyncOp::SemDestroy { sem } => (sem, 0),
             _ => continue,
         };
-        let id = *s.ids.entry(sem).or_insert_with(|| {
+        let id = *live.entry(sem).or_insert_with(|| {
             s.objects.push(SemObject {
                 addr: sem,
                 initial: 0,
+                recorded: match op {
+                    SyncOp::SemInit { count, .. } => Some(count),
+                    _ => None,
+                },
             });
             counts.push((0, 0));
             s.objects.len() - 1
         });
+        s.of.insert((at.thread, at.index), id);
+        if let SyncOp::SemDestroy { .. } = op {
+            live.remove(&sem);
+        }
         let c = &mut counts[id];
         c.0 += delta;
         c.1 = c.1.min(c.0);
     }
     for (obj, (_, min)) in s.objects.iter_mut().zip(counts) {
-        obj.initial = u32::try_from(-min).unwrap_or(u32::MAX);
+        let needed = u32::try_from(-min).unwrap_or(u32::MAX);
+        obj.initial = obj.recorded.map_or(needed, |c| c.max(needed));
     }
     s
 }
@@ -1178,7 +1220,8 @@ mod tests {
             p.model.objects.sems,
             vec![SemObject {
                 addr: s,
-                initial: 2
+                initial: 2,
+                recorded: None,
             }]
         );
         assert_eq!(
@@ -1186,6 +1229,77 @@ mod tests {
             ModelOp::Nop,
             "a failed trywait the observed counts do not explain (1 left)"
         );
+    }
+
+    #[test]
+    fn semaphore_initial_count_is_the_recorded_one_when_its_init_comes_first() {
+        let (s, u, v) = (0x50, 0x60, 0x70);
+        let mut r = Run::new(2);
+        // s: count 2, its holders never overlapped (1 would do for the observed order).
+        r.sync(0, SyncOp::SemInit { sem: s, count: 2 })
+            .sync(0, SyncOp::SemWait { sem: s })
+            .sync(0, SyncOp::SemPost { sem: s })
+            .sync(1, SyncOp::SemWait { sem: s })
+            .sync(1, SyncOp::SemPost { sem: s })
+            // u: used before any init was recorded (initialised outside instrumented code).
+            .sync(1, SyncOp::SemWait { sem: u })
+            .sync(0, SyncOp::SemInit { sem: u, count: 0 })
+            // v: initialised again with a larger count, which the counter does not follow.
+            .sync(0, SyncOp::SemInit { sem: v, count: 0 })
+            .sync(0, SyncOp::SemInit { sem: v, count: 1 })
+            .sync(1, SyncOp::SemWait { sem: v });
+        let p = prepare(&r.traces());
+        let sem = |addr, initial, recorded| SemObject {
+            addr,
+            initial,
+            recorded,
+        };
+        assert_eq!(
+            p.model.objects.sems,
+            vec![sem(s, 2, Some(2)), sem(u, 1, None), sem(v, 1, Some(0))]
+        );
+        assert_eq!(
+            ops(&p, 0)[0],
+            ModelOp::Nop,
+            "the init itself orders nothing"
+        );
+        assert_eq!(ops(&p, 1)[0], ModelOp::SemWait { sem: 0 });
+    }
+
+    #[test]
+    fn a_semaphore_initialised_again_after_its_destroy_is_another_one() {
+        let s = 0x50;
+        let mut r = Run::new(1);
+        r.sync(0, SyncOp::SemInit { sem: s, count: 1 })
+            .sync(0, SyncOp::SemWait { sem: s })
+            .sync(0, SyncOp::SemDestroy { sem: s })
+            .sync(0, SyncOp::SemInit { sem: s, count: 3 })
+            .sync(0, SyncOp::SemWait { sem: s });
+        let p = prepare(&r.traces());
+        let sem = |initial| SemObject {
+            addr: s,
+            initial,
+            recorded: Some(initial),
+        };
+        assert_eq!(p.model.objects.sems, vec![sem(1), sem(3)]);
+        let (nop, wait) = (ModelOp::Nop, |sem| ModelOp::SemWait { sem });
+        assert_eq!(ops(&p, 0), vec![nop, wait(0), nop, nop, wait(1)]);
+    }
+
+    #[test]
+    fn a_timed_semaphore_wait_takes_the_count_only_when_it_got_it() {
+        let s = 0x50;
+        let timed = |acquired| SyncOp::SemTimedWait { sem: s, acquired };
+        let mut r = Run::new(2);
+        r.sync(0, SyncOp::SemInit { sem: s, count: 1 })
+            .sync(0, timed(true))
+            .sync(1, timed(false)) // timed out
+            .pending(1, timed(false)); // still waiting as the run ended
+        let p = prepare(&r.traces());
+        assert_eq!(p.model.objects.sems[0].initial, 1);
+        let wait = ModelOp::SemWait { sem: 0 };
+        assert_eq!(ops(&p, 0), vec![ModelOp::Nop, wait]);
+        assert_eq!(ops(&p, 1), vec![ModelOp::Nop, wait]);
     }
 
     #[test]

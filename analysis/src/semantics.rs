@@ -12,7 +12,7 @@
 //! instance signalled, how many entered a barrier, whether a bare wait was entered before its
 //! signal), where an automaton must track them in its state. Those objects' functions take the
 //! fact as an argument ([`Creation`], [`Termination`], the `signalled` of [`condition`], the
-//! `entered` of [`barrier`]), so the native side passes what the positions say and the CSP side
+//! `entered` of [`barrier`], the `exited` of [`process`]), so the native side passes what the positions say and the CSP side
 //! what its state says. Bounds that only keep an automaton finite (a mutex's or rwlock's nesting
 //! depth, a semaphore's cap, the enterers of a barrier, the joins of a thread) are arguments too;
 //! the native model passes the type's maximum, having no need of them.
@@ -242,4 +242,19 @@ pub fn termination(s: Termination, op: TerminationOp, joins: usize) -> Option<Te
             ..s
         }),
     }
+}
+
+/// What a thread does to the process as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProcessOp {
+    /// Any other step of any thread.
+    Step,
+    /// The exit that ends the process (`exit()`, the return from `main`).
+    Exit,
+}
+
+/// Whether the process has exited after `op`, if `op` may happen now: once the exit has
+/// happened, no thread takes another step, the exiting one included.
+pub fn process(exited: bool, op: ProcessOp) -> Option<bool> {
+    (!exited).then_some(op == ProcessOp::Exit)
 }

@@ -338,14 +338,17 @@ mod tests {
     //! Property tests: on random small runs, the cut path agrees with the exhaustive search
     //! wherever it answers, and the driver (cut path, then exhaustive) always does.
 
+    use std::cell::{Cell, RefCell};
     use std::collections::HashSet;
+
+    use proptest::prelude::*;
 
     use super::*;
     use crate::filter::filter;
     use crate::finding::Schedule;
     use crate::options::Backend;
     use crate::prepare::prepare;
-    use crate::testkit::{random_run, Rng};
+    use crate::testkit::check_random_runs;
 
     /// Each thread's steps are its first sync events, in program order (replay needs no more).
     fn assert_prefixes(model: &Model, schedule: &Schedule) {
@@ -384,8 +387,20 @@ mod tests {
         cut_path_agrees_on_random_runs(true);
     }
 
+    /// How often each outcome came up over all cases: the generator must exercise them all.
+    #[derive(Default)]
+    struct Coverage {
+        decided: usize,
+        undecided: usize,
+        racy: usize,
+        clean: usize,
+        windowed: usize,
+        /// Cut-path witnesses whose schedule runs a failed try operation.
+        through_try: usize,
+        with_edges: usize,
+    }
+
     fn cut_path_agrees_on_random_runs(reads_from: bool) {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let options = Options {
             max_per_var: 1,
             all_sites: false,
@@ -395,17 +410,12 @@ mod tests {
             deciding: Default::default(),
             atomicity: false,
         };
-        let (mut decided, mut undecided) = (0, 0);
-        let (mut racy, mut clean) = (0, 0);
-        let mut windowed = 0;
-        // Cut-path witnesses whose schedule runs a failed try operation.
-        let mut through_try = 0;
         let is_try = |model: &Model, at: &At| {
             matches!(model.op(*at), Some(crate::model::ModelOp::TryFail { .. }))
         };
-        let mut with_edges = 0;
-        for case in 0..1500 {
-            let run = random_run(&mut rng);
+        let coverage = RefCell::new(Coverage::default());
+        check_random_runs(0x9e37_79b9_7f4a_7c15, 1500, |run| {
+            let mut c = coverage.borrow_mut();
             let mut program = prepare(&run.traces());
             if reads_from {
                 let reads: std::collections::BTreeSet<ilgen_trace::SiteId> = program
@@ -419,28 +429,29 @@ mod tests {
                     })
                     .collect();
                 let edges = crate::reads_from::edges(&program.model, &reads);
-                with_edges += usize::from(!edges.is_empty());
+                c.with_edges += usize::from(!edges.is_empty());
                 program.model.set_reads_from(edges);
             }
             let (survivors, _) = filter(&program);
             for var in 0..program.vars.len() {
                 let reference = exhaustive_race(&program, var);
                 if reference {
-                    racy += 1;
+                    c.racy += 1;
                 } else {
-                    clean += 1;
+                    c.clean += 1;
                 }
                 let Some(survivor) = survivors.iter().find(|s| s.var == var) else {
-                    assert!(!reference, "case {case}: filter removed racy var {var}");
+                    prop_assert!(!reference, "filter removed racy var {}", var);
                     continue;
                 };
                 // The cut path alone, pair by pair.
                 let (model, origin) = program.model.restrict(Some(var));
                 if !reads_from {
-                    assert_eq!(
+                    let rebuilt = Model::new(model.threads.clone(), model.objects.clone());
+                    prop_assert_eq!(
                         model.sources(),
-                        Model::new(model.threads.clone(), model.objects.clone()).sources(),
-                        "case {case}: restrict derives other sources"
+                        rebuilt.sources(),
+                        "restrict derives other sources"
                     );
                 }
                 let local = |at: At| At {
@@ -455,7 +466,7 @@ mod tests {
                 for v in &verdicts {
                     if let cut::Verdict::Witness(schedule) = v {
                         assert_prefixes(&model, schedule);
-                        through_try +=
+                        c.through_try +=
                             usize::from(schedule.steps.iter().any(|at| is_try(&model, at)));
                     }
                 }
@@ -464,15 +475,17 @@ mod tests {
                     .any(|v| matches!(v, cut::Verdict::Witness(_)));
                 let all_excluded = verdicts.iter().all(|v| *v == cut::Verdict::Excluded);
                 if witness || all_excluded {
-                    decided += 1;
-                    assert_eq!(
+                    c.decided += 1;
+                    prop_assert_eq!(
                         witness,
                         reference,
-                        "case {case}, var {var}: cut path says {witness}\n{:#?}",
+                        "var {}: cut path says {}\n{:#?}",
+                        var,
+                        witness,
                         run.traces()
                     );
                 } else {
-                    undecided += 1;
+                    c.undecided += 1;
                 }
                 // The driver: cut path, then exhaustive search.
                 let solved = races(&program, survivor, &options);
@@ -481,10 +494,11 @@ mod tests {
                         assert_prefixes(&solved.model, schedule);
                     }
                 }
-                assert_eq!(
+                prop_assert_eq!(
                     !solved.findings.is_empty(),
                     reference,
-                    "case {case}, var {var}: driver disagrees\n{:#?}",
+                    "var {}: driver disagrees\n{:#?}",
+                    var,
                     run.traces()
                 );
                 // Small windows may miss races, never invent one.
@@ -497,19 +511,32 @@ mod tests {
                         usize::MAX,
                         &mut HashSet::new(),
                     );
-                    assert!(
+                    prop_assert!(
                         s.findings.is_empty() || reference,
-                        "case {case}, var {var}: window {w:?} invented a race"
+                        "var {}: window {:?} invented a race\n{:#?}",
+                        var,
+                        w,
+                        run.traces()
                     );
                     for f in &s.findings {
                         if let Finding::Race { schedule, .. } = f {
                             assert_prefixes(&model, schedule);
                         }
                     }
-                    windowed += usize::from(!s.findings.is_empty());
+                    c.windowed += usize::from(!s.findings.is_empty());
                 }
             }
-        }
+            Ok(())
+        });
+        let Coverage {
+            decided,
+            undecided,
+            racy,
+            clean,
+            windowed,
+            through_try,
+            with_edges,
+        } = coverage.into_inner();
         eprintln!(
             "reads_from {reads_from}: racy {racy} clean {clean} windowed {windowed} through_try \
              {through_try} decided {decided} undecided {undecided} with_edges {with_edges}"
@@ -587,7 +614,6 @@ mod tests {
     #[test]
     fn progress_hears_of_every_window_the_solvers_search() {
         use std::sync::atomic::{AtomicU64, Ordering};
-        let mut rng = Rng(0x5851_f42d_4c95_7f2d);
         let options = Options {
             max_per_var: usize::MAX,
             all_sites: false,
@@ -597,9 +623,9 @@ mod tests {
             deciding: Default::default(),
             atomicity: false,
         };
-        let mut searched = 0;
-        for _ in 0..300 {
-            let program = prepare(&random_run(&mut rng).traces());
+        let searched = Cell::new(0);
+        check_random_runs(0x5851_f42d_4c95_7f2d, 300, |run| {
+            let program = prepare(&run.traces());
             let (survivors, _) = filter(&program);
             let heard = AtomicU64::new(0);
             let tick = || {
@@ -610,9 +636,16 @@ mod tests {
                 stats.add(&races_with(&program, s, &options, &tick).stats);
             }
             stats.add(&deadlocks_with(&program, &options, &tick).stats);
-            assert_eq!(heard.load(Ordering::Relaxed), stats.exhaustive_windows);
-            searched += stats.exhaustive_windows;
-        }
+            prop_assert_eq!(
+                heard.load(Ordering::Relaxed),
+                stats.exhaustive_windows,
+                "{:#?}",
+                run.traces()
+            );
+            searched.set(searched.get() + stats.exhaustive_windows);
+            Ok(())
+        });
+        let searched = searched.get();
         assert!(
             searched > 100,
             "only {searched} windows searched: weak cases"
@@ -621,10 +654,8 @@ mod tests {
 
     #[test]
     fn lock_cycle_deadlocks_and_deadlock_freedom_agree_with_exhaustive_search() {
-        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-        let (mut found, mut safe) = (0, 0);
-        for case in 0..1000 {
-            let run = random_run(&mut rng);
+        let (found, safe) = (Cell::new(0), Cell::new(0));
+        check_random_runs(0x2545_f491_4f6c_dd1d, 1000, |run| {
             let program = prepare(&run.traces());
             let (model, _) = program.model.restrict(None);
             let cycles = lockgraph::deadlocks(&model, usize::MAX);
@@ -636,32 +667,35 @@ mod tests {
                 usize::MAX,
                 &mut HashSet::new(),
             );
-            assert!(reference.complete);
+            prop_assert!(reference.complete);
             let keys: HashSet<Vec<ilgen_trace::SiteId>> = reference
                 .findings
                 .iter()
                 .map(|f| blocked_sites(&model, f))
                 .collect();
             if lockgraph::cannot_deadlock(&model) {
-                safe += 1;
-                assert!(
+                safe.set(safe.get() + 1);
+                prop_assert!(
                     reference.findings.is_empty(),
-                    "case {case}: called deadlock-free\n{:#?}",
+                    "called deadlock-free\n{:#?}",
                     run.traces()
                 );
             }
             for f in &cycles.findings {
-                found += 1;
+                found.set(found.get() + 1);
                 if let Finding::Deadlock { schedule, .. } = f {
                     assert_prefixes(&model, schedule);
                 }
-                assert!(
+                prop_assert!(
                     keys.contains(&blocked_sites(&model, f)),
-                    "case {case}: {f:?} is no deadlock the exhaustive search reaches\n{:#?}",
+                    "{:?} is no deadlock the exhaustive search reaches\n{:#?}",
+                    f,
                     run.traces()
                 );
             }
-        }
+            Ok(())
+        });
+        let (found, safe) = (found.get(), safe.get());
         assert!(found > 20, "only {found} lock-cycle deadlocks: weak cases");
         assert!(
             safe > 100,

@@ -4,14 +4,14 @@
 //! next operation is enabled and applies it. Both solvers (cut and exhaustive) move through the
 //! model only by these rules, so they agree on what a schedule may do. The rules themselves are
 //! the transitions of [`crate::semantics`] (which the CSP_M translation derives from too); this
-//! module supplies their facts. Whether a thread was forked or ended, an instance signalled or a
-//! barrier entered follows from the positions ([`crate::model::Sources`]); a state stores only
+//! module supplies their facts. Whether a thread was forked or ended, an instance signalled, a
+//! barrier entered or the process exited follows from the positions ([`crate::model::Sources`]); a state stores only
 //! what does not: lock holders, semaphore counts, which threads wait at a wait-loop exit, and
 //! which signals were lost to a wait that was entered after them.
 
 use crate::model::{At, Model, ModelEvent, ModelOp, TryTarget, Wake};
 use crate::semantics::{
-    self, BarrierOp, CondOp, Creation, CreationOp, Holder, MutexOp, RwLock, RwOp, SemOp,
+    self, BarrierOp, CondOp, Creation, CreationOp, Holder, MutexOp, ProcessOp, RwLock, RwOp, SemOp,
     Termination, TerminationOp,
 };
 
@@ -126,8 +126,24 @@ impl State {
         semantics::barrier(entered, op, b.parties, b.released, u32::MAX)
     }
 
+    /// Whether the process allows `op` now: nothing but a no-op once the exit has run.
+    fn alive(&self, model: &Model, op: ModelOp) -> bool {
+        let exited = self.passed(model.sources().exit_of);
+        let op = match op {
+            ModelOp::Nop => return true,
+            ModelOp::Exit => ProcessOp::Exit,
+            _ => ProcessOp::Step,
+        };
+        semantics::process(exited, op).is_some()
+    }
+
     /// Whether `thread` may perform `op` now.
     pub fn enabled(&self, model: &Model, thread: usize, op: ModelOp) -> bool {
+        self.alive(model, op) && self.allows(model, thread, op)
+    }
+
+    /// Whether the objects `op` acts on let `thread` perform it now.
+    fn allows(&self, model: &Model, thread: usize, op: ModelOp) -> bool {
         match op {
             ModelOp::Start { forked } => {
                 semantics::creation(self.creation(model, thread), CreationOp::Start { forked })
@@ -189,7 +205,7 @@ impl State {
                 semantics::semaphore(self.sem[sem], SemOp::Post, u32::MAX).is_some()
             }
             ModelOp::TryFail { target } => self.busy(thread, target),
-            ModelOp::Nop => true,
+            ModelOp::Exit | ModelOp::Nop => true,
         }
     }
 
@@ -254,8 +270,8 @@ impl State {
             ModelOp::RwUnlock { rw } => return self.apply_rw(thread, rw, RwOp::Unlock),
             ModelOp::SemWait { sem } => return self.apply_sem(sem, SemOp::Wait),
             ModelOp::SemPost { sem } => return self.apply_sem(sem, SemOp::Post),
-            // Fork, start, end, join, signal and barriers change no stored state (the positions
-            // tell them); a failed try changes nothing.
+            // Fork, start, end, join, signal, barriers and exit change no stored state (the
+            // positions tell them); a failed try changes nothing.
             _ => return,
         };
         if let Some(next) = self.mutex(model, thread, mutex, mutex_op) {
@@ -285,7 +301,9 @@ impl State {
         else {
             return false;
         };
-        if !semantics::condition(self.signalled(model, cond), false, CondOp::LoopRelease) {
+        if !self.alive(model, op)
+            || !semantics::condition(self.signalled(model, cond), false, CondOp::LoopRelease)
+        {
             return false;
         }
         let Some(next) = self.mutex(model, thread, m, MutexOp::LoopRelease) else {
@@ -604,6 +622,43 @@ mod tests {
     }
 
     #[test]
+    fn no_thread_takes_a_step_after_the_exit() {
+        let (lock, unlock) = (ModelOp::Lock { mutex: 0 }, ModelOp::Unlock { mutex: 0 });
+        let m = model(
+            vec![vec![lock, unlock, ModelOp::Exit], vec![lock, unlock]],
+            mutexes(false),
+        );
+        assert_eq!(
+            m.sources().exit_of,
+            Some(At {
+                thread: 0,
+                index: 2
+            })
+        );
+        let mut s = State::initial(&m);
+        assert!(step(&mut s, &m, 0) && step(&mut s, &m, 0));
+        let before = s.clone();
+        assert!(
+            step(&mut s, &m, 1),
+            "before the exit the other thread may go first"
+        );
+        assert!(step(&mut s, &m, 0), "the exit waits for nobody");
+        assert!(!s.enabled(&m, 0, ModelOp::Exit), "the process exits once");
+        assert!(
+            !step(&mut s, &m, 1),
+            "the mutex is free, but the process has exited"
+        );
+        assert!(
+            !m.process_alive(&s.pos),
+            "and the thread left at its unlock is no deadlock"
+        );
+        assert!(s.enabled(&m, 1, ModelOp::Nop));
+        let mut s = before;
+        assert!(step(&mut s, &m, 0));
+        assert!(!step(&mut s, &m, 1), "its lock came after the exit");
+    }
+
+    #[test]
     fn unsignalled_wait_loop_exit_may_release_its_mutex_to_wait() {
         let (lock, unlock) = (ModelOp::Lock { mutex: 0 }, ModelOp::Unlock { mutex: 0 });
         let exit = ModelOp::LoopExit {
@@ -628,6 +683,17 @@ mod tests {
         assert!(step(&mut s, &m, 1));
         assert!(step(&mut s, &m, 0), "takes the mutex back and leaves");
         assert!(!s.enabled(&m, 1, lock));
+
+        // After the exit, the wait is not called either.
+        let m = model(
+            vec![vec![lock, exit, unlock], vec![ModelOp::Exit]],
+            cond_objects(1),
+        );
+        let mut s = State::initial(&m);
+        assert!(step(&mut s, &m, 0));
+        assert!(s.clone().release_to_wait(&m, 0, exit));
+        assert!(step(&mut s, &m, 1));
+        assert!(!s.release_to_wait(&m, 0, exit));
     }
 
     #[test]
@@ -675,7 +741,11 @@ mod tests {
 
     fn one_sem(initial: u32) -> SyncObjects {
         SyncObjects {
-            sems: vec![SemObject { addr: 4, initial }],
+            sems: vec![SemObject {
+                addr: 4,
+                initial,
+                recorded: Some(initial),
+            }],
             ..SyncObjects::default()
         }
     }

@@ -2,11 +2,15 @@
 //!
 //! Takes calls in observed order (`r.fork(0, 1).start(1).lock(1, M)`); gives the per-thread
 //! [`ThreadTrace`]s the runtime would have written, seq numbers taken from the call order.
-//! Also random small runs ([`random_run`]) for the property tests.
+//! Also random small runs ([`random_run`]) and, in this crate's tests, the proptest runner of the
+//! property tests over them ([`check_random_runs`]); and a hand-made model whose race needs a
+//! step after the exit ([`exit_inside_a_critical_section`]), which no run records.
 
 use std::collections::HashMap;
 
 use ilgen_trace::format::{ThreadHeader, ThreadTrace};
+
+use crate::model::{Model, ModelEvent, ModelOp, ModelThread, MutexObject, Observed, SyncObjects};
 use ilgen_trace::{
     Access, AccessKind, Event, SiteId, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_THREAD, PENDING,
 };
@@ -132,18 +136,53 @@ pub fn listing1() -> Run {
     r
 }
 
-/// xorshift64*: deterministic, no dependency.
-pub struct Rng(pub u64);
+/// Bytes on a tape: enough for every decision of the largest [`random_run`] (under 170 seen).
+pub const TAPE: usize = 256;
 
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+/// The decisions of [`random_run`], read off a tape of bytes in order: byte v picks option
+/// v * n / 256 of n (no decision has more than 12 options), and every decision past the end of
+/// the tape is 0, the first option. The pick grows with the byte, so shrinking the tape (each byte
+/// toward 0, by bisection) shrinks the run: fewer threads, fewer operations, plain accesses, the
+/// first runnable thread scheduled.
+struct Choices<'a> {
+    tape: &'a [u8],
+}
+
+impl Choices<'_> {
+    fn below(&mut self, n: u64) -> u64 {
+        match self.tape.split_first() {
+            Some((&v, rest)) => {
+                self.tape = rest;
+                u64::from(v) * n / 256
+            }
+            None => 0,
+        }
     }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
+}
+
+/// Checks `property` on `cases` random runs whose tapes come from a fixed `seed`: every run of
+/// the test sees the same cases. A failing run is shrunk to a smallest failing one, and the
+/// panic gives the property's message for it and its tape.
+#[cfg(test)]
+pub fn check_random_runs(
+    seed: u64,
+    cases: u32,
+    property: impl Fn(&Run) -> Result<(), proptest::test_runner::TestCaseError>,
+) {
+    use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRunner};
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        rng_algorithm: RngAlgorithm::ChaCha,
+        rng_seed: RngSeed::Fixed(seed),
+        // Enough to bisect every byte of the tape a few times over (the default, 4 per case, is
+        // not), so that a failure ends at a small run.
+        max_shrink_iters: 16 * TAPE as u32,
+        ..Config::default()
+    };
+    let tapes = proptest::collection::vec(proptest::num::u8::ANY, TAPE);
+    if let Err(e) = TestRunner::new(config).run(&tapes, |tape| property(&random_run(&tape))) {
+        panic!("{e}");
     }
 }
 
@@ -189,8 +228,10 @@ const PRED: u64 = 0x300;
 
 /// A random program of 2-4 threads (locks, trylocks with an unlocked fallback, semaphores with
 /// trywait, condition waits), run under a random scheduler that obeys the locks;
-/// threads still blocked when nothing can move end with a pending operation.
-pub fn random_run(rng: &mut Rng) -> Run {
+/// threads still blocked when nothing can move end with a pending operation, and main, if it
+/// returned, with its exit. Every random decision is the next value of `tape` (see [`Choices`]).
+pub fn random_run(tape: &[u8]) -> Run {
+    let rng = &mut Choices { tape };
     let n = 2 + rng.below(3) as u32;
     let mut scripts: Vec<Vec<Op>> = Vec::new();
     for t in 0..n {
@@ -294,6 +335,10 @@ pub fn random_run(rng: &mut Rng) -> Run {
             .filter(|&t| started[t] && can(t, &pc, &owner))
             .collect();
         if runnable.is_empty() {
+            // Main returned: the runtime records its exit once the others are blocked or ended.
+            if pc[0] == scripts[0].len() && phase[0] == Phase::Running {
+                run.sync(0, SyncOp::Exit);
+            }
             for t in 0..n as usize {
                 let op = match scripts[t].get(pc[t]) {
                     _ if phase[t] != Phase::Running => SyncOp::CondWake {
@@ -451,4 +496,44 @@ pub fn sections_then_race() -> Run {
         .unlock(1, M) // 10
         .w(1, D, 2);
     r
+}
+
+/// Main locks m, then `exit` (the process's exit, or a no-op), then unlocks m and writes v;
+/// the other thread writes v under m.
+pub fn exit_inside_a_critical_section(exit: ModelOp) -> Model {
+    let (lock, unlock) = (ModelOp::Lock { mutex: 0 }, ModelOp::Unlock { mutex: 0 });
+    let write = ModelEvent::Access {
+        var: 0,
+        kind: AccessKind::Write,
+        site: 7,
+    };
+    let mut seq = 0;
+    let mut sync = |op| {
+        seq += 1;
+        ModelEvent::Sync {
+            op,
+            observed: Observed {
+                seq,
+                op_index: 0,
+                site: 100 + seq as SiteId,
+                op: SyncOp::Start,
+            },
+        }
+    };
+    let main = vec![sync(lock), sync(exit), sync(unlock), write];
+    let other = vec![sync(lock), write, sync(unlock)];
+    Model::new(
+        [main, other]
+            .into_iter()
+            .zip(0..)
+            .map(|(events, tid)| ModelThread { tid, events })
+            .collect(),
+        SyncObjects {
+            mutexes: vec![MutexObject {
+                addr: 1,
+                recursive: false,
+            }],
+            ..SyncObjects::default()
+        },
+    )
 }

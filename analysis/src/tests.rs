@@ -565,7 +565,7 @@ fn summary_names_sites_and_objects_through_the_binary() {
     let file = CandidatesFile {
         format_version: FORMAT_VERSION,
         binary: "a".into(),
-        binary_hash: "0".into(),
+        build_id: "0".into(),
         stats,
         candidates,
     };
@@ -742,4 +742,81 @@ fn a_wait_abandoned_by_cancellation_blocks_nobody() {
         .end(1)
         .join(0, 1);
     assert_eq!(detect(&r), vec![]);
+}
+
+#[test]
+fn an_unjoined_worker_races_with_main_before_the_exit() {
+    // The worker ran in the exit grace: its steps were recorded before main's exit.
+    let mut r = Run::new(2);
+    r.fork(0, 1)
+        .r(0, D, 1)
+        .start(1)
+        .lock(1, M)
+        .w(1, D, 2)
+        .unlock(1, M)
+        .end(1)
+        .sync(0, SyncOp::Exit);
+    let exit = crate::prepare::prepare(&r.traces()).model.sources().exit_of;
+    assert_eq!(
+        exit.map(|at| at.thread),
+        Some(0),
+        "the run's last step ends the process"
+    );
+    let found = detect(&r);
+    let [Candidate::Race {
+        accesses, schedule, ..
+    }] = &found[..]
+    else {
+        panic!("{found:#?}")
+    };
+    assert_eq!(
+        accesses.iter().map(|a| a.site).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    // Fork, start, then the worker's lock: main's exit is not needed, and nothing follows it.
+    let steps = ops(&schedule.steps);
+    assert_eq!(steps.len(), 3, "{steps:?}");
+    assert_eq!(steps[2], (1, "lock", Some(M), None));
+}
+
+#[test]
+fn an_exit_whose_handler_wakes_a_thread_does_not_end_the_model() {
+    // An exit handler signals a waiting logger and reads its count without joining it: the
+    // logger's write needs the signal, recorded after the exit, so that exit ended nothing.
+    let mut r = Run::new(2);
+    let wait = SyncOp::CondWait {
+        cond: C,
+        mutex: M,
+        timed: false,
+    };
+    let wake = SyncOp::CondWake {
+        cond: C,
+        mutex: M,
+        timed_out: false,
+    };
+    r.fork(0, 1)
+        .start(1)
+        .lock(1, M)
+        .sync(1, wait)
+        .sync(0, SyncOp::Exit)
+        .lock(0, M)
+        .sync(0, SyncOp::CondSignal { cond: C })
+        .unlock(0, M)
+        .r(0, D, 1)
+        .sync(1, wake)
+        .unlock(1, M)
+        .w(1, D, 2)
+        .end(1);
+    assert_eq!(
+        crate::prepare::prepare(&r.traces()).model.sources().exit_of,
+        None
+    );
+    let found = detect(&r);
+    let [Candidate::Race { accesses, .. }] = &found[..] else {
+        panic!("{found:#?}")
+    };
+    assert_eq!(
+        accesses.iter().map(|a| a.site).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
 }

@@ -8,9 +8,12 @@ fixed workload) whose checkout is present under DIR (default `benchmarks/real/sr
 clone fetched by hand; its code is never committed here), the driver:
   1. copies the checkout three times and builds it natively (clang-19), with `ilgen cc` and with
      `clang-19 -fsanitize=thread`, all at -O2 -g;
-  2. runs the workload natively, recorded by ilgen once (`ilgen run`), then `ilgen detect --format
-     json` on that trace (time and peak RSS through wait4), and under TSan N times;
-  3. prints one row: program, commit, workload, native / record / TSan seconds, trace size, detect
+  2. runs the workload natively, recorded by ilgen once (`ilgen run`) and once more with the exit
+     grace off (`ILGEN_OPTIONS=exit_grace_ms=0`), then `ilgen detect --format json` on the first
+     trace (time and peak RSS through wait4), and under TSan N times;
+  3. prints one row: program, commit, workload, native / record / grace-off / TSan seconds, the
+     exit grace's cost (record - grace off: the wall time threads still running at exit were
+     given), trace size, detect
      seconds and peak RSS, ilgen's confirmed findings by kind, TSan's distinct findings over N runs,
      and the overlap (findings naming the same pair of source lines), and writes every row to
      RESULTS.md (default `benchmarks/real/RESULTS.md`), with the differences listed per program.
@@ -47,6 +50,7 @@ class Row:
     workload: str
     native: float = 0.0
     record: float = 0.0
+    nograce: float = 0.0
     tsan: float = 0.0
     trace_bytes: int = 0
     detect: float = 0.0
@@ -106,13 +110,18 @@ def measure(prog, src, work, runs):
     r = evaluate.run(workload("native", 0), cwd=data, env=evaluate.clean_env(),
                      timeout=RUN_TIMEOUT, stdout=str(work / "native.out"))
     row.native = r.wall
-    trace = work / "trace"
-    if trace.exists():
-        shutil.rmtree(trace)
-    r = evaluate.run([str(ILGEN), "run", "--out", str(trace), "--timeout", str(RUN_TIMEOUT), "--"]
-                     + workload("ilgen", 0), cwd=data, env=evaluate.clean_env(),
-                     stdout=str(work / "ilgen.out"), stderr=str(work / "ilgen.err"))
-    row.record = r.wall
+
+    def record(name, **options):
+        trace = work / name
+        if trace.exists():
+            shutil.rmtree(trace)
+        r = evaluate.run([str(ILGEN), "run", "--out", str(trace), "--timeout", str(RUN_TIMEOUT),
+                          "--"] + workload("ilgen", 0), cwd=data, env=evaluate.clean_env(**options),
+                         stdout=str(work / f"{name}.out"), stderr=str(work / f"{name}.err"))
+        return trace, r.wall
+
+    row.nograce = record("trace-nograce", ILGEN_OPTIONS="exit_grace_ms=0")[1]
+    trace, row.record = record("trace")
     row.trace_bytes = sum(f.stat().st_size for f in trace.glob("*") if f.is_file())
     report = work / "report.json"
     r = evaluate.run([str(ILGEN), "detect", "--format", "json", str(trace)], cwd=data,
@@ -146,14 +155,16 @@ def fmt_errs(errs):
 
 
 def table(rows, runs):
-    head = ("| program | commit | workload | native s | record s | TSan s | record/TSan | trace MB "
-            "| detect s | detect MiB | ilgen confirmed | TSan distinct (N runs) | overlap |")
-    out = [head, "|" + "---|" * 13]
+    head = ("| program | commit | workload | native s | record s | grace off s | exit grace cost "
+            "| TSan s | record/TSan | trace MB | detect s | detect MiB | ilgen confirmed "
+            "| TSan distinct (N runs) | overlap |")
+    out = [head, "|" + "---|" * 15]
     for r in rows:
         counts = ", ".join(f"{v} {k}" for k, v in sorted(r.ilgen_counts.items())) or "0"
         ratio = r.record / r.tsan if r.tsan else 0
         out.append(f"| {r.name} | {r.commit} | {r.workload} | {r.native:.2f} | {r.record:.2f} | "
-                   f"{r.tsan:.2f} | {ratio:.2f} | {r.trace_bytes / 1e6:.1f} | {r.detect:.1f} | "
+                   f"{r.nograce:.2f} | {(r.record - r.nograce) * 1000:+.0f} ms | {r.tsan:.2f} | "
+                   f"{ratio:.2f} | {r.trace_bytes / 1e6:.1f} | {r.detect:.1f} | "
                    f"{r.detect_rss_mb:.0f} | {counts} | {len(r.tsan_found)} ({runs}) | "
                    f"{len(r.ilgen & r.tsan_found)} |")
     return "\n".join(out)

@@ -13,21 +13,10 @@ pub enum BinaryError {
         path: PathBuf,
         source: std::io::Error,
     },
-    /// The file's xxh3 hash is not the one the trace recorded.
-    #[error(
-        "{} is not the binary that was recorded (its hash is {hash:016x}, the trace says \
-         {recorded}); it was rebuilt or replaced since, record the program again",
-        path.display()
-    )]
-    Rebuilt {
-        path: PathBuf,
-        hash: u64,
-        recorded: String,
-    },
     /// The file's ELF build id is not the one the runtime read from the recorded process.
     #[error(
-        "{} is not the binary that was recorded (its build id is {found:?}, the trace says \
-         {recorded:?}); record the program again",
+        "{} is not the binary that was recorded (its build id is {found}, the trace says \
+         {recorded:?}): it was rebuilt or replaced since; record the program again",
         path.display()
     )]
     OtherBuild {
@@ -35,6 +24,13 @@ pub enum BinaryError {
         found: String,
         recorded: String,
     },
+    /// The file has no ELF build id, so nothing tells it from a rebuilt one.
+    #[error(
+        "{} has no ELF build id, so ilgen cannot check that it is the binary that was recorded; \
+         rebuild it with `ilgen cc` (without -Wl,--build-id=none) and record it again",
+        path.display()
+    )]
+    NoBuildId { path: PathBuf },
     /// The file is no executable ilgen can read, or lacks (or has a bad) site table.
     #[error("{}: {what}", path.display())]
     Unreadable { path: PathBuf, what: String },

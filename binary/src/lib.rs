@@ -1,11 +1,12 @@
 //! `ilgen-binary`: the recorded executable, as the analysis and the report need it: site table
 //! and data symbols.
 //!
-//! Takes a run's [`Meta`] (the executable's path, its xxh3 hash and the address it was loaded at);
-//! gives a [`Binary`] that names a [`SiteId`] (file, line, column, function, from the `ilgen_sites`
-//! section the pass embedded) and a runtime address (`counters+8`, from the ELF symbol table).
-//! Loading refuses an executable whose bytes differ from the recorded ones: a rebuilt binary's
-//! site ids and symbol addresses would name the wrong lines and variables.
+//! Takes a run's [`Meta`] (the executable's path, its ELF build id and the address it was loaded
+//! at); gives a [`Binary`] that names a [`SiteId`] (file, line, column, demangled function and the
+//! library frames inlined there, from the `ilgen_sites` section the pass embedded) and a runtime
+//! address (`counters+8`, from the ELF symbol table). Loading refuses an executable whose build id
+//! differs from the recorded one, or that has none: a rebuilt binary's site ids and symbol
+//! addresses would name the wrong lines and variables.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -15,8 +16,10 @@ use ilgen_trace::sites::{Site, SiteTable, SECTION};
 use ilgen_trace::{Meta, SiteId};
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
+mod demangle;
 mod error;
 
+use demangle::demangle;
 pub use error::BinaryError;
 
 /// One data symbol of the executable, at its link-time address.
@@ -39,26 +42,21 @@ pub struct Binary {
 
 impl Binary {
     /// Reads `meta.binary` (relative paths are taken from `meta.cwd`), checks it is the recorded
-    /// executable (its hash, and its ELF build id against the one the runtime read from the
-    /// running process) and parses its site table and symbols: an executable without ilgen's site
-    /// table is refused, so replays only ever run instrumented programs.
+    /// executable (its ELF build id against the one the runtime read from the running process)
+    /// and parses its site table and symbols: an executable without ilgen's site table is refused,
+    /// so replays only ever run instrumented programs.
     pub fn load(meta: &Meta) -> Result<Binary, BinaryError> {
         let path = Path::new(&meta.cwd).join(&meta.binary);
         let bytes = fs::read(&path).map_err(|source| BinaryError::Read {
             path: path.clone(),
             source,
         })?;
-        let hash = xxhash_rust::xxh3::xxh3_64(&bytes);
-        // Compare as numbers, so that neither padding nor case of the recorded hex matters.
-        if u64::from_str_radix(meta.binary_hash.trim(), 16).ok() != Some(hash) {
-            return Err(BinaryError::Rebuilt {
-                path,
-                hash,
-                recorded: meta.binary_hash.clone(),
-            });
-        }
         let binary = Self::parse(&path, &bytes, meta.load_base)?;
         let found = build_id(&bytes);
+        // Two files without an id would match each other: an empty id is no identity.
+        if found.is_empty() {
+            return Err(BinaryError::NoBuildId { path });
+        }
         if found != meta.build_id {
             return Err(BinaryError::OtherBuild {
                 path,
@@ -69,7 +67,7 @@ impl Binary {
         Ok(binary)
     }
 
-    /// Parses an executable's bytes without the hash check; `path` only names it in errors.
+    /// Parses an executable's bytes without the build id check; `path` only names it in errors.
     pub fn parse(path: &Path, bytes: &[u8], load_base: u64) -> Result<Binary, BinaryError> {
         let bad = |what: String| BinaryError::Unreadable {
             path: path.to_path_buf(),
@@ -86,7 +84,8 @@ impl Binary {
         let data = section
             .data()
             .map_err(|e| bad(format!("cannot read section `{SECTION}`: {e}")))?;
-        let sites = SiteTable::parse(data).map_err(|e| bad(format!("bad site table: {e}")))?;
+        let sites =
+            SiteTable::parse(data, demangle).map_err(|e| bad(format!("bad site table: {e}")))?;
         Ok(Binary {
             path: path.into(),
             load_base,
@@ -167,18 +166,26 @@ pub struct Global<'a> {
 }
 
 impl Binary {
+    /// A binary that is only the site table `section` (the `ilgen_sites` bytes), for other
+    /// crates' tests of how sites are named.
+    #[cfg(feature = "testkit")]
+    pub fn from_site_table(section: &[u8]) -> Result<Binary, String> {
+        Ok(Binary {
+            path: "a.out".into(),
+            load_base: 0,
+            sites: SiteTable::parse(section, demangle)?,
+            symbols: Vec::new(),
+        })
+    }
+
     /// Address the recorded run loaded the executable at.
     pub fn load_base(&self) -> u64 {
         self.load_base
     }
 }
 
-/// The executable's defined data objects, sorted by address. Thread-local symbols are left out:
-/// their values are offsets into each thread's block, not addresses. Of several symbols at one
-/// address (aliases) the global one wins, so that a user's variable is named as they wrote it.
 /// The ELF build id of an executable, lowercase hex; empty when it has none.
-pub fn build_id(bytes: &[u8]) -> String {
-    use object::Object as _;
+fn build_id(bytes: &[u8]) -> String {
     let id = object::File::parse(bytes)
         .ok()
         .and_then(|f| f.build_id().ok().flatten())
@@ -186,6 +193,9 @@ pub fn build_id(bytes: &[u8]) -> String {
     id.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The executable's defined data objects, sorted by address. Thread-local symbols are left out:
+/// their values are offsets into each thread's block, not addresses. Of several symbols at one
+/// address (aliases) the global one wins, so that a user's variable is named as they wrote it.
 fn data_symbols(file: &object::File) -> Vec<DataSymbol> {
     let mut all: Vec<(DataSymbol, bool)> = file
         .symbols()

@@ -2,7 +2,8 @@
 //!
 //! Takes the user's compiler arguments, untouched; gives clang-19's command line with the ilgen
 //! pass plugin added (and line tables, which name the sites) when it compiles sources, and the
-//! runtime archive plus the system libraries it needs when it links an executable. Then it becomes
+//! runtime archive plus the system libraries it needs, and an ELF build id (which names the
+//! build in the trace), when it links an executable. Then it becomes
 //! clang (exec), so exit status, signals and output are clang's own: `CC="ilgen cc" make` and
 //! CMake's compiler checks see a normal compiler.
 
@@ -18,6 +19,8 @@ pub const PLUGIN: &str = "libilgen_pass.so";
 pub const RUNTIME: &str = "libilgen_rt.a";
 /// The header that marks atomic blocks (`include/ilgen.h` of the source tree).
 pub const HEADER: &str = "ilgen.h";
+/// Links an ELF build id derived from the executable's contents into it.
+const BUILD_ID: &str = "-Wl,--build-id=sha1";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lang {
@@ -276,6 +279,12 @@ pub fn clang_args(tools: &Tools, user: &[OsString]) -> Vec<OsString> {
             out.push(dir.clone().into_os_string());
         }
     }
+    if mode.links_executable {
+        // The build id is how detect and replay tell the recorded executable from a rebuilt one
+        // (Debian's clang asks for one by default, upstream clang does not). Before the user's
+        // arguments, so that their own `-Wl,--build-id=...` wins.
+        out.push(BUILD_ID.into());
+    }
     out.extend(user.iter().cloned());
     if mode.links_executable {
         // After the user's objects, so that the archive resolves their hooks; the runtime needs
@@ -398,7 +407,8 @@ mod tests {
             render("-O0 a.c -o a"),
             format!(
                 "-fpass-plugin=/x/libilgen_pass.so -fplugin=/x/libilgen_pass.so \
-                 -gline-tables-only -O0 a.c -o a /x/libilgen_rt.a -lpthread -ldl -lm {}",
+                 -gline-tables-only -Wl,--build-id=sha1 -O0 a.c -o a /x/libilgen_rt.a -lpthread \
+                 -ldl -lm {}",
                 interposed(false)
             )
         );
@@ -430,7 +440,7 @@ mod tests {
         assert_eq!(
             render("a.o b.o -o prog"),
             format!(
-                "a.o b.o -o prog /x/libilgen_rt.a -lpthread -ldl -lm {}",
+                "-Wl,--build-id=sha1 a.o b.o -o prog /x/libilgen_rt.a -lpthread -ldl -lm {}",
                 interposed(false)
             )
         );

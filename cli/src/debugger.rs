@@ -95,7 +95,10 @@ impl Session<'_> {
     fn names<T>(&self, f: impl FnOnce(&Names) -> T) -> T {
         let site = |id: SiteId| {
             let s = self.binary.site(id)?;
-            Some(format!("{}:{} in {}", s.file, s.line, s.function))
+            Some(format!(
+                "{}:{} in {}",
+                s.frame.file, s.frame.line, s.frame.function
+            ))
         };
         let object = |addr| self.binary.object_name(addr);
         f(&Names {
@@ -197,7 +200,7 @@ impl Session<'_> {
                     accesses.iter().map(|a| Some(a.site)).collect::<Vec<_>>()
                 }
             })
-            .filter_map(|site| Some(self.binary.site(site?)?.file.clone()))
+            .filter_map(|site| Some(self.binary.site(site?)?.frame.file.clone()))
             .collect();
         sources.sort_unstable();
         sources.dedup();

@@ -1,12 +1,13 @@
 //! `ilgen detect`: the command that strings the stages together.
 //!
-//! Takes a trace directory and the flags; runs the analysis ([`ilgen_analysis::analyze_with`]),
-//! writes `candidates.json` and one `schedule-<n>.json` per candidate into the trace directory
-//! ([`ilgen_analysis::candidates`]), and then, unless `--no-replay`, replays every candidate
-//! ([`ilgen_confirm::replay_all`]) and prints the report of the confirmed findings
-//! ([`ilgen_report`]), led by the deadlock the recorded run itself ended in, if it did
-//! ([`ilgen_analysis::observed`]); with `--no-replay` it prints the candidates' summary (or the file's JSON)
-//! instead. Long analyses report their stages on stderr (on a terminal, or with `--progress`);
+//! Takes one or more trace directories (runs of one binary) and the flags; runs the analysis of
+//! each, in parallel ([`ilgen_analysis::analyze_with`]), writes `candidates.json` and one
+//! `schedule-<n>.json` per candidate into each trace directory ([`ilgen_analysis::candidates`]),
+//! and then, unless `--no-replay`, replays every candidate against its own run
+//! ([`ilgen_confirm::replay_all`]) and prints one report of the confirmed findings of all runs
+//! ([`ilgen_report::Report::merge`]), led by the deadlock a recorded run itself ended in, if one
+//! did ([`ilgen_analysis::observed`]); with `--no-replay` (one trace) it prints the candidates'
+//! summary (or the file's JSON) instead. Long analyses report their stages on stderr (on a terminal, or with `--progress`);
 //! stdout stays deterministic. Gives an exit code: [`exit::FINDINGS`] when replay confirmed
 //! something (with `--no-replay`: when there is a candidate), else [`exit::CLEAN`].
 
@@ -19,8 +20,10 @@ use ilgen_analysis::candidates::{self, CandidatesFile, Limits, Names};
 use ilgen_analysis::progress::Progress;
 use ilgen_analysis::{observed, window, Backend, Checker, Options};
 use ilgen_binary::Binary;
-use ilgen_report::{Context, Entry, Report};
+use ilgen_confirm::run::ReplayRun;
+use ilgen_report::{Context, Entry, Report, Run};
 use ilgen_trace::{RunEnd, TraceDir};
+use rayon::prelude::*;
 
 use crate::dump;
 use crate::error::CliError;
@@ -29,8 +32,9 @@ use crate::output::{print_out, render, Format};
 
 #[derive(clap::Args, Clone, Debug)]
 pub struct DetectArgs {
-    /// Trace directory of the recorded run [default: the newest under ./ilgen-out/]
-    pub trace_dir: Option<PathBuf>,
+    /// Trace directories of recorded runs of one binary (e.g. `ilgen run --runs N`'s), detected
+    /// together into one report [default: the newest under ./ilgen-out/]
+    pub trace_dirs: Vec<PathBuf>,
     /// Stop at candidate schedules, without replaying them
     #[arg(long)]
     pub no_replay: bool,
@@ -97,6 +101,15 @@ const MAX_STATES: usize = 200_000;
 /// reduction, so it needs more than the native search for the same model.
 const CHECKER_STATES: usize = 2_000_000;
 
+/// One recorded run, analysed: its trace, the candidates written into its directory.
+struct Predicted {
+    dir: PathBuf,
+    trace: TraceDir,
+    file: CandidatesFile,
+    /// `file` as written to `candidates.json`.
+    json: String,
+}
+
 /// Runs `ilgen detect`; gives [`exit::FINDINGS`] when there is a candidate (`--no-replay`) or a
 /// confirmed finding, else [`exit::CLEAN`].
 pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
@@ -116,13 +129,75 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
             "--window, --max-per-var and --max-states must be at least 1".into(),
         ));
     }
-    let dir = dump::trace_dir(args.trace_dir.as_deref())?;
-    if !args.no_replay {
-        crate::trust::check(&dir, args.trust_trace)?;
+    let dirs = match args.trace_dirs.as_slice() {
+        [] => vec![dump::trace_dir(None)?],
+        given => given.to_vec(),
+    };
+    if dirs.len() > 1 {
+        if args.no_replay {
+            return Err(CliError::Input(
+                "--no-replay takes one trace directory; run `ilgen detect --no-replay DIR` on \
+                 each"
+                    .into(),
+            ));
+        }
+        one_binary(&dirs)?;
     }
+    if !args.no_replay {
+        for dir in &dirs {
+            crate::trust::check(dir, args.trust_trace)?;
+        }
+    }
+    let runs = dirs
+        .par_iter()
+        .map(|dir| predict(dir, args))
+        .collect::<Result<Vec<_>, _>>()?;
+    match runs.as_slice() {
+        [one] if args.no_replay => candidates_only(one, args),
+        _ => confirm(&runs, args),
+    }
+}
+
+/// Refuses traces of different binaries (or one trace twice): their findings cannot be merged,
+/// and one directory's candidate files would be written twice at once.
+fn one_binary(dirs: &[PathBuf]) -> Result<(), CliError> {
+    let mut seen: Vec<(PathBuf, &Path, ilgen_trace::Meta)> = Vec::new();
+    for dir in dirs {
+        let meta = ilgen_trace::Meta::read(dir)?;
+        let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        if let Some((_, first, _)) = seen.iter().find(|(r, _, _)| *r == real) {
+            return Err(CliError::Input(format!(
+                "{} and {} are the same trace directory; give each run once",
+                first.display(),
+                dir.display()
+            )));
+        }
+        if let Some((_, first, m)) = seen.first() {
+            if m.build_id != meta.build_id {
+                return Err(CliError::Input(format!(
+                    "{} and {} were recorded from different binaries ({} and {}, or the same \
+                     path rebuilt); detect runs of one binary together, or each trace alone",
+                    first.display(),
+                    dir.display(),
+                    m.binary,
+                    meta.binary
+                )));
+            }
+        }
+        seen.push((real, dir, meta));
+    }
+    Ok(())
+}
+
+/// Reads the trace in `dir`, predicts its candidates and writes them (`candidates.json`, one
+/// `schedule-<n>.json` each) into `dir`.
+fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
     let progress = Progress::for_stderr(args.progress);
     progress.begin(&format!("reading {}", dir.display()));
-    let trace = crate::dump::open_trace(&dir)?;
+    let trace = crate::dump::open_trace(
+        dir,
+        "lower --window or --max-states, or record a shorter run",
+    )?;
     let events: usize = trace.threads.iter().map(|t| t.events.len()).sum();
     progress.stage(&format!(
         "read {} threads, {events} events from {}",
@@ -160,91 +235,164 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         atomicity: args.atomicity,
     };
     let (stats, candidates) = ilgen_analysis::analyze_with(&trace.threads, &options, &progress)?;
+    progress.finish();
     let file = CandidatesFile {
         format_version: candidates::FORMAT_VERSION,
         binary: trace.meta.binary.clone(),
-        binary_hash: trace.meta.binary_hash.clone(),
+        build_id: trace.meta.build_id.clone(),
         stats,
         candidates,
     };
     let json = serde_json::to_string_pretty(&file)
         .map_err(|e| CliError::Input(format!("failed to encode the candidates: {e}")))?;
-    let path = dir.join(candidates::FILE_NAME);
     let write = |path: &Path, text: String| {
         std::fs::write(path, text)
             .map_err(|e| CliError::Input(format!("failed to write {}: {e}", path.display())))
     };
-    if args.no_replay {
-        progress.finish();
-    }
-    write(&path, format!("{json}\n"))?;
-    remove_old_schedules(&dir);
-    ilgen_confirm::remove_old_replays(&dir);
+    write(&dir.join(candidates::FILE_NAME), format!("{json}\n"))?;
+    remove_old_schedules(dir);
+    ilgen_confirm::remove_old_replays(dir);
     let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
     for (i, c) in file.candidates.iter().enumerate() {
-        let schedule = candidates::replay_schedule(c, &headers, &file.binary_hash);
+        let schedule = candidates::replay_schedule(c, &headers, &file.build_id);
         let name = candidates::schedule_file_name(i + 1);
         write(&dir.join(name), format!("{}\n", schedule.to_json()))?;
     }
-    if !args.no_replay {
-        progress.begin(&format!("replaying {} candidate(s)", file.candidates.len()));
-        let abs = ilgen_confirm::run::absolute(&dir)?;
-        // A run that did not exit may have ended deadlocked: that is a finding without replay.
-        let observed = (trace.meta.end != Some(RunEnd::Exit))
-            .then(|| observed::observed_deadlock(&trace.threads))
-            .flatten();
-        let binary = if file.candidates.is_empty() {
-            // Nothing to replay: the binary need not even exist any more (it only names sites).
-            Binary::load(&trace.meta).ok()
-        } else {
-            // Replaying a rebuilt binary proves nothing: its hash must be the recorded one.
-            Some(Binary::load(&trace.meta)?)
-        };
-        let ctx = Context::new(binary.as_ref(), &trace.threads);
-        let mut report = Report::new(&ctx, &trace.meta.binary, &abs.display().to_string());
-        if let Some(o) = &observed {
-            report.observe(&ctx, o, trace.meta.pid);
-        }
-        if !file.candidates.is_empty() {
-            let timeout = std::time::Duration::from_secs(args.replay_timeout);
-            confirm(&trace, &abs, &ctx, &file, timeout, &mut report)?;
-        }
-        let c = &report.counts;
-        progress.stage(&format!(
-            "replayed {} candidate(s): {} confirmed",
-            c.candidates,
-            c.confirmed_races + c.confirmed_deadlocks
-        ));
-        progress.finish();
-        let mut text = render(&report, args.format, args.show_all);
-        if args.format == Format::Text {
-            text.push_str(&limits_text(&trace, &file, args));
-        }
-        print_out(&text)?;
-        return Ok(if report.confirmed() {
-            exit::FINDINGS
-        } else {
-            exit::CLEAN
-        });
-    }
+    Ok(Predicted {
+        dir: dir.to_path_buf(),
+        trace,
+        file,
+        json,
+    })
+}
+
+/// `--no-replay`: prints the candidates' summary (or the file's JSON).
+fn candidates_only(p: &Predicted, args: &DetectArgs) -> Result<i32, CliError> {
     let text = match args.format {
-        Format::Json | Format::Sarif => format!("{json}\n"),
+        Format::Json | Format::Sarif => format!("{}\n", p.json),
         Format::Text => format!(
             "{}candidates written to {}\n",
-            with_names(&trace, |names| candidates::summary(
-                &file,
+            with_names(&p.trace, |names| candidates::summary(
+                &p.file,
                 names,
                 &limits(args)
             )),
-            path.display()
+            p.dir.join(candidates::FILE_NAME).display()
         ),
     };
     print_out(&text)?;
-    Ok(if file.candidates.is_empty() {
+    Ok(if p.file.candidates.is_empty() {
         exit::CLEAN
     } else {
         exit::FINDINGS
     })
+}
+
+/// Replays the candidates of every run (sharing the cores) and prints one report of them all.
+fn confirm(runs: &[Predicted], args: &DetectArgs) -> Result<i32, CliError> {
+    let progress = Progress::for_stderr(args.progress);
+    let count: usize = runs.iter().map(|p| p.file.candidates.len()).sum();
+    progress.begin(&format!("replaying {count} candidate(s)"));
+    let mut absolute = Vec::new();
+    for p in runs {
+        let abs = ilgen_confirm::run::absolute(&p.dir)?;
+        for (n, req) in ilgen_confirm::requests(&abs, p.file.candidates.len())
+            .iter()
+            .enumerate()
+        {
+            // The command line names the schedule, so its trace directory too.
+            eprintln!(
+                "ilgen: replaying candidate {}: {}",
+                n + 1,
+                ilgen_confirm::run::command_line(&p.trace.meta, req)?
+            );
+        }
+        absolute.push(abs);
+    }
+    let mut binaries = Vec::new();
+    for p in runs {
+        binaries.push(if p.file.candidates.is_empty() {
+            // Nothing to replay: the binary need not even exist any more (it only names sites).
+            Binary::load(&p.trace.meta).ok()
+        } else {
+            // Replaying a rebuilt binary proves nothing: its build id must be the recorded one.
+            Some(Binary::load(&p.trace.meta)?)
+        });
+    }
+    let jobs: Vec<ilgen_confirm::Candidates> = runs
+        .iter()
+        .zip(&absolute)
+        .map(|(p, abs)| ilgen_confirm::Candidates {
+            meta: &p.trace.meta,
+            dir: abs,
+            count: p.file.candidates.len(),
+        })
+        .collect();
+    let timeout = std::time::Duration::from_secs(args.replay_timeout);
+    let replays = ilgen_confirm::replay_all(&jobs, timeout)?;
+    let mut parts = Vec::new();
+    let mut limits = String::new();
+    for (i, ((p, abs), (binary, replays))) in runs
+        .iter()
+        .zip(&absolute)
+        .zip(binaries.iter().zip(replays))
+        .enumerate()
+    {
+        parts.push(report(p, abs, binary.as_ref(), &replays));
+        let text = limits_text(&p.trace, &p.file, args);
+        if runs.len() > 1 && !text.is_empty() {
+            limits.push_str(&format!("ilgen: run {}: {}:\n", i + 1, p.dir.display()));
+        }
+        limits.push_str(&text);
+    }
+    let report = Report::merge(parts);
+    let c = &report.counts;
+    progress.stage(&format!(
+        "replayed {} candidate(s): {} confirmed",
+        c.candidates,
+        c.confirmed_races + c.confirmed_deadlocks
+    ));
+    progress.finish();
+    let mut text = render(&report, args.format, args.show_all);
+    if args.format == Format::Text {
+        text.push_str(&limits);
+    }
+    print_out(&text)?;
+    Ok(if report.confirmed() {
+        exit::FINDINGS
+    } else {
+        exit::CLEAN
+    })
+}
+
+/// The report of one run: the deadlock it ended in, if it did, and its candidates' verdicts.
+fn report(p: &Predicted, abs: &Path, binary: Option<&Binary>, replays: &[ReplayRun]) -> Report {
+    let meta = &p.trace.meta;
+    let ctx = Context::new(binary, &p.trace.threads);
+    let run = Run {
+        trace_dir: abs.display().to_string(),
+        chaos_seed: meta.chaos_seed,
+    };
+    let mut report = Report::new(&ctx, &meta.binary, run);
+    // A run that did not exit may have ended deadlocked: that is a finding without replay.
+    let observed = (meta.end != Some(RunEnd::Exit))
+        .then(|| observed::observed_deadlock(&p.trace.threads))
+        .flatten();
+    if let Some(o) = &observed {
+        report.observe(&ctx, o, meta.pid);
+    }
+    for (i, (c, r)) in p.file.candidates.iter().zip(replays).enumerate() {
+        report.add(
+            &ctx,
+            &Entry {
+                number: i + 1,
+                candidate: c,
+                run: Some(r),
+                verdict: ilgen_confirm::verdict::classify(r),
+            },
+        );
+    }
+    report
 }
 
 /// `f` given names for the recorded binary's sites and objects (ids and addresses when the
@@ -253,7 +401,10 @@ fn with_names<R>(trace: &TraceDir, f: impl FnOnce(&Names) -> R) -> R {
     let binary = Binary::load_or_warn(&trace.meta, "sites are shown as ids");
     let site = |id| {
         let s = binary.as_ref()?.site(id)?;
-        Some(format!("{}:{} in {}", s.file, s.line, s.function))
+        Some(format!(
+            "{}:{} in {}",
+            s.frame.file, s.frame.line, s.frame.function
+        ))
     };
     let object = |addr| binary.as_ref()?.object_name(addr);
     f(&Names {
@@ -310,40 +461,4 @@ fn remove_old_schedules(dir: &Path) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
-}
-
-/// Replays candidates `1..=n` of `file` (schedules in the absolute `dir`) on all cores; adds their
-/// verdicts to `report`.
-fn confirm(
-    trace: &TraceDir,
-    dir: &Path,
-    ctx: &Context,
-    file: &CandidatesFile,
-    timeout: std::time::Duration,
-    report: &mut Report,
-) -> Result<(), CliError> {
-    for (n, req) in ilgen_confirm::requests(dir, file.candidates.len())
-        .iter()
-        .enumerate()
-    {
-        eprintln!(
-            "ilgen: replaying candidate {}: {}",
-            n + 1,
-            ilgen_confirm::run::command_line(&trace.meta, req)?
-        );
-    }
-    let runs = ilgen_confirm::replay_all(&trace.meta, dir, file.candidates.len(), timeout)?;
-    for (i, (c, r)) in file.candidates.iter().zip(runs).enumerate() {
-        let verdict = ilgen_confirm::verdict::classify(&r);
-        report.add(
-            ctx,
-            &Entry {
-                number: i + 1,
-                candidate: c,
-                run: Some(&r),
-                verdict,
-            },
-        );
-    }
-    Ok(())
 }

@@ -16,7 +16,8 @@
 //! ```
 //! Accesses: `read`, `write`, `atomic_read`, `atomic_write`, the object and `size=`. Sync events:
 //! [`SyncOp::name`], the peer thread or object, a second object or flag where the kind has one
-//! (`mutex=m`, `timed`, `timed_out`, `serial`), `acquired`/`failed` for try and timed operations.
+//! (`mutex=m`, `timed`, `timed_out`, `serial`, a semaphore's `count=`), `acquired`/`failed` for
+//! try and timed operations.
 //! Objects are global variables by name (`counters+8`) or hex addresses; a sync event shows its
 //! sequence number, or `PENDING` when the thread was still blocked in it as the trace ended.
 //! Heap events: `alloc`, `free` or `stack` ([`HeapOp::name`]), the block's hex address,
@@ -42,7 +43,7 @@ pub const DEFAULT_OUT: &str = "ilgen-out";
 /// Runs `ilgen dump [dir]`, writing to stdout and warnings to stderr.
 pub fn run(dir: Option<&Path>) -> Result<(), CliError> {
     let dir = trace_dir(dir)?;
-    let trace = open_trace(&dir)?;
+    let trace = open_trace(&dir, "record a shorter run")?;
     let binary = Binary::load_or_warn(
         &trace.meta,
         "sites are shown as ids and objects as addresses",
@@ -66,8 +67,17 @@ pub fn trace_dir(given: Option<&Path>) -> Result<PathBuf, CliError> {
     }
 }
 
-/// Reads and checks the trace in `dir`, printing the one-line warning of a truncated trace.
-pub fn open_trace(dir: &Path) -> Result<TraceDir, CliError> {
+/// Reads and checks the trace in `dir`, printing the one-line warning of a truncated trace. From
+/// here on, running out of memory is exit 2 with a message naming `dir` and the command's
+/// `advice` (what to lower).
+pub fn open_trace(dir: &Path, advice: &str) -> Result<TraceDir, CliError> {
+    ilgen_trace::memory::on_exhaustion(
+        &format!(
+            "ilgen: error: out of memory while analysing {}; {advice}",
+            dir.display()
+        ),
+        crate::exit::INPUT_ERROR,
+    );
     let trace = TraceDir::open(dir)?;
     if let Some(warning) = trace.warning() {
         eprintln!("ilgen: {warning}");
@@ -197,7 +207,10 @@ impl Names<'_> {
             return String::new();
         }
         match self.binary.and_then(|b| b.site(id)) {
-            Some(s) => format!(" at {}:{}:{} {}", s.file, s.line, s.column, s.function),
+            Some(s) => format!(
+                " at {}:{}:{} {}",
+                s.frame.file, s.frame.line, s.frame.column, s.frame.function
+            ),
             None => format!(" at site#{id}"),
         }
     }
@@ -254,6 +267,7 @@ fn sync_line(s: &Sync, names: &Names) -> String {
             }
         }
         SyncOp::BarrierExit { serial: true, .. } => line += " serial",
+        SyncOp::SemInit { count, .. } => line += &format!(" count={count}"),
         _ => {}
     }
     if !s.is_pending() {
@@ -282,8 +296,7 @@ mod tests {
             argv: vec!["./a".into(), "x y".into()],
             cwd: "/".into(),
             binary: "/nonexistent/a".into(),
-            binary_hash: "0".into(),
-            build_id: String::new(),
+            build_id: "0".into(),
             load_base: 0,
             started_unix_ms: 0,
             truncated: false,

@@ -49,7 +49,10 @@ pub struct ExportArgs {
 /// assertion fails (a race or deadlock in the model).
 pub fn run(args: &ExportArgs) -> Result<i32, CliError> {
     let dir = dump::trace_dir(args.trace_dir.as_deref())?;
-    let trace = crate::dump::open_trace(&dir)?;
+    let trace = crate::dump::open_trace(
+        &dir,
+        "lower --max-states, export one model (--var, --deadlock), or record a shorter run",
+    )?;
     let binary = Binary::load_or_warn(&trace.meta, "objects get generic names");
     let symbol = |addr: u64| binary.as_ref()?.object_name(addr);
     let program = prepare::prepare(&trace.threads);

@@ -79,14 +79,19 @@ enum Command {
         /// Trace directory; default: the newest directory under ./ilgen-out/
         trace_dir: Option<PathBuf>,
     },
-    /// Predict schedules of a recorded run that lead to a data race or a deadlock, replay each
-    /// to confirm it, and report the confirmed ones
+    /// Predict schedules of a recorded run (or of several runs of one binary, into one report)
+    /// that lead to a data race or a deadlock, replay each to confirm it, and report the
+    /// confirmed ones
     Detect(DetectArgs),
     /// Replay one candidate of `ilgen detect` and print its report, or debug it with --gdb
     Replay(ReplayArgs),
     /// Write the reorder model of a recorded run as CSP_M for the FDR refinement checker
     ExportCsp(ExportArgs),
 }
+
+/// Running out of memory is exit 2 with a message, never an abort (`ilgen_trace::memory`).
+#[global_allocator]
+static ALLOCATOR: ilgen_trace::memory::ExitOnExhaustion = ilgen_trace::memory::ExitOnExhaustion;
 
 fn main() -> ExitCode {
     // The compiler wrappers take their arguments from the raw command line rather than from

@@ -13,7 +13,7 @@ use ilgen_binary::Binary;
 use ilgen_confirm::run::{self, Request};
 use ilgen_confirm::verdict::{self, Class};
 use ilgen_confirm::{replay_dir_name, DEFAULT_TIMEOUT_SECS};
-use ilgen_report::{Context, Entry, Report};
+use ilgen_report::{Context, Entry, Report, Run};
 
 use crate::debugger::{Debugger, Session, StopAt};
 use crate::error::CliError;
@@ -137,7 +137,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
     }
     let (dir, n) = parse_finding(&args.finding)?;
     crate::trust::check(&dir, args.trust_trace)?;
-    let trace = crate::dump::open_trace(&dir)?;
+    let trace = crate::dump::open_trace(&dir, "record a shorter run")?;
     let file = read_candidates(&dir)?;
     let Some(candidate) = file.candidates.get(n - 1) else {
         return Err(CliError::Input(format!(
@@ -155,8 +155,17 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
         )));
     }
     // A schedule the runtime would refuse is bad input, not a replay that diverged.
-    ilgen_trace::schedule::Schedule::read(&schedule)?;
-    if file.binary_hash != trace.meta.binary_hash {
+    let made_for = ilgen_trace::schedule::Schedule::read(&schedule)?.build_id;
+    if made_for != trace.meta.build_id {
+        return Err(CliError::Input(format!(
+            "{} was made for another build (build id {made_for:?}, the trace's is {:?}); run \
+             `ilgen detect {}` again",
+            schedule.display(),
+            trace.meta.build_id,
+            dir.display()
+        )));
+    }
+    if file.build_id != trace.meta.build_id {
         return Err(CliError::Input(format!(
             "{} was made from another recording; run `ilgen detect {}` again",
             dir.join(candidates::FILE_NAME).display(),
@@ -190,11 +199,11 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
     let r = run::run(&trace.meta, &req, Duration::from_secs(args.replay_timeout))?;
     let verdict = verdict::classify(&r);
     let class = verdict.class;
-    let mut report = Report::new(
-        &ctx,
-        &trace.meta.binary,
-        &run::absolute(&dir)?.display().to_string(),
-    );
+    let recorded = Run {
+        trace_dir: run::absolute(&dir)?.display().to_string(),
+        chaos_seed: trace.meta.chaos_seed,
+    };
+    let mut report = Report::new(&ctx, &trace.meta.binary, recorded);
     report.add(
         &ctx,
         &Entry {

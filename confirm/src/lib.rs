@@ -4,8 +4,8 @@
 //! [`Meta`]; gives, per candidate, a [`run::ReplayRun`] (the program run with
 //! `ILGEN_OPTIONS=mode=replay:schedule=...:outcome_dir=<trace>/replay-<n>`, bounded in time) and
 //! its [`verdict::Verdict`] (confirmed race or deadlock, no error, infeasible, failed).
-//! [`replay_all`] replays candidates `1..=n` on all cores. Turning verdicts into a report is
-//! `ilgen-report`'s.
+//! [`replay_all`] replays candidates `1..=n` of one or several traces on all cores. Turning
+//! verdicts into a report is `ilgen-report`'s.
 
 pub mod error;
 pub mod guard;
@@ -29,16 +29,27 @@ pub fn replay_dir_name(number: usize) -> String {
     format!("replay-{number}")
 }
 
-/// Replays candidates `1..=count` (schedules in the absolute directory `dir`) on all cores; gives
-/// their runs in candidate order, or the first error in that order.
+/// The candidates of one recorded run to replay: `1..=count`, schedules in the absolute `dir`.
+pub struct Candidates<'a> {
+    pub meta: &'a Meta,
+    pub dir: &'a Path,
+    pub count: usize,
+}
+
+/// Replays the candidates of every run in one pool, at most one replay per core at a time (runs
+/// detected together share the cores rather than each taking all of them); gives each run's
+/// replays in candidate order, or the first error in run and candidate order.
 pub fn replay_all(
-    meta: &Meta,
-    dir: &Path,
-    count: usize,
+    runs: &[Candidates],
     timeout: Duration,
-) -> Result<Vec<ReplayRun>, ConfirmError> {
-    run::run_all(meta, &requests(dir, count), timeout)
-        .into_iter()
+) -> Result<Vec<Vec<ReplayRun>>, ConfirmError> {
+    let reqs: Vec<(&Meta, Request)> = runs
+        .iter()
+        .flat_map(|c| requests(c.dir, c.count).into_iter().map(|r| (c.meta, r)))
+        .collect();
+    let mut done = run::run_all(&reqs, timeout).into_iter();
+    runs.iter()
+        .map(|c| done.by_ref().take(c.count).collect())
         .collect()
 }
 

@@ -5,7 +5,8 @@
 //! `replay-outcome.json` it wrote ([`Outcome`]). The program runs in its own process group, with
 //! stdin from /dev/null and stdout/stderr into `stdout.txt`/`stderr.txt` of the output directory;
 //! the whole group is killed on timeout, when the program ends, and when ilgen is stopped by a
-//! signal (see [`crate::guard`]). [`run_all`] runs many replays on all cores.
+//! signal (see [`crate::guard`]). [`run_all`] runs many replays, of one run or several, on all
+//! cores.
 
 use std::fs::File;
 use std::os::unix::process::CommandExt as _;
@@ -167,13 +168,17 @@ fn ended(status: ExitStatus) -> Ended {
     }
 }
 
-/// Runs every request, at most one per core at a time; results in the requests' order.
+/// Runs every request, each of the run whose [`Meta`] it comes with, at most one per core at a
+/// time; results in the requests' order.
 pub fn run_all(
-    meta: &Meta,
-    reqs: &[Request],
+    reqs: &[(&Meta, Request)],
     timeout: Duration,
 ) -> Vec<Result<ReplayRun, ConfirmError>> {
-    let run_each = || -> Vec<_> { reqs.par_iter().map(|req| run(meta, req, timeout)).collect() };
+    let run_each = || -> Vec<_> {
+        reqs.par_iter()
+            .map(|(meta, req)| run(meta, req, timeout))
+            .collect()
+    };
     // A pool of its own, one thread per core, so that replays never share a core with each other
     // whatever else uses rayon's global pool; without one, the global pool serves.
     match rayon::ThreadPoolBuilder::new()

@@ -121,7 +121,7 @@ mod tests {
             outcome: result
                 .map(|result| Outcome {
                     format_version: OUTCOME_VERSION,
-                    binary_hash: "0".into(),
+                    build_id: "0".into(),
                     schedule: "s".into(),
                     load_base: 0,
                     result,

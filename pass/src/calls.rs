@@ -3,7 +3,8 @@
 //! Takes one function; rewrites every direct `call`/`invoke` of a function named in
 //! `abi::WRAPPED_CALLS` into a call of `abi::wrapper_name(name)` with the same arguments plus a
 //! trailing `ptr site`, and the same return type; in `main`, puts the end-of-process hook before
-//! every `ret`. Gives the map from each replaced call to its
+//! every `ret`; after every `sem_open` (variadic, so not wrapped), puts the hook that records the
+//! count of the semaphore it returned. Gives the map from each replaced call to its
 //! replacement, for the wait-loop markers that refer to values by handle.
 //!
 //! Rewriting in the pass, rather than interposing symbols at link time, works alike for static and
@@ -13,9 +14,9 @@ use std::collections::HashMap;
 
 use ilgen_trace::abi;
 use inkwell::builder::BuilderError;
-use inkwell::types::{BasicMetadataTypeEnum, BasicType};
+use inkwell::types::{AnyTypeEnum, BasicMetadataTypeEnum, BasicType};
 use inkwell::values::{
-    BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue,
+    BasicValue, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue, PointerValue,
 };
 
 use crate::ctx::Ctx;
@@ -81,6 +82,50 @@ pub fn mark_main_return<'ctx>(
         )?;
     }
     Ok(rets.len())
+}
+
+/// Puts `__ilgen_sem_opened(sem, site)` right after every `call` of `sem_open` in `f` whose result
+/// is a pointer: the semaphore's count is part of its synchronization, so this runs in every
+/// function, like the rewriting of the other semaphore calls. `sem_open` is never called through
+/// `invoke` (glibc declares it `nothrow`). Returns how many hooks it inserted.
+pub fn mark_sem_open<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+) -> Result<usize, BuilderError> {
+    let opens: Vec<_> = library_calls(f)
+        .into_iter()
+        .filter(|(i, name)| {
+            name == abi::SEM_OPEN && matches!(i.get_type(), AnyTypeEnum::PointerType(_))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let mut n = 0;
+    for call in opens {
+        let (Ok(sem), Some(next)) = (PointerValue::try_from(call), call.get_next_instruction())
+        else {
+            continue;
+        };
+        let site = ctx.sites.add_for(call, &ir::function_name(f));
+        ctx.builder.position_before(&next);
+        hooks::call(
+            &ctx.builder,
+            ctx.hooks.sem_opened,
+            &[sem.into(), site.into()],
+            call.get_debug_location(),
+        )?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// The direct `call`s (not invokes) of library functions in `f`, with the callee's name, collected
+/// before the caller inserts anything.
+pub fn library_calls(f: FunctionValue<'_>) -> Vec<(InstructionValue<'_>, String)> {
+    ir::all_instructions(f)
+        .into_iter()
+        .filter(|i| i.get_opcode() == InstructionOpcode::Call)
+        .filter_map(|i| Some((i, library_callee(i)?)))
+        .collect()
 }
 
 /// The callee's name if `inst` is a direct call or invoke of a wrapped function.

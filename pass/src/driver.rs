@@ -160,6 +160,7 @@ pub fn run(module: &Module<'_>, filter: &Filter) -> Result<Stats, BuilderError> 
         }
         stats.calls += calls::rewrite_calls(&mut ctx, f, memory)?.len();
         stats.calls += calls::mark_main_return(&mut ctx, f)?;
+        stats.calls += calls::mark_sem_open(&mut ctx, f)?;
         stats.markers += loops::assign_marker_sites(&mut ctx, f);
     }
     stats.sites = ctx.sites.len();
@@ -173,7 +174,7 @@ pub fn run(module: &Module<'_>, filter: &Filter) -> Result<Stats, BuilderError> 
 
 #[cfg(test)]
 mod tests {
-    use ilgen_trace::sites::{SiteTable, UNIT};
+    use ilgen_trace::sites::{Frame, SiteTable, UNIT};
     use inkwell::values::AsValueRef;
     use llvm_sys::core::{LLVMConstIntGetZExtValue, LLVMGetOperand, LLVMIsAConstantExpr};
 
@@ -320,6 +321,9 @@ bye:
 
     #[test]
     fn emitted_blob_parses_and_offsets_name_the_right_sites() {
+        // `task`: `lock_guard` (std_mutex.h) inlined at acct.cpp:14 in Account::deposit, itself
+        // inlined into task at acct.cpp:24; `__gthread_mutex_lock` (gthr-default.h) inlined into
+        // the guard; the store after it is the user's own line 15 of deposit, inlined into task.
         let text = r#"
 @g = global i32 0
 declare i32 @pthread_mutex_lock(ptr)
@@ -335,9 +339,15 @@ define void @nodebug() {
   ret void
 }
 
+define void @_Z4taskv() !dbg !21 {
+  %r = call i32 @pthread_mutex_lock(ptr @g), !dbg !30
+  store i32 1, ptr @g, !dbg !31
+  ret void
+}
+
 !llvm.dbg.cu = !{!0}
 !llvm.module.flags = !{!3, !4}
-!0 = distinct !DICompileUnit(language: DW_LANG_C11, file: !1, producer: "t", isOptimized: false, runtimeVersion: 0, emissionKind: FullDebug)
+!0 = distinct !DICompileUnit(language: DW_LANG_C_plus_plus_14, file: !1, producer: "t", isOptimized: false, runtimeVersion: 0, emissionKind: FullDebug)
 !1 = !DIFile(filename: "a.c", directory: "/src")
 !2 = !DIFile(filename: "/abs/b.h", directory: "/src")
 !3 = !{i32 7, !"Dwarf Version", i32 5}
@@ -348,29 +358,63 @@ define void @nodebug() {
 !8 = !DILocation(line: 3, column: 7, scope: !5)
 !9 = !DILocation(line: 4, column: 2, scope: !10)
 !10 = !DILexicalBlockFile(scope: !5, file: !2, discriminator: 0)
+!20 = !DIFile(filename: "acct.cpp", directory: "/src")
+!21 = distinct !DISubprogram(name: "task", linkageName: "_Z4taskv", scope: !20, file: !20, line: 22, type: !6, spFlags: DISPFlagDefinition, unit: !0)
+!22 = distinct !DISubprogram(name: "deposit", linkageName: "_ZN7Account7depositEl", scope: !20, file: !20, line: 12, type: !6, spFlags: DISPFlagDefinition, unit: !0)
+!23 = !DIFile(filename: "/usr/include/c++/12/bits/std_mutex.h", directory: "/src")
+!24 = distinct !DISubprogram(name: "lock_guard", linkageName: "_ZNSt10lock_guardISt5mutexEC2ERS0_", scope: !23, file: !23, line: 249, type: !6, spFlags: DISPFlagDefinition, unit: !0)
+!25 = !DIFile(filename: "/usr/lib/gcc/x86_64-linux-gnu/12/../../../../include/x86_64-linux-gnu/c++/12/bits/gthr-default.h", directory: "/src")
+!26 = distinct !DISubprogram(name: "__gthread_mutex_lock", linkageName: "_ZL20__gthread_mutex_lockP15pthread_mutex_t", scope: !25, file: !25, line: 745, type: !6, spFlags: DISPFlagDefinition, unit: !0)
+!27 = distinct !DILocation(line: 24, column: 8, scope: !21)
+!28 = distinct !DILocation(line: 14, column: 33, scope: !22, inlinedAt: !27)
+!29 = distinct !DILocation(line: 250, column: 19, scope: !24, inlinedAt: !28)
+!30 = !DILocation(line: 749, column: 12, scope: !26, inlinedAt: !29)
+!31 = !DILocation(line: 15, column: 13, scope: !22, inlinedAt: !27)
 "#;
         with_module(text, |m| {
             run(m, &Filter::default()).unwrap();
             verify(m);
             let (blob, offsets) = blob_and_offsets(m);
             assert_eq!(blob.len() % UNIT, 0);
-            let table = SiteTable::parse(&blob).unwrap();
-            assert_eq!(table.len(), 3);
+            let table = SiteTable::parse(&blob, str::to_owned).unwrap();
+            assert_eq!(table.len(), 5);
             let sites: Vec<_> = offsets
                 .iter()
-                .map(|&o| {
-                    let s = table.get((o as usize / UNIT) as _).unwrap();
-                    (s.file.clone(), s.line, s.column, s.function.clone())
-                })
+                .map(|&o| table.get((o as usize / UNIT) as _).unwrap())
                 .collect();
+            let at_frame = |s: &Frame| (s.file.clone(), s.line, s.column, s.symbol.clone());
+            let at = |file: &str, line, column, symbol: &str| {
+                (file.to_owned(), line, column, symbol.to_owned())
+            };
+            let frames: Vec<_> = sites.iter().map(|s| at_frame(&s.frame)).collect();
             assert_eq!(
-                sites,
+                frames,
                 vec![
-                    ("/src/a.c".to_owned(), 3, 7, "f".to_owned()),
-                    ("/abs/b.h".to_owned(), 4, 2, "f".to_owned()),
-                    ("<unknown>".to_owned(), 0, 0, "nodebug".to_owned()),
+                    at("/src/a.c", 3, 7, "f"),
+                    at("/abs/b.h", 4, 2, "f"),
+                    at("<unknown>", 0, 0, "nodebug"),
+                    // The lock's site: the user's line the header code was inlined at.
+                    at("/src/acct.cpp", 14, 33, "_ZN7Account7depositEl"),
+                    at("/src/acct.cpp", 15, 13, "_ZN7Account7depositEl"),
                 ]
             );
+            let gthr = "/usr/lib/gcc/x86_64-linux-gnu/12/../../../../include/x86_64-linux-gnu/c++/12/bits/gthr-default.h";
+            assert_eq!(
+                sites[3].inlined.iter().map(at_frame).collect::<Vec<_>>(),
+                vec![
+                    at(
+                        "/usr/include/c++/12/bits/std_mutex.h",
+                        250,
+                        19,
+                        "_ZNSt10lock_guardISt5mutexEC2ERS0_"
+                    ),
+                    at(gthr, 749, 12, "_ZL20__gthread_mutex_lockP15pthread_mutex_t"),
+                ]
+            );
+            assert!(sites
+                .iter()
+                .enumerate()
+                .all(|(i, s)| (i == 3) != s.inlined.is_empty()));
         });
     }
 

@@ -2,8 +2,8 @@
 // is C++ (PassBuilder callbacks, PassInfoMixin, cl::opt). It takes clang's/opt's PassBuilder and
 // gives back one module pass, `ilgen`, whose run() hands the module to the Rust side
 // (`ilgen_run_on_module`). Also exposes the IR utilities the LLVM C API lacks (critical-edge
-// splitting, llvm.compiler.used, ScalarEvolution's loop ranges), as extern "C" functions the Rust
-// side calls.
+// splitting, llvm.compiler.used, ScalarEvolution's loop ranges, the functions of an inlined-at
+// chain), as extern "C" functions the Rust side calls.
 
 #include "llvm-c/Types.h"
 #include "llvm/Analysis/AssumptionCache.h"
@@ -12,6 +12,7 @@
 #include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Analysis/ValueTracking.h"
+#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/GlobalValue.h"
@@ -198,4 +199,38 @@ extern "C" size_t ilgen_loop_ranges(LLVMValueRef fn, const IlgenLoopAccess *acc,
                     wrap(Expander.expandCodeFor(Len, I64, At)), wrap(At)};
   }
   return Found;
+}
+
+// One frame of an instruction's inlined-at chain: strings owned by the module's metadata.
+struct IlgenFrame {
+  const char *file;
+  size_t file_len;
+  const char *dir;
+  size_t dir_len;
+  const char *function;
+  size_t function_len;
+  unsigned line;
+  unsigned column;
+};
+
+// Writes the inlined-at chain of `inst`'s debug location to `out`, innermost frame first, at most
+// `cap` of them, and returns the chain's length (0 without a location). A frame's function is its
+// subprogram's linkage name, or its name when it has none (C); empty without a subprogram. The
+// C API reads a location's scope and file but not the subprogram's names.
+extern "C" size_t ilgen_debug_frames(LLVMValueRef inst, IlgenFrame *out, size_t cap) {
+  auto *I = dyn_cast_or_null<Instruction>(unwrap(inst));
+  if (!I)
+    return 0;
+  size_t N = 0;
+  for (const DILocation *L = I->getDebugLoc().get(); L; L = L->getInlinedAt(), N++) {
+    if (N >= cap)
+      continue;
+    StringRef Name;
+    if (DISubprogram *SP = L->getScope()->getSubprogram())
+      Name = SP->getLinkageName().empty() ? SP->getName() : SP->getLinkageName();
+    StringRef File = L->getFilename(), Dir = L->getDirectory();
+    out[N] = {File.data(), File.size(), Dir.data(), Dir.size(), Name.data(), Name.size(),
+              L->getLine(), L->getColumn()};
+  }
+  return N;
 }

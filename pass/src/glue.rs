@@ -2,6 +2,8 @@
 //!
 //! Takes live inkwell handles; gives the IR utilities neither inkwell nor the C API has.
 
+use std::ffi::c_char;
+
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::Module;
 use inkwell::values::{
@@ -9,6 +11,8 @@ use inkwell::values::{
     PointerValue,
 };
 use llvm_sys::prelude::*;
+
+use crate::ir;
 
 /// One load or store the instrumentation would hook, for [`loop_ranges`].
 #[repr(C)]
@@ -29,6 +33,20 @@ struct RawLoopRange {
     at: LLVMValueRef,
 }
 
+/// One frame of an inlined-at chain as the glue gives it: strings owned by the module.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RawFrame {
+    file: *const c_char,
+    file_len: usize,
+    dir: *const c_char,
+    dir_len: usize,
+    function: *const c_char,
+    function_len: usize,
+    line: u32,
+    column: u32,
+}
+
 extern "C" {
     fn ilgen_loop_ranges(
         function: LLVMValueRef,
@@ -39,6 +57,7 @@ extern "C" {
     ) -> usize;
     fn ilgen_split_critical_edge(term: LLVMValueRef, index: u32) -> LLVMBasicBlockRef;
     fn ilgen_append_to_compiler_used(module: LLVMModuleRef, global: LLVMValueRef);
+    fn ilgen_debug_frames(inst: LLVMValueRef, out: *mut RawFrame, cap: usize) -> usize;
     pub(crate) fn ilgen_plugin_info() -> PassPluginLibraryInfo;
 }
 
@@ -65,6 +84,54 @@ pub fn split_critical_edge<'ctx>(
 pub fn append_to_compiler_used(module: &Module<'_>, global: GlobalValue<'_>) {
     // SAFETY: live module and one of its globals.
     unsafe { ilgen_append_to_compiler_used(module.as_mut_ptr(), global.as_value_ref()) }
+}
+
+/// One frame of an instruction's inlined-at chain: where, and in which function (its linkage
+/// name, or its name when it has none; empty when the location has no subprogram).
+#[derive(Default)]
+pub struct DebugFrame {
+    pub file: String,
+    pub dir: String,
+    pub function: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// The inlined-at chain of `inst`'s debug location, innermost frame first; empty without one.
+pub fn debug_frames(inst: InstructionValue<'_>) -> Vec<DebugFrame> {
+    let empty = RawFrame {
+        file: std::ptr::null(),
+        file_len: 0,
+        dir: std::ptr::null(),
+        dir_len: 0,
+        function: std::ptr::null(),
+        function_len: 0,
+        line: 0,
+        column: 0,
+    };
+    let mut raw = vec![empty; 8];
+    loop {
+        // SAFETY: `inst` is a live instruction; the glue writes at most `raw.len()` frames and
+        // returns the chain's full length.
+        let n = unsafe { ilgen_debug_frames(inst.as_value_ref(), raw.as_mut_ptr(), raw.len()) };
+        if n <= raw.len() {
+            raw.truncate(n);
+            break;
+        }
+        raw = vec![empty; n];
+    }
+    raw.iter()
+        // SAFETY: each pointer is null or valid for its length (strings of the live module).
+        .map(|r| unsafe {
+            DebugFrame {
+                file: ir::bytes_to_string(r.file, r.file_len),
+                dir: ir::bytes_to_string(r.dir, r.dir_len),
+                function: ir::bytes_to_string(r.function, r.function_len),
+                line: r.line,
+                column: r.column,
+            }
+        })
+        .collect()
 }
 
 /// The bytes one loop access touches over all iterations of its loop (see `ilgen_loop_ranges`

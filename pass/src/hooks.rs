@@ -31,6 +31,7 @@ pub struct Hooks<'ctx> {
     pub wait_loop_exit: Hook<'ctx>,
     pub printf_written: Hook<'ctx>,
     pub main_return: Hook<'ctx>,
+    pub sem_opened: Hook<'ctx>,
     pub tx_begin: Hook<'ctx>,
     pub tx_end: Hook<'ctx>,
     pub ptr_ty: PointerType<'ctx>,
@@ -50,7 +51,7 @@ impl<'ctx> Hooks<'ctx> {
             &[ptr_ty.into(), i64_ty.into(), ptr_ty.into(), ptr_ty.into()],
             false,
         );
-        // void (const void *cond, const void *site)
+        // void (const void *cond, const void *site), and void (sem_t *sem, const void *site)
         let marker_ty = void_ty.fn_type(&[ptr_ty.into(), ptr_ty.into()], false);
         // void (void *buf, uint64_t max, int64_t ret, const void *site)
         let written_ty = void_ty.fn_type(
@@ -73,6 +74,7 @@ impl<'ctx> Hooks<'ctx> {
             wait_loop_exit: decl(abi::WAIT_LOOP_EXIT, marker_ty),
             printf_written: decl(abi::PRINTF_WRITTEN, written_ty),
             main_return: decl(abi::MAIN_RETURN, site_ty),
+            sem_opened: decl(abi::SEM_OPENED, marker_ty),
             tx_begin: decl(abi::TX_BEGIN, site_ty),
             tx_end: decl(abi::TX_END, site_ty),
             ptr_ty,
@@ -92,6 +94,7 @@ impl<'ctx> Hooks<'ctx> {
             self.wait_loop_exit,
             self.printf_written,
             self.main_return,
+            self.sem_opened,
             self.tx_begin,
             self.tx_end,
         ] {

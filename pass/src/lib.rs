@@ -12,6 +12,7 @@
 //! - `__ilgen_tx_begin/end` markers at the entry and exits of each function marked `ILGEN_ATOMIC`
 //!   (annotation `ilgen_atomic`; `ilgen.h`),
 //! - a `__ilgen_main_return` call before every return of `main` (the end of the process),
+//! - a `__ilgen_sem_opened` call after every `sem_open` (the semaphore's count),
 //! - one site table blob in section `ilgen_sites`.
 //!
 //! This file holds the entry points only. Registration is C++ (`glue.cpp`): the plugin interface

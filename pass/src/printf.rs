@@ -14,9 +14,7 @@
 use ilgen_trace::abi;
 use inkwell::builder::BuilderError;
 use inkwell::types::AnyTypeEnum;
-use inkwell::values::{
-    BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue, IntValue,
-};
+use inkwell::values::{BasicValueEnum, FunctionValue, InstructionValue, IntValue};
 use inkwell::AddressSpace;
 
 use crate::calls;
@@ -29,15 +27,9 @@ pub fn record_written<'ctx>(
     ctx: &mut Ctx<'_, 'ctx>,
     f: FunctionValue<'ctx>,
 ) -> Result<usize, BuilderError> {
-    let found: Vec<_> = ir::all_instructions(f)
+    let found: Vec<_> = calls::library_calls(f)
         .into_iter()
-        .filter(|i| i.get_opcode() == InstructionOpcode::Call)
-        .filter_map(|i| {
-            Some((
-                i,
-                calls::library_callee(i).and_then(|n| abi::formatted(&n))?,
-            ))
-        })
+        .filter_map(|(i, name)| Some((i, abi::formatted(&name)?)))
         .collect();
     let mut n = 0;
     for (call, fmt) in found {

@@ -1,7 +1,8 @@
 //! Site table emission (its end-to-end test, through the whole pass, is in `driver.rs`).
 //!
 //! Takes, for every instrumented instruction, its source location (from the instruction's debug
-//! location) and its function's symbol name; gives the `site` argument of the hook call (a
+//! location: the first user frame of its inlined-at chain, with the library frames inlined there)
+//! and its function's symbol name; gives the `site` argument of the hook call (a
 //! constant address inside this module's site blob) and, at the end, the blob itself: ONE private
 //! constant `[N x i8]` global in section `ilgen_sites`, 16-aligned, kept by `llvm.compiler.used`,
 //! laid out by [`ilgen_trace::sites::SiteTableBuilder`]. The runtime turns a site address into a
@@ -10,58 +11,52 @@
 //! The blob's size is known only when the module is done, so hook calls first point into a
 //! placeholder declaration, which [`Sites::finish`] replaces with the real global.
 
-use ilgen_trace::sites::{SiteTableBuilder, SECTION, UNIT};
+use ilgen_trace::sites::{is_user_file, Frame, SiteTableBuilder, SECTION, UNIT};
 use inkwell::module::{Linkage, Module};
 use inkwell::types::IntType;
-use inkwell::values::{AsValueRef, GlobalValue, InstructionValue, PointerValue};
-use llvm_sys::core::{LLVMGetDebugLocDirectory, LLVMGetDebugLocFilename};
+use inkwell::values::{GlobalValue, InstructionValue, PointerValue};
 
-use crate::ir;
-use crate::{decides, glue};
+use crate::decides;
+use crate::glue::{self, DebugFrame};
 
-/// A source location; file `<unknown>` and zeros without debug info.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Loc {
-    pub file: String,
-    pub line: u32,
-    pub column: u32,
+/// The site of instruction `inst` of `function` (its symbol): the first frame of the debug
+/// location's inlined-at chain that is in the user's code ([`is_user_file`]), or the innermost
+/// frame when none is, and the library frames inlined at it from its call inward. Without a debug
+/// location: file `<unknown>`, zeros and `function`.
+fn site_of(inst: InstructionValue<'_>, function: &str) -> (Frame, Vec<Frame>) {
+    let chain: Vec<Frame> = glue::debug_frames(inst)
+        .into_iter()
+        .map(|d| frame(d, function))
+        .collect();
+    if chain.is_empty() {
+        return (frame(DebugFrame::default(), function), Vec::new());
+    }
+    // Library code compiled out of line (a header function at -O0) has no user frame: its own.
+    let at = chain
+        .iter()
+        .position(|f| is_user_file(&f.file))
+        .unwrap_or(0);
+    let mut inlined = chain[..at].to_vec();
+    inlined.reverse();
+    (chain[at].clone(), inlined)
 }
 
-/// The debug location of instruction `inst`, with the directory prefixed to a relative file name.
-pub fn loc_of(inst: InstructionValue<'_>) -> Loc {
-    let unknown = Loc {
-        file: "<unknown>".to_owned(),
-        line: 0,
-        column: 0,
-    };
-    let Some(dbg) = inst.get_debug_location() else {
-        return unknown;
-    };
-    // inkwell reads a location's line and column but not its scope's file and directory.
-    // SAFETY: `inst` is a live instruction with a location; the C API returns null/0 for a
-    // missing file and the strings are valid for the lengths it gives.
-    let (file, dir) = unsafe {
-        let (mut len, mut dlen) = (0u32, 0u32);
-        let file = LLVMGetDebugLocFilename(inst.as_value_ref(), &mut len);
-        if file.is_null() || len == 0 {
-            return unknown;
-        }
-        let dir = LLVMGetDebugLocDirectory(inst.as_value_ref(), &mut dlen);
-        (
-            ir::bytes_to_string(file, len as usize),
-            ir::bytes_to_string(dir, dlen as usize),
-        )
-    };
-    let file = if file.starts_with('/') || dir.is_empty() {
-        file
+/// A frame with the directory prefixed to a relative file name; `function` when the location
+/// names no subprogram.
+fn frame(d: DebugFrame, function: &str) -> Frame {
+    let file = if d.file.is_empty() {
+        "<unknown>".to_owned()
+    } else if d.file.starts_with('/') || d.dir.is_empty() {
+        d.file
     } else {
-        format!("{}/{}", dir.trim_end_matches('/'), file)
+        format!("{}/{}", d.dir.trim_end_matches('/'), d.file)
     };
-    Loc {
-        file,
-        line: dbg.get_line(),
-        column: dbg.get_column(),
-    }
+    let symbol = if d.function.is_empty() {
+        function.to_owned()
+    } else {
+        d.function
+    };
+    Frame::new(file, d.line, d.column, symbol)
 }
 
 /// One module's sites.
@@ -87,11 +82,9 @@ impl<'ctx> Sites<'ctx> {
         }
     }
 
-    /// Adds a site at `loc` in `function`; returns the `site` argument for its hook call.
-    fn add(&mut self, loc: &Loc, function: &str, decides: bool) -> PointerValue<'ctx> {
-        let index = self
-            .builder
-            .add(&loc.file, loc.line, loc.column, function, decides);
+    /// Adds a site; returns the `site` argument for its hook call.
+    fn add(&mut self, at: &Frame, inlined: &[Frame], decides: bool) -> PointerValue<'ctx> {
+        let index = self.builder.add(at, inlined, decides);
         let offset = SiteTableBuilder::byte_offset(index) as u64;
         let idx = [self.i64_ty.const_int(offset, false)];
         // SAFETY: an inbounds i8 GEP on a global: no access happens, and the offset is within
@@ -103,11 +96,11 @@ impl<'ctx> Sites<'ctx> {
         }
     }
 
-    /// Adds a site for instruction `inst` of `function`, flagged when it is a load that
-    /// decides an address ([`decides::decides`]).
+    /// Adds a site for instruction `inst` of `function` ([`site_of`]), flagged when it is a
+    /// load that decides an address ([`decides::decides`]).
     pub fn add_for(&mut self, inst: InstructionValue<'ctx>, function: &str) -> PointerValue<'ctx> {
-        let loc = loc_of(inst);
-        self.add(&loc, function, decides::decides(inst))
+        let (at, inlined) = site_of(inst, function);
+        self.add(&at, &inlined, decides::decides(inst))
     }
 
     pub fn len(&self) -> usize {

@@ -3,12 +3,18 @@
 //! One object, pretty-printed:
 //! - `format_version`: [`FORMAT_VERSION`]; any change to the layout bumps it.
 //! - `tool`: `"ilgen"`, `tool_version`: the `ilgen` version.
-//! - `binary`, `trace_dir`: the recorded executable and trace.
-//! - `counts`: `candidates`, `confirmed_races`, `confirmed_deadlocks`, `atomicity_candidates`,
-//!   `confirmed_atomicity`, `no_error`, `infeasible`,
+//! - `binary`: the recorded executable.
+//! - `runs`: the recorded runs (one, or one per `ilgen detect DIR...` argument, numbered from 1
+//!   in that order): `trace_dir`, `chaos_seed` (the run's `chaos=SEED`, or null).
+//! - `counts`: `candidates`, `confirmed_races`, `confirmed_deadlocks`, `no_error`, `infeasible`,
 //!   `failed`: one per candidate by its replay's verdict; `observed_deadlocks`: deadlocks the
-//!   recorded run itself ended in.
-//! - `findings`: confirmed, deduplicated by source lines, each with `kind`:
+//!   recorded runs themselves ended in; `atomicity_candidates`, `confirmed_atomicity`: the
+//!   atomicity violations among the candidates and how many replay confirmed; summed over the
+//!   runs.
+//! - `findings`: confirmed, deduplicated by kind and source lines across the runs, each with
+//!   `kind`, `run` (the run whose candidates, replay and schedule it shows: replay it with
+//!   `ilgen replay <runs[run-1].trace_dir>:<candidates[0]>`) and `runs` (every run that predicted
+//!   it, ascending), and:
 //!   - `"race"`: `candidates` (numbers whose replay found it), `pid`, `replay_dir`, `current` and
 //!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write` | `free`,
 //!     `addr`, `size`, `location`), `object` (`name`, `offset`, `size` of the global, or null),
@@ -22,12 +28,15 @@
 //!     `read_write_write`, `write_read_write`, `write_write_read`, `write_write_write`),
 //!     `transaction` (the location it began at), the accesses `e1`, `f`, `e2`, `object`,
 //!     `threads`, `schedule`.
-//! - `unconfirmed`: every other candidate: `candidate`, `predicted` (`race` | `deadlock` |
+//! - `unconfirmed`: every other candidate: `run`, `candidate`, `predicted` (`race` | `deadlock` |
 //!   `atomicity_violation`),
 //!   `verdict` (`no_error` | `infeasible` | `failed`), `reason`, `locations`.
 //! - `unjoined` (only when there are some): the threads never joined when the program exited.
 //! - A `location` is `site` (id in the binary's site table, null for thread start and end) and,
-//!   when the binary names it, `file`, `line`, `column`, `function`. A thread is `tid`, `parent`
+//!   when the binary names it, `file`, `line`, `column`, `function` (demangled), `symbol` (the
+//!   linkage name, when it differs from `function`) and `inlined` (when the line called into
+//!   library code that was inlined there: those frames, each `file`, `line`, `column`,
+//!   `function`, optional `symbol`, from the line's call inward). A thread is `tid`, `parent`
 //!   (null for main) and `created_at` (the fork's location, or null), and `never_joined: true`
 //!   when it was created and neither joined nor detached when the program exited; a schedule
 //!   step is `tid`, `op`, optional `peer`, `object`, `object_name`, and `location`.
@@ -40,8 +49,11 @@
 //!   and observed deadlocks (`observed`, `lost_wakeups`, `observed_deadlocks`).
 //! - 3: a location's `site` is null when absent (was 4294967295); `op` is one of the names of
 //!   `ilgen_trace::OpKind` (spelled as before).
-//! - 4: findings of kind `atomicity`, `counts.atomicity_candidates` and
-//!   `counts.confirmed_atomicity`; `predicted` may be `atomicity_violation`.
+//! - 4: several runs: `runs` replaces `trace_dir`; `run` and `runs` on findings, `run` on
+//!   unconfirmed candidates. A location's `function` is demangled, with `symbol` and `inlined`; a
+//!   location inlined from a library header is the user's line it was inlined at. Findings of
+//!   kind `atomicity`, `counts.atomicity_candidates` and `counts.confirmed_atomicity`; `predicted`
+//!   may be `atomicity_violation`.
 
 use serde::Serialize;
 

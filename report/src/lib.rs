@@ -2,14 +2,17 @@
 //!
 //! Takes each candidate with its replay ([`Entry`]) and a [`Context`] (the binary's site table
 //! and symbols, the recorded thread tree); gives a [`Report`]: confirmed races, deadlocks and
-//! atomicity violations, deduplicated by their pair (or set) of source lines, each with the accesses or blocked
-//! operations, the object, the threads' creation sites and the schedule that exposed it; the
-//! counts of every verdict; every candidate that was not confirmed with the reason; and the
-//! threads the program never joined before it exited. A deadlock the recorded run itself ended in
+//! atomicity violations, deduplicated by their pair (or set) of source lines, each with the
+//! accesses or blocked operations, the object, the threads' creation sites and the schedule that
+//! exposed it; the counts of every verdict; every candidate that was not confirmed with the
+//! reason; and the threads the program never joined before it exited. A deadlock the recorded run itself ended in
 //! ([`Report::observe`], from `ilgen_analysis::observed`) is a finding too, with no replay needed.
+//! Several runs of one binary ([`Report::merge`]) give one report whose findings say in which
+//! runs they were predicted and which run's schedule replays them.
 //! The renderers ([`text`], [`json`], [`sarif`]) only print this data.
 
 pub mod json;
+mod merge;
 pub mod sarif;
 pub mod text;
 
@@ -17,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use ilgen_trace::format::ThreadTrace;
 use ilgen_trace::replay::{DeadlockReport, Outcome, RaceAccess, ResultKind};
+use ilgen_trace::sites::Frame;
 use ilgen_trace::{known_site, Event, OpKind, SiteId, SyncOp, ThreadId};
 use serde::Serialize;
 
@@ -78,14 +82,12 @@ impl<'a> Context<'a> {
 
     /// Where `site` is; `None`: no instrumented instruction made the event.
     pub fn location(&self, site: Option<SiteId>) -> Location {
-        let source = site
-            .and_then(|site| self.binary?.site(site))
-            .map(|s| Source {
-                file: s.file.clone(),
-                line: s.line,
-                column: s.column,
-                function: s.function.clone(),
-            });
+        let source = site.and_then(|site| self.binary?.site(site)).map(|s| {
+            Box::new(Source {
+                inlined: s.inlined.iter().map(Source::from).collect(),
+                ..Source::from(&s.frame)
+            })
+        });
         Location { site, source }
     }
 
@@ -120,8 +122,9 @@ impl<'a> Context<'a> {
 pub struct Location {
     /// `None` (JSON null) for an event no instrumented instruction made (thread start and end).
     pub site: Option<SiteId>,
+    /// Boxed: a finding holds many locations, most of them read only when printed.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub source: Option<Source>,
+    pub source: Option<Box<Source>>,
 }
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -129,7 +132,28 @@ pub struct Source {
     pub file: String,
     pub line: u32,
     pub column: u32,
+    /// Demangled (`Account::deposit(long)`).
     pub function: String,
+    /// The linkage name, when it differs from `function` (`_ZN7Account7depositEl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    /// The library frames inlined at this line, from its call inward: the operation itself is in
+    /// the last one (see `ilgen_trace::sites`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inlined: Vec<Source>,
+}
+
+impl From<&Frame> for Source {
+    fn from(f: &Frame) -> Source {
+        Source {
+            file: f.file.clone(),
+            line: f.line,
+            column: f.column,
+            function: f.function.clone(),
+            symbol: (f.symbol != f.function).then(|| f.symbol.clone()),
+            inlined: Vec::new(),
+        }
+    }
 }
 
 impl Location {
@@ -187,7 +211,11 @@ pub struct ScheduleStep {
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Race {
-    /// Candidates (1-based) whose replay found it.
+    /// The run (1-based, of [`Report::runs`]) whose candidates, replay and schedule these are.
+    pub run: usize,
+    /// Every run whose detect predicted it (a candidate at its lines, confirmed or not), ascending.
+    pub runs: Vec<usize>,
+    /// Candidates (1-based) of run `run` whose replay found it.
     pub candidates: Vec<usize>,
     /// Process id of the replay that found it first.
     pub pid: u32,
@@ -218,7 +246,11 @@ impl Race {
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Deadlock {
-    /// Candidates whose replay confirmed it (may be empty for an observed one).
+    /// The run whose candidates, replay and schedule these are (or that observed it).
+    pub run: usize,
+    /// Every run that predicted or observed it, ascending.
+    pub runs: Vec<usize>,
+    /// Candidates of run `run` whose replay confirmed it (may be empty for an observed one).
     pub candidates: Vec<usize>,
     /// The recorded run itself ended in it (killed or timed out while deadlocked): `pid` is the
     /// recorded run's, `replay_dir` is empty unless a replay confirmed it too, and the schedule is
@@ -271,6 +303,11 @@ pub struct Held {
 /// another thread between them, each in the segment the candidate predicted.
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Atomicity {
+    /// The run whose candidates, replay and schedule these are.
+    pub run: usize,
+    /// Every run whose detect predicted it, ascending.
+    pub runs: Vec<usize>,
+    /// Candidates of run `run` whose replay confirmed it.
     pub candidates: Vec<usize>,
     pub pid: u32,
     pub replay_dir: String,
@@ -296,12 +333,15 @@ pub enum Finding {
 /// A candidate that replay did not confirm.
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Unconfirmed {
+    /// The run whose candidate it is.
+    pub run: usize,
     pub candidate: usize,
     /// `race`, `deadlock` or `atomicity_violation`: what the candidate predicted.
     pub predicted: &'static str,
     pub verdict: Class,
     pub reason: String,
-    /// The predicted accesses' (or blocked operations') sites.
+    /// The predicted accesses' (or blocked operations') sites; for an atomicity violation, where
+    /// its transaction began, then e1, f and e2.
     pub locations: Vec<Location>,
 }
 
@@ -320,12 +360,21 @@ pub struct Counts {
     pub observed_deadlocks: usize,
 }
 
+/// One recorded run a report covers; `ilgen detect DIR...` numbers them from 1 in argument order.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub trace_dir: String,
+    /// The `chaos=SEED` the run was perturbed with (`None`: not perturbed).
+    pub chaos_seed: Option<u64>,
+}
+
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Report {
     pub binary: String,
-    pub trace_dir: String,
+    pub runs: Vec<Run>,
+    /// Summed over the runs.
     pub counts: Counts,
-    /// Confirmed, deduplicated, in candidate order.
+    /// Confirmed, deduplicated, in run and candidate order.
     pub findings: Vec<Finding>,
     /// Every candidate that was not confirmed, in candidate order.
     pub unconfirmed: Vec<Unconfirmed>,
@@ -344,10 +393,11 @@ pub struct Entry<'a> {
 }
 
 impl Report {
-    pub fn new(ctx: &Context, binary: &str, trace_dir: &str) -> Report {
+    /// The report of one run, as run 1 (several are joined by [`Report::merge`]).
+    pub fn new(ctx: &Context, binary: &str, run: Run) -> Report {
         Report {
             binary: binary.to_owned(),
-            trace_dir: trace_dir.to_owned(),
+            runs: vec![run],
             counts: Counts::default(),
             findings: Vec::new(),
             unconfirmed: Vec::new(),
@@ -366,6 +416,8 @@ impl Report {
         let d = &o.deadlock;
         let name = |addr| ctx.object(addr, None);
         self.findings.push(Finding::Deadlock(Deadlock {
+            run: 1,
+            runs: vec![1],
             candidates: Vec::new(),
             observed: true,
             pid,
@@ -442,17 +494,24 @@ fn push_new(v: &mut Vec<usize>, n: usize) {
     }
 }
 
-/// What makes two findings the same: the unordered pair of access lines of a race, the set of
-/// blocked lines of a deadlock.
-fn key(f: &Finding) -> (u8, BTreeSet<(String, Option<u32>)>) {
+/// What makes two findings the same: the kind (as [`Unconfirmed::predicted`] names it) and the
+/// unordered pair of access lines of a race, the set of blocked lines of a deadlock, the set of
+/// the transaction's first line and the e1, f and e2 lines of an atomicity violation (the lines
+/// of [`Unconfirmed::locations`], so that a run that predicted it without confirming it counts).
+type Key = (&'static str, BTreeSet<(String, Option<u32>)>);
+
+fn key(f: &Finding) -> Key {
     match f {
         Finding::Race(r) => (
-            0,
+            "race",
             [r.current.location.key(), r.previous.location.key()].into(),
         ),
-        Finding::Deadlock(d) => (1, d.blocked.iter().map(|b| b.location.key()).collect()),
+        Finding::Deadlock(d) => (
+            "deadlock",
+            d.blocked.iter().map(|b| b.location.key()).collect(),
+        ),
         Finding::Atomicity(a) => (
-            2,
+            "atomicity_violation",
             [
                 &a.transaction,
                 &a.e1.location,
@@ -482,6 +541,8 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             location: ctx.location(known_site(a.site)),
         };
         out.push(Finding::Race(Race {
+            run: 1,
+            runs: vec![1],
             candidates: vec![entry.number],
             pid: run.pid,
             replay_dir: replay_dir.clone(),
@@ -512,6 +573,8 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             location: ctx.location(known_site(a.site)),
         };
         out.push(Finding::Atomicity(Atomicity {
+            run: 1,
+            runs: vec![1],
             candidates: vec![entry.number],
             pid: run.pid,
             replay_dir: replay_dir.clone(),
@@ -527,6 +590,8 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
     }
     if let Some(d) = &o.deadlock {
         out.push(Finding::Deadlock(Deadlock {
+            run: 1,
+            runs: vec![1],
             candidates: vec![entry.number],
             observed: false,
             pid: run.pid,
@@ -607,11 +672,12 @@ fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
             "deadlock",
             blocked.iter().map(|b| ctx.location(b.site)).collect(),
         ),
-        Candidate::Atomicity { accesses, .. } => (
+        Candidate::Atomicity {
+            begin, accesses, ..
+        } => (
             "atomicity_violation",
-            accesses
-                .iter()
-                .map(|a| ctx.location(known_site(a.site)))
+            std::iter::once(ctx.location(begin.site))
+                .chain(accesses.iter().map(|a| ctx.location(known_site(a.site))))
                 .collect(),
         ),
     };
@@ -623,6 +689,7 @@ fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
         _ => entry.verdict.reason.clone(),
     };
     Unconfirmed {
+        run: 1,
         candidate: entry.number,
         predicted,
         verdict: entry.verdict.class,
@@ -632,215 +699,4 @@ fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
 }
 
 #[cfg(test)]
-mod tests {
-    use ilgen_trace::replay::{
-        Outcome, RaceAccess, RaceReport, ResultKind, ThreadRef, OUTCOME_VERSION,
-    };
-    use ilgen_trace::AccessKind;
-
-    use super::*;
-    use ilgen_analysis::candidates::{AccessSide, ObjectRange, ScheduleOut};
-    use ilgen_confirm::run::Ended;
-
-    fn candidate(sites: [SiteId; 2]) -> Candidate {
-        let side = |tid, site| AccessSide {
-            tid,
-            site,
-            access: AccessName::Write,
-        };
-        Candidate::Race {
-            object: ObjectRange { addr: 0x10, len: 4 },
-            accesses: [side(0, sites[0]), side(1, sites[1])],
-            schedule: ScheduleOut {
-                prefix_steps: 0,
-                steps: vec![
-                    Step {
-                        tid: 0,
-                        op: OpKind::Fork,
-                        object: None,
-                        peer: Some(1),
-                        site: Some(9),
-                        seq: Some(0),
-                        op_index: 0,
-                    },
-                    // No instrumented instruction starts a thread: its location has no site.
-                    Step {
-                        tid: 1,
-                        op: OpKind::Start,
-                        object: None,
-                        peer: None,
-                        site: None,
-                        seq: Some(1),
-                        op_index: 0,
-                    },
-                ],
-            },
-        }
-    }
-
-    fn run(result: ResultKind, races: &[(SiteId, SiteId)]) -> ReplayRun {
-        let access = |tid, site| RaceAccess {
-            thread: ThreadRef {
-                tid,
-                parent: Some(0),
-                child_index: 0,
-            },
-            kind: AccessKind::Write,
-            addr: 0x10,
-            size: 4,
-            site,
-            free: false,
-        };
-        ReplayRun {
-            pid: 42,
-            ended: Ended::Exited(0),
-            outcome: Ok(Outcome {
-                format_version: OUTCOME_VERSION,
-                binary_hash: "0".into(),
-                schedule: "s".into(),
-                load_base: 0,
-                result,
-                schedule_followed: true,
-                steps_done: 1,
-                steps_total: 1,
-                races: races
-                    .iter()
-                    .map(|&(a, b)| RaceReport {
-                        current: access(1, a),
-                        previous: access(0, b),
-                    })
-                    .collect(),
-                deadlock: None,
-                divergence: None,
-                watched: Vec::new(),
-            }),
-            out_dir: "/t/replay-1".into(),
-        }
-    }
-
-    fn add(report: &mut Report, ctx: &Context, n: usize, c: &Candidate, r: &ReplayRun) {
-        let verdict = ilgen_confirm::verdict::classify(r);
-        report.add(
-            ctx,
-            &Entry {
-                number: n,
-                candidate: c,
-                run: Some(r),
-                verdict,
-            },
-        );
-    }
-
-    #[test]
-    fn equal_site_pairs_are_one_finding_and_the_rest_keep_their_reason() {
-        let ctx = Context {
-            binary: None,
-            forks: [(1, (0, 9))].into(),
-            unjoined: [1].into(),
-        };
-        let mut report = Report::new(&ctx, "/bin/a", "/t");
-        let c = candidate([5, 6]);
-        add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(6, 5)]));
-        // The same pair the other way round, from another candidate: merged.
-        add(&mut report, &ctx, 2, &c, &run(ResultKind::Race, &[(5, 6)]));
-        add(&mut report, &ctx, 3, &c, &run(ResultKind::NoError, &[]));
-        assert_eq!(report.findings.len(), 1);
-        let Finding::Race(r) = &report.findings[0] else {
-            panic!("a race")
-        };
-        assert_eq!(r.candidates, vec![1, 2]);
-        assert_eq!(
-            r.threads[1].created_at.as_ref().map(|l| l.site),
-            Some(Some(9))
-        );
-        assert!(r.threads[1].never_joined && !r.threads[0].never_joined);
-        assert_eq!(
-            report.unjoined.iter().map(|t| t.tid).collect::<Vec<_>>(),
-            [1]
-        );
-        assert_eq!(report.counts.confirmed_races, 2);
-        assert_eq!(report.counts.no_error, 1);
-        assert_eq!(report.unconfirmed[0].candidate, 3);
-        assert_eq!(report.unconfirmed[0].verdict, Class::NoError);
-
-        // The renderings, whole: snapshots in src/snapshots/ (a mismatch fails the test; review a
-        // change with `cargo insta review` or by reading the .snap.new file insta writes).
-        insta::assert_snapshot!("text_all", text::render(&report, true));
-        insta::assert_snapshot!("text_confirmed", text::render(&report, false));
-        insta::assert_snapshot!("sarif", sarif::render(&report));
-        insta::assert_snapshot!("json", json::render(&report));
-    }
-
-    #[test]
-    fn an_observed_deadlock_is_a_finding_a_replay_of_the_same_lines_joins() {
-        use ilgen_analysis::observed::LostWakeup;
-        use ilgen_trace::replay::{BlockedThread, DeadlockReport};
-        let ctx = Context {
-            binary: None,
-            forks: [(1, (0, 9))].into(),
-            unjoined: Default::default(),
-        };
-        let blocked = |tid, op: OpKind, site| BlockedThread {
-            thread: ThreadRef {
-                tid,
-                parent: Some(0),
-                child_index: 0,
-            },
-            op,
-            site: Some(site),
-            object: 0xc0,
-            waits_for: vec![],
-            holds: vec![],
-        };
-        let d = DeadlockReport {
-            threads: vec![blocked(0, OpKind::Join, 20), blocked(1, OpKind::Wake, 8)],
-            cycle: vec![],
-        };
-        let o = Observed {
-            deadlock: d.clone(),
-            lost_wakeups: vec![LostWakeup {
-                cond: 0xc0,
-                waiter: 1,
-                wait_site: 8,
-                signaller: 0,
-                signal_site: 16,
-                broadcast: false,
-            }],
-        };
-        let mut report = Report::new(&ctx, "/bin/a", "/t");
-        report.observe(&ctx, &o, 7);
-        assert!(report.confirmed());
-        let text = text::render(&report, false);
-        assert!(
-            text.contains("WARNING: ilgen: deadlock (observed in the recorded run) (pid=7)"),
-            "{text}"
-        );
-        assert!(text.contains("  Thread T1 is blocked in wait of 0xc0:\n    #0 site 8\n"));
-        assert!(text.contains("Main thread signalled 0xc0 before thread T1 waited on it"));
-        assert!(
-            text.contains("    signal at site 16\n    wait at site 8\n"),
-            "{text}"
-        );
-        assert!(text.contains("Observed: the recorded run (pid=7) ended with these threads"));
-        assert!(text.contains("ilgen: 1 deadlock(s) observed in the recorded run\n"));
-
-        // A replay that confirms the same blocked lines joins the observed finding.
-        let mut r = run(ResultKind::Deadlock, &[]);
-        if let Ok(out) = &mut r.outcome {
-            out.deadlock = Some(d);
-        }
-        add(&mut report, &ctx, 1, &candidate([5, 6]), &r);
-        assert_eq!(report.findings.len(), 1);
-        let Finding::Deadlock(f) = &report.findings[0] else {
-            panic!("a deadlock")
-        };
-        assert!(f.observed);
-        assert_eq!(f.candidates, vec![1]);
-        assert_eq!(f.replay_dir, "/t/replay-1");
-        assert_eq!(f.blocked[1].op, OpKind::Wait);
-        let json: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
-        assert_eq!(json["counts"]["observed_deadlocks"], 1);
-        assert_eq!(json["findings"][0]["observed"], true);
-        assert_eq!(json["findings"][0]["lost_wakeups"][0]["signal"]["site"], 16);
-    }
-}
+mod tests;

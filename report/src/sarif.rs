@@ -2,20 +2,25 @@
 //!
 //! One run; `tool.driver` names ilgen with three rules whose ids never change: [`RULE_RACE`],
 //! [`RULE_DEADLOCK`] and [`RULE_ATOMICITY`] (`locations` is e2, `relatedLocations` e1, f and
-//! where the transaction began). Each confirmed finding is one result of level `error`: `locations` is the
-//! current access (or the first blocked operation), `relatedLocations` the previous access (or the
-//! other blocked operations, the held locks' acquisitions and the threads' creation sites), and
+//! where the transaction began). Each confirmed finding is one result of level `error`:
+//! `locations` is the current access (or the first blocked operation), `relatedLocations` the
+//! previous access (or the other blocked operations, the held locks' acquisitions and the threads'
+//! creation sites), and
 //! `codeFlows[0].threadFlows` the schedule that exposed it: one thread flow per thread, each
 //! location with its global `executionOrder` (1-based step number), the racing accesses or blocked
 //! operations last. Unconfirmed candidates are not results. `artifactLocation.uri` is a `file://`
-//! URI of the absolute source path.
+//! URI of the absolute source path; a location's `logicalLocations` names its function, demangled,
+//! with the linkage name as `decoratedName` when the two differ. `properties` hold the replay's
+//! `pid` and `replayDir`, `run` (the run whose schedule it is), `runs` (the runs that predicted it)
+//! and `traceDir` (run `run`'s trace, for `ilgen replay traceDir:N`); with several runs the
+//! message says them too.
 
 use std::collections::BTreeMap;
 
 use ilgen_trace::site_text;
 use serde_json::{json, Value};
 
-use crate::{Finding, Location, Report, ScheduleStep};
+use crate::{Finding, Location, Report, Run, ScheduleStep};
 
 pub const RULE_RACE: &str = "ilgen/data-race";
 pub const RULE_DEADLOCK: &str = "ilgen/deadlock";
@@ -23,7 +28,11 @@ pub const RULE_ATOMICITY: &str = "ilgen/atomicity-violation";
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
 pub fn render(report: &Report) -> String {
-    let results: Vec<Value> = report.findings.iter().map(result).collect();
+    let results: Vec<Value> = report
+        .findings
+        .iter()
+        .map(|f| result(f, &report.runs))
+        .collect();
     let log = json!({
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -75,11 +84,17 @@ pub fn render(report: &Report) -> String {
 
 fn physical(l: &Location, message: Option<String>) -> Value {
     let mut v = match &l.source {
-        Some(s) => json!({"physicalLocation": {
-            "artifactLocation": {"uri": uri(&s.file)},
-            "region": {"startLine": s.line.max(1), "startColumn": s.column.max(1)}
-        },
-        "logicalLocations": [{"name": s.function, "kind": "function"}]}),
+        Some(s) => {
+            let mut function = json!({"name": s.function, "kind": "function"});
+            if let Some(symbol) = &s.symbol {
+                function["decoratedName"] = json!(symbol);
+            }
+            json!({"physicalLocation": {
+                "artifactLocation": {"uri": uri(&s.file)},
+                "region": {"startLine": s.line.max(1), "startColumn": s.column.max(1)}
+            },
+            "logicalLocations": [function]})
+        }
         // Without the binary only the site id is known: a location with a message only.
         None => json!({}),
     };
@@ -134,7 +149,30 @@ fn thread_flows(steps: &[ScheduleStep], last: &[(u32, &Location, String)]) -> Va
     json!([{ "threadFlows": flows }])
 }
 
-fn result(f: &Finding) -> Value {
+fn result(f: &Finding, all: &[Run]) -> Value {
+    let mut v = finding(f);
+    let (run, runs) = match f {
+        Finding::Race(r) => (r.run, &r.runs),
+        Finding::Deadlock(d) => (d.run, &d.runs),
+        Finding::Atomicity(a) => (a.run, &a.runs),
+    };
+    let trace = run.checked_sub(1).and_then(|i| all.get(i));
+    v["properties"]["run"] = json!(run);
+    v["properties"]["runs"] = json!(runs);
+    v["properties"]["traceDir"] = json!(trace.map(|t| t.trace_dir.as_str()));
+    if all.len() > 1 {
+        if let Some(Value::String(text)) = v.pointer_mut("/message/text") {
+            text.push_str(&format!(
+                "; predicted in runs {} (of {}), run {run}'s schedule",
+                numbers(runs),
+                all.len()
+            ));
+        }
+    }
+    v
+}
+
+fn finding(f: &Finding) -> Value {
     match f {
         Finding::Race(r) => {
             let var = r.object.as_ref().map_or_else(

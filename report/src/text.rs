@@ -1,30 +1,44 @@
 //! The text report, shaped like ThreadSanitizer's: one block per confirmed finding between
 //! `==================` lines, `WARNING: ilgen: ...`, stack-like `#0 function file:line:col`
-//! lines, the object, the threads' creation sites, the schedule that exposed it and a `SUMMARY`
-//! line; then the counts of every verdict, and with `show_all` every unconfirmed candidate with
-//! its reason and every thread never joined when the program exited. A finding whose thread was
-//! never joined says so under the thread's creation site. A deadlock the recorded run ended in
-//! says so, with its lost wakeups, and the schedule of the replay that confirmed it too, if one did.
-//! An atomicity violation shows where its transaction began, e1, f and e2 and its pattern.
+//! lines (`#0` in the user's code when known, `#1`... the library code inlined there), the
+//! object, the threads' creation sites, the schedule that exposed it and a `SUMMARY` line; then
+//! the counts of every verdict, and with `show_all` every unconfirmed candidate with its reason
+//! and every thread never joined when the program exited. A finding whose thread was never joined
+//! says so under the thread's creation site. A deadlock the recorded run ended in says so, with
+//! its lost wakeups, and the schedule of the replay that confirmed it too, if one did.
+//! A report of several runs also lists the runs, says of each finding in which runs it was
+//! predicted and how to replay it against its run's trace, and names the run of each unconfirmed
+//! candidate. An atomicity violation shows where its transaction began, e1, f and e2 and its
+//! pattern.
 
 use std::fmt::Write as _;
 
 use ilgen_trace::{site_text, OpKind, ThreadId};
 
 use crate::{
-    Access, Atomicity, Deadlock, Finding, Location, Object, Race, Report, ScheduleStep, ThreadInfo,
+    Access, Atomicity, Deadlock, Finding, Location, Object, Race, Report, Run, ScheduleStep,
+    ThreadInfo,
 };
 
 const RULE: &str = "==================";
 
 pub fn render(report: &Report, show_all: bool) -> String {
     let mut out = String::new();
+    // One run needs no run numbers: its report reads as before multi-run detection existed.
+    let runs = (report.runs.len() > 1).then_some(report.runs.as_slice());
     for f in &report.findings {
         match f {
-            Finding::Race(r) => race(&mut out, r),
-            Finding::Deadlock(d) => deadlock(&mut out, d),
-            Finding::Atomicity(a) => atomicity(&mut out, a),
+            Finding::Race(r) => race(&mut out, r, runs),
+            Finding::Deadlock(d) => deadlock(&mut out, d, runs),
+            Finding::Atomicity(a) => atomicity(&mut out, a, runs),
         }
+    }
+    for (i, r) in runs.unwrap_or_default().iter().enumerate() {
+        let _ = write!(out, "ilgen: run {}: {}", i + 1, r.trace_dir);
+        let _ = match r.chaos_seed {
+            Some(seed) => writeln!(out, " (chaos seed {seed})"),
+            None => writeln!(out),
+        };
     }
     let c = &report.counts;
     let _ = writeln!(
@@ -55,6 +69,9 @@ pub fn render(report: &Report, show_all: bool) -> String {
     if show_all {
         for u in &report.unconfirmed {
             let sites: Vec<String> = u.locations.iter().map(short).collect();
+            if runs.is_some() {
+                let _ = write!(out, "run {} ", u.run);
+            }
             let _ = writeln!(
                 out,
                 "candidate {}: {} at {}: {}: {}",
@@ -78,7 +95,7 @@ pub fn render(report: &Report, show_all: bool) -> String {
     out
 }
 
-fn race(out: &mut String, r: &Race) {
+fn race(out: &mut String, r: &Race, runs: Option<&[Run]>) {
     let _ = writeln!(out, "{RULE}");
     let _ = writeln!(out, "WARNING: ilgen: {} (pid={})", r.title(), r.pid);
     access(out, &r.current, "");
@@ -95,6 +112,9 @@ fn race(out: &mut String, r: &Race) {
     };
     let _ = writeln!(out);
     threads(out, &r.threads);
+    if let Some(all) = runs {
+        provenance(out, all, r.run, &r.runs, &r.candidates);
+    }
     schedule(out, &r.schedule, &r.candidates, &r.replay_dir);
     let _ = writeln!(
         out,
@@ -105,7 +125,7 @@ fn race(out: &mut String, r: &Race) {
     let _ = writeln!(out, "{RULE}");
 }
 
-fn atomicity(out: &mut String, a: &Atomicity) {
+fn atomicity(out: &mut String, a: &Atomicity, runs: Option<&[Run]>) {
     let _ = writeln!(out, "{RULE}");
     let _ = writeln!(out, "WARNING: ilgen: atomicity violation (pid={})", a.pid);
     let _ = writeln!(out, "  Transaction of {} began at:", thread_name(a.e1.tid));
@@ -138,6 +158,9 @@ fn atomicity(out: &mut String, a: &Atomicity) {
     }
     let _ = writeln!(out);
     threads(out, &a.threads);
+    if let Some(all) = runs {
+        provenance(out, all, a.run, &a.runs, &a.candidates);
+    }
     schedule(out, &a.schedule, &a.candidates, &a.replay_dir);
     let _ = writeln!(
         out,
@@ -147,7 +170,7 @@ fn atomicity(out: &mut String, a: &Atomicity) {
     let _ = writeln!(out, "{RULE}");
 }
 
-fn deadlock(out: &mut String, d: &Deadlock) {
+fn deadlock(out: &mut String, d: &Deadlock, runs: Option<&[Run]>) {
     let _ = writeln!(out, "{RULE}");
     let what = match (d.cycle.is_empty(), d.observed) {
         (true, false) => "deadlock",
@@ -191,8 +214,7 @@ fn deadlock(out: &mut String, d: &Deadlock) {
                 "    holding {}, acquired at:",
                 object(h.object, &h.object_name)
             );
-            let _ = write!(out, "  ");
-            frame(out, &h.location);
+            frame_indented(out, "  ", &h.location);
         }
         let _ = writeln!(out);
     }
@@ -215,6 +237,9 @@ fn deadlock(out: &mut String, d: &Deadlock) {
         let _ = writeln!(out);
     }
     threads(out, &d.threads);
+    if let Some(all) = runs {
+        provenance(out, all, d.run, &d.runs, &d.candidates);
+    }
     if d.candidates.is_empty() {
         let _ = writeln!(
             out,
@@ -239,6 +264,30 @@ fn deadlock(out: &mut String, d: &Deadlock) {
     let _ = writeln!(out, "{RULE}");
 }
 
+/// `  Predicted in runs 1, 3 (of 5); replayed with run 1's schedule: ilgen replay DIR:N`.
+fn provenance(out: &mut String, all: &[Run], run: usize, runs: &[usize], candidates: &[usize]) {
+    let numbers: Vec<String> = runs.iter().map(|n| n.to_string()).collect();
+    let _ = write!(
+        out,
+        "  Predicted in run{} {} (of {}); ",
+        if runs.len() == 1 { "" } else { "s" },
+        numbers.join(", "),
+        all.len()
+    );
+    let dir = run
+        .checked_sub(1)
+        .and_then(|i| all.get(i))
+        .map_or("?", |r| r.trace_dir.as_str());
+    let _ = match candidates.first() {
+        Some(n) => writeln!(
+            out,
+            "replayed with run {run}'s schedule: ilgen replay {dir}:{n}"
+        ),
+        None => writeln!(out, "observed in run {run} ({dir})"),
+    };
+    let _ = writeln!(out);
+}
+
 fn access(out: &mut String, a: &Access, previous: &str) {
     let kind = a.kind.text();
     let kind = if previous.is_empty() {
@@ -256,17 +305,27 @@ fn access(out: &mut String, a: &Access, previous: &str) {
     frame(out, &a.location);
 }
 
-/// `    #0 function /abs/file.c:21:4`, or the site id when the binary does not name it.
 fn frame(out: &mut String, l: &Location) {
+    frame_indented(out, "", l)
+}
+
+/// `    #0 function /abs/file.c:21:4`, then `#1`, `#2`, ... for the library frames inlined at that
+/// line, from its call inward; or the site id when the binary does not name it.
+fn frame_indented(out: &mut String, indent: &str, l: &Location) {
     let _ = match &l.source {
-        Some(s) => writeln!(
-            out,
-            "    #0 {} {}:{}:{}",
-            s.function, s.file, s.line, s.column
-        ),
+        Some(s) => {
+            for (i, f) in std::iter::once(s.as_ref()).chain(&s.inlined).enumerate() {
+                let _ = writeln!(
+                    out,
+                    "{indent}    #{i} {} {}:{}:{}",
+                    f.function, f.file, f.line, f.column
+                );
+            }
+            Ok(())
+        }
         None => match l.site {
-            Some(site) => writeln!(out, "    #0 site {site}"),
-            None => writeln!(out, "    #0 <uninstrumented code>"),
+            Some(site) => writeln!(out, "{indent}    #0 site {site}"),
+            None => writeln!(out, "{indent}    #0 <uninstrumented code>"),
         },
     };
 }

@@ -14,7 +14,6 @@ pub(crate) mod interpose;
 pub(crate) mod memory;
 pub(crate) mod mutex;
 pub(crate) mod once;
-pub(crate) mod real;
 pub(crate) mod rwlock;
 pub(crate) mod sem;
 pub(crate) mod spin;

@@ -10,12 +10,16 @@
 //!
 //! The layout mirrors the two modes, as rr mirrors record and replay; what both share is at the top.
 //! Shared:
-//! - `runtime`: initialization (ELF constructor or first hook), options, the sequence counter;
+//! - `runtime`: the mode, the recording configuration, the sequence counter; below every layer;
+//! - `start`: the start-up (from the ELF constructor here or the first hook), above every layer;
 //! - `options`: the `ILGEN_OPTIONS` table;
 //! - `thread`: thread identity, the thread-local state, the in-runtime flag;
 //! - `alloc`: the runtime's own allocator (glibc's, past the replaced malloc family of `heap.c`);
 //! - `arch`: the architecture-specific parts (the thread-local state pointer, the report hook's registers);
+//! - `exe`: the executable's load base and ELF build id, from its mapped program headers;
 //! - `registry`: live threads and `pthread_t` handles (slow path);
+//! - `real`: the real pthread functions the wrappers and both modes call, and `internal` (the
+//!   runtime's own pthread calls, unrecorded);
 //! - `sites`: site pointer → site id (with the C shim `sites.c`; `build.rs` also generates the
 //!   resolvers of the real pthread functions);
 //! - `intercept/`: what the pass's calls land on: `memory` (access hooks, wait-loop markers),
@@ -23,9 +27,8 @@
 //!   that `heap.c`, the replaced malloc family, reports; thread stacks), `threads`, `mutex`,
 //!   `rwlock`, `cond`, `barrier`, `spin`, `sem`, `once` (the pthread wrappers, one family per
 //!   file), `exit` (`exit`, `quick_exit`, the return from `main`: the exit grace and `Exit`),
-//!   `real` (the real pthread functions the wrappers call), `interpose` (the `__wrap_*` entry
-//!   points of the pthread calls of uninstrumented code such as libstdc++) and `testonly` (the unrecorded test barrier of
-//!   `tests/include/ilgen_test.h`).
+//!   `interpose` (the `__wrap_*` entry points of the pthread calls of uninstrumented code such as
+//!   libstdc++) and `testonly` (the unrecorded test barrier of `tests/include/ilgen_test.h`).
 //!
 //! `record/`, from the hook to the file:
 //! - `sync`: how every wrapper records a sync operation (now, pending, complete);
@@ -36,22 +39,44 @@
 //!
 //! `replay/` plugs in where record mode finds no recording thread (`thread::current` is `None`):
 //! `record::sync` hands each operation to `replay::sync`, the access hooks hand each access to
-//! `replay::shadow`. Its modules:
-//! - `gate`: the schedule, checked against this binary, and the gate;
-//! - `thread`: thread identity mapped through the schedule, clocks, status;
-//! - `sync`: gate, happens-before and cursor for every sync operation;
+//! `replay::shadow`. Its modules, state below the logic that calls across:
 //! - `hb`: vector clocks and sync-object clocks;
 //! - `shadow`: shadow memory and the race check;
+//! - `debug`: the symbols a debugger reads and breaks on;
+//! - `gate`: the schedule (`start` checked it against this binary), its cursor and the gate;
+//! - `thread`: each thread's state (identity mapped through the schedule, clock, status);
+//! - `report`: the report hook, the text reports and `replay-outcome.json`;
 //! - `deadlock`: lock owners and the watchdog (deadlocks, steps that never come);
-//! - `report`: the report hook, the text reports and `replay-outcome.json`.
+//! - `sync`: gate, happens-before and cursor for every sync operation, and each thread's life
+//!   (its state made on its first hook, its `start` and `end`).
 
 mod alloc;
 mod arch;
+mod exe;
 mod intercept;
 mod options;
+mod real;
 mod record;
 mod registry;
 mod replay;
 mod runtime;
 mod sites;
+mod start;
 mod thread;
+
+/// The ELF constructor: starts the runtime and the main thread before `main`. In this crate's one
+/// object file (one codegen unit), so that linking any hook links it too.
+#[cfg_attr(test, allow(dead_code))]
+extern "C" fn constructor() {
+    if runtime::recording().is_some() {
+        thread::current();
+    } else if runtime::replaying() {
+        replay::sync::current();
+    }
+}
+
+// Not in unit tests: the test harness must not start recording itself.
+#[cfg(not(test))]
+#[used]
+#[link_section = ".init_array"]
+static CONSTRUCTOR: extern "C" fn() = constructor;

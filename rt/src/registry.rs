@@ -2,6 +2,8 @@
 //!
 //! Takes thread starts and ends, and the handles `pthread_create` returned; gives the logical id
 //! of a `pthread_t` (for join and detach) and the list of live threads to ask for a flush at exit.
+//! It keeps each live thread's state as a pointer of type `S` that it never follows: the one
+//! registry of the process is `thread::THREADS`, over `thread::ThreadState`.
 //! This is the slow path, behind one spin lock. The lock records its owner, so that a signal
 //! handler that interrupted the owner gives up at once instead of deadlocking, and other signal
 //! paths only try it for a bounded time.
@@ -12,58 +14,49 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ilgen_trace::{ThreadId, NO_THREAD};
 
-use crate::thread::ThreadState;
-
-struct Live {
+struct Live<S> {
     tid: ThreadId,
     pthread: libc::pthread_t,
-    state: *const ThreadState,
+    state: *const S,
 }
 
-#[derive(Default)]
-pub(crate) struct Threads {
-    live: Vec<Live>,
+pub(crate) struct Threads<S> {
+    live: Vec<Live<S>>,
     /// `pthread_t` of a thread created through the wrapper, until it is joined or detached.
     handles: BTreeMap<libc::pthread_t, ThreadId>,
 }
 
-struct SpinLock {
+/// The threads behind a spin lock.
+pub(crate) struct Registry<S> {
     /// 0, or `pthread_self()` of the holder.
     owner: AtomicUsize,
-    data: UnsafeCell<Threads>,
+    data: UnsafeCell<Threads<S>>,
 }
 
-// SAFETY: `data` is only reached through `Guard`, which the lock hands to one thread at a time.
-unsafe impl Sync for SpinLock {}
+// SAFETY: `data` is only reached through `Guard`, which the lock hands to one thread at a time;
+// the state pointers it holds are never followed here.
+unsafe impl<S> Sync for Registry<S> {}
 
-static THREADS: SpinLock = SpinLock {
-    owner: AtomicUsize::new(0),
-    data: UnsafeCell::new(Threads {
-        live: Vec::new(),
-        handles: BTreeMap::new(),
-    }),
-};
+pub(crate) struct Guard<'a, S>(&'a Registry<S>);
 
-pub(crate) struct Guard(());
-
-impl std::ops::Deref for Guard {
-    type Target = Threads;
-    fn deref(&self) -> &Threads {
+impl<S> std::ops::Deref for Guard<'_, S> {
+    type Target = Threads<S>;
+    fn deref(&self) -> &Threads<S> {
         // SAFETY: the guard holds the lock.
-        unsafe { &*THREADS.data.get() }
+        unsafe { &*self.0.data.get() }
     }
 }
 
-impl std::ops::DerefMut for Guard {
-    fn deref_mut(&mut self) -> &mut Threads {
+impl<S> std::ops::DerefMut for Guard<'_, S> {
+    fn deref_mut(&mut self) -> &mut Threads<S> {
         // SAFETY: the guard holds the lock.
-        unsafe { &mut *THREADS.data.get() }
+        unsafe { &mut *self.0.data.get() }
     }
 }
 
-impl Drop for Guard {
+impl<S> Drop for Guard<'_, S> {
     fn drop(&mut self) {
-        THREADS.owner.store(0, Ordering::Release);
+        self.0.owner.store(0, Ordering::Release);
     }
 }
 
@@ -72,41 +65,52 @@ fn me() -> usize {
     unsafe { libc::pthread_self() as usize }
 }
 
-fn try_once(me: usize) -> bool {
-    THREADS
-        .owner
-        .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
-        .is_ok()
-}
-
-/// Takes the lock, waiting as long as needed (normal thread context).
-pub(crate) fn lock() -> Guard {
-    let me = me();
-    while !try_once(me) {
-        std::thread::yield_now();
-    }
-    Guard(())
-}
-
-/// Takes the lock within about `attempts` yields; `None` if this thread already holds it
-/// (a signal interrupted it) or it stays busy.
-pub(crate) fn try_lock(attempts: u32) -> Option<Guard> {
-    let me = me();
-    for _ in 0..attempts {
-        if try_once(me) {
-            return Some(Guard(()));
+impl<S> Registry<S> {
+    pub const fn new() -> Registry<S> {
+        Registry {
+            owner: AtomicUsize::new(0),
+            data: UnsafeCell::new(Threads {
+                live: Vec::new(),
+                handles: BTreeMap::new(),
+            }),
         }
-        if THREADS.owner.load(Ordering::Relaxed) == me {
-            return None;
-        }
-        // SAFETY: sched_yield is async-signal-safe.
-        unsafe { libc::sched_yield() };
     }
-    None
+
+    fn try_once(&self, me: usize) -> bool {
+        self.owner
+            .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// Takes the lock, waiting as long as needed (normal thread context).
+    pub fn lock(&self) -> Guard<'_, S> {
+        let me = me();
+        while !self.try_once(me) {
+            std::thread::yield_now();
+        }
+        Guard(self)
+    }
+
+    /// Takes the lock within about `attempts` yields; `None` if this thread already holds it
+    /// (a signal interrupted it) or it stays busy.
+    pub fn try_lock(&self, attempts: u32) -> Option<Guard<'_, S>> {
+        let me = me();
+        for _ in 0..attempts {
+            if self.try_once(me) {
+                return Some(Guard(self));
+            }
+            if self.owner.load(Ordering::Relaxed) == me {
+                return None;
+            }
+            // SAFETY: sched_yield is async-signal-safe.
+            unsafe { libc::sched_yield() };
+        }
+        None
+    }
 }
 
-impl Threads {
-    pub fn add_live(&mut self, tid: ThreadId, pthread: libc::pthread_t, state: *const ThreadState) {
+impl<S> Threads<S> {
+    pub fn add_live(&mut self, tid: ThreadId, pthread: libc::pthread_t, state: *const S) {
         self.live.push(Live {
             tid,
             pthread,
@@ -123,7 +127,7 @@ impl Threads {
     pub fn others(
         &self,
         me: libc::pthread_t,
-    ) -> impl Iterator<Item = (libc::pthread_t, *const ThreadState)> + '_ {
+    ) -> impl Iterator<Item = (libc::pthread_t, *const S)> + '_ {
         self.live
             .iter()
             .filter(move |l| l.pthread != me)
@@ -162,7 +166,8 @@ mod tests {
 
     #[test]
     fn handles_then_live_threads_name_a_pthread() {
-        let mut t = Threads::default();
+        let registry = Registry::<u8>::new();
+        let mut t = registry.lock();
         t.add_live(0, 100, std::ptr::null());
         t.add_live(5, 500, std::ptr::null());
         t.add_handle(300, 3);
@@ -184,9 +189,10 @@ mod tests {
 
     #[test]
     fn the_holder_cannot_take_the_lock_again() {
-        let g = lock();
-        assert!(try_lock(10).is_none());
+        let registry = Registry::<u8>::new();
+        let g = registry.lock();
+        assert!(registry.try_lock(10).is_none());
         drop(g);
-        assert!(try_lock(10).is_some());
+        assert!(registry.try_lock(10).is_some());
     }
 }

@@ -24,7 +24,8 @@
 use std::cell::{Cell, UnsafeCell};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
-use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 use ilgen_trace::format::{encode_header, ThreadHeader};
 use ilgen_trace::{
@@ -34,8 +35,9 @@ use ilgen_trace::{
 use crate::record::altstack::{self, AltStack};
 use crate::record::cache::SegmentCache;
 use crate::record::writer::Writer;
+use crate::registry::Registry;
 use crate::runtime::{self, Runtime};
-use crate::{arch, registry, sites};
+use crate::{arch, sites};
 
 /// The thread-local pointer of a thread that records nothing and whose accesses go to the replay
 /// checker (the process replays).
@@ -58,6 +60,13 @@ static NEXT_ORPHAN: AtomicU32 = AtomicU32::new(0);
 /// Threads created through the wrapper that are not registered yet: the exit grace waits for them
 /// (they are not among the live threads it watches).
 static STARTING: AtomicU32 = AtomicU32::new(0);
+/// Flush requests served, counted by every thread that served one (see [`flush_request`]).
+static ACKS: AtomicUsize = AtomicUsize::new(0);
+/// The key whose destructor ends a thread that exits through code the runtime does not see.
+static EXIT_KEY: OnceLock<libc::pthread_key_t> = OnceLock::new();
+
+/// The live recording threads and the `pthread_t` handles of the process.
+pub(crate) static THREADS: Registry<ThreadState> = Registry::new();
 
 pub(crate) struct ThreadState {
     in_rt: AtomicBool,
@@ -138,7 +147,7 @@ pub(crate) fn record_fast(addr: u64, size: u64, kind: AccessKind, site: usize) -
 #[inline(never)]
 fn current_slow() -> Option<&'static ThreadState> {
     let Some(rt) = runtime::recording() else {
-        if runtime::replaying().is_some() {
+        if runtime::replaying() {
             arch::set(REPLAY as *mut ());
         } else if runtime::settled() {
             // Mode off (or a forked child): for good. While the runtime initializes, the pointer
@@ -158,6 +167,15 @@ fn current_slow() -> Option<&'static ThreadState> {
         )
     };
     start(rt, tid, NO_THREAD, child_index, is_main)
+}
+
+/// Creates the key whose destructor ends a thread that leaves through code the runtime does not
+/// see (at start-up, before any thread starts recording); false when the system refuses.
+pub(crate) fn create_exit_key() -> bool {
+    let mut key: libc::pthread_key_t = 0;
+    // SAFETY: creating a key with a destructor that accepts any value this runtime stores.
+    let created = unsafe { libc::pthread_key_create(&mut key, Some(on_thread_exit)) } == 0;
+    created && EXIT_KEY.set(key).is_ok()
 }
 
 /// Allocates the next logical id for a child the calling thread is creating, which counts as
@@ -213,7 +231,7 @@ pub(crate) fn start(
     let mut tmp = path.as_os_str().as_bytes().to_vec();
     tmp.extend_from_slice(b".tmp");
     let writer = match (CString::new(path.as_os_str().as_bytes()), CString::new(tmp)) {
-        (Ok(c), Ok(tmp)) => Writer::create(&c, &tmp, &header, chunk),
+        (Ok(c), Ok(tmp)) => Writer::create(&c, &tmp, &header, chunk, mark_truncated),
         _ => Err(libc::EINVAL),
     };
     let writer = match writer {
@@ -247,14 +265,14 @@ pub(crate) fn start(
         }),
     }));
     arch::set(state.cast());
-    // SAFETY: the key was created at initialization; the pointer stays valid until `end`.
-    unsafe {
-        libc::pthread_setspecific(rt.thread_key, state as *const libc::c_void);
+    if let Some(&key) = EXIT_KEY.get() {
+        // SAFETY: the key was created at start-up; the pointer stays valid until `end`.
+        unsafe { libc::pthread_setspecific(key, state as *const libc::c_void) };
     }
     {
         // SAFETY: pthread_self never fails.
         let me = unsafe { libc::pthread_self() };
-        let mut threads = registry::lock();
+        let mut threads = THREADS.lock();
         threads.add_live(tid, me, state);
         if parent == NO_THREAD && !is_main {
             // Created by uninstrumented code: no wrapper recorded its handle, so record it here,
@@ -271,6 +289,13 @@ pub(crate) fn start(
         }
     }
     Some(st)
+}
+
+/// A thread's trace ends early (its writer broke): `meta.json` says the trace is truncated.
+fn mark_truncated() {
+    if let Some(rt) = runtime::get() {
+        rt.meta.mark_truncated();
+    }
 }
 
 /// The thread is ending: flushes its segment, writes `End` (not for main), closes its file and
@@ -291,10 +316,10 @@ pub(crate) fn end(st: &'static ThreadState, site: usize) {
         // the state alone; the file keeps its zero padding and still reads.
         None => return,
     };
-    registry::lock().remove_live(tid);
-    if let Some(rt) = runtime::get() {
+    THREADS.lock().remove_live(tid);
+    if let (Some(_), Some(&key)) = (runtime::get(), EXIT_KEY.get()) {
         // SAFETY: clearing this thread's key value so the destructor does not run again.
-        unsafe { libc::pthread_setspecific(rt.thread_key, std::ptr::null()) };
+        unsafe { libc::pthread_setspecific(key, std::ptr::null()) };
     }
     let p = st as *const ThreadState as *mut ThreadState;
     set_dead();
@@ -306,7 +331,7 @@ pub(crate) fn end(st: &'static ThreadState, site: usize) {
 
 /// Thread-key destructor: the thread exits without the runtime having ended it (uninstrumented
 /// exit path, or main calling `pthread_exit`).
-pub(crate) extern "C" fn on_thread_exit(value: *mut libc::c_void) {
+extern "C" fn on_thread_exit(value: *mut libc::c_void) {
     let p = arch::get().cast::<ThreadState>();
     if p as usize > DEAD && p as *mut libc::c_void == value {
         // SAFETY: this thread's live state.
@@ -325,24 +350,32 @@ pub(crate) fn abandon_after_fork() {
 }
 
 /// Serves a flush request (exit or fatal signal on another thread) on the calling thread, from
-/// its signal handler. Returns true when served now; false when the thread was inside the runtime,
-/// in which case it is served when the thread leaves it.
-pub(crate) fn flush_request() -> bool {
+/// its signal handler, and acknowledges it ([`acknowledged`]); when the thread was inside the
+/// runtime, both happen when the thread leaves it.
+pub(crate) fn flush_request() {
     FLUSH_SIGNALS.with(|c| c.set(c.get().wrapping_add(1)));
     let p = arch::get().cast::<ThreadState>();
-    if p as usize <= DEAD {
-        return true;
+    if p as usize > DEAD {
+        // SAFETY: this thread's live state (see `end` for why it cannot be freed under us).
+        let st = unsafe { &*p };
+        if st.in_rt.load(Ordering::Relaxed) {
+            st.flush_pending.store(true, Ordering::Relaxed);
+            return;
+        }
+        if let Some(mut inner) = st.enter_without_service() {
+            inner.flush();
+        }
     }
-    // SAFETY: this thread's live state (see `end` for why it cannot be freed under us).
-    let st = unsafe { &*p };
-    if st.in_rt.load(Ordering::Relaxed) {
-        st.flush_pending.store(true, Ordering::Relaxed);
-        return false;
-    }
-    if let Some(mut inner) = st.enter_without_service() {
-        inner.flush();
-    }
-    true
+    acknowledge();
+}
+
+fn acknowledge() {
+    ACKS.fetch_add(1, Ordering::Release);
+}
+
+/// Flush requests served so far, by all threads.
+pub(crate) fn acknowledged() -> usize {
+    ACKS.load(Ordering::Acquire)
 }
 
 /// Flush-request signals received so far by the calling thread.
@@ -459,7 +492,7 @@ fn serve_pending(st: &ThreadState) {
     if let Some(mut inner) = st.enter_without_service() {
         inner.flush();
     }
-    crate::record::finish::acknowledge();
+    acknowledge();
 }
 
 impl Inner {

@@ -29,7 +29,7 @@ int main() {
 // DUMP:      T0 join T1
 // DUMP:      T0 write shared size=4 at {{.*}}cxx_async_norace.cpp:22:9 main
 // DUMP:      T1 thread parent=T0 child=0
-// DUMP:      T1 write shared size=4 at {{.*}}cxx_async_norace.cpp:14:10 _Z4workv
+// DUMP:      T1 write shared size=4 at {{.*}}cxx_async_norace.cpp:14:10 work()
 
 // CHECK-NOT: ilgen: warning
 // CHECK-NOT: WARNING

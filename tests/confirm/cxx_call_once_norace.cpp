@@ -32,7 +32,7 @@ int main() {
 // Exactly one thread runs init, inside the once flag's lock.
 // Whichever thread runs the init, its write is inside that thread's lock/unlock of the flag.
 // DUMP:      lock flag seq={{[0-9]+}} at {{.*}}gthr-default.h
-// DUMP:      write config size=4 at {{.*}}cxx_call_once_norace.cpp:16:22 _Z4initv
+// DUMP:      write config size=4 at {{.*}}cxx_call_once_norace.cpp:16:22 init()
 // DUMP-NEXT: unlock flag
 // DUMP-NOT: write config
 

@@ -43,7 +43,7 @@ int main() {
 // DUMP:      T0 signal cv seq={{[0-9]+}}{{$}}
 // DUMP:      T1 wait cv mutex=m seq={{[0-9]+}}{{$}}
 // DUMP-NEXT: T1 wake cv mutex=m seq={{[0-9]+}}{{$}}
-// DUMP:      T1 write data size=4 at {{.*}}cxx_condvar_handoff_norace.cpp:24:7 _Z8consumerv
+// DUMP:      T1 write data size=4 at {{.*}}cxx_condvar_handoff_norace.cpp:24:7 consumer()
 
 // CHECK-NOT: ilgen: warning
 // CHECK-NOT: WARNING

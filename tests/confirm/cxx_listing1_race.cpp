@@ -53,7 +53,7 @@ int main() {
 // CHECK-NOT:  ilgen: warning
 // CHECK:      WARNING: ilgen: data race (pid={{[0-9]+}})
 // CHECK-NEXT:   Read of size 4 at 0x[[Y:[0-9a-f]+]] by thread T1:
-// CHECK-NEXT:     #0 _Z4taskv /{{.*}}cxx_listing1_race.cpp:32:4
+// CHECK-NEXT:     #0 task() /{{.*}}cxx_listing1_race.cpp:32:4
 // CHECK-EMPTY:
 // CHECK-NEXT:   Previous write of size 4 at 0x[[Y]] by main thread:
 // CHECK-NEXT:     #0 main /{{.*}}cxx_listing1_race.cpp:38:4
@@ -75,7 +75,7 @@ int main() {
 // DYN-NEXT:       3. T1 lock 'm' at /{{.*}}gthr-default.h:749
 // DYN-NEXT:       4. T1 unlock 'm' at /{{.*}}gthr-default.h:779
 // CHECK-EMPTY:
-// CHECK-NEXT: SUMMARY: ilgen: data race /{{.*}}cxx_listing1_race.cpp:32 in _Z4taskv
+// CHECK-NEXT: SUMMARY: ilgen: data race /{{.*}}cxx_listing1_race.cpp:32 in task()
 // CHECK:      ilgen: 1 finding(s) confirmed (deduplicated by source lines)
 // CHECK-NEXT: exit=66
 

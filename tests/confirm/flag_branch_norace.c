@@ -97,6 +97,7 @@ int main(void) {
 // JSON:      "findings": [],
 // JSON-NEXT: "unconfirmed": [
 // JSON-NEXT:   {
+// JSON-NEXT:     "run": 1,
 // JSON-NEXT:     "candidate": 1,
 // JSON-NEXT:     "predicted": "race",
 // JSON-NEXT:     "verdict": "no_error",

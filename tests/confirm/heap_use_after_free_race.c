@@ -68,10 +68,10 @@ int main(void) {
 
 // CHECK:      WARNING: ilgen: data race on freed memory (pid={{[0-9]+}})
 // CHECK-DAG:  {{Read|Previous read}} of size 4 at 0x[[J:[0-9a-f]+]] by thread T1:
-// CHECK-DAG:  #0 {{worker|_Z6workerPv}} /{{.*}}heap_use_after_free_race.c:45:
+// CHECK-DAG:  #0 {{worker|worker\(void\*\)}} /{{.*}}heap_use_after_free_race.c:45:
 // CHECK-DAG:  {{Free|Previous free}} of size {{[0-9]+}} at 0x[[J]] by main thread:
 // CHECK-DAG:  #0 main /{{.*}}heap_use_after_free_race.c:64:
 // CHECK:      Location is not a global variable (heap, stack or thread-local)
-// CHECK:      SUMMARY: ilgen: data race on freed memory /{{.*}}heap_use_after_free_race.c:{{45|64}} in {{worker|_Z6workerPv|main}}
+// CHECK:      SUMMARY: ilgen: data race on freed memory /{{.*}}heap_use_after_free_race.c:{{45|64}} in {{worker|worker\(void\*\)|main}}
 // CHECK:      ilgen: 1 finding(s) confirmed (deduplicated by source lines)
 // CHECK-NEXT: exit=66

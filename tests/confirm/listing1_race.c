@@ -122,6 +122,10 @@ int main(void) {
 // JSON-NEXT: "findings": [
 // JSON-NEXT:   {
 // JSON-NEXT:     "kind": "race",
+// JSON-NEXT:     "run": 1,
+// JSON-NEXT:     "runs": [
+// JSON-NEXT:       1
+// JSON-NEXT:     ],
 // JSON-NEXT:     "candidates": [
 // JSON-NEXT:       1
 // JSON-NEXT:     ],
@@ -164,3 +168,8 @@ int main(void) {
 // RUN: sh -c '%ilgen replay %t.badsched:1; echo "exit=$?"' 2>&1 | FileCheck %s --check-prefix=BADSCHED
 // BADSCHED:      ilgen: error: {{.*}}.badsched/schedule-1.json is not an ilgen schedule: it is not JSON
 // BADSCHED-NEXT: exit=2
+// A schedule made for another build is bad input too, refused before anything runs.
+// RUN: sed -e 's/"build_id": "[0-9a-f]*"/"build_id": "0123abcd"/' %t.trace/schedule-1.json > %t.badsched/schedule-1.json
+// RUN: sh -c '%ilgen replay %t.badsched:1; echo "exit=$?"' 2>&1 | FileCheck %s --check-prefix=OTHERSCHED
+// OTHERSCHED:      ilgen: error: {{.*}}.badsched/schedule-1.json was made for another build (build id "0123abcd", the trace's is "{{[0-9a-f]+}}"); run `ilgen detect {{.*}}.badsched` again
+// OTHERSCHED-NEXT: exit=2

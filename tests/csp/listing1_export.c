@@ -1,7 +1,7 @@
 // Golden test of `ilgen export-csp` on the paper's Listing 1 (tests/detect/listing1_race.c,
 // recorded in the order that hides its race). The whole model must be the golden file: the
-// structure of the paper's Figure 1 (THREAD_1, THREAD_2, MUTEX_m, FORK_2, JOIN_2, PROGRAM) and the
-// RACE assertion of its Figure 3; only the first comment line, which names this machine's paths,
+// structure of the paper's Figure 1 (THREAD_1, THREAD_2, MUTEX_m, FORK_2, JOIN_2, PROGRAM), the
+// PROCESS that lets no thread step after main's exit, and the RACE assertion of its Figure 3; only the first comment line, which names this machine's paths,
 // is left out of the comparison. ilgen's own checker must then find the paper's counterexample
 // for y (projected to sync events: fork, start, lock t2, unlock t2), none for the deadlock model,
 // and a name that is no shared variable is an input error naming the trace.

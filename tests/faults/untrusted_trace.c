@@ -1,7 +1,7 @@
 // A trace is like a script: `detect` and `replay` run the program its meta.json names. They refuse
 // (exit 2) a trace directory or file that group or others can write unless --trust-trace is given,
 // print the exact command line of every replay they run, and never run a binary that is not the
-// recorded one (hash, ELF build id, ilgen's site table), here an uninstrumented program that
+// recorded one (ELF build id, ilgen's site table), here an uninstrumented program that
 // would leave a marker file if it ever ran.
 //
 // RUN: %ilgen cc -g -O0 %s -o %t && %clang -g -O0 %s -o %t.plain -lpthread
@@ -29,7 +29,7 @@
 // meta.json edited to name the uninstrumented build: refused before anything runs.
 // RUN: cp -r %t.trace %t.evil && sed -i -e 's|"binary": ".*"|"binary": "%t.plain"|' %t.evil/meta.json
 // RUN: sh -c 'MARK=%t.marker %ilgen detect %t.evil; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=EVIL %s
-// EVIL:      ilgen: error: {{.*}}.plain is not the binary that was recorded
+// EVIL:      ilgen: error: {{.*}}.plain: has no `ilgen_sites` section; build the program with `ilgen cc`
 // EVIL-NEXT: exit=2
 // RUN: test ! -e %t.marker
 #include <pthread.h>

@@ -56,7 +56,23 @@ define i32 @calls_own(ptr %a) {
   ret i32 %r
 }
 
+; sem_init is wrapped; sem_open is variadic, so it stays and the hook after it gets its result.
+; CHECK-LABEL: define ptr @semaphores(
+; CHECK: %i = call i32 @__ilgen_wrap_sem_init(ptr %s, i32 0, i32 2, ptr getelementptr inbounds (i8, ptr @__ilgen_sites, i64
+; CHECK-NEXT: %o = call ptr (ptr, i32, ...) @sem_open(ptr %name, i32 64, i32 384, i32 2)
+; CHECK-NEXT: call void @__ilgen_sem_opened(ptr %o, ptr getelementptr inbounds (i8, ptr @__ilgen_sites, i64
+; CHECK-NEXT: ret ptr %o
+declare i32 @sem_init(ptr, i32, i32)
+declare ptr @sem_open(ptr, i32, ...)
+define ptr @semaphores(ptr %s, ptr %name) {
+  %i = call i32 @sem_init(ptr %s, i32 0, i32 2)
+  %o = call ptr (ptr, i32, ...) @sem_open(ptr %name, i32 64, i32 384, i32 2)
+  ret ptr %o
+}
+
 ; The wrappers are declared with the callee's type plus the site pointer.
 ; CHECK-DAG: declare i32 @__ilgen_wrap_pthread_mutex_lock(ptr, ptr)
 ; CHECK-DAG: declare i64 @__ilgen_wrap_strlen(ptr, ptr)
 ; CHECK-DAG: declare ptr @__ilgen_wrap_memcpy(ptr, ptr, i64, ptr)
+; CHECK-DAG: declare i32 @__ilgen_wrap_sem_init(ptr, i32, i32, ptr)
+; CHECK-DAG: declare void @__ilgen_sem_opened(ptr, ptr)

@@ -12,7 +12,7 @@ target triple = "x86_64-pc-linux-gnu"
 declare void @escape(ptr)
 
 ; One blob holds the module's sites.
-; CHECK: @__ilgen_sites = private constant [{{[0-9]+}} x i8] c"ILGS\02\00{{.*}}", section "ilgen_sites", align 16
+; CHECK: @__ilgen_sites = private constant [{{[0-9]+}} x i8] c"ILGS\03\00{{.*}}", section "ilgen_sites", align 16
 ; CHECK: @llvm.compiler.used = appending global [1 x ptr] [ptr @__ilgen_sites], section "llvm.metadata"
 
 ; CHECK-LABEL: define i32 @plain(

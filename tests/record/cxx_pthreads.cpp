@@ -50,9 +50,9 @@ int main() {
 // CHECK-NEXT: T1 thread parent=T0 child=0
 // CHECK-NEXT: T1 start seq={{[0-9]+}}
 // CHECK-NEXT: T1 stack 0x{{[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}
-// CHECK-NEXT: T1 lock counter+8 seq={{[0-9]+}} at {{.*}}cxx_pthreads.cpp:12:5 _ZN7Counter3addEl
-// CHECK-NEXT: T1 write counter size=8 at {{.*}}cxx_pthreads.cpp:13:{{[0-9]+}} _ZN7Counter3addEl
-// CHECK-NEXT: T1 unlock counter+8 seq={{[0-9]+}} at {{.*}}cxx_pthreads.cpp:14:5 _ZN7Counter3addEl
-// CHECK-NEXT: T1 write box size=4 at {{.*}}cxx_pthreads.cpp:24:{{[0-9]+}} _ZN3BoxIiE3setEi
+// CHECK-NEXT: T1 lock counter+8 seq={{[0-9]+}} at {{.*}}cxx_pthreads.cpp:12:5 Counter::add(long)
+// CHECK-NEXT: T1 write counter size=8 at {{.*}}cxx_pthreads.cpp:13:{{[0-9]+}} Counter::add(long)
+// CHECK-NEXT: T1 unlock counter+8 seq={{[0-9]+}} at {{.*}}cxx_pthreads.cpp:14:5 Counter::add(long)
+// CHECK-NEXT: T1 write box size=4 at {{.*}}cxx_pthreads.cpp:24:{{[0-9]+}} Box<int>::set(int)
 // CHECK-NEXT: T1 end seq={{[0-9]+}}
 // CHECK-NOT: {{.}}

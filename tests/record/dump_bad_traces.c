@@ -1,11 +1,12 @@
-// `ilgen dump` on a trace it cannot read gives one message naming the file and saying what to do,
-// and exit code 2, never a panic: a thread file cut inside a record, a directory that is no trace,
-// a meta.json and a thread file of another format version, a FIFO or a symlink to /dev/zero in
-// place of a thread file (refused at once, naming it), bytes after the end of the records, and a
-// meta.json that is not JSON.
+// `ilgen dump` on a trace it cannot read gives one message naming the file, saying what it is
+// instead and what to do, and exit code 2, never a panic: a thread file cut inside a record, a
+// directory that is no trace, a file or nothing where the directory should be, a meta.json and a
+// thread file of another format version (older, newer, or no whole number at all), a FIFO or a
+// symlink to /dev/zero in place of a thread file (refused at once, naming it), text or a program
+// in place of a thread file, bytes after the end of the records, and a meta.json that is not JSON.
 //
 // RUN: %ilgen cc -g -O0 -I %testinc %s -o %t
-// RUN: rm -rf %t.trace %t.cut %t.foreign %t.v99 %t.v0 %t.tv99 %t.fifo %t.zero %t.pad %t.json
+// RUN: rm -rf %t.trace %t.cut %t.foreign %t.v99 %t.v0 %t.vx %t.tv99 %t.tvmax %t.fifo %t.zero %t.text %t.elf %t.pad %t.json
 // RUN: env ILGEN_OPTIONS=trace_dir=%t.trace %t
 // RUN: %ilgen dump %t.trace | FileCheck --check-prefix=GOOD %s
 //
@@ -19,8 +20,11 @@
 //
 // RUN: mkdir %t.foreign && cp %s %t.foreign/
 // RUN: sh -c '%ilgen dump %t.foreign; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=FOREIGN %s
-// FOREIGN:      ilgen: error: {{.*}}.foreign is not an ilgen trace
+// FOREIGN:      ilgen: error: {{.*}}.foreign is not an ilgen trace directory: it has no meta.json; pass a directory that an instrumented program wrote
 // FOREIGN-NEXT: exit=2
+// RUN: sh -c '%ilgen dump %s; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=FILE %s
+// FILE:      ilgen: error: {{.*}}dump_bad_traces.c is not an ilgen trace directory: it is a file, not a directory
+// FILE-NEXT: exit=2
 //
 // RUN: cp -r %t.trace %t.v99
 // RUN: sed -i -e 's/"format_version": *[0-9]*/"format_version": 99/' %t.v99/meta.json
@@ -34,12 +38,28 @@
 // V0:      ilgen: error: {{.*}}.v0/meta.json has format version 0, older than version {{[0-9]+}} that this ilgen reads; record the program again with this ilgen
 // V0-NEXT: exit=2
 //
+// A version that is no whole number gets its own message, whatever it is.
+// RUN: cp -r %t.trace %t.vx
+// RUN: sed -i -e 's/"format_version": *[0-9]*/"format_version": 3.5/' %t.vx/meta.json
+// RUN: sh -c '%ilgen dump %t.vx; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=VX -DV=3.5 %s
+// RUN: sed -i -e 's/"format_version": *3.5/"format_version": -1/' %t.vx/meta.json
+// RUN: sh -c '%ilgen dump %t.vx; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=VX -DV=-1 %s
+// RUN: sed -i -e 's/"format_version": *-1/"format_version": "3"/' %t.vx/meta.json
+// RUN: sh -c '%ilgen dump %t.vx; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=VX '-DV="3"' %s
+// VX:      ilgen: error: {{.*}}.vx/meta.json has format version [[V]], which no ilgen writes (versions are whole numbers); pass the file ilgen wrote, or record the program again
+// VX-NEXT: exit=2
+//
 // The thread file's version is the u32 right after its 8-byte magic.
 // RUN: cp -r %t.trace %t.tv99
 // RUN: sh -c 'printf "\143" | dd of=%t.tv99/t0.trace bs=1 seek=8 conv=notrunc 2>/dev/null'
 // RUN: sh -c '%ilgen dump %t.tv99; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=TV99 %s
 // TV99:      ilgen: error: {{.*}}.tv99/t0.trace has format version 99
 // TV99-NEXT: exit=2
+// RUN: cp -r %t.trace %t.tvmax
+// RUN: sh -c 'printf "\377\377\377\377" | dd of=%t.tvmax/t0.trace bs=1 seek=8 conv=notrunc 2>/dev/null'
+// RUN: sh -c '%ilgen dump %t.tvmax; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=TVMAX %s
+// TVMAX:      ilgen: error: {{.*}}.tvmax/t0.trace has format version 4294967295, newer than version {{[0-9]+}} that this ilgen reads
+// TVMAX-NEXT: exit=2
 //
 // A FIFO would block a reader and /dev/zero would exhaust it: both are refused within the timeout.
 // RUN: cp -r %t.trace %t.fifo && mkfifo %t.fifo/t1.trace
@@ -50,6 +70,16 @@
 // RUN: sh -c 'timeout 5 %ilgen dump %t.zero; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=ZERO %s
 // ZERO:      ilgen: error: {{.*}}.zero/t1.trace is a symbolic link, not a regular file
 // ZERO-NEXT: exit=2
+//
+// Something else under a thread file's name is named for what it is.
+// RUN: cp -r %t.trace %t.text && cp %s %t.text/t0.trace
+// RUN: sh -c '%ilgen dump %t.text; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=TEXT %s
+// TEXT:      ilgen: error: {{.*}}.text/t0.trace is not an ilgen thread file: it is text, without the ILGENTHR magic; a trace directory holds only files the runtime wrote, record the program again
+// TEXT-NEXT: exit=2
+// RUN: cp -r %t.trace %t.elf && cp %t %t.elf/t0.trace
+// RUN: sh -c '%ilgen dump %t.elf; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=ELF %s
+// ELF:      ilgen: error: {{.*}}.elf/t0.trace is not an ilgen thread file: it is an ELF file (a program, library or object file), without the ILGENTHR magic
+// ELF-NEXT: exit=2
 //
 // A nonzero byte after the zero length byte that ends the records: a cut record, not padding.
 // RUN: cp -r %t.trace %t.pad && printf '\000\000\001' >> %t.pad/t0.trace
@@ -64,7 +94,7 @@
 //
 // A missing directory is an input error too.
 // RUN: sh -c '%ilgen dump %t.nonexistent; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=MISSING %s
-// MISSING:      ilgen: error: {{.*}}.nonexistent is not an ilgen trace
+// MISSING:      ilgen: error: {{.*}}.nonexistent is not an ilgen trace directory: it does not exist
 // MISSING-NEXT: exit=2
 #include <pthread.h>
 

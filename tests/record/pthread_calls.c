@@ -125,6 +125,7 @@ int main(void) {
 
 // CHECK:      run binary={{.*}} pid={{[0-9]+}} argv={{.*}} end=exit threads=4
 // CHECK-NEXT: T0 thread main
+// CHECK-NEXT: T0 sem_init s count=1 seq={{[0-9]+}} at {{.*}}pthread_calls.c:108:3 main
 // CHECK-NEXT: T0 write deadline size=8 at {{.*}}pthread_calls.c:112:{{[0-9]+}} main
 // CHECK-NEXT: T0 lock m seq={{[0-9]+}} at {{.*}}pthread_calls.c:48:3 mutexes
 // CHECK-NEXT: T0 trylock m failed seq={{[0-9]+}} at {{.*}}pthread_calls.c:49:3 mutexes

@@ -21,7 +21,7 @@
 // RUN: FileCheck %s --check-prefix=NEVER-OUTCOME < %t.trace/replay-outcome.json
 //
 // A schedule for another binary.
-// RUN: python3 %S/Inputs/schedule.py %t.trace --hash 0123456789abcdef 0:0:fork > %t.other.json
+// RUN: python3 %S/Inputs/schedule.py %t.trace --build-id 0123456789abcdef 0:0:fork > %t.other.json
 // RUN: env ILGEN_OPTIONS=mode=replay:schedule=%t.other.json:trace_dir=%t.trace \
 // RUN:   bash -c '%t; echo "exit status $?"' 2>&1 | FileCheck %s --check-prefix=OTHER
 //
@@ -78,7 +78,7 @@ int main(void) {
 // NEVER-OUTCOME-NEXT: "schedule_followed": false,
 // NEVER-OUTCOME-NEXT: "steps_done": 3,
 
-// OTHER:      ilgen: schedule {{.*}}.other.json was made for another binary (hash 0123456789abcdef, this binary is {{[0-9a-f]+}}); record this binary again and run ilgen detect on its trace (exit status 88)
+// OTHER:      ilgen: schedule {{.*}}.other.json was made for another binary (build id 0123456789abcdef, this binary is {{[0-9a-f]+}}); record this binary again and run ilgen detect on its trace (exit status 88)
 // OTHER-NEXT: exit status 88
 
 // NONE:      ilgen: mode=replay needs schedule=PATH in ILGEN_OPTIONS (exit status 88)

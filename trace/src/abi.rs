@@ -14,6 +14,7 @@
 //! void __ilgen_wait_loop_enter(const void *cond, const void *site);
 //! void __ilgen_wait_loop_exit(const void *cond, const void *site);
 //! void __ilgen_main_return(const void *site);        // before every return of `main`
+//! void __ilgen_sem_opened(sem_t *sem, const void *site); // right after every call of `sem_open`
 //! // entry and every return of a function marked `ILGEN_ATOMIC`, and `ILGEN_ATOMIC_BEGIN/END()`
 //! void __ilgen_tx_begin(const void *site);
 //! void __ilgen_tx_end(const void *site);
@@ -31,6 +32,10 @@ pub const WAIT_LOOP_ENTER: &str = "__ilgen_wait_loop_enter";
 pub const WAIT_LOOP_EXIT: &str = "__ilgen_wait_loop_exit";
 pub const PRINTF_WRITTEN: &str = "__ilgen_printf_written";
 pub const MAIN_RETURN: &str = "__ilgen_main_return";
+/// After `sem_open`, which is variadic and so cannot be wrapped (see [`FORMATTED_CALLS`]): the
+/// runtime records the count of the semaphore it returned.
+pub const SEM_OPENED: &str = "__ilgen_sem_opened";
+pub const SEM_OPEN: &str = "sem_open";
 pub const TX_BEGIN: &str = "__ilgen_tx_begin";
 pub const TX_END: &str = "__ilgen_tx_end";
 /// The annotation (`__attribute__((annotate(...)))`, listed in `llvm.global.annotations`) that
@@ -77,7 +82,11 @@ pub const WRAPPED_CALLS: &[&str] = &[
     "pthread_spin_trylock",
     "pthread_spin_unlock",
     "pthread_once",
+    "sem_init",
+    "sem_destroy",
     "sem_wait",
+    "sem_timedwait",
+    "sem_clockwait",
     "sem_trywait",
     "sem_post",
     "memcpy",

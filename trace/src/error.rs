@@ -24,8 +24,8 @@ pub enum TraceError {
         path: PathBuf,
         /// What was expected, e.g. "an ilgen trace directory".
         expected: &'static str,
-        /// What is wrong with it and what to pass instead.
-        found: &'static str,
+        /// What it is instead (see [`what_it_is`]) and what to pass.
+        found: String,
     },
     #[error(
         "{} has format version {found}, {} version {expected} that this ilgen reads; {}",
@@ -38,6 +38,13 @@ pub enum TraceError {
         found: u64,
         expected: u32,
     },
+    /// A `format_version` that is no whole number (negative, fractional, text, beyond u64).
+    #[error(
+        "{} has format version {found}, which no ilgen writes (versions are whole numbers); pass \
+         the file ilgen wrote, or record the program again",
+        path.display()
+    )]
+    BadVersion { path: PathBuf, found: String },
     #[error(
         "{} is truncated at byte {offset} (a record runs past the end of the file); the trace \
          was cut after it was written, record the program again",
@@ -89,7 +96,71 @@ fn version_advice(found: u64, expected: u32) -> (&'static str, &'static str) {
     }
 }
 
+/// What a file that is not the expected ilgen file is, from its first bytes, so that a message
+/// can say "it is an ELF file" rather than only what it is not.
+pub(crate) fn what_it_is(bytes: &[u8]) -> String {
+    const KNOWN: &[(&[u8], &str)] = &[
+        (
+            b"\x7fELF",
+            "an ELF file (a program, library or object file)",
+        ),
+        (b"ILGENTHR", "an ilgen thread file"),
+        (b"#!", "a script"),
+        (b"\x1f\x8b", "a gzip archive"),
+        (b"PK\x03\x04", "a zip archive"),
+    ];
+    if bytes.is_empty() {
+        return "it is empty".into();
+    }
+    if let Some((_, what)) = KNOWN.iter().find(|(magic, _)| bytes.starts_with(magic)) {
+        return format!("it is {what}");
+    }
+    let head = &bytes[..bytes.len().min(512)];
+    let text = std::str::from_utf8(head).is_ok_and(|s| {
+        s.chars()
+            .all(|c| !c.is_control() || c.is_ascii_whitespace())
+    });
+    if text {
+        return "it is text".into();
+    }
+    let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("it is binary data starting with {}", shown.join(" "))
+}
+
 /// Why a directory is not a trace, and what to pass instead.
-pub(crate) const NOT_A_TRACE_DIR: &str =
-    "it has no meta.json; pass a directory that an instrumented program wrote, e.g. \
-     ./ilgen-out/<binary>-<pid>";
+pub(crate) fn not_a_dir(path: &std::path::Path) -> String {
+    let what = match std::fs::symlink_metadata(path) {
+        Err(_) => "it does not exist",
+        Ok(m) if m.is_dir() => "it has no meta.json",
+        Ok(m) if m.is_file() => "it is a file, not a directory",
+        Ok(_) => "it is no directory",
+    };
+    format!(
+        "{what}; pass a directory that an instrumented program wrote, e.g. \
+         ./ilgen-out/<binary>-<pid>"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_named_for_what_they_are() {
+        assert_eq!(what_it_is(b""), "it is empty");
+        assert_eq!(
+            what_it_is(b"\x7fELF\x02\x01\x01"),
+            "it is an ELF file (a program, library or object file)"
+        );
+        assert_eq!(
+            what_it_is(b"ILGENTHR\x03\0\0\0"),
+            "it is an ilgen thread file"
+        );
+        assert_eq!(what_it_is(b"#!/bin/sh\n"), "it is a script");
+        assert_eq!(what_it_is(b"{\"a\": 1}\n\tb"), "it is text");
+        assert_eq!(
+            what_it_is(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]),
+            "it is binary data starting with 00 01 02 03 04 05 06 07"
+        );
+    }
+}

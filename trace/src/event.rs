@@ -276,6 +276,24 @@ pub enum SyncOp {
     /// a fatal signal, nor for an exit from a thread that already ended (the last thread leaving
     /// after main called `pthread_exit`).
     Exit,
+    /// A semaphore got its count: `sem_init` succeeded with `count`, or `sem_open` returned `sem`
+    /// holding `count` (read with `sem_getvalue` right after the call: O_CREAT's value for a
+    /// semaphore it created, the current count for one that existed). Written after the call.
+    SemInit {
+        sem: u64,
+        count: u32,
+    },
+    /// `sem_timedwait` or `sem_clockwait`: pending across the real call, completed with whether
+    /// it took the semaphore (false: it timed out or was interrupted).
+    SemTimedWait {
+        sem: u64,
+        acquired: bool,
+    },
+    /// `sem_destroy`, written before the call (retracted if it fails): the semaphore's life ends,
+    /// and a later `SemInit` at the same address starts another one.
+    SemDestroy {
+        sem: u64,
+    },
     /// The thread entered an atomic block (a function marked `ILGEN_ATOMIC`, or
     /// `ILGEN_ATOMIC_BEGIN()`); only the outermost block of a nest is recorded, so begins and
     /// ends alternate along a thread. A marker: it ends a segment and orders nothing.
@@ -320,9 +338,12 @@ impl SyncOp {
             | SyncOp::WaitLoopEnter { cond }
             | SyncOp::WaitLoopExit { cond } => Some(cond),
             SyncOp::BarrierEnter { barrier } | SyncOp::BarrierExit { barrier, .. } => Some(barrier),
-            SyncOp::SemWait { sem } | SyncOp::SemTryWait { sem, .. } | SyncOp::SemPost { sem } => {
-                Some(sem)
-            }
+            SyncOp::SemWait { sem }
+            | SyncOp::SemTryWait { sem, .. }
+            | SyncOp::SemPost { sem }
+            | SyncOp::SemInit { sem, .. }
+            | SyncOp::SemTimedWait { sem, .. }
+            | SyncOp::SemDestroy { sem } => Some(sem),
         }
     }
 
@@ -344,7 +365,8 @@ impl SyncOp {
             | SyncOp::RwTryRdLock { acquired, .. }
             | SyncOp::RwTryWrLock { acquired, .. }
             | SyncOp::SpinTryLock { acquired, .. }
-            | SyncOp::SemTryWait { acquired, .. } => Some(acquired),
+            | SyncOp::SemTryWait { acquired, .. }
+            | SyncOp::SemTimedWait { acquired, .. } => Some(acquired),
             _ => None,
         }
     }

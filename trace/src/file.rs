@@ -49,12 +49,12 @@ pub fn read_regular(path: &Path) -> Result<Vec<u8>, TraceError> {
         });
     }
     let mut bytes = Vec::new();
-    bytes
-        .try_reserve_exact(meta.len() as usize)
-        .map_err(|_| TraceError::TooLarge {
+    crate::memory::fallibly(|| bytes.try_reserve_exact(meta.len() as usize)).map_err(|_| {
+        TraceError::TooLarge {
             path: path.into(),
             size: meta.len(),
-        })?;
+        }
+    })?;
     file.read_to_end(&mut bytes).map_err(io)?;
     Ok(bytes)
 }

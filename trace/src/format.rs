@@ -22,18 +22,19 @@
 //! - 1: first format.
 //! - 2: `SyncOp::Exit`, the end of the process on the exiting thread (appended to the enum), and
 //!   `Event::Heap` (allocations, frees and thread stacks).
-//! - 3: `SyncOp::TxBegin`/`TxEnd`, the outermost atomic blocks (appended to the enum).
+//! - 3: `meta.json` names the executable by its ELF `build_id` alone; `binary_hash` (xxh3 of the
+//!   whole file, read at every start) is gone. `SyncOp::SemInit`, a semaphore's count from
+//!   `sem_init` or `sem_open`, `SyncOp::SemTimedWait` (`sem_timedwait`, `sem_clockwait`) and
+//!   `SyncOp::SemDestroy` (appended); `SyncOp::TxBegin`/`TxEnd`, the outermost atomic blocks
+//!   (appended after them).
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Access, AccessKind, Event, SyncOp, ThreadId, NO_THREAD};
-use crate::file::read_regular;
 use crate::meta::Meta;
 
-use crate::error::NOT_A_TRACE_DIR;
 pub use crate::error::{TraceError, FORMAT_VERSION};
 pub const THREAD_MAGIC: [u8; 8] = *b"ILGENTHR";
 /// Upper bound of one encoded record, length byte included.
@@ -118,8 +119,11 @@ pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceErro
         return Err(TraceError::NotATrace {
             path: path.into(),
             expected: "an ilgen thread file",
-            found: "it does not start with the ILGENTHR magic; a trace directory holds only \
-                    files the runtime wrote, record the program again",
+            found: format!(
+                "{}, without the ILGENTHR magic; a trace directory holds only files the runtime \
+                 wrote, record the program again",
+                crate::error::what_it_is(bytes)
+            ),
         });
     }
     let rest = &bytes[THREAD_MAGIC.len()..];
@@ -197,52 +201,6 @@ pub struct TraceDir {
 }
 
 impl TraceDir {
-    /// Reads `dir/meta.json` and every `dir/t<tid>.trace`, and checks that they make one run
-    /// ([`crate::validate`]). A trace the runtime marked truncated reads up to its cut: see
-    /// [`TraceDir::warning`].
-    pub fn open(dir: &Path) -> Result<TraceDir, TraceError> {
-        let io = |path: &Path, source| TraceError::Io {
-            path: path.into(),
-            source,
-        };
-        if !dir.is_dir() {
-            return Err(TraceError::NotATrace {
-                path: dir.into(),
-                expected: "an ilgen trace directory",
-                found: NOT_A_TRACE_DIR,
-            });
-        }
-        let meta = Meta::read(dir)?;
-        let mut threads = Vec::new();
-        for entry in fs::read_dir(dir).map_err(|e| io(dir, e))? {
-            let entry = entry.map_err(|e| io(dir, e))?;
-            let name = entry.file_name();
-            let Some(tid) = name.to_str().and_then(thread_file_tid) else {
-                continue;
-            };
-            let path = entry.path();
-            let thread = decode_thread(&path, &read_regular(&path)?)?;
-            if thread.header.tid != tid {
-                return Err(TraceError::Inconsistent {
-                    path,
-                    reason: format!(
-                        "its header says it is thread {}, its name says thread {tid}",
-                        thread.header.tid
-                    ),
-                });
-            }
-            threads.push(thread);
-        }
-        threads.sort_by_key(|t| t.header.tid);
-        let trace = TraceDir {
-            path: dir.into(),
-            meta,
-            threads,
-        };
-        crate::validate::check(&trace)?;
-        Ok(trace)
-    }
-
     /// The one-line warning to print before analysing this trace, if it is incomplete.
     pub fn warning(&self) -> Option<String> {
         self.meta.truncated.then(|| {
@@ -280,15 +238,6 @@ pub fn incomplete(threads: &[ThreadTrace]) -> Vec<String> {
         }
     }
     out
-}
-
-/// The thread id in a thread file name `t<tid>.trace`, `None` for any other name.
-fn thread_file_tid(name: &str) -> Option<ThreadId> {
-    let digits = name.strip_prefix('t')?.strip_suffix(".trace")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
 }
 
 #[cfg(test)]
@@ -444,14 +393,14 @@ mod tests {
     }
 
     #[test]
-    fn a_version_1_trace_gets_the_version_message() {
+    fn an_older_trace_gets_the_version_message() {
         let mut bytes = file(&sample());
-        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
         let err = decode_thread(Path::new("t3.trace"), &bytes).unwrap_err();
         assert!(matches!(
             err,
             TraceError::Version {
-                found: 1,
+                found: 2,
                 expected: FORMAT_VERSION,
                 ..
             }
@@ -477,8 +426,10 @@ mod tests {
         let err = decode_thread(Path::new("x/t0.trace"), b"ELF\x7f garbage").unwrap_err();
         assert!(matches!(err, TraceError::NotATrace { .. }));
         assert!(
-            err.to_string()
-                .starts_with("x/t0.trace is not an ilgen thread file: it does not start"),
+            err.to_string().starts_with(
+                "x/t0.trace is not an ilgen thread file: it is binary data starting with 45 4c 46 \
+                 7f 20 67 61 72, without the ILGENTHR magic"
+            ),
             "{err}"
         );
         let mut bytes = file(&sample());

@@ -40,13 +40,16 @@ pub enum OpKind {
     WaitLoopEnter,
     WaitLoopExit,
     Exit,
+    SemInit,
+    SemTimedWait,
+    SemDestroy,
     TxBegin,
     TxEnd,
 }
 
 impl OpKind {
     /// Every kind, in declaration order.
-    pub const ALL: [OpKind; 31] = [
+    pub const ALL: [OpKind; 34] = [
         OpKind::Start,
         OpKind::End,
         OpKind::Fork,
@@ -76,6 +79,9 @@ impl OpKind {
         OpKind::WaitLoopEnter,
         OpKind::WaitLoopExit,
         OpKind::Exit,
+        OpKind::SemInit,
+        OpKind::SemTimedWait,
+        OpKind::SemDestroy,
         OpKind::TxBegin,
         OpKind::TxEnd,
     ];
@@ -112,6 +118,9 @@ impl OpKind {
             OpKind::WaitLoopEnter => "waitloop_enter",
             OpKind::WaitLoopExit => "waitloop_exit",
             OpKind::Exit => "exit",
+            OpKind::SemInit => "sem_init",
+            OpKind::SemTimedWait => "sem_timedwait",
+            OpKind::SemDestroy => "sem_destroy",
             OpKind::TxBegin => "tx_begin",
             OpKind::TxEnd => "tx_end",
         }
@@ -175,6 +184,9 @@ impl SyncOp {
             SyncOp::WaitLoopEnter { .. } => OpKind::WaitLoopEnter,
             SyncOp::WaitLoopExit { .. } => OpKind::WaitLoopExit,
             SyncOp::Exit => OpKind::Exit,
+            SyncOp::SemInit { .. } => OpKind::SemInit,
+            SyncOp::SemTimedWait { .. } => OpKind::SemTimedWait,
+            SyncOp::SemDestroy { .. } => OpKind::SemDestroy,
             SyncOp::TxBegin => OpKind::TxBegin,
             SyncOp::TxEnd => OpKind::TxEnd,
         }

@@ -6,11 +6,13 @@
 //! - [`kind`]: the kind of a sync operation ([`OpKind`]), as every later stage names it;
 //! - [`format`]: thread files and the trace directory, versioned;
 //! - [`validate`]: the checks that a trace directory's files make one run;
+//! - `read`: [`TraceDir::open`], which decodes a trace directory (`format`) and checks it (`validate`);
 //! - [`meta`]: the run's metadata file;
 //! - [`schedule`]: the order of sync operations a replay enforces;
 //! - [`replay`]: what a replay of a schedule found (`replay-outcome.json`) and its exit statuses;
 //! - [`sites`]: the site table embedded in instrumented binaries;
-//! - [`abi`]: names of the runtime's hooks and of the calls the pass rewrites.
+//! - [`abi`]: names of the runtime's hooks and of the calls the pass rewrites;
+//! - [`memory`]: the `ilgen` command's allocator, which exits with a message when memory runs out.
 
 pub mod abi;
 mod error;
@@ -19,7 +21,9 @@ mod file;
 pub mod format;
 mod json;
 pub mod kind;
+pub mod memory;
 pub mod meta;
+mod read;
 pub mod replay;
 pub mod schedule;
 pub mod sites;

@@ -22,11 +22,9 @@ pub struct Meta {
     pub cwd: String,
     /// Absolute path of the executable that ran (its site table names the source lines).
     pub binary: String,
-    /// xxh3-64 of the executable's bytes, hex: tells a rebuilt binary from the recorded one.
-    pub binary_hash: String,
     /// The executable's ELF build id (lowercase hex, empty if it has none), as the runtime read it
-    /// from the running process's own program headers: replays run only a binary that has it.
-    #[serde(default)]
+    /// from the running process's own program headers: it tells a rebuilt binary from the
+    /// recorded one, and replays run only a binary that has it.
     pub build_id: String,
     /// Address the executable was loaded at (0 when not position independent): subtract it from a
     /// recorded address to look the address up in the executable's symbol table.
@@ -61,7 +59,7 @@ impl Meta {
             return Err(TraceError::NotATrace {
                 path: dir.into(),
                 expected: "an ilgen trace directory",
-                found: crate::error::NOT_A_TRACE_DIR,
+                found: crate::error::not_a_dir(dir),
             });
         }
         read_versioned(&path, "ilgen run metadata", FORMAT_VERSION)
@@ -84,7 +82,6 @@ mod tests {
             argv: vec!["./a".into()],
             cwd: "/".into(),
             binary: "/a".into(),
-            binary_hash: "00".into(),
             build_id: "c0ffee".into(),
             load_base: 0x5555_0000,
             started_unix_ms: 0,

@@ -23,8 +23,9 @@
 //!   values are `null`, never u32::MAX: a thread's `parent` (main), the `site` of a blocked
 //!   thread, a held lock and a step (thread start and end); `op` is one of the names of
 //!   [`crate::OpKind`] (the same spelling as before, now checked on reading).
-//! - 4: `watched` (when each watched access of the schedule first ran) and the result
-//!   `atomicity`: they ran as e1, f, e2.
+//! - 4: `build_id` (the replayed executable's ELF build id) replaces `binary_hash`; `watched`
+//!   (when each watched access of the schedule first ran) and the result `atomicity`: they ran
+//!   as e1, f, e2.
 
 use std::path::Path;
 
@@ -51,8 +52,8 @@ pub const EXIT_STOPPED: i32 = 89;
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
     pub format_version: u32,
-    /// xxh3-64 of the replayed executable, hex (as `Meta::binary_hash`).
-    pub binary_hash: String,
+    /// ELF build id of the replayed executable, as the runtime read it (as `Meta::build_id`).
+    pub build_id: String,
     /// The schedule file that was replayed.
     pub schedule: String,
     /// Address the executable was loaded at in this replay (as `Meta::load_base`): race
@@ -282,7 +283,7 @@ mod tests {
         };
         let o = Outcome {
             format_version: OUTCOME_VERSION,
-            binary_hash: "00".into(),
+            build_id: "00".into(),
             schedule: "s.json".into(),
             load_base: 0x5555_0000,
             result: ResultKind::NoError,

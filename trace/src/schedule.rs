@@ -16,7 +16,8 @@
 //! - 1: first format.
 //! - 2: a thread's `parent` and a step's `site` are `null` when absent (were u32::MAX); `op` is
 //!   one of the names of [`crate::OpKind`] (the same spelling as before, now checked on reading).
-//! - 3: `watch`, the accesses the replay of an atomicity candidate looks for (absent: none).
+//! - 3: `build_id` (the recorded executable's ELF build id) replaces `binary_hash`; `watch`,
+//!   the accesses the replay of an atomicity candidate looks for (absent: none).
 
 use std::path::Path;
 
@@ -32,8 +33,8 @@ pub const SCHEDULE_VERSION: u32 = 3;
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Schedule {
     pub format_version: u32,
-    /// `Meta::binary_hash` of the recorded run: a schedule is refused by any other binary.
-    pub binary_hash: String,
+    /// `Meta::build_id` of the recorded run: a schedule is refused by any other binary.
+    pub build_id: String,
     /// Every thread the steps name, with its stable identity.
     pub threads: Vec<ScheduleThread>,
     pub steps: Vec<Step>,

@@ -2,25 +2,37 @@
 //!
 //! Takes sites from the pass ([`SiteTableBuilder`], one blob per compiled module) and gives back,
 //! from the linked executable's `ilgen_sites` section, a [`SiteTable`] mapping a [`SiteId`] to file,
-//! line, column and function. Events carry only 4-byte site ids; nothing else is written beside the
-//! binary.
+//! line, column and function, and the library frames inlined at that line. Events carry only
+//! 4-byte site ids; nothing else is written beside the binary.
+//!
+//! A site is in the user's code whenever the compiler can say so: for an instruction inlined from
+//! a library header (`std::lock_guard`'s constructor, `std::mutex::lock`, gthr-default.h's
+//! `__gthread_mutex_lock`), the pass records the first frame of the inlined-at chain that
+//! [`is_user_file`] accepts (the `std::lock_guard` line) as the site and the library frames
+//! inlined at it as the site's [`Site::inlined`] frames.
 //!
 //! Layout. The section is a sequence of 16-byte units; the linker concatenates one blob per module
 //! (each 16-aligned and a whole number of units, so no padding falls between them):
 //! ```text
 //! unit 0      "ILGS" | version: u16 | 0: u16 | n_sites: u32 | n_units: u32   (n_units counts unit 0)
-//! unit 1..=n  line: u32 | column: u16 | flags: u16 | file: u32 | function: u32   (file and
-//!             function: byte offsets of NUL-ended UTF-8 strings from the blob's start)
+//! unit 1..=n  line: u32 | column: u16 | flags: u8 | n_inlined: u8 | file: u32 | function: u32
+//!             (file and function: byte offsets of NUL-ended UTF-8 strings from the blob's start)
+//! then        the inlined frames, n_inlined units per site in site order, each
+//!             line: u32 | column: u16 | 0: u16 | file: u32 | function: u32
 //! then        the strings, zero-padded to a whole unit
 //! ```
 //! All integers little endian. Instrumented code passes the address of its site's unit to the
 //! runtime, which turns it into the id `(address - start of section) / 16`, so ids are unique
-//! across the modules of one executable without any registration at start-up.
+//! across the modules of one executable without any registration at start-up. A function is
+//! named by its linkage name (mangled for C++ and Rust), or its source name when it has none (C);
+//! the reader demangles ([`SiteTable::parse`]).
 //!
 //! Flags: bit 0 ([`FLAG_DECIDES`]) marks a load whose value decides an address
 //! (`ilgen-pass`'s `decides`): a predicted schedule keeps the write such a read saw.
 //!
-//! Versions: 1, first layout (column: u32, no flags; still read, as flags 0); 2, flags.
+//! Versions: 1, first layout (column: u32, no flags; still read, as flags 0); 2, flags: u16 (still
+//! read: its high byte was always 0, which version 3 reads as no inlined frames); 3, sites in user
+//! code with their inlined library frames.
 
 use std::collections::HashMap;
 
@@ -29,14 +41,55 @@ use crate::event::SiteId;
 pub const SECTION: &str = "ilgen_sites";
 pub const UNIT: usize = 16;
 pub const MAGIC: [u8; 4] = *b"ILGS";
-pub const VERSION: u16 = 2;
+pub const VERSION: u16 = 3;
 /// [`Site::decides`] in a site's flags.
-pub const FLAG_DECIDES: u16 = 1;
+pub const FLAG_DECIDES: u8 = 1;
+
+/// Where the system's and the compiler's headers live: a frame in a file under one of these is
+/// library code, never a site's own frame while a user frame is known.
+pub const SYSTEM_DIRS: [&str; 3] = ["/usr/include/", "/usr/lib/gcc/", "/usr/lib/llvm-19/"];
+
+/// Whether `file` is the user's code: any file not under one of the [`SYSTEM_DIRS`].
+pub fn is_user_file(file: &str) -> bool {
+    !SYSTEM_DIRS.iter().any(|dir| file.starts_with(dir))
+}
+
+/// One source location and the function it is in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    /// How reports name the function: demangled by [`SiteTable::parse`]'s demangler.
+    pub function: String,
+    /// The name the table holds: the linkage name (mangled for C++), or the source name.
+    pub symbol: String,
+}
+
+impl Frame {
+    /// A frame as the pass writes it: its function named by `symbol` alone, not yet demangled.
+    pub fn new(
+        file: impl Into<String>,
+        line: u32,
+        column: u32,
+        symbol: impl Into<String>,
+    ) -> Frame {
+        let symbol = symbol.into();
+        Frame {
+            file: file.into(),
+            line,
+            column,
+            function: symbol.clone(),
+            symbol,
+        }
+    }
+}
 
 /// Collects one module's sites and lays out its blob.
 #[derive(Default)]
 pub struct SiteTableBuilder {
     entries: Vec<[u32; 4]>,
+    inlined: Vec<[u32; 4]>,
     strings: Vec<u8>,
     interned: HashMap<String, u32>,
 }
@@ -46,25 +99,25 @@ impl SiteTableBuilder {
         Self::default()
     }
 
-    /// Adds a site; returns its index within this module. Columns above 65535 are kept as 65535.
-    pub fn add(
-        &mut self,
-        file: &str,
-        line: u32,
-        column: u32,
-        function: &str,
-        decides: bool,
-    ) -> usize {
-        let file = self.intern(file);
-        let function = self.intern(function);
-        let flags = if decides { FLAG_DECIDES } else { 0 } as u32;
-        self.entries.push([
-            line,
-            column.min(u16::MAX as u32) | flags << 16,
-            file,
-            function,
-        ]);
+    /// Adds a site at `at` with the library frames `inlined` at it, from the call on `at`'s line
+    /// inward; returns its index within this module. A frame's function is written as its
+    /// [`Frame::symbol`]. Columns above 65535 are kept as 65535, frames beyond 255 dropped.
+    pub fn add(&mut self, at: &Frame, inlined: &[Frame], decides: bool) -> usize {
+        let inlined = &inlined[..inlined.len().min(u8::MAX as usize)];
+        let flags = if decides { FLAG_DECIDES } else { 0 };
+        let entry = self.unit(at, flags, inlined.len() as u8);
+        self.entries.push(entry);
+        for f in inlined {
+            let unit = self.unit(f, 0, 0);
+            self.inlined.push(unit);
+        }
         self.entries.len() - 1
+    }
+
+    fn unit(&mut self, f: &Frame, flags: u8, n_inlined: u8) -> [u32; 4] {
+        let column =
+            f.column.min(u16::MAX as u32) | ((flags as u32) << 16) | ((n_inlined as u32) << 24);
+        [f.line, column, self.intern(&f.file), self.intern(&f.symbol)]
     }
 
     pub fn len(&self) -> usize {
@@ -94,7 +147,7 @@ impl SiteTableBuilder {
 
     /// The blob: a whole number of units.
     pub fn finish(self) -> Vec<u8> {
-        let strings_at = (1 + self.entries.len()) * UNIT;
+        let strings_at = (1 + self.entries.len() + self.inlined.len()) * UNIT;
         let n_units = (strings_at + self.strings.len()).div_ceil(UNIT);
         let mut out = Vec::with_capacity(n_units * UNIT);
         out.extend_from_slice(&MAGIC);
@@ -102,7 +155,7 @@ impl SiteTableBuilder {
         out.extend_from_slice(&0u16.to_le_bytes());
         out.extend_from_slice(&(self.entries.len() as u32).to_le_bytes());
         out.extend_from_slice(&(n_units as u32).to_le_bytes());
-        for [line, col, file, func] in self.entries {
+        for [line, col, file, func] in self.entries.into_iter().chain(self.inlined) {
             for v in [
                 line,
                 col,
@@ -118,16 +171,16 @@ impl SiteTableBuilder {
     }
 }
 
-/// One source location.
+/// One instrumented instruction's source location.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Site {
-    pub file: String,
-    pub line: u32,
-    pub column: u32,
-    /// The function's symbol name (mangled for C++).
-    pub function: String,
+    /// The line in the user's code when the compiler knows one (see the module doc).
+    pub frame: Frame,
     /// A load whose value decides an address ([`FLAG_DECIDES`]).
     pub decides: bool,
+    /// The library frames inlined at [`Site::frame`], from its call inward: the operation itself
+    /// is in the last one. Empty when the instruction is the line's own.
+    pub inlined: Vec<Frame>,
 }
 
 /// Every site of one executable.
@@ -137,9 +190,10 @@ pub struct SiteTable {
 }
 
 impl SiteTable {
-    /// Parses the contents of the `ilgen_sites` section. The error says what is wrong, without a
-    /// file name: the caller knows which binary it read.
-    pub fn parse(section: &[u8]) -> Result<SiteTable, String> {
+    /// Parses the contents of the `ilgen_sites` section, naming every function by
+    /// `demangle(symbol)`. The error says what is wrong, without a file name: the caller knows
+    /// which binary it read.
+    pub fn parse(section: &[u8], demangle: impl Fn(&str) -> String) -> Result<SiteTable, String> {
         let mut sites = HashMap::new();
         let mut unit = 0usize;
         let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
@@ -154,7 +208,7 @@ impl SiteTable {
                 return Err(format!("unit {unit} does not start a site table"));
             }
             let version = u16::from_le_bytes([blob[4], blob[5]]);
-            if version != VERSION && version != 1 {
+            if !(1..=VERSION).contains(&version) {
                 return Err(format!(
                     "site table version {version}, expected {VERSION}; rebuild the program with this ilgen's pass"
                 ));
@@ -172,19 +226,37 @@ impl SiteTable {
                 let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
                 Ok(String::from_utf8_lossy(&rest[..end]).into_owned())
             };
-            for i in 0..n_sites {
-                let at = (1 + i) * UNIT;
+            // (frame, flags, inlined frames) of the unit at byte `at`.
+            let frame = |at: usize| -> Result<(Frame, u8, usize), String> {
                 let word = u32_at(blob, at + 4);
-                let (column, flags) = match version {
-                    1 => (word, 0),
-                    _ => (word & 0xffff, (word >> 16) as u16),
+                let (column, flags, n_inlined) = match version {
+                    1 => (word, 0, 0),
+                    _ => (word & 0xffff, (word >> 16) as u8, (word >> 24) as usize),
                 };
-                let site = Site {
+                let symbol = string(u32_at(blob, at + 12))?;
+                let frame = Frame {
+                    file: string(u32_at(blob, at + 8))?,
                     line: u32_at(blob, at),
                     column,
-                    file: string(u32_at(blob, at + 8))?,
-                    function: string(u32_at(blob, at + 12))?,
+                    function: demangle(&symbol),
+                    symbol,
+                };
+                Ok((frame, flags, n_inlined))
+            };
+            let mut next_inlined = 1 + n_sites;
+            for i in 0..n_sites {
+                let (at_site, flags, n_inlined) = frame((1 + i) * UNIT)?;
+                if next_inlined + n_inlined > n_units {
+                    return Err(format!("site table at unit {unit} is cut short"));
+                }
+                let inlined = (next_inlined..next_inlined + n_inlined)
+                    .map(|u| frame(u * UNIT).map(|(f, _, _)| f))
+                    .collect::<Result<_, _>>()?;
+                next_inlined += n_inlined;
+                let site = Site {
+                    frame: at_site,
                     decides: flags & FLAG_DECIDES != 0,
+                    inlined,
                 };
                 sites.insert((unit + 1 + i) as SiteId, site);
             }
@@ -218,40 +290,65 @@ mod tests {
     #[test]
     fn two_module_blobs_concatenated_give_global_ids() {
         let mut a = SiteTableBuilder::new();
-        assert_eq!(a.add("a.c", 4, 3, "main", false), 0);
-        assert_eq!(a.add("a.c", 6, 3, "main", true), 1);
+        assert_eq!(a.add(&Frame::new("a.c", 4, 3, "main"), &[], false), 0);
+        let header = [
+            Frame::new("/usr/include/m.h", 20, 9, "_ZN1M4lockEv"),
+            Frame::new("/usr/include/g.h", 749, 12, "gthread_lock"),
+        ];
+        assert_eq!(a.add(&Frame::new("a.c", 6, 3, "main"), &header, true), 1);
         let mut b = SiteTableBuilder::new();
-        b.add("dir/b.c", 17, 5, "task", false);
+        b.add(&Frame::new("dir/b.c", 17, 5, "task"), &[], false);
         let a = a.finish();
         let b = b.finish();
         assert_eq!(a.len() % UNIT, 0);
         let mut section = a.clone();
         section.extend_from_slice(&b);
-        let table = SiteTable::parse(&section).unwrap();
+        let table = SiteTable::parse(&section, |s| s.to_uppercase()).unwrap();
         assert_eq!(table.len(), 3);
+        let id_a0 = SiteTableBuilder::byte_offset(0) / UNIT;
+        assert!(table.get(id_a0 as SiteId).unwrap().inlined.is_empty());
         let id_a1 = SiteTableBuilder::byte_offset(1) / UNIT;
-        assert_eq!(table.get(id_a1 as SiteId).unwrap().line, 6);
-        assert!(table.get(id_a1 as SiteId).unwrap().decides);
+        let s = table.get(id_a1 as SiteId).unwrap();
+        assert_eq!((s.frame.line, s.decides), (6, true));
+        let mut want = header.to_vec();
+        want[0].function = "_ZN1M4LOCKEV".into();
+        want[1].function = "GTHREAD_LOCK".into();
+        assert_eq!(s.inlined, want);
         let id_b0 = (a.len() + SiteTableBuilder::byte_offset(0)) / UNIT;
         let s = table.get(id_b0 as SiteId).unwrap();
-        assert_eq!(
-            (
-                s.file.as_str(),
-                s.line,
-                s.column,
-                s.function.as_str(),
-                s.decides
-            ),
-            ("dir/b.c", 17, 5, "task", false)
-        );
+        let mut want = Frame::new("dir/b.c", 17, 5, "task");
+        want.function = "TASK".into();
+        assert_eq!((&s.frame, s.decides), (&want, false));
     }
 
     #[test]
     fn garbage_is_an_error_not_a_panic() {
-        assert!(SiteTable::parse(&[0xff; 32]).is_err());
+        let parse = |b: &[u8]| SiteTable::parse(b, str::to_owned);
+        assert!(parse(&[0xff; 32]).is_err());
         let mut blob = SiteTableBuilder::new();
-        blob.add("a.c", 1, 1, "f", false);
+        blob.add(
+            &Frame::new("a.c", 1, 1, "f"),
+            &[Frame::new("/usr/include/h.h", 2, 1, "g")],
+            false,
+        );
         let blob = blob.finish();
-        assert!(SiteTable::parse(&blob[..blob.len() - UNIT]).is_err());
+        assert!(parse(&blob[..blob.len() - UNIT]).is_err());
+        // A site claiming more inlined frames than its table holds.
+        let mut bad = blob.clone();
+        bad[UNIT + 7] = 200;
+        assert!(parse(&bad).is_err());
+    }
+
+    #[test]
+    fn user_code_is_outside_the_system_dirs() {
+        assert!(is_user_file("/home/u/acct.cpp"));
+        assert!(is_user_file("rel/a.c"));
+        assert!(!is_user_file("/usr/include/c++/12/bits/std_mutex.h"));
+        assert!(!is_user_file(
+            "/usr/lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/bits/std_mutex.h"
+        ));
+        assert!(!is_user_file(
+            "/usr/lib/llvm-19/lib/clang/19/include/stdatomic.h"
+        ));
     }
 }

@@ -10,6 +10,7 @@
 //! - a thread's first record is its `Start` (every thread but main);
 //! - a completed `Join` follows the child's `End`: the child's file ends with it;
 //! - sync sequence numbers are unique in the run and increase along each thread;
+//! - a semaphore's `SemInit` is never pending: the runtime writes it after its call returned;
 //! - atomic-block begins and ends alternate along each thread, starting with a begin (the runtime
 //!   records only the outermost block of a nest).
 //!
@@ -130,6 +131,12 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
                     }
                     in_tx = begin;
                 }
+                SyncOp::SemInit { .. } if s.seq == PENDING => {
+                    return fail(
+                        file(tid),
+                        "a sem_init record is pending, which the runtime never writes".into(),
+                    );
+                }
                 _ => {}
             }
         }
@@ -146,4 +153,33 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::event::Sync;
+
+    /// The real three-thread run of `tests/Inputs/small`, with `op` at seq `seq` added to main.
+    fn small_with(op: SyncOp, seq: u64) -> TraceDir {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/Inputs/small");
+        let mut trace = TraceDir::open(&dir).expect("the input trace reads");
+        trace.threads[0]
+            .events
+            .push(Event::Sync(Sync { seq, site: 1, op }));
+        trace
+    }
+
+    #[test]
+    fn a_pending_sem_init_is_refused() {
+        let init = SyncOp::SemInit { sem: 8, count: 2 };
+        assert!(check(&small_with(init, 1 << 40)).is_ok());
+        let err = check(&small_with(init, PENDING)).unwrap_err().to_string();
+        assert!(
+            err.contains("t0.trace") && err.contains("sem_init record is pending"),
+            "{err}"
+        );
+    }
 }

@@ -1,12 +1,13 @@
-//! Golden bytes of every on-disk record: the thread-file header, each event kind, and the schedule
-//! file. A failure here means the format changed: bump `FORMAT_VERSION` (or `SCHEDULE_VERSION`),
-//! write the change in the version list of `trace/src/format.rs` (or `schedule.rs`), and only then
-//! update the bytes below. New enum variants go at the end of their enum (bincode writes the
+//! Golden bytes of every on-disk record: the thread-file header, each event kind, the schedule
+//! file and the site table. A failure here means the format changed: bump `FORMAT_VERSION` (or
+//! `SCHEDULE_VERSION`, or the site table's `VERSION`), write the change in the version list of
+//! `trace/src/format.rs` (or `schedule.rs`, `sites.rs`), and only then update the bytes below. New enum variants go at the end of their enum (bincode writes the
 //! variant index); [`sync_golden`] has no wildcard, so a new `SyncOp` cannot compile without its
 //! golden row.
 
 use ilgen_trace::format::{encode_header, encode_record, ThreadHeader, MAX_RECORD};
 use ilgen_trace::schedule::{Schedule, ScheduleThread, Step};
+use ilgen_trace::sites::{Frame, SiteTableBuilder};
 use ilgen_trace::{Access, AccessKind, Event, OpKind, Sync, SyncOp, NO_THREAD};
 
 fn hex(bytes: &[u8]) -> String {
@@ -71,8 +72,15 @@ fn sync_golden(op: SyncOp) -> &'static str {
         }
         SyncOp::WaitLoopExit { .. } => "1c010000000201000000000000070000001b0000008877665544332211",
         SyncOp::Exit => "14010000000201000000000000070000001c000000",
-        SyncOp::TxBegin => "14010000000201000000000000070000001d000000",
-        SyncOp::TxEnd => "14010000000201000000000000070000001e000000",
+        SyncOp::SemInit { .. } => {
+            "20010000000201000000000000070000001d000000887766554433221102000000"
+        }
+        SyncOp::SemTimedWait { .. } => {
+            "1d010000000201000000000000070000001e000000887766554433221101"
+        }
+        SyncOp::SemDestroy { .. } => "1c010000000201000000000000070000001f0000008877665544332211",
+        SyncOp::TxBegin => "140100000002010000000000000700000020000000",
+        SyncOp::TxEnd => "140100000002010000000000000700000021000000",
     }
 }
 
@@ -138,6 +146,12 @@ fn every_sync_op() -> Vec<SyncOp> {
         SyncOp::WaitLoopEnter { cond: o },
         SyncOp::WaitLoopExit { cond: o },
         SyncOp::Exit,
+        SyncOp::SemInit { sem: o, count: 2 },
+        SyncOp::SemTimedWait {
+            sem: o,
+            acquired: true,
+        },
+        SyncOp::SemDestroy { sem: o },
         SyncOp::TxBegin,
         SyncOp::TxEnd,
     ]
@@ -204,7 +218,7 @@ fn thread_header_has_its_golden_bytes() {
 fn schedule_file_has_its_golden_text() {
     let schedule = Schedule {
         format_version: 3,
-        binary_hash: "ab12".into(),
+        build_id: "ab12".into(),
         threads: vec![
             ScheduleThread {
                 tid: 0,
@@ -235,7 +249,7 @@ fn schedule_file_has_its_golden_text() {
     };
     let golden = r#"{
   "format_version": 3,
-  "binary_hash": "ab12",
+  "build_id": "ab12",
   "threads": [
     {
       "tid": 0,
@@ -282,4 +296,32 @@ fn every_sync_op_has_a_kind_spelled_by_its_name() {
         assert_eq!(serde_json::from_str::<OpKind>(&json).unwrap(), kind);
     }
     assert!(serde_json::from_str::<OpKind>("\"lockk\"").is_err());
+}
+
+#[test]
+fn site_table_has_its_golden_bytes() {
+    let mut b = SiteTableBuilder::new();
+    b.add(&Frame::new("a.c", 7, 3, "f"), &[], true);
+    b.add(
+        &Frame::new("a.c", 9, 70000, "f"),
+        &[Frame::new("/usr/include/h.h", 2, 5, "g")],
+        false,
+    );
+    let units: Vec<String> = b.finish().chunks(16).map(hex).collect();
+    assert_eq!(
+        units,
+        [
+            // "ILGS", version 3, 2 sites, 6 units.
+            "494c4753030000000200000006000000",
+            // line 7, column 3, flags: decides, no inlined frames, "a.c" (at 0x40), "f" (0x44).
+            "07000000030001004000000044000000",
+            // line 9, column 65535 (kept), 1 inlined frame, "a.c", "f".
+            "09000000ffff00014000000044000000",
+            // the inlined frame: line 2, column 5, "/usr/include/h.h" (0x46), "g" (0x57).
+            "02000000050000004600000057000000",
+            // strings: "a.c", "f", "/usr/include/h.h", "g", zero-padded.
+            "612e630066002f7573722f696e636c75",
+            "64652f682e6800670000000000000000",
+        ]
+    );
 }

@@ -2,18 +2,23 @@
 //! counterexample, print/parse round trips, and, on random small runs, the checker's verdicts on
 //! the exported model equal the native solver's (race per variable, deadlock).
 
+use std::cell::Cell;
+
 use ilgen_csp::{Limits, Verdict};
+use proptest::prelude::*;
 
 use super::counterexample::{self, Kind};
 use super::translate::{self, Naming, Target};
 use crate::filter;
 use crate::finding::Finding;
-use crate::model::Model;
+use crate::model::{Model, ModelOp};
 use crate::options::{Backend, Options};
 use crate::prepare::{self, Program};
 use crate::solve;
 use crate::state::State;
-use crate::testkit::{listing1, random_run, Rng, LISTING1_M, LISTING1_X, LISTING1_Y};
+use crate::testkit::{
+    check_random_runs, exit_inside_a_critical_section, listing1, LISTING1_M, LISTING1_X, LISTING1_Y,
+};
 
 fn listing1_names(addr: u64) -> Option<String> {
     match addr {
@@ -183,10 +188,9 @@ fn checker_finding(model: &Model, target: Target, kind: Kind) -> Option<Finding>
 
 #[test]
 fn checker_verdicts_equal_the_native_solvers_on_random_runs() {
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let (mut races, mut clean, mut deadlocks) = (0, 0, 0);
-    for run in 0..400 {
-        let program = prepare::prepare(&random_run(&mut rng).traces());
+    let (races, clean, deadlocks) = (Cell::new(0), Cell::new(0), Cell::new(0));
+    check_random_runs(0x2545_f491_4f6c_dd1d, 400, |run| {
+        let program = prepare::prepare(&run.traces());
         let (survivors, _) = filter::filter(&program);
         for var in 0..program.vars.len() {
             let native = survivors.iter().find(|s| s.var == var).is_some_and(|s| {
@@ -196,26 +200,47 @@ fn checker_verdicts_equal_the_native_solvers_on_random_runs() {
             });
             let (model, _) = program.model.restrict(Some(var));
             let csp = checker_finding(&model, Target::Race { var }, Kind::Race).is_some();
-            assert_eq!(csp, native, "run {run}, variable {var}: checker vs native");
-            if native {
-                races += 1;
-            } else {
-                clean += 1;
-            }
+            prop_assert_eq!(
+                csp,
+                native,
+                "variable {}: checker vs native\n{:#?}",
+                var,
+                run.traces()
+            );
+            let count = if native { &races } else { &clean };
+            count.set(count.get() + 1);
         }
         let native = !solve::deadlocks(&program, &native_options())
             .findings
             .is_empty();
         let (model, _) = program.model.restrict(None);
         let csp = checker_finding(&model, Target::Deadlock, Kind::Deadlock).is_some();
-        assert_eq!(csp, native, "run {run}: deadlock, checker vs native");
-        deadlocks += usize::from(native);
-    }
+        prop_assert_eq!(
+            csp,
+            native,
+            "deadlock, checker vs native\n{:#?}",
+            run.traces()
+        );
+        deadlocks.set(deadlocks.get() + usize::from(native));
+        Ok(())
+    });
+    let (races, clean, deadlocks) = (races.get(), clean.get(), deadlocks.get());
     // The generator must exercise both verdicts of both questions.
     assert!(
         races > 50 && clean > 50 && deadlocks > 10,
         "{races} {clean} {deadlocks}"
     );
+}
+
+#[test]
+fn the_checker_finds_no_race_that_needs_a_step_after_the_exit() {
+    let race = |exit| {
+        let model = exit_inside_a_critical_section(exit);
+        checker_finding(&model, Target::Race { var: 0 }, Kind::Race).is_some()
+    };
+    // Main's write comes after its unlock, which comes after the exit.
+    assert!(!race(ModelOp::Exit));
+    assert!(race(ModelOp::Nop), "without the exit it races");
 }
 
 #[test]

@@ -14,7 +14,9 @@
 //! How the native model's corner cases are written:
 //! - main (T0) returning ends the process, and so does a thread whose last operation is
 //!   `exit()` (`Model::ends_process`), so such a process ends in `EXITED = exited -> EXITED`:
-//!   threads still blocked then are no deadlock. A thread whose last operation never completed in
+//!   threads still blocked then are no deadlock. The exit itself (`exit.ti`, [`ModelOp::Exit`])
+//!   is ratified by `PROCESS`, which takes part in every sync event and allows none after it
+//!   ([`crate::semantics::process`]): after exit, no thread takes a step, as in the native model. A thread whose last operation never completed in
 //!   the run goes on beyond the trace (`RUNNING_i = running.ti -> RUNNING_i`). Other threads end in
 //!   SKIP. So FDR's deadlock check (and ours) never mistakes termination for deadlock: the
 //!   PROGRAM never terminates at all.
@@ -33,8 +35,8 @@ use ilgen_trace::AccessKind;
 
 use crate::model::{Model, ModelEvent, ModelOp, TryTarget, VarId, Wake};
 use crate::semantics::{
-    self, BarrierOp, CondOp, Creation, CreationOp, MutexOp, RwLock, RwOp, SemOp, Termination,
-    TerminationOp,
+    self, BarrierOp, CondOp, Creation, CreationOp, MutexOp, ProcessOp, RwLock, RwOp, SemOp,
+    Termination, TerminationOp,
 };
 
 /// What a script is built to decide.
@@ -137,7 +139,14 @@ const SYNC_CHANNELS: &[(&str, &[&str])] = &[
     ("trywait", &["Threads", "Sems"]),
     ("benter", &["Threads", "Barriers"]),
     ("bexit", &["Threads", "Barriers"]),
+    (EXIT, &["Threads"]),
 ];
+
+/// The exit that ends the process ([`ModelOp::Exit`]): no object ratifies it, [`PROCESS`] does.
+const EXIT: &str = "exit";
+/// The process as a whole: it takes every sync event until `exit`, then none
+/// ([`semantics::process`]).
+const PROCESS: &str = "PROCESS";
 
 /// Channels both a mutex and a condition instance take part in.
 const MUTEX_COND_CHANNELS: [&str; 4] = ["bwait", "wake", "loopexit", RELEASE];
@@ -243,13 +252,15 @@ struct Names {
 /// The names the script defines itself: a derived name must be none of these, nor a CSP_M word
 /// ([`ilgen_csp::typecheck::is_taken_by_csp`]).
 const OWN_NAMES: &[&str] = &[
-    "PROGRAM", "RACE", "RACE_ERR", "EXITED", "Threads", "Mutexes", "Conds", "RwLocks", "Sems",
-    "Barriers", "Vars", "read", "write", "aread", "awrite", RACE, EXITED, RUNNING, DIVERTED,
+    "PROGRAM", "PROCESS", "RACE", "RACE_ERR", "EXITED", "Threads", "Mutexes", "Conds", "RwLocks",
+    "Sems", "Barriers", "Vars", "read", "write", "aread", "awrite", RACE, EXITED, RUNNING,
+    DIVERTED,
 ];
 
 /// The prefixes of the process names the script derives (`MUTEX_m`, `FORK_2`, ...).
 const PROCESS_PREFIXES: &[&str] = &[
-    "THREAD_", "RUNNING_", "MUTEX_", "COND_", "RWLOCK_", "SEM_", "BARRIER_", "FORK_", "JOIN_",
+    "THREAD_", "RUNNING_", "PROCESS_", "MUTEX_", "COND_", "RWLOCK_", "SEM_", "BARRIER_", "FORK_",
+    "JOIN_",
 ];
 
 /// A CSP_M identifier from a symbol ("stats+8" becomes "stats_8"), unique among `taken`.
@@ -405,6 +416,7 @@ fn sync_step(model: &Model, names: &Names, t: usize, i: usize, op: ModelOp) -> O
         ModelOp::LoopExit { cond, mutex: None } => Ev::new("leave", &[me, c(cond)]),
         ModelOp::BarrierEnter { barrier } => Ev::new("benter", &[me, &names.barriers[barrier]]),
         ModelOp::BarrierExit { barrier } => Ev::new("bexit", &[me, &names.barriers[barrier]]),
+        ModelOp::Exit => Ev::new(EXIT, &[me]),
         ModelOp::SemWait { sem } => Ev::new("semwait", &[me, &names.sems[sem]]),
         ModelOp::SemPost { sem } => Ev::new("sempost", &[me, &names.sems[sem]]),
         ModelOp::TryFail { target } => {
@@ -626,7 +638,7 @@ fn objects_of(model: &Model, thread: usize, index: usize, op: ModelOp) -> Vec<Ob
             TryTarget::RwRead(rw) | TryTarget::RwWrite(rw) => Obj::Rw(rw),
             TryTarget::Sem(sem) => Obj::Sem(sem),
         }],
-        ModelOp::Nop => vec![],
+        ModelOp::Exit | ModelOp::Nop => vec![],
     }
 }
 
@@ -825,6 +837,45 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
             })
         }
     }
+}
+
+/// [`PROCESS`]: its states are those [`semantics::process`] reaches, `PROCESS` before the exit and
+/// `PROCESS_1` after it; `steps` are the sync events other than the exit.
+fn process_defs(steps: &[&str]) -> Vec<Item> {
+    let state = |exited: bool| {
+        if exited {
+            format!("{PROCESS}_1")
+        } else {
+            PROCESS.to_string()
+        }
+    };
+    [false, true]
+        .into_iter()
+        .map(|exited| {
+            let step = semantics::process(exited, ProcessOp::Step).map(|next| Proc::RepExtChoice {
+                var: "ev_".into(),
+                set: productions(steps),
+                body: Box::new(Proc::Prefix {
+                    event: name("ev_"),
+                    fields: vec![],
+                    then: Box::new(call(&state(next))),
+                }),
+            });
+            let exit = semantics::process(exited, ProcessOp::Exit).map(|next| Proc::Prefix {
+                event: name(EXIT),
+                fields: vec![Field::In {
+                    var: "t_".into(),
+                    set: None,
+                }],
+                then: Box::new(call(&state(next))),
+            });
+            let moves = step.into_iter().chain(exit).collect();
+            def(
+                state(exited),
+                join_all(moves, Proc::ExtChoice).unwrap_or(Proc::Stop),
+            )
+        })
+        .collect()
 }
 
 fn call(name: &str) -> Proc {
@@ -1116,13 +1167,27 @@ pub fn export(model: &Model, target: &Target, naming: &Naming) -> Exported {
         Proc::Interleave,
     )
     .unwrap_or(Proc::Skip);
+    let (exits, steps): (Vec<&str>, Vec<&str>) = sync_channels.iter().partition(|&&c| c == EXIT);
     let program = match sync {
-        Some(sync) if !sync_channels.is_empty() => Proc::Parallel {
+        Some(sync) if !steps.is_empty() => Proc::Parallel {
             left: Box::new(threads),
-            sync: productions(&sync_channels),
+            sync: productions(&steps),
             right: Box::new(sync),
         },
         _ => threads,
+    };
+    let program = if exits.is_empty() {
+        program
+    } else {
+        items.push(Item::Comment(
+            "The process: once it exited, no thread takes another step.".into(),
+        ));
+        items.extend(process_defs(&steps));
+        Proc::Parallel {
+            left: Box::new(program),
+            sync: productions(&sync_channels),
+            right: Box::new(call(PROCESS)),
+        }
     };
     items.push(Item::Comment(
         "The threads interleave; every sync event is ratified by its object's process.".into(),

@@ -248,8 +248,27 @@ fn op_at(model: &Model, thread: usize, index: usize) -> ModelOp {
 mod tests {
     use super::*;
     use crate::prepare::prepare;
-    use crate::testkit::sections_then_race;
-    use crate::window::split;
+    use crate::testkit::{exit_inside_a_critical_section, sections_then_race};
+    use crate::window::{split, whole};
+
+    #[test]
+    fn a_race_that_needs_a_step_after_the_exit_is_not_found() {
+        let races = |exit| {
+            let model = exit_inside_a_critical_section(exit);
+            let s = search(
+                &model,
+                &whole(&model),
+                Goal::Race { var: 0 },
+                1,
+                1000,
+                &mut HashSet::new(),
+            );
+            s.findings.len()
+        };
+        // Main's write comes after its unlock, which comes after the exit.
+        assert_eq!(races(ModelOp::Exit), 0);
+        assert_eq!(races(ModelOp::Nop), 1, "without the exit it races");
+    }
 
     #[test]
     fn a_window_search_starts_from_the_observed_prefix() {

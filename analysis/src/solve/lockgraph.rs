@@ -113,6 +113,7 @@ pub fn cannot_deadlock(model: &Model) -> bool {
                 | ModelOp::BarrierEnter { .. }
                 | ModelOp::SemPost { .. }
                 | ModelOp::TryFail { .. }
+                | ModelOp::Exit
                 | ModelOp::Nop => {}
                 _ => return false,
             }

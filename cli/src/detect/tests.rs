@@ -39,8 +39,7 @@ fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
         argv: vec!["./listing1".into()],
         cwd: dir.display().to_string(),
         binary: "/nonexistent/listing1".into(),
-        binary_hash: "00".into(),
-        build_id: String::new(),
+        build_id: "00".into(),
         load_base: 0,
         started_unix_ms: 0,
         truncated: false,
@@ -62,7 +61,7 @@ fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
 
 fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
     super::DetectArgs {
-        trace_dir: Some(dir.to_path_buf()),
+        trace_dirs: vec![dir.to_path_buf()],
         no_replay: true,
         window: 10_000,
         max_states: super::MAX_STATES,
@@ -92,7 +91,7 @@ fn run_writes_a_versioned_candidates_file_and_exits_with_findings() {
     assert_eq!(file.candidates, detect(&listing1()));
     assert_eq!(file.stats.threads, 2);
     let schedule = ilgen_trace::schedule::Schedule::read(&dir.join("schedule-1.json")).unwrap();
-    assert_eq!(schedule.binary_hash, "00");
+    assert_eq!(schedule.build_id, "00");
     let steps: Vec<_> = schedule
         .steps
         .iter()
@@ -160,10 +159,7 @@ fn detect_args_parse_with_their_defaults() {
     let cli =
         Cli::try_parse_from(["ilgen", "--no-replay", "--format", "json", "out/run-1"]).unwrap();
     let a = cli.args;
-    assert_eq!(
-        a.trace_dir.as_deref(),
-        Some(std::path::Path::new("out/run-1"))
-    );
+    assert_eq!(a.trace_dirs, [std::path::Path::new("out/run-1")]);
     assert!(a.no_replay && !a.all_sites);
     assert_eq!((a.window, a.max_per_var), (10_000, 1));
     assert_eq!(a.format, super::Format::Json);
@@ -177,6 +173,41 @@ fn detect_args_parse_with_their_defaults() {
     ])
     .unwrap();
     assert_eq!((cli.args.window, cli.args.max_per_var), (50, 3));
-    assert!(cli.args.all_sites && cli.args.trace_dir.is_none());
+    assert!(cli.args.all_sites && cli.args.trace_dirs.is_empty());
     assert_eq!(cli.args.format, super::Format::Text);
+    let cli = Cli::try_parse_from(["ilgen", "out/run-0", "out/run-1"]).unwrap();
+    assert_eq!(cli.args.trace_dirs.len(), 2);
+}
+
+#[test]
+fn several_traces_must_be_distinct_runs_of_one_binary() {
+    use ilgen_trace::meta::META_FILE;
+    let a = trace_dir(&listing1(), "multi-a");
+    let b = trace_dir(&listing1(), "multi-b");
+    let mut both = args(&a, super::Format::Text);
+    both.no_replay = false;
+    both.trace_dirs.push(b.clone());
+    let error = |args: &super::DetectArgs| {
+        let err = super::run(args).unwrap_err();
+        assert_eq!(err.exit_code(), crate::exit::INPUT_ERROR);
+        err.to_string()
+    };
+    // Same binary: past the check, stopped where replay needs the (missing) binary.
+    assert!(error(&both).contains("recorded binary"));
+    let mut twice = both.clone();
+    twice.trace_dirs[1] = a.join(".");
+    assert!(error(&twice).contains("are the same trace directory"));
+    let mut meta = ilgen_trace::Meta::read(&b).unwrap();
+    meta.build_id = "01".into();
+    std::fs::write(b.join(META_FILE), meta.to_json()).unwrap();
+    let msg = error(&both);
+    assert!(
+        msg.contains("were recorded from different binaries"),
+        "{msg}"
+    );
+    assert!(msg.contains(&b.display().to_string()), "{msg}");
+    both.no_replay = true;
+    assert!(error(&both).contains("--no-replay takes one trace directory"));
+    let _ = std::fs::remove_dir_all(&a);
+    let _ = std::fs::remove_dir_all(&b);
 }

@@ -10,7 +10,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
-use crate::intercept::real;
+use crate::real;
 use crate::record;
 
 extern "C-unwind" {
@@ -105,7 +105,7 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_cond_signal(
     // scheduled waiter asleep forever. A waiter woken early is a spurious wakeup, which POSIX
     // allows and programs already handle; the gate holds it, its mutex released, until its
     // scheduled wake.
-    let replaying = crate::runtime::replaying().is_some_and(|r| !r.finished());
+    let replaying = crate::replay::gate::replaying().is_some_and(|r| !r.finished());
     // SAFETY: the program's own call.
     record::sync::release(site, op, false, || unsafe {
         if replaying {

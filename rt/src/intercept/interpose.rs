@@ -4,32 +4,15 @@
 //!
 //! Takes the calls of `ilgen_trace::abi::INTERPOSED_CALLS` from uninstrumented code (`ilgen cc`
 //! routes them here with `--wrap` or `--defsym`); gives each to `__ilgen_wrap_NAME(..., NULL)`,
-//! recorded with no site. The real functions the wrappers call are in `intercept/real.rs`.
+//! recorded with no site. The real functions the wrappers call are in `real.rs`.
 //!
-//! The runtime's own threads (the replay watchdog) are made inside [`internal`]: their create and
-//! detach go straight to the real functions, unrecorded and outside the schedule.
+//! The runtime's own threads (the replay watchdog) are made inside `real::internal`: their create
+//! and detach go straight to the real functions, unrecorded and outside the schedule.
 
-use std::cell::Cell;
 use std::ffi::c_void;
 
-use crate::intercept::real::{self, with_interposed_calls, InitRoutine, StartRoutine};
 use crate::intercept::{cond, mutex, once, rwlock, threads};
-
-thread_local! {
-    static INTERNAL: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs `f` (which creates or ends runtime threads) with its pthread calls unrecorded.
-pub(crate) fn internal<R>(f: impl FnOnce() -> R) -> R {
-    let before = INTERNAL.with(|c| c.replace(true));
-    let r = f();
-    INTERNAL.with(|c| c.set(before));
-    r
-}
-
-fn is_internal() -> bool {
-    INTERNAL.with(|c| c.get())
-}
+use crate::real::{self, is_internal, with_interposed_calls, InitRoutine, StartRoutine};
 
 /// `wrapper!(NAME(args))` calls the wrapper of NAME on `args`.
 macro_rules! wrapper {
@@ -48,7 +31,7 @@ macro_rules! wrapper {
 }
 
 /// For each call, `__wrap_NAME(args)`: the wrapper with a null site, or the real function inside
-/// [`internal`].
+/// `real::internal`.
 macro_rules! entry_points {
     ($($name:ident, fn($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
         $(

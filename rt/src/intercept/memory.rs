@@ -41,7 +41,7 @@ fn access_slow(addr: *const c_void, size: u64, site: *const c_void, kind: Access
 /// The access in replay mode: checked against the shadow memory, races reported.
 #[inline(never)]
 fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: AccessKind) {
-    let Some(t) = replay::thread::current() else {
+    let Some(t) = replay::sync::current() else {
         return;
     };
     let tid = t.tid();
@@ -51,8 +51,9 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
         inner.atomic_after = addr as u64 / replay::shadow::GRANULE + 1;
     }
     let site = sites::id(site as usize);
-    replay::debug::access(tid, site);
-    if let Some(r) = replay::gate::get() {
+    let replay = replay::gate::get();
+    replay::debug::access(tid, site, replay.and_then(|r| r.options.stop_at));
+    if let Some(r) = replay {
         r.plan.saw(
             tid,
             site,

@@ -10,7 +10,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
-use crate::intercept::real;
+use crate::real;
 use crate::record;
 
 /// A trylock's result as an attempt of `record::sync::acquire`: `None` when the lock is busy.

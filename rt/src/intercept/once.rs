@@ -18,7 +18,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
-use crate::intercept::real::{self, InitRoutine};
+use crate::real::{self, InitRoutine};
 use crate::record;
 
 /// The call in progress on this thread, for [`run_init`].

@@ -10,7 +10,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
-use crate::intercept::real;
+use crate::real;
 use crate::record;
 
 /// A blocking lock call, tried first with its `try` form in replay (see `record::sync::acquire`).

@@ -17,8 +17,8 @@ use std::ffi::c_void;
 
 use ilgen_trace::{SyncOp, ThreadId, NO_THREAD};
 
-use crate::intercept::real::{pthread_create, pthread_detach, pthread_join, StartRoutine};
-use crate::{record, registry, replay, runtime, thread};
+use crate::real::{pthread_create, pthread_detach, pthread_join, StartRoutine};
+use crate::{record, replay, runtime, thread};
 
 extern "C-unwind" {
     fn pthread_exit(retval: *mut c_void) -> !;
@@ -51,7 +51,7 @@ unsafe extern "C-unwind" fn trampoline(raw: *mut c_void) -> *mut c_void {
         thread::start(rt, tid, parent, child_index, false);
         thread::child_started();
     } else {
-        replay::thread::start(tid, parent, child_index);
+        replay::sync::start(tid, parent, child_index);
     }
     crate::intercept::heap::thread_stack();
     // SAFETY: restoring the mask the program's thread would have started with.
@@ -62,7 +62,7 @@ unsafe extern "C-unwind" fn trampoline(raw: *mut c_void) -> *mut c_void {
     if let Some(st) = thread::current_if_live() {
         thread::end(st, 0);
     } else {
-        replay::thread::end(ilgen_trace::NO_SITE);
+        replay::sync::end(ilgen_trace::NO_SITE);
     }
     result
 }
@@ -87,7 +87,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
             inner.children += 1;
             (inner.tid, index, thread::next_child_tid())
         }),
-        None => replay::thread::new_child(),
+        None => replay::sync::new_child(),
     };
     let Some((parent, child_index, tid)) = ids else {
         // SAFETY: the program's own call.
@@ -134,7 +134,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
     }
     if !thread.is_null() {
         // SAFETY: pthread_create filled it in.
-        registry::lock().add_handle(unsafe { *thread }, tid);
+        thread::THREADS.lock().add_handle(unsafe { *thread }, tid);
     }
     rc
 }
@@ -147,16 +147,16 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_join(
     retval: *mut *mut c_void,
     site: *const c_void,
 ) -> libc::c_int {
-    if thread::current().is_none() && runtime::replaying().is_none() {
+    if thread::current().is_none() && !runtime::replaying() {
         // SAFETY: the program's own call.
         return unsafe { pthread_join(thread, retval) };
     }
-    let child = registry::lock().tid_of(thread);
+    let child = thread::THREADS.lock().tid_of(thread);
     let p = record::sync::pending(site, SyncOp::Join { child });
     // SAFETY: the program's own call.
     let rc = unsafe { pthread_join(thread, retval) };
     if rc == 0 {
-        let mut threads = registry::lock();
+        let mut threads = thread::THREADS.lock();
         // A thread created by uninstrumented code may have registered only after the join began.
         let child = if child == NO_THREAD {
             threads.tid_of(thread)
@@ -182,7 +182,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_exit(
     if let Some(st) = thread::current_if_live() {
         thread::end(st, site as usize);
     } else {
-        replay::thread::end(crate::sites::id(site as usize));
+        replay::sync::end(crate::sites::id(site as usize));
     }
     // SAFETY: the program's own call.
     unsafe { pthread_exit(retval) }
@@ -195,8 +195,8 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_detach(
     thread: libc::pthread_t,
     site: *const c_void,
 ) -> libc::c_int {
-    let child = if thread::current().is_some() || runtime::replaying().is_some() {
-        registry::lock().tid_of(thread)
+    let child = if thread::current().is_some() || runtime::replaying() {
+        thread::THREADS.lock().tid_of(thread)
     } else {
         NO_THREAD
     };
@@ -204,7 +204,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_detach(
     // SAFETY: the program's own call.
     let rc = unsafe { pthread_detach(thread) };
     if rc == 0 {
-        registry::lock().remove_handle(thread);
+        thread::THREADS.lock().remove_handle(thread);
     } else {
         record::sync::retract(at);
     }

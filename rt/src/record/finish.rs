@@ -46,11 +46,11 @@
 //! `fork()`: the child shares the parent's file mappings, so its runtime turns recording off for
 //! good in a `pthread_atfork` child handler and never writes into the parent's trace.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ilgen_trace::SyncOp;
 
-use crate::{record, registry, replay, runtime, thread};
+use crate::{record, replay, runtime, thread};
 
 /// Signals whose default action ends the process and that the runtime handles.
 const FATAL: [libc::c_int; 5] = [
@@ -66,17 +66,10 @@ static MEMBARRIER: AtomicBool = AtomicBool::new(false);
 const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
 
-/// Acknowledgements of flush requests, counted by every thread that served one.
-static ACKS: AtomicUsize = AtomicUsize::new(0);
 /// A thread is finishing the process (flushing everyone); others only flush themselves.
 static FINISHING: AtomicBool = AtomicBool::new(false);
 /// The program's handlers from before the runtime's, indexed by signal number.
 static mut PREVIOUS: [Option<libc::sigaction>; 65] = [None; 65];
-
-/// Counts one served flush request.
-pub(crate) fn acknowledge() {
-    ACKS.fetch_add(1, Ordering::Release);
-}
 
 /// How long the other threads must stay blocked, none of them moving, before the exit grace
 /// ends early: a thread that entered an uncontended lock is `blocked` for a moment.
@@ -137,7 +130,7 @@ fn others_blocked() -> Option<(u64, u64)> {
     if thread::starting() > 0 {
         return None;
     }
-    let threads = registry::lock();
+    let threads = thread::THREADS.lock();
     let (mut live, mut moves) = (0u64, 0u64);
     // SAFETY: pthread_self never fails; the registry lock keeps every listed state allocated.
     unsafe {
@@ -229,7 +222,7 @@ fn flush_everyone(rt: &runtime::Runtime) {
 
 /// Flushes every other live thread's cache from this thread; true if all were flushed.
 fn flush_by_handshake(deadline: u64) -> bool {
-    let Some(threads) = registry::try_lock(10_000) else {
+    let Some(threads) = thread::THREADS.try_lock(10_000) else {
         return false;
     };
     // SAFETY: pthread_self never fails; the registry lock keeps every listed state allocated.
@@ -255,9 +248,9 @@ fn flush_by_handshake(deadline: u64) -> bool {
 
 /// The fallback: asks every other live thread to flush itself; true if all acknowledged in time.
 fn flush_by_signal(rt: &runtime::Runtime, deadline: u64) -> bool {
-    let before = ACKS.load(Ordering::Acquire);
+    let before = thread::acknowledged();
     let mut sent = 0usize;
-    if let Some(threads) = registry::try_lock(10_000) {
+    if let Some(threads) = thread::THREADS.try_lock(10_000) {
         // SAFETY: pthread_self never fails; pthread_kill of a live, registered thread (threads
         // leave the registry, under this lock, before they exit).
         unsafe {
@@ -269,11 +262,11 @@ fn flush_by_signal(rt: &runtime::Runtime, deadline: u64) -> bool {
             }
         }
     }
-    while ACKS.load(Ordering::Acquire).wrapping_sub(before) < sent && now_ms() < deadline {
+    while thread::acknowledged().wrapping_sub(before) < sent && now_ms() < deadline {
         // SAFETY: sched_yield is async-signal-safe.
         unsafe { libc::sched_yield() };
     }
-    ACKS.load(Ordering::Acquire).wrapping_sub(before) >= sent
+    thread::acknowledged().wrapping_sub(before) >= sent
 }
 
 fn now_ms() -> u64 {
@@ -312,9 +305,7 @@ extern "C" fn on_fork_child() {
 extern "C" fn on_flush_signal(_sig: libc::c_int) {
     // SAFETY: saving and restoring the interrupted code's errno.
     let errno = unsafe { *libc::__errno_location() };
-    if thread::flush_request() {
-        acknowledge();
-    }
+    thread::flush_request();
     // SAFETY: as above.
     unsafe { *libc::__errno_location() = errno };
 }

@@ -66,9 +66,6 @@ fn collect(pid: u32, cwd: &Path, chaos_seed: Option<u64>) -> Meta {
         })
         .unwrap_or_default();
     let binary = std::fs::read_link("/proc/self/exe").unwrap_or_default();
-    let binary_hash = std::fs::read("/proc/self/exe")
-        .map(|b| format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&b)))
-        .unwrap_or_default();
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -79,81 +76,12 @@ fn collect(pid: u32, cwd: &Path, chaos_seed: Option<u64>) -> Meta {
         argv,
         cwd: cwd.to_string_lossy().into_owned(),
         binary: binary.to_string_lossy().into_owned(),
-        binary_hash,
-        build_id: build_id(),
-        load_base: load_base(),
+        build_id: crate::exe::build_id(),
+        load_base: crate::exe::load_base(),
         started_unix_ms,
         truncated: false,
         chaos_seed,
         end: None,
-    }
-}
-
-/// The executable's ELF build id (lowercase hex), read from its mapped `PT_NOTE` segments: no
-/// file is read, the id is the running process's own. Empty when the executable has none.
-fn build_id() -> String {
-    const NT_GNU_BUILD_ID: u32 = 3;
-    let base = load_base();
-    // SAFETY: the auxiliary vector points at the executable's mapped program headers, and every
-    // PT_NOTE segment they list is mapped at load base + its virtual address.
-    unsafe {
-        let phdr = libc::getauxval(libc::AT_PHDR) as *const libc::Elf64_Phdr;
-        let phnum = libc::getauxval(libc::AT_PHNUM) as usize;
-        if phdr.is_null() {
-            return String::new();
-        }
-        for i in 0..phnum {
-            let ph = &*phdr.add(i);
-            if ph.p_type != libc::PT_NOTE {
-                continue;
-            }
-            let notes = std::slice::from_raw_parts(
-                base.wrapping_add(ph.p_vaddr) as *const u8,
-                ph.p_memsz as usize,
-            );
-            let word = |at: usize| {
-                notes
-                    .get(at..at + 4)
-                    .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as usize)
-            };
-            let mut at = 0;
-            while let (Some(namesz), Some(descsz), Some(kind)) =
-                (word(at), word(at + 4), word(at + 8))
-            {
-                let name = at + 12;
-                let desc = name + namesz.div_ceil(4) * 4;
-                let next = desc + descsz.div_ceil(4) * 4;
-                if kind == NT_GNU_BUILD_ID as usize
-                    && notes.get(name..name + namesz) == Some(b"GNU\0")
-                {
-                    if let Some(id) = notes.get(desc..desc + descsz) {
-                        return id.iter().map(|b| format!("{b:02x}")).collect();
-                    }
-                }
-                at = next;
-            }
-        }
-    }
-    String::new()
-}
-
-/// Load address of the executable: where its program headers are mapped minus where its own
-/// `PT_PHDR` entry says they are (0 for a position-dependent executable).
-pub(crate) fn load_base() -> u64 {
-    // SAFETY: the auxiliary vector points at the executable's mapped program headers.
-    unsafe {
-        let phdr = libc::getauxval(libc::AT_PHDR) as *const libc::Elf64_Phdr;
-        let phnum = libc::getauxval(libc::AT_PHNUM) as usize;
-        if phdr.is_null() {
-            return 0;
-        }
-        for i in 0..phnum {
-            let ph = &*phdr.add(i);
-            if ph.p_type == libc::PT_PHDR {
-                return (phdr as u64).wrapping_sub(ph.p_vaddr);
-            }
-        }
-        0
     }
 }
 
@@ -347,7 +275,7 @@ mod tests {
         let read = Meta::read(&dir).unwrap();
         assert_eq!(read.pid, 4242);
         assert_eq!(read.end, None);
-        assert_eq!(read.binary_hash.len(), 16);
+        assert_eq!(read.build_id, crate::exe::build_id());
         assert!(!read.argv.is_empty());
         m.write_signal(15);
         let read = Meta::read(&dir).unwrap();

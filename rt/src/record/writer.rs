@@ -41,6 +41,8 @@ pub(crate) struct Writer {
     pos: usize,
     chunk: usize,
     broken: bool,
+    /// Called when the writer breaks: the trace is truncated (the creator marks `meta.json`).
+    on_broken: fn(),
 }
 
 // SAFETY: a writer belongs to one thread; it is only moved, never shared.
@@ -55,7 +57,14 @@ impl Writer {
     /// Creates `tmp`, maps its first chunk, writes `header` at its start and renames it to
     /// `path`: the file appears under its real name only with a header, so a process that dies
     /// at any moment leaves no file the reader would refuse. Returns the errno of the failing call.
-    pub fn create(path: &CStr, tmp: &CStr, header: &[u8], chunk: usize) -> Result<Writer, i32> {
+    /// `on_broken` runs when a later failure to grow breaks the writer.
+    pub fn create(
+        path: &CStr,
+        tmp: &CStr,
+        header: &[u8],
+        chunk: usize,
+        on_broken: fn(),
+    ) -> Result<Writer, i32> {
         let page = 4096;
         let chunk = chunk.max(page).div_ceil(page) * page;
         let first = (header.len() + MAX_RECORD).div_ceil(chunk) * chunk;
@@ -102,6 +111,7 @@ impl Writer {
                 pos: header.len(),
                 chunk,
                 broken: false,
+                on_broken,
             })
         }
     }
@@ -184,9 +194,7 @@ impl Writer {
 
     fn fail(&mut self, message: &[u8]) {
         self.broken = true;
-        if let Some(rt) = crate::runtime::get() {
-            rt.meta.mark_truncated();
-        }
+        (self.on_broken)();
         // SAFETY: write(2) of a static message; async-signal-safe.
         unsafe {
             libc::write(2, message.as_ptr() as *const libc::c_void, message.len());
@@ -425,7 +433,7 @@ mod tests {
     #[test]
     fn writes_grow_past_a_chunk_and_close_to_exact_length() {
         let (_dir, path, c, tmp) = temp("grow.trace");
-        let mut w = Writer::create(&c, &tmp, &header(), 4096).unwrap();
+        let mut w = Writer::create(&c, &tmp, &header(), 4096, || {}).unwrap();
         let events: Vec<Event> = (0..2000).map(access).collect();
         for (i, e) in events.iter().enumerate() {
             match e {
@@ -452,7 +460,7 @@ mod tests {
     #[test]
     fn killed_writer_leaves_a_readable_zero_padded_file() {
         let (_dir, path, c, tmp) = temp("killed.trace");
-        let mut w = Writer::create(&c, &tmp, &header(), 4096).unwrap();
+        let mut w = Writer::create(&c, &tmp, &header(), 4096, || {}).unwrap();
         let lock = |seq| {
             Event::Sync(Sync {
                 seq,
@@ -479,7 +487,7 @@ mod tests {
     #[test]
     fn a_descriptor_number_the_program_reused_is_never_touched() {
         let (dir, path, c, tmp) = temp("reused.trace");
-        let mut w = Writer::create(&c, &tmp, &header(), 4096).unwrap();
+        let mut w = Writer::create(&c, &tmp, &header(), 4096, || {}).unwrap();
         // SAFETY: inspecting and closing the writer's descriptor as a program would.
         let flags = unsafe { libc::fcntl(w.fd, libc::F_GETFD) };
         assert!(w.fd >= 3 + 124 || w.fd >= 900, "fd {} is not high", w.fd);
@@ -525,12 +533,12 @@ mod tests {
         std::fs::write(&victim, b"keep").unwrap();
         std::os::unix::fs::symlink(&victim, tmp.to_str().unwrap()).unwrap();
         assert_eq!(
-            Writer::create(&c, &tmp, &header(), 4096).err(),
+            Writer::create(&c, &tmp, &header(), 4096, || {}).err(),
             Some(libc::EEXIST)
         );
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
         std::fs::remove_file(tmp.to_str().unwrap()).unwrap();
-        let mut w = Writer::create(&c, &tmp, &header(), 4096).unwrap();
+        let mut w = Writer::create(&c, &tmp, &header(), 4096, || {}).unwrap();
         w.close();
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
@@ -540,7 +548,7 @@ mod tests {
     #[test]
     fn retract_removes_only_the_last_record() {
         let (_dir, path, c, tmp) = temp("retract.trace");
-        let mut w = Writer::create(&c, &tmp, &header(), 4096).unwrap();
+        let mut w = Writer::create(&c, &tmp, &header(), 4096, || {}).unwrap();
         let a = w.write(&access(0)).unwrap();
         let b = w.write(&access(1)).unwrap();
         assert!(!w.retract(a));

@@ -170,7 +170,7 @@ fn blocked_thread(info: &ThreadInfo, op: SyncOp, site: SiteId) -> BlockedThread 
 
 pub(crate) fn spawn_watchdog(r: &'static Replay) {
     // Its create and the detach when the handle drops are the runtime's, not the program's.
-    let spawned = crate::intercept::interpose::internal(|| {
+    let spawned = crate::real::internal(|| {
         std::thread::Builder::new()
             .name("ilgen-watchdog".into())
             .spawn(move || watch(r))

@@ -12,8 +12,6 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 
 use ilgen_trace::{SiteId, ThreadId};
 
-use crate::replay;
-
 /// Steps of the schedule taken so far (the gate's cursor).
 #[no_mangle]
 pub static __ilgen_debug_cursor: AtomicU32 = AtomicU32::new(0);
@@ -59,12 +57,11 @@ pub(crate) fn thread_started(tid: ThreadId) {
     }
 }
 
-/// Thread `tid` is about to access memory at `site`: the stop hook when it is `stop_at`'s
-/// access, the first time only (a loop would stop at every iteration, and `continue` must reach
-/// the race).
-pub(crate) fn access(tid: ThreadId, site: SiteId) {
-    let Some(r) = replay::gate::get() else { return };
-    if r.options.stop_at == Some((site, tid)) && !STOPPED.swap(true, Ordering::AcqRel) {
+/// Thread `tid` is about to access memory at `site`: the stop hook when it is the access the
+/// `stop_at` option names (`stop_at`), the first time only (a loop would stop at every
+/// iteration, and `continue` must reach the race).
+pub(crate) fn access(tid: ThreadId, site: SiteId, stop_at: Option<(SiteId, ThreadId)>) {
+    if stop_at == Some((site, tid)) && !STOPPED.swap(true, Ordering::AcqRel) {
         __ilgen_stop_hook(site, tid);
     }
 }

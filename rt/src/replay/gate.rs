@@ -1,8 +1,8 @@
 //! Replay mode: the schedule gate.
 //!
-//! Takes `ILGEN_OPTIONS` with `mode=replay:schedule=PATH` and each thread's sync operations as
-//! `replay::sync` presents them (recorded tid, the thread's own 0-based count of sync records, the
-//! operation's kind); gives [`Replay`]: the schedule, checked against this binary, and the gate,
+//! Takes the schedule that `start` read and checked against this binary, and each thread's sync
+//! operations as `replay::sync` presents them (recorded tid, the thread's own 0-based count of
+//! sync records, the operation's kind); gives [`Replay`]: the schedule and the gate,
 //! which holds each operation until the schedule says it is that thread's turn for it.
 //!
 //! Threads are mapped as the schedule names them: main is the schedule thread whose parent is
@@ -22,12 +22,12 @@
 //! `replay_timeout_ms` is detected by the watchdog (`deadlock`), not here.
 //!
 //! A forked child stops replaying (its parent's other threads, which the schedule names, do not
-//! exist in it): a `pthread_atfork` child handler turns the runtime off, and the child writes no
-//! outcome.
+//! exist in it): a `pthread_atfork` child handler (installed by `start`) turns the runtime off,
+//! and the child writes no outcome.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -36,9 +36,19 @@ use ilgen_trace::schedule::{Schedule, ScheduleThread, Step, Watch};
 use ilgen_trace::{known_site, site_text, OpKind, SiteId, ThreadId};
 
 use crate::options::Options;
-use crate::{replay, runtime};
+use crate::runtime;
 
 static REPLAY: OnceLock<Replay> = OnceLock::new();
+
+/// The replay runtime if the process replays, initializing the process on first use.
+#[inline]
+pub(crate) fn replaying() -> Option<&'static Replay> {
+    if runtime::replaying() {
+        get()
+    } else {
+        None
+    }
+}
 
 /// The schedule as a lookup: which step each (thread, index) is, and how threads map.
 #[derive(Debug)]
@@ -170,12 +180,10 @@ pub(crate) struct Replay {
     pub options: Options,
     pub plan: Plan,
     pub schedule_path: String,
-    pub binary_hash: String,
+    pub build_id: String,
     pub outcome_dir: PathBuf,
     /// The replaying process (a forked child is another one).
     pub pid: u32,
-    /// Its destructor ends a thread that exits through code the runtime does not see.
-    pub thread_key: libc::pthread_key_t,
     /// Steps taken; `cursor_fast` mirrors it for readers that do not wait.
     cursor: Mutex<usize>,
     cursor_fast: AtomicUsize,
@@ -200,115 +208,29 @@ pub(crate) fn now_ms() -> u64 {
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }
 
-/// Where `replay-outcome.json` goes: `outcome_dir`, else `trace_dir`, else the schedule's
-/// directory; relative to the working directory at start.
-fn outcome_dir(options: &Options) -> PathBuf {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let pid = std::process::id().to_string();
-    let dir = if !options.outcome_dir.is_empty() {
-        PathBuf::from(options.outcome_dir.replace("%p", &pid))
-    } else if !options.trace_dir.is_empty() {
-        PathBuf::from(options.trace_dir.replace("%p", &pid))
-    } else {
-        PathBuf::from(&options.schedule)
-            .parent()
-            .map(|p| p.to_path_buf())
-            .unwrap_or_default()
-    };
-    cwd.join(dir)
-}
-
-/// Reads and checks the schedule. On failure: one message, an outcome saying why, and exit
-/// status `EXIT_BAD_SCHEDULE`; the program does not run.
-pub(crate) fn init(options: Options) -> Option<&'static Replay> {
-    let dir = outcome_dir(&options);
-    let binary_hash = std::fs::read("/proc/self/exe")
-        .map(|b| format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&b)))
-        .unwrap_or_default();
-    let refuse =
-        |why: String| -> ! { replay::report::refused(&dir, &binary_hash, &options.schedule, &why) };
-    if options.schedule.is_empty() {
-        refuse("mode=replay needs schedule=PATH in ILGEN_OPTIONS".into());
-    }
-    let schedule = match Schedule::read(std::path::Path::new(&options.schedule)) {
-        Ok(s) => s,
-        Err(e) => refuse(format!("cannot replay: {e}")),
-    };
-    if schedule.binary_hash != binary_hash {
-        refuse(format!(
-            "schedule {} was made for another binary (hash {}, this binary is {}); record this \
-             binary again and run ilgen detect on its trace",
-            options.schedule, schedule.binary_hash, binary_hash
-        ));
-    }
-    let plan = match Plan::new(&schedule) {
-        Ok(p) => p,
-        Err(why) => refuse(format!(
-            "schedule {} is inconsistent: {why}",
-            options.schedule
-        )),
-    };
-    let mut thread_key: libc::pthread_key_t = 0;
-    // SAFETY: creating a key whose destructor accepts any value this runtime stores.
-    if unsafe { libc::pthread_key_create(&mut thread_key, Some(crate::replay::thread::on_exit)) }
-        != 0
-    {
-        refuse("failed to create a thread key".into());
-    }
-    crate::sites::init();
-    if options.verbosity >= 1 {
-        runtime::say(&format!(
-            "ilgen: replaying {} ({} steps), outcome in {}",
-            options.schedule,
-            plan.steps.len(),
-            dir.display()
-        ));
-    }
-    let replay = Replay {
-        schedule_path: options.schedule.clone(),
-        options,
-        plan,
-        binary_hash,
-        outcome_dir: dir,
-        pid: std::process::id(),
-        thread_key,
-        cursor: Mutex::new(0),
-        cursor_fast: AtomicUsize::new(0),
-        moved: Condvar::new(),
-        last_progress_ms: AtomicU64::new(now_ms()),
-    };
-    if REPLAY.set(replay).is_err() {
-        return None;
-    }
-    let r = REPLAY.get()?;
-    // SAFETY: registering handlers that only touch the runtime's own state.
-    unsafe {
-        libc::atexit(on_exit);
-        libc::pthread_atfork(None, None, Some(on_fork_child));
-    }
-    crate::replay::deadlock::spawn_watchdog(r);
-    Some(r)
-}
-
-extern "C" fn on_exit() {
-    if REPLAY.get().is_some_and(|r| r.pid == std::process::id()) {
-        replay::report::at_exit();
-    }
-}
-
-extern "C" fn on_fork_child() {
-    runtime::turn_off();
-    crate::replay::thread::abandon_after_fork();
-}
-
-/// Set once the replay stops (a divergence or deadlock being reported): waiters stop waiting.
-static STOPPING: AtomicBool = AtomicBool::new(false);
-
-pub(crate) fn stop() -> bool {
-    !STOPPING.swap(true, Ordering::AcqRel)
+/// Makes `replay` the process's replay runtime; `None` when there already is one.
+pub(crate) fn install(replay: Replay) -> Option<&'static Replay> {
+    REPLAY.set(replay).ok()?;
+    REPLAY.get()
 }
 
 impl Replay {
+    /// The runtime of a replay of `plan`, at its first step.
+    pub fn new(options: Options, plan: Plan, build_id: String, outcome_dir: PathBuf) -> Replay {
+        Replay {
+            schedule_path: options.schedule.clone(),
+            options,
+            plan,
+            build_id,
+            outcome_dir,
+            pid: std::process::id(),
+            cursor: Mutex::new(0),
+            cursor_fast: AtomicUsize::new(0),
+            moved: Condvar::new(),
+            last_progress_ms: AtomicU64::new(now_ms()),
+        }
+    }
+
     pub fn cursor(&self) -> usize {
         self.cursor_fast.load(Ordering::Acquire)
     }
@@ -324,7 +246,7 @@ impl Replay {
     /// Waits until thread `tid` may perform its operation `index` of kind `op` (at `site`);
     /// returns the step it is, if any. `on_wait(true)` is called before the thread has to wait
     /// and `on_wait(false)` after (a condition wake lets its mutex go meanwhile). A kind other
-    /// than the schedule's diverges the replay and does not return.
+    /// than the schedule's is the divergence given back (the caller ends the replay with it).
     pub fn wait_turn(
         &self,
         tid: ThreadId,
@@ -332,15 +254,14 @@ impl Replay {
         op: OpKind,
         site: SiteId,
         mut on_wait: impl FnMut(bool),
-    ) -> Option<usize> {
+    ) -> Result<Option<usize>, Divergence> {
         let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
         let verdict = self.plan.verdict(tid, index, op, *cursor);
         let target = match verdict {
-            Verdict::Free => return None,
+            Verdict::Free => return Ok(None),
             Verdict::Mismatch(p) => {
-                drop(cursor);
                 let expected = self.plan.step_ref(p);
-                replay::report::diverged(Divergence {
+                return Err(Divergence {
                     step: Some(p as u32),
                     reason: format!(
                         "step {p} expects T{} operation #{} to be {}, but it is {} ({})",
@@ -381,10 +302,10 @@ impl Replay {
             drop(cursor);
             on_wait(false);
         }
-        match verdict {
+        Ok(match verdict {
             Verdict::Turn(p) => Some(p),
             _ => None,
-        }
+        })
     }
 
     /// Restarts the no-progress clock (after the process was stopped).
@@ -400,7 +321,7 @@ impl Replay {
             self.cursor_fast.store(p + 1, Ordering::Release);
             self.last_progress_ms.store(now_ms(), Ordering::Relaxed);
             // Under the lock: a debugger stopped in the step hook sees no later step taken.
-            replay::debug::step_taken(p);
+            crate::replay::debug::step_taken(p);
             self.moved.notify_all();
         }
     }
@@ -421,7 +342,7 @@ mod tests {
         Schedule {
             watch: Vec::new(),
             format_version: SCHEDULE_VERSION,
-            binary_hash: "x".into(),
+            build_id: "x".into(),
             threads: vec![
                 ScheduleThread {
                     tid: 0,

@@ -1,13 +1,13 @@
 //! Replay's reports: races, the deadlock, the divergence, and the outcome file.
 //!
-//! Takes findings from `shadow` (via the access hooks), `deadlock` (the watchdog) and `replay`
-//! (the gate); gives, for each, first [`__ilgen_report_hook`] (on the thread that found it: for a
-//! race, the thread making the second access, so that a debugger stopped there shows the racing
-//! line with `up`), then TSan-shaped text on stderr, then `replay-outcome.json`
-//! (`ilgen_trace::replay::Outcome`) rewritten with everything found so far, durably (written,
-//! synced and renamed into place before the program goes on), so that a run that hangs or crashes
-//! later still leaves its races on disk: the verdict is final. A race is reported once per pair
-//! of sites.
+//! Takes findings from `shadow` (via the access hooks), `deadlock` (the watchdog) and `sync` (an
+//! operation the gate did not expect); gives, for each, first [`__ilgen_report_hook`] (on the
+//! thread that found it: for a race, the thread making the second access, so that a debugger
+//! stopped there shows the racing line with `up`), then TSan-shaped text on stderr, then
+//! `replay-outcome.json` (`ilgen_trace::replay::Outcome`) rewritten with everything found so far,
+//! durably (written, synced and renamed into place before the program goes on), so that a run
+//! that hangs or crashes later still leaves its races on disk: the verdict is final. A race is
+//! reported once per pair of sites.
 //!
 //! Sites are ids into the binary's site table and threads are recorded tids: the runtime cannot
 //! name source lines cheaply; `ilgen` renders the outcome with `file:line`.
@@ -22,6 +22,7 @@ use std::collections::BTreeSet;
 use std::ffi::c_int;
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use ilgen_trace::replay::{
@@ -73,6 +74,14 @@ static FINDINGS: Mutex<Findings> = Mutex::new(Findings {
     deadlock: None,
     divergence: None,
 });
+
+/// Set once the replay stops (a divergence or deadlock being reported): one report ends it.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+/// Whether the calling thread is the one to end the replay (the first to ask).
+fn stop() -> bool {
+    !STOPPING.swap(true, Ordering::AcqRel)
+}
 
 fn findings() -> std::sync::MutexGuard<'static, Findings> {
     FINDINGS.lock().unwrap_or_else(|e| e.into_inner())
@@ -225,9 +234,9 @@ fn outcome(f: &Findings, r: &Replay) -> Outcome {
     };
     Outcome {
         format_version: OUTCOME_VERSION,
-        binary_hash: r.binary_hash.clone(),
+        build_id: r.build_id.clone(),
         schedule: r.schedule_path.clone(),
-        load_base: crate::record::meta::load_base(),
+        load_base: crate::exe::load_base(),
         result,
         schedule_followed: done == total && f.divergence.is_none(),
         steps_done: done as u32,
@@ -277,7 +286,7 @@ pub(crate) fn stopped(quiet_ms: u64) -> ! {
     let Some(r) = replay::gate::get() else {
         exit(EXIT_STOPPED)
     };
-    if !replay::gate::stop() {
+    if !stop() {
         park();
     }
     crate::runtime::say(&format!(
@@ -310,7 +319,7 @@ pub(crate) fn diverged(d: Divergence) -> ! {
     let Some(r) = replay::gate::get() else {
         exit(EXIT_DIVERGED)
     };
-    if !replay::gate::stop() {
+    if !stop() {
         park();
     }
     let site = d.expected.as_ref().and_then(|s| s.site).unwrap_or(NO_SITE);
@@ -329,7 +338,7 @@ pub(crate) fn deadlock(d: DeadlockReport) -> ! {
     let Some(r) = replay::gate::get() else {
         exit(EXIT_DEADLOCK)
     };
-    if !replay::gate::stop() {
+    if !stop() {
         park();
     }
     let site = d.threads.first().and_then(|t| t.site).unwrap_or(NO_SITE);
@@ -343,13 +352,13 @@ pub(crate) fn deadlock(d: DeadlockReport) -> ! {
 
 /// The schedule cannot be replayed: one message, an outcome saying why (when `dir` can take it),
 /// and `EXIT_BAD_SCHEDULE` before the program runs.
-pub(crate) fn refused(dir: &Path, binary_hash: &str, schedule: &str, why: &str) -> ! {
+pub(crate) fn refused(dir: &Path, build_id: &str, schedule: &str, why: &str) -> ! {
     crate::runtime::say(&format!("ilgen: {why} (exit status {EXIT_BAD_SCHEDULE})"));
     let o = Outcome {
         format_version: OUTCOME_VERSION,
-        binary_hash: binary_hash.to_owned(),
+        build_id: build_id.to_owned(),
         schedule: schedule.to_owned(),
-        load_base: crate::record::meta::load_base(),
+        load_base: crate::exe::load_base(),
         result: ResultKind::Diverged,
         schedule_followed: false,
         steps_done: 0,
@@ -374,7 +383,7 @@ pub(crate) fn refused(dir: &Path, binary_hash: &str, schedule: &str, why: &str) 
 /// with nothing found, is a divergence.
 pub(crate) fn at_exit() {
     let Some(r) = replay::gate::get() else { return };
-    if !replay::gate::stop() {
+    if !stop() {
         return;
     }
     let mut f = findings();

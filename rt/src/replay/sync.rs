@@ -1,9 +1,14 @@
-//! Replaying one sync operation: the steps every wrapper shares, in replay mode.
+//! Replaying one sync operation: the steps every wrapper shares, in replay mode, and a thread's
+//! life between its `start` and its `end`.
 //!
 //! Mirrors `record::sync` (which calls in here when the process replays). Takes an operation, its
 //! site and when it happens relative to the real call; gives the operation its turn at the
-//! schedule gate (`replay`), its happens-before effect (`hb`), the lock owners the deadlock report
-//! names (`deadlock`), and moves the schedule on. The thread's count of sync operations (the
+//! schedule gate (`gate`; a kind other than the schedule's ends the replay through `report`), its
+//! happens-before effect (`hb`), the lock owners the deadlock report names (`deadlock`), and moves
+//! the schedule on. Takes thread starts and ends too (the `pthread_create` trampoline, the first
+//! hook of main and of threads the runtime did not see created, the exit key's destructor); gives
+//! [`current`], the calling thread's state (`thread`), made on its first hook, whose `start` and
+//! `end` take their turn like any other operation. The thread's count of sync operations (the
 //! schedule's `index`) advances exactly where record mode writes a record, and goes back where
 //! record mode retracts one.
 //!
@@ -18,10 +23,10 @@
 //! - try operations (trylock, tryrdlock, trywrlock, spin_trylock, sem_trywait), recorded after the
 //!   real call ([`turn`] before it, [`now_in`] after): gate before the real call, so that the
 //!   outcome is decided in the schedule's order; acquire if it succeeded, cursor moves;
-//! - blocking acquires (lock, timedlock, rdlock, wrlock, spin_lock, sem_wait) ([`pending`],
-//!   [`entering`], [`complete`]): gate before the real call; the wrapper first tries the
-//!   non-blocking form (`crate::record::sync::acquire`): if it succeeds the cursor moves after it,
-//!   and if it would block the cursor moves before the thread enters the blocking call. So the
+//! - blocking acquires (lock, timedlock, rdlock, wrlock, spin_lock, sem_wait, sem_timedwait)
+//!   ([`pending`], [`entering`], [`complete`]): gate before the real call; the wrapper first tries
+//!   the non-blocking form (`crate::record::sync::acquire`): if it succeeds the cursor moves after
+//!   it, and if it would block the cursor moves before the thread enters the blocking call. So the
 //!   next step never races an acquire still in flight for the same lock, and the last steps of a
 //!   deadlocking schedule (two locks that never return) are all reached. A join moves the cursor
 //!   when it returns (no other thread competes for the child's end);
@@ -33,19 +38,21 @@
 //!   acquires and the cursor moves.
 //!
 //! The watchdog learns each thread's status here: gated while at the gate, blocked while inside a
-//! blocking real call, running otherwise. A timed operation (timedlock, a timed condition wait)
-//! ends by itself, so it never counts as blocked: all threads in timed waits are no deadlock.
+//! blocking real call, running otherwise. A timed operation (timedlock, sem_timedwait, a timed
+//! condition wait) ends by itself, so it never counts as blocked: all threads in timed waits are
+//! no deadlock.
 
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 
-use ilgen_trace::{SiteId, SyncOp, NO_SITE};
+use ilgen_trace::replay::ThreadRef;
+use ilgen_trace::{known_thread, SiteId, SyncOp, ThreadId, NO_SITE};
 
-use crate::intercept::real;
+use crate::real;
 use crate::replay;
-use crate::replay::hb::Role;
-use crate::replay::thread::{ReplayThread, Status};
-use crate::sites;
+use crate::replay::hb::{Role, VectorClock};
+use crate::replay::thread::{self, ReplayThread, Slot, Status};
+use crate::{runtime, sites};
 
 /// A replayed operation between its two halves.
 pub(crate) struct Token {
@@ -68,7 +75,7 @@ fn is_wake(op: &SyncOp) -> bool {
 fn gate(t: &ReplayThread, op: &SyncOp, site: SiteId, unlock: Option<u64>) -> Option<usize> {
     let r = replay::gate::get()?;
     let index = t.info.syncs.load(Ordering::Relaxed);
-    r.wait_turn(t.tid(), index, op.kind(), site, |waiting| {
+    let turn = r.wait_turn(t.tid(), index, op.kind(), site, |waiting| {
         if waiting {
             t.info.set(Status::Gated { index });
             if let Some(m) = unlock {
@@ -82,7 +89,8 @@ fn gate(t: &ReplayThread, op: &SyncOp, site: SiteId, unlock: Option<u64>) -> Opt
             }
             t.info.set(Status::Running);
         }
-    })
+    });
+    turn.unwrap_or_else(|d| replay::report::diverged(d))
 }
 
 /// The operation counts (a record would be written) and, if it is a step, the schedule moves on.
@@ -145,7 +153,9 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
                 c.acquire(cond, Role::Cond, clock);
             });
         }
-        SyncOp::SemWait { sem } | SyncOp::SemTryWait { sem, .. } => {
+        SyncOp::SemWait { sem }
+        | SyncOp::SemTryWait { sem, .. }
+        | SyncOp::SemTimedWait { sem, .. } => {
             if acquired {
                 replay::hb::with_clocks(|c| c.acquire(sem, Role::Sem, clock));
             }
@@ -158,6 +168,8 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         | SyncOp::Detach { .. }
         | SyncOp::WaitLoopEnter { .. }
         | SyncOp::WaitLoopExit { .. }
+        | SyncOp::SemInit { .. }
+        | SyncOp::SemDestroy { .. }
         | SyncOp::TxBegin
         | SyncOp::TxEnd
         | SyncOp::Exit => {}
@@ -166,7 +178,7 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
 
 /// An operation recorded at once ([`crate::record::sync::now`]).
 pub(crate) fn now(site: *const c_void, op: SyncOp) {
-    let Some(t) = replay::thread::current() else {
+    let Some(t) = current() else {
         return;
     };
     let site = sites::id(site as usize);
@@ -180,7 +192,7 @@ pub(crate) fn now(site: *const c_void, op: SyncOp) {
 
 /// Before the real call of a releasing operation that does not block: its turn and its release.
 pub(crate) fn release(site: *const c_void, op: SyncOp) -> Option<Token> {
-    let t = replay::thread::current()?;
+    let t = current()?;
     let site = sites::id(site as usize);
     let step = gate(t, &op, site, None);
     apply(t, &op, site);
@@ -203,7 +215,7 @@ pub(crate) fn released(tok: Token, happened: bool) {
 
 /// Before the real call of a try operation: its turn.
 pub(crate) fn turn(site: *const c_void, op: SyncOp) -> Option<Token> {
-    let t = replay::thread::current()?;
+    let t = current()?;
     let site = sites::id(site as usize);
     let step = gate(t, &op, site, None);
     Some(Token {
@@ -223,7 +235,7 @@ pub(crate) fn now_in(tok: Token, op: SyncOp) {
 
 /// Before the real call of a blocking operation.
 pub(crate) fn pending(site: *const c_void, op: SyncOp) -> Option<Token> {
-    let t = replay::thread::current()?;
+    let t = current()?;
     let site = sites::id(site as usize);
     let wake = is_wake(&op);
     let step = if wake {
@@ -233,7 +245,7 @@ pub(crate) fn pending(site: *const c_void, op: SyncOp) -> Option<Token> {
         gate(t, &op, site, None)
     };
     let timed = match op {
-        SyncOp::MutexTimedLock { .. } => true,
+        SyncOp::MutexTimedLock { .. } | SyncOp::SemTimedWait { .. } => true,
         SyncOp::CondWake { .. } => t.info.timed_wait.load(Ordering::Relaxed),
         _ => false,
     };
@@ -288,7 +300,7 @@ pub(crate) fn fail(tok: Token) {
 
 /// A releasing operation's real call failed after it was counted ([`crate::record::sync::retract`]).
 pub(crate) fn retract() {
-    if let Some(t) = replay::thread::current() {
+    if let Some(t) = current() {
         uncount(t);
     }
 }
@@ -300,15 +312,114 @@ fn uncount(t: &ReplayThread) {
         .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
 }
 
+/// The calling thread's replay state, made (and started through the gate) for main and for
+/// threads of uninstrumented code on their first hook; `None` when not replaying or after the
+/// thread ended.
+#[inline]
+pub(crate) fn current() -> Option<&'static ReplayThread> {
+    match thread::slot() {
+        Slot::Live(t) => Some(t),
+        Slot::Done => None,
+        Slot::Unset => current_slow(),
+    }
+}
+
+#[cold]
+fn current_slow() -> Option<&'static ReplayThread> {
+    let Some(r) = replay::gate::replaying() else {
+        if runtime::settled() {
+            thread::set_done();
+        }
+        return None;
+    };
+    let is_main = is_main();
+    let me = if is_main {
+        ThreadRef {
+            tid: r.plan.main_tid(),
+            parent: None,
+            child_index: 0,
+        }
+    } else {
+        ThreadRef {
+            tid: thread::fresh_tid(r),
+            parent: None,
+            child_index: thread::next_orphan(),
+        }
+    };
+    let mut clock = VectorClock::default();
+    clock.set(me.tid, 1);
+    let t = thread::register(me, clock);
+    if !is_main {
+        // A thread of uninstrumented code: its first record is a start, as in record mode.
+        thread_start(t);
+    }
+    Some(t)
+}
+
+/// The calling thread is about to create a child: its (parent tid, child index, child tid).
+pub(crate) fn new_child() -> Option<(ThreadId, u32, ThreadId)> {
+    let r = replay::gate::get()?;
+    let t = current()?;
+    let mut inner = t.enter()?;
+    let index = inner.children;
+    inner.children += 1;
+    let tid = r
+        .plan
+        .child_tid(t.tid(), index)
+        .unwrap_or_else(|| thread::fresh_tid(r));
+    Some((t.tid(), index, tid))
+}
+
+/// Starts the calling thread, created by the wrapper as (parent, child_index) with tid `tid`:
+/// its clock is the one its parent left at the fork; then its `start` goes through the gate.
+pub(crate) fn start(tid: ThreadId, parent: ThreadId, child_index: u32) {
+    if replay::gate::replaying().is_none() {
+        return;
+    }
+    let clock = replay::hb::with_clocks(|c| c.start(tid));
+    let t = thread::register(
+        ThreadRef {
+            tid,
+            parent: known_thread(parent),
+            child_index,
+        },
+        clock,
+    );
+    thread_start(t);
+}
+
 /// A thread's first operation, `start` (not main).
-pub(crate) fn thread_start(t: &ReplayThread) {
+fn thread_start(t: &ReplayThread) {
     let step = gate(t, &SyncOp::Start, NO_SITE, None);
     count(t, step);
 }
 
-/// A thread's last operation, `end` (not main): its clock is left for the joiner.
-pub(crate) fn thread_end(t: &ReplayThread, site: SiteId) {
-    let step = gate(t, &SyncOp::End, site, None);
-    apply(t, &SyncOp::End, site);
-    count(t, step);
+/// The calling thread ends (its start routine returned, `pthread_exit`, or the key destructor):
+/// its `end` goes through the gate and its clock is left for the joiner. Main has no `end`.
+pub(crate) fn end(site: SiteId) {
+    let Some(t) = thread::current_if_live() else {
+        return;
+    };
+    if !is_main() {
+        let step = gate(t, &SyncOp::End, site, None);
+        apply(t, &SyncOp::End, site);
+        count(t, step);
+    }
+    thread::finish(t);
+}
+
+fn is_main() -> bool {
+    // SAFETY: plain system calls.
+    unsafe { libc::gettid() == libc::getpid() }
+}
+
+/// Creates the key that ends a thread leaving through code the runtime does not see (at
+/// start-up, before any thread replays); false when the system refuses.
+pub(crate) fn create_exit_key() -> bool {
+    thread::create_exit_key(on_exit)
+}
+
+/// Thread-key destructor: the thread exits without the runtime having ended it.
+unsafe extern "C" fn on_exit(_value: *mut libc::c_void) {
+    end(NO_SITE);
 }

@@ -1,11 +1,11 @@
 //! Thread identity and per-thread state in replay mode, reached through one thread-local pointer.
 //!
-//! Takes thread starts (the `pthread_create` trampoline, or the first hook of main and of threads
-//! the runtime did not see created) and thread ends; gives [`current`], the calling thread's
-//! [`ReplayThread`]: its recorded tid (mapped through the schedule, see `replay`), its vector
-//! clock, its count of sync operations (the schedule's `index`), and a [`ThreadInfo`] that the
-//! watchdog reads: whether the thread runs, waits at the schedule gate, is blocked in a program
-//! sync operation, or ended.
+//! Takes the states `sync` makes as threads start and end (with their recorded tid, mapped through
+//! the schedule, see `gate`); gives [`slot`], the calling thread's [`ReplayThread`] if it has one:
+//! its vector clock, its count of sync operations (the schedule's `index`), and a [`ThreadInfo`]
+//! that the watchdog and the reports read: who it is, whether it runs, waits at the schedule gate,
+//! is blocked in a program sync operation, or ended. Holds state only: `sync::current` makes a
+//! missing state and runs the thread's `start` through the gate.
 //!
 //! Mirrors `thread` (record mode) without the file and the segment cache. `busy` plays the role
 //! of `in_rt`: a hook reached from a program signal handler that interrupted the runtime on this
@@ -13,15 +13,13 @@
 
 use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ilgen_trace::replay::ThreadRef;
-use ilgen_trace::{known_thread, SiteId, SyncOp, ThreadId, NO_SITE};
+use ilgen_trace::{SiteId, SyncOp, ThreadId};
 
-use crate::replay;
 use crate::replay::gate::Replay;
 use crate::replay::hb::VectorClock;
-use crate::runtime;
 
 const DEAD: usize = 1;
 
@@ -32,6 +30,9 @@ thread_local! {
 /// Fresh tids for threads the schedule does not name, and child indices of orphans.
 static NEXT_FRESH: AtomicU32 = AtomicU32::new(0);
 static NEXT_ORPHAN: AtomicU32 = AtomicU32::new(0);
+
+/// The key whose destructor ends a thread that exits through code the runtime does not see.
+static EXIT_KEY: OnceLock<libc::pthread_key_t> = OnceLock::new();
 
 /// Every thread that ever started, for the watchdog and for naming threads in reports.
 static THREADS: Mutex<Vec<Arc<ThreadInfo>>> = Mutex::new(Vec::new());
@@ -153,69 +154,54 @@ impl Drop for Entered<'_> {
     }
 }
 
-/// The calling thread's replay state, creating it for main and for threads of uninstrumented
-/// code; `None` when not replaying or after the thread ended.
+/// The calling thread's replay state, as far as it exists.
+pub(crate) enum Slot {
+    /// Not made yet: main before its first hook, a thread of uninstrumented code, or any thread
+    /// while the runtime starts.
+    Unset,
+    Live(&'static ReplayThread),
+    /// Ended, or replays nothing (the process does not replay, a forked child).
+    Done,
+}
+
+/// The calling thread's slot: one thread-local load.
 #[inline]
-pub(crate) fn current() -> Option<&'static ReplayThread> {
+pub(crate) fn slot() -> Slot {
     let p = CURRENT.with(|c| c.get());
     if p as usize > DEAD {
-        // SAFETY: a live state is freed only after CURRENT is reset (see `end`).
-        return Some(unsafe { &*p });
+        // SAFETY: a live state is freed only after CURRENT is reset (see `finish`).
+        Slot::Live(unsafe { &*p })
+    } else if p as usize == DEAD {
+        Slot::Done
+    } else {
+        Slot::Unset
     }
-    if p as usize == DEAD {
-        return None;
-    }
-    current_slow()
 }
 
 /// The calling thread's replay state if it has one; never creates it (for the heap events, which
 /// come before and after the runtime's own life on a thread).
 #[inline]
 pub(crate) fn current_if_live() -> Option<&'static ReplayThread> {
-    let p = CURRENT.with(|c| c.get());
-    // SAFETY: as in `current`.
-    (p as usize > DEAD).then(|| unsafe { &*p })
-}
-
-#[cold]
-fn current_slow() -> Option<&'static ReplayThread> {
-    let Some(r) = runtime::replaying() else {
-        if runtime::settled() {
-            CURRENT.with(|c| c.set(DEAD as *const ReplayThread));
-        }
-        return None;
-    };
-    // SAFETY: plain system calls.
-    let is_main = unsafe { libc::gettid() == libc::getpid() };
-    let me = if is_main {
-        ThreadRef {
-            tid: r.plan.main_tid(),
-            parent: None,
-            child_index: 0,
-        }
-    } else {
-        ThreadRef {
-            tid: fresh_tid(r),
-            parent: None,
-            child_index: NEXT_ORPHAN.fetch_add(1, Ordering::Relaxed),
-        }
-    };
-    let mut clock = VectorClock::default();
-    clock.set(me.tid, 1);
-    let t = register(r, me, clock);
-    if !is_main {
-        // A thread of uninstrumented code: its first record is a start, as in record mode.
-        replay::sync::thread_start(t);
+    match slot() {
+        Slot::Live(t) => Some(t),
+        _ => None,
     }
-    Some(t)
 }
 
-fn fresh_tid(r: &Replay) -> ThreadId {
+/// A tid for a thread the schedule does not name: above every scheduled one.
+pub(crate) fn fresh_tid(r: &Replay) -> ThreadId {
     let _ = NEXT_FRESH.compare_exchange(0, r.plan.first_fresh, Ordering::AcqRel, Ordering::Relaxed);
     NEXT_FRESH.fetch_add(1, Ordering::AcqRel)
 }
 
-fn register(r: &Replay, me: ThreadRef, clock: VectorClock) -> &'static ReplayThread {
+/// The child index of the next thread of uninstrumented code (parent absent).
+pub(crate) fn next_orphan() -> u32 {
+    NEXT_ORPHAN.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Makes the calling thread's state, listed for the watchdog and the reports, and hands its
+/// value to the exit key.
+pub(crate) fn register(me: ThreadRef, clock: VectorClock) -> &'static ReplayThread {
     let info = Arc::new(ThreadInfo {
         me,
         status: Mutex::new(Status::Running),
@@ -237,87 +223,46 @@ fn register(r: &Replay, me: ThreadRef, clock: VectorClock) -> &'static ReplayThr
         }),
     }));
     CURRENT.with(|c| c.set(t));
-    replay::debug::thread_started(t.info.me.tid);
-    // SAFETY: the key was created at initialization.
-    unsafe { libc::pthread_setspecific(r.thread_key, t as *const ReplayThread as *const _) };
+    crate::replay::debug::thread_started(t.info.me.tid);
+    if let Some(&key) = EXIT_KEY.get() {
+        // SAFETY: the key was created at start-up.
+        unsafe { libc::pthread_setspecific(key, t as *const ReplayThread as *const _) };
+    }
     t
 }
 
-/// The calling thread is about to create a child: its (parent tid, child index, child tid).
-pub(crate) fn new_child() -> Option<(ThreadId, u32, ThreadId)> {
-    let r = replay::gate::get()?;
-    let t = current()?;
-    let mut inner = t.enter()?;
-    let index = inner.children;
-    inner.children += 1;
-    let tid = r
-        .plan
-        .child_tid(t.tid(), index)
-        .unwrap_or_else(|| fresh_tid(r));
-    Some((t.tid(), index, tid))
-}
-
-/// Starts the calling thread, created by the wrapper as (parent, child_index) with tid `tid`:
-/// its clock is the one its parent left at the fork; then its `start` goes through the gate.
-pub(crate) fn start(tid: ThreadId, parent: ThreadId, child_index: u32) {
-    let Some(r) = runtime::replaying() else {
-        return;
-    };
-    let clock = replay::hb::with_clocks(|c| c.start(tid));
-    let t = register(
-        r,
-        ThreadRef {
-            tid,
-            parent: known_thread(parent),
-            child_index,
-        },
-        clock,
-    );
-    replay::sync::thread_start(t);
-}
-
-/// The calling thread ends (its start routine returned, `pthread_exit`, or the key destructor):
-/// its `end` goes through the gate and its clock is left for the joiner. Main has no `end`.
-pub(crate) fn end(site: SiteId) {
-    let p = CURRENT.with(|c| c.get());
-    if p as usize <= DEAD {
-        return;
-    }
-    // SAFETY: this thread's live state.
-    let t = unsafe { &*p };
-    if !is_main() {
-        replay::sync::thread_end(t, site);
-    }
+/// The calling thread (`t`) ended: it replays nothing more.
+pub(crate) fn finish(t: &ReplayThread) {
     t.info.set(Status::Ended);
-    CURRENT.with(|c| c.set(DEAD as *const ReplayThread));
-    if let Some(r) = replay::gate::get() {
+    set_done();
+    if let (Some(_), Some(&key)) = (crate::replay::gate::get(), EXIT_KEY.get()) {
         // SAFETY: clearing this thread's key value so the destructor does not run again.
-        unsafe { libc::pthread_setspecific(r.thread_key, std::ptr::null()) };
+        unsafe { libc::pthread_setspecific(key, std::ptr::null()) };
     }
     // The state stays allocated: reports name threads through `info`, which is shared, and a
     // leaked `ReplayThread` per thread is the price of never freeing under a signal handler.
 }
 
-fn is_main() -> bool {
-    // SAFETY: plain system calls.
-    unsafe { libc::gettid() == libc::getpid() }
-}
-
-/// The calling thread of a forked child replays nothing more.
-pub(crate) fn abandon_after_fork() {
+/// The calling thread replays nothing (more): it ended, the process does not replay, or it is
+/// the calling thread of a forked child.
+pub(crate) fn set_done() {
     CURRENT.with(|c| c.set(DEAD as *const ReplayThread));
 }
 
-/// Thread-key destructor: the thread exits without the runtime having ended it.
-pub(crate) extern "C" fn on_exit(_value: *mut libc::c_void) {
-    end(NO_SITE);
+/// Creates the key whose `destructor` ends a thread that leaves through code the runtime does not
+/// see (at start-up, before any thread replays); false when the system refuses.
+pub(crate) fn create_exit_key(destructor: unsafe extern "C" fn(*mut libc::c_void)) -> bool {
+    let mut key: libc::pthread_key_t = 0;
+    // SAFETY: creating a key whose destructor accepts any value this runtime stores.
+    let created = unsafe { libc::pthread_key_create(&mut key, Some(destructor)) } == 0;
+    created && EXIT_KEY.set(key).is_ok()
 }
 
 /// When no thread but the caller can run (each is gated, blocked or ended): how many are live,
 /// and the sum of their status generations, which changes whenever one of them moves (the exit
 /// grace, `record::finish`).
 pub(crate) fn others_blocked() -> Option<(u64, u64)> {
-    let me = current().map(|t| t.tid());
+    let me = current_if_live().map(|t| t.tid());
     let (mut live, mut moves) = (0u64, 0u64);
     for t in all().iter().filter(|t| Some(t.me.tid) != me) {
         let (status, generation) = t.status();

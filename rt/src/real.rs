@@ -5,9 +5,29 @@
 //! on first use by the generated C shim (`rt/build.rs`): `__real_NAME` in a `--wrap` link, the
 //! next definition after the executable (`dlsym(RTLD_NEXT)`) in a dynamic one. Also gives
 //! [`with_interposed_calls`], the one list of their signatures, from which `interpose.rs` makes
-//! the entry points. Imports no wrapper, so that the wrappers can import it.
+//! the entry points, and [`internal`], under which the runtime's own pthread calls (its watchdog
+//! thread) reach the real functions unrecorded. Imports no wrapper and nothing of either mode, so
+//! that the wrappers and both modes can import it.
 
+use std::cell::Cell;
 use std::ffi::c_void;
+
+thread_local! {
+    static INTERNAL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` (which creates or ends runtime threads) with its pthread calls unrecorded.
+pub(crate) fn internal<R>(f: impl FnOnce() -> R) -> R {
+    let before = INTERNAL.with(|c| c.replace(true));
+    let r = f();
+    INTERNAL.with(|c| c.set(before));
+    r
+}
+
+/// Whether the calling thread is inside [`internal`].
+pub(crate) fn is_internal() -> bool {
+    INTERNAL.with(|c| c.get())
+}
 
 /// What `pthread_create` runs.
 pub(crate) type StartRoutine = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;

@@ -1,0 +1,461 @@
+//! Tests of the report: takes hand-made candidates, replays and observed findings; checks how
+//! they deduplicate into findings and what each renderer gives for them (snapshots).
+//!
+//! A file of its own, not a `mod tests` block in `lib.rs`: the renderers import the report's
+//! types from `lib.rs`, and its tests call the renderers.
+
+use ilgen_trace::replay::{
+    Outcome, RaceAccess, RaceReport, ResultKind, ThreadRef, OUTCOME_VERSION,
+};
+use ilgen_trace::AccessKind;
+
+use crate::*;
+use ilgen_analysis::candidates::{AccessSide, ObjectRange, ScheduleOut};
+use ilgen_confirm::run::Ended;
+
+fn candidate(sites: [SiteId; 2]) -> Candidate {
+    let side = |tid, site| AccessSide {
+        tid,
+        site,
+        access: AccessName::Write,
+    };
+    Candidate::Race {
+        object: ObjectRange { addr: 0x10, len: 4 },
+        accesses: [side(0, sites[0]), side(1, sites[1])],
+        schedule: ScheduleOut {
+            prefix_steps: 0,
+            steps: vec![
+                Step {
+                    tid: 0,
+                    op: OpKind::Fork,
+                    object: None,
+                    peer: Some(1),
+                    site: Some(9),
+                    seq: Some(0),
+                    op_index: 0,
+                },
+                // No instrumented instruction starts a thread: its location has no site.
+                Step {
+                    tid: 1,
+                    op: OpKind::Start,
+                    object: None,
+                    peer: None,
+                    site: None,
+                    seq: Some(1),
+                    op_index: 0,
+                },
+            ],
+        },
+    }
+}
+
+fn run(result: ResultKind, races: &[(SiteId, SiteId)]) -> ReplayRun {
+    let access = |tid, site| RaceAccess {
+        thread: ThreadRef {
+            tid,
+            parent: Some(0),
+            child_index: 0,
+        },
+        kind: AccessKind::Write,
+        addr: 0x10,
+        size: 4,
+        site,
+        free: false,
+    };
+    ReplayRun {
+        pid: 42,
+        ended: Ended::Exited(0),
+        outcome: Ok(Outcome {
+            format_version: OUTCOME_VERSION,
+            build_id: "0".into(),
+            schedule: "s".into(),
+            load_base: 0,
+            result,
+            schedule_followed: true,
+            steps_done: 1,
+            steps_total: 1,
+            races: races
+                .iter()
+                .map(|&(a, b)| RaceReport {
+                    current: access(1, a),
+                    previous: access(0, b),
+                })
+                .collect(),
+            deadlock: None,
+            divergence: None,
+            watched: Vec::new(),
+        }),
+        out_dir: "/t/replay-1".into(),
+    }
+}
+
+/// No binary; main created T1 at site 9.
+fn context(unjoined: &[ThreadId]) -> Context<'static> {
+    Context {
+        binary: None,
+        forks: [(1, (0, 9))].into(),
+        unjoined: unjoined.iter().copied().collect(),
+    }
+}
+
+fn trace(dir: &str, chaos_seed: Option<u64>) -> Run {
+    Run {
+        trace_dir: dir.into(),
+        chaos_seed,
+    }
+}
+
+fn add(report: &mut Report, ctx: &Context, n: usize, c: &Candidate, r: &ReplayRun) {
+    let verdict = ilgen_confirm::verdict::classify(r);
+    report.add(
+        ctx,
+        &Entry {
+            number: n,
+            candidate: c,
+            run: Some(r),
+            verdict,
+        },
+    );
+}
+
+#[test]
+fn equal_site_pairs_are_one_finding_and_the_rest_keep_their_reason() {
+    let ctx = context(&[1]);
+    let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
+    let c = candidate([5, 6]);
+    add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(6, 5)]));
+    // The same pair the other way round, from another candidate: merged.
+    add(&mut report, &ctx, 2, &c, &run(ResultKind::Race, &[(5, 6)]));
+    add(&mut report, &ctx, 3, &c, &run(ResultKind::NoError, &[]));
+    assert_eq!(report.findings.len(), 1);
+    let Finding::Race(r) = &report.findings[0] else {
+        panic!("a race")
+    };
+    assert_eq!(r.candidates, vec![1, 2]);
+    assert_eq!(
+        r.threads[1].created_at.as_ref().map(|l| l.site),
+        Some(Some(9))
+    );
+    assert!(r.threads[1].never_joined && !r.threads[0].never_joined);
+    assert_eq!(
+        report.unjoined.iter().map(|t| t.tid).collect::<Vec<_>>(),
+        [1]
+    );
+    assert_eq!(report.counts.confirmed_races, 2);
+    assert_eq!(report.counts.no_error, 1);
+    assert_eq!(report.unconfirmed[0].candidate, 3);
+    assert_eq!(report.unconfirmed[0].verdict, Class::NoError);
+
+    // The renderings, whole: snapshots in src/snapshots/ (a mismatch fails the test; review a
+    // change with `cargo insta review` or by reading the .snap.new file insta writes).
+    insta::assert_snapshot!("text_all", text::render(&report, true));
+    insta::assert_snapshot!("text_confirmed", text::render(&report, false));
+    insta::assert_snapshot!("sarif", sarif::render(&report));
+    insta::assert_snapshot!("json", json::render(&report));
+}
+
+#[test]
+fn runs_merge_by_site_pair_and_each_finding_names_its_runs_and_replay() {
+    let ctx = context(&[]);
+    // Run 1 confirms 5/6 and predicts 7/8 without confirming it; run 2 (chaos seed 3)
+    // confirms both, 5/6 the other way round.
+    let part = |dir: &str, seed, entries: [(usize, [SiteId; 2], ReplayRun); 2]| {
+        let mut report = Report::new(&ctx, "/bin/a", trace(dir, seed));
+        for (n, sites, r) in &entries {
+            add(&mut report, &ctx, *n, &candidate(*sites), r);
+        }
+        report
+    };
+    let one = part(
+        "/t/run-0",
+        None,
+        [
+            (1, [5, 6], run(ResultKind::Race, &[(6, 5)])),
+            (2, [7, 8], run(ResultKind::NoError, &[])),
+        ],
+    );
+    let two = part(
+        "/t/run-1",
+        Some(3),
+        [
+            (1, [7, 8], run(ResultKind::Race, &[(8, 7)])),
+            (2, [5, 6], run(ResultKind::Race, &[(5, 6)])),
+        ],
+    );
+    let merged = Report::merge(vec![one, two]);
+    let races: Vec<(usize, Vec<usize>, Vec<usize>, SiteId)> = merged
+        .findings
+        .iter()
+        .map(|f| match f {
+            Finding::Race(r) => (
+                r.run,
+                r.runs.clone(),
+                r.candidates.clone(),
+                r.current.location.site.unwrap(),
+            ),
+            _ => panic!("races only"),
+        })
+        .collect();
+    assert_eq!(
+        races,
+        [(1, vec![1, 2], vec![1], 6), (2, vec![1, 2], vec![1], 8)]
+    );
+    assert_eq!(merged.counts.candidates, 4);
+    assert_eq!(merged.counts.confirmed_races, 3);
+    assert_eq!(
+        (merged.unconfirmed[0].run, merged.unconfirmed[0].candidate),
+        (1, 2)
+    );
+    assert_eq!(merged.runs[1].chaos_seed, Some(3));
+    insta::assert_snapshot!("text_runs", text::render(&merged, true));
+    let sarif: serde_json::Value = serde_json::from_str(&sarif::render(&merged)).unwrap();
+    let result = &sarif["runs"][0]["results"][1];
+    assert_eq!(result["properties"]["traceDir"], "/t/run-1");
+    assert_eq!(result["properties"]["runs"], serde_json::json!([1, 2]));
+    let json: serde_json::Value = serde_json::from_str(&json::render(&merged)).unwrap();
+    assert_eq!(json["findings"][1]["run"], 2);
+    assert_eq!(json["runs"][1]["trace_dir"], "/t/run-1");
+}
+
+#[test]
+fn sites_name_demangled_functions_and_the_library_frames_inlined_at_the_user_line() {
+    use ilgen_trace::sites::SiteTableBuilder;
+    let deposit = "_ZN7Account7depositEl";
+    let mut sites = SiteTableBuilder::new();
+    // Site 1: `balances[i] += amount` with std::vector's operator[] inlined (-O2).
+    let vector = "/usr/include/c++/12/bits/stl_vector.h";
+    let operator = Frame::new(vector, 1128, 2, "_ZNSt6vectorIlSaIlEEixEm");
+    sites.add(
+        &Frame::new("/src/acct.cpp", 17, 19, deposit),
+        &[operator],
+        false,
+    );
+    // Site 2: the lock_guard line, with the guard and std::mutex::lock inlined.
+    let mutex = "/usr/include/c++/12/bits/std_mutex.h";
+    let guard = [
+        Frame::new(mutex, 229, 19, "_ZNSt10lock_guardISt5mutexEC2ERS0_"),
+        Frame::new(mutex, 100, 17, "_ZNSt5mutex4lockEv"),
+    ];
+    sites.add(&Frame::new("/src/acct.cpp", 14, 33, deposit), &guard, false);
+    // Site 3: a C function's fork.
+    sites.add(&Frame::new("/src/acct.cpp", 27, 3, "main"), &[], false);
+    let binary = Binary::from_site_table(&sites.finish()).unwrap();
+    let ctx = Context {
+        binary: Some(&binary),
+        forks: [(1, (0, 3))].into(),
+        unjoined: Default::default(),
+    };
+    let mut c = candidate([1, 1]);
+    let Candidate::Race { schedule, .. } = &mut c else {
+        panic!("a race")
+    };
+    schedule.steps.push(Step {
+        tid: 1,
+        op: OpKind::Lock,
+        object: Some(0x40),
+        peer: None,
+        site: Some(2),
+        seq: Some(2),
+        op_index: 1,
+    });
+    let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
+    add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(1, 1)]));
+    let text = text::render(&report, false);
+    assert!(!text.contains("_Z"), "{text}");
+    insta::assert_snapshot!("text_names", text);
+    let json = json::render(&report);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let step = &v["findings"][0]["schedule"][2]["location"];
+    assert_eq!(step["function"], "Account::deposit(long)");
+    assert_eq!(step["symbol"], deposit);
+    assert_eq!(step["inlined"][1]["function"], "std::mutex::lock()");
+    insta::assert_snapshot!("json_names", json);
+    insta::assert_snapshot!("sarif_names", sarif::render(&report));
+}
+
+#[test]
+fn an_observed_deadlock_is_a_finding_a_replay_of_the_same_lines_joins() {
+    use ilgen_analysis::observed::LostWakeup;
+    use ilgen_trace::replay::{BlockedThread, DeadlockReport};
+    let ctx = context(&[]);
+    let blocked = |tid, op: OpKind, site| BlockedThread {
+        thread: ThreadRef {
+            tid,
+            parent: Some(0),
+            child_index: 0,
+        },
+        op,
+        site: Some(site),
+        object: 0xc0,
+        waits_for: vec![],
+        holds: vec![],
+    };
+    let d = DeadlockReport {
+        threads: vec![blocked(0, OpKind::Join, 20), blocked(1, OpKind::Wake, 8)],
+        cycle: vec![],
+    };
+    let o = Observed {
+        deadlock: d.clone(),
+        lost_wakeups: vec![LostWakeup {
+            cond: 0xc0,
+            waiter: 1,
+            wait_site: 8,
+            signaller: 0,
+            signal_site: 16,
+            broadcast: false,
+        }],
+    };
+    let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
+    report.observe(&ctx, &o, 7);
+    assert!(report.confirmed());
+    let text = text::render(&report, false);
+    assert!(
+        text.contains("WARNING: ilgen: deadlock (observed in the recorded run) (pid=7)"),
+        "{text}"
+    );
+    assert!(text.contains("  Thread T1 is blocked in wait of 0xc0:\n    #0 site 8\n"));
+    assert!(text.contains("Main thread signalled 0xc0 before thread T1 waited on it"));
+    assert!(
+        text.contains("    signal at site 16\n    wait at site 8\n"),
+        "{text}"
+    );
+    assert!(text.contains("Observed: the recorded run (pid=7) ended with these threads"));
+    assert!(text.contains("ilgen: 1 deadlock(s) observed in the recorded run\n"));
+
+    // A replay that confirms the same blocked lines joins the observed finding.
+    let mut r = run(ResultKind::Deadlock, &[]);
+    if let Ok(out) = &mut r.outcome {
+        out.deadlock = Some(d);
+    }
+    add(&mut report, &ctx, 1, &candidate([5, 6]), &r);
+    assert_eq!(report.findings.len(), 1);
+    let Finding::Deadlock(f) = &report.findings[0] else {
+        panic!("a deadlock")
+    };
+    assert!(f.observed);
+    assert_eq!(f.candidates, vec![1]);
+    assert_eq!(f.replay_dir, "/t/replay-1");
+    assert_eq!(f.blocked[1].op, OpKind::Wait);
+    let json: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+    assert_eq!(json["counts"]["observed_deadlocks"], 1);
+    assert_eq!(json["findings"][0]["observed"], true);
+    assert_eq!(json["findings"][0]["lost_wakeups"][0]["signal"]["site"], 16);
+}
+
+/// An atomicity candidate: T0's transaction begun at site `begin` reads at 5 and writes at 7, T1
+/// writes at 6 between them.
+fn lost_update(begin: SiteId) -> Candidate {
+    let Candidate::Race { schedule, .. } = candidate([5, 6]) else {
+        unreachable!("candidate() makes a race")
+    };
+    let side = |tid, site, access| AccessSide { tid, site, access };
+    Candidate::Atomicity {
+        object: ObjectRange { addr: 0x10, len: 4 },
+        begin: Step {
+            tid: 0,
+            op: OpKind::TxBegin,
+            object: None,
+            peer: None,
+            site: Some(begin),
+            seq: Some(2),
+            op_index: 1,
+        },
+        accesses: [
+            side(0, 5, AccessName::Read),
+            side(1, 6, AccessName::Write),
+            side(0, 7, AccessName::Write),
+        ],
+        after: [2, 1, 2],
+        pattern: ilgen_analysis::atomicity::Pattern::ReadWriteWrite,
+        schedule,
+    }
+}
+
+#[test]
+fn atomicity_violations_merge_across_runs_by_transaction_and_access_lines() {
+    let ctx = context(&[]);
+    let confirmed = || {
+        let mut r = run(ResultKind::Atomicity, &[]);
+        if let Ok(o) = &mut r.outcome {
+            o.watched = vec![Some(1), Some(2), Some(3)];
+        }
+        r
+    };
+    // Run 1 predicts the violation but its replay misses it; run 2 confirms it twice, and the
+    // same three lines in a transaction begun elsewhere once.
+    let mut one = Report::new(&ctx, "/bin/a", trace("/t/run-0", None));
+    add(
+        &mut one,
+        &ctx,
+        1,
+        &lost_update(3),
+        &run(ResultKind::NoError, &[]),
+    );
+    let mut two = Report::new(&ctx, "/bin/a", trace("/t/run-1", Some(4)));
+    add(&mut two, &ctx, 1, &lost_update(3), &confirmed());
+    add(&mut two, &ctx, 2, &lost_update(3), &confirmed());
+    add(&mut two, &ctx, 3, &lost_update(4), &confirmed());
+    let merged = Report::merge(vec![one, two]);
+    let found: Vec<(usize, Vec<usize>, Vec<usize>, Option<SiteId>)> = merged
+        .findings
+        .iter()
+        .map(|f| match f {
+            Finding::Atomicity(a) => (
+                a.run,
+                a.runs.clone(),
+                a.candidates.clone(),
+                a.transaction.site,
+            ),
+            _ => panic!("atomicity violations only"),
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (2, vec![1, 2], vec![1, 2], Some(3)),
+            (2, vec![2], vec![3], Some(4))
+        ]
+    );
+    assert_eq!(
+        (
+            merged.counts.atomicity_candidates,
+            merged.counts.confirmed_atomicity
+        ),
+        (4, 3)
+    );
+    let u = &merged.unconfirmed[0];
+    assert_eq!(
+        (u.run, u.candidate, u.predicted),
+        (1, 1, "atomicity_violation")
+    );
+
+    let text = text::render(&merged, true);
+    assert!(
+        text.contains(
+            "  Predicted in runs 1, 2 (of 2); replayed with run 2's schedule: \
+             ilgen replay /t/run-1:1\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("SUMMARY: ilgen: atomicity violation site 5\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("run 1 candidate 1: atomicity_violation at site 3 and site 5 and site 6 and site 7: no error"),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&json::render(&merged)).unwrap();
+    let f = &json["findings"][0];
+    assert_eq!(f["kind"], "atomicity");
+    assert_eq!(
+        (&f["run"], &f["runs"]),
+        (&2.into(), &serde_json::json!([1, 2]))
+    );
+    assert_eq!(f["pattern"], "read_write_write");
+    let sarif: serde_json::Value = serde_json::from_str(&sarif::render(&merged)).unwrap();
+    let result = &sarif["runs"][0]["results"][0];
+    assert_eq!(result["ruleId"], sarif::RULE_ATOMICITY);
+    assert_eq!(result["properties"]["traceDir"], "/t/run-1");
+    assert_eq!(result["properties"]["runs"], serde_json::json!([1, 2]));
+}

@@ -1,0 +1,41 @@
+// Memory running out in the analyzer is exit 2 with one message naming the trace and what to
+// lower, never an abort (SIGABRT, "memory allocation of N bytes failed") or a Rust backtrace. The
+// same address-space limit reads the trace (`ilgen dump` gets through it); `ilgen detect` needs
+// more for its analysis.
+//
+// RUN: %ilgen cc -g -O0 %s -o %t
+// RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
+// RUN: sh -c 'ulimit -v 60000 && %ilgen dump %t.trace > /dev/null; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=READ %s
+// READ: exit=0
+// RUN: sh -c 'ulimit -v 60000 && %ilgen detect %t.trace; echo "exit=$?"' 2>&1 \
+// RUN:   | FileCheck --check-prefix=DETECT --implicit-check-not=panicked --implicit-check-not=backtrace --implicit-check-not="memory allocation" %s
+// DETECT:      ilgen: error: out of memory while analysing {{.*}}out_of_memory.c.tmp.trace; lower --window or --max-states, or record a shorter run
+// DETECT-NEXT: exit=2
+#include <pthread.h>
+
+#define THREADS 4
+#define ROUNDS 20000
+
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+long counter;
+long cells[THREADS][64];
+
+static void *work(void *arg) {
+  long id = (long)arg;
+  for (int i = 0; i < ROUNDS; i++) {
+    pthread_mutex_lock(&m);
+    counter++;
+    pthread_mutex_unlock(&m);
+    cells[id][i % 64]++;
+  }
+  return 0;
+}
+
+int main(void) {
+  pthread_t t[THREADS];
+  for (long i = 0; i < THREADS; i++)
+    pthread_create(&t[i], 0, work, (void *)i);
+  for (int i = 0; i < THREADS; i++)
+    pthread_join(t[i], 0);
+  return 0;
+}

@@ -1,0 +1,71 @@
+//! Reading a trace directory: the thread files decoded, then checked against each other.
+//!
+//! Takes a directory path; gives [`TraceDir::open`]'s [`TraceDir`]: `meta.json` and every
+//! `t<tid>.trace` decoded (`format`), once the files make one run (`validate`). Above both, so
+//! that the checks can take the decoded types and the reader can call the checks.
+
+use std::fs;
+use std::path::Path;
+
+use crate::error::not_a_dir;
+use crate::event::ThreadId;
+use crate::file::read_regular;
+use crate::format::{decode_thread, TraceDir, TraceError};
+use crate::meta::Meta;
+
+impl TraceDir {
+    /// Reads `dir/meta.json` and every `dir/t<tid>.trace`, and checks that they make one run
+    /// ([`crate::validate`]). A trace the runtime marked truncated reads up to its cut: see
+    /// [`TraceDir::warning`].
+    pub fn open(dir: &Path) -> Result<TraceDir, TraceError> {
+        let io = |path: &Path, source| TraceError::Io {
+            path: path.into(),
+            source,
+        };
+        if !dir.is_dir() {
+            return Err(TraceError::NotATrace {
+                path: dir.into(),
+                expected: "an ilgen trace directory",
+                found: not_a_dir(dir),
+            });
+        }
+        let meta = Meta::read(dir)?;
+        let mut threads = Vec::new();
+        for entry in fs::read_dir(dir).map_err(|e| io(dir, e))? {
+            let entry = entry.map_err(|e| io(dir, e))?;
+            let name = entry.file_name();
+            let Some(tid) = name.to_str().and_then(thread_file_tid) else {
+                continue;
+            };
+            let path = entry.path();
+            let thread = decode_thread(&path, &read_regular(&path)?)?;
+            if thread.header.tid != tid {
+                return Err(TraceError::Inconsistent {
+                    path,
+                    reason: format!(
+                        "its header says it is thread {}, its name says thread {tid}",
+                        thread.header.tid
+                    ),
+                });
+            }
+            threads.push(thread);
+        }
+        threads.sort_by_key(|t| t.header.tid);
+        let trace = TraceDir {
+            path: dir.into(),
+            meta,
+            threads,
+        };
+        crate::validate::check(&trace)?;
+        Ok(trace)
+    }
+}
+
+/// The thread id in a thread file name `t<tid>.trace`, `None` for any other name.
+fn thread_file_tid(name: &str) -> Option<ThreadId> {
+    let digits = name.strip_prefix('t')?.strip_suffix(".trace")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
