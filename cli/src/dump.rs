@@ -302,6 +302,8 @@ mod tests {
             truncated: false,
             chaos_seed: None,
             end,
+            files: None,
+            checksum: None,
         }
     }
 

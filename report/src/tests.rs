@@ -396,7 +396,7 @@ fn atomicity_violations_merge_across_runs_by_transaction_and_access_lines() {
     add(&mut two, &ctx, 2, &lost_update(3), &confirmed());
     add(&mut two, &ctx, 3, &lost_update(4), &confirmed());
     let merged = Report::merge(vec![one, two]);
-    let found: Vec<(usize, Vec<usize>, Vec<usize>, Option<SiteId>)> = merged
+    let found: Vec<(usize, Vec<usize>, Vec<usize>, SiteId)> = merged
         .findings
         .iter()
         .map(|f| match f {
@@ -404,17 +404,14 @@ fn atomicity_violations_merge_across_runs_by_transaction_and_access_lines() {
                 a.run,
                 a.runs.clone(),
                 a.candidates.clone(),
-                a.transaction.site,
+                a.transaction.site.unwrap(),
             ),
             _ => panic!("atomicity violations only"),
         })
         .collect();
     assert_eq!(
         found,
-        [
-            (2, vec![1, 2], vec![1, 2], Some(3)),
-            (2, vec![2], vec![3], Some(4))
-        ]
+        [(2, vec![1, 2], vec![1, 2], 3), (2, vec![2], vec![3], 4)]
     );
     assert_eq!(
         (

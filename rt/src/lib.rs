@@ -4,7 +4,8 @@
 //! `__ilgen_wrap_*` wrappers) and `ILGEN_OPTIONS`; gives one trace directory per run
 //! (`ilgen_trace::format`): `meta.json` and one `t<tid>.trace` per thread, holding, per segment
 //! between two sync operations, one record per accessed range, and every sync operation with its
-//! global sequence number. In replay mode (`mode=replay:schedule=PATH`) it writes no trace: it
+//! global sequence number; a normal exit seals the trace from the ELF destructor here
+//! (`record::finish`). In replay mode (`mode=replay:schedule=PATH`) it writes no trace: it
 //! enforces the schedule's order of sync operations, detects races (happens-before, online) and
 //! deadlocks, and writes `replay-outcome.json` (`ilgen_trace::replay`).
 //!
@@ -80,3 +81,15 @@ extern "C" fn constructor() {
 #[used]
 #[link_section = ".init_array"]
 static CONSTRUCTOR: extern "C" fn() = constructor;
+
+/// The ELF destructor: runs at `exit()` after every `atexit` handler and static destructor of the
+/// program, where a normal exit's trace is sealed (`record::finish::seal`).
+#[cfg_attr(test, allow(dead_code))]
+extern "C" fn destructor() {
+    record::finish::seal();
+}
+
+#[cfg(not(test))]
+#[used]
+#[link_section = ".fini_array"]
+static DESTRUCTOR: extern "C" fn() = destructor;

@@ -62,6 +62,10 @@ static NEXT_ORPHAN: AtomicU32 = AtomicU32::new(0);
 static STARTING: AtomicU32 = AtomicU32::new(0);
 /// Flush requests served, counted by every thread that served one (see [`flush_request`]).
 static ACKS: AtomicUsize = AtomicUsize::new(0);
+/// The run is being sealed (see [`seal`]): no new thread file is created.
+static SEALING: AtomicBool = AtomicBool::new(false);
+/// Threads inside [`start`], which may be creating a file: sealing waits for none to be.
+static IN_START: AtomicU32 = AtomicU32::new(0);
 /// The key whose destructor ends a thread that exits through code the runtime does not see.
 static EXIT_KEY: OnceLock<libc::pthread_key_t> = OnceLock::new();
 
@@ -212,8 +216,27 @@ fn set_dead() {
     arch::set(DEAD as *mut ());
 }
 
-/// Creates the calling thread's state and file, and writes `Start` unless it is main.
+/// Creates the calling thread's state and file, and writes `Start` unless it is main. Once the run
+/// is being sealed, creates nothing: the thread is not recorded.
 pub(crate) fn start(
+    rt: &Runtime,
+    tid: ThreadId,
+    parent: ThreadId,
+    child_index: u32,
+    is_main: bool,
+) -> Option<&'static ThreadState> {
+    IN_START.fetch_add(1, Ordering::SeqCst);
+    let st = if SEALING.load(Ordering::SeqCst) {
+        set_dead();
+        None
+    } else {
+        start_recording(rt, tid, parent, child_index, is_main)
+    };
+    IN_START.fetch_sub(1, Ordering::SeqCst);
+    st
+}
+
+fn start_recording(
     rt: &Runtime,
     tid: ThreadId,
     parent: ThreadId,
@@ -383,14 +406,35 @@ pub(crate) fn flush_signals_seen() -> u32 {
     FLUSH_SIGNALS.with(|c| c.get())
 }
 
-/// Flushes the calling thread's segment cache (exit path, on the thread that ends the process).
-/// Does nothing when the thread is inside the runtime: its cache may be half-updated.
-pub(crate) fn flush_self() {
-    if let Some(st) = current_if_live() {
-        if let Some(mut inner) = st.enter() {
-            inner.flush();
+/// Flushes the calling thread's segment cache (exit path, on the thread that ends the process),
+/// and with `seal` closes its file too. Does nothing when the thread is inside the runtime: its
+/// cache may be half-updated. Returns whether it did what was asked (true without a live state).
+pub(crate) fn flush_self(seal: bool) -> bool {
+    let Some(st) = current_if_live() else {
+        return true;
+    };
+    match st.enter() {
+        Some(mut inner) => {
+            inner.flush_and_seal(seal);
+            true
         }
+        None => false,
     }
+}
+
+/// Stops new thread files for good and waits (until `expired` says stop) for the threads creating
+/// one to finish: after it, every thread file belongs to a thread in [`THREADS`] or to an ended
+/// one, so closing the live ones' files (`seal` of [`flush_claimed`]) leaves the directory final.
+/// Returns whether no thread was still creating a file.
+pub(crate) fn stop_new_files(expired: impl Fn() -> bool) -> bool {
+    SEALING.store(true, Ordering::SeqCst);
+    while IN_START.load(Ordering::SeqCst) > 0 {
+        if expired() {
+            return false;
+        }
+        std::thread::yield_now();
+    }
+    true
 }
 
 /// The calling thread's state without creating one.
@@ -496,6 +540,14 @@ fn serve_pending(st: &ThreadState) {
 }
 
 impl Inner {
+    /// [`Inner::flush`], then with `seal` closes the file: it is final, later records are dropped.
+    fn flush_and_seal(&mut self, seal: bool) {
+        self.flush();
+        if seal {
+            self.writer.close();
+        }
+    }
+
     /// Writes the segment cache out as access records and empties it.
     pub fn flush(&mut self) {
         let Inner { cache, writer, .. } = self;
@@ -549,11 +601,16 @@ pub(crate) unsafe fn claim(st: *const ThreadState) {
 }
 
 /// After [`claim`] and a `membarrier`: waits (until `expired` says stop) for the owner to be
-/// outside the runtime, flushes its cache, and releases it. Returns whether it flushed.
+/// outside the runtime, flushes its cache (and with `seal` closes its file), and releases it.
+/// Returns whether it flushed.
 ///
 /// # Safety
 /// As [`claim`].
-pub(crate) unsafe fn flush_claimed(st: *const ThreadState, expired: impl Fn() -> bool) -> bool {
+pub(crate) unsafe fn flush_claimed(
+    st: *const ThreadState,
+    expired: impl Fn() -> bool,
+    seal: bool,
+) -> bool {
     // SAFETY: per the contract.
     let st = unsafe { &*st };
     let mut flushed = false;
@@ -561,7 +618,7 @@ pub(crate) unsafe fn flush_claimed(st: *const ThreadState, expired: impl Fn() ->
         if !st.in_rt.load(Ordering::Acquire) {
             // SAFETY: the owner is outside the runtime and waits at its next entry while
             // `claimed` is set, so this is the only access to its cache and file.
-            unsafe { (*st.inner.get()).flush() };
+            unsafe { (*st.inner.get()).flush_and_seal(seal) };
             flushed = true;
             break;
         }

@@ -5,7 +5,7 @@
 // would leave a marker file if it ever ran.
 //
 // RUN: %ilgen cc -g -O0 %s -o %t && %clang -g -O0 %s -o %t.plain -lpthread
-// RUN: rm -rf %t.trace %t.gw %t.ow %t.evil %t.marker && env ILGEN_OPTIONS=trace_dir=%t.trace %t
+// RUN: rm -rf %t.trace %t.gw %t.ow %t.edited %t.evil %t.marker && env ILGEN_OPTIONS=trace_dir=%t.trace %t
 //
 // The runtime recorded the executable's own ELF build id.
 // RUN: sh -c 'llvm-readelf -n %t | sed -n "s/.*Build ID: //p"; sed -n "s/.*\"build_id\": \"\(.*\)\".*/\1/p" %t.trace/meta.json' | uniq -c | FileCheck --check-prefix=ID %s
@@ -26,8 +26,14 @@
 // OW:      ilgen: error: {{.*}}.ow/meta.json is writable by group or others (mode 602)
 // OW-NEXT: exit=2
 //
-// meta.json edited to name the uninstrumented build: refused before anything runs.
-// RUN: cp -r %t.trace %t.evil && sed -i -e 's|"binary": ".*"|"binary": "%t.plain"|' %t.evil/meta.json
+// meta.json edited to name the uninstrumented build: refused before anything runs, as changed
+// after recording (the run was sealed at exit), and, rewritten whole without the seal (as a killed
+// run's), because the binary is not the recorded one.
+// RUN: cp -r %t.trace %t.edited && sed -i -e 's|"binary": ".*"|"binary": "%t.plain"|' %t.edited/meta.json
+// RUN: sh -c 'MARK=%t.marker %ilgen detect %t.edited; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=EDITED %s
+// EDITED:      ilgen: error: {{.*}}.edited/meta.json was changed after recording (checksum mismatch); record again
+// EDITED-NEXT: exit=2
+// RUN: cp -r %t.trace %t.evil && python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); del m["files"], m["checksum"]; m["binary"] = sys.argv[2]; json.dump(m, open(sys.argv[1], "w"), indent=2)' %t.evil/meta.json %t.plain
 // RUN: sh -c 'MARK=%t.marker %ilgen detect %t.evil; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=EVIL %s
 // EVIL:      ilgen: error: {{.*}}.plain: has no `ilgen_sites` section; build the program with `ilgen cc`
 // EVIL-NEXT: exit=2

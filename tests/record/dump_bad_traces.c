@@ -6,7 +6,7 @@
 // in place of a thread file, bytes after the end of the records, and a meta.json that is not JSON.
 //
 // RUN: %ilgen cc -g -O0 -I %testinc %s -o %t
-// RUN: rm -rf %t.trace %t.cut %t.foreign %t.v99 %t.v0 %t.vx %t.tv99 %t.tvmax %t.fifo %t.zero %t.text %t.elf %t.pad %t.json
+// RUN: rm -rf %t.trace %t.cut %t.foreign %t.v99 %t.v0 %t.vx %t.tv99 %t.tvmax %t.fifo %t.zero %t.text %t.elf %t.pad %t.json %t.flip %t.boundary
 // RUN: env ILGEN_OPTIONS=trace_dir=%t.trace %t
 // RUN: %ilgen dump %t.trace | FileCheck --check-prefix=GOOD %s
 //
@@ -91,6 +91,18 @@
 // RUN: sh -c '%ilgen dump %t.json; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=JSON %s
 // JSON:      ilgen: error: {{.*}}.json/meta.json is not ilgen run metadata: it is not JSON
 // JSON-NEXT: exit=2
+//
+// The run was sealed at exit: a byte flipped inside a record that stays well formed (the top byte
+// of the first record's mutex address: another mutex) and a cut on a record boundary (after the
+// header) read as records, but the checksum and length meta.json lists for the file refuse them.
+// RUN: cp -r %t.trace %t.flip && sh -c 'printf "\001" | dd of=%t.flip/t0.trace bs=1 seek=52 conv=notrunc 2>/dev/null'
+// RUN: sh -c '%ilgen dump %t.flip; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=FLIP %s
+// FLIP:      ilgen: error: {{.*}}.flip/t0.trace was changed after recording (checksum mismatch); record again
+// FLIP-NEXT: exit=2
+// RUN: cp -r %t.trace %t.boundary && head -c 24 %t.trace/t0.trace > %t.boundary/t0.trace
+// RUN: sh -c '%ilgen dump %t.boundary; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=BOUNDARY %s
+// BOUNDARY:      ilgen: error: {{.*}}.boundary/t0.trace was changed after recording (it has 24 bytes, meta.json lists {{[0-9]+}}); record again
+// BOUNDARY-NEXT: exit=2
 //
 // A missing directory is an input error too.
 // RUN: sh -c '%ilgen dump %t.nonexistent; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=MISSING %s

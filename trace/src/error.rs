@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 /// The version of thread files and `meta.json` (see `format` for the changes of each).
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Why a trace could not be read. Each names the file and says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -81,6 +81,13 @@ pub enum TraceError {
         path.display()
     )]
     Inconsistent { path: PathBuf, reason: String },
+    /// A file of a sealed trace (a run that finished normally) differs from what the runtime
+    /// wrote: its length or checksum in `meta.json`, or `meta.json`'s own checksum.
+    #[error(
+        "{} was changed after recording ({reason}); record again",
+        path.display()
+    )]
+    Changed { path: PathBuf, reason: String },
 }
 
 /// Whether a trace of format version `found` is newer or older than the `expected` one this ilgen

@@ -25,8 +25,11 @@
 //! - 3: `meta.json` names the executable by its ELF `build_id` alone; `binary_hash` (xxh3 of the
 //!   whole file, read at every start) is gone. `SyncOp::SemInit`, a semaphore's count from
 //!   `sem_init` or `sem_open`, `SyncOp::SemTimedWait` (`sem_timedwait`, `sem_clockwait`) and
-//!   `SyncOp::SemDestroy` (appended); `SyncOp::TxBegin`/`TxEnd`, the outermost atomic blocks
-//!   (appended after them).
+//!   `SyncOp::SemDestroy` (appended).
+//! - 4: a run that finished normally is sealed: `meta.json` lists every thread file's length and
+//!   xxh3-64 checksum (`files`) and ends with a `checksum` of its own bytes (see `meta`); the
+//!   reader refuses a sealed trace whose files differ. `SyncOp::TxBegin`/`TxEnd`, the outermost
+//!   atomic blocks (appended after `SemDestroy`).
 
 use std::path::{Path, PathBuf};
 

@@ -19,15 +19,24 @@ pub fn read_versioned<T: DeserializeOwned>(
     what: &'static str,
     expected: u32,
 ) -> Result<T, TraceError> {
-    let bytes = read_regular(path)?;
-    let value = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+    parse_versioned(path, &read_regular(path)?, what, expected)
+}
+
+/// [`read_versioned`] of bytes already read from `path`.
+pub fn parse_versioned<T: DeserializeOwned>(
+    path: &Path,
+    bytes: &[u8],
+    what: &'static str,
+    expected: u32,
+) -> Result<T, TraceError> {
+    let value = serde_json::from_slice::<serde_json::Value>(bytes).ok();
     let not_ours = |found: &str| TraceError::NotATrace {
         path: path.into(),
         expected: what,
         found: format!("{found}; pass the file ilgen wrote, or record the program again"),
     };
     let Some(value) = value else {
-        let what = what_it_is(&bytes);
+        let what = what_it_is(bytes);
         // Text that does not parse is broken JSON; anything else is named for what it is.
         return Err(not_ours(&if what == "it is text" {
             "it is not JSON".to_owned()

@@ -36,3 +36,4 @@ pub use event::{
 pub use format::{TraceDir, TraceError, FORMAT_VERSION};
 pub use kind::OpKind;
 pub use meta::{Meta, RunEnd};
+pub use read::thread_file_tid;

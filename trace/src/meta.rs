@@ -4,13 +4,24 @@
 //! runtime when the process starts and rewritten when it ends, so a killed run still has one.
 //! The thread tree is not here: each thread file's header names its parent and child index, so the
 //! tree survives any way the process can end.
+//!
+//! A run that finished normally (`exit`, nothing truncated) is sealed: `meta.json` then lists every
+//! thread file with its length and checksum ([`FileSum`], xxh3-64 of the file's bytes), and ends
+//! with a `checksum` of its own bytes before that value ([`Meta::to_sealed_json`]). [`Meta::read`]
+//! refuses a sealed `meta.json` whose bytes differ from what the runtime wrote (any byte, even
+//! whitespace); the trace reader refuses a thread file whose length or checksum differ. A run that
+//! did not finish (killed, truncated, ended by a signal) has neither: its files are only checked
+//! for structure.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::error::{TraceError, FORMAT_VERSION};
-use crate::json::read_versioned;
+use crate::file::read_regular;
+use crate::json::parse_versioned;
 
 pub const META_FILE: &str = "meta.json";
 
@@ -40,7 +51,62 @@ pub struct Meta {
     pub chaos_seed: Option<u64>,
     /// `None` while the process runs, and after it was killed by a signal it could not catch.
     pub end: Option<RunEnd>,
+    /// Each thread file (by name) as the runtime left it when the run finished normally; absent
+    /// when it did not (see the module doc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<BTreeMap<String, FileSum>>,
+    /// xxh3-64 (16 hex digits) of the bytes of `meta.json` before this value; present with `files`.
+    /// It must stay the last field: it covers everything serialized before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<String>,
 }
+
+/// A file's length and checksum: xxh3-64 of its bytes, as 16 hex digits.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct FileSum {
+    pub len: u64,
+    pub xxh3: String,
+}
+
+impl FileSum {
+    /// The sum of `bytes`, a whole file already in memory.
+    pub fn of(bytes: &[u8]) -> FileSum {
+        FileSum {
+            len: bytes.len() as u64,
+            xxh3: hex(xxh3_64(bytes)),
+        }
+    }
+
+    /// The sum of everything `reader` yields, read in pieces: the same value as [`FileSum::of`].
+    pub fn read(mut reader: impl std::io::Read) -> std::io::Result<FileSum> {
+        let mut hasher = Xxh3::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut len = 0u64;
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    hasher.update(&buf[..n]);
+                    len += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(FileSum {
+            len,
+            xxh3: hex(hasher.digest()),
+        })
+    }
+}
+
+fn hex(sum: u64) -> String {
+    format!("{sum:016x}")
+}
+
+/// What a sealed `meta.json` ends with: its checksum's key, the value, then this.
+const CHECKSUM_KEY: &str = ",\n  \"checksum\": \"";
+const SEALED_END: &str = "\"\n}";
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -62,11 +128,54 @@ impl Meta {
                 found: crate::error::not_a_dir(dir),
             });
         }
-        read_versioned(&path, "ilgen run metadata", FORMAT_VERSION)
+        let bytes = read_regular(&path)?;
+        let meta: Meta = parse_versioned(&path, &bytes, "ilgen run metadata", FORMAT_VERSION)?;
+        meta.check_seal(&path, &bytes)?;
+        Ok(meta)
     }
 
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("meta serializes")
+    }
+
+    /// The JSON of a finished run: [`Meta::to_json`] with `checksum` set to the xxh3-64 of every
+    /// byte before its value (whatever `checksum` held before is replaced).
+    pub fn to_sealed_json(&self) -> String {
+        let unsealed = Meta {
+            checksum: None,
+            ..self.clone()
+        }
+        .to_json();
+        let mut out = unsealed[..unsealed.len() - "\n}".len()].to_owned();
+        out.push_str(CHECKSUM_KEY);
+        out.push_str(&hex(xxh3_64(out.as_bytes())));
+        out.push_str(SEALED_END);
+        out
+    }
+
+    /// A sealed `meta.json` (one with `checksum`) must be byte for byte what the runtime wrote; one
+    /// without it must not list files (only a sealed one does).
+    fn check_seal(&self, path: &Path, bytes: &[u8]) -> Result<(), TraceError> {
+        let changed = |reason: &str| TraceError::Changed {
+            path: path.into(),
+            reason: reason.into(),
+        };
+        let Some(sum) = &self.checksum else {
+            return match self.files {
+                Some(_) => Err(changed(
+                    "it lists thread files but has no checksum of its own",
+                )),
+                None => Ok(()),
+            };
+        };
+        let body = bytes
+            .strip_suffix(SEALED_END.as_bytes())
+            .and_then(|b| b.strip_suffix(sum.as_bytes()))
+            .filter(|b| b.ends_with(CHECKSUM_KEY.as_bytes()));
+        match body {
+            Some(body) if hex(xxh3_64(body)) == *sum && self.files.is_some() => Ok(()),
+            _ => Err(changed("checksum mismatch")),
+        }
     }
 }
 
@@ -74,11 +183,10 @@ impl Meta {
 mod tests {
     use super::*;
 
-    #[test]
-    fn end_is_tagged_json() {
-        let m = Meta {
+    fn sample(pid: u32, end: RunEnd) -> Meta {
+        Meta {
             format_version: FORMAT_VERSION,
-            pid: 1,
+            pid,
             argv: vec!["./a".into()],
             cwd: "/".into(),
             binary: "/a".into(),
@@ -87,10 +195,67 @@ mod tests {
             started_unix_ms: 0,
             truncated: false,
             chaos_seed: Some(7),
-            end: Some(RunEnd::Signal { signal: 15 }),
-        };
+            end: Some(end),
+            files: None,
+            checksum: None,
+        }
+    }
+
+    #[test]
+    fn end_is_tagged_json() {
+        let m = sample(1, RunEnd::Signal { signal: 15 });
         let json = m.to_json();
         assert!(json.contains(r#""kind": "signal""#), "{json}");
         assert_eq!(serde_json::from_str::<Meta>(&json).unwrap(), m);
+    }
+
+    #[test]
+    fn a_sealed_meta_reads_back_and_any_changed_byte_is_refused() {
+        let dir = std::env::temp_dir().join(format!("ilgen-meta-seal-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(META_FILE);
+        let meta = Meta {
+            files: Some([("t0.trace".into(), FileSum::of(b"x"))].into()),
+            ..sample(12, RunEnd::Exit)
+        };
+        let sealed = meta.to_sealed_json();
+        std::fs::write(&path, &sealed).unwrap();
+        let read = Meta::read(&dir).unwrap();
+        assert_eq!(read.files, meta.files);
+        assert_eq!(read.checksum.as_deref().map(str::len), Some(16));
+        // A digit, a space turned into a tab (still JSON, same meaning), the checksum's own digit.
+        for at in [sealed.find("12").unwrap() + 1, 1, sealed.len() - 5] {
+            let mut bytes = sealed.clone().into_bytes();
+            bytes[at] = if bytes[at] == b'\n' {
+                b'\t'
+            } else {
+                bytes[at] ^ 1
+            };
+            std::fs::write(&path, &bytes).unwrap();
+            let err = Meta::read(&dir).unwrap_err().to_string();
+            assert!(
+                err.ends_with(
+                    "meta.json was changed after recording (checksum mismatch); record again"
+                ),
+                "byte {at}: {err}"
+            );
+        }
+        // Files listed without a checksum of its own: only an edit makes that.
+        std::fs::write(&path, meta.to_json()).unwrap();
+        let err = Meta::read(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("lists thread files but has no checksum"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_sum_read_in_pieces_is_the_sum_of_the_bytes() {
+        let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let pieces = FileSum::read(std::io::Cursor::new(&bytes)).unwrap();
+        assert_eq!(pieces, FileSum::of(&bytes));
+        assert_eq!(pieces.len, 3_000_000);
+        assert_ne!(FileSum::of(&bytes[1..]).xxh3, pieces.xxh3);
     }
 }

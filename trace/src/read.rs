@@ -14,7 +14,8 @@ use crate::format::{decode_thread, TraceDir, TraceError};
 use crate::meta::Meta;
 
 impl TraceDir {
-    /// Reads `dir/meta.json` and every `dir/t<tid>.trace`, and checks that they make one run
+    /// Reads `dir/meta.json` and every `dir/t<tid>.trace`, checks each against the length and
+    /// checksum `meta.json` lists when the run was sealed, and that they make one run
     /// ([`crate::validate`]). A trace the runtime marked truncated reads up to its cut: see
     /// [`TraceDir::warning`].
     pub fn open(dir: &Path) -> Result<TraceDir, TraceError> {
@@ -38,7 +39,10 @@ impl TraceDir {
                 continue;
             };
             let path = entry.path();
-            let thread = decode_thread(&path, &read_regular(&path)?)?;
+            let bytes = read_regular(&path)?;
+            // Decoded first: a file of another version or no thread file at all is named so.
+            let thread = decode_thread(&path, &bytes)?;
+            crate::validate::check_sealed(&meta, &path, &bytes)?;
             if thread.header.tid != tid {
                 return Err(TraceError::Inconsistent {
                     path,
@@ -62,7 +66,7 @@ impl TraceDir {
 }
 
 /// The thread id in a thread file name `t<tid>.trace`, `None` for any other name.
-fn thread_file_tid(name: &str) -> Option<ThreadId> {
+pub fn thread_file_tid(name: &str) -> Option<ThreadId> {
     let digits = name.strip_prefix('t')?.strip_suffix(".trace")?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

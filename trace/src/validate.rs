@@ -14,15 +14,49 @@
 //! - atomic-block begins and ends alternate along each thread, starting with a begin (the runtime
 //!   records only the outermost block of a nest).
 //!
+//! - a sealed run (one that finished normally: `meta.json` lists its files, see `meta`) has
+//!   exactly the files it lists, each of the length and checksum listed ([`check_sealed`]).
+//!
 //! A run the runtime marked truncated (a thread file could not grow) or that never ended (killed
 //! by SIGKILL) may lack what it had no time or room to write: a forked child's file, a `Fork`, the
 //! `End` before a join. Those checks are then skipped; everything else still holds.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::event::{Event, SyncOp, ThreadId, NO_THREAD, PENDING};
 use crate::format::{thread_file_name, ThreadTrace, TraceDir, TraceError};
+use crate::meta::{FileSum, Meta};
+
+/// Checks the bytes of the thread file at `path` against the length and checksum a sealed
+/// `meta.json` lists for it; nothing to check when the run was not sealed. One pass over the
+/// bytes the reader has already read.
+pub fn check_sealed(meta: &Meta, path: &Path, bytes: &[u8]) -> Result<(), TraceError> {
+    let Some(files) = &meta.files else {
+        return Ok(());
+    };
+    let changed = |reason: String| {
+        Err(TraceError::Changed {
+            path: path.into(),
+            reason,
+        })
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let Some(listed) = files.get(name.as_ref()) else {
+        return changed("meta.json does not list it".into());
+    };
+    if bytes.len() as u64 != listed.len {
+        return changed(format!(
+            "it has {} bytes, meta.json lists {}",
+            bytes.len(),
+            listed.len
+        ));
+    }
+    if FileSum::of(bytes) != *listed {
+        return changed("checksum mismatch".into());
+    }
+    Ok(())
+}
 
 /// Checks that the threads of `trace` make one run.
 pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
@@ -30,6 +64,19 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
     let fail = |path: PathBuf, reason: String| Err(TraceError::Inconsistent { path, reason });
     let by_tid: HashMap<ThreadId, &ThreadTrace> =
         trace.threads.iter().map(|t| (t.header.tid, t)).collect();
+    let read: Vec<String> = trace
+        .threads
+        .iter()
+        .map(|t| thread_file_name(t.header.tid))
+        .collect();
+    for name in trace.meta.files.iter().flat_map(|f| f.keys()) {
+        if !read.contains(name) {
+            return Err(TraceError::Changed {
+                path: trace.path.join(name),
+                reason: "it is missing, meta.json lists it".into(),
+            });
+        }
+    }
     if !trace.meta.truncated && !by_tid.contains_key(&0) {
         return fail(file(0), "the main thread's file is missing".into());
     }

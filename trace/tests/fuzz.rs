@@ -1,15 +1,17 @@
 //! The trace fuzzer: mutations of a real recorded trace never panic, hang or pass for complete.
 //!
 //! Takes the trace in `tests/Inputs/small` (three threads, a mutex, two joins, recorded by the
-//! runtime); gives, for a fixed seed and case count, one mutated copy per case read with
-//! `TraceDir::open` on a thread that must answer within five seconds. The oracle, by mutation:
-//! - a file cut inside a record, a thread file dropped or copied under another thread's name, a
-//!   sync record duplicated, a sequence number moved onto another's or behind its predecessor:
-//!   a [`TraceError`] naming a file of the trace;
-//! - a file cut on a record boundary: refused, or read as exactly the prefix of the original;
-//! - the same cuts with `meta.json` saying "truncated": read as the prefix (or refused as above
-//!   for a cut inside a record), and `TraceDir::warning` says so;
-//! - a byte flipped anywhere: refused or read, never a panic.
+//! runtime, which sealed it at exit: `meta.json` lists each file's length and checksum); gives, for
+//! a fixed seed and case count, one mutated copy per case read with `TraceDir::open` on a thread
+//! that must answer within five seconds. The oracle, by mutation:
+//! - a file cut anywhere (inside a record or on a record boundary), a thread file dropped or copied
+//!   under another thread's name, a sync record duplicated, a sequence number moved onto another's
+//!   or behind its predecessor, a byte flipped anywhere (thread file or `meta.json`): a
+//!   [`TraceError`] naming a file of the trace, never a silent read;
+//! - the same cuts with `meta.json` as the runtime writes it for a truncated run ("truncated",
+//!   unsealed): read as exactly the prefix of the original, with `TraceDir::warning` saying so,
+//!   or refused for a cut inside a record;
+//! - a sequence number moved onto its own value (no change): read as the original.
 //!
 //! Longer local runs: `ILGEN_FUZZ_CASES=100000 cargo test --release -p ilgen-trace --test fuzz`.
 
@@ -18,7 +20,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use ilgen_trace::format::{decode_thread, thread_file_name};
-use ilgen_trace::{Event, TraceDir, TraceError};
+use ilgen_trace::{Event, Meta, TraceDir, TraceError};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
@@ -33,7 +35,8 @@ enum Mutation {
         file: usize,
         len: usize,
     },
-    /// The same, with `meta.json` marked truncated.
+    /// The same, with `meta.json` marked truncated and unsealed, as the runtime writes it when a
+    /// thread file could not grow.
     CutMarked {
         file: usize,
         len: usize,
@@ -120,13 +123,14 @@ fn syncs(bytes: &[u8]) -> Vec<(usize, usize)> {
 /// What the oracle expects of one mutated trace.
 enum Expect {
     Refused,
-    /// Read as the original with thread `file` cut to its first `events` events (or refused).
+    /// Read as the original with thread `file` cut to its first `events` events, with the
+    /// truncation warning (or refused).
     Prefix {
         file: usize,
         events: usize,
-        marked: bool,
     },
-    Anything,
+    /// The mutation changed nothing (a sequence number moved onto its own value): read whole.
+    Unchanged,
 }
 
 fn apply(files: &mut Vec<Option<Vec<u8>>>, m: &Mutation) -> Expect {
@@ -137,18 +141,19 @@ fn apply(files: &mut Vec<Option<Vec<u8>>>, m: &Mutation) -> Expect {
             let b = boundaries(&bytes);
             let cut = HEADER + len % (bytes.len() - HEADER);
             files[file] = Some(bytes[..cut].to_vec());
-            let marked = matches!(m, Mutation::CutMarked { .. });
-            if marked {
-                let meta = String::from_utf8(thread(files, THREADS)).unwrap();
-                let meta = meta.replace("\"truncated\": false", "\"truncated\": true");
-                files[THREADS] = Some(meta.into_bytes());
+            if matches!(m, Mutation::Cut { .. }) {
+                return Expect::Refused;
             }
+            let meta: Meta = serde_json::from_slice(&thread(files, THREADS)).unwrap();
+            let meta = Meta {
+                truncated: true,
+                files: None,
+                checksum: None,
+                ..meta
+            };
+            files[THREADS] = Some(meta.to_json().into_bytes());
             match b.iter().position(|&o| o == cut) {
-                Some(events) => Expect::Prefix {
-                    file,
-                    events,
-                    marked,
-                },
+                Some(events) => Expect::Prefix { file, events },
                 None => Expect::Refused,
             }
         }
@@ -182,7 +187,7 @@ fn apply(files: &mut Vec<Option<Vec<u8>>>, m: &Mutation) -> Expect {
             let s = syncs(&bytes);
             let (a, _) = s[nth % s.len()];
             if bytes[a + 5..a + 13] == seq[..] {
-                return Expect::Anything;
+                return Expect::Unchanged;
             }
             bytes[a + 5..a + 13].copy_from_slice(&seq);
             files[file] = Some(bytes);
@@ -193,7 +198,7 @@ fn apply(files: &mut Vec<Option<Vec<u8>>>, m: &Mutation) -> Expect {
             let at = at % bytes.len();
             bytes[at] ^= mask;
             files[file] = Some(bytes);
-            Expect::Anything
+            Expect::Refused
         }
     }
 }
@@ -239,7 +244,7 @@ fn mutated_traces_are_refused_or_read_as_what_they_hold() {
     let base = original();
     let original = TraceDir::open(&input()).expect("the fuzzer's input trace reads");
     let dir = std::env::temp_dir().join(format!("ilgen-fuzz-{}", std::process::id()));
-    let counts = std::cell::RefCell::new([0usize; 3]);
+    let counts = std::cell::RefCell::new([0usize; 4]);
     let result = runner.run(&mutation(), |m| {
         let mut files: Vec<Option<Vec<u8>>> = base.iter().cloned().map(Some).collect();
         let expect = apply(&mut files, &m);
@@ -254,16 +259,9 @@ fn mutated_traces_are_refused_or_read_as_what_they_hold() {
             (Expect::Refused, Ok(_)) => {
                 return Err(TestCaseError::fail(format!("{m:?} was accepted")))
             }
-            (
-                Expect::Prefix {
-                    file,
-                    events,
-                    marked,
-                },
-                Ok(t),
-            ) => {
+            (Expect::Prefix { file, events }, Ok(t)) => {
                 counts.borrow_mut()[2] += 1;
-                prop_assert_eq!(t.warning().is_some(), marked, "{:?}", m);
+                prop_assert!(t.warning().is_some(), "{:?}", m);
                 for (i, (got, want)) in t.threads.iter().zip(&original.threads).enumerate() {
                     let want: &[Event] = if i == file {
                         &want.events[..events]
@@ -273,7 +271,15 @@ fn mutated_traces_are_refused_or_read_as_what_they_hold() {
                     prop_assert_eq!(&got.events[..], want, "{:?}", m);
                 }
             }
-            _ => {}
+            (Expect::Unchanged, read) => {
+                counts.borrow_mut()[3] += 1;
+                let t = read.map_err(|e| TestCaseError::fail(format!("{m:?}: {e}")))?;
+                prop_assert!(t.warning().is_none(), "{:?}", m);
+                for (got, want) in t.threads.iter().zip(&original.threads) {
+                    prop_assert_eq!(&got.events, &want.events, "{:?}", m);
+                }
+            }
+            (Expect::Refused | Expect::Prefix { .. }, Err(_)) => {}
         }
         Ok(())
     });
@@ -281,8 +287,12 @@ fn mutated_traces_are_refused_or_read_as_what_they_hold() {
     if let Err(e) = result {
         panic!("{e}");
     }
-    let [refused, accepted, prefixes] = *counts.borrow();
-    eprintln!("{cases} mutations: {refused} refused, {accepted} read ({prefixes} as a prefix)");
+    let [refused, accepted, prefixes, unchanged] = *counts.borrow();
+    eprintln!(
+        "{cases} mutations: {refused} refused, {accepted} read ({prefixes} marked truncated, read \
+         as a prefix; {unchanged} left unchanged, read whole)"
+    );
+    assert_eq!(accepted, prefixes + unchanged, "nothing else is read");
     assert_eq!(refused + accepted, cases as usize);
 }
 
@@ -291,6 +301,11 @@ fn the_input_trace_is_a_real_three_thread_run() {
     let t = TraceDir::open(&input()).unwrap();
     assert_eq!(t.threads.len(), THREADS);
     assert!(t.warning().is_none());
+    assert_eq!(
+        t.meta.files.as_ref().map(|f| f.len()),
+        Some(THREADS),
+        "sealed"
+    );
     for (i, th) in t.threads.iter().enumerate() {
         let bytes = std::fs::read(input().join(thread_file_name(i as u32))).unwrap();
         assert_eq!(decode_thread(Path::new("x"), &bytes).unwrap(), *th);

@@ -6,9 +6,10 @@
 //! golden row.
 
 use ilgen_trace::format::{encode_header, encode_record, ThreadHeader, MAX_RECORD};
+use ilgen_trace::meta::FileSum;
 use ilgen_trace::schedule::{Schedule, ScheduleThread, Step};
 use ilgen_trace::sites::{Frame, SiteTableBuilder};
-use ilgen_trace::{Access, AccessKind, Event, OpKind, Sync, SyncOp, NO_THREAD};
+use ilgen_trace::{Access, AccessKind, Event, Meta, OpKind, RunEnd, Sync, SyncOp, NO_THREAD};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -296,6 +297,53 @@ fn every_sync_op_has_a_kind_spelled_by_its_name() {
         assert_eq!(serde_json::from_str::<OpKind>(&json).unwrap(), kind);
     }
     assert!(serde_json::from_str::<OpKind>("\"lockk\"").is_err());
+}
+
+#[test]
+fn sealed_meta_file_has_its_golden_text() {
+    let meta = Meta {
+        format_version: 4,
+        pid: 7,
+        argv: vec!["./a".into()],
+        cwd: "/w".into(),
+        binary: "/w/a".into(),
+        build_id: "ab12".into(),
+        load_base: 0,
+        started_unix_ms: 1,
+        truncated: false,
+        chaos_seed: None,
+        end: Some(RunEnd::Exit),
+        files: Some(
+            [("t0.trace".to_owned(), FileSum::of(b"ILGENTHR"))]
+                .into_iter()
+                .collect(),
+        ),
+        checksum: None,
+    };
+    let golden = r#"{
+  "format_version": 4,
+  "pid": 7,
+  "argv": [
+    "./a"
+  ],
+  "cwd": "/w",
+  "binary": "/w/a",
+  "build_id": "ab12",
+  "load_base": 0,
+  "started_unix_ms": 1,
+  "truncated": false,
+  "end": {
+    "kind": "exit"
+  },
+  "files": {
+    "t0.trace": {
+      "len": 8,
+      "xxh3": "e1e3b0fd5314be67"
+    }
+  },
+  "checksum": "91cbee2aac3e104a"
+}"#;
+    assert_eq!(meta.to_sealed_json(), golden);
 }
 
 #[test]

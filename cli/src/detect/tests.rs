@@ -45,6 +45,8 @@ fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
         truncated: false,
         chaos_seed: None,
         end: Some(RunEnd::Exit),
+        files: None,
+        checksum: None,
     };
     std::fs::write(dir.join(META_FILE), meta.to_json()).unwrap();
     for t in r.traces() {

@@ -40,8 +40,16 @@
 //! the last record written, which still reads, and each thread's current segment is lost.
 //!
 //! The exit handler is registered when the runtime initializes (its constructor, or the first
-//! hook). Code that runs after it (atexit handlers registered earlier, late static destructors)
-//! is still recorded: its sync records reach the file, only its last segment's accesses do not.
+//! hook). Code that runs after it (atexit handlers registered earlier, static destructors) is
+//! still recorded: its sync records reach the file, only its last segment's accesses do not.
+//!
+//! A normal exit then seals the trace, as late as the runtime can: from its ELF destructor (which
+//! runs after every exit handler), or at once on `quick_exit`. The same handshake that flushes the
+//! other threads closes their files, no new thread is recorded, and `meta.json` lists every thread
+//! file's length and checksum (`MetaFile::write_sealed`), so the reader can refuse a file changed
+//! afterwards; what runs after the seal (other ELF destructors, libgcc's at the very end) is not
+//! recorded. Sealing needs the handshake; under the signal fallback, or when a thread does not
+//! leave the runtime in time, the exit stays unsealed, as do a fatal signal's and a truncated run's.
 //!
 //! `fork()`: the child shares the parent's file mappings, so its runtime turns recording off for
 //! good in a `pthread_atfork` child handler and never writes into the parent's trace.
@@ -162,7 +170,7 @@ pub(crate) fn install() {
             Ordering::Relaxed,
         );
         libc::atexit(on_exit);
-        at_quick_exit(on_exit);
+        at_quick_exit(on_quick_exit);
         libc::pthread_atfork(None, None, Some(on_fork_child));
         if !MEMBARRIER.load(Ordering::Relaxed) {
             let mut sa: libc::sigaction = std::mem::zeroed();
@@ -195,16 +203,22 @@ pub(crate) fn install() {
 }
 
 /// Flushes the calling thread and asks every other live thread to flush, waiting up to the
-/// configured timeout. Async-signal-safe: no allocation, bounded waits only.
-fn flush_everyone(rt: &runtime::Runtime) {
-    thread::flush_self();
+/// configured timeout; with `seal` (a normal exit), also closes every thread file and records no
+/// new thread. Returns whether all of that was done: every file then is final. Async-signal-safe
+/// without `seal`: no allocation, bounded waits only.
+fn flush_everyone(rt: &runtime::Runtime, seal: bool) -> bool {
     if FINISHING.swap(true, Ordering::AcqRel) {
         // Another thread is already doing it (an exit racing a signal).
-        return;
+        thread::flush_self(false);
+        return false;
     }
     let deadline = now_ms() + u64::from(rt.options.flush_timeout_ms);
+    let expired = || now_ms() >= deadline;
+    // Sealing needs the handshake: a thread flushing itself on a signal cannot be told to stop.
+    let seal = seal && MEMBARRIER.load(Ordering::Relaxed) && thread::stop_new_files(expired);
+    let own = thread::flush_self(seal);
     let all = if MEMBARRIER.load(Ordering::Relaxed) {
-        flush_by_handshake(deadline)
+        flush_by_handshake(deadline, seal)
     } else {
         flush_by_signal(rt, deadline)
     };
@@ -218,10 +232,12 @@ fn flush_everyone(rt: &runtime::Runtime) {
         unsafe { libc::write(2, msg.as_ptr() as *const libc::c_void, msg.len()) };
     }
     FINISHING.store(false, Ordering::Release);
+    seal && own && all
 }
 
-/// Flushes every other live thread's cache from this thread; true if all were flushed.
-fn flush_by_handshake(deadline: u64) -> bool {
+/// Flushes every other live thread's cache from this thread, and with `seal` closes its file;
+/// true if all were flushed.
+fn flush_by_handshake(deadline: u64, seal: bool) -> bool {
     let Some(threads) = thread::THREADS.try_lock(10_000) else {
         return false;
     };
@@ -234,13 +250,13 @@ fn flush_by_handshake(deadline: u64) -> bool {
         if libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0 {
             // Cannot order the handshake: release everyone untouched.
             for (_, st) in threads.others(me) {
-                thread::flush_claimed(st, || true);
+                thread::flush_claimed(st, || true, false);
             }
             return false;
         }
         let mut all = true;
         for (_, st) in threads.others(me) {
-            all &= thread::flush_claimed(st, || now_ms() >= deadline);
+            all &= thread::flush_claimed(st, || now_ms() >= deadline, seal);
         }
         all
     }
@@ -290,10 +306,28 @@ extern "C" fn on_exit() {
     if !own_process(rt) {
         return;
     }
-    flush_everyone(rt);
+    flush_everyone(rt, false);
     rt.meta.write_exit();
     if rt.options.verbosity >= 1 {
         runtime::say(&format!("ilgen: trace written to {}", rt.dir.display()));
+    }
+}
+
+/// `quick_exit` runs no ELF destructor: the exit is written sealed at once.
+extern "C" fn on_quick_exit() {
+    on_exit();
+    seal();
+}
+
+/// Seals the trace of a process that exits normally (see the module doc); once only.
+pub(crate) fn seal() {
+    static SEALED: AtomicBool = AtomicBool::new(false);
+    let Some(rt) = runtime::get() else { return };
+    if !own_process(rt) || SEALED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    if flush_everyone(rt, true) {
+        rt.meta.write_sealed(&rt.dir);
     }
 }
 
@@ -319,7 +353,7 @@ extern "C" fn on_fatal_signal(
     let errno = unsafe { *libc::__errno_location() };
     if let Some(rt) = runtime::get() {
         if own_process(rt) {
-            flush_everyone(rt);
+            flush_everyone(rt, false);
             rt.meta.write_signal(sig);
         }
     }

@@ -10,6 +10,11 @@
 //! left there between rewrites with its blocks allocated: on a full disk, the rewrite that marks
 //! the trace truncated still has room.
 //!
+//! A normal exit whose thread files are all closed writes the sealed version instead
+//! ([`MetaFile::write_sealed`]): the exit version plus every thread file's length and checksum,
+//! read back from the directory, and `meta.json`'s own checksum (`ilgen_trace::meta`). It is
+//! built then, allocating: an exit handler may.
+//!
 //! Every version is prebuilt with `"truncated": false`; once a thread file could not grow
 //! ([`MetaFile::mark_truncated`]), the same bytes are written with `"truncated": true ` (same
 //! length) in its place, and `meta.json` is rewritten at once in its current state.
@@ -20,7 +25,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ilgen_trace::meta::META_FILE;
+use std::collections::BTreeMap;
+use std::os::unix::fs::OpenOptionsExt;
+
+use ilgen_trace::meta::{FileSum, META_FILE};
+use ilgen_trace::thread_file_tid;
 use ilgen_trace::{Meta, RunEnd, FORMAT_VERSION};
 
 /// A signal number no real signal has: its digits mark where the number goes.
@@ -31,6 +40,8 @@ pub(crate) struct MetaFile {
     tmp: CString,
     running: Vec<u8>,
     exit: Vec<u8>,
+    /// The exit version before it is sealed.
+    finished: Meta,
     signal_prefix: Vec<u8>,
     signal_suffix: Vec<u8>,
     /// Bytes of the longest version (a signal number has at most 11 characters).
@@ -82,7 +93,27 @@ fn collect(pid: u32, cwd: &Path, chaos_seed: Option<u64>) -> Meta {
         truncated: false,
         chaos_seed,
         end: None,
+        files: None,
+        checksum: None,
     }
+}
+
+/// Length and checksum of every thread file in `dir`, read from disk; `None` if one cannot be read.
+fn sum_thread_files(dir: &Path) -> Option<BTreeMap<String, FileSum>> {
+    let mut files = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).ok()? {
+        let name = entry.ok()?.file_name().into_string().ok();
+        let Some(name) = name.filter(|n| thread_file_tid(n).is_some()) else {
+            continue;
+        };
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(dir.join(&name))
+            .ok()?;
+        files.insert(name, FileSum::read(file).ok()?);
+    }
+    Some(files)
 }
 
 impl MetaFile {
@@ -97,6 +128,7 @@ impl MetaFile {
         let running = meta.to_json().into_bytes();
         meta.end = Some(RunEnd::Exit);
         let exit = meta.to_json().into_bytes();
+        let finished = meta.clone();
         meta.end = Some(RunEnd::Signal {
             signal: SIGNAL_MARK,
         });
@@ -111,6 +143,7 @@ impl MetaFile {
             tmp: cstring(&dir.join(format!("{META_FILE}.tmp")))?,
             running,
             exit,
+            finished,
             signal_prefix: json.as_bytes()[..at].to_vec(),
             signal_suffix: json.as_bytes()[at + mark.len()..].to_vec(),
             reserve,
@@ -125,6 +158,25 @@ impl MetaFile {
     pub fn write_exit(&self) {
         STATE.store(EXITED, Ordering::Release);
         self.replace(&[&self.exit]);
+    }
+
+    /// Rewrites `meta.json` sealed: `end: exit` with the length and checksum of every thread file
+    /// in `dir`, which must all be closed. Falls back to [`MetaFile::write_exit`] when the trace
+    /// is truncated or a file cannot be read. Not async-signal-safe: it allocates.
+    pub fn write_sealed(&self, dir: &Path) {
+        let files = sum_thread_files(dir);
+        let Some(files) = files.filter(|_| !TRUNCATED.load(Ordering::Acquire)) else {
+            return self.write_exit();
+        };
+        STATE.store(EXITED, Ordering::Release);
+        let sealed = Meta {
+            files: Some(files),
+            ..self.finished.clone()
+        }
+        .to_sealed_json();
+        if !self.replace(&[sealed.as_bytes()]) {
+            self.write_exit();
+        }
     }
 
     /// Rewrites `meta.json` with `end: signal`. Async-signal-safe.

@@ -1,6 +1,7 @@
 // A small program recorded by ilgen-rt; trace/tests/fuzz.rs mutates its trace (this directory).
-// Recorded with: ilgen cc -g -O0 small.c -o small && ILGEN_OPTIONS=trace_dir=small ./small
-// (thread files cut after their last record, meta.json paths shortened).
+// Recorded in /tmp/ilgen-small with: ilgen cc -g -O0 small.c -o small &&
+// ILGEN_OPTIONS=trace_dir=trace ./small, then trace/{meta.json,t*.trace} copied here unchanged
+// (the run was sealed at exit: meta.json lists each file's length and checksum).
 #include <pthread.h>
 #include <stdio.h>
 
