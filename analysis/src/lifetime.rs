@@ -3,10 +3,11 @@
 //! Takes every [`ThreadTrace`] of a run; gives, per thread and event, the allocation epoch of the
 //! event's bytes ([`event_epochs`]): 0 for memory no recorded lifetime covers (globals, the main
 //! thread's stack, memory allocated before the runtime started and never freed), otherwise the
-//! epoch of one lifetime. A lifetime is a block from its allocation (`alloc`, or a thread's
-//! `stack`) to its free (a `free` of its address; the next `stack` at the same address for a
-//! stack; never), numbered from 1 in allocation order. A free of a block whose allocation was not
-//! recorded starts its lifetime at the beginning of the run.
+//! epoch of one lifetime. A lifetime is a block from its allocation (`alloc`, a thread's `stack`,
+//! an anonymous `map`) to its free (a `free` or `unmap` of its address; the next `stack` at the
+//! same address for a stack; never), numbered from 1 in allocation order. A free of a block whose
+//! allocation was not recorded starts its lifetime at the beginning of the run. An `unmap` may end
+//! only part of a mapping: the bytes it covers are free, and a later `map` of them is new.
 //!
 //! An access belongs to the latest lifetime of its address allocated before the access's segment
 //! ended (the next sequence number of its thread: a sync or heap event); since the runtime numbers
@@ -61,7 +62,7 @@ impl Lifetimes {
             let (addr, size) = op.block();
             let end = addr.saturating_add(size.max(1));
             match op {
-                HeapOp::Alloc { .. } | HeapOp::Stack { .. } => {
+                HeapOp::Alloc { .. } | HeapOp::Stack { .. } | HeapOp::Map { .. } => {
                     live.insert(addr, blocks.len());
                     blocks.push(Block {
                         addr,
@@ -69,7 +70,10 @@ impl Lifetimes {
                         alloc: seq,
                     });
                 }
-                HeapOp::Free { .. } => {
+                HeapOp::Free { .. } | HeapOp::Unmap { .. } => {
+                    // An unmap of part of a mapping ends no block at its address: it starts a
+                    // lifetime of its own from the beginning of the run, older than the mapping's,
+                    // which so still owns those bytes until it ends.
                     if live.remove(&addr).is_none() {
                         unseen_frees.push(Block {
                             addr,
@@ -125,7 +129,7 @@ pub fn event_epochs(trace: &ThreadTrace, lifetimes: &Lifetimes) -> Vec<u32> {
         match e {
             Event::Access(a) => out[i] = lifetimes.epoch(a.addr, hi),
             Event::Heap(h) => {
-                if let HeapOp::Free { addr, .. } = h.op {
+                if let HeapOp::Free { addr, .. } | HeapOp::Unmap { addr, .. } = h.op {
                     out[i] = lifetimes.epoch(addr, h.seq);
                 }
                 hi = h.seq;
@@ -235,5 +239,56 @@ mod tests {
         assert_eq!(event_epochs(&traces[0], &lifetimes), vec![1, 1]);
         assert_eq!(event_epochs(&traces[1], &lifetimes)[1], 2);
         assert_eq!(event_epochs(&traces[2], &lifetimes)[1], 3);
+    }
+
+    #[test]
+    fn a_partial_unmap_ends_only_its_pages() {
+        let (map, page) = (0x10000, 0x1000);
+        // T0 maps four pages, writes two of them and unmaps the second page; T1 maps that page
+        // again (the kernel's reuse) and writes both the new page and the fourth, still T0's.
+        let t0 = thread(
+            0,
+            vec![
+                heap(
+                    1,
+                    HeapOp::Map {
+                        addr: map,
+                        size: 4 * page,
+                    },
+                ),
+                write(map + page),
+                write(map + 3 * page),
+                heap(
+                    2,
+                    HeapOp::Unmap {
+                        addr: map + page,
+                        size: page,
+                    },
+                ),
+                sync(3),
+            ],
+        );
+        let t1 = thread(
+            1,
+            vec![
+                sync(4),
+                heap(
+                    5,
+                    HeapOp::Map {
+                        addr: map + page,
+                        size: page,
+                    },
+                ),
+                write(map + page),
+                write(map + 3 * page),
+                sync(6),
+            ],
+        );
+        let traces = [t0, t1];
+        let lifetimes = Lifetimes::of(&traces);
+        // Epoch 1 is the unmapped page's own (no mapping starts at its address), 2 the first
+        // mapping, 3 the second: the unmap belongs to the mapping it cuts.
+        assert_eq!(event_epochs(&traces[0], &lifetimes), vec![0, 2, 2, 2, 0]);
+        assert_eq!(event_epochs(&traces[1], &lifetimes), vec![0, 0, 3, 2, 0]);
     }
 }

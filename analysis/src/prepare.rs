@@ -496,13 +496,13 @@ fn memory_access(event: &Event) -> Option<Access> {
     match *event {
         Event::Access(a) => Some(a),
         Event::Heap(h) => match h.op {
-            HeapOp::Free { addr, size } => Some(Access {
+            HeapOp::Free { addr, size } | HeapOp::Unmap { addr, size } => Some(Access {
                 addr,
                 size: size.min(u64::from(u32::MAX)) as u32,
                 site: h.site,
                 kind: AccessKind::Write,
             }),
-            HeapOp::Alloc { .. } | HeapOp::Stack { .. } => None,
+            HeapOp::Alloc { .. } | HeapOp::Stack { .. } | HeapOp::Map { .. } => None,
         },
         Event::Sync(_) => None,
     }

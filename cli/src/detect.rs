@@ -7,7 +7,9 @@
 //! ([`ilgen_confirm::replay_all`]) and prints one report of the confirmed findings of all runs
 //! ([`ilgen_report::Report::merge`]), led by the deadlock a recorded run itself ended in, if one
 //! did ([`ilgen_analysis::observed`]); with `--no-replay` (one trace) it prints the candidates'
-//! summary (or the file's JSON) instead. Long analyses report their stages on stderr (on a terminal, or with `--progress`);
+//! summary (or the file's JSON) instead. A suppressions file (`--suppressions`, or
+//! `ILGEN_OPTIONS=suppressions=FILE`) hides the confirmed findings it matches
+//! ([`ilgen_report::Report::suppress`]): counted in the report, not in the exit code. Long analyses report their stages on stderr (on a terminal, or with `--progress`);
 //! stdout stays deterministic. Gives an exit code: [`exit::FINDINGS`] when replay confirmed
 //! something (with `--no-replay`: when there is a candidate), else [`exit::CLEAN`].
 
@@ -21,6 +23,7 @@ use ilgen_analysis::progress::Progress;
 use ilgen_analysis::{observed, window, Backend, Checker, Options};
 use ilgen_binary::Binary;
 use ilgen_confirm::run::ReplayRun;
+use ilgen_report::suppress::Suppressions;
 use ilgen_report::{Context, Entry, Report, Run};
 use ilgen_trace::{RunEnd, TraceDir};
 use rayon::prelude::*;
@@ -73,6 +76,11 @@ pub struct DetectArgs {
     /// program replays run)
     #[arg(long)]
     pub trust_trace: bool,
+    /// A ThreadSanitizer-style suppressions file (race:PATTERN, deadlock:PATTERN,
+    /// called_from_lib:PATTERN): matching confirmed findings are not reported, only counted
+    /// [default: ILGEN_OPTIONS=suppressions=FILE]
+    #[arg(long, value_name = "FILE")]
+    pub suppressions: Option<PathBuf>,
     /// Predict orders that change what a deciding read (one that decides an address) saw; by
     /// default the native solver keeps each such read's observed writer
     #[arg(long)]
@@ -129,6 +137,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
             "--window, --max-per-var and --max-states must be at least 1".into(),
         ));
     }
+    let suppressions = crate::output::suppressions(args.suppressions.as_deref())?;
     let dirs = match args.trace_dirs.as_slice() {
         [] => vec![dump::trace_dir(None)?],
         given => given.to_vec(),
@@ -154,7 +163,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         .collect::<Result<Vec<_>, _>>()?;
     match runs.as_slice() {
         [one] if args.no_replay => candidates_only(one, args),
-        _ => confirm(&runs, args),
+        _ => confirm(&runs, args, suppressions.as_ref()),
     }
 }
 
@@ -288,8 +297,13 @@ fn candidates_only(p: &Predicted, args: &DetectArgs) -> Result<i32, CliError> {
     })
 }
 
-/// Replays the candidates of every run (sharing the cores) and prints one report of them all.
-fn confirm(runs: &[Predicted], args: &DetectArgs) -> Result<i32, CliError> {
+/// Replays the candidates of every run (sharing the cores) and prints one report of them all,
+/// less what `suppressions` hide.
+fn confirm(
+    runs: &[Predicted],
+    args: &DetectArgs,
+    suppressions: Option<&Suppressions>,
+) -> Result<i32, CliError> {
     let progress = Progress::for_stderr(args.progress);
     let count: usize = runs.iter().map(|p| p.file.candidates.len()).sum();
     progress.begin(&format!("replaying {count} candidate(s)"));
@@ -345,7 +359,10 @@ fn confirm(runs: &[Predicted], args: &DetectArgs) -> Result<i32, CliError> {
         }
         limits.push_str(&text);
     }
-    let report = Report::merge(parts);
+    let mut report = Report::merge(parts);
+    if let Some(s) = suppressions {
+        report.suppress(s);
+    }
     let c = &report.counts;
     progress.stage(&format!(
         "replayed {} candidate(s): {} confirmed",

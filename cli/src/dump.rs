@@ -20,7 +20,7 @@
 //! try and timed operations.
 //! Objects are global variables by name (`counters+8`) or hex addresses; a sync event shows its
 //! sequence number, or `PENDING` when the thread was still blocked in it as the trace ended.
-//! Heap events: `alloc`, `free` or `stack` ([`HeapOp::name`]), the block's hex address,
+//! Heap events: `alloc`, `free`, `stack`, `map` or `unmap` ([`HeapOp::name`]), the block's hex address,
 //! `size=` and `seq=` (`T1 free 0x5555555592a0 size=24 seq=7 at /src/jobs.c:40:5 writer`).
 
 use std::fs;

@@ -1,10 +1,13 @@
 //! What `ilgen detect` and `ilgen replay` print, and how: the `--format` choice and stdout.
 //!
 //! Takes a [`Report`] (or any finished text) and the [`Format`]; gives the rendered text on
-//! stdout. Both commands use it, so it sits below them.
+//! stdout. Also reads the suppressions file both commands apply (`--suppressions FILE`, else
+//! `ILGEN_OPTIONS=suppressions=FILE`). Both commands use it, so it sits below them.
 
 use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
+use ilgen_report::suppress::Suppressions;
 use ilgen_report::Report;
 
 use crate::error::CliError;
@@ -35,4 +38,35 @@ pub fn print_out(text: &str) -> Result<(), CliError> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(CliError::Input(format!("failed to write the summary: {e}"))),
     }
+}
+
+/// The suppressions of `flag` (`--suppressions FILE`), else of `ILGEN_OPTIONS=suppressions=FILE`
+/// (split as the runtime splits it: at `:` and white space); `None` when neither names a file.
+/// Notes on rules ilgen ignores go to stderr.
+pub fn suppressions(flag: Option<&Path>) -> Result<Option<Suppressions>, CliError> {
+    let from_env = || {
+        let options = std::env::var(ilgen_confirm::run::OPTIONS_VAR).ok()?;
+        options
+            .split(|c: char| c == ':' || c.is_whitespace())
+            .filter_map(|item| item.strip_prefix("suppressions="))
+            .next_back()
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let Some(path) = flag.map(Path::to_path_buf).or_else(from_env) else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        CliError::Input(format!(
+            "failed to read the suppressions file {}: {e}; pass an existing file to \
+             --suppressions (or ILGEN_OPTIONS=suppressions=FILE)",
+            path.display()
+        ))
+    })?;
+    let s = Suppressions::parse(&path.display().to_string(), &text)
+        .map_err(|e| CliError::Input(e.to_string()))?;
+    for note in &s.notes {
+        eprintln!("ilgen: {note}");
+    }
+    Ok(Some(s))
 }

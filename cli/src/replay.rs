@@ -37,7 +37,8 @@ first step. --lldb does the same under lldb-19. --print-env prints the environme
 command line that reproduce the replay. Everything after `--` goes to the debugger, after the
 commands ilgen gives it, e.g. `ilgen replay t:1 --gdb -- -batch -x script.gdb`.
 
-Exit codes: 66 the replay confirmed a race, deadlock or atomicity violation, 0 it followed the schedule without error,
+Exit codes: 66 the replay confirmed a race, deadlock or atomicity violation (not suppressed by
+--suppressions), 0 it followed the schedule without error (or every finding was suppressed),
 3 it could not follow the schedule (the program took another path) or ended without an outcome,
 2 bad input. With --gdb or --lldb: the debugger's own status.")]
 pub struct ReplayArgs {
@@ -68,6 +69,10 @@ pub struct ReplayArgs {
     /// program the replay runs)
     #[arg(long)]
     pub trust_trace: bool,
+    /// A ThreadSanitizer-style suppressions file, as for `ilgen detect`: a matching finding is
+    /// counted, not reported, and the exit is 0 [default: ILGEN_OPTIONS=suppressions=FILE]
+    #[arg(long, value_name = "FILE")]
+    pub suppressions: Option<PathBuf>,
 }
 
 /// `TRACE_DIR:N` or `N`.
@@ -135,6 +140,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
             "--replay-timeout must be at least 1".into(),
         ));
     }
+    let suppressions = crate::output::suppressions(args.suppressions.as_deref())?;
     let (dir, n) = parse_finding(&args.finding)?;
     crate::trust::check(&dir, args.trust_trace)?;
     let trace = crate::dump::open_trace(&dir, "record a shorter run")?;
@@ -213,11 +219,18 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
             verdict,
         },
     );
+    if let Some(s) = &suppressions {
+        report.suppress(s);
+    }
     print_out(&render(&report, args.format, true))?;
     Ok(match class {
-        Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity => {
+        Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity
+            if report.confirmed() =>
+        {
             exit::FINDINGS
         }
+        // Confirmed, but every finding suppressed.
+        Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity => exit::CLEAN,
         Class::NoError => exit::CLEAN,
         Class::Infeasible | Class::Failed => exit::DIVERGED,
     })

@@ -14,7 +14,8 @@
 //! - `findings`: confirmed, deduplicated by kind and source lines across the runs, each with
 //!   `kind`, `run` (the run whose candidates, replay and schedule it shows: replay it with
 //!   `ilgen replay <runs[run-1].trace_dir>:<candidates[0]>`) and `runs` (every run that predicted
-//!   it, ascending), and:
+//!   it, ascending), `fingerprint` (16 hex digits, the same for the same finding in every run and
+//!   rebuild of unchanged code: the recipe is in [`crate::fingerprint`]), and:
 //!   - `"race"`: `candidates` (numbers whose replay found it), `pid`, `replay_dir`, `current` and
 //!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write` | `free`,
 //!     `addr`, `size`, `location`), `object` (`name`, `offset`, `size` of the global, or null),
@@ -32,6 +33,9 @@
 //!   `atomicity_violation`),
 //!   `verdict` (`no_error` | `infeasible` | `failed`), `reason`, `locations`.
 //! - `unjoined` (only when there are some): the threads never joined when the program exited.
+//! - `suppressed` (only when there are some): the confirmed findings a suppressions file hid, each
+//!   `suppression` (the rule as written, `race:worker`) and `finding` (as in `findings`); they
+//!   are not in `findings` and do not make the exit code 66.
 //! - A `location` is `site` (id in the binary's site table, null for thread start and end) and,
 //!   when the binary names it, `file`, `line`, `column`, `function` (demangled), `symbol` (the
 //!   linkage name, when it differs from `function`) and `inlined` (when the line called into
@@ -51,15 +55,16 @@
 //!   `ilgen_trace::OpKind` (spelled as before).
 //! - 4: several runs: `runs` replaces `trace_dir`; `run` and `runs` on findings, `run` on
 //!   unconfirmed candidates. A location's `function` is demangled, with `symbol` and `inlined`; a
-//!   location inlined from a library header is the user's line it was inlined at. Findings of
-//!   kind `atomicity`, `counts.atomicity_candidates` and `counts.confirmed_atomicity`; `predicted`
-//!   may be `atomicity_violation`.
+//!   location inlined from a library header is the user's line it was inlined at.
+//! - 5: `fingerprint` on findings; `suppressed`. Findings of kind `atomicity`,
+//!   `counts.atomicity_candidates` and `counts.confirmed_atomicity`; `predicted` may be
+//!   `atomicity_violation`.
 
 use serde::Serialize;
 
 use crate::Report;
 
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 #[derive(Serialize)]
 struct Versioned<'a> {

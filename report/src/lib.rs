@@ -11,9 +11,11 @@
 //! runs they were predicted and which run's schedule replays them.
 //! The renderers ([`text`], [`json`], [`sarif`]) only print this data.
 
+pub mod fingerprint;
 pub mod json;
 mod merge;
 pub mod sarif;
+pub mod suppress;
 pub mod text;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -211,6 +213,8 @@ pub struct ScheduleStep {
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Race {
+    /// Stable across runs and rebuilds of unchanged code ([`Finding::fingerprint`]).
+    pub fingerprint: String,
     /// The run (1-based, of [`Report::runs`]) whose candidates, replay and schedule these are.
     pub run: usize,
     /// Every run whose detect predicted it (a candidate at its lines, confirmed or not), ascending.
@@ -246,6 +250,8 @@ impl Race {
 
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct Deadlock {
+    /// Stable across runs and rebuilds of unchanged code ([`Finding::fingerprint`]).
+    pub fingerprint: String,
     /// The run whose candidates, replay and schedule these are (or that observed it).
     pub run: usize,
     /// Every run that predicted or observed it, ascending.
@@ -307,6 +313,8 @@ pub struct Atomicity {
     pub run: usize,
     /// Every run whose detect predicted it, ascending.
     pub runs: Vec<usize>,
+    /// Stable across runs and rebuilds of unchanged code ([`Finding::fingerprint`]).
+    pub fingerprint: String,
     /// Candidates of run `run` whose replay confirmed it.
     pub candidates: Vec<usize>,
     pub pid: u32,
@@ -381,6 +389,67 @@ pub struct Report {
     /// The threads never joined when the program exited ([`Context::unjoined`]), by tid.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unjoined: Vec<ThreadInfo>,
+    /// Confirmed findings a suppression hid ([`Report::suppress`]): not in `findings`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suppressed: Vec<Suppressed>,
+}
+
+/// A finding a suppression hid ([`Report::suppress`]), and the rule that did.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Suppressed {
+    /// The rule as written in the file (`race:^worker$`).
+    pub suppression: String,
+    pub finding: Finding,
+}
+
+impl Finding {
+    /// Its stable id, computed by the recipe of [`fingerprint`] from its current fields.
+    pub fn fingerprint(&self) -> String {
+        let side = |l: &Location, what: String| {
+            let named = l
+                .source
+                .as_deref()
+                .map(|s| (s.file.as_str(), s.function.as_str(), s.line));
+            (fingerprint::side(named, l.site), what)
+        };
+        match self {
+            Finding::Race(r) => fingerprint::hash(
+                "race",
+                [&r.current, &r.previous]
+                    .iter()
+                    .map(|a| side(&a.location, a.kind.text().to_owned()))
+                    .collect(),
+            ),
+            Finding::Deadlock(d) => fingerprint::hash(
+                "deadlock",
+                d.blocked
+                    .iter()
+                    .map(|b| side(&b.location, b.op.to_string()))
+                    .collect(),
+            ),
+            Finding::Atomicity(a) => fingerprint::hash(
+                "atomicity",
+                std::iter::once(side(&a.transaction, OpKind::TxBegin.to_string()))
+                    .chain(
+                        [&a.e1, &a.f, &a.e2]
+                            .iter()
+                            .map(|x| side(&x.location, x.kind.text().to_owned())),
+                    )
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// `f` with its fingerprint filled in.
+fn stamp(mut f: Finding) -> Finding {
+    let print = f.fingerprint();
+    match &mut f {
+        Finding::Race(r) => r.fingerprint = print,
+        Finding::Deadlock(d) => d.fingerprint = print,
+        Finding::Atomicity(a) => a.fingerprint = print,
+    }
+    f
 }
 
 /// One candidate and what its replay gave.
@@ -402,6 +471,7 @@ impl Report {
             findings: Vec::new(),
             unconfirmed: Vec::new(),
             unjoined: ctx.unjoined.iter().map(|&t| ctx.thread(t)).collect(),
+            suppressed: Vec::new(),
         }
     }
 
@@ -415,7 +485,8 @@ impl Report {
         self.counts.observed_deadlocks += 1;
         let d = &o.deadlock;
         let name = |addr| ctx.object(addr, None);
-        self.findings.push(Finding::Deadlock(Deadlock {
+        self.findings.push(stamp(Finding::Deadlock(Deadlock {
+            fingerprint: String::new(),
             run: 1,
             runs: vec![1],
             candidates: Vec::new(),
@@ -439,7 +510,7 @@ impl Report {
                     broadcast: w.broadcast,
                 })
                 .collect(),
-        }));
+        })));
     }
 
     /// Adds one candidate's verdict: its findings (merged with equal ones already there) or an
@@ -540,7 +611,8 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             size: a.size,
             location: ctx.location(known_site(a.site)),
         };
-        out.push(Finding::Race(Race {
+        out.push(stamp(Finding::Race(Race {
+            fingerprint: String::new(),
             run: 1,
             runs: vec![1],
             candidates: vec![entry.number],
@@ -551,7 +623,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             object: ctx.object(r.current.addr, Some(o.load_base)),
             threads: threads(ctx, [r.current.thread.tid, r.previous.thread.tid]),
             schedule: schedule.clone(),
-        }));
+        })));
     }
     if let (
         ResultKind::Atomicity,
@@ -572,7 +644,8 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             size: object.len as u32,
             location: ctx.location(known_site(a.site)),
         };
-        out.push(Finding::Atomicity(Atomicity {
+        out.push(stamp(Finding::Atomicity(Atomicity {
+            fingerprint: String::new(),
             run: 1,
             runs: vec![1],
             candidates: vec![entry.number],
@@ -586,10 +659,11 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             object: ctx.object(object.addr, None),
             threads: threads(ctx, accesses.iter().map(|a| a.tid)),
             schedule: schedule.clone(),
-        }));
+        })));
     }
     if let Some(d) = &o.deadlock {
-        out.push(Finding::Deadlock(Deadlock {
+        out.push(stamp(Finding::Deadlock(Deadlock {
+            fingerprint: String::new(),
             run: 1,
             runs: vec![1],
             candidates: vec![entry.number],
@@ -601,7 +675,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             threads: threads(ctx, d.threads.iter().map(|b| b.thread.tid)),
             schedule,
             lost_wakeups: Vec::new(),
-        }));
+        })));
     }
     out
 }

@@ -19,6 +19,7 @@ impl Report {
             findings: Vec::new(),
             unconfirmed: Vec::new(),
             unjoined: Vec::new(),
+            suppressed: Vec::new(),
         };
         let mut predicted: Vec<(Key, usize)> = Vec::new();
         for (i, part) in parts.into_iter().enumerate() {
@@ -38,6 +39,7 @@ impl Report {
                 predicted.push((unconfirmed_key(&u), run));
                 merged.unconfirmed.push(Unconfirmed { run, ..u });
             }
+            merged.suppressed.extend(part.suppressed);
             for t in part.unjoined {
                 if !merged.unjoined.iter().any(|u| u.tid == t.tid) {
                     merged.unjoined.push(t);

@@ -13,14 +13,16 @@
 //! with the linkage name as `decoratedName` when the two differ. `properties` hold the replay's
 //! `pid` and `replayDir`, `run` (the run whose schedule it is), `runs` (the runs that predicted it)
 //! and `traceDir` (run `run`'s trace, for `ilgen replay traceDir:N`); with several runs the
-//! message says them too.
+//! message says them too. `partialFingerprints` holds the finding's fingerprint under
+//! [`fingerprint::SARIF_KEY`]. A finding a suppressions file hid is a result too, after the
+//! others, with `suppressions` (kind `external`, the rule as the justification).
 
 use std::collections::BTreeMap;
 
 use ilgen_trace::site_text;
 use serde_json::{json, Value};
 
-use crate::{Finding, Location, Report, Run, ScheduleStep};
+use crate::{fingerprint, Finding, Location, Report, Run, ScheduleStep};
 
 pub const RULE_RACE: &str = "ilgen/data-race";
 pub const RULE_DEADLOCK: &str = "ilgen/deadlock";
@@ -28,11 +30,16 @@ pub const RULE_ATOMICITY: &str = "ilgen/atomicity-violation";
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
 pub fn render(report: &Report) -> String {
-    let results: Vec<Value> = report
+    let mut results: Vec<Value> = report
         .findings
         .iter()
         .map(|f| result(f, &report.runs))
         .collect();
+    for s in &report.suppressed {
+        let mut v = result(&s.finding, &report.runs);
+        v["suppressions"] = json!([{"kind": "external", "justification": s.suppression}]);
+        results.push(v);
+    }
     let log = json!({
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -157,6 +164,7 @@ fn result(f: &Finding, all: &[Run]) -> Value {
         Finding::Atomicity(a) => (a.run, &a.runs),
     };
     let trace = run.checked_sub(1).and_then(|i| all.get(i));
+    v["partialFingerprints"] = json!({fingerprint::SARIF_KEY: f.fingerprint()});
     v["properties"]["run"] = json!(run);
     v["properties"]["runs"] = json!(runs);
     v["properties"]["traceDir"] = json!(trace.map(|t| t.trace_dir.as_str()));

@@ -342,6 +342,178 @@ fn an_observed_deadlock_is_a_finding_a_replay_of_the_same_lines_joins() {
     assert_eq!(json["findings"][0]["lost_wakeups"][0]["signal"]["site"], 16);
 }
 
+/// A location at `file:line` in `function`, column `column`.
+fn at(file: &str, line: u32, column: u32, function: &str) -> Location {
+    Location {
+        site: Some(line),
+        source: Some(Box::new(Source {
+            file: file.into(),
+            line,
+            column,
+            function: function.into(),
+            symbol: None,
+            inlined: Vec::new(),
+        })),
+    }
+}
+
+/// The race of candidate `[5, 6]` replayed by process `pid`, its accesses at `lines` of `dir`.
+fn race_at(pid: u32, dir: &str, lines: [u32; 2]) -> Race {
+    let ctx = context(&[]);
+    let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
+    let mut r = run(ResultKind::Race, &[(6, 5)]);
+    r.pid = pid;
+    add(&mut report, &ctx, 1, &candidate([5, 6]), &r);
+    let Some(Finding::Race(mut race)) = report.findings.pop() else {
+        panic!("a race")
+    };
+    race.current.location = at(&format!("{dir}/src/a.c"), lines[0], 3, "worker");
+    race.previous.location = at(&format!("{dir}/src/a.c"), lines[1], 9, "main");
+    race
+}
+
+#[test]
+fn a_fingerprint_ignores_addresses_pids_tids_columns_directories_and_order() {
+    let print = |r: &Race| Finding::Race(r.clone()).fingerprint();
+    let first = race_at(42, "/home/ci/checkout", [10, 20]);
+    let mut other = race_at(4242, "/tmp/build-7", [10, 20]);
+    other.current.addr = 0x7fff_0000;
+    other.previous.addr = 0x7fff_0000;
+    other.current.tid = 3;
+    other.replay_dir = "/tmp/other/replay-9".into();
+    other.candidates = vec![7];
+    other.schedule.clear();
+    if let Some(s) = other.current.location.source.as_mut() {
+        s.column = 1;
+    }
+    std::mem::swap(&mut other.current, &mut other.previous);
+    assert_eq!(print(&first), print(&other));
+    // Two `x++` lines: whichever replay ran second is the read; the fingerprint stays.
+    let (mut one, mut two) = (first.clone(), first.clone());
+    one.current.kind = AccessName::Read;
+    two.previous.kind = AccessName::Read;
+    assert_eq!(print(&one), print(&two));
+    assert_eq!(print(&first).len(), 16);
+    // The stored one is the same recipe (kept through the report) and the renderers show it.
+    let stored = race_at(42, "/d", [5, 6]).fingerprint;
+    let ctx = context(&[]);
+    let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
+    add(
+        &mut report,
+        &ctx,
+        1,
+        &candidate([5, 6]),
+        &run(ResultKind::Race, &[(6, 5)]),
+    );
+    let Finding::Race(r) = &report.findings[0] else {
+        panic!("a race")
+    };
+    assert_eq!(stored, print(r));
+    let sarif: serde_json::Value = serde_json::from_str(&sarif::render(&report)).unwrap();
+    assert_eq!(
+        sarif["runs"][0]["results"][0]["partialFingerprints"][fingerprint::SARIF_KEY],
+        serde_json::json!(stored)
+    );
+    // What the code is does change it: another line, another function, another access kind.
+    let mut moved = first.clone();
+    if let Some(s) = moved.current.location.source.as_mut() {
+        s.line = 11;
+    }
+    assert_ne!(print(&first), print(&moved));
+    let mut renamed = first.clone();
+    if let Some(s) = renamed.previous.location.source.as_mut() {
+        s.function = "init".into();
+    }
+    assert_ne!(print(&first), print(&renamed));
+    let mut read = first.clone();
+    read.current.kind = AccessName::Read;
+    assert_ne!(print(&first), print(&read));
+}
+
+#[test]
+fn tsan_patterns_match_substrings_with_wildcards_and_anchors() {
+    use suppress::matches;
+    for (pattern, s, want) in [
+        ("bump", "do_bump_a", true),
+        ("^bump", "do_bump_a", false),
+        ("^do_", "do_bump_a", true),
+        ("bump_a$", "do_bump_a", true),
+        ("bump$", "do_bump_a", false),
+        ("^do_bump_a$", "do_bump_a", true),
+        ("^do_bump$", "do_bump_a", false),
+        ("do*a", "do_bump_a", true),
+        ("^d*p*a$", "do_bump_a", true),
+        ("^d*x*a$", "do_bump_a", false),
+        ("a*a$", "abab_a", true),
+        ("Account::*(long)", "Account::deposit(long)", true),
+        ("*", "", false),
+        ("x", "", false),
+    ] {
+        assert_eq!(matches(pattern, s), want, "{pattern} on {s}");
+    }
+}
+
+#[test]
+fn a_rule_hides_a_race_by_any_frame_file_or_global_and_says_which() {
+    let mut race = race_at(42, "/src", [10, 20]);
+    if let Some(s) = race.previous.location.source.as_mut() {
+        s.inlined.push(Source::from(&ilgen_trace::sites::Frame {
+            file: "/usr/include/c++/14/bits/std_mutex.h".into(),
+            line: 5,
+            column: 1,
+            function: "std::mutex::lock()".into(),
+            symbol: "_ZNSt5mutex4lockEv".into(),
+        }));
+    }
+    race.object = Some(Object {
+        name: "counter".into(),
+        offset: 0,
+        size: 4,
+    });
+    let hides = |rules: &str| {
+        let mut report = Report::new(&context(&[]), "/bin/app", trace("/t", None));
+        report.findings.push(Finding::Race(race.clone()));
+        report.suppress(&suppress::Suppressions::parse("s.supp", rules).unwrap());
+        report
+            .suppressed_by_rule()
+            .first()
+            .map(|(r, n)| (r.to_string(), *n))
+    };
+    let one = |r: &str| Some((r.to_owned(), 1));
+    assert_eq!(hides("race:^worker$\n"), one("race:^worker$"));
+    assert_eq!(
+        hides("# c\n\nrace:std::mutex::lock\n"),
+        one("race:std::mutex::lock")
+    );
+    assert_eq!(hides("race:/src/a.c\n"), one("race:/src/a.c"));
+    assert_eq!(hides("race:^counter$\n"), one("race:^counter$"));
+    assert_eq!(hides("called_from_lib:app\n"), one("called_from_lib:app"));
+    assert_eq!(hides("deadlock:worker\nrace:^work$\n"), None);
+    assert_eq!(hides("race:nothing\nrace:main\n"), one("race:main"));
+}
+
+#[test]
+fn a_bad_suppressions_line_is_an_error_naming_file_and_line_other_tsan_types_a_note() {
+    use suppress::Suppressions;
+    let err = |text: &str| Suppressions::parse("f.supp", text).unwrap_err();
+    let e = err("race:a\n\n# x\nrace\n");
+    assert_eq!((e.path.as_str(), e.line), ("f.supp", 4));
+    assert!(
+        e.to_string().starts_with("f.supp:4: `race` has no `:`;"),
+        "{e}"
+    );
+    assert_eq!(err("leak:x\n").what, "unknown suppression type `leak`");
+    assert_eq!(err("race:\n").what, "`race:` has an empty pattern");
+    let s = Suppressions::parse("f.supp", "race_top:a\nmutex:b\nrace:c\n").unwrap();
+    assert_eq!(
+        s.notes,
+        [
+            "f.supp:1: ilgen ignores `race_top:` suppressions (it reports no such finding)",
+            "f.supp:2: ilgen ignores `mutex:` suppressions (it reports no such finding)"
+        ]
+    );
+}
+
 /// An atomicity candidate: T0's transaction begun at site `begin` reads at 5 and writes at 7, T1
 /// writes at 6 between them.
 fn lost_update(begin: SiteId) -> Candidate {
@@ -450,6 +622,13 @@ fn atomicity_violations_merge_across_runs_by_transaction_and_access_lines() {
         (&2.into(), &serde_json::json!([1, 2]))
     );
     assert_eq!(f["pattern"], "read_write_write");
+    // The fingerprint names the transaction too: the same lines begun elsewhere differ.
+    let prints: Vec<String> = merged.findings.iter().map(Finding::fingerprint).collect();
+    assert!(
+        prints[0].len() == 16 && prints[0] != prints[1],
+        "{prints:?}"
+    );
+    assert_eq!(f["fingerprint"], prints[0].as_str());
     let sarif: serde_json::Value = serde_json::from_str(&sarif::render(&merged)).unwrap();
     let result = &sarif["runs"][0]["results"][0];
     assert_eq!(result["ruleId"], sarif::RULE_ATOMICITY);

@@ -8,8 +8,9 @@
 //! its lost wakeups, and the schedule of the replay that confirmed it too, if one did.
 //! A report of several runs also lists the runs, says of each finding in which runs it was
 //! predicted and how to replay it against its run's trace, and names the run of each unconfirmed
-//! candidate. An atomicity violation shows where its transaction began, e1, f and e2 and its
-//! pattern.
+//! candidate. Findings a suppressions file hid are counted by rule after the counts
+//! (`ilgen: suppressed: N (by pattern race:worker)`), and with `show_all` listed one a line. An
+//! atomicity violation shows where its transaction began, e1, f and e2 and its pattern.
 
 use std::fmt::Write as _;
 
@@ -66,7 +67,30 @@ pub fn render(report: &Report, show_all: bool) -> String {
         "ilgen: {} finding(s) confirmed (deduplicated by source lines)",
         report.findings.len()
     );
+    // Always said: a suppression must never make a finding disappear without a trace.
+    for (rule, n) in report.suppressed_by_rule() {
+        let _ = writeln!(out, "ilgen: suppressed: {n} (by pattern {rule})");
+    }
     if show_all {
+        for s in &report.suppressed {
+            let (what, sites) = match &s.finding {
+                Finding::Race(r) => (r.title(), vec![&r.current.location, &r.previous.location]),
+                Finding::Deadlock(d) => {
+                    ("deadlock", d.blocked.iter().map(|b| &b.location).collect())
+                }
+                Finding::Atomicity(a) => (
+                    "atomicity violation",
+                    vec![&a.e1.location, &a.f.location, &a.e2.location],
+                ),
+            };
+            let sites: Vec<String> = sites.into_iter().map(short).collect();
+            let _ = writeln!(
+                out,
+                "suppressed {what} at {} by {}",
+                sites.join(" and "),
+                s.suppression
+            );
+        }
         for u in &report.unconfirmed {
             let sites: Vec<String> = u.locations.iter().map(short).collect();
             if runs.is_some() {

@@ -295,6 +295,14 @@ pub const TABLE: &[OptionSpec] = &[
         },
     },
     OptionSpec {
+        name: "suppressions",
+        default: "",
+        help: "read by `ilgen detect` and `ilgen replay`, not by the runtime: a file of \
+               ThreadSanitizer-style suppressions (race:PATTERN, deadlock:PATTERN)",
+        // Known here so that one ILGEN_OPTIONS can serve the program and ilgen without a warning.
+        set: |_, _| Ok(()),
+    },
+    OptionSpec {
         name: "help",
         default: "0",
         help: "print this table on stderr",

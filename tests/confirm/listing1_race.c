@@ -104,10 +104,10 @@ int main(void) {
 // REPEAT-NOT: {{.}}
 
 // EXIT66: exit=66
-// JSON-VALID: valid: ilgen report, format version 4
+// JSON-VALID: valid: ilgen report, format version 5
 // SARIF-VALID: valid: Static Analysis Results Format (SARIF) Version 2.1.0-rtm.5 JSON Schema
 
-// JSON:      "format_version": 4,
+// JSON:      "format_version": 5,
 // JSON:      "counts": {
 // JSON-NEXT:   "candidates": 1,
 // JSON-NEXT:   "confirmed_races": 1,
@@ -122,6 +122,7 @@ int main(void) {
 // JSON-NEXT: "findings": [
 // JSON-NEXT:   {
 // JSON-NEXT:     "kind": "race",
+// JSON-NEXT:     "fingerprint": "{{[0-9a-f]+}}",
 // JSON-NEXT:     "run": 1,
 // JSON-NEXT:     "runs": [
 // JSON-NEXT:       1

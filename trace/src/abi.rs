@@ -182,6 +182,12 @@ pub const NEW_DELETE_CALLS: &[&str] = &[
     "_ZdaPvSt11align_val_tRKSt9nothrow_t",
 ];
 
+/// Anonymous mappings: the runtime's wrappers make the real call and report a mapping made with
+/// `MAP_ANONYMOUS` as an allocation, its `munmap` as a free. Only calls the pass rewrote are seen:
+/// the mappings glibc's malloc makes for big blocks (already heap events) and the runtime's own
+/// (trace files) are not. `mremap` is variadic and not wrapped: a remapped range keeps its lifetime.
+pub const MAP_CALLS: &[&str] = &["mmap", "mmap64", "munmap"];
+
 /// Of [`WRAPPED_CALLS`], the ones that make a loop a wait loop (their first argument is the
 /// condition variable).
 pub const COND_WAIT_CALLS: &[&str] = &[
@@ -279,10 +285,10 @@ pub fn interpose_link_flags(static_link: bool) -> Vec<String> {
     flags
 }
 
-/// Whether the pass rewrites calls to `name` (of [`WRAPPED_CALLS`], [`HEAP_CALLS`] or
-/// [`NEW_DELETE_CALLS`]), and so never instruments them as plain calls.
+/// Whether the pass rewrites calls to `name` (of [`WRAPPED_CALLS`], [`HEAP_CALLS`],
+/// [`NEW_DELETE_CALLS`] or [`MAP_CALLS`]), and so never instruments them as plain calls.
 pub fn is_wrapped(name: &str) -> bool {
-    [WRAPPED_CALLS, HEAP_CALLS, NEW_DELETE_CALLS]
+    [WRAPPED_CALLS, HEAP_CALLS, NEW_DELETE_CALLS, MAP_CALLS]
         .iter()
         .any(|list| list.contains(&name))
 }

@@ -105,9 +105,11 @@ impl AccessKind {
     }
 }
 
-/// A block of memory began or ended its life: the malloc family, `operator new`/`delete`, or a
-/// thread's stack. Memory handed out again is a new object, whose accesses never pair with the old
-/// one's; a free is a write over the whole block. Not a sync operation: no schedule step, no
+/// A block of memory began or ended its life: the malloc family, `operator new`/`delete`, a
+/// thread's stack, or an anonymous mapping (`mmap`/`munmap` called by instrumented code;
+/// file-backed mappings and the mappings libc and the runtime make for themselves are no event).
+/// Memory handed out again is a new object, whose accesses never pair with the old one's; a free
+/// (or unmap) is a write over the whole block. Not a sync operation: no schedule step, no
 /// happens-before edge (the allocator's own locks order nothing the program relies on). `seq`
 /// comes from the sync operations' counter, taken after the real allocation and before the real
 /// free, so that a block's free is always numbered before the allocation that reuses it. The
@@ -129,6 +131,12 @@ pub enum HeapOp {
     /// The calling thread starts on the stack `[addr, addr + size)` (its TLS block included),
     /// which glibc may have cached from a thread that ended: a new object.
     Stack { addr: u64, size: u64 },
+    /// `[addr, addr + size)` was mapped anonymous (`mmap` with `MAP_ANONYMOUS`, private or
+    /// shared), `size` in whole pages.
+    Map { addr: u64, size: u64 },
+    /// `[addr, addr + size)` of an anonymous mapping is unmapped (`munmap`, or a `MAP_FIXED`
+    /// mapping put over it), `size` in whole pages; it may be part of a mapping.
+    Unmap { addr: u64, size: u64 },
 }
 
 impl HeapOp {
@@ -138,6 +146,8 @@ impl HeapOp {
             HeapOp::Alloc { .. } => "alloc",
             HeapOp::Free { .. } => "free",
             HeapOp::Stack { .. } => "stack",
+            HeapOp::Map { .. } => "map",
+            HeapOp::Unmap { .. } => "unmap",
         }
     }
 
@@ -146,7 +156,9 @@ impl HeapOp {
         match *self {
             HeapOp::Alloc { addr, size }
             | HeapOp::Free { addr, size }
-            | HeapOp::Stack { addr, size } => (addr, size),
+            | HeapOp::Stack { addr, size }
+            | HeapOp::Map { addr, size }
+            | HeapOp::Unmap { addr, size } => (addr, size),
         }
     }
 }

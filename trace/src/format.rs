@@ -28,8 +28,9 @@
 //!   `SyncOp::SemDestroy` (appended).
 //! - 4: a run that finished normally is sealed: `meta.json` lists every thread file's length and
 //!   xxh3-64 checksum (`files`) and ends with a `checksum` of its own bytes (see `meta`); the
-//!   reader refuses a sealed trace whose files differ. `SyncOp::TxBegin`/`TxEnd`, the outermost
-//!   atomic blocks (appended after `SemDestroy`).
+//!   reader refuses a sealed trace whose files differ. `HeapOp::Map` and `HeapOp::Unmap`
+//!   (anonymous mappings, appended); `SyncOp::TxBegin`/`TxEnd`, the outermost atomic blocks
+//!   (appended after `SemDestroy`).
 
 use std::path::{Path, PathBuf};
 
@@ -376,6 +377,14 @@ mod tests {
                 addr: 0x7f00_0000,
                 size: 8 << 20,
             },
+            HeapOp::Map {
+                addr: 0x7e00_0000,
+                size: 1 << 16,
+            },
+            HeapOp::Unmap {
+                addr: 0x7e00_1000,
+                size: 0x1000,
+            },
         ]
         .into_iter()
         .enumerate()
@@ -393,6 +402,9 @@ mod tests {
         let mut buf = [0u8; MAX_RECORD];
         encode_record(&events[0], &mut buf);
         assert_eq!(buf[1..5], 2u32.to_le_bytes());
+        // The heap ops in declaration order: a mapping's ops follow the thread stack's.
+        encode_record(&events[4], &mut buf);
+        assert_eq!(buf[5 + 8 + 4..5 + 8 + 4 + 4], 4u32.to_le_bytes());
     }
 
     #[test]

@@ -9,7 +9,9 @@ use ilgen_trace::format::{encode_header, encode_record, ThreadHeader, MAX_RECORD
 use ilgen_trace::meta::FileSum;
 use ilgen_trace::schedule::{Schedule, ScheduleThread, Step};
 use ilgen_trace::sites::{Frame, SiteTableBuilder};
-use ilgen_trace::{Access, AccessKind, Event, Meta, OpKind, RunEnd, Sync, SyncOp, NO_THREAD};
+use ilgen_trace::{
+    Access, AccessKind, Event, Heap, HeapOp, Meta, OpKind, RunEnd, Sync, SyncOp, NO_THREAD,
+};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -198,6 +200,56 @@ fn access_records_have_their_golden_bytes() {
             kind,
         };
         assert_eq!(record_hex(&Event::Access(access)), bytes, "{kind:?}");
+    }
+}
+
+/// Every heap operation (seq 0x0102, site 7, the block 0x7f00_0000_1000 + 0x2000).
+#[test]
+fn heap_records_have_their_golden_bytes() {
+    let golden = [
+        (
+            HeapOp::Alloc {
+                addr: 0x7f00_0000_1000,
+                size: 0x2000,
+            },
+            "24020000000201000000000000070000000000000000100000007f00000020000000000000",
+        ),
+        (
+            HeapOp::Free {
+                addr: 0x7f00_0000_1000,
+                size: 0x2000,
+            },
+            "24020000000201000000000000070000000100000000100000007f00000020000000000000",
+        ),
+        (
+            HeapOp::Stack {
+                addr: 0x7f00_0000_1000,
+                size: 0x2000,
+            },
+            "24020000000201000000000000070000000200000000100000007f00000020000000000000",
+        ),
+        (
+            HeapOp::Map {
+                addr: 0x7f00_0000_1000,
+                size: 0x2000,
+            },
+            "24020000000201000000000000070000000300000000100000007f00000020000000000000",
+        ),
+        (
+            HeapOp::Unmap {
+                addr: 0x7f00_0000_1000,
+                size: 0x2000,
+            },
+            "24020000000201000000000000070000000400000000100000007f00000020000000000000",
+        ),
+    ];
+    for (op, bytes) in golden {
+        let heap = Heap {
+            seq: 0x0102,
+            site: 7,
+            op,
+        };
+        assert_eq!(record_hex(&Event::Heap(heap)), bytes, "{op:?}");
     }
 }
 

@@ -78,6 +78,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         trust_trace: false,
         no_reads_from: false,
         atomicity: false,
+        suppressions: None,
     }
 }
 

@@ -83,7 +83,9 @@ pub(crate) fn thread_stack() {
     }
 }
 
-fn event(op: HeapOp, site: usize) {
+/// Records `op` at `site` for the calling thread (record mode), or applies it to the shadow
+/// (replay mode); nothing on a thread the runtime does not follow or while it is inside the runtime.
+pub(crate) fn event(op: HeapOp, site: usize) {
     if let Some(st) = thread::current_if_live() {
         let Some(mut inner) = st.enter() else { return };
         inner.flush();

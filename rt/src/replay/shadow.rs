@@ -368,7 +368,7 @@ pub(crate) fn lifetime(
     let first = addr / GRANULE;
     let last = addr.saturating_add(size - 1) / GRANULE;
     match op {
-        HeapOp::Alloc { .. } | HeapOp::Stack { .. } => {
+        HeapOp::Alloc { .. } | HeapOp::Stack { .. } | HeapOp::Map { .. } => {
             let forget = |g: u64| {
                 let mut map = shard(g).lock().unwrap_or_else(|e| e.into_inner());
                 map.remove(&g);
@@ -378,7 +378,7 @@ pub(crate) fn lifetime(
                 None => (first..=last).for_each(forget),
             }
         }
-        HeapOp::Free { .. } => {
+        HeapOp::Free { .. } | HeapOp::Unmap { .. } => {
             let free = Access {
                 tid,
                 addr,
