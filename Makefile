@@ -9,7 +9,7 @@
 #   make bench-detect  print detect time and memory against trace size (10^3..10^7 events)
 #   make bench-csp     native solver against ilgen's CSP checker on the same models
 #   make install  PREFIX=/usr/local: bin/ilgen, lib/ilgen/{libilgen_pass.so,libilgen_rt.a},
-#                 share/ilgen/debug/ (the gdb and lldb commands of `ilgen replay --gdb/--lldb`)
+#                 include/ilgen.h, share/ilgen/debug/ (the gdb and lldb commands of `ilgen replay --gdb/--lldb`)
 
 PREFIX   ?= /usr/local
 CARGO    ?= cargo
@@ -97,6 +97,8 @@ install: build
 	install -m 755 $(REL)/ilgen $(DESTDIR)$(PREFIX)/bin/ilgen
 	install -m 755 $(REL)/libilgen_pass.so $(DESTDIR)$(PREFIX)/lib/ilgen/libilgen_pass.so
 	install -m 644 $(REL)/libilgen_rt.a $(DESTDIR)$(PREFIX)/lib/ilgen/libilgen_rt.a
+	install -d $(DESTDIR)$(PREFIX)/include
+	install -m 644 include/ilgen.h $(DESTDIR)$(PREFIX)/include/ilgen.h
 	install -d $(DESTDIR)$(PREFIX)/share/ilgen/debug
 	install -m 644 tools/debug/ilgen_common.py tools/debug/ilgen_gdb.py tools/debug/ilgen_lldb.py \
 	  $(DESTDIR)$(PREFIX)/share/ilgen/debug/

@@ -1,5 +1,5 @@
 //! The whole analysis of one run: prepare → filter → solve (per surviving variable, in parallel,
-//! then deadlocks) → candidates.
+//! then deadlocks) → candidates; with [`Options::atomicity`], then atomicity violations.
 //!
 //! Takes the recorded threads and the [`Options`]; gives the per-stage [`Stats`] and the
 //! [`Candidate`]s (races by object address, then deadlocks), or an [`AnalysisError`] when a CSP
@@ -14,7 +14,7 @@ use crate::csp;
 use crate::error::AnalysisError;
 use crate::options::{Backend, Options};
 use crate::progress::Progress;
-use crate::{filter, prepare, reads_from, solve};
+use crate::{atomicity, filter, prepare, reads_from, solve};
 
 /// What one job of [`analyze`] found (with findings it could not turn into candidates and the
 /// pairs it left undecided), or why a CSP checker could not say.
@@ -114,6 +114,7 @@ pub fn analyze_with(
         solve: solve::SolveStats::default(),
         findings_unconvertible: 0,
         not_decided: Vec::new(),
+        atomicity: None,
     };
     let mut all = Vec::new();
     let mut deadlocks = Vec::new();
@@ -128,7 +129,23 @@ pub fn analyze_with(
             all.extend(found);
         }
     }
-    // Races by object address (survivors are in that order), then deadlocks.
+    // Races by object address (survivors are in that order), then deadlocks, then atomicity
+    // violations (by transaction site, then e1, f and e2 sites).
     all.extend(deadlocks);
+    if options.atomicity {
+        progress.begin("predicting atomicity violations");
+        let (predictions, counts) = atomicity::predict(&program);
+        let found: Vec<Candidate> = predictions
+            .iter()
+            .filter_map(|p| candidates::atomicity(&program.model, &program.vars, p))
+            .collect();
+        stats.findings_unconvertible += predictions.len() - found.len();
+        progress.stage(&format!(
+            "{} transactions, {} atomicity violation(s) with a schedule",
+            counts.transactions, counts.predicted
+        ));
+        stats.atomicity = Some(counts);
+        all.extend(found);
+    }
     Ok((stats, all))
 }

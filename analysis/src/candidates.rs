@@ -16,7 +16,14 @@
 //!     `site`, `access`: `read` | `write` | `atomic_read` | `atomic_write`; a free is a `write`) and
 //!     `schedule`;
 //!   - `"deadlock"`: `blocked` (one step per blocked thread: the operation it waits in) and
+//!     `schedule`;
+//!   - `"atomicity"` (with `--atomicity`, after the deadlocks): `object`, `begin` (the step of
+//!     the transaction's `tx_begin`), `accesses` (e1, f, e2), `after` (per access, the sync
+//!     operations its thread had done before it: replay watches for that run), `pattern` (`read_write_read`,
+//!     `read_write_write`, `write_read_write`, `write_write_read` or `write_write_write`) and
 //!     `schedule`.
+//! - `stats.atomicity` (with `--atomicity`): `transactions`, `predicted`, `no_schedule`,
+//!   `unbracketed` ([`crate::atomicity::Counts`]).
 //! - A `schedule` is `steps` from the start of the run, for each thread a prefix of its sync
 //!   operations, of which the first `prefix_steps` are the observed order before the window the
 //!   candidate was found in; each step has `tid`, `op` (the name `ilgen dump` prints, one of
@@ -32,7 +39,8 @@
 //! - 1: first format.
 //! - 2: a step's `site` is `null` when absent (was u32::MAX), its `peer` absent rather than
 //!   u32::MAX; `op` is checked on reading.
-//! - 3: `build_id` (the recorded executable's ELF build id) replaces `binary_hash`.
+//! - 3: `build_id` (the recorded executable's ELF build id) replaces `binary_hash`; candidates
+//!   of kind `atomicity` and `stats.atomicity`.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -42,9 +50,10 @@ use ilgen_trace::schedule as replay;
 use ilgen_trace::{known_site, known_thread, AccessKind, OpKind, SiteId, ThreadId, PENDING};
 use serde::{Deserialize, Serialize};
 
+use crate::atomicity::{Counts as AtomicityCounts, Pattern, Prediction};
 use crate::filter::FilterStats;
 use crate::finding::{Finding, Schedule};
-use crate::model::{At, Model, ModelEvent};
+use crate::model::{At, Model, ModelEvent, VarId};
 use crate::prepare::SharedObject;
 use crate::solve::{Limit, SolveStats};
 
@@ -82,6 +91,9 @@ pub struct Stats {
     /// Per variable, race pairs a limit left undecided: one pair for all, and the limit to raise.
     #[serde(default)]
     pub not_decided: Vec<NotDecided>,
+    /// With `--atomicity`: transactions, and where the violations went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomicity: Option<AtomicityCounts>,
 }
 
 /// Race pairs of one object that neither a witness nor a proof decided: the search stopped at
@@ -101,7 +113,14 @@ pub fn race_sides(
     first: At,
     second: At,
 ) -> Option<(ObjectRange, [AccessSide; 2])> {
-    let side = |at: At| match model.threads.get(at.thread)?.events.get(at.index)? {
+    let (var, a) = access_side(model, first)?;
+    let (_, b) = access_side(model, second)?;
+    Some((object_range(vars, var)?, [a, b]))
+}
+
+/// The object and side of the access at model position `at`.
+fn access_side(model: &Model, at: At) -> Option<(VarId, AccessSide)> {
+    match model.threads.get(at.thread)?.events.get(at.index)? {
         ModelEvent::Access { var, kind, site } => Some((
             *var,
             AccessSide {
@@ -111,17 +130,39 @@ pub fn race_sides(
             },
         )),
         ModelEvent::Sync { .. } => None,
-    };
-    let (var, a) = side(first)?;
-    let (_, b) = side(second)?;
+    }
+}
+
+/// How many sync operations the thread of `at` had done before it.
+fn syncs_before(model: &Model, at: At) -> u32 {
+    model.threads[at.thread].events[..at.index]
+        .iter()
+        .rev()
+        .find_map(ModelEvent::observed)
+        .map_or(0, |o| o.op_index + 1)
+}
+
+fn object_range(vars: &[SharedObject], var: VarId) -> Option<ObjectRange> {
     let object = vars.get(var)?;
-    Some((
-        ObjectRange {
-            addr: object.addr,
-            len: object.len,
-        },
-        [a, b],
-    ))
+    Some(ObjectRange {
+        addr: object.addr,
+        len: object.len,
+    })
+}
+
+/// The candidate of an atomicity violation; `None` if its events are not those of `model`.
+pub fn atomicity(model: &Model, vars: &[SharedObject], p: &Prediction) -> Option<Candidate> {
+    let (var, e1) = access_side(model, p.e1)?;
+    let (_, f) = access_side(model, p.f)?;
+    let (_, e2) = access_side(model, p.e2)?;
+    Some(Candidate::Atomicity {
+        object: object_range(vars, var)?,
+        begin: step(model, p.begin)?,
+        accesses: [e1, f, e2],
+        after: [p.e1, p.f, p.e2].map(|at| syncs_before(model, at)),
+        pattern: p.pattern,
+        schedule: schedule_out(model, &p.schedule)?,
+    })
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -136,6 +177,31 @@ pub enum Candidate {
         blocked: Vec<Step>,
         schedule: ScheduleOut,
     },
+    /// `ilgen detect --atomicity` ([`crate::atomicity`]): accesses e1 and e2 of one transaction
+    /// and f of another thread, in the order e1 f e2 the schedule reaches.
+    Atomicity {
+        object: ObjectRange,
+        /// The transaction's `tx_begin`.
+        begin: Step,
+        /// e1, f, e2.
+        accesses: [AccessSide; 3],
+        /// Per access, the sync operations its thread had done before it: replay watches for
+        /// that run of its line.
+        after: [u32; 3],
+        pattern: Pattern,
+        schedule: ScheduleOut,
+    },
+}
+
+impl Candidate {
+    /// The schedule that reaches it.
+    pub fn schedule(&self) -> &ScheduleOut {
+        match self {
+            Candidate::Race { schedule, .. }
+            | Candidate::Deadlock { schedule, .. }
+            | Candidate::Atomicity { schedule, .. } => schedule,
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,9 +337,7 @@ pub fn replay_schedule(
     headers: &[ThreadHeader],
     build_id: &str,
 ) -> replay::Schedule {
-    let schedule = match candidate {
-        Candidate::Race { schedule, .. } | Candidate::Deadlock { schedule, .. } => schedule,
-    };
+    let schedule = candidate.schedule();
     let tids: BTreeSet<ThreadId> = schedule.steps.iter().map(|s| s.tid).collect();
     replay::Schedule {
         format_version: replay::SCHEDULE_VERSION,
@@ -297,6 +361,20 @@ pub fn replay_schedule(
                 site: s.site,
             })
             .collect(),
+        watch: match candidate {
+            Candidate::Atomicity {
+                accesses, after, ..
+            } => accesses
+                .iter()
+                .zip(after)
+                .map(|(a, &after)| replay::Watch {
+                    tid: a.tid,
+                    site: a.site,
+                    after,
+                })
+                .collect(),
+            Candidate::Race { .. } | Candidate::Deadlock { .. } => Vec::new(),
+        },
     }
 }
 
@@ -324,18 +402,22 @@ impl Names<'_> {
 
 /// The human summary: counts, then each candidate with its sites and schedule.
 pub fn summary(file: &CandidatesFile, names: &Names, limits: &Limits) -> String {
-    let races = file
-        .candidates
-        .iter()
-        .filter(|c| matches!(c, Candidate::Race { .. }))
-        .count();
+    let count = |kind: fn(&Candidate) -> bool| file.candidates.iter().filter(|c| kind(c)).count();
+    let races = count(|c| matches!(c, Candidate::Race { .. }));
+    let deadlocks = count(|c| matches!(c, Candidate::Deadlock { .. }));
+    let violations = count(|c| matches!(c, Candidate::Atomicity { .. }));
     let mut out = String::new();
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "ilgen: {} candidate(s): {races} race(s), {} deadlock(s)",
+        "ilgen: {} candidate(s): {races} race(s), {deadlocks} deadlock(s)",
         file.candidates.len(),
-        file.candidates.len() - races
     );
+    match &file.stats.atomicity {
+        Some(_) => {
+            let _ = writeln!(out, ", {violations} atomicity violation(s)");
+        }
+        None => out.push('\n'),
+    }
     out.push_str(&stats_text(&file.stats));
     out.push_str(&not_decided_text(&file.stats, names, limits));
     for (i, c) in file.candidates.iter().enumerate() {
@@ -354,13 +436,7 @@ pub fn summary(file: &CandidatesFile, names: &Names, limits: &Limits) -> String 
                     object.len
                 );
                 for a in accesses {
-                    let _ = writeln!(
-                        out,
-                        "  {} by thread {} at {}",
-                        a.access.text(),
-                        a.tid,
-                        names.site(a.site)
-                    );
+                    write_access(&mut out, "", a, names);
                 }
                 write_schedule(&mut out, schedule, names);
             }
@@ -368,6 +444,36 @@ pub fn summary(file: &CandidatesFile, names: &Names, limits: &Limits) -> String 
                 let _ = writeln!(out, "candidate {}: deadlock", i + 1);
                 for b in blocked {
                     let _ = writeln!(out, "  thread {} blocked in {}", b.tid, step_text(b, names));
+                }
+                write_schedule(&mut out, schedule, names);
+            }
+            Candidate::Atomicity {
+                object,
+                begin,
+                accesses,
+                pattern,
+                schedule,
+                ..
+            } => {
+                let _ = writeln!(
+                    out,
+                    "candidate {}: atomicity violation on {} ({} bytes), {} ({})",
+                    i + 1,
+                    names.object(object.addr),
+                    object.len,
+                    pattern.text(),
+                    pattern.meaning()
+                );
+                let _ = writeln!(
+                    out,
+                    "  transaction of thread {} begun at {}",
+                    begin.tid,
+                    begin
+                        .site
+                        .map_or_else(|| "no site".to_owned(), |s| names.site(s))
+                );
+                for (role, a) in ["e1 ", "f  ", "e2 "].iter().zip(accesses) {
+                    write_access(&mut out, role, a, names);
                 }
                 write_schedule(&mut out, schedule, names);
             }
@@ -493,7 +599,27 @@ pub fn stats_text(s: &Stats) -> String {
         "  findings without events of their model: {}",
         s.findings_unconvertible
     );
+    if let Some(a) = &s.atomicity {
+        let _ = writeln!(
+            out,
+            "  atomicity: {} transactions; distinct violations: {} with a schedule, {} that no \
+             schedule reaches (other sync operations order them), {} with f in its thread's \
+             first or last segment (no sync operation brackets it)",
+            a.transactions, a.predicted, a.no_schedule, a.unbracketed
+        );
+    }
     out
+}
+
+/// `  read by thread 1 at file.c:12 in f (site 3)`, after `role`.
+fn write_access(out: &mut String, role: &str, a: &AccessSide, names: &Names) {
+    let _ = writeln!(
+        out,
+        "  {role}{} by thread {} at {}",
+        a.access.text(),
+        a.tid,
+        names.site(a.site)
+    );
 }
 
 fn write_schedule(out: &mut String, schedule: &ScheduleOut, names: &Names) {

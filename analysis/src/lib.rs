@@ -12,6 +12,7 @@
 //! the program: replay is `ilgen-confirm`'s.
 
 pub mod analyze;
+pub mod atomicity;
 pub mod busy;
 pub mod candidates;
 pub mod csp;

@@ -1,6 +1,7 @@
 //! What the caller of the analysis chooses: bounds, and who decides the reorder model.
 //!
-//! Takes nothing; gives [`Options`] (candidates per variable, window size, state bound) and the
+//! Takes nothing; gives [`Options`] (candidates per variable, window size, state bound, whether to
+//! predict atomicity violations too) and the
 //! [`Backend`]: the native solver ([`crate::solve`]) or a CSP [`Checker`] on the exported CSP_M
 //! model ([`crate::csp::solve`]).
 
@@ -26,6 +27,8 @@ pub struct Options {
     /// their observed writers ([`crate::reads_from`]). Empty: no such edges. The CSP back end does
     /// not encode these edges; it decides the model without them.
     pub deciding: BTreeSet<SiteId>,
+    /// Also predict atomicity violations of the marked transactions ([`crate::atomicity`]).
+    pub atomicity: bool,
 }
 
 #[derive(Clone, Debug)]

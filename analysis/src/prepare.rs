@@ -346,6 +346,8 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                 | SyncOp::BarrierDestroy { .. }
                 | SyncOp::Detach { .. }
                 | SyncOp::WaitLoopEnter { .. }
+                | SyncOp::TxBegin
+                | SyncOp::TxEnd
                 | SyncOp::SemInit { .. } => ModelOp::Nop,
             };
             match op {

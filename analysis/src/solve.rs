@@ -408,6 +408,7 @@ mod tests {
             max_states: usize::MAX,
             backend: Backend::Native,
             deciding: Default::default(),
+            atomicity: false,
         };
         let is_try = |model: &Model, at: &At| {
             matches!(model.op(*at), Some(crate::model::ModelOp::TryFail { .. }))
@@ -620,6 +621,7 @@ mod tests {
             max_states: usize::MAX,
             backend: Backend::Native,
             deciding: Default::default(),
+            atomicity: false,
         };
         let searched = Cell::new(0);
         check_random_runs(0x5851_f42d_4c95_7f2d, 300, |run| {

@@ -21,6 +21,7 @@ fn options() -> Options {
         max_states: 100_000,
         backend: crate::options::Backend::Native,
         deciding: Default::default(),
+        atomicity: false,
     }
 }
 
@@ -29,7 +30,7 @@ fn detect(r: &Run) -> Vec<Candidate> {
         .expect("native analysis")
         .1;
     for c in &found {
-        let (Candidate::Race { schedule, .. } | Candidate::Deadlock { schedule, .. }) = c;
+        let schedule = c.schedule();
         // Replay waits for every sync operation of a thread that is not next in the schedule:
         // each thread's steps must be its first operations, in order.
         let mut next: std::collections::HashMap<u32, u32> = Default::default();
@@ -634,6 +635,7 @@ fn options_with_states(max_states: usize) -> Options {
         max_states,
         backend: crate::options::Backend::Native,
         deciding: Default::default(),
+        atomicity: false,
         ..options()
     }
 }
@@ -700,7 +702,7 @@ fn candidates_are_bounded_per_variable_unless_all_sites() {
                     s.sort_unstable();
                     s
                 }
-                Candidate::Deadlock { .. } => panic!("{c:?}"),
+                Candidate::Deadlock { .. } | Candidate::Atomicity { .. } => panic!("{c:?}"),
             })
             .collect();
         pairs.sort_unstable();

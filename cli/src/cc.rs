@@ -17,6 +17,8 @@ use crate::error::CliError;
 
 pub const PLUGIN: &str = "libilgen_pass.so";
 pub const RUNTIME: &str = "libilgen_rt.a";
+/// The header that marks atomic blocks (`include/ilgen.h` of the source tree).
+pub const HEADER: &str = "ilgen.h";
 /// Links an ELF build id derived from the executable's contents into it.
 const BUILD_ID: &str = "-Wl,--build-id=sha1";
 
@@ -42,11 +44,14 @@ impl Lang {
     }
 }
 
-/// Where the plugin and the runtime are.
+/// Where the plugin, the runtime and `ilgen.h` are.
 #[derive(Clone, Debug)]
 pub struct Tools {
     pub plugin: PathBuf,
     pub runtime: PathBuf,
+    /// The directory holding [`HEADER`], put on the include path; `None` when not found (a
+    /// program that includes it then fails to compile, naming the header).
+    pub include: Option<PathBuf>,
 }
 
 impl Tools {
@@ -60,7 +65,13 @@ impl Tools {
             ))
         })?;
         let dir = exe.parent().unwrap_or(Path::new("/"));
-        Self::locate_in(&[dir.to_path_buf(), dir.join("../lib/ilgen")])
+        let mut tools = Self::locate_in(&[dir.to_path_buf(), dir.join("../lib/ilgen")])?;
+        // Installed: <prefix>/bin/ilgen and <prefix>/include/ilgen.h; the build tree:
+        // target/release/ilgen and include/ilgen.h.
+        tools.include = [dir.join("../include"), dir.join("../../include")]
+            .into_iter()
+            .find(|d| d.join(HEADER).is_file());
+        Ok(tools)
     }
 
     /// The first directory of `dirs` holding both files.
@@ -69,7 +80,11 @@ impl Tools {
             let plugin = dir.join(PLUGIN);
             let runtime = dir.join(RUNTIME);
             if plugin.is_file() && runtime.is_file() {
-                return Ok(Tools { plugin, runtime });
+                return Ok(Tools {
+                    plugin,
+                    runtime,
+                    include: None,
+                });
             }
         }
         let looked: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
@@ -258,6 +273,11 @@ pub fn clang_args(tools: &Tools, user: &[OsString]) -> Vec<OsString> {
             // Sites need file:line:col; line tables give them without full debug info.
             out.push("-gline-tables-only".into());
         }
+        if let Some(dir) = &tools.include {
+            // Last among the system directories: the user's own `ilgen.h`, if any, wins.
+            out.push("-idirafter".into());
+            out.push(dir.clone().into_os_string());
+        }
     }
     if mode.links_executable {
         // The build id is how detect and replay tell the recorded executable from a rebuilt one
@@ -339,6 +359,7 @@ mod tests {
         Tools {
             plugin: "/x/libilgen_pass.so".into(),
             runtime: "/x/libilgen_rt.a".into(),
+            include: None,
         }
     }
 
@@ -357,6 +378,27 @@ mod tests {
     /// The interposition flags a link ends with.
     fn interposed(static_link: bool) -> String {
         ilgen_trace::abi::interpose_link_flags(static_link).join(" ")
+    }
+
+    #[test]
+    fn compiles_see_the_header_directory_after_the_users_links_do_not() {
+        let tools = Tools {
+            include: Some("/x/include".into()),
+            ..tools()
+        };
+        let render = |user: &str| {
+            let out: Vec<String> = clang_args(&tools, &args(user))
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            out.join(" ")
+        };
+        assert_eq!(
+            render("-g -c a.c"),
+            "-fpass-plugin=/x/libilgen_pass.so -fplugin=/x/libilgen_pass.so \
+             -idirafter /x/include -g -c a.c"
+        );
+        assert!(!render("a.o -o a").contains("include"));
     }
 
     #[test]

@@ -150,6 +150,27 @@ impl Session<'_> {
                 }).collect::<Vec<_>>() }),
                 schedule,
             ),
+            Candidate::Atomicity {
+                object,
+                accesses,
+                pattern,
+                schedule,
+                ..
+            } => (
+                "atomicity",
+                format!(
+                    "atomicity violation on {} ({} bytes), {}",
+                    self.object(object.addr),
+                    object.len,
+                    pattern.text()
+                ),
+                json!({
+                    "first": access_json(self.ctx, &accesses[0]),
+                    "other": access_json(self.ctx, &accesses[1]),
+                    "second": access_json(self.ctx, &accesses[2]),
+                }),
+                schedule,
+            ),
         };
         let mut tids: Vec<ThreadId> = schedule.steps.iter().map(|s| s.tid).collect();
         tids.sort_unstable();
@@ -175,6 +196,9 @@ impl Session<'_> {
                     accesses.iter().map(|a| Some(a.site)).collect::<Vec<_>>()
                 }
                 Candidate::Deadlock { blocked, .. } => blocked.iter().map(|b| b.site).collect(),
+                Candidate::Atomicity { accesses, .. } => {
+                    accesses.iter().map(|a| Some(a.site)).collect::<Vec<_>>()
+                }
             })
             .filter_map(|site| Some(self.binary.site(site?)?.frame.file.clone()))
             .collect();
@@ -202,14 +226,19 @@ impl Session<'_> {
         let mut o = run::options(self.schedule, self.out_dir)?;
         o.push_str(":replay_timeout_ms=3600000:verdict_grace_ms=0");
         if stop_at == StopAt::First {
-            let Candidate::Race { accesses, .. } = self.candidate else {
-                return Err(CliError::Input(format!(
-                    "candidate {} is a deadlock: --stop-at first needs a race (a deadlock replay \
-                     stops when the last thread blocks)",
-                    self.number
-                )));
+            // A race's first access, an atomicity violation's e1.
+            let first = match self.candidate {
+                Candidate::Race { accesses, .. } => accesses[0],
+                Candidate::Atomicity { accesses, .. } => accesses[0],
+                Candidate::Deadlock { .. } => {
+                    return Err(CliError::Input(format!(
+                        "candidate {} is a deadlock: --stop-at first needs a race (a deadlock \
+                         replay stops when the last thread blocks)",
+                        self.number
+                    )))
+                }
             };
-            let _ = write!(o, ":stop_at={},{}", accesses[0].site, accesses[0].tid);
+            let _ = write!(o, ":stop_at={},{}", first.site, first.tid);
         }
         Ok(o)
     }

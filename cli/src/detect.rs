@@ -85,6 +85,10 @@ pub struct DetectArgs {
     /// default the native solver keeps each such read's observed writer
     #[arg(long)]
     pub no_reads_from: bool,
+    /// Also predict atomicity violations of the transactions the program marks (`ilgen.h`):
+    /// two accesses of one transaction and a conflicting access of another thread between them
+    #[arg(long)]
+    pub atomicity: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -237,6 +241,7 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
             Ok(binary) if !args.no_reads_from => binary.deciding_sites(),
             _ => Default::default(),
         },
+        atomicity: args.atomicity,
     };
     let (stats, candidates) = ilgen_analysis::analyze_with(&trace.threads, &options, &progress)?;
     progress.finish();

@@ -37,8 +37,8 @@ first step. --lldb does the same under lldb-19. --print-env prints the environme
 command line that reproduce the replay. Everything after `--` goes to the debugger, after the
 commands ilgen gives it, e.g. `ilgen replay t:1 --gdb -- -batch -x script.gdb`.
 
-Exit codes: 66 the replay confirmed a race or deadlock (not suppressed by --suppressions), 0 it
-followed the schedule without error (or every finding was suppressed),
+Exit codes: 66 the replay confirmed a race, deadlock or atomicity violation (not suppressed by
+--suppressions), 0 it followed the schedule without error (or every finding was suppressed),
 3 it could not follow the schedule (the program took another path) or ended without an outcome,
 2 bad input. With --gdb or --lldb: the debugger's own status.")]
 pub struct ReplayArgs {
@@ -224,9 +224,13 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
     }
     print_out(&render(&report, args.format, true))?;
     Ok(match class {
-        Class::ConfirmedRace | Class::ConfirmedDeadlock if report.confirmed() => exit::FINDINGS,
+        Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity
+            if report.confirmed() =>
+        {
+            exit::FINDINGS
+        }
         // Confirmed, but every finding suppressed.
-        Class::ConfirmedRace | Class::ConfirmedDeadlock => exit::CLEAN,
+        Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity => exit::CLEAN,
         Class::NoError => exit::CLEAN,
         Class::Infeasible | Class::Failed => exit::DIVERGED,
     })

@@ -1,7 +1,8 @@
 //! What one replay proved about its candidate.
 //!
 //! Takes a [`ReplayRun`]; gives a [`Verdict`]: a confirmed race or deadlock (the online
-//! happens-before detector saw it in a real execution), no error (the schedule was followed and
+//! happens-before detector saw it in a real execution), a confirmed atomicity violation (the
+//! watched accesses e1, f, e2 ran in that order, each in its predicted segment), no error (the schedule was followed and
 //! nothing happened), infeasible (the program took another path: the schedule diverged) or failed
 //! (no outcome: timeout, crash, refused schedule), each with its reason in words. A race or
 //! deadlock the runtime wrote is final: a hang, crash or timeout after it changes nothing.
@@ -16,6 +17,7 @@ use crate::run::{Ended, ReplayRun};
 pub enum Class {
     ConfirmedRace,
     ConfirmedDeadlock,
+    ConfirmedAtomicity,
     NoError,
     Infeasible,
     Failed,
@@ -26,6 +28,7 @@ impl Class {
         match self {
             Class::ConfirmedRace => "confirmed race",
             Class::ConfirmedDeadlock => "confirmed deadlock",
+            Class::ConfirmedAtomicity => "confirmed atomicity violation",
             Class::NoError => "no error",
             Class::Infeasible => "infeasible",
             Class::Failed => "replay failed",
@@ -73,6 +76,15 @@ pub fn classify(run: &ReplayRun) -> Verdict {
     match o.result {
         ResultKind::Race => v(Class::ConfirmedRace, String::new()),
         ResultKind::Deadlock => v(Class::ConfirmedDeadlock, String::new()),
+        ResultKind::Atomicity => v(Class::ConfirmedAtomicity, String::new()),
+        ResultKind::NoError if !o.watched.is_empty() => v(
+            Class::NoError,
+            format!(
+                "the schedule was followed ({}/{} steps) but e1, f and e2 did not run in that \
+                 order in their segments (ranks {:?})",
+                o.steps_done, o.steps_total, o.watched
+            ),
+        ),
         ResultKind::NoError => v(
             Class::NoError,
             format!(
@@ -124,6 +136,10 @@ mod tests {
                         got: None,
                         reason: "step 2 went elsewhere".into(),
                     }),
+                    watched: match result {
+                        ResultKind::Atomicity => vec![Some(1), Some(2), Some(3)],
+                        _ => Vec::new(),
+                    },
                 })
                 .ok_or_else(|| "no outcome".to_owned()),
             out_dir: "/r".into(),
@@ -144,6 +160,22 @@ mod tests {
         assert_eq!(
             c(Ended::Exited(0), Some(ResultKind::NoError)).class,
             Class::NoError
+        );
+        assert_eq!(
+            c(Ended::Exited(0), Some(ResultKind::Atomicity)).class,
+            Class::ConfirmedAtomicity
+        );
+        // Watched accesses out of order: followed, but nothing proven.
+        let mut r = run(Ended::Exited(0), Some(ResultKind::NoError));
+        if let Ok(o) = &mut r.outcome {
+            o.watched = vec![Some(2), Some(1), None];
+        }
+        let v = classify(&r);
+        assert_eq!(v.class, Class::NoError);
+        assert!(
+            v.reason.contains("did not run in that order"),
+            "{}",
+            v.reason
         );
         let v = c(Ended::Exited(86), Some(ResultKind::Diverged));
         assert_eq!(v.class, Class::Infeasible);

@@ -5,7 +5,8 @@
 //! - [`mark_wait_loops`]: wait-loop markers, with null sites. Clang runs it at the START of the
 //!   pipeline: loop rotation (-O1 and up) turns `while (!p) wait();` into
 //!   `if (!p) do wait(); while (!p);`, after which a predicate that already holds never enters
-//!   the loop and markers placed on the rotated loop's edges would never run.
+//!   the loop and markers placed on the rotated loop's edges would never run. The atomic-block
+//!   markers of functions marked `ILGEN_ATOMIC` go in at the same time, before inlining.
 //! - [`run`]: per function, instrument memory accesses and follow `sprintf`-family calls with
 //!   the hook that records what they wrote (if the filter says so; never the instructions cloned
 //!   for a marker's argument), rewrite wrapped calls, give markers their sites; then emit the
@@ -19,6 +20,7 @@ use inkwell::targets::TargetData;
 use inkwell::values::FunctionValue;
 use llvm_sys::debuginfo::{LLVMDIFileGetDirectory, LLVMDIFileGetFilename, LLVMDIScopeGetFile};
 
+use crate::atomic;
 use crate::calls;
 use crate::ctx::Ctx;
 use crate::hooks::Hooks;
@@ -103,9 +105,10 @@ fn program_functions<'ctx>(module: &Module<'ctx>) -> Vec<FunctionValue<'ctx>> {
         .collect()
 }
 
-/// Puts enter/exit markers (with null sites) around every wait loop of `module`, once; returns
-/// how many it inserted.
-pub fn mark_wait_loops(module: &Module<'_>) -> Result<usize, BuilderError> {
+/// Puts enter/exit markers (with null sites) around every wait loop of `module`, and begin/end
+/// markers around every function marked atomic (in the source, or by `filter`), once; returns how
+/// many it inserted.
+pub fn mark_wait_loops(module: &Module<'_>, filter: &Filter) -> Result<usize, BuilderError> {
     if has_flag(module, MARKED) {
         return Ok(0);
     }
@@ -118,6 +121,9 @@ pub fn mark_wait_loops(module: &Module<'_>) -> Result<usize, BuilderError> {
     let mut n = 0;
     for f in program_functions(module) {
         n += loops::insert_markers(&m, f, &mut loops::find_wait_loops(f))?;
+    }
+    for f in atomic::marked_functions(module, filter) {
+        n += atomic::insert_markers(&m, f)?;
     }
     m.hooks.remove_unused();
     // A module without wait loops stays untouched; marking it again later finds none either.
@@ -133,7 +139,8 @@ pub fn run(module: &Module<'_>, filter: &Filter) -> Result<Stats, BuilderError> 
     if has_flag(module, DONE) {
         return Ok(Stats::default());
     }
-    mark_wait_loops(module)?;
+    mark_wait_loops(module, filter)?;
+    let strengthened = atomic::strengthen_marker_declarations(module);
     let functions = program_functions(module);
     let mut ctx = Ctx {
         module,
@@ -159,7 +166,7 @@ pub fn run(module: &Module<'_>, filter: &Filter) -> Result<Stats, BuilderError> 
     stats.sites = ctx.sites.len();
     ctx.hooks.remove_unused();
     ctx.sites.finish(module);
-    if stats.changed() {
+    if stats.changed() || strengthened {
         set_flag(module, DONE);
     }
     Ok(stats)
@@ -408,6 +415,56 @@ define void @_Z4taskv() !dbg !21 {
                 .iter()
                 .enumerate()
                 .all(|(i, s)| (i == 3) != s.inlined.is_empty()));
+        });
+    }
+
+    #[test]
+    fn marked_function_gets_begin_and_an_end_per_exit_others_nothing() {
+        let text = r#"
+@x = global i32 0
+@.str = private constant [13 x i8] c"ilgen_atomic\00", section "llvm.metadata"
+@.other = private constant [6 x i8] c"other\00", section "llvm.metadata"
+@llvm.global.annotations = appending global [2 x { ptr, ptr, ptr, i32, ptr }] [
+  { ptr, ptr, ptr, i32, ptr } { ptr @f, ptr @.str, ptr null, i32 1, ptr null },
+  { ptr, ptr, ptr, i32, ptr } { ptr @g, ptr @.other, ptr null, i32 2, ptr null }
+], section "llvm.metadata"
+
+define void @f(i1 %c) {
+entry:
+  %a = alloca i32
+  br i1 %c, label %one, label %two
+one:
+  store i32 1, ptr @x
+  ret void
+two:
+  ret void
+}
+
+define void @g() {
+  store i32 2, ptr @x
+  ret void
+}
+"#;
+        with_module(text, |m| {
+            let stats = run(m, &Filter::default()).unwrap();
+            verify(m);
+            let out = m.print_to_string().to_string();
+            assert_eq!(stats.markers, 3, "{out}");
+            let f = &out[out.find("define void @f").unwrap()..out.find("define void @g").unwrap()];
+            assert_eq!(
+                f.matches("call void @__ilgen_tx_begin(ptr getelementptr")
+                    .count(),
+                1
+            );
+            assert_eq!(
+                f.matches("call void @__ilgen_tx_end(ptr getelementptr")
+                    .count(),
+                2
+            );
+            // The begin comes after the alloca, which must stay first.
+            assert!(f.find("alloca").unwrap() < f.find("__ilgen_tx_begin").unwrap());
+            let g = &out[out.find("define void @g").unwrap()..out.find("declare").unwrap()];
+            assert!(!g.contains("__ilgen_tx_"), "{g}");
         });
     }
 }

@@ -32,6 +32,8 @@ pub struct Hooks<'ctx> {
     pub printf_written: Hook<'ctx>,
     pub main_return: Hook<'ctx>,
     pub sem_opened: Hook<'ctx>,
+    pub tx_begin: Hook<'ctx>,
+    pub tx_end: Hook<'ctx>,
     pub ptr_ty: PointerType<'ctx>,
     pub i64_ty: IntType<'ctx>,
 }
@@ -73,6 +75,8 @@ impl<'ctx> Hooks<'ctx> {
             printf_written: decl(abi::PRINTF_WRITTEN, written_ty),
             main_return: decl(abi::MAIN_RETURN, site_ty),
             sem_opened: decl(abi::SEM_OPENED, marker_ty),
+            tx_begin: decl(abi::TX_BEGIN, site_ty),
+            tx_end: decl(abi::TX_END, site_ty),
             ptr_ty,
             i64_ty,
         }
@@ -91,6 +95,8 @@ impl<'ctx> Hooks<'ctx> {
             self.printf_written,
             self.main_return,
             self.sem_opened,
+            self.tx_begin,
+            self.tx_end,
         ] {
             let address = h.func.as_global_value().as_pointer_value();
             if address.get_first_use().is_none() && ir::is_declaration(h.func) {

@@ -9,6 +9,8 @@
 //! - a `__ilgen_printf_written` call after every `sprintf`-family call of
 //!   `ilgen_trace::abi::FORMATTED_CALLS` (the bytes it wrote),
 //! - `__ilgen_wait_loop_enter/exit` markers around each loop that waits on a condition variable,
+//! - `__ilgen_tx_begin/end` markers at the entry and exits of each function marked `ILGEN_ATOMIC`
+//!   (annotation `ilgen_atomic`; `ilgen.h`),
 //! - a `__ilgen_main_return` call before every return of `main` (the end of the process),
 //! - a `__ilgen_sem_opened` call after every `sem_open` (the semaphore's count),
 //! - one site table blob in section `ilgen_sites`.
@@ -29,6 +31,7 @@ use inkwell::builder::BuilderError;
 use inkwell::module::Module;
 use llvm_sys::prelude::LLVMModuleRef;
 
+mod atomic;
 mod calls;
 mod ctx;
 mod decides;
@@ -100,8 +103,12 @@ pub unsafe extern "C" fn ilgen_mark_wait_loops(module: LLVMModuleRef) -> i32 {
     // ManuallyDrop: the module belongs to clang, as in `ilgen_run_on_module`.
     // SAFETY: the glue passes the live module it is running on.
     let module = ManuallyDrop::new(unsafe { Module::new(module) });
+    // The glue passes no `-mllvm` strings here; `atomic=` lives in the environment only. A bad
+    // pattern is reported by `ilgen_run_on_module`, which reads the same variable.
+    let env = std::env::var(options::ENV).ok();
+    let filter = Filter::from_sources("", "", env.as_deref());
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        driver::mark_wait_loops(&module)
+        driver::mark_wait_loops(&module, &filter)
     })) {
         Ok(Ok(n)) => (n > 0) as i32,
         Ok(Err(e)) => {

@@ -186,12 +186,15 @@ pub struct Markers<'ctx> {
     pub context: ContextRef<'ctx>,
 }
 
-/// Gives every marker call of `f` that still has the null placeholder its site, from the
-/// marker's debug location; returns how many it gave.
+/// Gives every marker call of `f` (wait loops, and the atomic blocks of [`crate::atomic`] and of
+/// `ILGEN_ATOMIC_BEGIN/END()`) that still has the null placeholder its site, from the marker's
+/// debug location; returns how many it gave.
 pub fn assign_marker_sites<'ctx>(ctx: &mut Ctx<'_, 'ctx>, f: FunctionValue<'ctx>) -> usize {
     let markers = [
         ctx.hooks.wait_loop_enter.func,
         ctx.hooks.wait_loop_exit.func,
+        ctx.hooks.tx_begin.func,
+        ctx.hooks.tx_end.func,
     ];
     let mut n = 0;
     for i in ir::all_instructions(f) {
@@ -200,12 +203,14 @@ pub fn assign_marker_sites<'ctx>(ctx: &mut Ctx<'_, 'ctx>, f: FunctionValue<'ctx>
         {
             continue;
         }
-        if !matches!(ir::operand(i, 1), Some(BasicValueEnum::PointerValue(p)) if p.is_null()) {
+        // The site is every marker's last argument.
+        let last = ir::num_call_args(i).saturating_sub(1);
+        if !matches!(ir::operand(i, last), Some(BasicValueEnum::PointerValue(p)) if p.is_null()) {
             continue;
         }
         let site = ctx.sites.add_for(i, &ir::function_name(f));
-        // Operand 1 is the site, a pointer like the new value.
-        i.set_operand(1, site);
+        // The site operand is a pointer like the new value.
+        i.set_operand(last, site);
         n += 1;
     }
     n

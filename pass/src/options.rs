@@ -1,8 +1,10 @@
-//! Which functions get memory instrumentation.
+//! Which functions get memory instrumentation, and which are atomic blocks.
 //!
 //! Takes the `-mllvm -ilgen-exclude=`/`-ilgen-include=` strings (from the C++ glue) and the
 //! `ILGEN_PASS_OPTIONS` environment variable (`exclude=fun:helper_*,src:*/vendor/*;include=fun:worker`);
-//! gives [`Filter`], which answers "instrument this function's memory accesses?". Patterns are
+//! gives [`Filter`], which answers "instrument this function's memory accesses?", and, from
+//! `atomic=fun:GLOB,...`, "is this function an atomic block?" (as if marked `ILGEN_ATOMIC`:
+//! marking by name without touching the source). Patterns are
 //! sanitizer-ignorelist style: `fun:GLOB` matches the function's symbol name (mangled for C++),
 //! `src:GLOB` the module's source file name. Synchronization calls are rewritten regardless: a
 //! missed lock would make every later report wrong.
@@ -33,6 +35,8 @@ impl Rule {
 pub struct Filter {
     include: Vec<Rule>,
     exclude: Vec<Rule>,
+    /// Functions that are atomic blocks (`fun:` patterns only).
+    atomic: Vec<Pattern>,
     /// Malformed entries, reported once by the caller (a pass must not abort the compiler).
     pub errors: Vec<String>,
 }
@@ -49,14 +53,15 @@ impl Filter {
         f
     }
 
-    /// `exclude=LIST;include=LIST` (either part optional, either order).
+    /// `exclude=LIST;include=LIST;atomic=LIST` (each part optional, any order).
     fn add_env(&mut self, env: &str) {
         for part in env.split(';').map(str::trim).filter(|p| !p.is_empty()) {
             match part.split_once('=') {
                 Some(("exclude", list)) => self.add_list(list, false),
                 Some(("include", list)) => self.add_list(list, true),
+                Some(("atomic", list)) => self.add_atomic(list),
                 _ => self.errors.push(format!(
-                    "{ENV}: expected exclude=... or include=..., got `{part}`"
+                    "{ENV}: expected exclude=..., include=... or atomic=..., got `{part}`"
                 )),
             }
         }
@@ -80,6 +85,26 @@ impl Filter {
                 Err(e) => self.errors.push(format!("bad glob in `{item}`: {e}")),
             }
         }
+    }
+
+    /// `fun:GLOB,...`: the atomic blocks.
+    fn add_atomic(&mut self, list: &str) {
+        for item in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let Some(glob) = item.strip_prefix("fun:") else {
+                self.errors
+                    .push(format!("atomic pattern `{item}` is not fun:GLOB"));
+                continue;
+            };
+            match Pattern::new(glob) {
+                Ok(p) => self.atomic.push(p),
+                Err(e) => self.errors.push(format!("bad glob in `{item}`: {e}")),
+            }
+        }
+    }
+
+    /// Whether `function` (symbol name) is an atomic block by `atomic=`.
+    pub fn atomic(&self, function: &str) -> bool {
+        self.atomic.iter().any(|p| p.matches(function))
     }
 
     /// Whether `function` (symbol name), whose source file names are `sources`, gets memory
@@ -119,6 +144,24 @@ mod tests {
         assert!(!f.instruments("helper_x", &src("src/a.c")), "exclude wins");
         assert!(!f.instruments("worker1", &src("lib/vendor/z.c")));
         assert!(f.errors.is_empty());
+    }
+
+    #[test]
+    fn atomic_functions_by_name() {
+        let f = Filter::from_sources(
+            "",
+            "",
+            Some("atomic=fun:withdraw*,fun:_ZN4Bank*;include=fun:w*"),
+        );
+        assert!(f.atomic("withdraw_all"));
+        assert!(f.atomic("_ZN4Bank8transferEv"));
+        assert!(!f.atomic("deposit"));
+        assert!(
+            f.instruments("withdraw_all", &src("a.c")),
+            "atomic= is not include="
+        );
+        let bad = Filter::from_sources("", "", Some("atomic=src:a.c,fun:["));
+        assert_eq!(bad.errors.len(), 2, "{:?}", bad.errors);
     }
 
     #[test]

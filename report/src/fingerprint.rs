@@ -30,7 +30,7 @@ pub fn side(named: Option<(&str, &str, u32)>, site: Option<u32>) -> String {
     }
 }
 
-/// The fingerprint of a finding of `kind` (`race` or `deadlock`) whose sides are `sides`: each
+/// The fingerprint of a finding of `kind` (`race`, `deadlock`, `atomicity`) whose sides are `sides`: each
 /// its [`side`] line and its access kind (or operation), in any order.
 pub fn hash(kind: &str, sides: Vec<(String, String)>) -> String {
     let (mut lines, mut kinds): (Vec<String>, Vec<String>) = sides.into_iter().unzip();

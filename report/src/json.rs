@@ -8,7 +8,9 @@
 //!   in that order): `trace_dir`, `chaos_seed` (the run's `chaos=SEED`, or null).
 //! - `counts`: `candidates`, `confirmed_races`, `confirmed_deadlocks`, `no_error`, `infeasible`,
 //!   `failed`: one per candidate by its replay's verdict; `observed_deadlocks`: deadlocks the
-//!   recorded runs themselves ended in; summed over the runs.
+//!   recorded runs themselves ended in; `atomicity_candidates`, `confirmed_atomicity`: the
+//!   atomicity violations among the candidates and how many replay confirmed; summed over the
+//!   runs.
 //! - `findings`: confirmed, deduplicated by kind and source lines across the runs, each with
 //!   `kind`, `run` (the run whose candidates, replay and schedule it shows: replay it with
 //!   `ilgen replay <runs[run-1].trace_dir>:<candidates[0]>`) and `runs` (every run that predicted
@@ -23,8 +25,13 @@
 //!     then be empty), `pid`, `replay_dir`, `blocked` (`tid`, `op`, `object`, `object_name`,
 //!     `location`, `waits_for`, `holds`: `object`, `object_name`, `location`), `cycle` (tids),
 //!     `threads`, `schedule`, `lost_wakeups` (`cond`, `cond_name`, `waiter`, `wait`,
-//!     `signaller`, `signal`, `broadcast`).
-//! - `unconfirmed`: every other candidate: `run`, `candidate`, `predicted` (`race` | `deadlock`),
+//!     `signaller`, `signal`, `broadcast`);
+//!   - `"atomicity"`: `candidates`, `pid`, `replay_dir`, `pattern` (`read_write_read`,
+//!     `read_write_write`, `write_read_write`, `write_write_read`, `write_write_write`),
+//!     `transaction` (the location it began at), the accesses `e1`, `f`, `e2`, `object`,
+//!     `threads`, `schedule`.
+//! - `unconfirmed`: every other candidate: `run`, `candidate`, `predicted` (`race` | `deadlock` |
+//!   `atomicity_violation`),
 //!   `verdict` (`no_error` | `infeasible` | `failed`), `reason`, `locations`.
 //! - `unjoined` (only when there are some): the threads never joined when the program exited.
 //! - `suppressed` (only when there are some): the confirmed findings a suppressions file hid, each
@@ -52,7 +59,9 @@
 //!   location inlined from a library header is the user's line it was inlined at.
 //! - 5: `fingerprint` on findings; `suppressed`; the `destroy` access kind (a race on a destroyed
 //!   sync object); schedule steps may name the destroy operations (`mutex_destroy`,
-//!   `cond_destroy`, `rwlock_destroy`, `barrier_destroy`).
+//!   `cond_destroy`, `rwlock_destroy`, `barrier_destroy`). Findings of kind `atomicity`,
+//!   `counts.atomicity_candidates` and `counts.confirmed_atomicity`; `predicted` may be
+//!   `atomicity_violation`.
 
 use serde::Serialize;
 

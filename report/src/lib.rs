@@ -1,11 +1,11 @@
 //! `ilgen-report`: the confirmed findings of replay as data, rendered as text, JSON or SARIF.
 //!
 //! Takes each candidate with its replay ([`Entry`]) and a [`Context`] (the binary's site table
-//! and symbols, the recorded thread tree); gives a [`Report`]: confirmed races and deadlocks,
-//! deduplicated by their pair (or set) of source lines, each with the accesses or blocked
-//! operations, the object, the threads' creation sites and the schedule that exposed it; the
-//! counts of every verdict; every candidate that was not confirmed with the reason; and the
-//! threads the program never joined before it exited. A deadlock the recorded run itself ended in
+//! and symbols, the recorded thread tree); gives a [`Report`]: confirmed races, deadlocks and
+//! atomicity violations, deduplicated by their pair (or set) of source lines, each with the
+//! accesses or blocked operations, the object, the threads' creation sites and the schedule that
+//! exposed it; the counts of every verdict; every candidate that was not confirmed with the
+//! reason; and the threads the program never joined before it exited. A deadlock the recorded run itself ended in
 //! ([`Report::observe`], from `ilgen_analysis::observed`) is a finding too, with no replay needed.
 //! Several runs of one binary ([`Report::merge`]) give one report whose findings say in which
 //! runs they were predicted and which run's schedule replays them.
@@ -21,12 +21,13 @@ pub mod text;
 use std::collections::{BTreeMap, BTreeSet};
 
 use ilgen_trace::format::ThreadTrace;
-use ilgen_trace::replay::{DeadlockReport, Outcome, RaceAccess, ThreadRef};
+use ilgen_trace::replay::{DeadlockReport, Outcome, RaceAccess, ResultKind};
 use ilgen_trace::sites::Frame;
 use ilgen_trace::{known_site, Event, OpKind, SiteId, SyncOp, ThreadId};
 use serde::Serialize;
 
-use ilgen_analysis::candidates::{AccessName, Candidate, Step};
+use ilgen_analysis::atomicity::Pattern;
+use ilgen_analysis::candidates::{AccessName, AccessSide, Candidate, Step};
 use ilgen_analysis::observed::Observed;
 use ilgen_binary::Binary;
 use ilgen_confirm::run::ReplayRun;
@@ -307,11 +308,37 @@ pub struct Held {
     pub location: Location,
 }
 
+/// An atomicity violation replay confirmed: accesses e1 and e2 of one transaction, and f of
+/// another thread between them, each in the segment the candidate predicted.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct Atomicity {
+    /// The run whose candidates, replay and schedule these are.
+    pub run: usize,
+    /// Every run whose detect predicted it, ascending.
+    pub runs: Vec<usize>,
+    /// Stable across runs and rebuilds of unchanged code ([`Finding::fingerprint`]).
+    pub fingerprint: String,
+    /// Candidates of run `run` whose replay confirmed it.
+    pub candidates: Vec<usize>,
+    pub pid: u32,
+    pub replay_dir: String,
+    pub pattern: Pattern,
+    /// Where the transaction began: its function's line, or its `ILGEN_ATOMIC_BEGIN()`.
+    pub transaction: Location,
+    pub e1: Access,
+    pub f: Access,
+    pub e2: Access,
+    pub object: Option<Object>,
+    pub threads: Vec<ThreadInfo>,
+    pub schedule: Vec<ScheduleStep>,
+}
+
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
     Race(Race),
     Deadlock(Deadlock),
+    Atomicity(Atomicity),
 }
 
 /// A candidate that replay did not confirm.
@@ -320,11 +347,12 @@ pub struct Unconfirmed {
     /// The run whose candidate it is.
     pub run: usize,
     pub candidate: usize,
-    /// `race` or `deadlock`: what the candidate predicted.
+    /// `race`, `deadlock` or `atomicity_violation`: what the candidate predicted.
     pub predicted: &'static str,
     pub verdict: Class,
     pub reason: String,
-    /// The predicted accesses' (or blocked operations') sites.
+    /// The predicted accesses' (or blocked operations') sites; for an atomicity violation, where
+    /// its transaction began, then e1, f and e2.
     pub locations: Vec<Location>,
 }
 
@@ -333,6 +361,9 @@ pub struct Counts {
     pub candidates: usize,
     pub confirmed_races: usize,
     pub confirmed_deadlocks: usize,
+    /// Atomicity violations among the candidates, and how many replay confirmed.
+    pub atomicity_candidates: usize,
+    pub confirmed_atomicity: usize,
     pub no_error: usize,
     pub infeasible: usize,
     pub failed: usize,
@@ -399,6 +430,16 @@ impl Finding {
                     .map(|b| side(&b.location, b.op.to_string()))
                     .collect(),
             ),
+            Finding::Atomicity(a) => fingerprint::hash(
+                "atomicity",
+                std::iter::once(side(&a.transaction, OpKind::TxBegin.to_string()))
+                    .chain(
+                        [&a.e1, &a.f, &a.e2]
+                            .iter()
+                            .map(|x| side(&x.location, x.kind.text().to_owned())),
+                    )
+                    .collect(),
+            ),
         }
     }
 }
@@ -409,6 +450,7 @@ fn stamp(mut f: Finding) -> Finding {
     match &mut f {
         Finding::Race(r) => r.fingerprint = print,
         Finding::Deadlock(d) => d.fingerprint = print,
+        Finding::Atomicity(a) => a.fingerprint = print,
     }
     f
 }
@@ -456,7 +498,7 @@ impl Report {
             replay_dir: String::new(),
             blocked: blocked(ctx, d, None),
             cycle: d.cycle.clone(),
-            threads: threads(ctx, d.threads.iter().map(|b| &b.thread)),
+            threads: threads(ctx, d.threads.iter().map(|b| b.thread.tid)),
             schedule: Vec::new(),
             lost_wakeups: o
                 .lost_wakeups
@@ -482,13 +524,20 @@ impl Report {
         match entry.verdict.class {
             Class::ConfirmedRace => c.confirmed_races += 1,
             Class::ConfirmedDeadlock => c.confirmed_deadlocks += 1,
+            Class::ConfirmedAtomicity => c.confirmed_atomicity += 1,
             Class::NoError => c.no_error += 1,
             Class::Infeasible => c.infeasible += 1,
             Class::Failed => c.failed += 1,
         }
+        if let Candidate::Atomicity { .. } = entry.candidate {
+            c.atomicity_candidates += 1;
+        }
         let outcome = entry.run.and_then(|r| r.outcome.as_ref().ok());
-        let (Some(run), Some(o), Class::ConfirmedRace | Class::ConfirmedDeadlock) =
-            (entry.run, outcome, entry.verdict.class)
+        let (
+            Some(run),
+            Some(o),
+            Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity,
+        ) = (entry.run, outcome, entry.verdict.class)
         else {
             self.unconfirmed.push(unconfirmed(ctx, entry));
             return;
@@ -496,6 +545,7 @@ impl Report {
         for f in findings(ctx, entry, run, o) {
             match self.findings.iter_mut().find(|g| key(g) == key(&f)) {
                 Some(Finding::Race(r)) => push_new(&mut r.candidates, entry.number),
+                Some(Finding::Atomicity(a)) => push_new(&mut a.candidates, entry.number),
                 Some(Finding::Deadlock(d)) => {
                     if d.candidates.is_empty() {
                         // The observed deadlock, now also replayed: show the replay's schedule.
@@ -519,7 +569,9 @@ fn push_new(v: &mut Vec<usize>, n: usize) {
 }
 
 /// What makes two findings the same: the kind (as [`Unconfirmed::predicted`] names it) and the
-/// unordered pair of access lines of a race, the set of blocked lines of a deadlock.
+/// unordered pair of access lines of a race, the set of blocked lines of a deadlock, the set of
+/// the transaction's first line and the e1, f and e2 lines of an atomicity violation (the lines
+/// of [`Unconfirmed::locations`], so that a run that predicted it without confirming it counts).
 type Key = (&'static str, BTreeSet<(String, Option<u32>)>);
 
 fn key(f: &Finding) -> Key {
@@ -531,6 +583,17 @@ fn key(f: &Finding) -> Key {
         Finding::Deadlock(d) => (
             "deadlock",
             d.blocked.iter().map(|b| b.location.key()).collect(),
+        ),
+        Finding::Atomicity(a) => (
+            "atomicity_violation",
+            [
+                &a.transaction,
+                &a.e1.location,
+                &a.f.location,
+                &a.e2.location,
+            ]
+            .map(Location::key)
+            .into(),
         ),
     }
 }
@@ -563,7 +626,43 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             current: access(&r.current),
             previous: access(&r.previous),
             object: ctx.object(r.current.addr, Some(o.load_base)),
-            threads: threads(ctx, [&r.current.thread, &r.previous.thread]),
+            threads: threads(ctx, [r.current.thread.tid, r.previous.thread.tid]),
+            schedule: schedule.clone(),
+        })));
+    }
+    if let (
+        ResultKind::Atomicity,
+        Candidate::Atomicity {
+            object,
+            begin,
+            accesses,
+            pattern,
+            ..
+        },
+    ) = (o.result, entry.candidate)
+    {
+        // The candidate's addresses are the recorded run's: its object is named from there.
+        let access = |a: &AccessSide| Access {
+            tid: a.tid,
+            kind: a.access,
+            addr: object.addr,
+            size: object.len as u32,
+            location: ctx.location(known_site(a.site)),
+        };
+        out.push(stamp(Finding::Atomicity(Atomicity {
+            fingerprint: String::new(),
+            run: 1,
+            runs: vec![1],
+            candidates: vec![entry.number],
+            pid: run.pid,
+            replay_dir: replay_dir.clone(),
+            pattern: *pattern,
+            transaction: ctx.location(begin.site),
+            e1: access(&accesses[0]),
+            f: access(&accesses[1]),
+            e2: access(&accesses[2]),
+            object: ctx.object(object.addr, None),
+            threads: threads(ctx, accesses.iter().map(|a| a.tid)),
             schedule: schedule.clone(),
         })));
     }
@@ -578,7 +677,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             replay_dir,
             blocked: blocked(ctx, d, Some(o.load_base)),
             cycle: d.cycle.clone(),
-            threads: threads(ctx, d.threads.iter().map(|b| &b.thread)),
+            threads: threads(ctx, d.threads.iter().map(|b| b.thread.tid)),
             schedule,
             lost_wakeups: Vec::new(),
         })));
@@ -619,16 +718,13 @@ fn blocked(ctx: &Context, d: &DeadlockReport, base: Option<u64>) -> Vec<Blocked>
 }
 
 /// The threads of a finding, each once, by tid.
-fn threads<'t>(ctx: &Context, refs: impl IntoIterator<Item = &'t ThreadRef>) -> Vec<ThreadInfo> {
-    let tids: BTreeSet<ThreadId> = refs.into_iter().map(|t| t.tid).collect();
+fn threads(ctx: &Context, tids: impl IntoIterator<Item = ThreadId>) -> Vec<ThreadInfo> {
+    let tids: BTreeSet<ThreadId> = tids.into_iter().collect();
     tids.into_iter().map(|t| ctx.thread(t)).collect()
 }
 
 fn schedule(ctx: &Context, c: &Candidate) -> Vec<ScheduleStep> {
-    let steps = match c {
-        Candidate::Race { schedule, .. } | Candidate::Deadlock { schedule, .. } => &schedule.steps,
-    };
-    steps.iter().map(|s| step(ctx, s)).collect()
+    c.schedule().steps.iter().map(|s| step(ctx, s)).collect()
 }
 
 fn step(ctx: &Context, s: &Step) -> ScheduleStep {
@@ -655,10 +751,20 @@ fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
             "deadlock",
             blocked.iter().map(|b| ctx.location(b.site)).collect(),
         ),
+        Candidate::Atomicity {
+            begin, accesses, ..
+        } => (
+            "atomicity_violation",
+            std::iter::once(ctx.location(begin.site))
+                .chain(accesses.iter().map(|a| ctx.location(known_site(a.site))))
+                .collect(),
+        ),
     };
     let reason = match entry.verdict.class {
         // Confirmed by its class but without an outcome to show: cannot happen, say so.
-        Class::ConfirmedRace | Class::ConfirmedDeadlock => "the replay left no outcome".into(),
+        Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity => {
+            "the replay left no outcome".into()
+        }
         _ => entry.verdict.reason.clone(),
     };
     Unconfirmed {

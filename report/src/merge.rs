@@ -66,6 +66,8 @@ impl Counts {
         self.candidates += o.candidates;
         self.confirmed_races += o.confirmed_races;
         self.confirmed_deadlocks += o.confirmed_deadlocks;
+        self.atomicity_candidates += o.atomicity_candidates;
+        self.confirmed_atomicity += o.confirmed_atomicity;
         self.no_error += o.no_error;
         self.infeasible += o.infeasible;
         self.failed += o.failed;
@@ -79,6 +81,7 @@ impl Finding {
         match self {
             Finding::Race(r) => (&mut r.run, &mut r.runs),
             Finding::Deadlock(d) => (&mut d.run, &mut d.runs),
+            Finding::Atomicity(a) => (&mut a.run, &mut a.runs),
         }
     }
 }

@@ -1,9 +1,11 @@
 //! The SARIF 2.1.0 report (`--format sarif`), for code-scanning services and IDEs.
 //!
-//! One run; `tool.driver` names ilgen with two rules whose ids never change: [`RULE_RACE`] and
-//! [`RULE_DEADLOCK`]. Each confirmed finding is one result of level `error`: `locations` is the
-//! current access (or the first blocked operation), `relatedLocations` the previous access (or the
-//! other blocked operations, the held locks' acquisitions and the threads' creation sites), and
+//! One run; `tool.driver` names ilgen with three rules whose ids never change: [`RULE_RACE`],
+//! [`RULE_DEADLOCK`] and [`RULE_ATOMICITY`] (`locations` is e2, `relatedLocations` e1, f and
+//! where the transaction began). Each confirmed finding is one result of level `error`:
+//! `locations` is the current access (or the first blocked operation), `relatedLocations` the
+//! previous access (or the other blocked operations, the held locks' acquisitions and the threads'
+//! creation sites), and
 //! `codeFlows[0].threadFlows` the schedule that exposed it: one thread flow per thread, each
 //! location with its global `executionOrder` (1-based step number), the racing accesses or blocked
 //! operations last. Unconfirmed candidates are not results. `artifactLocation.uri` is a `file://`
@@ -24,6 +26,7 @@ use crate::{fingerprint, Finding, Location, Report, Run, ScheduleStep};
 
 pub const RULE_RACE: &str = "ilgen/data-race";
 pub const RULE_DEADLOCK: &str = "ilgen/deadlock";
+pub const RULE_ATOMICITY: &str = "ilgen/atomicity-violation";
 pub const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
 pub fn render(report: &Report) -> String {
@@ -63,6 +66,16 @@ pub fn render(report: &Report) -> String {
                             synchronization operation (for example a lock-order inversion); a \
                             replay of the recorded program under the predicted schedule reached \
                             it."},
+                        "defaultConfiguration": {"level": "error"}
+                    },
+                    {
+                        "id": RULE_ATOMICITY,
+                        "name": "AtomicityViolation",
+                        "shortDescription": {"text": "Atomicity violation confirmed by replay"},
+                        "fullDescription": {"text": "Another thread's access to the same \
+                            variable ran between two accesses of one atomic block (ILGEN_ATOMIC), \
+                            conflicting with both; a replay of the recorded program under the \
+                            predicted schedule ran the three in that order."},
                         "defaultConfiguration": {"level": "error"}
                     }
                 ]
@@ -148,6 +161,7 @@ fn result(f: &Finding, all: &[Run]) -> Value {
     let (run, runs) = match f {
         Finding::Race(r) => (r.run, &r.runs),
         Finding::Deadlock(d) => (d.run, &d.runs),
+        Finding::Atomicity(a) => (a.run, &a.runs),
     };
     let trace = run.checked_sub(1).and_then(|i| all.get(i));
     v["partialFingerprints"] = json!({fingerprint::SARIF_KEY: f.fingerprint()});
@@ -263,6 +277,41 @@ fn finding(f: &Finding) -> Value {
                 "codeFlows": thread_flows(&d.schedule, &last),
                 "properties": {"pid": d.pid, "replayDir": d.replay_dir, "cycle": d.cycle,
                     "observed": d.observed}
+            })
+        }
+        Finding::Atomicity(a) => {
+            let var = a
+                .object
+                .as_ref()
+                .map_or_else(|| format!("{:#x}", a.e1.addr), |o| format!("'{}'", o.name));
+            let text = |role: &str, x: &crate::Access| {
+                format!("{role}: {} of size {} by T{}", x.kind.text(), x.size, x.tid)
+            };
+            let (e1, f, e2) = (text("e1", &a.e1), text("f", &a.f), text("e2", &a.e2));
+            let mut related = vec![
+                physical(&a.e1.location, Some(e1.clone())),
+                physical(&a.f.location, Some(f.clone())),
+                physical(&a.transaction, Some("the transaction began here".into())),
+            ];
+            for (i, v) in related.iter_mut().enumerate() {
+                v["id"] = json!(i + 1);
+            }
+            json!({
+                "ruleId": RULE_ATOMICITY,
+                "ruleIndex": 2,
+                "level": "error",
+                "message": {"text": format!(
+                    "Atomicity violation on {var}, {}: [{f}](2) ran between the transaction's \
+                     [{e1}](1) and {e2} ({}; confirmed by replay, candidate {})",
+                    a.pattern.text(), a.pattern.meaning(), numbers(&a.candidates))},
+                "locations": [physical(&a.e2.location, Some(e2.clone()))],
+                "relatedLocations": related,
+                "codeFlows": thread_flows(&a.schedule, &[
+                    (a.e1.tid, &a.e1.location, e1),
+                    (a.f.tid, &a.f.location, f),
+                    (a.e2.tid, &a.e2.location, e2),
+                ]),
+                "properties": {"pid": a.pid, "replayDir": a.replay_dir, "pattern": a.pattern}
             })
         }
     }

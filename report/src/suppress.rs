@@ -5,7 +5,8 @@
 //! file and line. The types ilgen applies are `race:` (a race whose either access, the line or a
 //! library frame inlined there, or whose global variable matches), `deadlock:` (a deadlock any of
 //! whose blocked operations or held locks' acquisitions matches) and `called_from_lib:` (any
-//! finding of a binary whose path matches: ilgen's sites are all in the recorded executable). A
+//! finding of a binary whose path matches: ilgen's sites are all in the recorded executable; the
+//! only rule that hides an atomicity violation, which TSan has no type for). A
 //! frame matches when its demangled function name or its source file path does. TSan's other
 //! types (`race_top`, `thread`, `mutex`, `signal`) are accepted, each with a note that ilgen
 //! ignores it. A pattern is TSan's: a substring match (a `*` is implied at both ends) in which
@@ -162,6 +163,12 @@ fn strings(f: &Finding) -> Vec<&str> {
             .iter()
             .flat_map(|b| std::iter::once(&b.location).chain(b.holds.iter().map(|h| &h.location)))
             .collect(),
+        Finding::Atomicity(a) => vec![
+            &a.transaction,
+            &a.e1.location,
+            &a.f.location,
+            &a.e2.location,
+        ],
     };
     let mut out = Vec::new();
     for s in locations.iter().filter_map(|l| l.source.as_deref()) {

@@ -84,6 +84,7 @@ fn run(result: ResultKind, races: &[(SiteId, SiteId)]) -> ReplayRun {
                 .collect(),
             deadlock: None,
             divergence: None,
+            watched: Vec::new(),
         }),
         out_dir: "/t/replay-1".into(),
     }
@@ -193,7 +194,7 @@ fn runs_merge_by_site_pair_and_each_finding_names_its_runs_and_replay() {
                 r.candidates.clone(),
                 r.current.location.site.unwrap(),
             ),
-            Finding::Deadlock(_) => panic!("races only"),
+            _ => panic!("races only"),
         })
         .collect();
     assert_eq!(
@@ -512,4 +513,126 @@ fn a_bad_suppressions_line_is_an_error_naming_file_and_line_other_tsan_types_a_n
             "f.supp:2: ilgen ignores `mutex:` suppressions (it reports no such finding)"
         ]
     );
+}
+
+/// An atomicity candidate: T0's transaction begun at site `begin` reads at 5 and writes at 7, T1
+/// writes at 6 between them.
+fn lost_update(begin: SiteId) -> Candidate {
+    let Candidate::Race { schedule, .. } = candidate([5, 6]) else {
+        unreachable!("candidate() makes a race")
+    };
+    let side = |tid, site, access| AccessSide { tid, site, access };
+    Candidate::Atomicity {
+        object: ObjectRange { addr: 0x10, len: 4 },
+        begin: Step {
+            tid: 0,
+            op: OpKind::TxBegin,
+            object: None,
+            peer: None,
+            site: Some(begin),
+            seq: Some(2),
+            op_index: 1,
+        },
+        accesses: [
+            side(0, 5, AccessName::Read),
+            side(1, 6, AccessName::Write),
+            side(0, 7, AccessName::Write),
+        ],
+        after: [2, 1, 2],
+        pattern: ilgen_analysis::atomicity::Pattern::ReadWriteWrite,
+        schedule,
+    }
+}
+
+#[test]
+fn atomicity_violations_merge_across_runs_by_transaction_and_access_lines() {
+    let ctx = context(&[]);
+    let confirmed = || {
+        let mut r = run(ResultKind::Atomicity, &[]);
+        if let Ok(o) = &mut r.outcome {
+            o.watched = vec![Some(1), Some(2), Some(3)];
+        }
+        r
+    };
+    // Run 1 predicts the violation but its replay misses it; run 2 confirms it twice, and the
+    // same three lines in a transaction begun elsewhere once.
+    let mut one = Report::new(&ctx, "/bin/a", trace("/t/run-0", None));
+    add(
+        &mut one,
+        &ctx,
+        1,
+        &lost_update(3),
+        &run(ResultKind::NoError, &[]),
+    );
+    let mut two = Report::new(&ctx, "/bin/a", trace("/t/run-1", Some(4)));
+    add(&mut two, &ctx, 1, &lost_update(3), &confirmed());
+    add(&mut two, &ctx, 2, &lost_update(3), &confirmed());
+    add(&mut two, &ctx, 3, &lost_update(4), &confirmed());
+    let merged = Report::merge(vec![one, two]);
+    let found: Vec<(usize, Vec<usize>, Vec<usize>, SiteId)> = merged
+        .findings
+        .iter()
+        .map(|f| match f {
+            Finding::Atomicity(a) => (
+                a.run,
+                a.runs.clone(),
+                a.candidates.clone(),
+                a.transaction.site.unwrap(),
+            ),
+            _ => panic!("atomicity violations only"),
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [(2, vec![1, 2], vec![1, 2], 3), (2, vec![2], vec![3], 4)]
+    );
+    assert_eq!(
+        (
+            merged.counts.atomicity_candidates,
+            merged.counts.confirmed_atomicity
+        ),
+        (4, 3)
+    );
+    let u = &merged.unconfirmed[0];
+    assert_eq!(
+        (u.run, u.candidate, u.predicted),
+        (1, 1, "atomicity_violation")
+    );
+
+    let text = text::render(&merged, true);
+    assert!(
+        text.contains(
+            "  Predicted in runs 1, 2 (of 2); replayed with run 2's schedule: \
+             ilgen replay /t/run-1:1\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("SUMMARY: ilgen: atomicity violation site 5\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("run 1 candidate 1: atomicity_violation at site 3 and site 5 and site 6 and site 7: no error"),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&json::render(&merged)).unwrap();
+    let f = &json["findings"][0];
+    assert_eq!(f["kind"], "atomicity");
+    assert_eq!(
+        (&f["run"], &f["runs"]),
+        (&2.into(), &serde_json::json!([1, 2]))
+    );
+    assert_eq!(f["pattern"], "read_write_write");
+    // The fingerprint names the transaction too: the same lines begun elsewhere differ.
+    let prints: Vec<String> = merged.findings.iter().map(Finding::fingerprint).collect();
+    assert!(
+        prints[0].len() == 16 && prints[0] != prints[1],
+        "{prints:?}"
+    );
+    assert_eq!(f["fingerprint"], prints[0].as_str());
+    let sarif: serde_json::Value = serde_json::from_str(&sarif::render(&merged)).unwrap();
+    let result = &sarif["runs"][0]["results"][0];
+    assert_eq!(result["ruleId"], sarif::RULE_ATOMICITY);
+    assert_eq!(result["properties"]["traceDir"], "/t/run-1");
+    assert_eq!(result["properties"]["runs"], serde_json::json!([1, 2]));
 }

@@ -9,14 +9,16 @@
 //! A report of several runs also lists the runs, says of each finding in which runs it was
 //! predicted and how to replay it against its run's trace, and names the run of each unconfirmed
 //! candidate. Findings a suppressions file hid are counted by rule after the counts
-//! (`ilgen: suppressed: N (by pattern race:worker)`), and with `show_all` listed one a line.
+//! (`ilgen: suppressed: N (by pattern race:worker)`), and with `show_all` listed one a line. An
+//! atomicity violation shows where its transaction began, e1, f and e2 and its pattern.
 
 use std::fmt::Write as _;
 
 use ilgen_trace::{site_text, OpKind, ThreadId};
 
 use crate::{
-    Access, Deadlock, Finding, Location, Object, Race, Report, Run, ScheduleStep, ThreadInfo,
+    Access, Atomicity, Deadlock, Finding, Location, Object, Race, Report, Run, ScheduleStep,
+    ThreadInfo,
 };
 
 const RULE: &str = "==================";
@@ -29,6 +31,7 @@ pub fn render(report: &Report, show_all: bool) -> String {
         match f {
             Finding::Race(r) => race(&mut out, r, runs),
             Finding::Deadlock(d) => deadlock(&mut out, d, runs),
+            Finding::Atomicity(a) => atomicity(&mut out, a, runs),
         }
     }
     for (i, r) in runs.unwrap_or_default().iter().enumerate() {
@@ -45,6 +48,13 @@ pub fn render(report: &Report, show_all: bool) -> String {
          no error, {} infeasible, {} failed",
         c.candidates, c.confirmed_races, c.confirmed_deadlocks, c.no_error, c.infeasible, c.failed
     );
+    if c.atomicity_candidates > 0 {
+        let _ = writeln!(
+            out,
+            "ilgen: {} atomicity violation candidate(s): {} confirmed",
+            c.atomicity_candidates, c.confirmed_atomicity
+        );
+    }
     if c.observed_deadlocks > 0 {
         let _ = writeln!(
             out,
@@ -68,6 +78,10 @@ pub fn render(report: &Report, show_all: bool) -> String {
                 Finding::Deadlock(d) => {
                     ("deadlock", d.blocked.iter().map(|b| &b.location).collect())
                 }
+                Finding::Atomicity(a) => (
+                    "atomicity violation",
+                    vec![&a.e1.location, &a.f.location, &a.e2.location],
+                ),
             };
             let sites: Vec<String> = sites.into_iter().map(short).collect();
             let _ = writeln!(
@@ -131,6 +145,51 @@ fn race(out: &mut String, r: &Race, runs: Option<&[Run]>) {
         "SUMMARY: ilgen: {} {}",
         r.title(),
         summary(&r.current.location)
+    );
+    let _ = writeln!(out, "{RULE}");
+}
+
+fn atomicity(out: &mut String, a: &Atomicity, runs: Option<&[Run]>) {
+    let _ = writeln!(out, "{RULE}");
+    let _ = writeln!(out, "WARNING: ilgen: atomicity violation (pid={})", a.pid);
+    let _ = writeln!(out, "  Transaction of {} began at:", thread_name(a.e1.tid));
+    frame(out, &a.transaction);
+    let _ = writeln!(out);
+    for (role, x) in [
+        ("e1, in the transaction", &a.e1),
+        ("f, another thread's, between e1 and e2", &a.f),
+        ("e2, in the same transaction", &a.e2),
+    ] {
+        let _ = writeln!(
+            out,
+            "  {} of size {} at {:#x} by {} ({role}):",
+            capital(x.kind.text()),
+            x.size,
+            x.addr,
+            thread_name(x.tid)
+        );
+        frame(out, &x.location);
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(
+        out,
+        "  Pattern {}: {}.",
+        a.pattern.text(),
+        a.pattern.meaning()
+    );
+    if let Some(o) = &a.object {
+        let _ = writeln!(out, "  Location is {} at {:#x}.", global(o), a.e1.addr);
+    }
+    let _ = writeln!(out);
+    threads(out, &a.threads);
+    if let Some(all) = runs {
+        provenance(out, all, a.run, &a.runs, &a.candidates);
+    }
+    schedule(out, &a.schedule, &a.candidates, &a.replay_dir);
+    let _ = writeln!(
+        out,
+        "SUMMARY: ilgen: atomicity violation {}",
+        summary(&a.e1.location)
     );
     let _ = writeln!(out, "{RULE}");
 }

@@ -1,10 +1,11 @@
-//! What the pass's calls land on, in both modes: the access hooks and wait-loop markers, the libc
-//! memory and string wrappers, the heap events of the replaced malloc family and of anonymous mappings, the pthread
-//! wrappers, one family per file, and the process exits.
+//! What the pass's calls land on, in both modes: the access hooks, wait-loop and atomic-block
+//! markers, the libc memory and string wrappers, the heap events of the replaced malloc family and
+//! of anonymous mappings, the pthread wrappers, one family per file, and the process exits.
 //!
 //! Takes the program's calls (`ilgen_trace::abi`); gives each one to `record` or `replay` by mode
 //! (`thread::current` is `None` when the process replays), after running the real call.
 
+pub(crate) mod atomic;
 pub(crate) mod barrier;
 pub(crate) mod cond;
 pub(crate) mod destroy;

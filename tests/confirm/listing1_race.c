@@ -112,6 +112,8 @@ int main(void) {
 // JSON-NEXT:   "candidates": 1,
 // JSON-NEXT:   "confirmed_races": 1,
 // JSON-NEXT:   "confirmed_deadlocks": 0,
+// JSON-NEXT:   "atomicity_candidates": 0,
+// JSON-NEXT:   "confirmed_atomicity": 0,
 // JSON-NEXT:   "no_error": 0,
 // JSON-NEXT:   "infeasible": 0,
 // JSON-NEXT:   "failed": 0,
@@ -144,6 +146,7 @@ int main(void) {
 // SARIF-NEXT: tool ilgen
 // SARIF-NEXT: rule ilgen/data-race
 // SARIF-NEXT: rule ilgen/deadlock
+// SARIF-NEXT: rule ilgen/atomicity-violation
 // SARIF-NEXT: result ilgen/data-race error listing1_race.c:55:4
 // SARIF-NEXT:   related listing1_race.c:65:4 previous write of size 4 by T0
 // SARIF-NEXT:   related listing1_race.c:64:3 thread T1 created here

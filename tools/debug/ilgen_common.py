@@ -108,6 +108,10 @@ def finding_text(session, cursor):
     if session["kind"] == "race":
         lines.append("  first access:  " + access_text(session["first"]))
         lines.append("  second access: " + access_text(session["second"]))
+    elif session["kind"] == "atomicity":
+        lines.append("  e1 (transaction): " + access_text(session["first"]))
+        lines.append("  f (other thread): " + access_text(session["other"]))
+        lines.append("  e2 (transaction): " + access_text(session["second"]))
     else:
         for b in session["blocked"]:
             lines.append("  T%d blocked in %s at %s" % (b["tid"], blocked_op(b), b["where"]))

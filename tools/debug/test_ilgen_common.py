@@ -78,6 +78,18 @@ class Common(unittest.TestCase):
             "  schedule step 3 of 3 taken",
         ])
 
+    def test_an_atomicity_violation_names_e1_f_and_e2(self):
+        session = dict(SESSION, kind="atomicity",
+                       title="atomicity violation on b (0x10) (4 bytes), read-write-write",
+                       other={"tid": 1, "access": "write", "where": "/src/p.c:5 in task"})
+        self.assertEqual(common.finding_text(session, 2).splitlines(), [
+            "ilgen: candidate 2: atomicity violation on b (0x10) (4 bytes), read-write-write",
+            "  e1 (transaction): write by thread T0 at /src/p.c:9 in main",
+            "  f (other thread): write by thread T1 at /src/p.c:5 in task",
+            "  e2 (transaction): read by thread T1 at /src/p.c:4 in task",
+            "  schedule step 2 of 3 taken",
+        ])
+
     def test_threads_show_their_creator(self):
         self.assertEqual(common.thread_row(SESSION, 3, 1, "/src/p.c:4 in task"),
                          "  3      T1   created by T0 at /src/p.c:8 in main; now at /src/p.c:4 in task")

@@ -15,6 +15,9 @@
 //! void __ilgen_wait_loop_exit(const void *cond, const void *site);
 //! void __ilgen_main_return(const void *site);        // before every return of `main`
 //! void __ilgen_sem_opened(sem_t *sem, const void *site); // right after every call of `sem_open`
+//! // entry and every return of a function marked `ILGEN_ATOMIC`, and `ILGEN_ATOMIC_BEGIN/END()`
+//! void __ilgen_tx_begin(const void *site);
+//! void __ilgen_tx_end(const void *site);
 //! R __ilgen_wrap_NAME(ARGS..., const void *site);   // every NAME that `is_wrapped`
 //! // right after every call in FORMATTED_CALLS: `max` is its length argument, or UINT64_MAX
 //! void __ilgen_printf_written(void *buf, uint64_t max, int64_t ret, const void *site);
@@ -33,6 +36,11 @@ pub const MAIN_RETURN: &str = "__ilgen_main_return";
 /// runtime records the count of the semaphore it returned.
 pub const SEM_OPENED: &str = "__ilgen_sem_opened";
 pub const SEM_OPEN: &str = "sem_open";
+pub const TX_BEGIN: &str = "__ilgen_tx_begin";
+pub const TX_END: &str = "__ilgen_tx_end";
+/// The annotation (`__attribute__((annotate(...)))`, listed in `llvm.global.annotations`) that
+/// marks a function as an atomic block.
+pub const ATOMIC_ANNOTATION: &str = "ilgen_atomic";
 
 /// Prefix of every symbol the runtime defines; the pass never instruments such functions.
 pub const RUNTIME_PREFIX: &str = "__ilgen_";

@@ -323,6 +323,12 @@ pub enum SyncOp {
     BarrierDestroy {
         barrier: u64,
     },
+    /// The thread entered an atomic block (a function marked `ILGEN_ATOMIC`, or
+    /// `ILGEN_ATOMIC_BEGIN()`); only the outermost block of a nest is recorded, so begins and
+    /// ends alternate along a thread. A marker: it ends a segment and orders nothing.
+    TxBegin,
+    /// The thread left its outermost atomic block.
+    TxEnd,
 }
 
 impl SyncOp {
@@ -337,6 +343,8 @@ impl SyncOp {
             SyncOp::Start
             | SyncOp::End
             | SyncOp::Exit
+            | SyncOp::TxBegin
+            | SyncOp::TxEnd
             | SyncOp::Fork { .. }
             | SyncOp::Join { .. }
             | SyncOp::Detach { .. } => None,

@@ -30,7 +30,7 @@
 //!   xxh3-64 checksum (`files`) and ends with a `checksum` of its own bytes (see `meta`); the
 //!   reader refuses a sealed trace whose files differ. `HeapOp::Map` and `HeapOp::Unmap`
 //!   (anonymous mappings, appended); `SyncOp::MutexDestroy`, `CondDestroy`, `RwDestroy`,
-//!   `BarrierDestroy` (appended).
+//!   `BarrierDestroy`, then `SyncOp::TxBegin`/`TxEnd`, the outermost atomic blocks (appended).
 
 use std::path::{Path, PathBuf};
 

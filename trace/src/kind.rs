@@ -47,11 +47,13 @@ pub enum OpKind {
     CondDestroy,
     RwDestroy,
     BarrierDestroy,
+    TxBegin,
+    TxEnd,
 }
 
 impl OpKind {
     /// Every kind, in declaration order.
-    pub const ALL: [OpKind; 36] = [
+    pub const ALL: [OpKind; 38] = [
         OpKind::Start,
         OpKind::End,
         OpKind::Fork,
@@ -88,6 +90,8 @@ impl OpKind {
         OpKind::CondDestroy,
         OpKind::RwDestroy,
         OpKind::BarrierDestroy,
+        OpKind::TxBegin,
+        OpKind::TxEnd,
     ];
 
     /// Short lowercase name, as `ilgen dump` prints it and JSON spells it.
@@ -129,6 +133,8 @@ impl OpKind {
             OpKind::CondDestroy => "cond_destroy",
             OpKind::RwDestroy => "rwlock_destroy",
             OpKind::BarrierDestroy => "barrier_destroy",
+            OpKind::TxBegin => "tx_begin",
+            OpKind::TxEnd => "tx_end",
         }
     }
 
@@ -197,6 +203,8 @@ impl SyncOp {
             SyncOp::CondDestroy { .. } => OpKind::CondDestroy,
             SyncOp::RwDestroy { .. } => OpKind::RwDestroy,
             SyncOp::BarrierDestroy { .. } => OpKind::BarrierDestroy,
+            SyncOp::TxBegin => OpKind::TxBegin,
+            SyncOp::TxEnd => OpKind::TxEnd,
         }
     }
 }

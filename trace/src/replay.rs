@@ -25,7 +25,8 @@
 //!   [`crate::OpKind`] (the same spelling as before, now checked on reading).
 //! - 4: `build_id` (the replayed executable's ELF build id) replaces `binary_hash`.
 //! - 5: `RaceAccess::destroy`: the access is the destroy of a sync object (a race on a destroyed
-//!   object).
+//!   object); `watched` (when each watched access of the schedule first ran) and the result
+//!   `atomicity`: they ran as e1, f, e2.
 
 use std::path::Path;
 
@@ -68,10 +69,25 @@ pub struct Outcome {
     pub races: Vec<RaceReport>,
     pub deadlock: Option<DeadlockReport>,
     pub divergence: Option<Divergence>,
+    /// Per watched access of the schedule ([`crate::schedule::Watch`]), in its order: when it
+    /// first ran, as its rank among the watched accesses that ran (1 first), `None` if it never
+    /// did. Absent when the schedule watches nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub watched: Vec<Option<u32>>,
+}
+
+/// Whether the watched accesses ([`Outcome::watched`]) all ran, in the schedule's order (e1, f,
+/// e2 of an atomicity candidate).
+pub fn watched_in_order(watched: &[Option<u32>]) -> bool {
+    !watched.is_empty()
+        && watched
+            .iter()
+            .enumerate()
+            .all(|(i, &rank)| rank == Some(i as u32 + 1))
 }
 
 /// What the replay proved. When several things happened the first in this order wins:
-/// deadlock, race, diverged, no error (the lists in [`Outcome`] keep everything).
+/// deadlock, race, atomicity, diverged, no error (the lists in [`Outcome`] keep everything).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ResultKind {
@@ -79,6 +95,8 @@ pub enum ResultKind {
     Deadlock,
     NoError,
     Diverged,
+    /// The watched accesses ran in the schedule's order: an atomicity violation.
+    Atomicity,
 }
 
 /// A thread as the replay knows it: its recorded tid (the schedule's), and its stable identity.
@@ -299,6 +317,7 @@ mod tests {
                 cycle: vec![],
             }),
             divergence: None,
+            watched: vec![Some(1), None],
         };
         let json = o.to_json();
         assert!(json.contains(r#""result": "no_error""#), "{json}");

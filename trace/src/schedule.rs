@@ -16,7 +16,8 @@
 //! - 1: first format.
 //! - 2: a thread's `parent` and a step's `site` are `null` when absent (were u32::MAX); `op` is
 //!   one of the names of [`crate::OpKind`] (the same spelling as before, now checked on reading).
-//! - 3: `build_id` (the recorded executable's ELF build id) replaces `binary_hash`.
+//! - 3: `build_id` (the recorded executable's ELF build id) replaces `binary_hash`; `watch`,
+//!   the accesses the replay of an atomicity candidate looks for (absent: none).
 
 use std::path::Path;
 
@@ -37,6 +38,20 @@ pub struct Schedule {
     /// Every thread the steps name, with its stable identity.
     pub threads: Vec<ScheduleThread>,
     pub steps: Vec<Step>,
+    /// Accesses whose order the replay reports ([`crate::replay::Outcome::watched`]): e1, f
+    /// and e2 of an atomicity candidate; empty (absent) for races and deadlocks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub watch: Vec<Watch>,
+}
+
+/// An access the replay watches for: thread `tid` runs site `site` having done exactly `after`
+/// of its sync operations, so the run of that line in the segment the candidate names, not an
+/// earlier or later one.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Watch {
+    pub tid: ThreadId,
+    pub site: SiteId,
+    pub after: u32,
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,7 +10,9 @@
 //! - a thread's first record is its `Start` (every thread but main);
 //! - a completed `Join` follows the child's `End`: the child's file ends with it;
 //! - sync sequence numbers are unique in the run and increase along each thread;
-//! - a semaphore's `SemInit` is never pending: the runtime writes it after its call returned.
+//! - a semaphore's `SemInit` is never pending: the runtime writes it after its call returned;
+//! - atomic-block begins and ends alternate along each thread, starting with a begin (the runtime
+//!   records only the outermost block of a nest).
 //!
 //! - a sealed run (one that finished normally: `meta.json` lists its files, see `meta`) has
 //!   exactly the files it lists, each of the length and checksum listed ([`check_sealed`]).
@@ -99,6 +101,7 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
             }
         }
         let mut last_seq = None;
+        let mut in_tx = false;
         for s in syncs {
             if s.seq != PENDING {
                 if let Some(other) = seen_seq.insert(s.seq, tid) {
@@ -155,6 +158,25 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
                             format!("thread {tid} joined thread {child}, whose file does not end"),
                         );
                     }
+                }
+                SyncOp::TxBegin | SyncOp::TxEnd => {
+                    let begin = s.op == SyncOp::TxBegin;
+                    if begin == in_tx {
+                        return fail(
+                            file(tid),
+                            format!(
+                                "atomic block {} (sync sequence number {}) {}",
+                                if begin { "begins" } else { "ends" },
+                                s.seq,
+                                if begin {
+                                    "inside another one"
+                                } else {
+                                    "outside any block"
+                                }
+                            ),
+                        );
+                    }
+                    in_tx = begin;
                 }
                 SyncOp::SemInit { .. } if s.seq == PENDING => {
                     return fail(

@@ -88,6 +88,8 @@ fn sync_golden(op: SyncOp) -> &'static str {
         SyncOp::BarrierDestroy { .. } => {
             "1c01000000020100000000000007000000230000008877665544332211"
         }
+        SyncOp::TxBegin => "140100000002010000000000000700000024000000",
+        SyncOp::TxEnd => "140100000002010000000000000700000025000000",
     }
 }
 
@@ -163,6 +165,8 @@ fn every_sync_op() -> Vec<SyncOp> {
         SyncOp::CondDestroy { cond: o },
         SyncOp::RwDestroy { lock: o },
         SyncOp::BarrierDestroy { barrier: o },
+        SyncOp::TxBegin,
+        SyncOp::TxEnd,
     ]
 }
 
@@ -304,6 +308,7 @@ fn schedule_file_has_its_golden_text() {
                 site: Some(7),
             },
         ],
+        watch: Vec::new(),
     };
     let golden = r#"{
   "format_version": 3,

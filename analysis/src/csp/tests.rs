@@ -166,6 +166,7 @@ fn native_options() -> Options {
         max_states: usize::MAX,
         backend: Backend::Native,
         deciding: Default::default(),
+        atomicity: false,
     }
 }
 

@@ -18,6 +18,7 @@ fn detect(r: &Run) -> Vec<Candidate> {
         max_states: super::MAX_STATES,
         backend: Backend::Native,
         deciding: Default::default(),
+        atomicity: false,
     };
     ilgen_analysis::analyze(&r.traces(), &options)
         .expect("native analysis")
@@ -76,6 +77,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         solver: super::Solver::Native,
         trust_trace: false,
         no_reads_from: false,
+        atomicity: false,
         suppressions: None,
     }
 }

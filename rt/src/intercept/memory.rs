@@ -51,8 +51,15 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
         inner.atomic_after = addr as u64 / replay::shadow::GRANULE + 1;
     }
     let site = sites::id(site as usize);
-    let stop_at = replay::gate::get().and_then(|r| r.options.stop_at);
-    replay::debug::access(tid, site, stop_at);
+    let replay = replay::gate::get();
+    replay::debug::access(tid, site, replay.and_then(|r| r.options.stop_at));
+    if let Some(r) = replay {
+        r.plan.saw(
+            tid,
+            site,
+            t.info.syncs.load(std::sync::atomic::Ordering::Acquire),
+        );
+    }
     replay::shadow::access(
         &mut inner.clock,
         tid,

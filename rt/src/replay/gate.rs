@@ -27,12 +27,12 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use ilgen_trace::replay::{Divergence, StepRef};
-use ilgen_trace::schedule::{Schedule, ScheduleThread, Step};
+use ilgen_trace::schedule::{Schedule, ScheduleThread, Step, Watch};
 use ilgen_trace::{known_site, site_text, OpKind, SiteId, ThreadId};
 
 use crate::options::Options;
@@ -58,6 +58,10 @@ pub(crate) struct Plan {
     threads: Vec<ScheduleThread>,
     /// First tid of the threads the schedule does not name.
     pub first_fresh: ThreadId,
+    /// The schedule's watched accesses, each with its rank once it ran (0: not yet).
+    watch: Vec<(Watch, AtomicU32)>,
+    /// Watched accesses that ran so far.
+    ranks: AtomicU32,
 }
 
 /// What the gate does with one operation.
@@ -103,7 +107,34 @@ impl Plan {
             at,
             threads: schedule.threads.clone(),
             first_fresh,
+            watch: schedule
+                .watch
+                .iter()
+                .map(|&w| (w, AtomicU32::new(0)))
+                .collect(),
+            ranks: AtomicU32::new(0),
         })
+    }
+
+    /// Thread `tid` runs `site` having done `syncs` sync operations: ranks the watched access it
+    /// is, the first time. Accesses of one candidate are ordered by the schedule's steps between
+    /// them, so the ranks follow the order they ran in.
+    #[inline]
+    pub fn saw(&self, tid: ThreadId, site: SiteId, syncs: u32) {
+        for (w, rank) in &self.watch {
+            if (w.tid, w.site, w.after) == (tid, site, syncs) && rank.load(Ordering::Acquire) == 0 {
+                let next = self.ranks.fetch_add(1, Ordering::AcqRel) + 1;
+                let _ = rank.compare_exchange(0, next, Ordering::AcqRel, Ordering::Acquire);
+            }
+        }
+    }
+
+    /// Per watched access, its rank if it ran.
+    pub fn watched(&self) -> Vec<Option<u32>> {
+        self.watch
+            .iter()
+            .map(|(_, rank)| Some(rank.load(Ordering::Acquire)).filter(|&r| r != 0))
+            .collect()
     }
 
     /// The recorded tid of main: the scheduled thread without a parent (the lowest such tid,
@@ -309,6 +340,7 @@ mod tests {
             site: Some(0),
         };
         Schedule {
+            watch: Vec::new(),
             format_version: SCHEDULE_VERSION,
             build_id: "x".into(),
             threads: vec![
@@ -344,6 +376,25 @@ mod tests {
             "orphans are never scheduled"
         );
         assert_eq!(plan.first_fresh, 2);
+    }
+
+    #[test]
+    fn watched_accesses_are_ranked_once_and_only_in_their_segment() {
+        let mut schedule = listing1();
+        let watch = |tid, site, after| Watch { tid, site, after };
+        schedule.watch = vec![watch(1, 5, 2), watch(0, 6, 3), watch(1, 7, 4)];
+        let plan = Plan::new(&schedule).unwrap();
+        assert_eq!(plan.watched(), [None, None, None]);
+        // The same line in another segment, or by another thread: not the watched run.
+        plan.saw(1, 5, 1);
+        plan.saw(0, 5, 2);
+        plan.saw(1, 5, 2);
+        plan.saw(1, 5, 2);
+        plan.saw(1, 7, 4);
+        assert_eq!(plan.watched(), [Some(1), None, Some(2)]);
+        plan.saw(0, 6, 3);
+        assert_eq!(plan.watched(), [Some(1), Some(3), Some(2)]);
+        assert!(!ilgen_trace::replay::watched_in_order(&plan.watched()));
     }
 
     #[test]

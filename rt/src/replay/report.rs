@@ -226,10 +226,13 @@ pub(crate) fn deadlock_text(d: &DeadlockReport) -> String {
 fn outcome(f: &Findings, r: &Replay) -> Outcome {
     let total = r.plan.steps.len();
     let done = r.cursor().min(total);
+    let watched = r.plan.watched();
     let result = if f.deadlock.is_some() {
         ResultKind::Deadlock
     } else if !f.races.is_empty() {
         ResultKind::Race
+    } else if ilgen_trace::replay::watched_in_order(&watched) {
+        ResultKind::Atomicity
     } else if f.divergence.is_some() || done < total {
         ResultKind::Diverged
     } else {
@@ -247,6 +250,7 @@ fn outcome(f: &Findings, r: &Replay) -> Outcome {
         races: f.races.clone(),
         deadlock: f.deadlock.clone(),
         divergence: f.divergence.clone(),
+        watched,
     }
 }
 
@@ -373,6 +377,7 @@ pub(crate) fn refused(dir: &Path, build_id: &str, schedule: &str, why: &str) -> 
             got: None,
             reason: why.to_owned(),
         }),
+        watched: Vec::new(),
     };
     if !schedule.is_empty() {
         write(dir, &o);

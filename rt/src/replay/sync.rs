@@ -185,6 +185,8 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         | SyncOp::CondDestroy { .. }
         | SyncOp::RwDestroy { .. }
         | SyncOp::BarrierDestroy { .. }
+        | SyncOp::TxBegin
+        | SyncOp::TxEnd
         | SyncOp::Exit => {}
     }
 }

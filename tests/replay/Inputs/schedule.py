@@ -29,7 +29,7 @@ OPS = ["start", "end", "fork", "join", "detach", "lock", "trylock", "timedlock",
        "broadcast", "barrier_enter", "barrier_exit", "spin_lock", "spin_trylock", "spin_unlock",
        "sem_wait", "sem_trywait", "sem_post", "waitloop_enter", "waitloop_exit", "exit",
        "sem_init", "sem_timedwait", "sem_destroy", "mutex_destroy", "cond_destroy",
-       "rwlock_destroy", "barrier_destroy"]
+       "rwlock_destroy", "barrier_destroy", "tx_begin", "tx_end"]
 PENDING = 2**64 - 1
 # NO_THREAD and NO_SITE of trace/src/event.rs: a schedule writes them as null.
 ABSENT = 2**32 - 1
