@@ -7,12 +7,12 @@
 // the head read decides an address, so detect keeps its writer before it: 0 candidates in each
 // of 20 recordings (and with -static), while --no-reads-from predicts the infeasible pairs.
 //
-// RUN: %ilgen cc -g -O0 %s -o %t
+// RUN: %ilgen cc -g -O0 -I %testinc %s -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t | FileCheck --check-prefix=RECYCLED %s
 // RUN: bash -c 'for i in $(seq 20); do rm -rf %t.r && env ILGEN_OPTIONS=trace_dir=%t.r %t >/dev/null && %ilgen detect --no-replay %t.r | head -1; done' \
 // RUN:   | sort | uniq -c | FileCheck %s
 // RUN: sh -c '%ilgen detect --no-replay --no-reads-from %t.trace; echo "exit=$?"' | FileCheck --check-prefix=FREE %s
-// RUN: %ilgen cc -g -O0 -static %s -o %t.static 2>/dev/null
+// RUN: %ilgen cc -g -O0 -static -I %testinc %s -o %t.static 2>/dev/null
 // RUN: bash -c 'for i in $(seq 20); do rm -rf %t.sr && env ILGEN_OPTIONS=trace_dir=%t.sr %t.static >/dev/null && %ilgen detect --no-replay %t.sr | head -1; done' \
 // RUN:   | sort | uniq -c | FileCheck %s
 #include <pthread.h>
@@ -21,7 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { JOBS = 24, DEPTH = 2, POOL = 4, SIZE = 4000 };
+#include "job_queue.h"
+
+enum { JOBS = 24, POOL = 4, SIZE = 4000 };
 
 struct job {
   struct job *next;
@@ -30,17 +32,7 @@ struct job {
   unsigned char data[SIZE];
 };
 
-struct queue {
-  pthread_mutex_t lock;
-  pthread_cond_t not_empty, not_full;
-  struct job *items[DEPTH];
-  int head, count, closed;
-};
-
-#define QUEUE_INIT                                                                                 \
-  { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, 0, 0, 0 }
-
-struct queue todo = QUEUE_INIT, done = QUEUE_INIT;
+struct job_queue todo = JOB_QUEUE_INIT, done = JOB_QUEUE_INIT;
 unsigned total;
 
 // The recycling pool: at most POOL jobs are ever allocated; a finished job goes back on the free
@@ -78,53 +70,21 @@ void return_job(struct job *j) {
   pthread_mutex_unlock(&pool.lock);
 }
 
-void put(struct queue *q, struct job *j) {
-  pthread_mutex_lock(&q->lock);
-  while (q->count == DEPTH)
-    pthread_cond_wait(&q->not_full, &q->lock);
-  q->items[(q->head + q->count) % DEPTH] = j;
-  q->count++;
-  pthread_cond_signal(&q->not_empty);
-  pthread_mutex_unlock(&q->lock);
-}
-
-void close_queue(struct queue *q) {
-  pthread_mutex_lock(&q->lock);
-  q->closed = 1;
-  pthread_cond_broadcast(&q->not_empty);
-  pthread_mutex_unlock(&q->lock);
-}
-
-struct job *get(struct queue *q) {
-  pthread_mutex_lock(&q->lock);
-  while (q->count == 0 && !q->closed)
-    pthread_cond_wait(&q->not_empty, &q->lock);
-  struct job *j = NULL;
-  if (q->count > 0) {
-    j = q->items[q->head];
-    q->head = (q->head + 1) % DEPTH;
-    q->count--;
-    pthread_cond_signal(&q->not_full);
-  }
-  pthread_mutex_unlock(&q->lock);
-  return j;
-}
-
 void *worker(void *arg) {
   struct job *j;
-  while ((j = get(&todo)) != NULL) {
+  while ((j = job_queue_get(&todo)) != NULL) {
     unsigned sum = 0;
     for (int i = 0; i < SIZE; i += 100)
       sum += j->data[i] + 1u;
     j->sum = sum;
-    put(&done, j);
+    job_queue_put(&done, j);
   }
   return arg;
 }
 
 void *writer(void *arg) {
   for (int n = 0; n < JOBS; n++) {
-    struct job *j = get(&done);
+    struct job *j = job_queue_get(&done);
     total += j->sum + (unsigned)j->seq;
     return_job(j);
   }
@@ -139,9 +99,9 @@ int main(void) {
     struct job *j = take_job();
     j->seq = n;
     memset(j->data, n, SIZE);
-    put(&todo, j);
+    job_queue_put(&todo, j);
   }
-  close_queue(&todo);
+  job_queue_close(&todo);
   pthread_join(w, NULL);
   pthread_join(out, NULL);
   printf("recycled %d of %d jobs\n", pool.recycled, JOBS);
