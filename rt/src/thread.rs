@@ -24,10 +24,12 @@
 use std::cell::{Cell, UnsafeCell};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use ilgen_trace::format::{encode_header, ThreadHeader};
+use ilgen_trace::pending;
 use ilgen_trace::{
     Access, AccessKind, Event, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_SITE, NO_THREAD,
 };
@@ -251,12 +253,8 @@ fn start_recording(
     });
     let path = rt.dir.join(ilgen_trace::format::thread_file_name(tid));
     let chunk = rt.options.chunk_kb as usize * 1024;
-    let mut tmp = path.as_os_str().as_bytes().to_vec();
-    tmp.extend_from_slice(b".tmp");
-    let writer = match (CString::new(path.as_os_str().as_bytes()), CString::new(tmp)) {
-        (Ok(c), Ok(tmp)) => Writer::create(&c, &tmp, &header, chunk, mark_truncated),
-        _ => Err(libc::EINVAL),
-    };
+    let writer =
+        paths(&path).and_then(|(c, tmp)| Writer::create(&c, &tmp, &header, chunk, mark_truncated));
     let writer = match writer {
         Ok(w) => w,
         Err(errno) => {
@@ -282,7 +280,7 @@ fn start_recording(
             tid,
             children: 0,
             ended: is_main,
-            cache: SegmentCache::new(rt.options.segment_cache as usize),
+            cache: new_cache(rt, tid),
             writer,
             altstack: altstack::install(),
         }),
@@ -314,6 +312,39 @@ fn start_recording(
     Some(st)
 }
 
+/// The C strings of `path` and of the temporary name it is created under.
+fn paths(path: &Path) -> Result<(CString, CString), i32> {
+    let mut tmp = path.as_os_str().as_bytes().to_vec();
+    tmp.extend_from_slice(b".tmp");
+    match (CString::new(path.as_os_str().as_bytes()), CString::new(tmp)) {
+        (Ok(c), Ok(tmp)) => Ok((c, tmp)),
+        _ => Err(libc::EINVAL),
+    }
+}
+
+/// Thread `tid`'s segment cache, in its pending file so that a killed process loses nothing; in
+/// private memory, with one message, when the file cannot be made.
+fn new_cache(rt: &Runtime, tid: ThreadId) -> SegmentCache {
+    let capacity = rt.options.segment_cache as usize;
+    let path = rt.dir.join(pending::file_name(tid));
+    paths(&path)
+        .and_then(|(c, tmp)| SegmentCache::in_file(capacity, &c, &tmp, tid, sites::start()))
+        .unwrap_or_else(|errno| {
+            runtime::say(&format!(
+                "ilgen: failed to create {}: {}; this thread's last accesses are lost if the \
+                 process is killed",
+                path.display(),
+                std::io::Error::from_raw_os_error(errno)
+            ));
+            SegmentCache::new(capacity)
+        })
+}
+
+/// Removes thread `tid`'s pending file: its segment is in its thread file.
+pub(crate) fn remove_pending(rt: &Runtime, tid: ThreadId) {
+    let _ = std::fs::remove_file(rt.dir.join(pending::file_name(tid)));
+}
+
 /// A thread's trace ends early (its writer broke): `meta.json` says the trace is truncated.
 fn mark_truncated() {
     if let Some(rt) = runtime::get() {
@@ -321,8 +352,8 @@ fn mark_truncated() {
     }
 }
 
-/// The thread is ending: flushes its segment, writes `End` (not for main), closes its file and
-/// frees its state. Later hooks of this thread record nothing.
+/// The thread is ending: flushes its segment, writes `End` (not for main), closes its file,
+/// removes its pending file and frees its state. Later hooks of this thread record nothing.
 pub(crate) fn end(st: &'static ThreadState, site: usize) {
     let tid = match st.enter() {
         Some(mut inner) => {
@@ -333,6 +364,9 @@ pub(crate) fn end(st: &'static ThreadState, site: usize) {
             }
             inner.writer.close();
             inner.altstack.remove();
+            if let Some(rt) = runtime::get() {
+                remove_pending(rt, inner.tid);
+            }
             inner.tid
         }
         // Interrupted inside the runtime (a program signal handler calling pthread_exit): leave

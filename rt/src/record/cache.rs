@@ -31,6 +31,13 @@
 //! right line. A range never takes a kind stronger than each of its bytes had: growing needs the
 //! same kind, and only an exact hit changes a range's kind.
 //!
+//! The ranges live in the thread's pending file (`ilgen_trace::pending`), mapped `MAP_SHARED`
+//! ([`SegmentCache::in_file`]): the segment is in the page cache at every moment, so a process
+//! killed before it drains loses nothing. Each range is written before the count that covers it is
+//! published, and the count drops to 0 only after the ranges were written out as records (a kill
+//! in between repeats them, harmlessly). A store into that mapping costs what a store into the
+//! heap costs; the fast path is unchanged.
+//!
 //! Memory per thread: `capacity` ranges of 32 bytes, `2 * capacity` (rounded up to a power of
 //! two) slots of 8 bytes and 2 x [`STREAMS`] streams of 16 bytes: 200 KiB at the default 4096
 //! ranges, preallocated when the thread starts (zeroed pages, touched only as the table fills) and
@@ -40,7 +47,13 @@
 //! thread that syncs often does not pay for the tables' size; they are really cleared once every
 //! 32768 drains, when the 15-bit generation wraps.
 
-use ilgen_trace::AccessKind;
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use ilgen_trace::pending::{self, HEADER, LEN_AT, RANGE};
+use ilgen_trace::{AccessKind, ThreadId};
+
+use crate::record::writer;
 
 /// Streams per thread (a power of two): more than the distinct access instructions of a hot loop.
 pub(crate) const STREAMS: usize = 256;
@@ -59,12 +72,41 @@ pub(crate) struct Entry {
 }
 
 /// One range of one segment, as kept: `[lo, hi)`, split into `u32`-sized entries when drained.
+/// Its bytes are a range of the pending file's layout.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 struct Range {
     lo: u64,
     hi: u64,
     site: usize,
     kind: AccessKind,
+}
+
+const _: () = assert!(std::mem::size_of::<Range>() == RANGE);
+
+/// Where the ranges live, after a pending file's header: its shared mapping, or private memory
+/// when the file could not be made (and in unit tests).
+enum Memory {
+    Shared { base: *mut u8, bytes: usize },
+    Private(Box<[u64]>),
+}
+
+impl Memory {
+    fn base(&mut self) -> *mut u8 {
+        match self {
+            Memory::Shared { base, .. } => *base,
+            Memory::Private(words) => words.as_mut_ptr().cast(),
+        }
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        if let Memory::Shared { base, bytes } = *self {
+            // SAFETY: the mapping `in_file` made, no longer referenced.
+            unsafe { libc::munmap(base.cast(), bytes) };
+        }
+    }
 }
 
 /// The range a (site, kind) touched last in this generation.
@@ -79,7 +121,9 @@ struct Stream {
 
 pub(crate) struct SegmentCache {
     streams: [Stream; STREAMS],
-    ranges: Vec<Range>,
+    /// `capacity` ranges in `memory`, the first `len` in use.
+    ranges: *mut Range,
+    len: usize,
     /// `generation << 49`, or'ed into stream keys.
     generation_key: u64,
     /// `generation << 32 | range index`; a slot of an older generation is empty.
@@ -93,7 +137,11 @@ pub(crate) struct SegmentCache {
     sources: [Stream; STREAMS],
     /// The source expression of a site (see [`source_key`]).
     source_key: fn(usize) -> Option<u64>,
+    memory: Memory,
 }
+
+// SAFETY: a cache belongs to one thread; it is only moved, never shared.
+unsafe impl Send for SegmentCache {}
 
 /// A 47-bit hash of a site's source location (file, line, column, function), equal for the copies
 /// of one access that loop unrolling made; `None` for a pointer that is not a site. A site is the
@@ -125,13 +173,47 @@ fn covers(kept: AccessKind, kind: AccessKind) -> bool {
 }
 
 impl SegmentCache {
-    /// A cache that holds `capacity` ranges before it asks to be drained.
+    /// A cache that holds `capacity` ranges before it asks to be drained, in private memory: a
+    /// process killed before it drains loses them.
     pub fn new(capacity: usize) -> SegmentCache {
-        let capacity = capacity.clamp(1, u32::MAX as usize);
+        let capacity = Self::clamp(capacity);
+        let words = (HEADER + capacity * RANGE) / 8;
+        Self::with_memory(
+            capacity,
+            Memory::Private(vec![0u64; words].into_boxed_slice()),
+        )
+    }
+
+    /// A cache whose ranges are in the pending file `path` of thread `tid` (created as `tmp`,
+    /// then renamed; see `ilgen_trace::pending`), `sites` the address of the site section.
+    /// Returns the errno of the failing call.
+    pub fn in_file(
+        capacity: usize,
+        path: &CStr,
+        tmp: &CStr,
+        tid: ThreadId,
+        sites: usize,
+    ) -> Result<SegmentCache, i32> {
+        let capacity = Self::clamp(capacity);
+        let bytes = (HEADER + capacity * RANGE).div_ceil(4096) * 4096;
+        let header = pending::encode_header(tid, sites as u64, capacity as u32);
+        let (fd, _, base) = writer::create_mapped(path, tmp, &header, bytes)?;
+        // SAFETY: the mapping stays without the descriptor.
+        unsafe { libc::close(fd) };
+        Ok(Self::with_memory(capacity, Memory::Shared { base, bytes }))
+    }
+
+    fn clamp(capacity: usize) -> usize {
+        capacity.clamp(1, u32::MAX as usize)
+    }
+
+    fn with_memory(capacity: usize, mut memory: Memory) -> SegmentCache {
         let slots = (capacity * 2).next_power_of_two().max(2);
         SegmentCache {
             streams: [Stream::default(); STREAMS],
-            ranges: Vec::with_capacity(capacity),
+            // SAFETY: `memory` holds the header and `capacity` ranges, 8-aligned.
+            ranges: unsafe { memory.base().add(HEADER).cast() },
+            len: 0,
             generation_key: 1 << 49,
             // Zeroed memory: pages are touched only as the table fills.
             slots: vec![0u64; slots].into_boxed_slice(),
@@ -140,12 +222,29 @@ impl SegmentCache {
             capacity,
             sources: [Stream::default(); STREAMS],
             source_key,
+            memory,
         }
     }
 
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.ranges.len()
+        self.len
+    }
+
+    /// Range `index`, which is below `len`.
+    #[inline(always)]
+    fn range(&mut self, index: usize) -> &mut Range {
+        debug_assert!(index < self.len);
+        // SAFETY: below `len <= capacity`, inside `memory`; written before `len` covered it.
+        unsafe { &mut *self.ranges.add(index) }
+    }
+
+    /// Makes the first `len` ranges the pending file's segment, after their bytes.
+    #[inline(always)]
+    fn publish(&mut self) {
+        // SAFETY: the header's 4-aligned `len` field, only ever accessed by this thread, atomically.
+        let count = unsafe { &*self.memory.base().add(LEN_AT).cast::<AtomicU32>() };
+        count.store(self.len as u32, Ordering::Release);
     }
 
     #[inline(always)]
@@ -183,11 +282,10 @@ impl SegmentCache {
         if s.key != key {
             return false;
         }
-        debug_assert!(s.index < self.ranges.len());
-        // SAFETY: a stream whose key holds the current generation was set by `record_miss` in
-        // this generation to a range it found or pushed, and ranges are only removed by `clear`,
-        // which changes the generation (and, when generations run out, empties every stream).
-        let r = unsafe { self.ranges.get_unchecked_mut(s.index) };
+        // A stream whose key holds the current generation was set by `record_miss` in this
+        // generation to a range it found or pushed, and ranges are only removed by `clear`, which
+        // changes the generation (and, when generations run out, empties every stream).
+        let r = self.range(s.index);
         let Some(end) = addr.checked_add(size) else {
             return false;
         };
@@ -244,11 +342,11 @@ impl SegmentCache {
         // expression's.
         let mut found = None;
         let own = self.streams[stream];
-        if own.key == key && Self::grow(&mut self.ranges[own.index], addr, end, kind) {
+        if own.key == key && Self::grow(self.range(own.index), addr, end, kind) {
             found = Some(own.index);
         } else if let Some((skey, slot)) = source {
             let s = self.sources[slot];
-            if s.key == skey && Self::grow(&mut self.ranges[s.index], addr, end, kind) {
+            if s.key == skey && Self::grow(self.range(s.index), addr, end, kind) {
                 found = Some(s.index);
             }
         }
@@ -284,22 +382,27 @@ impl SegmentCache {
             let slot = self.slots[i];
             if slot & !0xffff_ffff != generation {
                 // Empty in this generation: a new range.
-                if self.ranges.len() >= self.capacity {
+                if self.len >= self.capacity {
                     return None;
                 }
-                let index = self.ranges.len();
-                self.ranges.push(Range {
-                    lo: addr,
-                    hi: end,
-                    site,
-                    kind,
-                });
+                let index = self.len;
+                // SAFETY: below `capacity`, inside `memory`.
+                unsafe {
+                    self.ranges.add(index).write(Range {
+                        lo: addr,
+                        hi: end,
+                        site,
+                        kind,
+                    });
+                }
+                self.len += 1;
+                self.publish();
                 self.slots[i] = generation | index as u64;
                 return Some(index);
             }
             // A range that grew since matches no exact key any more: probe on.
             let index = (slot & 0xffff_ffff) as usize;
-            let r = &mut self.ranges[index];
+            let r = self.range(index);
             if r.lo == addr && r.hi == end && r.kind.is_atomic() == kind.is_atomic() {
                 Self::merge(r, kind, site);
                 return Some(index);
@@ -311,24 +414,23 @@ impl SegmentCache {
     /// Gives every range in insertion order to `emit` (one longer than `u32::MAX` bytes as
     /// several entries), then empties the cache.
     pub fn drain(&mut self, mut emit: impl FnMut(&Entry)) {
-        for r in &self.ranges {
-            let mut addr = r.lo;
-            while addr < r.hi {
-                let size = (r.hi - addr).min(u64::from(u32::MAX)) as u32;
+        for index in 0..self.len {
+            let r = *self.range(index);
+            for (addr, size) in pending::split(r.lo, r.hi) {
                 emit(&Entry {
                     addr,
                     size,
                     kind: r.kind,
                     site: r.site,
                 });
-                addr += u64::from(size);
             }
         }
         self.clear();
     }
 
     fn clear(&mut self) {
-        self.ranges.clear();
+        self.len = 0;
+        self.publish();
         self.generation += 1;
         if self.generation == GENERATIONS {
             // Out of generations: really clear slots and streams, once every 32768 drains.

@@ -68,52 +68,18 @@ impl Writer {
         let page = 4096;
         let chunk = chunk.max(page).div_ceil(page) * page;
         let first = (header.len() + MAX_RECORD).div_ceil(chunk) * chunk;
-        // SAFETY: plain system calls on a file this function creates.
-        unsafe {
-            let fd = open_new(tmp)?;
-            let Some(id) = file_id(fd) else {
-                let e = errno();
-                libc::close(fd);
-                libc::unlink(tmp.as_ptr());
-                return Err(e);
-            };
-            let undo = |e: i32| {
-                libc::close(fd);
-                libc::unlink(tmp.as_ptr());
-                Err(e)
-            };
-            if let Err(e) = reserve_space(fd, 0, first) {
-                return undo(e);
-            }
-            let base = libc::mmap(
-                ptr::null_mut(),
-                first,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd,
-                0,
-            );
-            if base == libc::MAP_FAILED {
-                return undo(errno());
-            }
-            let base = base as *mut u8;
-            ptr::copy_nonoverlapping(header.as_ptr(), base, header.len());
-            if libc::rename(tmp.as_ptr(), path.as_ptr()) != 0 {
-                libc::munmap(base as *mut libc::c_void, first);
-                return undo(errno());
-            }
-            Ok(Writer {
-                fd,
-                id,
-                path: path.to_owned(),
-                base,
-                mapped: first,
-                pos: header.len(),
-                chunk,
-                broken: false,
-                on_broken,
-            })
-        }
+        let (fd, id, base) = create_mapped(path, tmp, header, first)?;
+        Ok(Writer {
+            fd,
+            id,
+            path: path.to_owned(),
+            base,
+            mapped: first,
+            pos: header.len(),
+            chunk,
+            broken: false,
+            on_broken,
+        })
     }
 
     /// The writer's descriptor, after checking it still is its file; reopens the file by path
@@ -291,6 +257,51 @@ impl Writer {
         }
         self.base = ptr::null_mut();
         self.mapped = 0;
+    }
+}
+
+/// Creates `tmp` for the runtime alone ([`open_new`]) with `len` bytes reserved, maps it shared,
+/// writes `header` at its start and renames it to `path`: the file appears under its real name
+/// only with a header. Returns its descriptor, device and inode, and mapping; or the errno of the
+/// failing call, leaving nothing behind.
+pub(crate) fn create_mapped(
+    path: &CStr,
+    tmp: &CStr,
+    header: &[u8],
+    len: usize,
+) -> Result<(libc::c_int, (libc::dev_t, libc::ino_t), *mut u8), i32> {
+    // SAFETY: plain system calls on a file this function creates.
+    unsafe {
+        let fd = open_new(tmp)?;
+        let undo = |e: i32| {
+            libc::close(fd);
+            libc::unlink(tmp.as_ptr());
+            Err(e)
+        };
+        let Some(id) = file_id(fd) else {
+            return undo(errno());
+        };
+        if let Err(e) = reserve_space(fd, 0, len) {
+            return undo(e);
+        }
+        let base = libc::mmap(
+            ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        );
+        if base == libc::MAP_FAILED {
+            return undo(errno());
+        }
+        let base = base as *mut u8;
+        ptr::copy_nonoverlapping(header.as_ptr(), base, header.len().min(len));
+        if libc::rename(tmp.as_ptr(), path.as_ptr()) != 0 {
+            libc::munmap(base as *mut libc::c_void, len);
+            return undo(errno());
+        }
+        Ok((fd, id, base))
     }
 }
 
