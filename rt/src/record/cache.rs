@@ -464,6 +464,46 @@ mod tests {
     }
 
     #[test]
+    fn the_pending_file_holds_the_segment_until_it_drains() {
+        let (_dir, path, c, tmp) = crate::record::writer::tests::temp("t5.pending");
+        let sites = 0x1000;
+        let mut c = SegmentCache::in_file(16, &c, &tmp, 5, sites).unwrap();
+        let pending = || ilgen_trace::pending::decode(&path, &std::fs::read(&path).unwrap(), 5);
+        for i in 0..8u64 {
+            c.record(0x100 + 4 * i, 4, Write, sites + 16);
+        }
+        c.record(0x200, 8, Read, sites + 32);
+        c.record(0x200, 8, Write, sites + 48);
+        let access = |addr, size, site, kind| ilgen_trace::Access {
+            addr,
+            size,
+            site,
+            kind,
+        };
+        // What a killed process leaves: every range so far, as the drain would write it.
+        let left = vec![access(0x100, 32, 1, Write), access(0x200, 8, 3, Write)];
+        assert_eq!(pending().unwrap(), left);
+        let drained: Vec<_> = drained(&mut c)
+            .iter()
+            .map(|e| {
+                access(
+                    e.addr,
+                    e.size,
+                    ilgen_trace::sites::id_at(e.site, sites),
+                    e.kind,
+                )
+            })
+            .collect();
+        assert_eq!(drained, left);
+        assert_eq!(pending().unwrap(), vec![], "drained: nothing pending");
+        c.record(0x300, 1, AtomicRead, 0);
+        assert_eq!(
+            pending().unwrap(),
+            vec![access(0x300, 1, ilgen_trace::NO_SITE, AtomicRead)]
+        );
+    }
+
+    #[test]
     fn a_million_writes_to_one_variable_are_one_record() {
         let mut c = SegmentCache::new(64);
         for i in 0..1_000_000usize {

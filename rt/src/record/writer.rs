@@ -398,7 +398,7 @@ impl Drop for Writer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use ilgen_trace::format::{decode_thread, encode_header, ThreadHeader};
     use ilgen_trace::{AccessKind, Sync, SyncOp, FORMAT_VERSION, PENDING};
@@ -406,7 +406,7 @@ mod tests {
     use std::path::PathBuf;
 
     /// A fresh file path in a directory of its own, removed when the guard drops.
-    struct Temp(PathBuf);
+    pub(crate) struct Temp(PathBuf);
 
     impl Drop for Temp {
         fn drop(&mut self) {
@@ -414,7 +414,7 @@ mod tests {
         }
     }
 
-    fn temp(name: &str) -> (Temp, PathBuf, CString, CString) {
+    pub(crate) fn temp(name: &str) -> (Temp, PathBuf, CString, CString) {
         let dir = std::env::temp_dir().join(format!("ilgen-rt-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
