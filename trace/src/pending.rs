@@ -81,15 +81,12 @@ pub fn decode(path: &Path, bytes: &[u8], tid: ThreadId) -> Result<Vec<Access>, T
         reason,
     };
     if bytes.len() < HEADER || bytes[..8] != MAGIC {
-        return Err(TraceError::NotATrace {
-            path: path.into(),
-            expected: "an ilgen pending segment",
-            found: format!(
-                "{}, without the ILGENPND magic; a trace directory holds only files the runtime \
-                 wrote, record the program again",
-                crate::error::what_it_is(bytes)
-            ),
-        });
+        return Err(crate::error::without_magic(
+            path,
+            "an ilgen pending segment",
+            "ILGENPND",
+            bytes,
+        ));
     }
     let version = u32_at(bytes, 8);
     if version != FORMAT_VERSION {
