@@ -36,7 +36,9 @@
 //! killed before it drains loses nothing. Each range is written before the count that covers it is
 //! published, and the count drops to 0 only after the ranges were written out as records (a kill
 //! in between repeats them, harmlessly). A store into that mapping costs what a store into the
-//! heap costs; the fast path is unchanged.
+//! heap costs; the fast path is unchanged. The price is per thread: creating, reserving and
+//! removing the file takes milliseconds on a busy ext4 disk, which a program of many short threads
+//! feels.
 //!
 //! Memory per thread: `capacity` ranges of 32 bytes, `2 * capacity` (rounded up to a power of
 //! two) slots of 8 bytes and 2 x [`STREAMS`] streams of 16 bytes: 200 KiB at the default 4096
