@@ -134,11 +134,6 @@ impl<S> Threads<S> {
             .map(|l| (l.pthread, l.state))
     }
 
-    /// The ids of every live thread.
-    pub fn live_tids(&self) -> impl Iterator<Item = ThreadId> + '_ {
-        self.live.iter().map(|l| l.tid)
-    }
-
     /// Remembers that `pthread` is thread `tid` (a reused `pthread_t` replaces the old entry).
     pub fn add_handle(&mut self, pthread: libc::pthread_t, tid: ThreadId) {
         self.handles.insert(pthread, tid);

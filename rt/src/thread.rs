@@ -22,21 +22,18 @@
 //! that interrupted the runtime records nothing.
 
 use std::cell::{Cell, UnsafeCell};
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
 use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use ilgen_trace::format::{encode_header, ThreadHeader};
-use ilgen_trace::pending;
 use ilgen_trace::{
     Access, AccessKind, Event, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_SITE, NO_THREAD,
 };
 
 use crate::record::altstack::{self, AltStack};
 use crate::record::cache::SegmentCache;
-use crate::record::writer::Writer;
+use crate::record::pending::Pool;
+use crate::record::writer::{self, Writer};
 use crate::registry::Registry;
 use crate::runtime::{self, Runtime};
 use crate::{arch, sites};
@@ -70,6 +67,9 @@ static SEALING: AtomicBool = AtomicBool::new(false);
 static IN_START: AtomicU32 = AtomicU32::new(0);
 /// The key whose destructor ends a thread that exits through code the runtime does not see.
 static EXIT_KEY: OnceLock<libc::pthread_key_t> = OnceLock::new();
+
+/// The pending slots of the recording threads.
+pub(crate) static PENDING: Pool = Pool::new();
 
 /// The live recording threads and the `pthread_t` handles of the process.
 pub(crate) static THREADS: Registry<ThreadState> = Registry::new();
@@ -253,8 +253,8 @@ fn start_recording(
     });
     let path = rt.dir.join(ilgen_trace::format::thread_file_name(tid));
     let chunk = rt.options.chunk_kb as usize * 1024;
-    let writer =
-        paths(&path).and_then(|(c, tmp)| Writer::create(&c, &tmp, &header, chunk, mark_truncated));
+    let writer = writer::c_paths(&path)
+        .and_then(|(c, tmp)| Writer::create(&c, &tmp, &header, chunk, mark_truncated));
     let writer = match writer {
         Ok(w) => w,
         Err(errno) => {
@@ -312,37 +312,18 @@ fn start_recording(
     Some(st)
 }
 
-/// The C strings of `path` and of the temporary name it is created under.
-fn paths(path: &Path) -> Result<(CString, CString), i32> {
-    let mut tmp = path.as_os_str().as_bytes().to_vec();
-    tmp.extend_from_slice(b".tmp");
-    match (CString::new(path.as_os_str().as_bytes()), CString::new(tmp)) {
-        (Ok(c), Ok(tmp)) => Ok((c, tmp)),
-        _ => Err(libc::EINVAL),
-    }
-}
-
-/// Thread `tid`'s segment cache, in its pending file so that a killed process loses nothing; in
-/// private memory, with one message, when the file cannot be made.
+/// Thread `tid`'s segment cache, in a pending slot so that a killed process loses nothing; in
+/// private memory, with one message per process, when no pending file can be made.
 fn new_cache(rt: &Runtime, tid: ThreadId) -> SegmentCache {
     let capacity = rt.options.segment_cache as usize;
-    let path = rt.dir.join(pending::file_name(tid));
-    paths(&path)
-        .and_then(|(c, tmp)| SegmentCache::in_file(capacity, &c, &tmp, tid, sites::start()))
-        .unwrap_or_else(|errno| {
-            runtime::say(&format!(
-                "ilgen: failed to create {}: {}; this thread's last accesses are lost if the \
-                 process is killed",
-                path.display(),
-                std::io::Error::from_raw_os_error(errno)
-            ));
+    match PENDING.take(&rt.dir, capacity, sites::start(), tid) {
+        Ok(Some(slot)) => SegmentCache::in_slot(capacity, slot),
+        Ok(None) => SegmentCache::new(capacity),
+        Err(message) => {
+            runtime::say(&message);
             SegmentCache::new(capacity)
-        })
-}
-
-/// Removes thread `tid`'s pending file: its segment is in its thread file.
-pub(crate) fn remove_pending(rt: &Runtime, tid: ThreadId) {
-    let _ = std::fs::remove_file(rt.dir.join(pending::file_name(tid)));
+        }
+    }
 }
 
 /// A thread's trace ends early (its writer broke): `meta.json` says the trace is truncated.
@@ -352,8 +333,8 @@ fn mark_truncated() {
     }
 }
 
-/// The thread is ending: flushes its segment, writes `End` (not for main), closes its file,
-/// removes its pending file and frees its state. Later hooks of this thread record nothing.
+/// The thread is ending: flushes its segment, writes `End` (not for main), closes its file and
+/// frees its state, which gives its pending slot back. Later hooks of this thread record nothing.
 pub(crate) fn end(st: &'static ThreadState, site: usize) {
     let tid = match st.enter() {
         Some(mut inner) => {
@@ -364,9 +345,6 @@ pub(crate) fn end(st: &'static ThreadState, site: usize) {
             }
             inner.writer.close();
             inner.altstack.remove();
-            if let Some(rt) = runtime::get() {
-                remove_pending(rt, inner.tid);
-            }
             inner.tid
         }
         // Interrupted inside the runtime (a program signal handler calling pthread_exit): leave

@@ -1,6 +1,6 @@
 // The second access of a race is in the last segment of a thread the process killed with
 // SIGKILL: main's `x = 2` comes after its last recorded event and nothing flushes it, but it is
-// in main's pending file, so detect still predicts the race with the worker's `x = 1` (the test
+// in main's pending slot, so detect still predicts the race with the worker's `x = 1` (the test
 // barrier, which the trace never sees, only makes the worker write first).
 //
 // RUN: %ilgen cc -g -O0 -I %testinc %s -o %t

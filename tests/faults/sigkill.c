@@ -1,6 +1,6 @@
 // SIGKILL runs nothing: the program dies with the same status, its trace still reads up to the
 // last record written, and main's accesses since its last event (its current segment) are read
-// from its pending file: nothing recorded is lost.
+// from its pending slot: nothing recorded is lost.
 //
 // RUN: %ilgen cc -g -O0 %s -o %t && %clang -g -O0 %s -o %t.plain -lpthread
 // RUN: sh %S/Inputs/unharmed.sh %t.plain %t %t.d '' | FileCheck %s

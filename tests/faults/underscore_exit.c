@@ -1,5 +1,5 @@
 // `_exit` from a thread in the middle of a segment runs no handler: the thread's accesses since
-// its last sync operation are read from its pending file, and the run reads as killed (main,
+// its last sync operation are read from its pending slot, and the run reads as killed (main,
 // blocked in its join, has no join record: it never returned).
 //
 // RUN: %ilgen cc -g -O0 %s -o %t && %clang -g -O0 %s -o %t.plain -lpthread

@@ -1,9 +1,9 @@
 //! Reading a trace directory: the thread files decoded, then checked against each other.
 //!
 //! Takes a directory path; gives [`TraceDir::open`]'s [`TraceDir`]: `meta.json` and every
-//! `t<tid>.trace` decoded (`format`), with its `t<tid>.pending` segment when the thread did not
-//! end (`pending`), once the files make one run (`validate`). Above both, so that the checks can
-//! take the decoded types and the reader can call the checks.
+//! `t<tid>.trace` decoded (`format`), with the segment a `pending.<n>` file holds for it when the
+//! thread did not end (`pending`), once the files make one run (`validate`). Above both, so that
+//! the checks can take the decoded types and the reader can call the checks.
 
 use std::fs;
 use std::path::Path;
@@ -42,7 +42,7 @@ impl TraceDir {
             let path = entry.path();
             let bytes = read_regular(&path)?;
             // Decoded first: a file of another version or no thread file at all is named so.
-            let mut thread = decode_thread(&path, &bytes)?;
+            let thread = decode_thread(&path, &bytes)?;
             crate::validate::check_sealed(&meta, &path, &bytes)?;
             if thread.header.tid != tid {
                 return Err(TraceError::Inconsistent {
@@ -53,10 +53,10 @@ impl TraceDir {
                     ),
                 });
             }
-            crate::pending::recover(dir, &mut thread)?;
             threads.push(thread);
         }
         threads.sort_by_key(|t| t.header.tid);
+        crate::pending::recover(dir, meta.files.is_some(), &mut threads)?;
         let trace = TraceDir {
             path: dir.into(),
             meta,

@@ -31,14 +31,12 @@
 //! right line. A range never takes a kind stronger than each of its bytes had: growing needs the
 //! same kind, and only an exact hit changes a range's kind.
 //!
-//! The ranges live in the thread's pending file (`ilgen_trace::pending`), mapped `MAP_SHARED`
-//! ([`SegmentCache::in_file`]): the segment is in the page cache at every moment, so a process
+//! The ranges live in the thread's pending slot (`record::pending`), mapped `MAP_SHARED`
+//! ([`SegmentCache::in_slot`]): the segment is in the page cache at every moment, so a process
 //! killed before it drains loses nothing. Each range is written before the count that covers it is
 //! published, and the count drops to 0 only after the ranges were written out as records (a kill
 //! in between repeats them, harmlessly). A store into that mapping costs what a store into the
-//! heap costs; the fast path is unchanged. The price is per thread: creating, reserving and
-//! removing the file takes milliseconds on a busy ext4 disk, which a program of many short threads
-//! feels.
+//! heap costs; the fast path is unchanged.
 //!
 //! Memory per thread: `capacity` ranges of 32 bytes, `2 * capacity` (rounded up to a power of
 //! two) slots of 8 bytes and 2 x [`STREAMS`] streams of 16 bytes: 200 KiB at the default 4096
@@ -49,13 +47,12 @@
 //! thread that syncs often does not pay for the tables' size; they are really cleared once every
 //! 32768 drains, when the 15-bit generation wraps.
 
-use std::ffi::CStr;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use ilgen_trace::pending::{self, HEADER, LEN_AT, RANGE};
-use ilgen_trace::{AccessKind, ThreadId};
+use ilgen_trace::pending::{self, LEN_AT, SLOT_HEADER};
+use ilgen_trace::AccessKind;
 
-use crate::record::writer;
+use crate::record::pending::Slot;
 
 /// Streams per thread (a power of two): more than the distinct access instructions of a hot loop.
 pub(crate) const STREAMS: usize = 256;
@@ -84,29 +81,20 @@ struct Range {
     kind: AccessKind,
 }
 
-const _: () = assert!(std::mem::size_of::<Range>() == RANGE);
+const _: () = assert!(std::mem::size_of::<Range>() == pending::RANGE);
 
-/// Where the ranges live, after a pending file's header: its shared mapping, or private memory
-/// when the file could not be made (and in unit tests).
+/// Where the ranges live, after a pending slot's header: the thread's slot of the shared pool, or
+/// private memory when no pending file could be made (and in unit tests).
 enum Memory {
-    Shared { base: *mut u8, bytes: usize },
+    Shared(Slot),
     Private(Box<[u64]>),
 }
 
 impl Memory {
     fn base(&mut self) -> *mut u8 {
         match self {
-            Memory::Shared { base, .. } => *base,
+            Memory::Shared(slot) => slot.base(),
             Memory::Private(words) => words.as_mut_ptr().cast(),
-        }
-    }
-}
-
-impl Drop for Memory {
-    fn drop(&mut self) {
-        if let Memory::Shared { base, bytes } = *self {
-            // SAFETY: the mapping `in_file` made, no longer referenced.
-            unsafe { libc::munmap(base.cast(), bytes) };
         }
     }
 }
@@ -179,30 +167,17 @@ impl SegmentCache {
     /// process killed before it drains loses them.
     pub fn new(capacity: usize) -> SegmentCache {
         let capacity = Self::clamp(capacity);
-        let words = (HEADER + capacity * RANGE) / 8;
+        let words = pending::slot_bytes(capacity) / 8;
         Self::with_memory(
             capacity,
             Memory::Private(vec![0u64; words].into_boxed_slice()),
         )
     }
 
-    /// A cache whose ranges are in the pending file `path` of thread `tid` (created as `tmp`,
-    /// then renamed; see `ilgen_trace::pending`), `sites` the address of the site section.
-    /// Returns the errno of the failing call.
-    pub fn in_file(
-        capacity: usize,
-        path: &CStr,
-        tmp: &CStr,
-        tid: ThreadId,
-        sites: usize,
-    ) -> Result<SegmentCache, i32> {
-        let capacity = Self::clamp(capacity);
-        let bytes = (HEADER + capacity * RANGE).div_ceil(4096) * 4096;
-        let header = pending::encode_header(tid, sites as u64, capacity as u32);
-        let (fd, _, base) = writer::create_mapped(path, tmp, &header, bytes)?;
-        // SAFETY: the mapping stays without the descriptor.
-        unsafe { libc::close(fd) };
-        Ok(Self::with_memory(capacity, Memory::Shared { base, bytes }))
+    /// A cache whose ranges are in `slot`, which holds `capacity` ranges; gives the slot back
+    /// when it drops.
+    pub fn in_slot(capacity: usize, slot: Slot) -> SegmentCache {
+        Self::with_memory(Self::clamp(capacity), Memory::Shared(slot))
     }
 
     fn clamp(capacity: usize) -> usize {
@@ -213,8 +188,8 @@ impl SegmentCache {
         let slots = (capacity * 2).next_power_of_two().max(2);
         SegmentCache {
             streams: [Stream::default(); STREAMS],
-            // SAFETY: `memory` holds the header and `capacity` ranges, 8-aligned.
-            ranges: unsafe { memory.base().add(HEADER).cast() },
+            // SAFETY: `memory` holds a slot header and `capacity` ranges, 8-aligned.
+            ranges: unsafe { memory.base().add(SLOT_HEADER).cast() },
             len: 0,
             generation_key: 1 << 49,
             // Zeroed memory: pages are touched only as the table fills.
@@ -241,10 +216,10 @@ impl SegmentCache {
         unsafe { &mut *self.ranges.add(index) }
     }
 
-    /// Makes the first `len` ranges the pending file's segment, after their bytes.
+    /// Makes the first `len` ranges the pending slot's segment, after their bytes.
     #[inline(always)]
     fn publish(&mut self) {
-        // SAFETY: the header's 4-aligned `len` field, only ever accessed by this thread, atomically.
+        // SAFETY: the slot header's 4-aligned `len` field, only ever accessed by this thread, atomically.
         let count = unsafe { &*self.memory.base().add(LEN_AT).cast::<AtomicU32>() };
         count.store(self.len as u32, Ordering::Release);
     }
@@ -466,11 +441,23 @@ mod tests {
     }
 
     #[test]
-    fn the_pending_file_holds_the_segment_until_it_drains() {
-        let (_dir, path, c, tmp) = crate::record::writer::tests::temp("t5.pending");
+    fn the_pending_slot_holds_the_segment_until_it_drains() {
+        let (_dir, path, _, _) = crate::record::writer::tests::temp("cache");
+        let dir = path.parent().unwrap();
         let sites = 0x1000;
-        let mut c = SegmentCache::in_file(16, &c, &tmp, 5, sites).unwrap();
-        let pending = || ilgen_trace::pending::decode(&path, &std::fs::read(&path).unwrap(), 5);
+        let pool = Box::leak(Box::new(crate::record::pending::Pool::new()));
+        let slot = pool.take(dir, 16, sites, 5).unwrap().unwrap();
+        let mut c = SegmentCache::in_slot(16, slot);
+        let file = dir.join("pending.0");
+        let pending = || {
+            let segments =
+                ilgen_trace::pending::decode(&file, &std::fs::read(&file).unwrap()).unwrap();
+            match &segments[..] {
+                [] => vec![],
+                [(5, accesses)] => accesses.clone(),
+                other => panic!("one segment of thread 5 expected: {other:?}"),
+            }
+        };
         for i in 0..8u64 {
             c.record(0x100 + 4 * i, 4, Write, sites + 16);
         }
@@ -484,7 +471,7 @@ mod tests {
         };
         // What a killed process leaves: every range so far, as the drain would write it.
         let left = vec![access(0x100, 32, 1, Write), access(0x200, 8, 3, Write)];
-        assert_eq!(pending().unwrap(), left);
+        assert_eq!(pending(), left);
         let drained: Vec<_> = drained(&mut c)
             .iter()
             .map(|e| {
@@ -497,10 +484,10 @@ mod tests {
             })
             .collect();
         assert_eq!(drained, left);
-        assert_eq!(pending().unwrap(), vec![], "drained: nothing pending");
+        assert_eq!(pending(), vec![], "drained: nothing pending");
         c.record(0x300, 1, AtomicRead, 0);
         assert_eq!(
-            pending().unwrap(),
+            pending(),
             vec![access(0x300, 1, ilgen_trace::NO_SITE, AtomicRead)]
         );
     }

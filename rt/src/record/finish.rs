@@ -331,9 +331,7 @@ pub(crate) fn seal() {
     if flush_everyone(rt, true) {
         rt.meta.write_sealed(&rt.dir);
         // Every segment is in the thread files: a sealed run leaves no pending file.
-        for tid in thread::THREADS.lock().live_tids() {
-            thread::remove_pending(rt, tid);
-        }
+        thread::PENDING.remove_files(&rt.dir);
     }
 }
 

@@ -24,6 +24,8 @@
 //! `meta.json`) instead of killing the program with SIGXFSZ or SIGBUS.
 
 use std::ffi::{CStr, CString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::ptr;
 
 use ilgen_trace::format::{encode_access, encode_record, MAX_RECORD};
@@ -257,6 +259,17 @@ impl Writer {
         }
         self.base = ptr::null_mut();
         self.mapped = 0;
+    }
+}
+
+/// The C strings of `path` and of the temporary name it is created under (`<path>.tmp`), or
+/// EINVAL for a path with a NUL byte.
+pub(crate) fn c_paths(path: &Path) -> Result<(CString, CString), i32> {
+    let mut tmp = path.as_os_str().as_bytes().to_vec();
+    tmp.extend_from_slice(b".tmp");
+    match (CString::new(path.as_os_str().as_bytes()), CString::new(tmp)) {
+        (Ok(c), Ok(tmp)) => Ok((c, tmp)),
+        _ => Err(libc::EINVAL),
     }
 }
 
