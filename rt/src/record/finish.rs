@@ -38,8 +38,8 @@
 //! a handler the program installs later replaces the runtime's (its exit path still flushes
 //! through `atexit`). `_exit` and SIGKILL run nothing: the files then end with zero padding after
 //! the last record written, which still reads, and each thread's current segment is in its
-//! pending file (`cache`), which the reader appends. A fatal signal leaves the pending files too,
-//! for a thread that did not flush in time; an exit that flushed every thread removes them.
+//! pending slot (`pending`), which the reader appends. A fatal signal leaves the pending files
+//! too, for a thread that did not flush in time; a sealed exit removes them.
 //!
 //! The exit handler is registered when the runtime initializes (its constructor, or the first
 //! hook). Code that runs after it (atexit handlers registered earlier, static destructors) is
