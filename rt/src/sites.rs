@@ -1,10 +1,10 @@
 //! Site ids: turns the `site` pointer each hook receives into a [`SiteId`].
 //!
 //! Takes the address of a 16-byte unit in the executable's `ilgen_sites` section (see
-//! `ilgen_trace::sites`); gives `(site - start of section) / 16`, or [`ilgen_trace::NO_SITE`] for NULL and for
-//! a pointer outside the section. The section start comes from the C shim `sites.c` (a weak
-//! `__start_ilgen_sites` reference) and is read once at initialization, so the hot path stores
-//! raw pointers and converts them only when a record is written.
+//! `ilgen_trace::sites`); gives `(site - start of section) / 16`, or [`ilgen_trace::NO_SITE`] for
+//! NULL and for a pointer outside the section. The section start comes from the C shim `sites.c`
+//! (a weak `__start_ilgen_sites` reference) and is read once at initialization, so the hot path
+//! stores raw pointers and converts them only when a record is written.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

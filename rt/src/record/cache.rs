@@ -219,7 +219,8 @@ impl SegmentCache {
     /// Makes the first `len` ranges the pending slot's segment, after their bytes.
     #[inline(always)]
     fn publish(&mut self) {
-        // SAFETY: the slot header's 4-aligned `len` field, only ever accessed by this thread, atomically.
+        // SAFETY: the slot header's 4-aligned `len` field, only ever accessed by this thread,
+        // atomically.
         let count = unsafe { &*self.memory.base().add(LEN_AT).cast::<AtomicU32>() };
         count.store(self.len as u32, Ordering::Release);
     }
