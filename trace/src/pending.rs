@@ -283,7 +283,7 @@ mod tests {
                 2,
                 vec![
                     access(0x10, 8, 3, AccessKind::Write),
-                    access(0x40, 1, crate::NO_SITE, AccessKind::AtomicRead)
+                    access(0x40, 1, crate::event::NO_SITE, AccessKind::AtomicRead)
                 ]
             )]
         );
