@@ -24,7 +24,7 @@ use ilgen_analysis::{observed, window, Backend, Checker, Options};
 use ilgen_binary::Binary;
 use ilgen_confirm::run::ReplayRun;
 use ilgen_report::suppress::Suppressions;
-use ilgen_report::{Context, Entry, Report, Run};
+use ilgen_report::{Context, Counts, Entry, Report, Run};
 use ilgen_trace::{RunEnd, TraceDir};
 use rayon::prelude::*;
 
@@ -352,8 +352,9 @@ fn confirm(
         .zip(binaries.iter().zip(replays))
         .enumerate()
     {
-        parts.push(report(p, abs, binary.as_ref(), &replays));
-        let text = limits_text(&p.trace, &p.file, args);
+        let part = report(p, abs, binary.as_ref(), &replays);
+        let text = limits_text(&p.trace, &p.file, &part.counts, args);
+        parts.push(part);
         if runs.len() > 1 && !text.is_empty() {
             limits.push_str(&format!("ilgen: run {}: {}:\n", i + 1, p.dir.display()));
         }
@@ -437,9 +438,15 @@ fn limits(args: &DetectArgs) -> Limits {
     }
 }
 
-/// What follows the text report: race pairs a limit left undecided (listed with `--show-all`,
-/// else counted in one line), and with `--stats` the analysis's counts.
-fn limits_text(trace: &TraceDir, file: &CandidatesFile, args: &DetectArgs) -> String {
+/// What follows the text report of one run: race pairs a limit left undecided (listed with
+/// `--show-all`, else counted in one line), and with `--stats` the analysis's counts and the
+/// run's replay divergence rate (`replayed`: its candidates' verdicts).
+fn limits_text(
+    trace: &TraceDir,
+    file: &CandidatesFile,
+    replayed: &Counts,
+    args: &DetectArgs,
+) -> String {
     let mut out = String::new();
     let open = &file.stats.not_decided;
     if args.show_all && !open.is_empty() {
@@ -457,8 +464,23 @@ fn limits_text(trace: &TraceDir, file: &CandidatesFile, args: &DetectArgs) -> St
     if args.stats {
         out.push_str("ilgen: analysis:\n");
         out.push_str(&candidates::stats_text(&file.stats));
+        out.push_str(&divergence_text(replayed));
     }
     out
+}
+
+/// The replay divergence rate of one run: replays whose schedule could not be followed (verdict
+/// infeasible) of the replays run, one per candidate.
+fn divergence_text(c: &Counts) -> String {
+    if c.candidates == 0 {
+        return "ilgen: replay: no candidate to replay\n".into();
+    }
+    format!(
+        "ilgen: replay: {} of {} replay(s) diverged (divergence rate {:.0}%)\n",
+        c.infeasible,
+        c.candidates,
+        100.0 * c.infeasible as f64 / c.candidates as f64
+    )
 }
 
 /// Removes the schedule files an earlier `ilgen detect` wrote, so that none outlives its candidate.

@@ -65,7 +65,10 @@ pub struct Access {
     pub kind: AccessKind,
 }
 
+/// One byte in memory, the variant's index: how the runtime's pending segment stores it
+/// (`pending`).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
 pub enum AccessKind {
     Read,
     Write,

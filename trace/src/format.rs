@@ -120,15 +120,12 @@ pub struct ThreadTrace {
 /// Decodes the bytes of one thread file; `path` only names the file in errors.
 pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceError> {
     if bytes.len() < THREAD_MAGIC.len() || bytes[..THREAD_MAGIC.len()] != THREAD_MAGIC {
-        return Err(TraceError::NotATrace {
-            path: path.into(),
-            expected: "an ilgen thread file",
-            found: format!(
-                "{}, without the ILGENTHR magic; a trace directory holds only files the runtime \
-                 wrote, record the program again",
-                crate::error::what_it_is(bytes)
-            ),
-        });
+        return Err(crate::error::without_magic(
+            path,
+            "an ilgen thread file",
+            "ILGENTHR",
+            bytes,
+        ));
     }
     let rest = &bytes[THREAD_MAGIC.len()..];
     // The version is the header's first field: read it alone so that a newer header layout still

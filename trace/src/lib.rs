@@ -8,6 +8,7 @@
 //! - [`validate`]: the checks that a trace directory's files make one run;
 //! - `read`: [`TraceDir::open`], which decodes a trace directory (`format`) and checks it (`validate`);
 //! - [`meta`]: the run's metadata file;
+//! - [`pending`]: a thread's current segment, which survives the process being killed;
 //! - [`schedule`]: the order of sync operations a replay enforces;
 //! - [`replay`]: what a replay of a schedule found (`replay-outcome.json`) and its exit statuses;
 //! - [`sites`]: the site table embedded in instrumented binaries;
@@ -23,6 +24,7 @@ mod json;
 pub mod kind;
 pub mod memory;
 pub mod meta;
+pub mod pending;
 mod read;
 pub mod replay;
 pub mod schedule;

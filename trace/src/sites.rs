@@ -49,6 +49,19 @@ pub const FLAG_DECIDES: u8 = 1;
 /// library code, never a site's own frame while a user frame is known.
 pub const SYSTEM_DIRS: [&str; 3] = ["/usr/include/", "/usr/lib/gcc/", "/usr/lib/llvm-19/"];
 
+/// The id of the site whose unit is at address `site`, given the address `start` of the
+/// section (0 when the executable has none): `(site - start) / UNIT`, or [`crate::event::NO_SITE`] for
+/// NULL and for an address outside the section.
+pub fn id_at(site: usize, start: usize) -> SiteId {
+    if site == 0 || start == 0 || site < start {
+        return crate::event::NO_SITE;
+    }
+    SiteId::try_from((site - start) / UNIT)
+        .ok()
+        .filter(|&id| id != crate::event::NO_SITE)
+        .unwrap_or(crate::event::NO_SITE)
+}
+
 /// Whether `file` is the user's code: any file not under one of the [`SYSTEM_DIRS`].
 pub fn is_user_file(file: &str) -> bool {
     !SYSTEM_DIRS.iter().any(|dir| file.starts_with(dir))
@@ -286,6 +299,16 @@ impl SiteTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_are_unit_indices_and_null_is_no_site() {
+        use crate::event::NO_SITE;
+        assert_eq!(id_at(0, 0x1000), NO_SITE);
+        assert_eq!(id_at(0x1000, 0), NO_SITE);
+        assert_eq!(id_at(0x1000, 0x1000), 0);
+        assert_eq!(id_at(0x1030, 0x1000), 3);
+        assert_eq!(id_at(0x0ff0, 0x1000), NO_SITE);
+    }
 
     #[test]
     fn two_module_blobs_concatenated_give_global_ids() {

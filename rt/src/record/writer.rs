@@ -24,6 +24,8 @@
 //! `meta.json`) instead of killing the program with SIGXFSZ or SIGBUS.
 
 use std::ffi::{CStr, CString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::ptr;
 
 use ilgen_trace::format::{encode_access, encode_record, MAX_RECORD};
@@ -68,52 +70,18 @@ impl Writer {
         let page = 4096;
         let chunk = chunk.max(page).div_ceil(page) * page;
         let first = (header.len() + MAX_RECORD).div_ceil(chunk) * chunk;
-        // SAFETY: plain system calls on a file this function creates.
-        unsafe {
-            let fd = open_new(tmp)?;
-            let Some(id) = file_id(fd) else {
-                let e = errno();
-                libc::close(fd);
-                libc::unlink(tmp.as_ptr());
-                return Err(e);
-            };
-            let undo = |e: i32| {
-                libc::close(fd);
-                libc::unlink(tmp.as_ptr());
-                Err(e)
-            };
-            if let Err(e) = reserve_space(fd, 0, first) {
-                return undo(e);
-            }
-            let base = libc::mmap(
-                ptr::null_mut(),
-                first,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd,
-                0,
-            );
-            if base == libc::MAP_FAILED {
-                return undo(errno());
-            }
-            let base = base as *mut u8;
-            ptr::copy_nonoverlapping(header.as_ptr(), base, header.len());
-            if libc::rename(tmp.as_ptr(), path.as_ptr()) != 0 {
-                libc::munmap(base as *mut libc::c_void, first);
-                return undo(errno());
-            }
-            Ok(Writer {
-                fd,
-                id,
-                path: path.to_owned(),
-                base,
-                mapped: first,
-                pos: header.len(),
-                chunk,
-                broken: false,
-                on_broken,
-            })
-        }
+        let (fd, id, base) = create_mapped(path, tmp, header, first)?;
+        Ok(Writer {
+            fd,
+            id,
+            path: path.to_owned(),
+            base,
+            mapped: first,
+            pos: header.len(),
+            chunk,
+            broken: false,
+            on_broken,
+        })
     }
 
     /// The writer's descriptor, after checking it still is its file; reopens the file by path
@@ -294,6 +262,62 @@ impl Writer {
     }
 }
 
+/// The C strings of `path` and of the temporary name it is created under (`<path>.tmp`), or
+/// EINVAL for a path with a NUL byte.
+pub(crate) fn c_paths(path: &Path) -> Result<(CString, CString), i32> {
+    let mut tmp = path.as_os_str().as_bytes().to_vec();
+    tmp.extend_from_slice(b".tmp");
+    match (CString::new(path.as_os_str().as_bytes()), CString::new(tmp)) {
+        (Ok(c), Ok(tmp)) => Ok((c, tmp)),
+        _ => Err(libc::EINVAL),
+    }
+}
+
+/// Creates `tmp` for the runtime alone ([`open_new`]) with `len` bytes reserved, maps it shared,
+/// writes `header` at its start and renames it to `path`: the file appears under its real name
+/// only with a header. Returns its descriptor, device and inode, and mapping; or the errno of the
+/// failing call, leaving nothing behind.
+pub(crate) fn create_mapped(
+    path: &CStr,
+    tmp: &CStr,
+    header: &[u8],
+    len: usize,
+) -> Result<(libc::c_int, (libc::dev_t, libc::ino_t), *mut u8), i32> {
+    // SAFETY: plain system calls on a file this function creates.
+    unsafe {
+        let fd = open_new(tmp)?;
+        let undo = |e: i32| {
+            libc::close(fd);
+            libc::unlink(tmp.as_ptr());
+            Err(e)
+        };
+        let Some(id) = file_id(fd) else {
+            return undo(errno());
+        };
+        if let Err(e) = reserve_space(fd, 0, len) {
+            return undo(e);
+        }
+        let base = libc::mmap(
+            ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        );
+        if base == libc::MAP_FAILED {
+            return undo(errno());
+        }
+        let base = base as *mut u8;
+        ptr::copy_nonoverlapping(header.as_ptr(), base, header.len().min(len));
+        if libc::rename(tmp.as_ptr(), path.as_ptr()) != 0 {
+            libc::munmap(base as *mut libc::c_void, len);
+            return undo(errno());
+        }
+        Ok((fd, id, base))
+    }
+}
+
 /// Creates `path` for the runtime alone: exclusively, never through a symlink, mode 0600, at a
 /// high descriptor number. Returns the descriptor or the errno.
 pub(crate) fn open_new(path: &CStr) -> Result<libc::c_int, i32> {
@@ -387,7 +411,7 @@ impl Drop for Writer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use ilgen_trace::format::{decode_thread, encode_header, ThreadHeader};
     use ilgen_trace::{AccessKind, Sync, SyncOp, FORMAT_VERSION, PENDING};
@@ -395,7 +419,7 @@ mod tests {
     use std::path::PathBuf;
 
     /// A fresh file path in a directory of its own, removed when the guard drops.
-    struct Temp(PathBuf);
+    pub(crate) struct Temp(PathBuf);
 
     impl Drop for Temp {
         fn drop(&mut self) {
@@ -403,7 +427,7 @@ mod tests {
         }
     }
 
-    fn temp(name: &str) -> (Temp, PathBuf, CString, CString) {
+    pub(crate) fn temp(name: &str) -> (Temp, PathBuf, CString, CString) {
         let dir = std::env::temp_dir().join(format!("ilgen-rt-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
