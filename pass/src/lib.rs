@@ -46,6 +46,7 @@ mod options;
 mod printf;
 mod redundant;
 mod sites;
+mod stacks;
 #[cfg(test)]
 mod testing;
 

@@ -21,24 +21,30 @@ use crate::glue::{self, DebugFrame};
 
 /// The site of instruction `inst` of `function` (its symbol): the first frame of the debug
 /// location's inlined-at chain that is in the user's code ([`is_user_file`]), or the innermost
-/// frame when none is, and the library frames inlined at it from its call inward. Without a debug
-/// location: file `<unknown>`, zeros and `function`.
-fn site_of(inst: InstructionValue<'_>, function: &str) -> (Frame, Vec<Frame>) {
-    let chain: Vec<Frame> = glue::debug_frames(inst)
+/// frame when none is; the library frames inlined at it from its call inward; and the frames it
+/// is inlined into, innermost first. Without a debug location: file `<unknown>`, zeros and
+/// `function`.
+fn site_of(inst: InstructionValue<'_>, function: &str) -> (Frame, Vec<Frame>, Vec<Frame>) {
+    let mut chain: Vec<Frame> = glue::debug_frames(inst)
         .into_iter()
         .map(|d| frame(d, function))
         .collect();
     if chain.is_empty() {
-        return (frame(DebugFrame::default(), function), Vec::new());
+        return (
+            frame(DebugFrame::default(), function),
+            Vec::new(),
+            Vec::new(),
+        );
     }
     // Library code compiled out of line (a header function at -O0) has no user frame: its own.
     let at = chain
         .iter()
         .position(|f| is_user_file(&f.file))
         .unwrap_or(0);
-    let mut inlined = chain[..at].to_vec();
-    inlined.reverse();
-    (chain[at].clone(), inlined)
+    let callers = chain.split_off(at + 1);
+    let site = chain.pop().expect("frame `at`");
+    chain.reverse();
+    (site, chain, callers)
 }
 
 /// A frame with the directory prefixed to a relative file name; `function` when the location
@@ -83,8 +89,14 @@ impl<'ctx> Sites<'ctx> {
     }
 
     /// Adds a site; returns the `site` argument for its hook call.
-    fn add(&mut self, at: &Frame, inlined: &[Frame], decides: bool) -> PointerValue<'ctx> {
-        let index = self.builder.add(at, inlined, decides);
+    fn add(
+        &mut self,
+        at: &Frame,
+        inlined: &[Frame],
+        callers: &[Frame],
+        decides: bool,
+    ) -> PointerValue<'ctx> {
+        let index = self.builder.add_inlined_into(at, inlined, callers, decides);
         let offset = SiteTableBuilder::byte_offset(index) as u64;
         let idx = [self.i64_ty.const_int(offset, false)];
         // SAFETY: an inbounds i8 GEP on a global: no access happens, and the offset is within
@@ -99,8 +111,8 @@ impl<'ctx> Sites<'ctx> {
     /// Adds a site for instruction `inst` of `function` ([`site_of`]), flagged when it is a
     /// load that decides an address ([`decides::decides`]).
     pub fn add_for(&mut self, inst: InstructionValue<'ctx>, function: &str) -> PointerValue<'ctx> {
-        let (at, inlined) = site_of(inst, function);
-        self.add(&at, &inlined, decides::decides(inst))
+        let (at, inlined, callers) = site_of(inst, function);
+        self.add(&at, &inlined, &callers, decides::decides(inst))
     }
 
     pub fn len(&self) -> usize {

@@ -18,12 +18,13 @@
 //!   rebuild of unchanged code: the recipe is in [`crate::fingerprint`]), and:
 //!   - `"race"`: `candidates` (numbers whose replay found it), `pid`, `replay_dir`, `current` and
 //!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write` |
-//!     `free` | `destroy`, `addr`, `size`, `location`), `object` (`name`, `offset`, `size` of the
+//!     `free` | `destroy`, `addr`, `size`, `location`, `stack`, `locks`), `object` (`name`, `offset`, `size` of the
 //!     global, or null),
 //!     `threads`, `schedule`;
 //!   - `"deadlock"`: `candidates`, `observed` (the recorded run ended in it; `candidates` may
 //!     then be empty), `pid`, `replay_dir`, `blocked` (`tid`, `op`, `object`, `object_name`,
-//!     `location`, `waits_for`, `holds`: `object`, `object_name`, `location`), `cycle` (tids),
+//!     `location`, `stack`, `waits_for`, `holds`: `object`, `object_name`, `location`, `stack`),
+//!     `cycle` (tids),
 //!     `threads`, `schedule`, `lost_wakeups` (`cond`, `cond_name`, `waiter`, `wait`,
 //!     `signaller`, `signal`, `broadcast`);
 //!   - `"atomicity"`: `candidates`, `pid`, `replay_dir`, `pattern` (`read_write_read`,
@@ -62,12 +63,15 @@
 //!   `cond_destroy`, `rwlock_destroy`, `barrier_destroy`). Findings of kind `atomicity`,
 //!   `counts.atomicity_candidates` and `counts.confirmed_atomicity`; `predicted` may be
 //!   `atomicity_violation`.
+//! - 6: `stack` on accesses, blocked threads and held locks: the frames below `location`, each a
+//!   location, innermost first (callers, and library code the location's line called, see
+//!   `Context::frames`); `locks` on accesses: the locks held (each as `holds`' items).
 
 use serde::Serialize;
 
 use crate::Report;
 
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 #[derive(Serialize)]
 struct Versioned<'a> {

@@ -62,6 +62,8 @@ fn run(result: ResultKind, races: &[(SiteId, SiteId)]) -> ReplayRun {
         site,
         free: false,
         destroy: false,
+        stack: vec![],
+        locks: vec![],
     };
     ReplayRun {
         pid: 42,
@@ -290,6 +292,7 @@ fn an_observed_deadlock_is_a_finding_a_replay_of_the_same_lines_joins() {
         object: 0xc0,
         waits_for: vec![],
         holds: vec![],
+        stack: vec![],
     };
     let d = DeadlockReport {
         threads: vec![blocked(0, OpKind::Join, 20), blocked(1, OpKind::Wake, 8)],

@@ -213,6 +213,7 @@ fn start_replaying(options: Options) -> Option<&'static Replay> {
         ));
     }
     let r = gate::install(Replay::new(options, plan, build_id, dir))?;
+    replay::stack::turn_on();
     // SAFETY: registering handlers that only touch the runtime's own state.
     unsafe {
         libc::atexit(on_replay_exit);

@@ -21,6 +21,14 @@
 //! R __ilgen_wrap_NAME(ARGS..., const void *site);   // every NAME that `is_wrapped`
 //! // right after every call in FORMATTED_CALLS: `max` is its length argument, or UINT64_MAX
 //! void __ilgen_printf_written(void *buf, uint64_t max, int64_t ret, const void *site);
+//! // the shadow call stack of replay's reports, each call only when `__ilgen_stacks` is nonzero
+//! // (read once on the function's entry): on entry (returns the stack depth before it), before
+//! // each call (the call's site), before each return, and after each landing pad
+//! extern uint8_t __ilgen_stacks;
+//! uint32_t __ilgen_func_enter(void);
+//! void __ilgen_func_call(const void *site);
+//! void __ilgen_func_exit(void);
+//! void __ilgen_func_unwound(uint32_t depth);
 //! ```
 
 pub const READ: &str = "__ilgen_read";
@@ -38,6 +46,11 @@ pub const SEM_OPENED: &str = "__ilgen_sem_opened";
 pub const SEM_OPEN: &str = "sem_open";
 pub const TX_BEGIN: &str = "__ilgen_tx_begin";
 pub const TX_END: &str = "__ilgen_tx_end";
+pub const STACKS_FLAG: &str = "__ilgen_stacks";
+pub const FUNC_ENTER: &str = "__ilgen_func_enter";
+pub const FUNC_CALL: &str = "__ilgen_func_call";
+pub const FUNC_EXIT: &str = "__ilgen_func_exit";
+pub const FUNC_UNWOUND: &str = "__ilgen_func_unwound";
 /// The annotation (`__attribute__((annotate(...)))`, listed in `llvm.global.annotations`) that
 /// marks a function as an atomic block.
 pub const ATOMIC_ANNOTATION: &str = "ilgen_atomic";

@@ -9,7 +9,8 @@
 //! a library header (`std::lock_guard`'s constructor, `std::mutex::lock`, gthr-default.h's
 //! `__gthread_mutex_lock`), the pass records the first frame of the inlined-at chain that
 //! [`is_user_file`] accepts (the `std::lock_guard` line) as the site and the library frames
-//! inlined at it as the site's [`Site::inlined`] frames.
+//! inlined at it as the site's [`Site::inlined`] frames; the frames of the chain beyond the site's
+//! (its function inlined into its callers: `deposit` into `main`) are its [`Site::callers`].
 //!
 //! Layout. The section is a sequence of 16-byte units; the linker concatenates one blob per module
 //! (each 16-aligned and a whole number of units, so no padding falls between them):
@@ -18,7 +19,9 @@
 //! unit 1..=n  line: u32 | column: u16 | flags: u8 | n_inlined: u8 | file: u32 | function: u32
 //!             (file and function: byte offsets of NUL-ended UTF-8 strings from the blob's start)
 //! then        the inlined frames, n_inlined units per site in site order, each
-//!             line: u32 | column: u16 | 0: u16 | file: u32 | function: u32
+//!             line: u32 | column: u16 | caller: u16 | file: u32 | function: u32
+//!             (caller 1: a frame the site's function is inlined into, innermost first, after
+//!             the library frames inlined at the site, which have caller 0)
 //! then        the strings, zero-padded to a whole unit
 //! ```
 //! All integers little endian. Instrumented code passes the address of its site's unit to the
@@ -32,7 +35,7 @@
 //!
 //! Versions: 1, first layout (column: u32, no flags; still read, as flags 0); 2, flags: u16 (still
 //! read: its high byte was always 0, which version 3 reads as no inlined frames); 3, sites in user
-//! code with their inlined library frames.
+//! code with their inlined library frames (still read, as no callers); 4, the inlined callers.
 
 use std::collections::HashMap;
 
@@ -41,9 +44,11 @@ use crate::event::SiteId;
 pub const SECTION: &str = "ilgen_sites";
 pub const UNIT: usize = 16;
 pub const MAGIC: [u8; 4] = *b"ILGS";
-pub const VERSION: u16 = 3;
+pub const VERSION: u16 = 4;
 /// [`Site::decides`] in a site's flags.
 pub const FLAG_DECIDES: u8 = 1;
+/// An inlined frame that is one of [`Site::callers`].
+const FRAME_CALLER: u32 = 1;
 
 /// Where the system's and the compiler's headers live: a frame in a file under one of these is
 /// library code, never a site's own frame while a user frame is known.
@@ -116,12 +121,31 @@ impl SiteTableBuilder {
     /// inward; returns its index within this module. A frame's function is written as its
     /// [`Frame::symbol`]. Columns above 65535 are kept as 65535, frames beyond 255 dropped.
     pub fn add(&mut self, at: &Frame, inlined: &[Frame], decides: bool) -> usize {
-        let inlined = &inlined[..inlined.len().min(u8::MAX as usize)];
+        self.add_inlined_into(at, inlined, &[], decides)
+    }
+
+    /// [`SiteTableBuilder::add`], with the frames `callers` that `at`'s function is inlined
+    /// into, innermost first; beyond 255 frames in all, the outermost callers are dropped.
+    pub fn add_inlined_into(
+        &mut self,
+        at: &Frame,
+        inlined: &[Frame],
+        callers: &[Frame],
+        decides: bool,
+    ) -> usize {
+        let max = u8::MAX as usize;
+        let inlined = &inlined[..inlined.len().min(max)];
+        let callers = &callers[..callers.len().min(max - inlined.len())];
         let flags = if decides { FLAG_DECIDES } else { 0 };
-        let entry = self.unit(at, flags, inlined.len() as u8);
+        let entry = self.unit(at, flags, (inlined.len() + callers.len()) as u8);
         self.entries.push(entry);
         for f in inlined {
             let unit = self.unit(f, 0, 0);
+            self.inlined.push(unit);
+        }
+        for f in callers {
+            let mut unit = self.unit(f, 0, 0);
+            unit[1] |= FRAME_CALLER << 16;
             self.inlined.push(unit);
         }
         self.entries.len() - 1
@@ -194,6 +218,9 @@ pub struct Site {
     /// The library frames inlined at [`Site::frame`], from its call inward: the operation itself
     /// is in the last one. Empty when the instruction is the line's own.
     pub inlined: Vec<Frame>,
+    /// The frames [`Site::frame`]'s function is inlined into, innermost first: each the line of
+    /// the inlined call. Empty when it is not inlined.
+    pub callers: Vec<Frame>,
 }
 
 /// Every site of one executable.
@@ -239,7 +266,8 @@ impl SiteTable {
                 let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
                 Ok(String::from_utf8_lossy(&rest[..end]).into_owned())
             };
-            // (frame, flags, inlined frames) of the unit at byte `at`.
+            // (frame, flags, inlined frames) of the unit at byte `at`; an inlined frame's flags
+            // are its caller word.
             let frame = |at: usize| -> Result<(Frame, u8, usize), String> {
                 let word = u32_at(blob, at + 4);
                 let (column, flags, n_inlined) = match version {
@@ -262,14 +290,18 @@ impl SiteTable {
                 if next_inlined + n_inlined > n_units {
                     return Err(format!("site table at unit {unit} is cut short"));
                 }
-                let inlined = (next_inlined..next_inlined + n_inlined)
-                    .map(|u| frame(u * UNIT).map(|(f, _, _)| f))
-                    .collect::<Result<_, _>>()?;
+                let frames = (next_inlined..next_inlined + n_inlined)
+                    .map(|u| frame(u * UNIT))
+                    .collect::<Result<Vec<_>, _>>()?;
                 next_inlined += n_inlined;
+                let (callers, inlined): (Vec<_>, Vec<_>) = frames
+                    .into_iter()
+                    .partition(|&(_, caller, _)| version >= 4 && u32::from(caller) == FRAME_CALLER);
                 let site = Site {
                     frame: at_site,
                     decides: flags & FLAG_DECIDES != 0,
-                    inlined,
+                    inlined: inlined.into_iter().map(|(f, _, _)| f).collect(),
+                    callers: callers.into_iter().map(|(f, _, _)| f).collect(),
                 };
                 sites.insert((unit + 1 + i) as SiteId, site);
             }

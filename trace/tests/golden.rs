@@ -412,23 +412,27 @@ fn sealed_meta_file_has_its_golden_text() {
 fn site_table_has_its_golden_bytes() {
     let mut b = SiteTableBuilder::new();
     b.add(&Frame::new("a.c", 7, 3, "f"), &[], true);
-    b.add(
+    b.add_inlined_into(
         &Frame::new("a.c", 9, 70000, "f"),
         &[Frame::new("/usr/include/h.h", 2, 5, "g")],
+        &[Frame::new("a.c", 20, 4, "f")],
         false,
     );
     let units: Vec<String> = b.finish().chunks(16).map(hex).collect();
     assert_eq!(
         units,
         [
-            // "ILGS", version 3, 2 sites, 6 units.
-            "494c4753030000000200000006000000",
-            // line 7, column 3, flags: decides, no inlined frames, "a.c" (at 0x40), "f" (0x44).
-            "07000000030001004000000044000000",
-            // line 9, column 65535 (kept), 1 inlined frame, "a.c", "f".
-            "09000000ffff00014000000044000000",
-            // the inlined frame: line 2, column 5, "/usr/include/h.h" (0x46), "g" (0x57).
-            "02000000050000004600000057000000",
+            // "ILGS", version 4, 2 sites, 7 units.
+            "494c4753040000000200000007000000",
+            // line 7, column 3, flags: decides, no inlined frames, "a.c" (at 0x50), "f" (0x54).
+            "07000000030001005000000054000000",
+            // line 9, column 65535 (kept), 2 inlined frames, "a.c", "f".
+            "09000000ffff00025000000054000000",
+            // the library frame inlined there: line 2, column 5, "/usr/include/h.h" (0x56), "g"
+            // (0x67).
+            "02000000050000005600000067000000",
+            // the caller it is inlined into: line 20, column 4, caller 1, "a.c", "f".
+            "14000000040001005000000054000000",
             // strings: "a.c", "f", "/usr/include/h.h", "g", zero-padded.
             "612e630066002f7573722f696e636c75",
             "64652f682e6800670000000000000000",
