@@ -2,7 +2,8 @@
 //! after Farzan, Madhusudan and Sorrentino (CAV 2009), with a schedule that reaches each.
 //!
 //! Takes the [`Program`] (its model holds each thread's accesses to shared objects, its sync
-//! operations and its `tx_begin`/`tx_end` markers) and the window size; gives [`Prediction`]s,
+//! operations and its `tx_begin`/`tx_end` markers), the window size and which transactions to
+//! check (by the site of their `tx_begin`; all by default); gives [`Prediction`]s,
 //! one per distinct (transaction site, e1 site, f site, e2 site, pattern): accesses e1 and e2 of
 //! one transaction of thread T to one object, and an access f of another thread T' that conflicts
 //! with both, in an order e1 f e2 the sync semantics allow; with [`Counts`] of what was found and
@@ -258,7 +259,9 @@ struct Witnesses {
 type WindowWitnesses = Vec<BTreeMap<VarId, Witnesses>>;
 
 /// Phase I's walk of one thread, carried from one window to the next.
-struct Walk {
+struct Walk<'a> {
+    /// The transactions to check, by the site of their `tx_begin` (`None`: all).
+    selected: Option<&'a BTreeSet<SiteId>>,
     /// The next event to walk.
     pos: usize,
     /// The seq of the sync event at `pos` the walk stopped before (`None`: the thread is done).
@@ -270,9 +273,10 @@ struct Walk {
     open: BTreeMap<VarId, Vec<Open>>,
 }
 
-impl Walk {
-    fn new(keys: &mut Keys) -> Walk {
+impl<'a> Walk<'a> {
+    fn new(keys: &mut Keys, selected: Option<&'a BTreeSet<SiteId>>) -> Walk<'a> {
         Walk {
+            selected,
             pos: 0,
             waiting: None,
             locks: Locks::default(),
@@ -380,7 +384,7 @@ impl Walk {
         transactions: &mut usize,
     ) {
         match recorded.op {
-            SyncOp::TxBegin => {
+            SyncOp::TxBegin if self.selected.is_none_or(|s| s.contains(&recorded.site)) => {
                 self.begin = Some((at, recorded.site));
                 *transactions += 1;
                 self.open.clear();
@@ -484,14 +488,21 @@ fn pair(
 }
 
 /// Every distinct violation of the run, with a schedule, and the counts; the run is walked in
-/// windows of `window` seqs (see the module doc).
-pub fn predict(program: &Program, window: usize) -> (Vec<Prediction>, Counts) {
+/// windows of `window` seqs (see the module doc); only the transactions whose `tx_begin` has a
+/// site of `selected` count, if given.
+pub fn predict(
+    program: &Program,
+    window: usize,
+    selected: Option<&BTreeSet<SiteId>>,
+) -> (Vec<Prediction>, Counts) {
     let model = &program.model;
     let threads = model.threads.len();
     let width = window.max(1) as u64;
     let mut keys = Keys::default();
     let mut counts = Counts::default();
-    let mut walks: Vec<Walk> = (0..threads).map(|_| Walk::new(&mut keys)).collect();
+    let mut walks: Vec<Walk> = (0..threads)
+        .map(|_| Walk::new(&mut keys, selected))
+        .collect();
     // The state at the start of the previous window, its sync events and witnesses.
     let mut from = State::initial(model);
     let mut prev_ops: Vec<At> = Vec::new();
@@ -728,7 +739,7 @@ mod tests {
     }
 
     fn predictions(r: &Run) -> (Vec<Prediction>, Counts) {
-        predict(&prepare(&r.traces()), 10_000)
+        predict(&prepare(&r.traces()), 10_000, None)
     }
 
     #[test]
@@ -802,8 +813,8 @@ mod tests {
         r.end(1).end(2).join(0, 1).join(0, 2);
         let program = prepare(&r.traces());
         let m = &program.model;
-        let (whole, whole_counts) = predict(&program, 10_000);
-        let (windowed, counts) = predict(&program, 16);
+        let (whole, whole_counts) = predict(&program, 10_000, None);
+        let (windowed, counts) = predict(&program, 16, None);
         // Each sync operation of the testkit has its own site, so each withdraw is a transaction
         // site of its own, and so each pair of withdraws of the two threads a violation.
         assert_eq!(counts.transactions, 10);
@@ -841,6 +852,35 @@ mod tests {
             assert!(state.pos[p.e1.thread] > p.e1.index && state.pos[p.f.thread] > p.f.index);
             assert!(state.pos[p.e2.thread] <= p.e2.index);
         }
+    }
+
+    #[test]
+    fn only_the_selected_transactions_are_checked() {
+        let mut r = Run::new(3);
+        r.fork(0, 1).fork(0, 2).start(1);
+        withdraw(&mut r, 1);
+        r.end(1).start(2);
+        withdraw(&mut r, 2);
+        r.end(2).join(0, 1).join(0, 2);
+        let program = prepare(&r.traces());
+        let m = &program.model;
+        let t1 = m.threads.iter().position(|t| t.tid == 1).unwrap();
+        let begin = m.threads[t1]
+            .events
+            .iter()
+            .filter_map(ModelEvent::observed)
+            .find(|o| o.op == SyncOp::TxBegin)
+            .unwrap()
+            .site;
+        let (found, counts) = predict(&program, 10_000, Some(&BTreeSet::from([begin])));
+        assert_eq!((counts.transactions, counts.predicted), (1, 1));
+        assert_eq!(
+            (found[0].begin.thread, site_of(m, found[0].begin)),
+            (t1, begin)
+        );
+        let (found, counts) = predict(&program, 10_000, Some(&BTreeSet::new()));
+        assert!(found.is_empty());
+        assert_eq!(counts.transactions, 0);
     }
 
     #[test]
