@@ -134,7 +134,8 @@ pub fn analyze_with(
     all.extend(deadlocks);
     if options.atomicity {
         progress.begin("predicting atomicity violations");
-        let (predictions, counts) = atomicity::predict(&program);
+        let (predictions, counts) =
+            atomicity::predict(&program, options.window, options.transactions.as_ref());
         let found: Vec<Candidate> = predictions
             .iter()
             .filter_map(|p| candidates::atomicity(&program.model, &program.vars, p))

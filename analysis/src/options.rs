@@ -1,7 +1,7 @@
 //! What the caller of the analysis chooses: bounds, and who decides the reorder model.
 //!
 //! Takes nothing; gives [`Options`] (candidates per variable, window size, state bound, whether to
-//! predict atomicity violations too) and the
+//! predict atomicity violations too, and of which transactions) and the
 //! [`Backend`]: the native solver ([`crate::solve`]) or a CSP [`Checker`] on the exported CSP_M
 //! model ([`crate::csp::solve`]).
 
@@ -29,6 +29,9 @@ pub struct Options {
     pub deciding: BTreeSet<SiteId>,
     /// Also predict atomicity violations of the marked transactions ([`crate::atomicity`]).
     pub atomicity: bool,
+    /// Of the recorded transactions, only those whose `tx_begin` has one of these sites
+    /// (`ilgen detect --atomic GLOB`); `None`: all of them.
+    pub transactions: Option<BTreeSet<SiteId>>,
 }
 
 #[derive(Clone, Debug)]

@@ -22,6 +22,7 @@ fn options() -> Options {
         backend: crate::options::Backend::Native,
         deciding: Default::default(),
         atomicity: false,
+        transactions: None,
     }
 }
 
@@ -636,6 +637,7 @@ fn options_with_states(max_states: usize) -> Options {
         backend: crate::options::Backend::Native,
         deciding: Default::default(),
         atomicity: false,
+        transactions: None,
         ..options()
     }
 }

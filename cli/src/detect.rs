@@ -16,16 +16,18 @@
 #[cfg(test)]
 mod tests;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use ilgen_analysis::candidates::{self, CandidatesFile, Limits, Names};
 use ilgen_analysis::progress::Progress;
 use ilgen_analysis::{observed, window, Backend, Checker, Options};
-use ilgen_binary::Binary;
+use ilgen_binary::{Binary, BinaryError};
 use ilgen_confirm::run::ReplayRun;
 use ilgen_report::suppress::Suppressions;
 use ilgen_report::{Context, Counts, Entry, Report, Run};
-use ilgen_trace::{RunEnd, TraceDir};
+use ilgen_trace::format::ThreadTrace;
+use ilgen_trace::{Event, RunEnd, SiteId, SyncOp, TraceDir};
 use rayon::prelude::*;
 
 use crate::dump;
@@ -89,6 +91,12 @@ pub struct DetectArgs {
     /// two accesses of one transaction and a conflicting access of another thread between them
     #[arg(long)]
     pub atomicity: bool,
+    /// Check only the recorded transactions whose function (where their `tx_begin` is: the
+    /// marked function, or the one holding ILGEN_ATOMIC_BEGIN) matches GLOB; repeatable; implies
+    /// --atomicity. It selects among what the run recorded: a function not marked when compiling
+    /// is no transaction (mark by name then: ILGEN_PASS_OPTIONS=atomic=fun:GLOB)
+    #[arg(long = "atomic", value_name = "GLOB")]
+    pub atomic: Vec<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +206,59 @@ fn one_binary(dirs: &[PathBuf]) -> Result<(), CliError> {
     Ok(())
 }
 
+/// With `--atomic` GLOBs: the sites of the recorded `tx_begin`s whose function matches one of
+/// them (a GLOB that matches none is warned about); without: `None`, every transaction.
+fn selected_transactions(
+    threads: &[ThreadTrace],
+    binary: &Result<Binary, BinaryError>,
+    globs: &[String],
+) -> Result<Option<BTreeSet<SiteId>>, CliError> {
+    if globs.is_empty() {
+        return Ok(None);
+    }
+    let binary = binary.as_ref().map_err(|e| {
+        CliError::Input(format!(
+            "--atomic selects transactions by function name, which needs the recorded binary: {e}"
+        ))
+    })?;
+    let patterns = globs
+        .iter()
+        .map(|g| {
+            glob::Pattern::new(g).map_err(|e| {
+                CliError::Input(format!(
+                    "--atomic `{g}` is not a glob ({e}): use *, ? and [...] on function names"
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let begins: BTreeMap<SiteId, &str> = threads
+        .iter()
+        .flat_map(|t| &t.events)
+        .filter_map(|e| match e {
+            Event::Sync(s) if s.op == SyncOp::TxBegin => Some(s.site),
+            _ => None,
+        })
+        .filter_map(|site| Some((site, binary.site(site)?.frame.function.as_str())))
+        .collect();
+    for (g, p) in globs.iter().zip(&patterns) {
+        if !begins.values().any(|f| p.matches(f)) {
+            let names: BTreeSet<&str> = begins.values().copied().collect();
+            let names: Vec<&str> = names.into_iter().collect();
+            eprintln!(
+                "ilgen: warning: --atomic `{g}` matches none of the recorded transactions ({})",
+                names.join(", ")
+            );
+        }
+    }
+    Ok(Some(
+        begins
+            .into_iter()
+            .filter(|(_, f)| patterns.iter().any(|p| p.matches(f)))
+            .map(|(site, _)| site)
+            .collect(),
+    ))
+}
+
 /// Reads the trace in `dir`, predicts its candidates and writes them (`candidates.json`, one
 /// `schedule-<n>.json` each) into `dir`.
 fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
@@ -230,6 +291,8 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
             dir: dir.join("csp"),
         }),
     };
+    let binary = Binary::load(&trace.meta);
+    let transactions = selected_transactions(&trace.threads, &binary, &args.atomic)?;
     let options = Options {
         max_per_var: args.max_per_var,
         all_sites: args.all_sites,
@@ -237,11 +300,12 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         max_states: args.max_states,
         backend,
         // A binary that cannot be loaded is reported below, where names need it.
-        deciding: match Binary::load(&trace.meta) {
+        deciding: match &binary {
             Ok(binary) if !args.no_reads_from => binary.deciding_sites(),
             _ => Default::default(),
         },
-        atomicity: args.atomicity,
+        atomicity: args.atomicity || !args.atomic.is_empty(),
+        transactions,
     };
     let (stats, candidates) = ilgen_analysis::analyze_with(&trace.threads, &options, &progress)?;
     progress.finish();

@@ -19,6 +19,7 @@ fn detect(r: &Run) -> Vec<Candidate> {
         backend: Backend::Native,
         deciding: Default::default(),
         atomicity: false,
+        transactions: None,
     };
     ilgen_analysis::analyze(&r.traces(), &options)
         .expect("native analysis")
@@ -78,6 +79,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         trust_trace: false,
         no_reads_from: false,
         atomicity: false,
+        atomic: Vec::new(),
         suppressions: None,
     }
 }

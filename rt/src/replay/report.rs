@@ -39,10 +39,12 @@ use crate::replay::shadow::Cell;
 pub const HOOK_RACE: c_int = 1;
 pub const HOOK_DEADLOCK: c_int = 2;
 pub const HOOK_DIVERGED: c_int = 3;
+pub const HOOK_ATOMICITY: c_int = 4;
 
 /// Called on every report before it is printed: `break __ilgen_report_hook` in gdb stops on the
 /// thread that found it. `site` and `other_site` are the two accesses' sites (race), or the first
-/// blocked thread's and `NO_SITE` (deadlock), or the step's (divergence); `addr` the raced address.
+/// blocked thread's and `NO_SITE` (deadlock), or the step's (divergence), or e2's and `NO_SITE`
+/// (atomicity violation); `addr` the raced address.
 #[no_mangle]
 #[inline(never)]
 pub extern "C" fn __ilgen_report_hook(kind: c_int, site: u32, other_site: u32, addr: u64) {
@@ -103,6 +105,16 @@ fn access(tid: ThreadId, c: &Cell, locks: Vec<HeldLock>) -> RaceAccess {
 }
 
 /// `cur` (by the calling thread) races with the earlier `prev`.
+/// The schedule's watched accesses ran as e1 and f, and this thread is about to make e2 at `site`:
+/// the hook (a debugger stops before e2, the other thread's write already made), then the
+/// outcome, final as for a race.
+pub(crate) fn atomicity(site: SiteId) {
+    __ilgen_report_hook(HOOK_ATOMICITY, site, NO_SITE, 0);
+    if let Some(r) = replay::gate::get() {
+        write(&r.outcome_dir, &outcome(&findings(), r));
+    }
+}
+
 pub(crate) fn race(prev: &Cell, cur: &Cell) {
     if !findings().pairs.first(prev.site, cur.site) {
         return;
