@@ -1,7 +1,7 @@
 //! What the caller of the analysis chooses: bounds, and who decides the reorder model.
 //!
-//! Takes nothing; gives [`Options`] (candidates per variable, window size, state bound, whether to
-//! predict atomicity violations too) and the
+//! Takes nothing; gives [`Options`] (candidates per variable and in all, window size, state bound,
+//! whether to predict atomicity violations too) and the
 //! [`Backend`]: the native solver ([`crate::solve`]) or a CSP [`Checker`] on the exported CSP_M
 //! model ([`crate::csp::solve`]).
 
@@ -29,6 +29,9 @@ pub struct Options {
     pub deciding: BTreeSet<SiteId>,
     /// Also predict atomicity violations of the marked transactions ([`crate::atomicity`]).
     pub atomicity: bool,
+    /// Candidates kept, the first in the output order; the rest are only counted
+    /// ([`crate::Stats::not_written`]), so that memory and the file stay bounded.
+    pub max_candidates: usize,
 }
 
 #[derive(Clone, Debug)]

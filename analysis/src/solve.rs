@@ -409,6 +409,7 @@ mod tests {
             backend: Backend::Native,
             deciding: Default::default(),
             atomicity: false,
+            max_candidates: usize::MAX,
         };
         let is_try = |model: &Model, at: &At| {
             matches!(model.op(*at), Some(crate::model::ModelOp::TryFail { .. }))
@@ -622,6 +623,7 @@ mod tests {
             backend: Backend::Native,
             deciding: Default::default(),
             atomicity: false,
+            max_candidates: usize::MAX,
         };
         let searched = Cell::new(0);
         check_random_runs(0x5851_f42d_4c95_7f2d, 300, |run| {

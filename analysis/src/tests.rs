@@ -22,6 +22,7 @@ fn options() -> Options {
         backend: crate::options::Backend::Native,
         deciding: Default::default(),
         atomicity: false,
+        max_candidates: usize::MAX,
     }
 }
 
@@ -580,6 +581,7 @@ fn summary_names_sites_and_objects_through_the_binary() {
         &Limits {
             max_states: 10,
             window: 10,
+            max_candidates: 10,
         },
     );
     assert!(
@@ -713,6 +715,117 @@ fn candidates_are_bounded_per_variable_unless_all_sites() {
     assert_eq!(count(1, false), 1);
     assert_eq!(count(3, false), 3);
     assert_eq!(count(1, true), 4);
+}
+
+/// Races on X (one site pair) and on D (four site pairs, all written with `all_sites`).
+fn races_on_two_objects() -> Run {
+    let mut r = Run::new(2);
+    r.fork(0, 1)
+        .w(0, X, 5)
+        .w(0, D, 1)
+        .lock(0, M)
+        .unlock(0, M)
+        .w(0, D, 2)
+        .start(1)
+        .w(1, X, 6)
+        .w(1, D, 3)
+        .lock(1, M2)
+        .unlock(1, M2)
+        .w(1, D, 4)
+        .end(1)
+        .join(0, 1);
+    r
+}
+
+#[test]
+fn max_candidates_keeps_the_first_in_order_and_counts_the_rest() {
+    let r = races_on_two_objects();
+    let all_sites = Options {
+        all_sites: true,
+        ..options()
+    };
+    let (stats, all) = crate::analyze(&r.traces(), &all_sites).expect("native analysis");
+    assert_eq!((all.len(), stats.not_written), (5, 0), "{all:#?}");
+    let capped = Options {
+        max_candidates: 3,
+        ..all_sites
+    };
+    let (stats, first) = crate::analyze(&r.traces(), &capped).expect("native analysis");
+    assert_eq!(first, all[..3]);
+    assert_eq!(stats.not_written, 2);
+    let limits = crate::candidates::Limits {
+        max_states: 10,
+        window: 10,
+        max_candidates: 3,
+    };
+    assert_eq!(
+        crate::candidates::not_written_text(&stats, &limits),
+        "ilgen: 2 more candidates not written, raise --max-candidates (now 3)\n"
+    );
+}
+
+#[test]
+fn candidates_file_stores_schedules_as_deltas_and_reads_them_back_whole() {
+    use crate::candidates::{read, write, CandidatesFile, FORMAT_VERSION};
+    let all_sites = Options {
+        all_sites: true,
+        ..options()
+    };
+    let (stats, candidates) =
+        crate::analyze(&races_on_two_objects().traces(), &all_sites).expect("native analysis");
+    let file = CandidatesFile {
+        format_version: FORMAT_VERSION,
+        binary: "a".into(),
+        build_id: "0".into(),
+        stats,
+        candidates,
+    };
+    let dir = std::env::temp_dir().join(format!("ilgen-candidates-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("candidates.json");
+    write(&file, std::fs::File::create(&path).unwrap()).unwrap();
+    assert_eq!(read(&path).unwrap(), file);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut whole = 0;
+    let mut written = 0;
+    for (i, (c, w)) in file
+        .candidates
+        .iter()
+        .zip(json["candidates"].as_array().unwrap())
+        .enumerate()
+    {
+        let shared = w["schedule"]["shared"].as_u64().unwrap() as usize;
+        let tail = w["schedule"]["steps"].as_array().unwrap().len();
+        assert_eq!(
+            shared + tail,
+            c.schedule().steps.len(),
+            "candidate {}",
+            i + 1
+        );
+        if i == 0 {
+            assert_eq!(shared, 0);
+        }
+        whole += c.schedule().steps.len();
+        written += tail;
+    }
+    // Every schedule after the first starts with fork and start of the same thread at least.
+    assert!(
+        written + 2 * (file.candidates.len() - 1) <= whole,
+        "{written} of {whole}"
+    );
+    // A file of the format before deltas is refused with the advice to detect again.
+    let mut old = json.clone();
+    old["format_version"] = 3.into();
+    std::fs::write(&path, old.to_string()).unwrap();
+    assert_eq!(
+        read(&path).unwrap_err(),
+        format!(
+            "{} has format version 3, this ilgen reads 4; run `ilgen detect` again",
+            path.display()
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

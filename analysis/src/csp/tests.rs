@@ -167,6 +167,7 @@ fn native_options() -> Options {
         backend: Backend::Native,
         deciding: Default::default(),
         atomicity: false,
+        max_candidates: usize::MAX,
     }
 }
 
