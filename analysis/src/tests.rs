@@ -673,22 +673,30 @@ fn threads_left_waiting_when_main_returns_are_no_deadlock() {
     assert!(matches!(&found[0], Candidate::Deadlock { blocked, .. } if blocked.len() == 2));
 }
 
-#[test]
-fn candidates_are_bounded_per_variable_unless_all_sites() {
-    // Two unordered writes by main and two by the child: four site pairs on D.
+/// Races on X (one site pair) and on D (four site pairs, all written with `all_sites`).
+fn races_on_two_objects() -> Run {
     let mut r = Run::new(2);
     r.fork(0, 1)
+        .w(0, X, 5)
         .w(0, D, 1)
         .lock(0, M)
         .unlock(0, M)
         .w(0, D, 2)
         .start(1)
+        .w(1, X, 6)
         .w(1, D, 3)
         .lock(1, M2)
         .unlock(1, M2)
         .w(1, D, 4)
         .end(1)
         .join(0, 1);
+    r
+}
+
+#[test]
+fn candidates_are_bounded_per_variable_unless_all_sites() {
+    // Two unordered writes by main and two by the child: four site pairs on D; one on X.
+    let r = races_on_two_objects();
     let count = |max_per_var, all_sites| {
         let o = Options {
             max_per_var,
@@ -712,29 +720,9 @@ fn candidates_are_bounded_per_variable_unless_all_sites() {
         assert_eq!(pairs.len(), found.len(), "one candidate per site pair");
         found.len()
     };
-    assert_eq!(count(1, false), 1);
-    assert_eq!(count(3, false), 3);
-    assert_eq!(count(1, true), 4);
-}
-
-/// Races on X (one site pair) and on D (four site pairs, all written with `all_sites`).
-fn races_on_two_objects() -> Run {
-    let mut r = Run::new(2);
-    r.fork(0, 1)
-        .w(0, X, 5)
-        .w(0, D, 1)
-        .lock(0, M)
-        .unlock(0, M)
-        .w(0, D, 2)
-        .start(1)
-        .w(1, X, 6)
-        .w(1, D, 3)
-        .lock(1, M2)
-        .unlock(1, M2)
-        .w(1, D, 4)
-        .end(1)
-        .join(0, 1);
-    r
+    assert_eq!(count(1, false), 2);
+    assert_eq!(count(3, false), 4);
+    assert_eq!(count(1, true), 5);
 }
 
 #[test]
