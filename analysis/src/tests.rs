@@ -558,18 +558,22 @@ fn three_threads_in_a_lock_cycle_deadlock() {
     );
 }
 
-#[test]
-fn summary_names_sites_and_objects_through_the_binary() {
-    use crate::candidates::{summary, CandidatesFile, Limits, Names, FORMAT_VERSION};
-    let (stats, candidates) =
-        crate::analyze(&listing1().traces(), &options()).expect("native analysis");
-    let file = CandidatesFile {
-        format_version: FORMAT_VERSION,
+/// The candidates file of `r`'s analysis, as `ilgen detect` would write it.
+fn candidates_file(r: &Run, options: &Options) -> crate::CandidatesFile {
+    let (stats, candidates) = crate::analyze(&r.traces(), options).expect("native analysis");
+    crate::CandidatesFile {
+        format_version: crate::candidates::FORMAT_VERSION,
         binary: "a".into(),
         build_id: "0".into(),
         stats,
         candidates,
-    };
+    }
+}
+
+#[test]
+fn summary_names_sites_and_objects_through_the_binary() {
+    use crate::candidates::{summary, Limits, Names};
+    let file = candidates_file(&listing1(), &options());
     let site = |id| (id == 6).then(|| "listing1.c:6 in main".to_string());
     let object = |addr| (addr == Y).then(|| "y".to_string());
     let text = summary(
@@ -754,20 +758,12 @@ fn max_candidates_keeps_the_first_in_order_and_counts_the_rest() {
 
 #[test]
 fn candidates_file_stores_schedules_as_deltas_and_reads_them_back_whole() {
-    use crate::candidates::{read, write, CandidatesFile, FORMAT_VERSION};
+    use crate::candidates::{read, write};
     let all_sites = Options {
         all_sites: true,
         ..options()
     };
-    let (stats, candidates) =
-        crate::analyze(&races_on_two_objects().traces(), &all_sites).expect("native analysis");
-    let file = CandidatesFile {
-        format_version: FORMAT_VERSION,
-        binary: "a".into(),
-        build_id: "0".into(),
-        stats,
-        candidates,
-    };
+    let file = candidates_file(&races_on_two_objects(), &all_sites);
     let dir = std::env::temp_dir().join(format!("ilgen-candidates-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("candidates.json");
