@@ -6,7 +6,8 @@ Usage: python3 benchmarks/real/real.py [--src DIR] [--runs N] [--out FILE] [NAME
 For every program description in `programs/` (one Python file each: how to build the program, its
 fixed workload) whose checkout is present under DIR (default `benchmarks/real/src/<checkout>`, a
 clone fetched by hand; its code is never committed here), the driver:
-  1. copies the checkout three times and builds it natively (clang-19), with `ilgen cc` and with
+  1. copies the checkout's tracked files (`git archive HEAD`) three times and builds it
+     natively (clang-19), with `ilgen cc` and with
      `clang-19 -fsanitize=thread`, all at -O2 -g;
   2. runs the workload natively, recorded by ilgen once (`ilgen run`) and once more with the exit
      grace off (`ILGEN_OPTIONS=exit_grace_ms=0`), then `ilgen detect --format json` on the first
@@ -124,9 +125,12 @@ def build(prog, src, work, flavor):
     tree = work / f"build-{flavor}"
     if tree.exists():
         shutil.rmtree(tree)
-    shutil.copytree(src, tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    # The tracked files only: build products left in a checkout (pigz's has a prebuilt pigz) would
+    # make `make` skip the build, and every flavor run the same old binary.
+    tree.mkdir(parents=True)
     log = work / f"build-{flavor}.log"
     log.write_text("")
+    sh(f"git -C '{src}' archive HEAD | tar -x -C '{tree}'", work, log)
     env = evaluate.clean_env(CC=CC[flavor], CXX=CXX[flavor], CFLAGS="-O2 -g", CXXFLAGS="-O2 -g")
     for cmd in prog.build(CC[flavor], CXX[flavor]):
         sh(cmd, tree, log, env)
@@ -233,7 +237,7 @@ def write_results(a, rows, failed, pending, timing):
     # The hand-written explanations of the differences outlive a new measurement.
     old = a.out.read_text() if a.out.exists() else ""
     kept = old[old.find(EXPLAINED):] if EXPLAINED in old else f"{EXPLAINED}\n\n(none yet)\n"
-    a.out.write_text("\n".join(text) + "\n" + kept)
+    a.out.write_text("\n".join(text) + "\n\n" + kept)
 
 
 def main(argv=None):
