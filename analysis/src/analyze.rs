@@ -1,10 +1,13 @@
 //! The whole analysis of one run: prepare → filter → solve (per surviving variable, in parallel,
 //! then deadlocks) → candidates; with [`Options::atomicity`], then atomicity violations.
 //!
-//! Takes the recorded threads and the [`Options`]; gives the per-stage [`Stats`] and the
-//! [`Candidate`]s (races by object address, then deadlocks), or an [`AnalysisError`] when a CSP
-//! checker could not decide. Independent variables are solved on all cores; stages and solver jobs
+//! Takes the recorded threads and the [`Options`]; gives the per-stage [`Stats`] and the first
+//! `max_candidates` [`Candidate`]s (races by object address, then deadlocks; the others counted),
+//! or an [`AnalysisError`] when a CSP checker could not decide. Independent variables are solved on all cores; stages and solver jobs
 //! are reported to a [`Progress`].
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 use ilgen_trace::format::ThreadTrace;
 use rayon::prelude::*;
@@ -16,9 +19,38 @@ use crate::options::{Backend, Options};
 use crate::progress::Progress;
 use crate::{atomicity, filter, prepare, reads_from, solve};
 
-/// What one job of [`analyze`] found (with findings it could not turn into candidates and the
-/// pairs it left undecided), or why a CSP checker could not say.
-type Job = Result<(solve::SolveStats, Vec<Candidate>, usize, Option<NotDecided>), String>;
+/// What one job of [`analyze`] gave beside its candidates (the findings it could not turn into
+/// candidates and the pairs it left undecided), or why a CSP checker could not say.
+type Job = Result<(solve::SolveStats, usize, Option<NotDecided>), String>;
+
+/// The first `cap` candidates in the output order, of the jobs done so far, by order key; the
+/// rest counted. Jobs finish in any order, so a later job's candidates give way to an earlier's.
+struct Kept {
+    by_key: BTreeMap<usize, Vec<Candidate>>,
+    count: usize,
+    cap: usize,
+    dropped: usize,
+}
+
+impl Kept {
+    fn add(&mut self, key: usize, found: Vec<Candidate>) {
+        self.count += found.len();
+        self.by_key.insert(key, found);
+        while self.count > self.cap {
+            let Some(mut last) = self.by_key.last_entry() else {
+                break;
+            };
+            let drop = (self.count - self.cap).min(last.get().len());
+            let keep = last.get().len() - drop;
+            last.get_mut().truncate(keep);
+            if keep == 0 {
+                last.remove();
+            }
+            self.count -= drop;
+            self.dropped += drop;
+        }
+    }
+}
 
 /// The whole analysis of one run: races per surviving variable (in parallel), then deadlocks.
 pub fn analyze(
@@ -54,6 +86,12 @@ pub fn analyze_with(
     // survivor i - 1.
     let jobs = survivors.len() + 1;
     progress.solving(jobs);
+    let kept = Mutex::new(Kept {
+        by_key: BTreeMap::new(),
+        count: 0,
+        cap: options.max_candidates,
+        dropped: 0,
+    });
     let window_done = || progress.window_done();
     let solve_job = |job: usize| -> Job {
         let solved = match (&options.backend, job.checked_sub(1)) {
@@ -75,6 +113,11 @@ pub fn analyze_with(
                 .collect();
             progress.job_done(found.len());
             let lost = solved.findings.len() - found.len();
+            // Races by object address (survivors are in that order), then deadlocks.
+            let key = if job == 0 { jobs } else { job };
+            kept.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .add(key, found);
             let open = solved.not_decided.and_then(|n| {
                 let (object, accesses) =
                     candidates::race_sides(&solved.model, &program.vars, n.pair.0, n.pair.1)?;
@@ -85,7 +128,7 @@ pub fn analyze_with(
                     limit: n.limit,
                 })
             });
-            (solved.stats, found, lost, open)
+            (solved.stats, lost, open)
         })
     };
     // rayon's pool takes the jobs in index order across all cores and gives the results back in
@@ -114,24 +157,18 @@ pub fn analyze_with(
         solve: solve::SolveStats::default(),
         findings_unconvertible: 0,
         not_decided: Vec::new(),
+        not_written: 0,
         atomicity: None,
     };
-    let mut all = Vec::new();
-    let mut deadlocks = Vec::new();
-    for (job, outcome) in results.into_iter().enumerate() {
-        let (s, found, lost, open) = outcome.map_err(AnalysisError::Checker)?;
+    for outcome in results {
+        let (s, lost, open) = outcome.map_err(AnalysisError::Checker)?;
         stats.solve.add(&s);
         stats.findings_unconvertible += lost;
         stats.not_decided.extend(open);
-        if job == 0 {
-            deadlocks = found;
-        } else {
-            all.extend(found);
-        }
     }
-    // Races by object address (survivors are in that order), then deadlocks, then atomicity
-    // violations (by transaction site, then e1, f and e2 sites).
-    all.extend(deadlocks);
+    let kept = kept.into_inner().unwrap_or_else(|e| e.into_inner());
+    stats.not_written = kept.dropped;
+    let mut all: Vec<Candidate> = kept.by_key.into_values().flatten().collect();
     if options.atomicity {
         progress.begin("predicting atomicity violations");
         let (predictions, counts) =
@@ -146,7 +183,10 @@ pub fn analyze_with(
             counts.transactions, counts.predicted
         ));
         stats.atomicity = Some(counts);
+        // After the races and deadlocks, by transaction site, then e1, f and e2 sites.
         all.extend(found);
+        stats.not_written += all.len().saturating_sub(options.max_candidates);
+        all.truncate(options.max_candidates);
     }
     Ok((stats, all))
 }

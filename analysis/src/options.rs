@@ -1,7 +1,7 @@
 //! What the caller of the analysis chooses: bounds, and who decides the reorder model.
 //!
-//! Takes nothing; gives [`Options`] (candidates per variable, window size, state bound, whether to
-//! predict atomicity violations too, and of which transactions) and the
+//! Takes nothing; gives [`Options`] (candidates per variable and in all, window size, state bound,
+//! whether to predict atomicity violations too, and of which transactions) and the
 //! [`Backend`]: the native solver ([`crate::solve`]) or a CSP [`Checker`] on the exported CSP_M
 //! model ([`crate::csp::solve`]).
 
@@ -32,6 +32,9 @@ pub struct Options {
     /// Of the recorded transactions, only those whose `tx_begin` has one of these sites
     /// (`ilgen detect --atomic GLOB`); `None`: all of them.
     pub transactions: Option<BTreeSet<SiteId>>,
+    /// Candidates kept, the first in the output order; the rest are only counted
+    /// ([`crate::Stats::not_written`]), so that memory and the file stay bounded.
+    pub max_candidates: usize,
 }
 
 #[derive(Clone, Debug)]

@@ -410,6 +410,7 @@ mod tests {
             deciding: Default::default(),
             atomicity: false,
             transactions: None,
+            max_candidates: usize::MAX,
         };
         let is_try = |model: &Model, at: &At| {
             matches!(model.op(*at), Some(crate::model::ModelOp::TryFail { .. }))
@@ -624,6 +625,7 @@ mod tests {
             deciding: Default::default(),
             atomicity: false,
             transactions: None,
+            max_candidates: usize::MAX,
         };
         let searched = Cell::new(0);
         check_random_runs(0x5851_f42d_4c95_7f2d, 300, |run| {

@@ -62,6 +62,10 @@ pub struct DetectArgs {
     /// Candidates per shared variable (and deadlocks in all)
     #[arg(long, default_value_t = 1)]
     pub max_per_var: usize,
+    /// Candidates written (and replayed) per run, the first in the file's order; the others are
+    /// counted
+    #[arg(long, default_value_t = MAX_CANDIDATES)]
+    pub max_candidates: usize,
     /// One candidate per distinct pair of source sites, with no count bound
     #[arg(long)]
     pub all_sites: bool,
@@ -113,6 +117,10 @@ pub enum Solver {
 /// deadlocks) before it gives up; bounds time and memory (each state is kept for the visited set).
 const MAX_STATES: usize = 200_000;
 
+/// Default of `--max-candidates`: bounds the analysis's memory, the candidates file, the schedule
+/// files and the replays (each replay runs the program once).
+const MAX_CANDIDATES: usize = 1000;
+
 /// States ilgen's CSP checker may explore per assertion (`--solver check`): it has no partial-order
 /// reduction, so it needs more than the native search for the same model.
 const CHECKER_STATES: usize = 2_000_000;
@@ -122,8 +130,6 @@ struct Predicted {
     dir: PathBuf,
     trace: TraceDir,
     file: CandidatesFile,
-    /// `file` as written to `candidates.json`.
-    json: String,
 }
 
 /// Runs `ilgen detect`; gives [`exit::FINDINGS`] when there is a candidate (`--no-replay`) or a
@@ -140,9 +146,10 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
             "--replay-timeout must be at least 1".into(),
         ));
     }
-    if args.window == 0 || args.max_per_var == 0 || args.max_states == 0 {
+    if args.window == 0 || args.max_per_var == 0 || args.max_states == 0 || args.max_candidates == 0
+    {
         return Err(CliError::Input(
-            "--window, --max-per-var and --max-states must be at least 1".into(),
+            "--window, --max-per-var, --max-states and --max-candidates must be at least 1".into(),
         ));
     }
     let suppressions = crate::output::suppressions(args.suppressions.as_deref())?;
@@ -306,6 +313,7 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         },
         atomicity: args.atomicity || !args.atomic.is_empty(),
         transactions,
+        max_candidates: args.max_candidates,
     };
     let (stats, candidates) = ilgen_analysis::analyze_with(&trace.threads, &options, &progress)?;
     progress.finish();
@@ -316,33 +324,41 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         stats,
         candidates,
     };
-    let json = serde_json::to_string_pretty(&file)
-        .map_err(|e| CliError::Input(format!("failed to encode the candidates: {e}")))?;
-    let write = |path: &Path, text: String| {
-        std::fs::write(path, text)
-            .map_err(|e| CliError::Input(format!("failed to write {}: {e}", path.display())))
+    let failed = |path: &Path, e: std::io::Error| {
+        CliError::Input(format!("failed to write {}: {e}", path.display()))
     };
-    write(&dir.join(candidates::FILE_NAME), format!("{json}\n"))?;
+    let path = dir.join(candidates::FILE_NAME);
+    std::fs::File::create(&path)
+        .and_then(|f| candidates::write(&file, f))
+        .map_err(|e| failed(&path, e))?;
+    // On stderr, so that a report on stdout stays as it was; the summary has it too.
+    eprint!(
+        "{}",
+        candidates::not_written_text(&file.stats, &limits(args))
+    );
     remove_old_schedules(dir);
     ilgen_confirm::remove_old_replays(dir);
     let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
     for (i, c) in file.candidates.iter().enumerate() {
         let schedule = candidates::replay_schedule(c, &headers, &file.build_id);
-        let name = candidates::schedule_file_name(i + 1);
-        write(&dir.join(name), format!("{}\n", schedule.to_json()))?;
+        let path = dir.join(candidates::schedule_file_name(i + 1));
+        std::fs::write(&path, format!("{}\n", schedule.to_json())).map_err(|e| failed(&path, e))?;
     }
     Ok(Predicted {
         dir: dir.to_path_buf(),
         trace,
         file,
-        json,
     })
 }
 
 /// `--no-replay`: prints the candidates' summary (or the file's JSON).
 fn candidates_only(p: &Predicted, args: &DetectArgs) -> Result<i32, CliError> {
     let text = match args.format {
-        Format::Json | Format::Sarif => format!("{}\n", p.json),
+        Format::Json | Format::Sarif => {
+            let path = p.dir.join(candidates::FILE_NAME);
+            std::fs::read_to_string(&path)
+                .map_err(|e| CliError::Input(format!("failed to read {}: {e}", path.display())))?
+        }
         Format::Text => format!(
             "{}candidates written to {}\n",
             with_names(&p.trace, |names| candidates::summary(
@@ -499,6 +515,7 @@ fn limits(args: &DetectArgs) -> Limits {
     Limits {
         max_states: args.max_states,
         window: args.window,
+        max_candidates: args.max_candidates,
     }
 }
 

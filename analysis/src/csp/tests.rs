@@ -168,6 +168,7 @@ fn native_options() -> Options {
         deciding: Default::default(),
         atomicity: false,
         transactions: None,
+        max_candidates: usize::MAX,
     }
 }
 

@@ -20,6 +20,7 @@ fn detect(r: &Run) -> Vec<Candidate> {
         deciding: Default::default(),
         atomicity: false,
         transactions: None,
+        max_candidates: usize::MAX,
     };
     ilgen_analysis::analyze(&r.traces(), &options)
         .expect("native analysis")
@@ -80,18 +81,18 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         no_reads_from: false,
         atomicity: false,
         atomic: Vec::new(),
+        max_candidates: 1000,
         suppressions: None,
     }
 }
 
 #[test]
 fn run_writes_a_versioned_candidates_file_and_exits_with_findings() {
-    use ilgen_analysis::candidates::{CandidatesFile, FILE_NAME, FORMAT_VERSION};
+    use ilgen_analysis::candidates::{read, FILE_NAME, FORMAT_VERSION};
     let dir = trace_dir(&listing1(), "run");
     let code = super::run(&args(&dir, super::Format::Json)).unwrap();
     assert_eq!(code, crate::exit::FINDINGS);
-    let text = std::fs::read_to_string(dir.join(FILE_NAME)).unwrap();
-    let file: CandidatesFile = serde_json::from_str(&text).unwrap();
+    let file = read(&dir.join(FILE_NAME)).unwrap();
     assert_eq!(file.format_version, FORMAT_VERSION);
     assert_eq!(file.candidates, detect(&listing1()));
     assert_eq!(file.stats.threads, 2);
