@@ -116,7 +116,11 @@ pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceErro
         path: path.into(),
         offset: bytes.len(),
     })?;
-    let events = Records::new(path, bytes, THREAD_MAGIC.len() + used).collect::<Result<_, _>>()?;
+    let mut events: Vec<Event> =
+        Records::new(path, bytes, THREAD_MAGIC.len() + used).collect::<Result<_, _>>()?;
+    // Collecting doubles the capacity as it goes: up to twice the events' size in address space,
+    // for the whole analysis.
+    events.shrink_to_fit();
     Ok(ThreadTrace { header, events })
 }
 
