@@ -398,20 +398,18 @@ impl Model {
             .threads
             .iter()
             .map(|t| {
-                let mut keep = Vec::new();
-                let events = t
-                    .events
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, e)| match e {
-                        ModelEvent::Access { var: v, .. } => Some(*v) == var,
-                        ModelEvent::Sync { .. } => true,
-                    })
-                    .map(|(i, e)| {
-                        keep.push(i);
-                        *e
-                    })
-                    .collect();
+                let kept = |e: &ModelEvent| match e {
+                    ModelEvent::Access { var: v, .. } => Some(*v) == var,
+                    ModelEvent::Sync { .. } => true,
+                };
+                // Sized exactly: a job holds its model while it solves, one per core at a time.
+                let n = t.events.iter().filter(|e| kept(e)).count();
+                let mut keep = Vec::with_capacity(n);
+                let mut events = Vec::with_capacity(n);
+                for (i, e) in t.events.iter().enumerate().filter(|(_, e)| kept(e)) {
+                    keep.push(i);
+                    events.push(*e);
+                }
                 origin.push(keep);
                 ModelThread { tid: t.tid, events }
             })

@@ -4,6 +4,7 @@
 //! the pass (`ilgen-pass`, site tables and hook names) and the analyzer (`ilgen`, reader) share:
 //! - [`event`]: what a thread did ([`Event`]: a memory access, a sync operation or a heap event);
 //! - [`kind`]: the kind of a sync operation ([`OpKind`]), as every later stage names it;
+//! - [`codec`]: the compact records of thread files, written by the runtime and read back;
 //! - [`format`]: thread files and the trace directory, versioned;
 //! - [`validate`]: the checks that a trace directory's files make one run;
 //! - `read`: [`TraceDir::open`], which decodes a trace directory (`format`) and checks it (`validate`);
@@ -16,6 +17,7 @@
 //! - [`memory`]: the `ilgen` command's allocator, which exits with a message when memory runs out.
 
 pub mod abi;
+pub mod codec;
 mod error;
 pub mod event;
 mod file;

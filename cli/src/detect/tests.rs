@@ -29,7 +29,7 @@ fn detect(r: &Run) -> Vec<Candidate> {
 
 /// A trace directory holding `r`, as the runtime writes one.
 fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
-    use ilgen_trace::format::{encode_header, encode_record, thread_file_name, MAX_RECORD};
+    use ilgen_trace::format::{encode_header, thread_file_name, Encoder};
     use ilgen_trace::meta::META_FILE;
     use ilgen_trace::{Meta, RunEnd, FORMAT_VERSION};
     let dir = std::env::temp_dir().join(format!("ilgen-detect-{}-{name}", std::process::id()));
@@ -53,11 +53,7 @@ fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
     std::fs::write(dir.join(META_FILE), meta.to_json()).unwrap();
     for t in r.traces() {
         let mut bytes = encode_header(&t.header);
-        for e in &t.events {
-            let mut buf = [0u8; MAX_RECORD];
-            let n = encode_record(e, &mut buf);
-            bytes.extend_from_slice(&buf[..n]);
-        }
+        bytes.extend(Encoder::default().all(&t.events));
         std::fs::write(dir.join(thread_file_name(t.header.tid)), bytes).unwrap();
     }
     dir
