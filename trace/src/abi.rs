@@ -202,8 +202,23 @@ pub const NEW_DELETE_CALLS: &[&str] = &[
 /// Anonymous mappings: the runtime's wrappers make the real call and report a mapping made with
 /// `MAP_ANONYMOUS` as an allocation, its `munmap` as a free. Only calls the pass rewrote are seen:
 /// the mappings glibc's malloc makes for big blocks (already heap events) and the runtime's own
-/// (trace files) are not. `mremap` is variadic and not wrapped: a remapped range keeps its lifetime.
-pub const MAP_CALLS: &[&str] = &["mmap", "mmap64", "munmap"];
+/// (trace files) are not. `mremap` ends the old range and begins the new one.
+pub const MAP_CALLS: &[&str] = &["mmap", "mmap64", "munmap", "mremap"];
+
+/// The variadic calls among the wrapped ones, with the number of parameters of their wrapper: the
+/// pass passes the call's arguments and null pointers for the trailing ones it left out (their
+/// variadic arguments are pointers), then the site. `mremap`'s is `new_address`, read only with
+/// `MREMAP_FIXED`.
+pub const VARIADIC_CALLS: &[(&str, usize)] = &[("mremap", 5)];
+
+/// The number of parameters of the wrapper of `name` if it is a variadic call of
+/// [`VARIADIC_CALLS`].
+pub fn variadic_arity(name: &str) -> Option<usize> {
+    VARIADIC_CALLS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, arity)| arity)
+}
 
 /// Of [`WRAPPED_CALLS`], the ones that make a loop a wait loop (their first argument is the
 /// condition variable).
@@ -313,6 +328,15 @@ pub fn is_wrapped(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn variadic_calls_are_wrapped_calls_too() {
+        for &(name, _) in VARIADIC_CALLS {
+            assert!(is_wrapped(name), "{name} has no __ilgen_wrap_ form");
+        }
+        assert_eq!(variadic_arity("mremap"), Some(5));
+        assert_eq!(variadic_arity("mmap"), None);
+    }
 
     #[test]
     fn interposed_calls_are_wrapped_calls_too() {

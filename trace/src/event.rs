@@ -137,8 +137,8 @@ pub enum HeapOp {
     /// `[addr, addr + size)` was mapped anonymous (`mmap` with `MAP_ANONYMOUS`, private or
     /// shared), `size` in whole pages.
     Map { addr: u64, size: u64 },
-    /// `[addr, addr + size)` of an anonymous mapping is unmapped (`munmap`, or a `MAP_FIXED`
-    /// mapping put over it), `size` in whole pages; it may be part of a mapping.
+    /// `[addr, addr + size)` of an anonymous mapping is unmapped (`munmap`, a `MAP_FIXED`
+    /// mapping put over it, or `mremap`), `size` in whole pages; it may be part of a mapping.
     Unmap { addr: u64, size: u64 },
 }
 
