@@ -63,8 +63,11 @@ static void report(int op, void *p, size_t size) {
   errno = saved;
 }
 
-static void *allocated(void *p, size_t size) {
-  report(HEAP_ALLOC, p, size);
+// An allocation covers the block's usable size, as a free does (free knows no other size): a
+// block malloc hands out again must forget the whole earlier object, its last bytes included, or
+// the first object's free stays there and pairs with the second object's free as a race.
+static void *allocated(void *p) {
+  report(HEAP_ALLOC, p, p ? malloc_usable_size(p) : 0);
   return p;
 }
 
@@ -78,7 +81,7 @@ static void do_free(void *p) {
 
 static void *do_realloc(void *p, size_t n) {
   if (!p)
-    return allocated(__libc_realloc(0, n), n);
+    return allocated(__libc_realloc(0, n));
   if (n == 0) {
     do_free(p);
     return 0;
@@ -91,7 +94,11 @@ static void *do_realloc(void *p, size_t n) {
     // by a later allocation, which reports after this), the new one allocated at the same site.
     report(HEAP_FREE, p, old);
     __ilgen_heap_site = site;
-    report(HEAP_ALLOC, q, n);
+    report(HEAP_ALLOC, q, malloc_usable_size(q));
+  } else if (q && malloc_usable_size(q) > old) {
+    // Grown in place over memory that was free: those bytes are new to this object.
+    size_t now = malloc_usable_size(q);
+    report(HEAP_ALLOC, (char *)q + old, now - old);
   } else {
     take_site();
   }
@@ -110,7 +117,7 @@ static int do_posix_memalign(void **out, size_t align, size_t n) {
     take_site();
     return ENOMEM;
   }
-  *out = allocated(p, n);
+  *out = allocated(p);
   return 0;
 }
 
@@ -120,7 +127,7 @@ static void *do_aligned_alloc(size_t align, size_t n) {
     errno = EINVAL;
     return 0;
   }
-  return allocated(__libc_memalign(align, n), n);
+  return allocated(__libc_memalign(align, n));
 }
 
 static void *do_reallocarray(void *p, size_t n, size_t m) {
@@ -144,17 +151,17 @@ static void *do_reallocarray(void *p, size_t n, size_t m) {
     return __wrap_##name args;                                                                     \
   }
 
-BOTH(void *, malloc, (size_t n), (n), { return allocated(__libc_malloc(n), n); })
-BOTH(void *, calloc, (size_t n, size_t m), (n, m), { return allocated(__libc_calloc(n, m), n * m); })
+BOTH(void *, malloc, (size_t n), (n), { return allocated(__libc_malloc(n)); })
+BOTH(void *, calloc, (size_t n, size_t m), (n, m), { return allocated(__libc_calloc(n, m)); })
 BOTH(void *, realloc, (void *p, size_t n), (p, n), { return do_realloc(p, n); })
 BOTH(void *, reallocarray, (void *p, size_t n, size_t m), (p, n, m),
      { return do_reallocarray(p, n, m); })
-BOTH(void *, memalign, (size_t a, size_t n), (a, n), { return allocated(__libc_memalign(a, n), n); })
+BOTH(void *, memalign, (size_t a, size_t n), (a, n), { return allocated(__libc_memalign(a, n)); })
 BOTH(void *, aligned_alloc, (size_t a, size_t n), (a, n), { return do_aligned_alloc(a, n); })
 BOTH(int, posix_memalign, (void **out, size_t a, size_t n), (out, a, n),
      { return do_posix_memalign(out, a, n); })
-BOTH(void *, valloc, (size_t n), (n), { return allocated(__libc_valloc(n), n); })
-BOTH(void *, pvalloc, (size_t n), (n), { return allocated(__libc_pvalloc(n), n); })
+BOTH(void *, valloc, (size_t n), (n), { return allocated(__libc_valloc(n)); })
+BOTH(void *, pvalloc, (size_t n), (n), { return allocated(__libc_pvalloc(n)); })
 
 __attribute__((weak)) void free(void *p) { do_free(p); }
 void __wrap_free(void *p) { do_free(p); }
