@@ -5,10 +5,9 @@
 //! [`Backend`]: the native solver ([`crate::solve`]) or a CSP [`Checker`] on the exported CSP_M
 //! model ([`crate::csp::solve`]).
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use ilgen_trace::SiteId;
+use ilgen_trace::sites::Deciding;
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -24,9 +23,9 @@ pub struct Options {
     /// Who decides: the native search, or a CSP checker on the exported model.
     pub backend: Backend,
     /// Sites of deciding reads (the binary's site table flags them): the native solver keeps
-    /// their observed writers ([`crate::reads_from`]). Empty: no such edges. The CSP back end does
-    /// not encode these edges; it decides the model without them.
-    pub deciding: BTreeSet<SiteId>,
+    /// what they saw ([`crate::reads_from`]). Empty: no such edges. The CSP back end does not
+    /// encode these edges; it decides the model without them.
+    pub deciding: Deciding,
     /// Also predict atomicity violations of the marked transactions ([`crate::atomicity`]).
     pub atomicity: bool,
 }
