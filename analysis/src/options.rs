@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use ilgen_trace::sites::Deciding;
 use ilgen_trace::SiteId;
 
 #[derive(Clone, Debug)]
@@ -24,9 +25,9 @@ pub struct Options {
     /// Who decides: the native search, or a CSP checker on the exported model.
     pub backend: Backend,
     /// Sites of deciding reads (the binary's site table flags them): the native solver keeps
-    /// their observed writers ([`crate::reads_from`]). Empty: no such edges. The CSP back end does
-    /// not encode these edges; it decides the model without them.
-    pub deciding: BTreeSet<SiteId>,
+    /// what they saw ([`crate::reads_from`]). Empty: no such edges. The CSP back end does not
+    /// encode these edges; it decides the model without them.
+    pub deciding: Deciding,
     /// Also predict atomicity violations of the marked transactions ([`crate::atomicity`]).
     pub atomicity: bool,
     /// Of the recorded transactions, only those whose `tx_begin` has one of these sites

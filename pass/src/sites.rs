@@ -11,9 +11,13 @@
 //! The blob's size is known only when the module is done, so hook calls first point into a
 //! placeholder declaration, which [`Sites::finish`] replaces with the real global.
 
-use ilgen_trace::sites::{is_user_file, Frame, SiteTableBuilder, SECTION, UNIT};
+use ilgen_trace::sites::{
+    is_user_file, Frame, SiteTableBuilder, FLAG_DECIDES, FLAG_PREDICATE, SECTION, UNIT,
+};
 use inkwell::module::{Linkage, Module};
 use inkwell::types::IntType;
+use std::collections::HashSet;
+
 use inkwell::values::{GlobalValue, InstructionValue, PointerValue};
 
 use crate::decides;
@@ -71,6 +75,9 @@ pub struct Sites<'ctx> {
     placeholder: GlobalValue<'ctx>,
     i8_ty: IntType<'ctx>,
     i64_ty: IntType<'ctx>,
+    /// The loads of the function being instrumented that decide a waiting loop's branch or a
+    /// sync guard.
+    predicates: HashSet<InstructionValue<'ctx>>,
 }
 
 const PLACEHOLDER: &str = "__ilgen_sites.placeholder";
@@ -85,6 +92,7 @@ impl<'ctx> Sites<'ctx> {
             placeholder: module.add_global(i8_ty, None, PLACEHOLDER),
             i8_ty,
             i64_ty: ctx.i64_type(),
+            predicates: HashSet::new(),
         }
     }
 
@@ -94,9 +102,9 @@ impl<'ctx> Sites<'ctx> {
         at: &Frame,
         inlined: &[Frame],
         callers: &[Frame],
-        decides: bool,
+        flags: u8,
     ) -> PointerValue<'ctx> {
-        let index = self.builder.add_inlined_into(at, inlined, callers, decides);
+        let index = self.builder.add_inlined_into(at, inlined, callers, flags);
         let offset = SiteTableBuilder::byte_offset(index) as u64;
         let idx = [self.i64_ty.const_int(offset, false)];
         // SAFETY: an inbounds i8 GEP on a global: no access happens, and the offset is within
@@ -109,10 +117,32 @@ impl<'ctx> Sites<'ctx> {
     }
 
     /// Adds a site for instruction `inst` of `function` ([`site_of`]), flagged when it is a
-    /// load that decides an address ([`decides::decides`]).
+    /// load that decides an address ([`decides::decides`]) or a waiting loop's branch
+    /// (`predicates.rs`).
     pub fn add_for(&mut self, inst: InstructionValue<'ctx>, function: &str) -> PointerValue<'ctx> {
         let (at, inlined, callers) = site_of(inst, function);
-        self.add(&at, &inlined, &callers, decides::decides(inst))
+        let mut flags = 0;
+        if decides::decides(inst) {
+            flags |= FLAG_DECIDES;
+        }
+        if self.predicates.contains(&inst) {
+            flags |= FLAG_PREDICATE;
+        }
+        self.add(&at, &inlined, &callers, flags)
+    }
+
+    /// Called before a function's instructions get their sites, with its predicate loads and
+    /// stores (`predicates.rs`, found before any hook changed its blocks).
+    pub fn enter(&mut self, predicates: HashSet<InstructionValue<'ctx>>) {
+        self.predicates = predicates;
+    }
+
+    /// The store of a read-modify-write whose load decides a predicate decides it too: the
+    /// recorder keeps the pair's write alone, so the trace shows the read only through it.
+    pub fn carry_predicate(&mut self, load: InstructionValue<'ctx>, store: InstructionValue<'ctx>) {
+        if self.predicates.contains(&load) {
+            self.predicates.insert(store);
+        }
     }
 
     pub fn len(&self) -> usize {

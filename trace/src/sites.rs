@@ -30,14 +30,16 @@
 //! named by its linkage name (mangled for C++ and Rust), or its source name when it has none (C);
 //! the reader demangles ([`SiteTable::parse`]).
 //!
-//! Flags: bit 0 ([`FLAG_DECIDES`]) marks a load whose value decides an address
-//! (`ilgen-pass`'s `decides`): a predicted schedule keeps the write such a read saw.
+//! Flags: bit 0 ([`FLAG_DECIDES`]) marks a load whose value decides an address, bit 1
+//! ([`FLAG_PREDICATE`]) a load whose value decides a branch of a loop that waits for another
+//! thread (`ilgen-pass`'s `decides`): a predicted schedule keeps what such a read saw. A table
+//! written before bit 1 existed reads as no predicate loads.
 //!
 //! Versions: 1, first layout (column: u32, no flags; still read, as flags 0); 2, flags: u16 (still
 //! read: its high byte was always 0, which version 3 reads as no inlined frames); 3, sites in user
 //! code with their inlined library frames (still read, as no callers); 4, the inlined callers.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::event::SiteId;
 
@@ -49,6 +51,8 @@ pub const VERSION: u16 = 4;
 pub const FLAG_DECIDES: u8 = 1;
 /// An inlined frame that is one of [`Site::callers`].
 const FRAME_CALLER: u32 = 1;
+/// [`Site::predicate`] in a site's flags.
+pub const FLAG_PREDICATE: u8 = 2;
 
 /// Where the system's and the compiler's headers live: a frame in a file under one of these is
 /// library code, never a site's own frame while a user frame is known.
@@ -70,6 +74,22 @@ pub fn id_at(site: usize, start: usize) -> SiteId {
 /// Whether `file` is the user's code: any file not under one of the [`SYSTEM_DIRS`].
 pub fn is_user_file(file: &str) -> bool {
     !SYSTEM_DIRS.iter().any(|dir| file.starts_with(dir))
+}
+
+/// The sites of a binary's deciding reads, by what they decide: the reads whose observations a
+/// predicted schedule keeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Deciding {
+    /// Loads whose value decides an address ([`FLAG_DECIDES`]).
+    pub addresses: BTreeSet<SiteId>,
+    /// Loads whose value decides a waiting loop's branch ([`FLAG_PREDICATE`]).
+    pub predicates: BTreeSet<SiteId>,
+}
+
+impl Deciding {
+    pub fn is_empty(&self) -> bool {
+        self.addresses.is_empty() && self.predicates.is_empty()
+    }
 }
 
 /// One source location and the function it is in.
@@ -120,8 +140,8 @@ impl SiteTableBuilder {
     /// Adds a site at `at` with the library frames `inlined` at it, from the call on `at`'s line
     /// inward; returns its index within this module. A frame's function is written as its
     /// [`Frame::symbol`]. Columns above 65535 are kept as 65535, frames beyond 255 dropped.
-    pub fn add(&mut self, at: &Frame, inlined: &[Frame], decides: bool) -> usize {
-        self.add_inlined_into(at, inlined, &[], decides)
+    pub fn add(&mut self, at: &Frame, inlined: &[Frame], flags: u8) -> usize {
+        self.add_inlined_into(at, inlined, &[], flags)
     }
 
     /// [`SiteTableBuilder::add`], with the frames `callers` that `at`'s function is inlined
@@ -131,12 +151,11 @@ impl SiteTableBuilder {
         at: &Frame,
         inlined: &[Frame],
         callers: &[Frame],
-        decides: bool,
+        flags: u8,
     ) -> usize {
         let max = u8::MAX as usize;
         let inlined = &inlined[..inlined.len().min(max)];
         let callers = &callers[..callers.len().min(max - inlined.len())];
-        let flags = if decides { FLAG_DECIDES } else { 0 };
         let entry = self.unit(at, flags, (inlined.len() + callers.len()) as u8);
         self.entries.push(entry);
         for f in inlined {
@@ -215,6 +234,9 @@ pub struct Site {
     pub frame: Frame,
     /// A load whose value decides an address ([`FLAG_DECIDES`]).
     pub decides: bool,
+    /// A load whose value decides a branch of a loop that waits for another thread: a wait
+    /// loop's predicate, a spin or polling loop's condition ([`FLAG_PREDICATE`]).
+    pub predicate: bool,
     /// The library frames inlined at [`Site::frame`], from its call inward: the operation itself
     /// is in the last one. Empty when the instruction is the line's own.
     pub inlined: Vec<Frame>,
@@ -300,6 +322,7 @@ impl SiteTable {
                 let site = Site {
                     frame: at_site,
                     decides: flags & FLAG_DECIDES != 0,
+                    predicate: flags & FLAG_PREDICATE != 0,
                     inlined: inlined.into_iter().map(|(f, _, _)| f).collect(),
                     callers: callers.into_iter().map(|(f, _, _)| f).collect(),
                 };
@@ -345,14 +368,17 @@ mod tests {
     #[test]
     fn two_module_blobs_concatenated_give_global_ids() {
         let mut a = SiteTableBuilder::new();
-        assert_eq!(a.add(&Frame::new("a.c", 4, 3, "main"), &[], false), 0);
+        assert_eq!(a.add(&Frame::new("a.c", 4, 3, "main"), &[], 0), 0);
         let header = [
             Frame::new("/usr/include/m.h", 20, 9, "_ZN1M4lockEv"),
             Frame::new("/usr/include/g.h", 749, 12, "gthread_lock"),
         ];
-        assert_eq!(a.add(&Frame::new("a.c", 6, 3, "main"), &header, true), 1);
+        assert_eq!(
+            a.add(&Frame::new("a.c", 6, 3, "main"), &header, FLAG_DECIDES),
+            1
+        );
         let mut b = SiteTableBuilder::new();
-        b.add(&Frame::new("dir/b.c", 17, 5, "task"), &[], false);
+        b.add(&Frame::new("dir/b.c", 17, 5, "task"), &[], FLAG_PREDICATE);
         let a = a.finish();
         let b = b.finish();
         assert_eq!(a.len() % UNIT, 0);
@@ -364,7 +390,7 @@ mod tests {
         assert!(table.get(id_a0 as SiteId).unwrap().inlined.is_empty());
         let id_a1 = SiteTableBuilder::byte_offset(1) / UNIT;
         let s = table.get(id_a1 as SiteId).unwrap();
-        assert_eq!((s.frame.line, s.decides), (6, true));
+        assert_eq!((s.frame.line, s.decides, s.predicate), (6, true, false));
         let mut want = header.to_vec();
         want[0].function = "_ZN1M4LOCKEV".into();
         want[1].function = "GTHREAD_LOCK".into();
@@ -373,7 +399,7 @@ mod tests {
         let s = table.get(id_b0 as SiteId).unwrap();
         let mut want = Frame::new("dir/b.c", 17, 5, "task");
         want.function = "TASK".into();
-        assert_eq!((&s.frame, s.decides), (&want, false));
+        assert_eq!((&s.frame, s.decides, s.predicate), (&want, false, true));
     }
 
     #[test]
@@ -384,7 +410,7 @@ mod tests {
         blob.add(
             &Frame::new("a.c", 1, 1, "f"),
             &[Frame::new("/usr/include/h.h", 2, 1, "g")],
-            false,
+            0,
         );
         let blob = blob.finish();
         assert!(parse(&blob[..blob.len() - UNIT]).is_err());

@@ -8,7 +8,7 @@
 use ilgen_trace::format::{encode_header, Encoder, ThreadHeader, MAX_RECORD};
 use ilgen_trace::meta::FileSum;
 use ilgen_trace::schedule::{Schedule, ScheduleThread, Step};
-use ilgen_trace::sites::{Frame, SiteTableBuilder};
+use ilgen_trace::sites::{Frame, SiteTableBuilder, FLAG_DECIDES};
 use ilgen_trace::{
     Access, AccessKind, Event, Heap, HeapOp, Meta, OpKind, RunEnd, Sync, SyncOp, NO_THREAD,
 };
@@ -391,12 +391,12 @@ fn sealed_meta_file_has_its_golden_text() {
 #[test]
 fn site_table_has_its_golden_bytes() {
     let mut b = SiteTableBuilder::new();
-    b.add(&Frame::new("a.c", 7, 3, "f"), &[], true);
+    b.add(&Frame::new("a.c", 7, 3, "f"), &[], FLAG_DECIDES);
     b.add_inlined_into(
         &Frame::new("a.c", 9, 70000, "f"),
         &[Frame::new("/usr/include/h.h", 2, 5, "g")],
         &[Frame::new("a.c", 20, 4, "f")],
-        false,
+        0,
     );
     let units: Vec<String> = b.finish().chunks(16).map(hex).collect();
     assert_eq!(
