@@ -66,12 +66,14 @@
 //! - 6: `stack` on accesses, blocked threads and held locks: the frames below `location`, each a
 //!   location, innermost first (callers, and library code the location's line called, see
 //!   `Context::frames`); `locks` on accesses: the locks held (each as `holds`' items).
+//! - 7: the `unmap` access kind (a race on unmapped memory: `munmap`, `mremap`, a `MAP_FIXED`
+//!   mapping put over the block), which was `free` before.
 
 use serde::Serialize;
 
 use crate::Report;
 
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 #[derive(Serialize)]
 struct Versioned<'a> {
