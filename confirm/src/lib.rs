@@ -53,6 +53,18 @@ pub fn replay_all(
         .collect()
 }
 
+/// Prints on stderr the command line of each replay [`replay_all`] will run: it names the
+/// schedule, so its trace directory too.
+pub fn announce(runs: &[Candidates]) -> Result<(), ConfirmError> {
+    for c in runs {
+        for (n, req) in requests(c.dir, c.count).iter().enumerate() {
+            let command = run::command_line(c.meta, req)?;
+            eprintln!("ilgen: replaying candidate {}: {command}", n + 1);
+        }
+    }
+    Ok(())
+}
+
 /// The replays of candidates `1..=count`: schedule and outcome directory of each.
 pub fn requests(dir: &Path, count: usize) -> Vec<Request> {
     (1..=count)
@@ -63,19 +75,25 @@ pub fn requests(dir: &Path, count: usize) -> Vec<Request> {
         .collect()
 }
 
-/// Removes the replay directories an earlier `ilgen detect` left.
-pub fn remove_old_replays(dir: &Path) {
+/// Removes the schedule files and replay directories an earlier `ilgen detect` left in `dir`, so
+/// that none outlives its candidate. What cannot be removed is overwritten or left; neither loses
+/// a finding.
+pub fn remove_old_outputs(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
+    let numbered =
+        |n: Option<&str>| n.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let numbered = name
-            .to_string_lossy()
-            .strip_prefix("replay-")
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if numbered {
+        let name = name.to_string_lossy();
+        if numbered(name.strip_prefix("replay-")) {
             let _ = std::fs::remove_dir_all(entry.path());
+        } else if numbered(
+            name.strip_prefix("schedule-")
+                .and_then(|n| n.strip_suffix(".json")),
+        ) {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }

@@ -79,6 +79,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         no_reads_from: false,
         atomicity: false,
         suppressions: None,
+        shard: None,
     }
 }
 
