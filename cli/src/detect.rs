@@ -73,6 +73,9 @@ pub struct DetectArgs {
     /// Show progress on stderr even when it is not a terminal (on a terminal it always is)
     #[arg(long)]
     pub progress: bool,
+    /// No progress and no replay command lines on stderr, even on a terminal
+    #[arg(long, short, conflicts_with = "progress")]
+    pub quiet: bool,
     /// Who decides the reorder model (check and fdr take the whole trace as one model)
     #[arg(long, value_enum, default_value_t = Solver::Native)]
     pub solver: Solver,
@@ -196,7 +199,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
 /// Reads the trace in `dir`, predicts its candidates and writes them (`candidates.json`, one
 /// `schedule-<n>.json` each) into `dir`.
 fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
-    let progress = Progress::for_stderr(args.progress);
+    let progress = Progress::for_stderr(args.progress, args.quiet);
     progress.begin(&format!("reading {}", dir.display()));
     let trace = crate::dump::open_trace(
         dir,
@@ -308,9 +311,8 @@ fn confirm(
     args: &DetectArgs,
     suppressions: Option<&Suppressions>,
 ) -> Result<i32, CliError> {
-    let progress = Progress::for_stderr(args.progress);
+    let progress = Progress::for_stderr(args.progress, args.quiet);
     let count: usize = runs.iter().map(|p| p.file.candidates.len()).sum();
-    progress.begin(&format!("replaying {count} candidate(s)"));
     let mut binaries = Vec::new();
     for p in runs {
         binaries.push(if p.file.candidates.is_empty() {
@@ -334,9 +336,12 @@ fn confirm(
             count: p.file.candidates.len(),
         })
         .collect();
-    ilgen_confirm::announce(&jobs)?;
+    if !args.quiet {
+        ilgen_confirm::announce(&jobs)?;
+    }
+    progress.replaying(count);
     let timeout = std::time::Duration::from_secs(args.replay_timeout);
-    let replays = ilgen_confirm::replay_all(&jobs, timeout)?;
+    let replays = ilgen_confirm::replay_all(&jobs, timeout, &|| progress.replay_done())?;
     let mut parts = Vec::new();
     let mut notes = String::new();
     for (i, (p, (binary, replays))) in runs.iter().zip(binaries.iter().zip(replays)).enumerate() {

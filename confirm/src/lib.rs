@@ -38,18 +38,20 @@ pub struct Candidates<'a> {
 
 /// Replays the candidates of every run in one pool, at most one replay per core at a time (runs
 /// detected together share the cores rather than each taking all of them); gives each run's
-/// replays in candidate order, or the first error in run and candidate order.
+/// replays in candidate order, or the first error in run and candidate order. Calls `done` after
+/// each replay (for progress).
 pub fn replay_all(
     runs: &[Candidates],
     timeout: Duration,
+    done: &(dyn Fn() + Sync),
 ) -> Result<Vec<Vec<ReplayRun>>, ConfirmError> {
     let reqs: Vec<(&Meta, Request)> = runs
         .iter()
         .flat_map(|c| requests(c.dir, c.count).into_iter().map(|r| (c.meta, r)))
         .collect();
-    let mut done = run::run_all(&reqs, timeout).into_iter();
+    let mut finished = run::run_all(&reqs, timeout, done).into_iter();
     runs.iter()
-        .map(|c| done.by_ref().take(c.count).collect())
+        .map(|c| finished.by_ref().take(c.count).collect())
         .collect()
 }
 

@@ -71,6 +71,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         all_sites: false,
         format,
         progress: false,
+        quiet: false,
         show_all: false,
         stats: false,
         replay_timeout: ilgen_confirm::DEFAULT_TIMEOUT_SECS,
