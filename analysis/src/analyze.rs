@@ -3,9 +3,9 @@
 //! in parallel) → candidates.
 //!
 //! Takes the recorded threads, the [`Options`] and the [`Shard`] to do; gives the per-stage
-//! [`Stats`] and the [`Candidate`]s (races by object address, then deadlocks, then atomicity
-//! violations), each with its [`Key`], or an [`AnalysisError`] when a CSP checker could not
-//! decide. The units run on all cores and their results are put back in report order, so the
+//! [`Stats`] and the first `max_candidates` [`Candidate`]s (races by object address, then
+//! deadlocks, then atomicity violations; the others counted), each with its [`Key`], or an
+//! [`AnalysisError`] when a CSP checker could not decide. The units run on all cores and their results are put back in report order, so the
 //! output does not depend on which core finished first; a shard solves only its own units, the
 //! same candidates in the same order as the whole analysis gives for them. Stages and units are
 //! reported to a [`Progress`].
@@ -97,7 +97,7 @@ pub fn analyze_shard(
         let done = match units[u] {
             Unit::Races(i) => races(&program, &survivors[i], options, progress),
             Unit::Deadlocks => deadlocks(&program, options, progress),
-            Unit::Atomicity => Ok(atomicity_violations(&program)),
+            Unit::Atomicity => Ok(atomicity_violations(&program, options)),
         };
         if let Ok(d) = &done {
             progress.job_done(d.found.len());
@@ -131,6 +131,7 @@ pub fn analyze_shard(
         solve: solve::SolveStats::default(),
         findings_unconvertible: 0,
         not_decided: Vec::new(),
+        not_written: 0,
         atomicity: None,
     };
     let mut all = Vec::new();
@@ -150,6 +151,11 @@ pub fn analyze_shard(
         keys.extend((0..done.found.len()).map(|k| (u, k)));
         all.extend(done.found);
     }
+    // The cap counts the candidates in report order; in a shard it applies to the shard's own
+    // candidates, so the merged report of N shards may hold up to N times `max_candidates`.
+    stats.not_written = all.len().saturating_sub(options.max_candidates);
+    all.truncate(options.max_candidates);
+    keys.truncate(options.max_candidates);
     Ok((stats, all, keys))
 }
 
@@ -207,8 +213,9 @@ fn done(program: &Program, solved: solve::Solved) -> Done {
 
 /// The atomicity violations of the marked transactions (by transaction site, then e1, f and e2
 /// sites).
-fn atomicity_violations(program: &Program) -> Done {
-    let (predictions, counts) = atomicity::predict(program);
+fn atomicity_violations(program: &Program, options: &Options) -> Done {
+    let (predictions, counts) =
+        atomicity::predict(program, options.window, options.transactions.as_ref());
     let found: Vec<Candidate> = predictions
         .iter()
         .filter_map(|p| candidates::atomicity(&program.model, &program.vars, p))

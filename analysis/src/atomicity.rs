@@ -2,28 +2,38 @@
 //! after Farzan, Madhusudan and Sorrentino (CAV 2009), with a schedule that reaches each.
 //!
 //! Takes the [`Program`] (its model holds each thread's accesses to shared objects, its sync
-//! operations and its `tx_begin`/`tx_end` markers); gives [`Prediction`]s, one per distinct
-//! (transaction site, e1 site, f site, e2 site, pattern): accesses e1 and e2 of one transaction
-//! of thread T to one object, and an access f of another thread T' that conflicts with both, in an
-//! order e1 f e2 the sync semantics allow; with [`Counts`] of what was found and dropped.
+//! operations and its `tx_begin`/`tx_end` markers), the window size and which transactions to
+//! check (by the site of their `tx_begin`; all by default); gives [`Prediction`]s,
+//! one per distinct (transaction site, e1 site, f site, e2 site, pattern): accesses e1 and e2 of
+//! one transaction of thread T to one object, and an access f of another thread T' that conflicts
+//! with both, in an order e1 f e2 the sync semantics allow; with [`Counts`] of what was found and
+//! dropped.
 //!
-//! - Phase I, one pass over each thread: the lockset and acquisition history (per held lock, the
-//!   locks taken since; Kahlon et al.) at every point a thread can be stopped, interned as a
-//!   [`Key`]. Per thread and object, the witnesses of f (`R`, `W`: per key and site, the first
-//!   read or write) and of e (`WW`, `AA`: per key and pair of sites, the first point between two
-//!   writes, or two accesses, of one transaction). A thread stops only at a sync operation, so e
-//!   is a point before one of the sync operations between e1 and e2 but the first (which must
-//!   have run for e1 to be done), and e1 and e2 lie in different segments. Memory grows with the
-//!   distinct sites and keys, not with the run.
-//! - Phase II, per object and pair of threads: `WW` against `R` (write–read–write) and `AA`
-//!   against `W` (read–write–read, read–write–write, write–write–read, write–write–write), a pair
-//!   of keys at a time: disjoint locksets and compatible acquisition histories, each pair of keys
-//!   decided once (the index the paper names as missing from its own tool).
+//! - Phase I, one pass over the run, window by window (a window: the events of each thread up to
+//!   its first sync operation whose seq reaches the window's bound; bounds every `window` seqs):
+//!   the lockset and acquisition history (per held lock, the locks taken since; Kahlon et al.) at
+//!   every point a thread can be stopped, interned as a [`Key`]. Per window, thread and object,
+//!   the witnesses of f (`R`, `W`: per key and site, the first read or write) and of e (`WW`,
+//!   `AA`: per key, transaction site and pair of sites, the first point between two writes, or two
+//!   accesses, of one transaction). A thread stops only at a sync operation, so e is a point
+//!   before one of the sync operations between e1 and e2 but the first (which must have run for e1
+//!   to be done), and e1 and e2 lie in different segments. Only two windows' witnesses are held
+//!   at a time, so memory grows with the distinct sites and keys, not with the run.
+//! - Phase II, at the end of each window, per object and pair of threads: `WW` against `R`
+//!   (write–read–write) and `AA` against `W` (read–write–read, read–write–write, write–write–read,
+//!   write–write–write) of this window and the one before, a pair of keys at a time: disjoint
+//!   locksets and compatible acquisition histories, each pair of keys decided once for the whole
+//!   run (the index the paper names as missing from its own tool). A violation already reached
+//!   is not looked at again, so each window costs the same whatever came before it.
 //! - The paper's model knows only locks. Each prediction is then driven through the model's full
-//!   sync semantics ([`State`]: joins, condition variables, barriers, semaphores too): T runs past
+//!   sync semantics ([`State`]: joins, condition variables, barriers, semaphores too), from the
+//!   state the observed order reaches at the start of the previous window (kept up to date as the
+//!   windows go by, so a schedule costs the length of two windows, not of the run): T runs past
 //!   the sync operation after e1, then T' from before f through the sync operation after it, then
 //!   T through the one before e2, every other thread in the observed order. A prediction no such
-//!   schedule reaches is dropped and counted, never reported.
+//!   schedule reaches is dropped and counted, never reported; so is one whose e and f lie more
+//!   than a window apart (as the race analysis's windows, a false negative bounded by the window).
+//!   The schedule written out is the observed order before that window, then these steps.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -31,7 +41,7 @@ use ilgen_trace::{AccessKind, SiteId, SyncOp, PENDING};
 use serde::{Deserialize, Serialize};
 
 use crate::finding::Schedule;
-use crate::model::{At, Model, ModelEvent, ModelOp, VarId};
+use crate::model::{At, Model, ModelEvent, ModelOp, Observed, VarId};
 use crate::prepare::Program;
 use crate::state::State;
 
@@ -213,7 +223,8 @@ struct Open {
     site: SiteId,
     /// The first sync operation after it has run.
     passed_first: bool,
-    /// Key → the first sync operation before which the thread stops with that key.
+    /// Key → the first sync operation before which the thread stops with that key, of those a
+    /// schedule from the previous window's start can still stop it before.
     stops: BTreeMap<Key, usize>,
 }
 
@@ -235,92 +246,167 @@ struct Access {
     kind: AccessKind,
 }
 
-/// Phase I's witnesses of one thread and object.
+/// Phase I's witnesses of one thread and object, in one window.
 #[derive(Default)]
 struct Witnesses {
     /// Per (key, site, writes): the first access.
     f: BTreeMap<(Key, SiteId, bool), Access>,
-    /// Per (key, e1 site, e2 site, kinds): the first e between them.
-    e: BTreeMap<(Key, SiteId, SiteId, bool, bool), Between>,
+    /// Per (key, transaction site, e1 site, e2 site, kinds): the first e between them.
+    e: BTreeMap<(Key, SiteId, SiteId, SiteId, bool, bool), Between>,
 }
 
-/// Phase I over thread `t`: its witnesses per object; counts its transactions.
-fn phase_one(
-    model: &Model,
-    t: usize,
-    keys: &mut Keys,
-    transactions: &mut usize,
-) -> BTreeMap<VarId, Witnesses> {
-    let mut out: BTreeMap<VarId, Witnesses> = BTreeMap::new();
-    let mut locks = Locks::default();
-    let mut key = keys.intern(&Vec::new());
-    let mut begin: Option<At> = None;
-    let mut open: BTreeMap<VarId, Vec<Open>> = BTreeMap::new();
-    for (index, event) in model.threads[t].events.iter().enumerate() {
-        let at = At { thread: t, index };
-        match *event {
-            ModelEvent::Access { var, kind, site } => {
-                let w = out.entry(var).or_default();
-                w.f.entry((key, site, kind.is_write()))
-                    .or_insert(Access { at, kind });
-                let Some(begin) = begin else {
-                    continue;
-                };
-                let pending = open.entry(var).or_default();
-                for o in pending.iter() {
-                    for (&k, &stop) in &o.stops {
-                        let id = (k, o.site, site, o.kind.is_write(), kind.is_write());
-                        w.e.entry(id).or_insert(Between {
-                            stop,
-                            begin,
-                            e1: o.at,
-                            e2: at,
-                            kinds: (o.kind, kind),
-                        });
-                    }
-                }
-                // The earliest e1 of a site has every stop a later one has.
-                if !pending
-                    .iter()
-                    .any(|o| o.site == site && o.kind.is_write() == kind.is_write())
-                {
-                    pending.push(Open {
-                        at,
-                        kind,
-                        site,
-                        passed_first: false,
-                        stops: BTreeMap::new(),
-                    });
-                }
-            }
-            ModelEvent::Sync { op, observed } => {
-                match observed.op {
-                    SyncOp::TxBegin => {
-                        begin = Some(at);
-                        *transactions += 1;
-                        open.clear();
-                    }
-                    SyncOp::TxEnd => {
-                        begin = None;
-                        open.clear();
-                    }
-                    _ => {}
-                }
-                if !event.constrains() {
-                    continue;
-                }
-                for o in open.values_mut().flatten() {
-                    if o.passed_first {
-                        o.stops.entry(key).or_insert(index);
-                    }
-                    o.passed_first = true;
-                }
-                locks.apply(model, op);
-                key = keys.intern(&locks.history());
-            }
+/// Per thread, per object: one window's witnesses.
+type WindowWitnesses = Vec<BTreeMap<VarId, Witnesses>>;
+
+/// Phase I's walk of one thread, carried from one window to the next.
+struct Walk<'a> {
+    /// The transactions to check, by the site of their `tx_begin` (`None`: all).
+    selected: Option<&'a BTreeSet<SiteId>>,
+    /// The next event to walk.
+    pos: usize,
+    /// The seq of the sync event at `pos` the walk stopped before (`None`: the thread is done).
+    waiting: Option<u64>,
+    locks: Locks,
+    key: Key,
+    /// The `tx_begin` of the transaction the thread is in, with its site.
+    begin: Option<(At, SiteId)>,
+    open: BTreeMap<VarId, Vec<Open>>,
+}
+
+impl<'a> Walk<'a> {
+    fn new(keys: &mut Keys, selected: Option<&'a BTreeSet<SiteId>>) -> Walk<'a> {
+        Walk {
+            selected,
+            pos: 0,
+            waiting: None,
+            locks: Locks::default(),
+            key: keys.intern(&Vec::new()),
+            begin: None,
+            open: BTreeMap::new(),
         }
     }
-    out
+
+    /// Walks thread `t` up to its first sync event with a seq of `hi` or more (every event when
+    /// `hi` is `u64::MAX`, pending ones too): files its witnesses into `out`, its sync events into
+    /// `ops`, and counts its transactions. A thread can be stopped in this window's schedules only
+    /// from `from` on, so stop points before it are forgotten.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &mut self,
+        model: &Model,
+        t: usize,
+        hi: u64,
+        from: usize,
+        keys: &mut Keys,
+        transactions: &mut usize,
+        out: &mut BTreeMap<VarId, Witnesses>,
+        ops: &mut Vec<At>,
+    ) {
+        for o in self.open.values_mut().flatten() {
+            o.stops.retain(|_, stop| *stop >= from);
+        }
+        let events = &model.threads[t].events;
+        self.waiting = None;
+        while self.pos < events.len() {
+            let index = self.pos;
+            let at = At { thread: t, index };
+            match events[index] {
+                ModelEvent::Access { var, kind, site } => self.access(at, var, kind, site, out),
+                ModelEvent::Sync { op, observed } => {
+                    if hi != u64::MAX && observed.seq >= hi {
+                        self.waiting = Some(observed.seq);
+                        return;
+                    }
+                    ops.push(at);
+                    self.sync(model, at, op, observed, keys, transactions);
+                }
+            }
+            self.pos += 1;
+        }
+    }
+
+    fn access(
+        &mut self,
+        at: At,
+        var: VarId,
+        kind: AccessKind,
+        site: SiteId,
+        out: &mut BTreeMap<VarId, Witnesses>,
+    ) {
+        let w = out.entry(var).or_default();
+        w.f.entry((self.key, site, kind.is_write()))
+            .or_insert(Access { at, kind });
+        let Some((begin, begin_site)) = self.begin else {
+            return;
+        };
+        let pending = self.open.entry(var).or_default();
+        for o in pending.iter() {
+            for (&k, &stop) in &o.stops {
+                let id = (
+                    k,
+                    begin_site,
+                    o.site,
+                    site,
+                    o.kind.is_write(),
+                    kind.is_write(),
+                );
+                w.e.entry(id).or_insert(Between {
+                    stop,
+                    begin,
+                    e1: o.at,
+                    e2: at,
+                    kinds: (o.kind, kind),
+                });
+            }
+        }
+        // The earliest e1 of a site has every stop a later one has.
+        if !pending
+            .iter()
+            .any(|o| o.site == site && o.kind.is_write() == kind.is_write())
+        {
+            pending.push(Open {
+                at,
+                kind,
+                site,
+                passed_first: false,
+                stops: BTreeMap::new(),
+            });
+        }
+    }
+
+    fn sync(
+        &mut self,
+        model: &Model,
+        at: At,
+        op: ModelOp,
+        recorded: Observed,
+        keys: &mut Keys,
+        transactions: &mut usize,
+    ) {
+        match recorded.op {
+            SyncOp::TxBegin if self.selected.is_none_or(|s| s.contains(&recorded.site)) => {
+                self.begin = Some((at, recorded.site));
+                *transactions += 1;
+                self.open.clear();
+            }
+            SyncOp::TxEnd => {
+                self.begin = None;
+                self.open.clear();
+            }
+            _ => {}
+        }
+        if !model.threads[at.thread].events[at.index].constrains() {
+            return;
+        }
+        for o in self.open.values_mut().flatten() {
+            if o.passed_first {
+                o.stops.entry(self.key).or_insert(at.index);
+            }
+            o.passed_first = true;
+        }
+        self.locks.apply(model, op);
+        self.key = keys.intern(&self.locks.history());
+    }
 }
 
 /// Witnesses in key order, grouped by key.
@@ -343,20 +429,24 @@ struct Candidate {
     pattern: Pattern,
 }
 
-/// Every distinct violation of the run, with a schedule, and the counts.
-pub fn predict(program: &Program) -> (Vec<Prediction>, Counts) {
-    let model = &program.model;
-    let mut keys = Keys::default();
-    let mut counts = Counts::default();
-    let per_thread: Vec<BTreeMap<VarId, Witnesses>> = (0..model.threads.len())
-        .map(|t| phase_one(model, t, &mut keys, &mut counts.transactions))
-        .collect();
-    // Phase II, keyed by what makes a violation distinct; witnesses are sorted by key, so each
-    // pair of keys is decided once and only the witnesses of compatible keys are paired.
-    let mut found: BTreeMap<(SiteId, SiteId, SiteId, SiteId, Pattern), Vec<Candidate>> =
-        BTreeMap::new();
-    for (t, mine) in per_thread.iter().enumerate() {
-        for (u, theirs) in per_thread.iter().enumerate() {
+/// What makes a violation distinct: the sites of the transaction's begin, e1, f and e2, and the
+/// pattern.
+type Id = (SiteId, SiteId, SiteId, SiteId, Pattern);
+
+/// Phase II over one window's witnesses: the e witnesses of `es` against the f witnesses of
+/// another thread in `fs`, per object; witnesses are sorted by key, so each pair of keys is
+/// decided once (then from the cache of [`Keys`]) and only the witnesses of compatible keys are
+/// paired. Instances of violations that `reached` already holds are left out.
+fn pair(
+    model: &Model,
+    keys: &mut Keys,
+    es: &WindowWitnesses,
+    fs: &WindowWitnesses,
+    reached: &BTreeMap<Id, (Prediction, Vec<usize>)>,
+    found: &mut BTreeMap<Id, Vec<Candidate>>,
+) {
+    for (t, mine) in es.iter().enumerate() {
+        for (u, theirs) in fs.iter().enumerate() {
             if t == u {
                 continue;
             }
@@ -364,13 +454,14 @@ pub fn predict(program: &Program) -> (Vec<Prediction>, Counts) {
                 let Some(other) = theirs.get(&var) else {
                     continue;
                 };
+                let f_keys = by_key(other.f.iter().map(|(id, f)| (id.0, f)));
                 for (ke, es) in by_key(w.e.iter().map(|(id, e)| (id.0, e))) {
-                    for (kf, fs) in by_key(other.f.iter().map(|(id, f)| (id.0, f))) {
-                        if !keys.compatible(ke, kf) {
+                    for (kf, fs) in &f_keys {
+                        if !keys.compatible(ke, *kf) {
                             continue;
                         }
                         for e in &es {
-                            for f in &fs {
+                            for f in fs {
                                 let Some(pattern) = Pattern::of(e.kinds.0, f.kind, e.kinds.1)
                                 else {
                                     continue;
@@ -378,6 +469,9 @@ pub fn predict(program: &Program) -> (Vec<Prediction>, Counts) {
                                 let site = |at: At| site_of(model, at);
                                 let id =
                                     (site(e.begin), site(e.e1), site(f.at), site(e.e2), pattern);
+                                if reached.contains_key(&id) {
+                                    continue;
+                                }
                                 found.entry(id).or_default().push(Candidate {
                                     var,
                                     e: **e,
@@ -391,33 +485,143 @@ pub fn predict(program: &Program) -> (Vec<Prediction>, Counts) {
             }
         }
     }
-    // Each distinct violation is reported with the first of its instances a schedule reaches.
-    let mut out = Vec::new();
-    for instances in found.into_values() {
-        let mut dropped = Dropped::Unbracketed;
-        let reached = instances.iter().find_map(|c| match schedule(model, c) {
-            Ok(schedule) => Some(Prediction {
-                var: c.var,
-                begin: c.e.begin,
-                e1: c.e.e1,
-                f: c.f.at,
-                e2: c.e.e2,
-                pattern: c.pattern,
-                schedule,
-            }),
-            Err(why) => {
-                dropped = dropped.max(why);
-                None
+}
+
+/// Every distinct violation of the run, with a schedule, and the counts; the run is walked in
+/// windows of `window` seqs (see the module doc); only the transactions whose `tx_begin` has a
+/// site of `selected` count, if given.
+pub fn predict(
+    program: &Program,
+    window: usize,
+    selected: Option<&BTreeSet<SiteId>>,
+) -> (Vec<Prediction>, Counts) {
+    let model = &program.model;
+    let threads = model.threads.len();
+    let width = window.max(1) as u64;
+    let mut keys = Keys::default();
+    let mut counts = Counts::default();
+    let mut walks: Vec<Walk> = (0..threads)
+        .map(|_| Walk::new(&mut keys, selected))
+        .collect();
+    // The state at the start of the previous window, its sync events and witnesses.
+    let mut from = State::initial(model);
+    let mut prev_ops: Vec<At> = Vec::new();
+    let mut prev: WindowWitnesses = (0..threads).map(|_| BTreeMap::new()).collect();
+    let mut reached: BTreeMap<Id, (Prediction, Vec<usize>)> = BTreeMap::new();
+    let mut dropped: BTreeMap<Id, Dropped> = BTreeMap::new();
+    let mut hi = 0;
+    loop {
+        let mut cur: WindowWitnesses = (0..threads).map(|_| BTreeMap::new()).collect();
+        let mut ops = Vec::new();
+        for (t, walk) in walks.iter_mut().enumerate() {
+            walk.run(
+                model,
+                t,
+                hi,
+                from.pos[t],
+                &mut keys,
+                &mut counts.transactions,
+                &mut cur[t],
+                &mut ops,
+            );
+        }
+        // The previous window's witnesses against this one's, both ways, and this one's against
+        // each other: every pair of the two windows but those the previous window decided.
+        let mut found = BTreeMap::new();
+        pair(model, &mut keys, &cur, &prev, &reached, &mut found);
+        pair(model, &mut keys, &cur, &cur, &reached, &mut found);
+        pair(model, &mut keys, &prev, &cur, &reached, &mut found);
+        for (id, instances) in found {
+            let mut why = Dropped::Unbracketed;
+            let first = instances
+                .iter()
+                .find_map(|c| match schedule(model, c, &from) {
+                    Ok(steps) => Some((c, steps)),
+                    Err(w) => {
+                        why = why.max(w);
+                        None
+                    }
+                });
+            match first {
+                Some((c, steps)) => {
+                    let p = Prediction {
+                        var: c.var,
+                        begin: c.e.begin,
+                        e1: c.e.e1,
+                        f: c.f.at,
+                        e2: c.e.e2,
+                        pattern: c.pattern,
+                        schedule: Schedule { prefix: 0, steps },
+                    };
+                    reached.insert(id, (p, from.pos.clone()));
+                }
+                None => {
+                    let d = dropped.entry(id).or_insert(why);
+                    *d = (*d).max(why);
+                }
             }
-        });
-        match reached {
-            Some(p) => out.push(p),
-            None if dropped == Dropped::NoSchedule => counts.no_schedule += 1,
-            None => counts.unbracketed += 1,
+        }
+        let next = walks.iter().filter_map(|w| w.waiting).min();
+        if walks
+            .iter()
+            .enumerate()
+            .all(|(t, w)| w.pos == model.threads[t].events.len())
+        {
+            break;
+        }
+        // The previous window is behind every schedule from now on: run it as the run did.
+        let seq = |at: &At| {
+            model.threads[at.thread].events[at.index]
+                .observed()
+                .map(|o| o.seq)
+        };
+        prev_ops.sort_unstable_by_key(|at| (seq(at), at.thread, at.index));
+        from.run_observed(model, prev_ops);
+        prev_ops = ops;
+        prev = cur;
+        hi = match next {
+            Some(seq) if seq != PENDING => (seq / width + 1) * width,
+            _ => u64::MAX,
+        };
+    }
+    for (id, why) in dropped {
+        match (reached.contains_key(&id), why) {
+            (true, _) => {}
+            (false, Dropped::NoSchedule) => counts.no_schedule += 1,
+            (false, Dropped::Unbracketed) => counts.unbracketed += 1,
         }
     }
-    counts.predicted = out.len();
-    (out, counts)
+    counts.predicted = reached.len();
+    (
+        with_prefixes(model, reached.into_values().collect()),
+        counts,
+    )
+}
+
+/// Each prediction's schedule, which starts at the beginning of its window (the positions given
+/// with it), preceded by the observed order before that window: one sort of the run for all.
+fn with_prefixes(model: &Model, reached: Vec<(Prediction, Vec<usize>)>) -> Vec<Prediction> {
+    let mut last = vec![0; model.threads.len()];
+    for (_, start) in &reached {
+        for (l, &s) in last.iter_mut().zip(start) {
+            *l = (*l).max(s);
+        }
+    }
+    let order = model.observed_order(&last);
+    reached
+        .into_iter()
+        .map(|(mut p, start)| {
+            let mut steps: Vec<At> = order
+                .iter()
+                .filter(|at| at.index < start[at.thread])
+                .copied()
+                .collect();
+            let prefix = steps.len();
+            steps.append(&mut p.schedule.steps);
+            p.schedule = Schedule { prefix, steps };
+            p
+        })
+        .collect()
 }
 
 /// The site of the event at `at`, access or sync.
@@ -435,8 +639,8 @@ enum Dropped {
     NoSchedule,
 }
 
-/// The sync operations that reach e1, then f, then e2 (see the module doc).
-fn schedule(model: &Model, c: &Candidate) -> Result<Schedule, Dropped> {
+/// The sync operations from state `from` that reach e1, then f, then e2 (see the module doc).
+fn schedule(model: &Model, c: &Candidate, from: &State) -> Result<Vec<At>, Dropped> {
     let (t, u) = (c.e.e1.thread, c.f.at.thread);
     let constraining =
         |thread: usize, index: usize| model.threads[thread].events[index].constrains();
@@ -456,8 +660,12 @@ fn schedule(model: &Model, c: &Candidate) -> Result<Schedule, Dropped> {
     let after_f = model
         .next_stop(u, c.f.at.index)
         .ok_or(Dropped::Unbracketed)?;
+    // The window's start must leave T before the witness e and T' before f.
+    if from.pos[t] > c.e.stop || from.pos[u] > before_f {
+        return Err(Dropped::NoSchedule);
+    }
     let all: Vec<usize> = model.threads.iter().map(|th| th.events.len()).collect();
-    let mut state = State::initial(model);
+    let mut state = from.clone();
     let mut steps = Vec::new();
     let mut limit = all.clone();
     // e1 done, f not begun.
@@ -471,7 +679,7 @@ fn schedule(model: &Model, c: &Candidate) -> Result<Schedule, Dropped> {
     // e2 next.
     limit[t] = before_e2 + 1;
     drive(model, &mut state, &mut steps, &limit, t, before_e2 + 1)?;
-    Ok(Schedule { prefix: 0, steps })
+    Ok(steps)
 }
 
 /// Runs threads from `state`, each below its `limit`, always the enabled one whose next sync
@@ -484,16 +692,16 @@ fn drive(
     thread: usize,
     target: usize,
 ) -> Result<(), Dropped> {
+    let mut next: Vec<(u64, usize, usize)> = Vec::with_capacity(model.threads.len());
     while state.pos[thread] < target {
-        let mut next: Vec<(u64, usize, usize)> = (0..model.threads.len())
-            .filter_map(|t| {
-                let q = model.next_stop(t, state.pos[t])?;
-                let seq = model.threads[t].events[q].observed()?.seq;
-                (q < limit[t]).then_some((if seq == PENDING { u64::MAX } else { seq }, t, q))
-            })
-            .collect();
+        next.clear();
+        next.extend((0..model.threads.len()).filter_map(|t| {
+            let q = model.next_stop(t, state.pos[t])?;
+            let seq = model.threads[t].events[q].observed()?.seq;
+            (q < limit[t]).then_some((seq, t, q))
+        }));
         next.sort_unstable();
-        let moved = next.into_iter().find_map(|(_, t, q)| {
+        let moved = next.iter().find_map(|&(_, t, q)| {
             let from = state.pos[t];
             state.advance(model, t, q).then_some((t, from, q))
         });
@@ -531,17 +739,23 @@ mod tests {
     }
 
     fn predictions(r: &Run) -> (Vec<Prediction>, Counts) {
-        predict(&prepare(&r.traces()))
+        predict(&prepare(&r.traces()), 10_000, None)
     }
 
-    #[test]
-    fn serial_withdraws_predict_the_lost_update_with_its_schedule() {
+    /// Two threads withdrawing one after the other, the second after the first ended.
+    fn serial_withdraws() -> Run {
         let mut r = Run::new(3);
         r.fork(0, 1).fork(0, 2).start(1);
         withdraw(&mut r, 1);
         r.end(1).start(2);
         withdraw(&mut r, 2);
         r.end(2).join(0, 1).join(0, 2);
+        r
+    }
+
+    #[test]
+    fn serial_withdraws_predict_the_lost_update_with_its_schedule() {
+        let r = serial_withdraws();
         let (found, counts) = predictions(&r);
         assert_eq!(counts.transactions, 2);
         // Each way round (the testkit gives every sync operation its own site, so the two
@@ -587,6 +801,87 @@ mod tests {
                 (1, lock),
             ]
         );
+    }
+
+    #[test]
+    fn windows_find_what_the_whole_run_finds_after_the_observed_order_before_them() {
+        // Main works alone first, so the withdraws lie windows into the run; then two threads
+        // withdraw in turns.
+        let mut r = Run::new(3);
+        for _ in 0..20 {
+            r.lock(0, M + 8).unlock(0, M + 8);
+        }
+        r.fork(0, 1).fork(0, 2).start(1).start(2);
+        for _ in 0..5 {
+            withdraw(&mut r, 1);
+            withdraw(&mut r, 2);
+        }
+        r.end(1).end(2).join(0, 1).join(0, 2);
+        let program = prepare(&r.traces());
+        let m = &program.model;
+        let (whole, whole_counts) = predict(&program, 10_000, None);
+        let (windowed, counts) = predict(&program, 16, None);
+        // Each sync operation of the testkit has its own site, so each withdraw is a transaction
+        // site of its own, and so each pair of withdraws of the two threads a violation.
+        assert_eq!(counts.transactions, 10);
+        assert!(counts.predicted >= 2, "{counts:?}");
+        assert_eq!(counts, whole_counts);
+        let sites = |p: &Prediction| {
+            let site = |at| site_of(m, at);
+            (site(p.begin), site(p.e1), site(p.f), site(p.e2), p.pattern)
+        };
+        assert_eq!(
+            windowed.iter().map(sites).collect::<Vec<_>>(),
+            whole.iter().map(sites).collect::<Vec<_>>()
+        );
+        for p in &windowed {
+            let s = &p.schedule;
+            // The prefix is the observed order before the window: main's lock operations.
+            assert!(s.prefix > 0, "{s:?}");
+            assert_eq!(
+                s.steps[..s.prefix],
+                m.observed_order(&{
+                    let mut upto = vec![0; m.threads.len()];
+                    for at in &s.steps[..s.prefix] {
+                        upto[at.thread] = at.index + 1;
+                    }
+                    upto
+                })
+            );
+            // The whole schedule runs in the model, and leaves T before e2 with e1 and f done.
+            let mut state = State::initial(m);
+            for &at in &s.steps {
+                if m.threads[at.thread].events[at.index].constrains() {
+                    assert!(state.advance(m, at.thread, at.index), "{at:?} in {s:?}");
+                }
+            }
+            assert!(state.pos[p.e1.thread] > p.e1.index && state.pos[p.f.thread] > p.f.index);
+            assert!(state.pos[p.e2.thread] <= p.e2.index);
+        }
+    }
+
+    #[test]
+    fn only_the_selected_transactions_are_checked() {
+        let r = serial_withdraws();
+        let program = prepare(&r.traces());
+        let m = &program.model;
+        let t1 = m.threads.iter().position(|t| t.tid == 1).unwrap();
+        let begin = m.threads[t1]
+            .events
+            .iter()
+            .filter_map(ModelEvent::observed)
+            .find(|o| o.op == SyncOp::TxBegin)
+            .unwrap()
+            .site;
+        let (found, counts) = predict(&program, 10_000, Some(&BTreeSet::from([begin])));
+        assert_eq!((counts.transactions, counts.predicted), (1, 1));
+        assert_eq!(
+            (found[0].begin.thread, site_of(m, found[0].begin)),
+            (t1, begin)
+        );
+        let (found, counts) = predict(&program, 10_000, Some(&BTreeSet::new()));
+        assert!(found.is_empty());
+        assert_eq!(counts.transactions, 0);
     }
 
     #[test]

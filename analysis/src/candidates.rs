@@ -1,8 +1,9 @@
 //! Candidates: the findings as data, the `candidates.json` file format and the human summary.
 //!
 //! Takes the solver's findings with the models their events index; gives [`CandidatesFile`],
-//! written as `candidates.json` in the trace directory and printed with `--format json`, and a text
-//! summary that names sites as `file:line` when the binary is at hand.
+//! written as `candidates.json` in the trace directory ([`write`], streamed, schedules as deltas;
+//! [`read`] gives it back) and printed with `--format json`, and a text summary that names sites
+//! as `file:line` when the binary is at hand.
 //!
 //! `candidates.json` (serde JSON, one object):
 //! - `format_version`: [`FORMAT_VERSION`]; readers refuse other versions.
@@ -10,7 +11,8 @@
 //! - `stats`: counts of the analysis (prepare, with the semaphores whose initial count was inferred;
 //!   filter; solve: where every race pair went), and
 //!   `not_decided`: per object, the race pairs a limit left undecided (`object`, one pair's
-//!   `accesses`, `pairs`, `limit`: `states` | `window`).
+//!   `accesses`, `pairs`, `limit`: `states` | `window`), and `not_written`: the candidates
+//!   beyond `--max-candidates` (the last in the order below), counted, not written.
 //! - `candidates`: in a fixed order (races by object address, then deadlocks), each with `kind`:
 //!   - `"race"`: `object` (`addr`, `len`: the shared byte range), `accesses` (two of `tid`,
 //!     `site`, `access`: `read` | `write` | `atomic_read` | `atomic_write`; a free is a `write`) and
@@ -31,6 +33,10 @@
 //!   thread of fork and join, absent when it is no recorded thread), `site` (`null` for thread
 //!   start and end), `seq` (observed seq, absent for an operation that never completed) and
 //!   `op_index` (the thread's n-th sync operation, 0-based: replay matches operations by it).
+//!   In the file a schedule is a delta on the previous candidate's: `shared` (its first steps are
+//!   the previous candidate's first `shared` steps; 0 for the first candidate), then `steps`, the
+//!   rest. Schedules run from the start of the run, so most of two schedules is the same observed
+//!   order: written whole, a few thousand candidates of a long run made gigabytes.
 //!
 //! Beside it, candidate i (1-based, in this order) has its schedule as replay reads it in
 //! `schedule-<i>.json` ([`ilgen_trace::schedule`]).
@@ -41,14 +47,20 @@
 //!   u32::MAX; `op` is checked on reading.
 //! - 3: `build_id` (the recorded executable's ELF build id) replaces `binary_hash`; candidates
 //!   of kind `atomicity` and `stats.atomicity`.
+//! - 4: a schedule is a delta on the previous candidate's (`shared`); `stats.not_written`.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::io::{BufReader, Write as _};
+use std::path::Path;
 
 use ilgen_trace::format::ThreadHeader;
 use ilgen_trace::schedule as replay;
 use ilgen_trace::{known_site, known_thread, AccessKind, OpKind, SiteId, ThreadId, PENDING};
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
 
 use crate::atomicity::{Counts as AtomicityCounts, Pattern, Prediction};
 use crate::filter::FilterStats;
@@ -57,10 +69,11 @@ use crate::model::{At, Model, ModelEvent, VarId};
 use crate::prepare::SharedObject;
 use crate::solve::{Limit, SolveStats};
 
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 pub const FILE_NAME: &str = "candidates.json";
 
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+/// The file in memory, every schedule whole.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CandidatesFile {
     pub format_version: u32,
     pub binary: String,
@@ -91,6 +104,9 @@ pub struct Stats {
     /// Per variable, race pairs a limit left undecided: one pair for all, and the limit to raise.
     #[serde(default)]
     pub not_decided: Vec<NotDecided>,
+    /// Candidates beyond `--max-candidates`: found, not written (and not replayed).
+    #[serde(default)]
+    pub not_written: usize,
     /// With `--atomicity`: transactions, and where the violations went.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub atomicity: Option<AtomicityCounts>,
@@ -254,10 +270,40 @@ impl AccessName {
     }
 }
 
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+/// A schedule, whole. Serialized by [`write`], it is a delta on the schedule written before it
+/// (see [`PREVIOUS`]); anywhere else, whole.
+#[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ScheduleOut {
     pub prefix_steps: usize,
     pub steps: Vec<Step>,
+}
+
+thread_local! {
+    /// While [`write`] runs on this thread: the steps of the schedule it wrote last. Serde gives a
+    /// field's serializer no context, and the delta needs the previous candidate's schedule.
+    static PREVIOUS: RefCell<Option<Vec<Step>>> = const { RefCell::new(None) };
+}
+
+impl Serialize for ScheduleOut {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let shared = PREVIOUS.with_borrow_mut(|previous| {
+            let previous = previous.as_mut()?;
+            let shared = previous
+                .iter()
+                .zip(&self.steps)
+                .take_while(|(a, b)| a == b)
+                .count();
+            previous.clone_from(&self.steps);
+            Some(shared)
+        });
+        let mut out = s.serialize_struct("ScheduleOut", 2 + usize::from(shared.is_some()))?;
+        out.serialize_field("prefix_steps", &self.prefix_steps)?;
+        if let Some(shared) = shared {
+            out.serialize_field("shared", &shared)?;
+        }
+        out.serialize_field("steps", &self.steps[shared.unwrap_or(0)..])?;
+        out.end()
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -322,6 +368,109 @@ fn step(model: &Model, at: At) -> Option<Step> {
         site: known_site(o.site),
         seq: (o.seq != PENDING).then_some(o.seq),
         op_index: o.op_index,
+    })
+}
+
+/// `candidates.json` as written: the fields of [`CandidatesFile`], its schedules as deltas.
+#[derive(Serialize)]
+struct WireOut<'a> {
+    format_version: u32,
+    binary: &'a str,
+    build_id: &'a str,
+    stats: &'a Stats,
+    candidates: &'a [Candidate],
+}
+
+#[derive(Deserialize)]
+struct WireIn {
+    binary: String,
+    build_id: String,
+    stats: Stats,
+    candidates: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+struct Version {
+    format_version: Option<u32>,
+}
+
+/// Writes `file` to `out` in the `candidates.json` format, without holding the text in memory.
+pub fn write(file: &CandidatesFile, out: impl std::io::Write) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(out);
+    PREVIOUS.set(Some(Vec::new()));
+    let written = serde_json::to_writer_pretty(
+        &mut out,
+        &WireOut {
+            format_version: FORMAT_VERSION,
+            binary: &file.binary,
+            build_id: &file.build_id,
+            stats: &file.stats,
+            candidates: &file.candidates,
+        },
+    );
+    PREVIOUS.set(None);
+    written?;
+    writeln!(out)?;
+    out.flush()
+}
+
+/// Reads the `candidates.json` at `path`, every schedule whole; the error names the file and what
+/// to do (a file of another format version is refused: detect must run again).
+pub fn read(path: &Path) -> Result<CandidatesFile, String> {
+    let open = || {
+        std::fs::File::open(path)
+            .map(BufReader::new)
+            .map_err(|e| format!("failed to read {}: {e}", path.display()))
+    };
+    let bad = |e: serde_json::Error| {
+        format!(
+            "{} is not a candidates file ({e}); run `ilgen detect` again",
+            path.display()
+        )
+    };
+    let version: Version = serde_json::from_reader(open()?).map_err(bad)?;
+    if version.format_version != Some(FORMAT_VERSION) {
+        return Err(format!(
+            "{} has format version {}, this ilgen reads {FORMAT_VERSION}; run `ilgen detect` \
+             again",
+            path.display(),
+            version
+                .format_version
+                .map_or_else(|| "none".to_owned(), |v| v.to_string()),
+        ));
+    }
+    let wire: WireIn = serde_json::from_reader(open()?).map_err(bad)?;
+    let mut candidates: Vec<Candidate> = Vec::with_capacity(wire.candidates.len());
+    for (i, mut v) in wire.candidates.into_iter().enumerate() {
+        let mut delta = v["schedule"].take();
+        let shared = delta["shared"].as_u64().unwrap_or(0) as usize;
+        let previous = candidates
+            .last()
+            .map_or(&[][..], |c| &c.schedule().steps[..]);
+        if shared > previous.len() {
+            return Err(format!(
+                "{}: candidate {} shares {shared} steps with a schedule of {}; run `ilgen \
+                 detect` again",
+                path.display(),
+                i + 1,
+                previous.len()
+            ));
+        }
+        let tail: Vec<Step> = serde_json::from_value(delta["steps"].take()).map_err(bad)?;
+        let mut steps = previous[..shared].to_vec();
+        steps.extend(tail);
+        v["schedule"] = serde_json::json!({
+            "prefix_steps": delta["prefix_steps"],
+            "steps": steps,
+        });
+        candidates.push(serde_json::from_value(v).map_err(bad)?);
+    }
+    Ok(CandidatesFile {
+        format_version: FORMAT_VERSION,
+        binary: wire.binary,
+        build_id: wire.build_id,
+        stats: wire.stats,
+        candidates,
     })
 }
 
@@ -419,6 +568,7 @@ pub fn summary(file: &CandidatesFile, names: &Names, limits: &Limits) -> String 
         None => out.push('\n'),
     }
     out.push_str(&stats_text(&file.stats));
+    out.push_str(&not_written_text(&file.stats, limits));
     out.push_str(&not_decided_text(&file.stats, names, limits));
     for (i, c) in file.candidates.iter().enumerate() {
         let _ = writeln!(out);
@@ -486,6 +636,18 @@ pub fn summary(file: &CandidatesFile, names: &Names, limits: &Limits) -> String 
 pub struct Limits {
     pub max_states: usize,
     pub window: usize,
+    pub max_candidates: usize,
+}
+
+/// The line saying how many candidates the cap left out (none when it left out none).
+pub fn not_written_text(s: &Stats, limits: &Limits) -> String {
+    if s.not_written == 0 {
+        return String::new();
+    }
+    format!(
+        "ilgen: {} more candidates not written, raise --max-candidates (now {})\n",
+        s.not_written, limits.max_candidates
+    )
 }
 
 /// One line per object whose race pairs a limit left undecided, naming the limit to raise.

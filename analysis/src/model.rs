@@ -16,13 +16,16 @@ use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
 /// Index of a shared object in [`crate::prepare::Program::vars`].
 pub type VarId = usize;
 
-/// `writer` (a sync event) must have run before `reader` (a sync event) runs: an edge that keeps
-/// the observed writer of a deciding read of `var` ([`crate::reads_from`] makes them).
+/// `before` (a sync event) must have run before `after` (a sync event) runs: an edge that keeps
+/// what a deciding read of `var` saw ([`crate::reads_from`] makes them): its writer's segment
+/// before its own, or, for a waiting loop's read, its own before the next writer's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct RfEdge {
-    pub reader: At,
-    pub writer: At,
+    pub after: At,
+    pub before: At,
     pub var: VarId,
+    /// The deciding read (an access event) the edge keeps.
+    pub read: At,
 }
 
 /// One event of a model: thread index and index among the thread's events.
@@ -62,7 +65,7 @@ pub struct Sources {
     /// did; other orders may keep the object busy otherwise. A failure missing here was not busy
     /// in the observed order (see [`Model::unexplained_try_failures`]).
     pub busy_of: BTreeMap<At, Vec<At>>,
-    /// Ordering edges that keep each deciding read's observed writer, sorted by reader
+    /// Ordering edges that keep what each deciding read saw, sorted by the event that waits
     /// ([`crate::reads_from`]); set by [`Model::set_reads_from`], empty unless the binary marked
     /// deciding reads.
     pub reads_from: Vec<RfEdge>,
@@ -374,15 +377,15 @@ impl Model {
         self.sources.reads_from = edges;
     }
 
-    /// The sync events that must have run before the sync event `at` runs, to keep the writers of
-    /// the deciding reads after it ([`Sources::reads_from`]).
+    /// The sync events that must have run before the sync event `at` runs, to keep what the
+    /// deciding reads saw ([`Sources::reads_from`]).
     pub fn rf_needs(&self, at: At) -> impl Iterator<Item = At> + '_ {
         let edges = &self.sources.reads_from;
-        let from = edges.partition_point(|e| e.reader < at);
+        let from = edges.partition_point(|e| e.after < at);
         edges[from..]
             .iter()
-            .take_while(move |e| e.reader == at)
-            .map(|e| e.writer)
+            .take_while(move |e| e.after == at)
+            .map(|e| e.before)
     }
 
     /// Sets [`Sources::busy_of`], which [`Model::new`] derives by running the observed order.
@@ -398,20 +401,18 @@ impl Model {
             .threads
             .iter()
             .map(|t| {
-                let mut keep = Vec::new();
-                let events = t
-                    .events
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, e)| match e {
-                        ModelEvent::Access { var: v, .. } => Some(*v) == var,
-                        ModelEvent::Sync { .. } => true,
-                    })
-                    .map(|(i, e)| {
-                        keep.push(i);
-                        *e
-                    })
-                    .collect();
+                let kept = |e: &ModelEvent| match e {
+                    ModelEvent::Access { var: v, .. } => Some(*v) == var,
+                    ModelEvent::Sync { .. } => true,
+                };
+                // Sized exactly: a job holds its model while it solves, one per core at a time.
+                let n = t.events.iter().filter(|e| kept(e)).count();
+                let mut keep = Vec::with_capacity(n);
+                let mut events = Vec::with_capacity(n);
+                for (i, e) in t.events.iter().enumerate().filter(|(_, e)| kept(e)) {
+                    keep.push(i);
+                    events.push(*e);
+                }
                 origin.push(keep);
                 ModelThread { tid: t.tid, events }
             })
@@ -434,21 +435,43 @@ impl Model {
             })
             .collect();
         // A model of one object drops the edges of reads of that object: its race is a change of
-        // what they see.
+        // what they see. It also drops those of reads that come after an access of the object in
+        // their segment: the race can be taken at that access, before the read happens (`while
+        // (q.len || working)` races on `q.len` whatever `working` would then have read).
         model.sources.reads_from = self
             .sources
             .reads_from
             .iter()
-            .filter(|e| Some(e.var) != var)
+            .filter(|e| var.is_none_or(|v| e.var != v && !self.accessed_before(v, e.read)))
             .filter_map(|e| {
+                // A read the model does not keep (the deadlock model keeps no access) stands at
+                // the last event kept before it.
+                let kept = &origin[e.read.thread];
+                let read = At {
+                    thread: e.read.thread,
+                    index: kept
+                        .partition_point(|&i| i <= e.read.index)
+                        .saturating_sub(1),
+                };
                 Some(RfEdge {
-                    reader: local(&e.reader)?,
-                    writer: local(&e.writer)?,
+                    after: local(&e.after)?,
+                    before: local(&e.before)?,
                     var: e.var,
+                    read,
                 })
             })
             .collect();
         (model, origin)
+    }
+
+    /// Whether `at`'s thread accesses `var` between its last constraining event before `at` and
+    /// `at`.
+    fn accessed_before(&self, var: VarId, at: At) -> bool {
+        self.threads[at.thread].events[..at.index]
+            .iter()
+            .rev()
+            .take_while(|e| !e.constrains())
+            .any(|e| matches!(e, ModelEvent::Access { var: v, .. } if *v == var))
     }
 
     /// The sync events before `upto[t]` of each thread, in the observed order: by seq, and an

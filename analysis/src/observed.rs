@@ -214,6 +214,7 @@ pub fn observed_deadlock(threads: &[ThreadTrace]) -> Option<Observed> {
                     .map(move |&(_, site)| HeldLock {
                         object,
                         site: known_site(site),
+                        stack: Vec::new(),
                     })
             })
             .collect();
@@ -228,6 +229,7 @@ pub fn observed_deadlock(threads: &[ThreadTrace]) -> Option<Observed> {
             object: last.op.object().unwrap_or(0),
             waits_for,
             holds,
+            stack: Vec::new(),
         });
     }
     if blocked.is_empty() {

@@ -1,13 +1,14 @@
 //! What the caller of the analysis chooses: bounds, and who decides the reorder model.
 //!
-//! Takes nothing; gives [`Options`] (candidates per variable, window size, state bound, whether to
-//! predict atomicity violations too) and the
+//! Takes nothing; gives [`Options`] (candidates per variable and in all, window size, state bound,
+//! whether to predict atomicity violations too, and of which transactions) and the
 //! [`Backend`]: the native solver ([`crate::solve`]) or a CSP [`Checker`] on the exported CSP_M
 //! model ([`crate::csp::solve`]).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use ilgen_trace::sites::Deciding;
 use ilgen_trace::SiteId;
 
 #[derive(Clone, Debug)]
@@ -24,11 +25,17 @@ pub struct Options {
     /// Who decides: the native search, or a CSP checker on the exported model.
     pub backend: Backend,
     /// Sites of deciding reads (the binary's site table flags them): the native solver keeps
-    /// their observed writers ([`crate::reads_from`]). Empty: no such edges. The CSP back end does
-    /// not encode these edges; it decides the model without them.
-    pub deciding: BTreeSet<SiteId>,
+    /// what they saw ([`crate::reads_from`]). Empty: no such edges. The CSP back end does not
+    /// encode these edges; it decides the model without them.
+    pub deciding: Deciding,
     /// Also predict atomicity violations of the marked transactions ([`crate::atomicity`]).
     pub atomicity: bool,
+    /// Of the recorded transactions, only those whose `tx_begin` has one of these sites
+    /// (`ilgen detect --atomic GLOB`); `None`: all of them.
+    pub transactions: Option<BTreeSet<SiteId>>,
+    /// Candidates kept, the first in the output order; the rest are only counted
+    /// ([`crate::Stats::not_written`]), so that memory and the file stay bounded.
+    pub max_candidates: usize,
 }
 
 #[derive(Clone, Debug)]

@@ -375,6 +375,8 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
             .iter()
             .filter(|e| matches!(e, ModelEvent::Access { .. }))
             .count();
+        // Held for the whole analysis: without the slack of growing.
+        events.shrink_to_fit();
         threads.push(ModelThread {
             tid: trace.header.tid,
             events,

@@ -1,8 +1,8 @@
 //! Reads keep their writers: the ordering edges that keep each deciding read's observed writer.
 //!
 //! Takes the full [`Model`] of a run and the sites of deciding reads (loads whose value decides
-//! an address: `ilgen_trace::sites::FLAG_DECIDES`, set by the pass); gives
-//! [`RfEdge`]s, each "the writer's sync event `f` runs before the reader's sync event `s`".
+//! an address or a predicate: [`Deciding`], flagged by the pass); gives [`RfEdge`]s, each "sync
+//! event `before` runs before sync event `after`".
 //!
 //! Why: the model has no data values. It would let a worker's dequeue critical section run before
 //! the enqueue whose job it dequeued in the run; the real worker would then read another queue
@@ -20,10 +20,18 @@
 //! `W` to finish its segment), but the run obeyed it (`seq(f) < seq(s)`), and every back end can
 //! enforce it like fork → start. A model of object `v` drops the edges of reads of `v` itself: its
 //! race is exactly a change of what those reads see ([`crate::model::Model::restrict`]).
+//!
+//! A predicate read (a waiting loop's condition, a branch guarding a sync operation) keeps more,
+//! since its value may be the sum of many writes (a counter every worker bumps) and a "not yet"
+//! must stay "not yet": every other thread's latest writing segment ends before `s`, and every
+//! other thread's first writing segment that began after `r`'s segment ended (at `e`) still
+//! begins after `e`. A write at a predicate site is a read-modify-write whose read decided (the
+//! recorder keeps such a pair's write alone).
 
 use std::collections::{BTreeSet, HashMap};
 
-use ilgen_trace::{AccessKind, SiteId, PENDING};
+use ilgen_trace::sites::Deciding;
+use ilgen_trace::{AccessKind, PENDING};
 
 use crate::model::{At, Model, ModelEvent, RfEdge, VarId};
 
@@ -33,88 +41,176 @@ fn completed(model: &Model, thread: usize, index: usize) -> Option<(usize, u64)>
     (seq != PENDING).then_some((index, seq))
 }
 
-/// The edges that keep the observed writer of every read at a `deciding` site.
-pub fn edges(model: &Model, deciding: &BTreeSet<SiteId>) -> Vec<RfEdge> {
+/// A deciding read, at segment granularity.
+struct Read {
+    /// The access event.
+    at: At,
+    var: VarId,
+    /// The sync event that starts its segment, and that event's seq.
+    start: (usize, u64),
+    /// The sync event that ends its segment (a predicate read only), and that event's seq.
+    end: Option<(usize, u64)>,
+    predicate: bool,
+    /// Read by a read-modify-write: before the thread's own write of its segment.
+    rmw: bool,
+}
+
+/// One thread's segments that wrote one object, in its program order (so by seq).
+#[derive(Default)]
+struct Writes {
+    /// The seq and event ending each writing segment (a segment whose end never completed is
+    /// left out: it is ordered before nothing).
+    ends: Vec<(u64, At)>,
+    /// The seq and event starting each writing segment (the thread's first segment has none).
+    starts: Vec<(u64, At)>,
+}
+
+/// The edges that keep what every deciding read saw.
+pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
     if deciding.is_empty() {
         return Vec::new();
     }
-    // Per object: (seq of the sync event ending the writing segment, writer, that event), sorted.
-    let mut writes: HashMap<VarId, Vec<(u64, At)>> = HashMap::new();
-    // Per object and thread: seqs of the sync events that start segments where the thread wrote it.
-    let mut own_writes: HashMap<(VarId, usize), Vec<u64>> = HashMap::new();
-    // (reader thread, its event index, object, seq and index of the segment's starting event)
-    let mut reads = Vec::new();
+    let mut writes: HashMap<(VarId, usize), Writes> = HashMap::new();
+    let mut writers: HashMap<VarId, BTreeSet<usize>> = HashMap::new();
+    let mut reads: Vec<Read> = Vec::new();
     for (t, thread) in model.threads.iter().enumerate() {
         let events = &thread.events;
         let mut start: Option<(usize, u64)> = None;
         let mut pending_writes: Vec<VarId> = Vec::new();
+        let mut open_reads: Vec<usize> = Vec::new();
         for (i, e) in events.iter().enumerate() {
             match *e {
                 ModelEvent::Access { var, kind, site } => {
                     if kind.is_write() {
                         pending_writes.push(var);
-                        own_writes
-                            .entry((var, t))
-                            .or_default()
-                            .push(start.map_or(0, |(_, seq)| seq));
+                        writers.entry(var).or_default().insert(t);
+                        if let Some((index, seq)) = start {
+                            let w = writes.entry((var, t)).or_default();
+                            if w.starts.last().map(|&(s, _)| s) != Some(seq) {
+                                w.starts.push((seq, At { thread: t, index }));
+                            }
+                        }
                     }
-                    let read = matches!(kind, AccessKind::Read | AccessKind::AtomicRead);
-                    if read && deciding.contains(&site) {
-                        if let Some((s, seq)) = start {
-                            reads.push((t, var, s, seq));
+                    let predicate = deciding.predicates.contains(&site);
+                    // A write at a predicate site is a read-modify-write whose read decided: the
+                    // recorder kept its write alone.
+                    let read =
+                        predicate || matches!(kind, AccessKind::Read | AccessKind::AtomicRead);
+                    if read && (predicate || deciding.addresses.contains(&site)) {
+                        if let Some(start) = start {
+                            if predicate {
+                                open_reads.push(reads.len());
+                            }
+                            reads.push(Read {
+                                at: At {
+                                    thread: t,
+                                    index: i,
+                                },
+                                var,
+                                start,
+                                end: None,
+                                predicate,
+                                rmw: kind.is_write(),
+                            });
                         }
                     }
                 }
                 // A no-op runs along with its thread's segment: segments, for the solvers and here,
                 // are delimited by the events that constrain the schedule.
                 ModelEvent::Sync { .. } if !e.constrains() => {}
-                ModelEvent::Sync { observed, .. } => {
-                    if observed.seq != PENDING {
-                        for var in pending_writes.drain(..) {
-                            writes.entry(var).or_default().push((
-                                observed.seq,
-                                At {
-                                    thread: t,
-                                    index: i,
-                                },
-                            ));
+                ModelEvent::Sync { .. } => {
+                    let now = completed(model, t, i);
+                    for r in open_reads.drain(..) {
+                        reads[r].end = now;
+                    }
+                    match now {
+                        Some((_, seq)) => {
+                            for var in pending_writes.drain(..) {
+                                let ends = &mut writes.entry((var, t)).or_default().ends;
+                                if ends.last().map(|&(s, _)| s) != Some(seq) {
+                                    ends.push((
+                                        seq,
+                                        At {
+                                            thread: t,
+                                            index: i,
+                                        },
+                                    ));
+                                }
+                            }
                         }
-                    } else {
                         // A write before an operation that never completed ends no segment the
                         // run ordered before anything.
-                        pending_writes.clear();
+                        None => pending_writes.clear(),
                     }
-                    start = completed(model, t, i);
+                    start = now;
                 }
             }
         }
     }
-    for list in writes.values_mut() {
-        list.sort_unstable();
-    }
     let mut out = BTreeSet::new();
-    for (t, var, s, s_seq) in reads {
-        let Some(list) = writes.get(&var) else {
+    for r in &reads {
+        let thread = r.at.thread;
+        let reader = At {
+            thread,
+            index: r.start.0,
+        };
+        let others = writers
+            .get(&r.var)
+            .into_iter()
+            .flatten()
+            .filter(move |&&w| w != thread);
+        // Per other thread: its latest write whose segment ended before the read's began.
+        let latest = others.clone().filter_map(|&w| {
+            let ends = &writes.get(&(r.var, w))?.ends;
+            let before = ends.partition_point(|&(seq, _)| seq < r.start.1);
+            before.checked_sub(1).map(|k| ends[k])
+        });
+        // The read saw its own thread's write if that thread wrote after the writer's segment.
+        let own_starts = writes.get(&(r.var, thread)).map(|w| &w.starts[..]);
+        // A read-modify-write reads before its own segment's write.
+        let own_later = |w_seq: u64| {
+            own_starts.is_some_and(|starts| {
+                starts
+                    .iter()
+                    .any(|&(st, _)| st > w_seq && (st < r.start.1 || (st == r.start.1 && !r.rmw)))
+            })
+        };
+        let kept: Vec<(u64, At)> = if r.predicate {
+            // What a waiting loop saw may be the sum of every write before it (a counter each
+            // worker bumped): every other thread's latest one stays before the read.
+            latest.collect()
+        } else {
+            // The one write whose value the address came from.
+            latest.max().into_iter().collect()
+        };
+        for (w_seq, writer) in kept {
+            if !own_later(w_seq) {
+                out.insert(RfEdge {
+                    after: reader,
+                    before: writer,
+                    var: r.var,
+                    read: r.at,
+                });
+            }
+        }
+        // And a waiting loop's read that saw "not yet" must not see the next write: each other
+        // thread's first write whose segment began after the read's ended stays after it.
+        let Some((end, end_seq)) = r.end.filter(|_| r.predicate) else {
             continue;
         };
-        // The latest write of another thread whose segment ended before the read's began.
-        let before = list.partition_point(|&(seq, _)| seq < s_seq);
-        let Some(&(w_seq, writer)) = list[..before].iter().rev().find(|(_, w)| w.thread != t)
-        else {
-            continue;
-        };
-        let own_later = own_writes
-            .get(&(var, t))
-            .is_some_and(|starts| starts.iter().any(|&st| st > w_seq && st <= s_seq));
-        if !own_later {
-            out.insert(RfEdge {
-                reader: At {
-                    thread: t,
-                    index: s,
-                },
-                writer,
-                var,
-            });
+        for &w in others {
+            let Some(starts) = writes.get(&(r.var, w)).map(|w| &w.starts) else {
+                continue;
+            };
+            let after = starts.partition_point(|&(seq, _)| seq <= end_seq);
+            if let Some(&(_, next)) = starts.get(after) {
+                out.insert(RfEdge {
+                    after: next,
+                    before: At { thread, index: end },
+                    var: r.var,
+                    read: r.at,
+                });
+            }
         }
     }
     out.into_iter().collect()
@@ -124,7 +220,7 @@ pub fn edges(model: &Model, deciding: &BTreeSet<SiteId>) -> Vec<RfEdge> {
 mod tests {
     use super::*;
     use crate::model::{ModelOp, ModelThread, MutexObject, Observed, SyncObjects};
-    use ilgen_trace::{SyncOp, NO_SITE};
+    use ilgen_trace::{SiteId, SyncOp, NO_SITE};
 
     fn sync(seq: u64, op: ModelOp) -> ModelEvent {
         ModelEvent::Sync {
@@ -142,37 +238,35 @@ mod tests {
         ModelEvent::Access { var, kind, site }
     }
 
-    /// Main enqueues (writes the queue head, var 0) in a critical section; the worker dequeues
-    /// (reads the head at a deciding site 9) in a later one.
-    fn queue(head_read_site: SiteId) -> Model {
-        let lock = ModelOp::Lock { mutex: 0 };
-        let unlock = ModelOp::Unlock { mutex: 0 };
-        let main = vec![
-            sync(0, lock),
-            access(0, AccessKind::Write, 1),
-            sync(1, unlock),
-        ];
-        let worker = vec![
-            sync(2, lock),
-            access(0, AccessKind::Read, head_read_site),
-            sync(3, unlock),
-        ];
+    fn addresses(sites: &[SiteId]) -> Deciding {
+        Deciding {
+            addresses: sites.iter().copied().collect(),
+            predicates: BTreeSet::new(),
+        }
+    }
+
+    fn at(thread: usize, index: usize) -> At {
+        At { thread, index }
+    }
+
+    /// A model of `threads`, with two mutexes.
+    fn model(threads: Vec<Vec<ModelEvent>>) -> Model {
         Model::derive(
-            vec![
-                ModelThread {
-                    tid: 0,
-                    events: main,
-                },
-                ModelThread {
-                    tid: 1,
-                    events: worker,
-                },
-            ],
+            threads
+                .into_iter()
+                .enumerate()
+                .map(|(tid, events)| ModelThread {
+                    tid: tid as ilgen_trace::ThreadId,
+                    events,
+                })
+                .collect(),
             SyncObjects {
-                mutexes: vec![MutexObject {
-                    addr: 1,
-                    recursive: false,
-                }],
+                mutexes: (1..=2)
+                    .map(|addr| MutexObject {
+                        addr,
+                        recursive: false,
+                    })
+                    .collect(),
                 rwlocks: vec![],
                 sems: vec![],
                 conds: vec![],
@@ -181,28 +275,116 @@ mod tests {
         )
     }
 
+    /// A critical section of mutex `m` from seq `seq`, accessing var 0 at `site`.
+    fn section(m: usize, seq: u64, kind: AccessKind, site: SiteId) -> Vec<ModelEvent> {
+        vec![
+            sync(seq, ModelOp::Lock { mutex: m }),
+            access(0, kind, site),
+            sync(seq + 1, ModelOp::Unlock { mutex: m }),
+        ]
+    }
+
+    /// Main enqueues (writes the queue head, var 0) in a critical section; the worker dequeues
+    /// (reads the head at a deciding site 9) in a later one.
+    fn queue(head_read_site: SiteId) -> Model {
+        model(vec![
+            section(0, 0, AccessKind::Write, 1),
+            section(0, 2, AccessKind::Read, head_read_site),
+        ])
+    }
+
     #[test]
     fn a_deciding_read_keeps_its_writer_segment_before_it() {
-        let deciding = BTreeSet::from([9]);
         assert_eq!(
-            edges(&queue(9), &deciding),
+            edges(&queue(9), &addresses(&[9])),
             vec![RfEdge {
-                reader: At {
-                    thread: 1,
-                    index: 0
-                },
-                writer: At {
-                    thread: 0,
-                    index: 2
-                },
+                after: at(1, 0),
+                before: at(0, 2),
                 var: 0,
+                read: at(1, 1),
+            }]
+        );
+    }
+
+    /// Two workers bump a counter (var 0) under mutex 0; main reads it in a waiting loop's
+    /// predicate (site 9) under mutex 1; a third worker bumps it after main's read.
+    fn counter() -> Model {
+        model(vec![
+            section(1, 4, AccessKind::Read, 9),
+            section(0, 0, AccessKind::Write, 1),
+            section(0, 2, AccessKind::Write, 1),
+            section(0, 6, AccessKind::Write, 1),
+        ])
+    }
+
+    #[test]
+    fn a_predicate_keeps_every_earlier_writer_before_it_and_the_next_one_after() {
+        let deciding = Deciding {
+            addresses: BTreeSet::new(),
+            predicates: BTreeSet::from([9]),
+        };
+        assert_eq!(
+            edges(&counter(), &deciding),
+            vec![
+                // Both earlier bumps stay before main's section...
+                RfEdge {
+                    after: at(0, 0),
+                    before: at(1, 2),
+                    var: 0,
+                    read: at(0, 1),
+                },
+                RfEdge {
+                    after: at(0, 0),
+                    before: at(2, 2),
+                    var: 0,
+                    read: at(0, 1),
+                },
+                // ...and the later one after it.
+                RfEdge {
+                    after: at(3, 0),
+                    before: at(0, 2),
+                    var: 0,
+                    read: at(0, 1),
+                },
+            ]
+        );
+        // As an address, the read keeps only the latest writer.
+        assert_eq!(
+            edges(&counter(), &addresses(&[9])),
+            vec![RfEdge {
+                after: at(0, 0),
+                before: at(2, 2),
+                var: 0,
+                read: at(0, 1),
             }]
         );
     }
 
     #[test]
     fn a_plain_read_keeps_nothing() {
-        assert!(edges(&queue(8), &BTreeSet::from([9])).is_empty());
-        assert!(edges(&queue(9), &BTreeSet::new()).is_empty());
+        assert!(edges(&queue(8), &addresses(&[9])).is_empty());
+        assert!(edges(&queue(9), &Deciding::default()).is_empty());
+    }
+
+    #[test]
+    fn a_model_of_an_object_read_first_in_the_segment_drops_the_later_reads_edges() {
+        // Main reads var 1, then the predicate (var 0): `while (q.len || working)`.
+        let mut main = section(1, 4, AccessKind::Read, 9);
+        main.insert(1, access(1, AccessKind::Read, 5));
+        let mut m = model(vec![
+            main,
+            section(0, 0, AccessKind::Write, 1),
+            section(0, 2, AccessKind::Write, 1),
+        ]);
+        let deciding = Deciding {
+            addresses: BTreeSet::new(),
+            predicates: BTreeSet::from([9]),
+        };
+        m.set_reads_from(edges(&m, &deciding));
+        assert_eq!(m.sources().reads_from.len(), 2);
+        // The race on var 1 is taken before the predicate is read.
+        assert!(m.restrict(Some(1)).0.sources().reads_from.is_empty());
+        // The deadlock model keeps them.
+        assert_eq!(m.restrict(None).0.sources().reads_from.len(), 2);
     }
 }

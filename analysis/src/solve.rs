@@ -409,6 +409,8 @@ mod tests {
             backend: Backend::Native,
             deciding: Default::default(),
             atomicity: false,
+            transactions: None,
+            max_candidates: usize::MAX,
         };
         let is_try = |model: &Model, at: &At| {
             matches!(model.op(*at), Some(crate::model::ModelOp::TryFail { .. }))
@@ -418,7 +420,8 @@ mod tests {
             let mut c = coverage.borrow_mut();
             let mut program = prepare(&run.traces());
             if reads_from {
-                let reads: std::collections::BTreeSet<ilgen_trace::SiteId> = program
+                // Every read deciding: odd sites a waiting loop's branch, even ones an address.
+                let (predicates, addresses) = program
                     .model
                     .threads
                     .iter()
@@ -427,8 +430,12 @@ mod tests {
                         ModelEvent::Access { kind, site, .. } if !kind.is_write() => Some(site),
                         _ => None,
                     })
-                    .collect();
-                let edges = crate::reads_from::edges(&program.model, &reads);
+                    .partition(|site| site % 2 == 1);
+                let deciding = ilgen_trace::sites::Deciding {
+                    addresses,
+                    predicates,
+                };
+                let edges = crate::reads_from::edges(&program.model, &deciding);
                 c.with_edges += usize::from(!edges.is_empty());
                 program.model.set_reads_from(edges);
             }
@@ -622,6 +629,8 @@ mod tests {
             backend: Backend::Native,
             deciding: Default::default(),
             atomicity: false,
+            transactions: None,
+            max_candidates: usize::MAX,
         };
         let searched = Cell::new(0);
         check_random_runs(0x5851_f42d_4c95_7f2d, 300, |run| {

@@ -62,13 +62,20 @@ impl State {
     /// (the prefix of a window, or a cut).
     pub fn at(model: &Model, pos: &[usize]) -> State {
         let mut state = State::initial(model);
-        for at in model.observed_order(pos) {
-            if let Some(op) = model.op(at) {
-                state.apply(model, at.thread, op);
-            }
-        }
+        state.run_observed(model, model.observed_order(pos));
         state.pos = pos.to_vec();
         state
+    }
+
+    /// Runs these sync events as the run did, in this order (an observed order, each thread's
+    /// next ones), with no check; each thread ends right after the last of its events.
+    pub fn run_observed(&mut self, model: &Model, order: impl IntoIterator<Item = At>) {
+        for at in order {
+            if let Some(op) = model.op(at) {
+                self.apply(model, at.thread, op);
+            }
+            self.pos[at.thread] = at.index + 1;
+        }
     }
 
     /// The thread's next constraining event, if it lies before `end` (its events the search may

@@ -22,6 +22,8 @@ fn options() -> Options {
         backend: crate::options::Backend::Native,
         deciding: Default::default(),
         atomicity: false,
+        transactions: None,
+        max_candidates: usize::MAX,
     }
 }
 
@@ -557,18 +559,22 @@ fn three_threads_in_a_lock_cycle_deadlock() {
     );
 }
 
-#[test]
-fn summary_names_sites_and_objects_through_the_binary() {
-    use crate::candidates::{summary, CandidatesFile, Limits, Names, FORMAT_VERSION};
-    let (stats, candidates) =
-        crate::analyze(&listing1().traces(), &options()).expect("native analysis");
-    let file = CandidatesFile {
-        format_version: FORMAT_VERSION,
+/// The candidates file of `r`'s analysis, as `ilgen detect` would write it.
+fn candidates_file(r: &Run, options: &Options) -> crate::CandidatesFile {
+    let (stats, candidates) = crate::analyze(&r.traces(), options).expect("native analysis");
+    crate::CandidatesFile {
+        format_version: crate::candidates::FORMAT_VERSION,
         binary: "a".into(),
         build_id: "0".into(),
         stats,
         candidates,
-    };
+    }
+}
+
+#[test]
+fn summary_names_sites_and_objects_through_the_binary() {
+    use crate::candidates::{summary, Limits, Names};
+    let file = candidates_file(&listing1(), &options());
     let site = |id| (id == 6).then(|| "listing1.c:6 in main".to_string());
     let object = |addr| (addr == Y).then(|| "y".to_string());
     let text = summary(
@@ -580,6 +586,7 @@ fn summary_names_sites_and_objects_through_the_binary() {
         &Limits {
             max_states: 10,
             window: 10,
+            max_candidates: 10,
         },
     );
     assert!(
@@ -636,6 +643,7 @@ fn options_with_states(max_states: usize) -> Options {
         backend: crate::options::Backend::Native,
         deciding: Default::default(),
         atomicity: false,
+        transactions: None,
         ..options()
     }
 }
@@ -671,22 +679,30 @@ fn threads_left_waiting_when_main_returns_are_no_deadlock() {
     assert!(matches!(&found[0], Candidate::Deadlock { blocked, .. } if blocked.len() == 2));
 }
 
-#[test]
-fn candidates_are_bounded_per_variable_unless_all_sites() {
-    // Two unordered writes by main and two by the child: four site pairs on D.
+/// Races on X (one site pair) and on D (four site pairs, all written with `all_sites`).
+fn races_on_two_objects() -> Run {
     let mut r = Run::new(2);
     r.fork(0, 1)
+        .w(0, X, 5)
         .w(0, D, 1)
         .lock(0, M)
         .unlock(0, M)
         .w(0, D, 2)
         .start(1)
+        .w(1, X, 6)
         .w(1, D, 3)
         .lock(1, M2)
         .unlock(1, M2)
         .w(1, D, 4)
         .end(1)
         .join(0, 1);
+    r
+}
+
+#[test]
+fn candidates_are_bounded_per_variable_unless_all_sites() {
+    // Two unordered writes by main and two by the child: four site pairs on D; one on X.
+    let r = races_on_two_objects();
     let count = |max_per_var, all_sites| {
         let o = Options {
             max_per_var,
@@ -710,9 +726,92 @@ fn candidates_are_bounded_per_variable_unless_all_sites() {
         assert_eq!(pairs.len(), found.len(), "one candidate per site pair");
         found.len()
     };
-    assert_eq!(count(1, false), 1);
-    assert_eq!(count(3, false), 3);
-    assert_eq!(count(1, true), 4);
+    assert_eq!(count(1, false), 2);
+    assert_eq!(count(3, false), 4);
+    assert_eq!(count(1, true), 5);
+}
+
+#[test]
+fn max_candidates_keeps_the_first_in_order_and_counts_the_rest() {
+    let r = races_on_two_objects();
+    let all_sites = Options {
+        all_sites: true,
+        ..options()
+    };
+    let (stats, all) = crate::analyze(&r.traces(), &all_sites).expect("native analysis");
+    assert_eq!((all.len(), stats.not_written), (5, 0), "{all:#?}");
+    let capped = Options {
+        max_candidates: 3,
+        ..all_sites
+    };
+    let (stats, first) = crate::analyze(&r.traces(), &capped).expect("native analysis");
+    assert_eq!(first, all[..3]);
+    assert_eq!(stats.not_written, 2);
+    let limits = crate::candidates::Limits {
+        max_states: 10,
+        window: 10,
+        max_candidates: 3,
+    };
+    assert_eq!(
+        crate::candidates::not_written_text(&stats, &limits),
+        "ilgen: 2 more candidates not written, raise --max-candidates (now 3)\n"
+    );
+}
+
+#[test]
+fn candidates_file_stores_schedules_as_deltas_and_reads_them_back_whole() {
+    use crate::candidates::{read, write};
+    let all_sites = Options {
+        all_sites: true,
+        ..options()
+    };
+    let file = candidates_file(&races_on_two_objects(), &all_sites);
+    let dir = std::env::temp_dir().join(format!("ilgen-candidates-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("candidates.json");
+    write(&file, std::fs::File::create(&path).unwrap()).unwrap();
+    assert_eq!(read(&path).unwrap(), file);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut whole = 0;
+    let mut written = 0;
+    for (i, (c, w)) in file
+        .candidates
+        .iter()
+        .zip(json["candidates"].as_array().unwrap())
+        .enumerate()
+    {
+        let shared = w["schedule"]["shared"].as_u64().unwrap() as usize;
+        let tail = w["schedule"]["steps"].as_array().unwrap().len();
+        assert_eq!(
+            shared + tail,
+            c.schedule().steps.len(),
+            "candidate {}",
+            i + 1
+        );
+        if i == 0 {
+            assert_eq!(shared, 0);
+        }
+        whole += c.schedule().steps.len();
+        written += tail;
+    }
+    // Every schedule after the first starts with fork and start of the same thread at least.
+    assert!(
+        written + 2 * (file.candidates.len() - 1) <= whole,
+        "{written} of {whole}"
+    );
+    // A file of the format before deltas is refused with the advice to detect again.
+    let mut old = json.clone();
+    old["format_version"] = 3.into();
+    std::fs::write(&path, old.to_string()).unwrap();
+    assert_eq!(
+        read(&path).unwrap_err(),
+        format!(
+            "{} has format version 3, this ilgen reads 4; run `ilgen detect` again",
+            path.display()
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -2,11 +2,12 @@
 import random
 
 
-def text_file(path, size):
-    """SIZE bytes of word-like text (compressible like source code), the same for every call."""
+def text_file(path, size, seed=1):
+    """SIZE bytes of word-like text (compressible like source code), the same for every call
+    with the same SEED."""
     if path.exists() and path.stat().st_size == size:
         return
-    rng = random.Random(1)
+    rng = random.Random(seed)
     words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9)))
              for _ in range(4000)]
     out, n = [], 0

@@ -6,7 +6,8 @@ Usage: python3 benchmarks/real/real.py [--src DIR] [--runs N] [--out FILE] [NAME
 For every program description in `programs/` (one Python file each: how to build the program, its
 fixed workload) whose checkout is present under DIR (default `benchmarks/real/src/<checkout>`, a
 clone fetched by hand; its code is never committed here), the driver:
-  1. copies the checkout three times and builds it natively (clang-19), with `ilgen cc` and with
+  1. copies the checkout's tracked files (`git archive HEAD`) three times and builds it
+     natively (clang-19), with `ilgen cc` and with
      `clang-19 -fsanitize=thread`, all at -O2 -g;
   2. runs the workload natively, recorded by ilgen once (`ilgen run`) and once more with the exit
      grace off (`ILGEN_OPTIONS=exit_grace_ms=0`), then `ilgen detect --format json` on the first
@@ -16,7 +17,11 @@ clone fetched by hand; its code is never committed here), the driver:
      given), trace size, detect
      seconds and peak RSS, ilgen's confirmed findings by kind, TSan's distinct findings over N runs,
      and the overlap (findings naming the same pair of source lines), and writes every row to
-     RESULTS.md (default `benchmarks/real/RESULTS.md`), with the differences listed per program.
+     RESULTS.md (default `benchmarks/real/RESULTS.md`), with the differences listed per program
+     (its hand-written section "Differences explained" is kept).
+A server (a program description with `client(port)`) gets a free port for `{port}`; the client
+drives it from a thread during each run and then ends it. `DETECT_ARGS` (optional) are added to
+`ilgen detect`'s flags.
 With no checkout present it says so in one line and exits 0 (CI has no network; this is not a
 CI step). A build failure or a missing tool names the program and the log; the other programs
 are still measured, and the driver exits 2.
@@ -24,23 +29,29 @@ are still measured, and the driver exits 2.
 import argparse
 import importlib.util
 import json
+import os
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path[:0] = [str(HERE.parent), str(HERE)]
+sys.path[:0] = [str(HERE.parent), str(HERE), str(HERE / "programs")]
 import evaluate  # noqa: E402  (run, clean_env, parse_tsan, findings_to_errors, InputError)
 
 ILGEN = ROOT / "target" / "release" / "ilgen"
 CC = {"native": "clang-19", "ilgen": f"{ILGEN} cc", "tsan": "clang-19 -fsanitize=thread"}
 CXX = {"native": "clang++-19", "ilgen": f"{ILGEN} c++", "tsan": "clang++-19 -fsanitize=thread"}
 RUN_TIMEOUT = 600.0
-DETECT_TIMEOUT = 1800.0
+# RESULTS.md from this heading on is written by hand and kept by every new measurement.
+EXPLAINED = "## Differences explained"
+# A detect that takes longer is a finding of the table (noted in its row), not worth more time.
+DETECT_TIMEOUT = 420.0
 
 
 @dataclass
@@ -80,14 +91,46 @@ def sh(cmd, cwd, log, env=None, timeout=1800):
         raise evaluate.InputError(f"`{cmd}` failed (exit {r.returncode}) in {cwd}; see {log}")
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def driven(prog, cmd, notes, **run_args):
+    """evaluate.run of CMD; for a server (a program with `client(port)`), CMD's `{port}` is a free
+    port and the client drives it from a thread meanwhile (it ends the server when done)."""
+    if not hasattr(prog, "client"):
+        return evaluate.run(cmd, **run_args)
+    port = free_port()
+    cmd = [a.replace("{port}", str(port)) for a in cmd]
+    failed = []
+
+    def drive():
+        try:
+            prog.client(port)
+        except OSError as e:
+            failed.append(f"client on port {port}: {e}")
+
+    t = threading.Thread(target=drive)
+    t.start()
+    r = evaluate.run(cmd, **run_args)
+    t.join()
+    notes.extend(failed)
+    return r
+
+
 def build(prog, src, work, flavor):
     """A fresh copy of the checkout built with FLAVOR's compilers; gives the program's path."""
     tree = work / f"build-{flavor}"
     if tree.exists():
         shutil.rmtree(tree)
-    shutil.copytree(src, tree, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    # The tracked files only: build products left in a checkout (pigz's has a prebuilt pigz) would
+    # make `make` skip the build, and every flavor run the same old binary.
+    tree.mkdir(parents=True)
     log = work / f"build-{flavor}.log"
     log.write_text("")
+    sh(f"git -C '{src}' archive HEAD | tar -x -C '{tree}'", work, log)
     env = evaluate.clean_env(CC=CC[flavor], CXX=CXX[flavor], CFLAGS="-O2 -g", CXXFLAGS="-O2 -g")
     for cmd in prog.build(CC[flavor], CXX[flavor]):
         sh(cmd, tree, log, env)
@@ -107,28 +150,32 @@ def measure(prog, src, work, runs):
         return [a.replace("{exe}", str(exes[flavor])).replace("{data}", str(data))
                 .replace("{out}", str(work / f"out-{flavor}-{i}")) for a in prog.ARGV]
 
-    r = evaluate.run(workload("native", 0), cwd=data, env=evaluate.clean_env(),
-                     timeout=RUN_TIMEOUT, stdout=str(work / "native.out"))
+    r = driven(prog, workload("native", 0), row.notes, cwd=data, env=evaluate.clean_env(),
+               timeout=RUN_TIMEOUT, stdout=str(work / "native.out"))
     row.native = r.wall
 
     def record(name, **options):
         trace = work / name
         if trace.exists():
             shutil.rmtree(trace)
-        r = evaluate.run([str(ILGEN), "run", "--out", str(trace), "--timeout", str(RUN_TIMEOUT),
-                          "--"] + workload("ilgen", 0), cwd=data, env=evaluate.clean_env(**options),
-                         stdout=str(work / f"{name}.out"), stderr=str(work / f"{name}.err"))
+        r = driven(prog, [str(ILGEN), "run", "--out", str(trace), "--timeout", str(RUN_TIMEOUT),
+                          "--"] + workload("ilgen", 0), row.notes, cwd=data,
+                   env=evaluate.clean_env(**options), stdout=str(work / f"{name}.out"),
+                   stderr=str(work / f"{name}.err"))
         return trace, r.wall
 
     row.nograce = record("trace-nograce", ILGEN_OPTIONS="exit_grace_ms=0")[1]
     trace, row.record = record("trace")
     row.trace_bytes = sum(f.stat().st_size for f in trace.glob("*") if f.is_file())
     report = work / "report.json"
-    r = evaluate.run([str(ILGEN), "detect", "--format", "json", str(trace)], cwd=data,
+    r = evaluate.run([str(ILGEN), "detect", "--format", "json"] +
+                     list(getattr(prog, "DETECT_ARGS", [])) + [str(trace)], cwd=data,
                      env=evaluate.clean_env(), timeout=DETECT_TIMEOUT, stdout=str(report),
                      stderr=str(work / "detect.err"))
     row.detect, row.detect_rss_mb = r.wall, r.rss_mb
-    if r.rc not in (0, 66):
+    if r.timed_out:
+        row.notes.append(f"ilgen detect killed after {DETECT_TIMEOUT:.0f} s")
+    elif r.rc not in (0, 66):
         row.notes.append(f"ilgen detect exited {r.rc}: "
                          f"{evaluate.tail(work / 'detect.err', 3).strip()}")
     else:
@@ -139,7 +186,7 @@ def measure(prog, src, work, runs):
     walls = []
     for i in range(runs):
         err = work / f"tsan-{i}.err"
-        r = evaluate.run(workload("tsan", i), cwd=data, env=evaluate.clean_env(
+        r = driven(prog, workload("tsan", i), row.notes, cwd=data, env=evaluate.clean_env(
             TSAN_OPTIONS="halt_on_error=0 report_signal_unsafe=0"), timeout=RUN_TIMEOUT,
             stdout=str(work / f"tsan-{i}.out"), stderr=str(err))
         walls.append(r.wall)
@@ -170,37 +217,11 @@ def table(rows, runs):
     return "\n".join(out)
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--src", type=Path, default=HERE / "src")
-    ap.add_argument("--work", type=Path, default=ROOT / "target" / "real")
-    ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
-    ap.add_argument("names", nargs="*")
-    a = ap.parse_args(argv)
-    progs = [p for p in load_programs() if not a.names or p.NAME in a.names]
-    present = [p for p in progs if (a.src / p.CHECKOUT).is_dir()]
-    if not present:
-        print(f"real.py: no checkout present under {a.src} (see benchmarks/real/README.md)")
-        return 0
-    if not ILGEN.exists():
-        print(f"real.py: {ILGEN} missing: run `make build` first", file=sys.stderr)
-        return 2
-    rows, failed = [], []
-    for p in present:
-        work = a.work / p.NAME
-        work.mkdir(parents=True, exist_ok=True)
-        print(f"== {p.NAME}", flush=True)
-        try:
-            rows.append(measure(p, a.src / p.CHECKOUT, work, a.runs))
-        except (evaluate.InputError, subprocess.TimeoutExpired) as e:
-            print(f"real.py: {p.NAME}: {e}", file=sys.stderr)
-            failed.append(p.NAME)
-            continue
-        print(table(rows[-1:], a.runs), flush=True)
+def write_results(a, rows, failed, pending, timing):
     text = [f"# Real programs: ilgen next to ThreadSanitizer\n",
             f"Measured by `python3 benchmarks/real/real.py --runs {a.runs}` on "
-            f"{evaluate.machine_line()}.\n", table(rows, a.runs), "", "## Findings per program", ""]
+            f"{evaluate.machine_line()}; {timing} (the machine is shared: times are wall times "
+            f"under that load).\n", table(rows, a.runs), "", "## Findings per program", ""]
     for r in rows:
         text.append(f"### {r.name}\n")
         text.append(f"- ilgen (one recorded run): {fmt_errs(r.ilgen)}")
@@ -211,7 +232,50 @@ def main(argv=None):
         text.append("")
     text.extend(f"- {name}: not measured (build or run failed; see the driver's output)"
                 for name in failed)
-    a.out.write_text("\n".join(text))
+    text.extend(f"- {name}: not measured yet (the run is under way or was stopped)"
+                for name in pending)
+    # The hand-written explanations of the differences outlive a new measurement.
+    old = a.out.read_text() if a.out.exists() else ""
+    kept = old[old.find(EXPLAINED):] if EXPLAINED in old else f"{EXPLAINED}\n\n(none yet)\n"
+    a.out.write_text("\n".join(text) + "\n\n" + kept)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--src", type=Path, default=HERE / "src")
+    ap.add_argument("--work", type=Path, default=ROOT / "target" / "real")
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    ap.add_argument("names", nargs="*")
+    a = ap.parse_args(argv)
+    # In the order named (the longest first gives the table its hardest row early), else by file.
+    progs = sorted((p for p in load_programs() if not a.names or p.NAME in a.names),
+                   key=lambda p: a.names.index(p.NAME) if a.names else 0)
+    present = [p for p in progs if (a.src / p.CHECKOUT).is_dir()]
+    if not present:
+        print(f"real.py: no checkout present under {a.src} (see benchmarks/real/README.md)")
+        return 0
+    if not ILGEN.exists():
+        print(f"real.py: {ILGEN} missing: run `make build` first", file=sys.stderr)
+        return 2
+    rows, failed = [], []
+    load_before = os.getloadavg()
+    t0 = time.monotonic()
+    for i, p in enumerate(present):
+        work = a.work / p.NAME
+        work.mkdir(parents=True, exist_ok=True)
+        print(f"== {p.NAME}", flush=True)
+        try:
+            rows.append(measure(p, a.src / p.CHECKOUT, work, a.runs))
+            print(table(rows[-1:], a.runs), flush=True)
+        except (evaluate.InputError, subprocess.TimeoutExpired) as e:
+            print(f"real.py: {p.NAME}: {e}", file=sys.stderr)
+            failed.append(p.NAME)
+        # After every program, so that a run stopped early still leaves its rows.
+        write_results(a, rows, failed, [q.NAME for q in present[i + 1:]],
+                      f"the run took {time.monotonic() - t0:.0f} s. Load average (1, 5, 15 min) "
+                      f"before: {', '.join(f'{x:.1f}' for x in load_before)}; after: "
+                      f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"wrote {a.out}")
     return 2 if failed else 0
 

@@ -8,16 +8,16 @@
 //! differs from the recorded one, or that has none: a rebuilt binary's site ids and symbol
 //! addresses would name the wrong lines and variables.
 
-use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use ilgen_trace::sites::{Site, SiteTable, SECTION};
+use ilgen_trace::sites::{Deciding, Site, SiteTable, SECTION};
 use ilgen_trace::{Meta, SiteId};
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 mod demangle;
 mod error;
+pub mod transactions;
 
 use demangle::demangle;
 pub use error::BinaryError;
@@ -104,14 +104,20 @@ impl Binary {
         self.sites.get(id)
     }
 
-    /// The sites of loads whose value decides an address (the pass flags them):
-    /// the reads whose writers a predicted schedule keeps.
-    pub fn deciding_sites(&self) -> BTreeSet<SiteId> {
-        self.sites
-            .iter()
-            .filter(|(_, s)| s.decides)
-            .map(|(id, _)| id)
-            .collect()
+    /// The sites of loads whose value decides an address or a waiting loop's branch (the pass
+    /// flags them): the reads whose observations a predicted schedule keeps.
+    pub fn deciding_sites(&self) -> Deciding {
+        let flagged = |flag: fn(&Site) -> bool| {
+            self.sites
+                .iter()
+                .filter(|(_, s)| flag(s))
+                .map(|(id, _)| id)
+                .collect()
+        };
+        Deciding {
+            addresses: flagged(|s| s.decides),
+            predicates: flagged(|s| s.predicate),
+        }
     }
 
     /// The global variable holding the runtime address `addr`, and the offset into it.

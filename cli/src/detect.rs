@@ -9,8 +9,9 @@
 //! did ([`ilgen_analysis::observed`]); with `--no-replay` (one trace) it prints the candidates'
 //! summary (or the file's JSON) instead. A suppressions file (`--suppressions`, or
 //! `ILGEN_OPTIONS=suppressions=FILE`) hides the confirmed findings it matches
-//! ([`ilgen_report::Report::suppress`]): counted in the report, not in the exit code. Long analyses report their stages on stderr (on a terminal, or with `--progress`);
-//! stdout stays deterministic. With `--shard I/N` it does one shard of one trace's analysis
+//! ([`ilgen_report::Report::suppress`]): counted in the report, not in the exit code. Long
+//! analyses report their stages on stderr (on a terminal, or with `--progress`); stdout stays
+//! deterministic. With `--shard I/N` it does one shard of one trace's analysis
 //! ([`ilgen_analysis::analyze_shard`]) in `DIR/shard-I-of-N/` and prints the shard's JSON report
 //! for `ilgen merge`. Gives an exit code: [`exit::FINDINGS`] when replay confirmed
 //! something (with `--no-replay`: when there is a candidate), else [`exit::CLEAN`].
@@ -64,6 +65,10 @@ pub struct DetectArgs {
     /// Candidates per shared variable (and deadlocks in all)
     #[arg(long, default_value_t = 1)]
     pub max_per_var: usize,
+    /// Candidates written (and replayed) per run, the first in the file's order; the others are
+    /// counted
+    #[arg(long, default_value_t = MAX_CANDIDATES)]
+    pub max_candidates: usize,
     /// One candidate per distinct pair of source sites, with no count bound
     #[arg(long)]
     pub all_sites: bool,
@@ -101,6 +106,12 @@ pub struct DetectArgs {
     /// `ilgen merge`; its files go to `DIR/shard-I-of-N/`
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
     pub shard: Option<Shard>,
+    /// Check only the recorded transactions whose function (where their `tx_begin` is: the
+    /// marked function, or the one holding ILGEN_ATOMIC_BEGIN) matches GLOB; repeatable; implies
+    /// --atomicity. It selects among what the run recorded: a function not marked when compiling
+    /// is no transaction (mark by name then: ILGEN_PASS_OPTIONS=atomic=fun:GLOB)
+    #[arg(long = "atomic", value_name = "GLOB")]
+    pub atomic: Vec<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +128,10 @@ pub enum Solver {
 /// deadlocks) before it gives up; bounds time and memory (each state is kept for the visited set).
 const MAX_STATES: usize = 200_000;
 
+/// Default of `--max-candidates`: bounds the analysis's memory, the candidates file, the schedule
+/// files and the replays (each replay runs the program once).
+const MAX_CANDIDATES: usize = 1000;
+
 /// States ilgen's CSP checker may explore per assertion (`--solver check`): it has no partial-order
 /// reduction, so it needs more than the native search for the same model.
 const CHECKER_STATES: usize = 2_000_000;
@@ -128,8 +143,6 @@ struct Predicted {
     out: PathBuf,
     trace: TraceDir,
     file: CandidatesFile,
-    /// `file` as written to `candidates.json`.
-    json: String,
     /// Each candidate's place in the unsharded analysis.
     keys: Vec<Key>,
 }
@@ -148,9 +161,10 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
             "--replay-timeout must be at least 1".into(),
         ));
     }
-    if args.window == 0 || args.max_per_var == 0 || args.max_states == 0 {
+    if args.window == 0 || args.max_per_var == 0 || args.max_states == 0 || args.max_candidates == 0
+    {
         return Err(CliError::Input(
-            "--window, --max-per-var and --max-states must be at least 1".into(),
+            "--window, --max-per-var, --max-states and --max-candidates must be at least 1".into(),
         ));
     }
     let one_dir = args.trace_dirs.len() <= 1 && args.suppressions.is_none();
@@ -228,6 +242,9 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
             dir: dir.join("csp"),
         }),
     };
+    let binary = Binary::load(&trace.meta);
+    let transactions = ilgen_binary::transactions::selected(&trace.threads, &binary, &args.atomic)
+        .map_err(CliError::Input)?;
     let options = Options {
         max_per_var: args.max_per_var,
         all_sites: args.all_sites,
@@ -235,11 +252,13 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         max_states: args.max_states,
         backend,
         // A binary that cannot be loaded is reported below, where names need it.
-        deciding: match Binary::load(&trace.meta) {
+        deciding: match &binary {
             Ok(binary) if !args.no_reads_from => binary.deciding_sites(),
             _ => Default::default(),
         },
-        atomicity: args.atomicity,
+        atomicity: args.atomicity || !args.atomic.is_empty(),
+        transactions,
+        max_candidates: args.max_candidates,
     };
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     let (stats, candidates, keys) =
@@ -256,28 +275,32 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         stats,
         candidates,
     };
-    let json = serde_json::to_string_pretty(&file)
-        .map_err(|e| CliError::Input(format!("failed to encode the candidates: {e}")))?;
-    let write = |path: &Path, text: String| {
-        std::fs::write(path, text)
-            .map_err(|e| CliError::Input(format!("failed to write {}: {e}", path.display())))
+    let failed = |path: &Path, e: std::io::Error| {
+        CliError::Input(format!("failed to write {}: {e}", path.display()))
     };
     std::fs::create_dir_all(&out)
         .map_err(|e| CliError::Input(format!("failed to create {}: {e}", out.display())))?;
-    write(&out.join(candidates::FILE_NAME), format!("{json}\n"))?;
+    let path = out.join(candidates::FILE_NAME);
+    std::fs::File::create(&path)
+        .and_then(|f| candidates::write(&file, f))
+        .map_err(|e| failed(&path, e))?;
+    // On stderr, so that a report on stdout stays as it was; the summary has it too.
+    eprint!(
+        "{}",
+        candidates::not_written_text(&file.stats, &limits(args))
+    );
     ilgen_confirm::remove_old_outputs(&out);
     let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
     for (i, c) in file.candidates.iter().enumerate() {
         let schedule = candidates::replay_schedule(c, &headers, &file.build_id);
-        let name = candidates::schedule_file_name(i + 1);
-        write(&out.join(name), format!("{}\n", schedule.to_json()))?;
+        let path = out.join(candidates::schedule_file_name(i + 1));
+        std::fs::write(&path, format!("{}\n", schedule.to_json())).map_err(|e| failed(&path, e))?;
     }
     Ok(Predicted {
         dir: dir.to_path_buf(),
         out,
         trace,
         file,
-        json,
         keys,
     })
 }
@@ -285,7 +308,11 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
 /// `--no-replay`: prints the candidates' summary (or the file's JSON).
 fn candidates_only(p: &Predicted, args: &DetectArgs) -> Result<i32, CliError> {
     let text = match args.format {
-        Format::Json | Format::Sarif => format!("{}\n", p.json),
+        Format::Json | Format::Sarif => {
+            let path = p.out.join(candidates::FILE_NAME);
+            std::fs::read_to_string(&path)
+                .map_err(|e| CliError::Input(format!("failed to read {}: {e}", path.display())))?
+        }
         Format::Text => format!(
             "{}candidates written to {}\n",
             with_names(&p.trace.meta, |names| candidates::summary(
@@ -349,20 +376,22 @@ fn confirm(
         let found: Vec<_> = p.file.candidates.iter().zip(&replays).collect();
         // Of a sharded analysis, shard 1 reports the deadlock the run ended in.
         let observe = args.shard.is_none_or(|s| s.index == 1);
-        parts.push(Report::of_run(
+        let part = Report::of_run(
             binary.as_ref(),
             &p.trace,
             &trace_dir.display().to_string(),
             &found,
             observe,
-        ));
+        );
         let text = limits::text(
             &p.trace.meta,
             &p.file,
+            &part.counts,
             &limits(args),
             args.show_all,
             args.stats,
         );
+        parts.push(part);
         if runs.len() > 1 && !text.is_empty() {
             notes.push_str(&format!("ilgen: run {}: {}:\n", i + 1, p.dir.display()));
         }
@@ -398,20 +427,24 @@ fn confirm(
 
 /// What a shard's report says about it, for `ilgen merge` to check and renumber by.
 fn shard_info(shard: Shard, p: &Predicted, args: &DetectArgs) -> Result<ShardInfo, CliError> {
-    let analysis = format!(
-        "--solver {:?} --window {} --max-states {} --max-per-var {}{}{}{}",
-        args.solver,
-        args.window,
-        args.max_states,
-        args.max_per_var,
-        if args.all_sites { " --all-sites" } else { "" },
-        if args.no_reads_from {
-            " --no-reads-from"
-        } else {
-            ""
-        },
-        if args.atomicity { " --atomicity" } else { "" }
+    // The options the candidates depend on: every shard of one analysis must have the same.
+    let mut analysis = format!(
+        "--solver {:?} --window {} --max-states {} --max-per-var {} --max-candidates {}",
+        args.solver, args.window, args.max_states, args.max_per_var, args.max_candidates
     );
+    let flags = [
+        (args.all_sites, "--all-sites"),
+        (args.no_reads_from, "--no-reads-from"),
+        (args.atomicity, "--atomicity"),
+    ];
+    let on = flags
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, f)| f.to_string());
+    for flag in on.chain(args.atomic.iter().map(|g| format!("--atomic {g}"))) {
+        analysis.push(' ');
+        analysis.push_str(&flag);
+    }
     ShardInfo::new(shard, &p.dir, &p.file.build_id, analysis, p.keys.clone())
         .map_err(|e| CliError::Input(e.to_string()))
 }
@@ -420,5 +453,6 @@ fn limits(args: &DetectArgs) -> Limits {
     Limits {
         max_states: args.max_states,
         window: args.window,
+        max_candidates: args.max_candidates,
     }
 }

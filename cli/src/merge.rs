@@ -9,7 +9,6 @@
 
 use std::path::PathBuf;
 
-use ilgen_report::shard::Part;
 use ilgen_report::Report;
 
 use crate::error::CliError;
@@ -33,27 +32,11 @@ pub struct MergeArgs {
 
 pub fn run(args: &MergeArgs) -> Result<i32, CliError> {
     let suppressions = suppressions(args.suppressions.as_deref())?;
-    let mut parts = Vec::new();
-    for path in &args.reports {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            CliError::Input(format!(
-                "failed to read {file}: {e}; pass the JSON report each shard printed"
-            ))
-        })?;
-        let (report, shard) = ilgen_report::json::parse(&file, &text).map_err(CliError::Input)?;
-        let shard = shard.ok_or_else(|| {
-            CliError::Input(format!(
-                "{file} is the report of a whole analysis, not of a shard; merge what `ilgen \
-                 detect --shard I/N --format json` printed"
-            ))
-        })?;
-        parts.push(Part {
-            file,
-            report,
-            shard,
-        });
-    }
+    let parts = args
+        .reports
+        .iter()
+        .map(|path| ilgen_report::json::read_shard(path).map_err(CliError::Input))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut report = Report::merge_shards(parts).map_err(|e| CliError::Input(e.to_string()))?;
     if let Some(s) = &suppressions {
         report.suppress(s);

@@ -97,24 +97,14 @@ fn parse_finding(s: &str) -> Result<(PathBuf, usize), CliError> {
 
 fn read_candidates(dir: &Path) -> Result<CandidatesFile, CliError> {
     let path = dir.join(candidates::FILE_NAME);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        CliError::Input(format!(
-            "failed to read {}: {e}; run `ilgen detect {}` first",
+    if !path.is_file() {
+        return Err(CliError::Input(format!(
+            "{} is missing; run `ilgen detect {}` first",
             path.display(),
             dir.display()
-        ))
-    })?;
-    let file: CandidatesFile = serde_json::from_str(&text)
-        .map_err(|e| CliError::Input(format!("failed to read {}: {e}", path.display())))?;
-    if file.format_version != candidates::FORMAT_VERSION {
-        return Err(CliError::Input(format!(
-            "{} has format version {}, this ilgen reads {}; run `ilgen detect` again",
-            path.display(),
-            file.format_version,
-            candidates::FORMAT_VERSION
         )));
     }
-    Ok(file)
+    candidates::read(&path).map_err(CliError::Input)
 }
 
 /// Runs `ilgen replay`.

@@ -156,24 +156,37 @@ fn rewrite<'ctx>(
         return Ok(None);
     };
     let fn_ty = site_call.get_called_fn_type();
-    // None of the wrapped functions is variadic; a variadic call type means a mismatched
-    // prototype we cannot forward faithfully, so leave it alone.
-    if fn_ty.is_var_arg() {
-        return Ok(None);
-    }
-    let mut params = fn_ty.get_param_types();
-    params.push(BasicMetadataTypeEnum::from(ctx.hooks.ptr_ty));
-    let wrapper_ty = match fn_ty.get_return_type() {
-        Some(ret) => ret.fn_type(&params, false),
-        None => ctx.module.get_context().void_type().fn_type(&params, false),
-    };
-    let wrapper = hooks::get_or_declare(ctx.module, &abi::wrapper_name(&name), wrapper_ty);
     let Some(mut args) = (0..site_call.count_arguments())
         .map(|i| ir::operand(call, i))
         .collect::<Option<Vec<BasicValueEnum<'ctx>>>>()
     else {
         return Ok(None);
     };
+    let mut params = fn_ty.get_param_types();
+    if fn_ty.is_var_arg() {
+        // Only the variadic calls of abi::VARIADIC_CALLS have a wrapper of fixed arity, whose
+        // trailing parameters are pointers; any other variadic call type is a mismatched
+        // prototype we cannot forward faithfully, so leave it alone.
+        let Some(arity) = abi::variadic_arity(&name) else {
+            return Ok(None);
+        };
+        if args.len() > arity
+            || args
+                .iter()
+                .skip(params.len())
+                .any(|a| !a.is_pointer_value())
+        {
+            return Ok(None);
+        }
+        params.resize(arity, BasicMetadataTypeEnum::from(ctx.hooks.ptr_ty));
+        args.resize(arity, ctx.hooks.ptr_ty.const_null().into());
+    }
+    params.push(BasicMetadataTypeEnum::from(ctx.hooks.ptr_ty));
+    let wrapper_ty = match fn_ty.get_return_type() {
+        Some(ret) => ret.fn_type(&params, false),
+        None => ctx.module.get_context().void_type().fn_type(&params, false),
+    };
+    let wrapper = hooks::get_or_declare(ctx.module, &abi::wrapper_name(&name), wrapper_ty);
     args.push(
         ctx.sites
             .add_for(call, &ir::function_name(f))

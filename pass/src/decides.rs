@@ -1,5 +1,5 @@
-//! Which loads decide an address: the reads whose writer a predicted schedule must keep (issue
-//! "reads keep their writers").
+//! Which loads decide an address or a waiting loop's branch: the reads whose writer a predicted
+//! schedule must keep (issue "reads keep their writers").
 //!
 //! Takes a load; gives whether it loads a pointer, or its value reaches, through a bounded walk
 //! over its SSA uses, an address (the pointer operand of a load, store, GEP or atomic, or a
@@ -7,7 +7,10 @@
 //! job a worker dequeues): a schedule that changes what it sees sends the thread to other memory.
 //! Reads that decide only a branch are not flagged: many of them (a counter compared after the
 //! racy read was made, a status flag) do not keep the race from happening, and keeping their
-//! writers would hide real races; replay refutes the predictions they make infeasible.
+//! writers would hide real races; replay refutes the predictions they make infeasible. The
+//! exceptions are a loop that waits for another thread and a branch that guards a sync operation
+//! (`predicates.rs`): a schedule that changes what their condition saw does not refute itself, it
+//! hangs, leaves the loop early or skips a sync operation, and the replay follows nothing after.
 //! A value that goes through a function-local stack slot (`-O0` keeps every variable in one) is
 //! followed through that slot's loads. A value passed to a call or stored to memory is not
 //! followed: the analysis then treats the read as data only, as it treated every read before.
@@ -34,6 +37,26 @@ pub fn decides(load: InstructionValue<'_>) -> bool {
     if matches!(load.get_type(), AnyTypeEnum::PointerType(_)) {
         return true;
     }
+    reaches(load, |user, idx| match user.get_opcode() {
+        InstructionOpcode::Load
+        | InstructionOpcode::GetElementPtr
+        | InstructionOpcode::AtomicRMW
+        | InstructionOpcode::AtomicCmpXchg => true,
+        // Operand 1 of a store is the address.
+        InstructionOpcode::Store => idx == 1,
+        // The callee is a call's last operand.
+        InstructionOpcode::Call | InstructionOpcode::Invoke => idx + 1 == user.get_num_operands(),
+        _ => false,
+    })
+}
+
+/// Whether `load`'s value reaches a use that `hit(user, operand index)` accepts, through a bounded
+/// walk over its SSA uses: value-preserving or arithmetic instructions are followed, and a value
+/// stored into a local stack slot is followed through that slot's loads.
+pub(crate) fn reaches<'ctx>(
+    load: InstructionValue<'ctx>,
+    hit: impl Fn(InstructionValue<'ctx>, u32) -> bool,
+) -> bool {
     let mut seen = HashSet::new();
     let mut work = vec![load];
     let mut steps = 0;
@@ -49,21 +72,12 @@ pub fn decides(load: InstructionValue<'_>) -> bool {
             continue;
         };
         for (user, idx) in uses {
+            if hit(user, idx) {
+                return true;
+            }
             match user.get_opcode() {
-                InstructionOpcode::Load
-                | InstructionOpcode::GetElementPtr
-                | InstructionOpcode::AtomicRMW
-                | InstructionOpcode::AtomicCmpXchg => return true,
-                // Operand 1 of a store is the address; operand 0 the stored value, which is
-                // followed only into a local stack slot, through that slot's loads.
-                InstructionOpcode::Store if idx == 1 => return true,
-                InstructionOpcode::Store => work.extend(slot_loads(user)),
-                // The callee is a call's last operand.
-                InstructionOpcode::Call | InstructionOpcode::Invoke
-                    if idx + 1 == user.get_num_operands() =>
-                {
-                    return true
-                }
+                // Operand 0 of a store is the stored value.
+                InstructionOpcode::Store if idx == 0 => work.extend(slot_loads(user)),
                 InstructionOpcode::ICmp
                 | InstructionOpcode::FCmp
                 | InstructionOpcode::Select

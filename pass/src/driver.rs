@@ -10,7 +10,7 @@
 //! - [`run`]: per function, instrument memory accesses and follow `sprintf`-family calls with
 //!   the hook that records what they wrote (if the filter says so; never the instructions cloned
 //!   for a marker's argument), rewrite wrapped calls, give markers their sites; then emit the
-//!   site table. Clang runs it at the END of the pipeline, like TSan; it marks wait loops first
+//!   site table; last, the shadow-stack hooks of replay's reports (`stacks`). Clang runs it at the END of the pipeline, like TSan; it marks wait loops first
 //!   itself when the start step did not run (`opt -passes=ilgen`).
 
 use ilgen_trace::abi;
@@ -30,6 +30,7 @@ use crate::loops;
 use crate::options::Filter;
 use crate::printf;
 use crate::sites::Sites;
+use crate::stacks;
 
 /// Counts of what the pass inserted, for tests and `-debug`-style summaries.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -37,12 +38,14 @@ pub struct Stats {
     pub accesses: usize,
     pub calls: usize,
     pub markers: usize,
+    /// Shadow-stack hooks: per function that got them, its entry and its calls.
+    pub stack_hooks: usize,
     pub sites: usize,
 }
 
 impl Stats {
     pub fn changed(&self) -> bool {
-        self.accesses + self.calls + self.markers > 0
+        self.accesses + self.calls + self.markers + self.stack_hooks > 0
     }
 }
 
@@ -162,6 +165,10 @@ pub fn run(module: &Module<'_>, filter: &Filter) -> Result<Stats, BuilderError> 
         stats.calls += calls::mark_main_return(&mut ctx, f)?;
         stats.calls += calls::mark_sem_open(&mut ctx, f)?;
         stats.markers += loops::assign_marker_sites(&mut ctx, f);
+        // Last: the calls the steps above made to the runtime get no stack hook.
+        if memory && !filter.no_stacks {
+            stats.stack_hooks += stacks::add_hooks(&mut ctx, f);
+        }
     }
     stats.sites = ctx.sites.len();
     ctx.hooks.remove_unused();
@@ -297,8 +304,11 @@ bye:
                 if ir::direct_callee(i).is_none() {
                     continue;
                 }
-                let n = ir::num_call_args(i);
-                let site = ir::operand(i, n - 1).unwrap();
+                // The shadow-stack hooks without a site argument.
+                let Some(last) = ir::num_call_args(i).checked_sub(1) else {
+                    continue;
+                };
+                let site = ir::operand(i, last).unwrap();
                 // inkwell has no API for a constant expression's operands.
                 // SAFETY: `site` is live; its operands are read only once it is known to be a
                 // constant expression, a GEP (global, offset) as the pass builds sites.
@@ -415,6 +425,12 @@ define void @_Z4taskv() !dbg !21 {
                 .iter()
                 .enumerate()
                 .all(|(i, s)| (i == 3) != s.inlined.is_empty()));
+            // Both of deposit's sites are in task, where deposit is inlined at line 24.
+            let task = vec![at("/src/acct.cpp", 24, 8, "_Z4taskv")];
+            for (i, s) in sites.iter().enumerate() {
+                let callers: Vec<_> = s.callers.iter().map(at_frame).collect();
+                assert_eq!(callers, if i >= 3 { task.clone() } else { vec![] });
+            }
         });
     }
 

@@ -3,7 +3,7 @@
 // gives back one module pass, `ilgen`, whose run() hands the module to the Rust side
 // (`ilgen_run_on_module`). Also exposes the IR utilities the LLVM C API lacks (critical-edge
 // splitting, llvm.compiler.used, ScalarEvolution's loop ranges, the functions of an inlined-at
-// chain), as extern "C" functions the Rust side calls.
+// chain, the guarded shadow-stack hooks), as extern "C" functions the Rust side calls.
 
 #include "llvm-c/Types.h"
 #include "llvm/Analysis/AssumptionCache.h"
@@ -16,7 +16,9 @@
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/GlobalValue.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -233,4 +235,86 @@ extern "C" size_t ilgen_debug_frames(LLVMValueRef inst, IlgenFrame *out, size_t 
               L->getLine(), L->getColumn()};
   }
   return N;
+}
+
+// The shadow-stack hooks of one function (see stacks.rs), each behind `if (on)`, where `on` is the
+// flag `flag` (an i8) as the function loaded it once on entry, so that its entry and exits agree
+// even if the flag changes meanwhile: `depth = enter()` on entry, `call(site)` before each of
+// `calls` (with `sites[i]`), `leave()` before each return, and `unwound(depth)` after each landing
+// pad (an exception skipped the returns of the frames it unwound). The branches are marked
+// unlikely: with the flag off the function pays one load and one predicted branch per hook.
+// Returns 0 (nothing changed) for a function with funclet EH pads or a musttail call, which
+// cannot take code between the call and the return.
+extern "C" int ilgen_stack_hooks(LLVMValueRef fn, LLVMValueRef flag, LLVMTypeRef enterTy,
+                                 LLVMValueRef enter, LLVMTypeRef callTy, LLVMValueRef call,
+                                 LLVMTypeRef leaveTy, LLVMValueRef leave, LLVMTypeRef unwoundTy,
+                                 LLVMValueRef unwound, LLVMValueRef *calls, LLVMValueRef *sites,
+                                 unsigned n) {
+  auto *F = dyn_cast_or_null<Function>(unwrap(fn));
+  if (!F || F->isDeclaration())
+    return 0;
+  SmallVector<ReturnInst *, 4> Rets;
+  SmallVector<LandingPadInst *, 4> Pads;
+  for (BasicBlock &BB : *F) {
+    if (BB.isEHPad() && !BB.isLandingPad())
+      return 0;
+    if (auto *R = dyn_cast<ReturnInst>(BB.getTerminator()))
+      Rets.push_back(R);
+    if (auto *L = BB.getLandingPadInst())
+      Pads.push_back(L);
+    for (Instruction &I : BB)
+      if (auto *C = dyn_cast<CallInst>(&I); C && C->isMustTailCall())
+        return 0;
+  }
+  LLVMContext &Ctx = F->getContext();
+  MDNode *Unlikely = MDBuilder(Ctx).createBranchWeights(1, 1 << 20);
+  DISubprogram *SP = F->getSubprogram();
+  BasicBlock &Entry = F->getEntryBlock();
+  BasicBlock::iterator IP = Entry.getFirstInsertionPt();
+  while (isa<AllocaInst>(&*IP))
+    ++IP;
+  IRBuilder<> B(&*IP);
+  AllocaInst *Depth = nullptr;
+  if (!Pads.empty())
+    Depth = new AllocaInst(B.getInt32Ty(), F->getParent()->getDataLayout().getAllocaAddrSpace(),
+                           "ilgen.depth", &*Entry.getFirstInsertionPt());
+  Value *On = B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(), unwrap(flag), "ilgen.stacks"),
+                             B.getInt8(0), "ilgen.on");
+  // Where a hook call before `Before` goes: a block only `on` enters; and its debug location.
+  auto Guarded = [&](Instruction *Before) {
+    return SplitBlockAndInsertIfThen(On, Before->getIterator(), false, Unlikely);
+  };
+  auto LocOf = [&](Instruction *I) {
+    DebugLoc DL = I ? I->getDebugLoc() : DebugLoc();
+    if (!DL && SP)
+      DL = DILocation::get(Ctx, SP->getScopeLine(), 0, SP);
+    return DL;
+  };
+  {
+    IRBuilder<> T(Guarded(&*IP));
+    T.SetCurrentDebugLocation(LocOf(nullptr));
+    Value *D = T.CreateCall(cast<FunctionType>(unwrap(enterTy)), unwrap(enter));
+    if (Depth)
+      T.CreateStore(D, Depth);
+  }
+  for (unsigned i = 0; i < n; i++) {
+    auto *C = dyn_cast_or_null<Instruction>(unwrap(calls[i]));
+    if (!C || C->getFunction() != F)
+      continue;
+    IRBuilder<> T(Guarded(C));
+    T.SetCurrentDebugLocation(LocOf(C));
+    T.CreateCall(cast<FunctionType>(unwrap(callTy)), unwrap(call), {unwrap(sites[i])});
+  }
+  for (ReturnInst *R : Rets) {
+    IRBuilder<> T(Guarded(R));
+    T.SetCurrentDebugLocation(LocOf(R));
+    T.CreateCall(cast<FunctionType>(unwrap(leaveTy)), unwrap(leave));
+  }
+  for (LandingPadInst *L : Pads) {
+    IRBuilder<> T(Guarded(L->getNextNode()));
+    T.SetCurrentDebugLocation(LocOf(L));
+    Value *D = T.CreateLoad(T.getInt32Ty(), Depth);
+    T.CreateCall(cast<FunctionType>(unwrap(unwoundTy)), unwrap(unwound), {D});
+  }
+  return 1;
 }

@@ -6,12 +6,14 @@ use std::ffi::c_char;
 
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::Module;
+use inkwell::types::AsTypeRef;
 use inkwell::values::{
     AsValueRef, BasicValueEnum, FunctionValue, GlobalValue, InstructionValue, IntValue,
     PointerValue,
 };
 use llvm_sys::prelude::*;
 
+use crate::hooks::Hook;
 use crate::ir;
 
 /// One load or store the instrumentation would hook, for [`loop_ranges`].
@@ -58,6 +60,21 @@ extern "C" {
     fn ilgen_split_critical_edge(term: LLVMValueRef, index: u32) -> LLVMBasicBlockRef;
     fn ilgen_append_to_compiler_used(module: LLVMModuleRef, global: LLVMValueRef);
     fn ilgen_debug_frames(inst: LLVMValueRef, out: *mut RawFrame, cap: usize) -> usize;
+    fn ilgen_stack_hooks(
+        f: LLVMValueRef,
+        flag: LLVMValueRef,
+        enter_ty: LLVMTypeRef,
+        enter: LLVMValueRef,
+        call_ty: LLVMTypeRef,
+        call: LLVMValueRef,
+        leave_ty: LLVMTypeRef,
+        leave: LLVMValueRef,
+        unwound_ty: LLVMTypeRef,
+        unwound: LLVMValueRef,
+        calls: *const LLVMValueRef,
+        sites: *const LLVMValueRef,
+        n: u32,
+    ) -> i32;
     pub(crate) fn ilgen_plugin_info() -> PassPluginLibraryInfo;
 }
 
@@ -79,6 +96,44 @@ pub fn split_critical_edge<'ctx>(
     // SAFETY: `term` is a live instruction (the glue checks that it is a terminator and the
     // index); the glue returns a new block of the same function, or null (None).
     unsafe { BasicBlock::new(ilgen_split_critical_edge(term.as_value_ref(), index)) }
+}
+
+/// The shadow-stack hooks of one function (see `stacks.rs`): the runtime's `enter`, `call`,
+/// `leave` and `unwound` hooks, behind the i8 global `flag`; `calls` the calls to hook, each with
+/// its site. False when the function cannot take them (funclet EH pads, a musttail call).
+pub fn stack_hooks<'ctx>(
+    f: FunctionValue<'ctx>,
+    flag: PointerValue<'ctx>,
+    hooks: [Hook<'ctx>; 4],
+    calls: &[(InstructionValue<'ctx>, PointerValue<'ctx>)],
+) -> bool {
+    let (insts, sites): (Vec<LLVMValueRef>, Vec<LLVMValueRef>) = calls
+        .iter()
+        .map(|(i, s)| (i.as_value_ref(), s.as_value_ref()))
+        .unzip();
+    let [enter, call, leave, unwound] = hooks;
+    let hook = |h: Hook<'ctx>| (h.ty.as_type_ref(), h.func.as_value_ref());
+    let ((et, e), (ct, c), (lt, l), (ut, u)) =
+        (hook(enter), hook(call), hook(leave), hook(unwound));
+    // SAFETY: `f`, `flag`, the hooks and every call and site are live values of one module; the
+    // two arrays have `calls.len()` entries each.
+    unsafe {
+        ilgen_stack_hooks(
+            f.as_value_ref(),
+            flag.as_value_ref(),
+            et,
+            e,
+            ct,
+            c,
+            lt,
+            l,
+            ut,
+            u,
+            insts.as_ptr(),
+            sites.as_ptr(),
+            calls.len() as u32,
+        ) != 0
+    }
 }
 
 pub fn append_to_compiler_used(module: &Module<'_>, global: GlobalValue<'_>) {

@@ -34,6 +34,10 @@ pub struct Hooks<'ctx> {
     pub sem_opened: Hook<'ctx>,
     pub tx_begin: Hook<'ctx>,
     pub tx_end: Hook<'ctx>,
+    pub func_enter: Hook<'ctx>,
+    pub func_call: Hook<'ctx>,
+    pub func_exit: Hook<'ctx>,
+    pub func_unwound: Hook<'ctx>,
     pub ptr_ty: PointerType<'ctx>,
     pub i64_ty: IntType<'ctx>,
 }
@@ -60,6 +64,7 @@ impl<'ctx> Hooks<'ctx> {
         );
         // void (const void *site)
         let site_ty = void_ty.fn_type(&[ptr_ty.into()], false);
+        let i32_ty = ctx.i32_type();
         let decl = |name: &str, ty| Hook {
             ty,
             func: get_or_declare(module, name, ty),
@@ -77,6 +82,10 @@ impl<'ctx> Hooks<'ctx> {
             sem_opened: decl(abi::SEM_OPENED, marker_ty),
             tx_begin: decl(abi::TX_BEGIN, site_ty),
             tx_end: decl(abi::TX_END, site_ty),
+            func_enter: decl(abi::FUNC_ENTER, i32_ty.fn_type(&[], false)),
+            func_call: decl(abi::FUNC_CALL, site_ty),
+            func_exit: decl(abi::FUNC_EXIT, void_ty.fn_type(&[], false)),
+            func_unwound: decl(abi::FUNC_UNWOUND, void_ty.fn_type(&[i32_ty.into()], false)),
             ptr_ty,
             i64_ty,
         }
@@ -97,6 +106,10 @@ impl<'ctx> Hooks<'ctx> {
             self.sem_opened,
             self.tx_begin,
             self.tx_end,
+            self.func_enter,
+            self.func_call,
+            self.func_exit,
+            self.func_unwound,
         ] {
             let address = h.func.as_global_value().as_pointer_value();
             if address.get_first_use().is_none() && ir::is_declaration(h.func) {

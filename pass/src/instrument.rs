@@ -25,6 +25,7 @@ use crate::escape;
 use crate::glue;
 use crate::hooks::{self, Hook};
 use crate::ir;
+use crate::predicates;
 use crate::redundant::{self, Plain};
 
 /// One access to instrument, with exactly the data its routine needs.
@@ -47,6 +48,7 @@ pub fn instrument_function<'ctx>(
     ctx: &mut Ctx<'_, 'ctx>,
     f: FunctionValue<'ctx>,
 ) -> Result<usize, BuilderError> {
+    ctx.sites.enter(predicates::of(f));
     let locals = escape::local_allocas(f);
     let accesses = collect(&ctx.module.get_context(), f);
     let ranges = loop_ranges(ctx, f, &locals, &accesses);
@@ -325,6 +327,7 @@ fn instrument_read_modify_write<'ctx>(
     };
     let name = ir::function_name(f);
     let read_site = ctx.sites.add_for(load, &name);
+    ctx.sites.carry_predicate(load, store);
     let write_site = ctx.sites.add_for(store, &name);
     let size = ctx.hooks.i64_ty.const_int(size, false);
     ctx.builder.position_before(&load);

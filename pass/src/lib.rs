@@ -38,14 +38,17 @@ mod decides;
 mod driver;
 mod escape;
 mod glue;
+mod guards;
 mod hooks;
 mod instrument;
 mod ir;
 mod loops;
 mod options;
+mod predicates;
 mod printf;
 mod redundant;
 mod sites;
+mod stacks;
 #[cfg(test)]
 mod testing;
 

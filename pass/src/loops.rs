@@ -178,6 +178,72 @@ pub fn find_wait_loops(f: FunctionValue<'_>) -> Vec<WaitLoop<'_>> {
     out
 }
 
+/// Calls that only pass time: a loop that makes them waits for something.
+const YIELD_CALLS: &[&str] = &[
+    "sched_yield",
+    "pthread_yield",
+    "thrd_yield",
+    "sleep",
+    "usleep",
+    "nanosleep",
+    "clock_nanosleep",
+    "thrd_sleep",
+];
+
+/// The locks around a polled predicate.
+const LOCK_CALLS: &[&str] = &[
+    "pthread_mutex_lock",
+    "pthread_mutex_trylock",
+    "pthread_mutex_unlock",
+    "pthread_spin_lock",
+    "pthread_spin_trylock",
+    "pthread_spin_unlock",
+];
+
+/// The bodies of `f`'s loops that wait for another thread: each wait loop
+/// ([`find_wait_loops`]), and each innermost spin or polling loop ([`polls`]).
+pub fn waiting_loops(f: FunctionValue<'_>) -> Vec<HashSet<BasicBlock<'_>>> {
+    let loops: Vec<NaturalLoop<'_>> = natural_loops(f).into_iter().map(|(l, _)| l).collect();
+    let mut out: Vec<_> = find_wait_loops(f).into_iter().map(|w| w.body).collect();
+    for l in &loops {
+        let innermost = !loops
+            .iter()
+            .any(|m| m.header != l.header && l.body.contains(&m.header));
+        if innermost && !out.contains(&l.body) && polls(&l.body) {
+            out.push(l.body.clone());
+        }
+    }
+    out
+}
+
+/// Whether loop `body` spins or polls: it calls nothing but intrinsics and runtime hooks (a spin
+/// loop), or passes time ([`YIELD_CALLS`]) and otherwise takes only [`LOCK_CALLS`] (a polling
+/// loop). A loop that locks without ever yielding walks shared data under the lock (a bounded
+/// pass over a journal); its reads are data, and any other call may do the thread's work.
+fn polls(body: &HashSet<BasicBlock<'_>>) -> bool {
+    let mut yields = false;
+    let mut locks = false;
+    for i in body.iter().flat_map(|&b| ir::instructions(b)) {
+        if !matches!(
+            i.get_opcode(),
+            InstructionOpcode::Call | InstructionOpcode::Invoke
+        ) {
+            continue;
+        }
+        let Some(name) = ir::direct_callee(i).map(ir::function_name) else {
+            return false;
+        };
+        if YIELD_CALLS.contains(&name.as_str()) {
+            yields = true;
+        } else if LOCK_CALLS.contains(&name.as_str()) {
+            locks = true;
+        } else if !name.starts_with("llvm.") && !name.starts_with(abi::RUNTIME_PREFIX) {
+            return false;
+        }
+    }
+    yields || !locks
+}
+
 /// What marker insertion needs: a builder, the hook declarations, and the context the
 /// not-instrumented tag lives in.
 pub struct Markers<'ctx> {

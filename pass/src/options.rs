@@ -7,7 +7,8 @@
 //! marking by name without touching the source). Patterns are
 //! sanitizer-ignorelist style: `fun:GLOB` matches the function's symbol name (mangled for C++),
 //! `src:GLOB` the module's source file name. Synchronization calls are rewritten regardless: a
-//! missed lock would make every later report wrong.
+//! missed lock would make every later report wrong. `stacks=0` leaves out the shadow-stack hooks
+//! (`stacks`), for the pass tests that pin the other instrumentation line by line.
 
 use glob::Pattern;
 
@@ -37,6 +38,8 @@ pub struct Filter {
     exclude: Vec<Rule>,
     /// Functions that are atomic blocks (`fun:` patterns only).
     atomic: Vec<Pattern>,
+    /// `stacks=0`: no shadow-stack hooks.
+    pub no_stacks: bool,
     /// Malformed entries, reported once by the caller (a pass must not abort the compiler).
     pub errors: Vec<String>,
 }
@@ -53,15 +56,18 @@ impl Filter {
         f
     }
 
-    /// `exclude=LIST;include=LIST;atomic=LIST` (each part optional, any order).
+    /// `exclude=LIST;include=LIST;atomic=LIST;stacks=0|1` (each part optional, any order).
     fn add_env(&mut self, env: &str) {
         for part in env.split(';').map(str::trim).filter(|p| !p.is_empty()) {
             match part.split_once('=') {
                 Some(("exclude", list)) => self.add_list(list, false),
                 Some(("include", list)) => self.add_list(list, true),
                 Some(("atomic", list)) => self.add_atomic(list),
+                Some(("stacks", "0")) => self.no_stacks = true,
+                Some(("stacks", "1")) => self.no_stacks = false,
                 _ => self.errors.push(format!(
-                    "{ENV}: expected exclude=..., include=... or atomic=..., got `{part}`"
+                    "{ENV}: expected exclude=..., include=..., atomic=... or stacks=0|1, got \
+                     `{part}`"
                 )),
             }
         }
@@ -123,6 +129,15 @@ mod tests {
 
     fn src(s: &str) -> Vec<String> {
         vec![s.to_owned()]
+    }
+
+    #[test]
+    fn stacks_are_on_unless_turned_off() {
+        assert!(!Filter::from_sources("", "", None).no_stacks);
+        assert!(Filter::from_sources("", "", Some("stacks=0")).no_stacks);
+        let bad = Filter::from_sources("", "", Some("stacks=no"));
+        assert!(!bad.no_stacks);
+        assert_eq!(bad.errors.len(), 1, "{:?}", bad.errors);
     }
 
     #[test]

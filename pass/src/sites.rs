@@ -11,9 +11,13 @@
 //! The blob's size is known only when the module is done, so hook calls first point into a
 //! placeholder declaration, which [`Sites::finish`] replaces with the real global.
 
-use ilgen_trace::sites::{is_user_file, Frame, SiteTableBuilder, SECTION, UNIT};
+use ilgen_trace::sites::{
+    is_user_file, Frame, SiteTableBuilder, FLAG_DECIDES, FLAG_PREDICATE, SECTION, UNIT,
+};
 use inkwell::module::{Linkage, Module};
 use inkwell::types::IntType;
+use std::collections::HashSet;
+
 use inkwell::values::{GlobalValue, InstructionValue, PointerValue};
 
 use crate::decides;
@@ -21,24 +25,30 @@ use crate::glue::{self, DebugFrame};
 
 /// The site of instruction `inst` of `function` (its symbol): the first frame of the debug
 /// location's inlined-at chain that is in the user's code ([`is_user_file`]), or the innermost
-/// frame when none is, and the library frames inlined at it from its call inward. Without a debug
-/// location: file `<unknown>`, zeros and `function`.
-fn site_of(inst: InstructionValue<'_>, function: &str) -> (Frame, Vec<Frame>) {
-    let chain: Vec<Frame> = glue::debug_frames(inst)
+/// frame when none is; the library frames inlined at it from its call inward; and the frames it
+/// is inlined into, innermost first. Without a debug location: file `<unknown>`, zeros and
+/// `function`.
+fn site_of(inst: InstructionValue<'_>, function: &str) -> (Frame, Vec<Frame>, Vec<Frame>) {
+    let mut chain: Vec<Frame> = glue::debug_frames(inst)
         .into_iter()
         .map(|d| frame(d, function))
         .collect();
     if chain.is_empty() {
-        return (frame(DebugFrame::default(), function), Vec::new());
+        return (
+            frame(DebugFrame::default(), function),
+            Vec::new(),
+            Vec::new(),
+        );
     }
     // Library code compiled out of line (a header function at -O0) has no user frame: its own.
     let at = chain
         .iter()
         .position(|f| is_user_file(&f.file))
         .unwrap_or(0);
-    let mut inlined = chain[..at].to_vec();
-    inlined.reverse();
-    (chain[at].clone(), inlined)
+    let callers = chain.split_off(at + 1);
+    let site = chain.pop().expect("frame `at`");
+    chain.reverse();
+    (site, chain, callers)
 }
 
 /// A frame with the directory prefixed to a relative file name; `function` when the location
@@ -65,6 +75,9 @@ pub struct Sites<'ctx> {
     placeholder: GlobalValue<'ctx>,
     i8_ty: IntType<'ctx>,
     i64_ty: IntType<'ctx>,
+    /// The loads of the function being instrumented that decide a waiting loop's branch or a
+    /// sync guard.
+    predicates: HashSet<InstructionValue<'ctx>>,
 }
 
 const PLACEHOLDER: &str = "__ilgen_sites.placeholder";
@@ -79,12 +92,19 @@ impl<'ctx> Sites<'ctx> {
             placeholder: module.add_global(i8_ty, None, PLACEHOLDER),
             i8_ty,
             i64_ty: ctx.i64_type(),
+            predicates: HashSet::new(),
         }
     }
 
     /// Adds a site; returns the `site` argument for its hook call.
-    fn add(&mut self, at: &Frame, inlined: &[Frame], decides: bool) -> PointerValue<'ctx> {
-        let index = self.builder.add(at, inlined, decides);
+    fn add(
+        &mut self,
+        at: &Frame,
+        inlined: &[Frame],
+        callers: &[Frame],
+        flags: u8,
+    ) -> PointerValue<'ctx> {
+        let index = self.builder.add_inlined_into(at, inlined, callers, flags);
         let offset = SiteTableBuilder::byte_offset(index) as u64;
         let idx = [self.i64_ty.const_int(offset, false)];
         // SAFETY: an inbounds i8 GEP on a global: no access happens, and the offset is within
@@ -97,10 +117,32 @@ impl<'ctx> Sites<'ctx> {
     }
 
     /// Adds a site for instruction `inst` of `function` ([`site_of`]), flagged when it is a
-    /// load that decides an address ([`decides::decides`]).
+    /// load that decides an address ([`decides::decides`]) or a waiting loop's branch
+    /// (`predicates.rs`).
     pub fn add_for(&mut self, inst: InstructionValue<'ctx>, function: &str) -> PointerValue<'ctx> {
-        let (at, inlined) = site_of(inst, function);
-        self.add(&at, &inlined, decides::decides(inst))
+        let (at, inlined, callers) = site_of(inst, function);
+        let mut flags = 0;
+        if decides::decides(inst) {
+            flags |= FLAG_DECIDES;
+        }
+        if self.predicates.contains(&inst) {
+            flags |= FLAG_PREDICATE;
+        }
+        self.add(&at, &inlined, &callers, flags)
+    }
+
+    /// Called before a function's instructions get their sites, with its predicate loads and
+    /// stores (`predicates.rs`, found before any hook changed its blocks).
+    pub fn enter(&mut self, predicates: HashSet<InstructionValue<'ctx>>) {
+        self.predicates = predicates;
+    }
+
+    /// The store of a read-modify-write whose load decides a predicate decides it too: the
+    /// recorder keeps the pair's write alone, so the trace shows the read only through it.
+    pub fn carry_predicate(&mut self, load: InstructionValue<'ctx>, store: InstructionValue<'ctx>) {
+        if self.predicates.contains(&load) {
+            self.predicates.insert(store);
+        }
     }
 
     pub fn len(&self) -> usize {

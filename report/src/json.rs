@@ -18,12 +18,13 @@
 //!   rebuild of unchanged code: the recipe is in [`crate::fingerprint`]), and:
 //!   - `"race"`: `candidates` (numbers whose replay found it), `pid`, `replay_dir`, `current` and
 //!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write` |
-//!     `free` | `destroy`, `addr`, `size`, `location`), `object` (`name`, `offset`, `size` of the
+//!     `free` | `destroy`, `addr`, `size`, `location`, `stack`, `locks`), `object` (`name`, `offset`, `size` of the
 //!     global, or null),
 //!     `threads`, `schedule`;
 //!   - `"deadlock"`: `candidates`, `observed` (the recorded run ended in it; `candidates` may
 //!     then be empty), `pid`, `replay_dir`, `blocked` (`tid`, `op`, `object`, `object_name`,
-//!     `location`, `waits_for`, `holds`: `object`, `object_name`, `location`), `cycle` (tids),
+//!     `location`, `stack`, `waits_for`, `holds`: `object`, `object_name`, `location`, `stack`),
+//!     `cycle` (tids),
 //!     `threads`, `schedule`, `lost_wakeups` (`cond`, `cond_name`, `waiter`, `wait`,
 //!     `signaller`, `signal`, `broadcast`);
 //!   - `"atomicity"`: `candidates`, `pid`, `replay_dir`, `pattern` (`read_write_read`,
@@ -66,14 +67,20 @@
 //!   sync object); schedule steps may name the destroy operations (`mutex_destroy`,
 //!   `cond_destroy`, `rwlock_destroy`, `barrier_destroy`). Findings of kind `atomicity`,
 //!   `counts.atomicity_candidates` and `counts.confirmed_atomicity`; `predicted` may be
-//!   `atomicity_violation`. `shard` in the report of one shard.
+//!   `atomicity_violation`.
+//! - 6: `stack` on accesses, blocked threads and held locks: the frames below `location`, each a
+//!   location, innermost first (callers, and library code the location's line called, see
+//!   `Context::frames`); `locks` on accesses: the locks held (each as `holds`' items). `shard` in
+//!   the report of one shard (`ilgen detect --shard I/N`), read by `ilgen merge`.
+
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::shard::ShardInfo;
+use crate::shard::{Part, ShardInfo};
 use crate::Report;
 
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 #[derive(Serialize)]
 struct Versioned<'a> {
@@ -143,4 +150,25 @@ pub fn parse(file: &str, text: &str) -> Result<(Report, Option<ShardInfo>), Stri
     }
     let read: Read = serde_json::from_str(text).map_err(|e| format!("{}: {e}", not_ours()))?;
     Ok((read.report, read.shard))
+}
+
+/// The shard report in `path`, as `ilgen detect --shard I/N --format json` printed it; or a
+/// message saying what to pass instead.
+pub fn read_shard(path: &Path) -> Result<Part, String> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!("failed to read {file}: {e}; pass the JSON report each shard printed")
+    })?;
+    let (report, shard) = parse(&file, &text)?;
+    let shard = shard.ok_or_else(|| {
+        format!(
+            "{file} is the report of a whole analysis, not of a shard; merge what `ilgen \
+             detect --shard I/N --format json` printed"
+        )
+    })?;
+    Ok(Part {
+        file,
+        report,
+        shard,
+    })
 }

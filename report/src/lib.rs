@@ -25,7 +25,7 @@ pub mod text;
 use std::collections::{BTreeMap, BTreeSet};
 
 use ilgen_trace::format::ThreadTrace;
-use ilgen_trace::replay::{DeadlockReport, Outcome, RaceAccess, ResultKind};
+use ilgen_trace::replay::{DeadlockReport, HeldLock, Outcome, RaceAccess, ResultKind};
 use ilgen_trace::sites::Frame;
 use ilgen_trace::{known_site, Event, OpKind, RunEnd, SiteId, SyncOp, ThreadId, TraceDir};
 use serde::{Deserialize, Serialize};
@@ -95,6 +95,41 @@ impl<'a> Context<'a> {
             })
         });
         Location { site, source }
+    }
+
+    /// The frames of an operation at `site` called through `stack` (the call sites that led to it,
+    /// innermost first, as replay's shadow stack gives them), each followed by the frames its
+    /// function is inlined into (`ilgen_trace::sites::Site::callers`): the first frame in the user's code,
+    /// then the rest as they print below it. Library frames called from that user line (a
+    /// `std::lock_guard` built out of line at -O0, down to the pthread call in `gthr-default.h`)
+    /// go right below it, from its call inward, as the library code inlined at a line does; then
+    /// its callers. When no frame is the user's, the operation's own frame stays first.
+    pub fn frames(&self, site: Option<SiteId>, stack: &[SiteId]) -> (Location, Vec<Location>) {
+        let mut all: Vec<Location> = Vec::new();
+        for s in std::iter::once(site).chain(stack.iter().map(|&s| known_site(s))) {
+            all.push(self.location(s));
+            // The functions the site's own is inlined into, each a frame at its inlined call.
+            let callers = s.and_then(|s| self.binary?.site(s)).map(|x| &x.callers);
+            all.extend(callers.into_iter().flatten().map(|f| Location {
+                site: s,
+                source: Some(Box::new(Source::from(f))),
+            }));
+        }
+        let user = all.iter().position(|l| {
+            l.source
+                .as_deref()
+                .is_some_and(|s| ilgen_trace::sites::is_user_file(&s.file))
+        });
+        let mut rest = all.split_off(1);
+        let mut first = all.remove(0);
+        if let Some(k) = user.filter(|&k| k > 0) {
+            let callers = rest.split_off(k);
+            let mut called: Vec<Location> = std::iter::once(first).chain(rest).collect();
+            first = called.pop().expect("k frames");
+            called.reverse();
+            rest = called.into_iter().chain(callers).collect();
+        }
+        (first, rest)
     }
 
     /// The global at `addr` of a process that loaded the executable at `base` (`None`: the
@@ -198,6 +233,12 @@ pub struct Access {
     pub addr: u64,
     pub size: u32,
     pub location: Location,
+    /// The frames below `location` ([`Context::frames`]); empty when replay kept no stack.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<Location>,
+    /// The locks its thread held then (known for the later access of a race).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locks: Vec<Held>,
 }
 
 /// One step of the schedule that exposed a finding.
@@ -301,6 +342,9 @@ pub struct Blocked {
     pub object: u64,
     pub object_name: Option<Object>,
     pub location: Location,
+    /// The frames below `location` ([`Context::frames`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<Location>,
     pub waits_for: Vec<ThreadId>,
     pub holds: Vec<Held>,
 }
@@ -309,7 +353,11 @@ pub struct Blocked {
 pub struct Held {
     pub object: u64,
     pub object_name: Option<Object>,
+    /// Where it was acquired.
     pub location: Location,
+    /// The frames below `location` ([`Context::frames`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<Location>,
 }
 
 /// An atomicity violation replay confirmed: accesses e1 and e2 of one transaction, and f of
@@ -663,18 +711,23 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
     let replay_dir = run.out_dir.display().to_string();
     let mut out = Vec::new();
     for r in &o.races {
-        let access = |a: &RaceAccess| Access {
-            tid: a.thread.tid,
-            kind: if a.free {
-                AccessName::Free
-            } else if a.destroy {
-                AccessName::Destroy
-            } else {
-                a.kind.into()
-            },
-            addr: a.addr,
-            size: a.size,
-            location: ctx.location(known_site(a.site)),
+        let access = |a: &RaceAccess| {
+            let (location, stack) = ctx.frames(known_site(a.site), &a.stack);
+            Access {
+                tid: a.thread.tid,
+                kind: if a.free {
+                    AccessName::Free
+                } else if a.destroy {
+                    AccessName::Destroy
+                } else {
+                    a.kind.into()
+                },
+                addr: a.addr,
+                size: a.size,
+                location,
+                stack,
+                locks: held(ctx, &a.locks, Some(o.load_base)),
+            }
         };
         out.push(stamp(Finding::Race(Race {
             fingerprint: String::new(),
@@ -708,6 +761,8 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             addr: object.addr,
             size: object.len as u32,
             location: ctx.location(known_site(a.site)),
+            stack: Vec::new(),
+            locks: Vec::new(),
         };
         out.push(stamp(Finding::Atomicity(Atomicity {
             fingerprint: String::new(),
@@ -751,28 +806,41 @@ fn blocked(ctx: &Context, d: &DeadlockReport, base: Option<u64>) -> Vec<Blocked>
     let name = |addr| ctx.object(addr, base);
     d.threads
         .iter()
-        .map(|b| Blocked {
-            tid: b.thread.tid,
-            // The runtime names a condition wait's second half "wake"; a thread stuck there is,
-            // to the programmer, stuck in pthread_cond_wait.
-            op: if b.op == OpKind::Wake {
-                OpKind::Wait
-            } else {
-                b.op
-            },
-            object: b.object,
-            object_name: name(b.object),
-            location: ctx.location(b.site),
-            waits_for: b.waits_for.clone(),
-            holds: b
-                .holds
-                .iter()
-                .map(|h| Held {
-                    object: h.object,
-                    object_name: name(h.object),
-                    location: ctx.location(h.site),
-                })
-                .collect(),
+        .map(|b| {
+            let (location, stack) = ctx.frames(b.site, &b.stack);
+            Blocked {
+                tid: b.thread.tid,
+                // The runtime names a condition wait's second half "wake"; a thread stuck there
+                // is, to the programmer, stuck in pthread_cond_wait.
+                op: if b.op == OpKind::Wake {
+                    OpKind::Wait
+                } else {
+                    b.op
+                },
+                object: b.object,
+                object_name: name(b.object),
+                location,
+                stack,
+                waits_for: b.waits_for.clone(),
+                holds: held(ctx, &b.holds, base),
+            }
+        })
+        .collect()
+}
+
+/// Locks held, named, each with where it was acquired, in a process that loaded the executable
+/// at `base` (`None`: the recorded run).
+fn held(ctx: &Context, holds: &[HeldLock], base: Option<u64>) -> Vec<Held> {
+    holds
+        .iter()
+        .map(|h| {
+            let (location, stack) = ctx.frames(h.site, &h.stack);
+            Held {
+                object: h.object,
+                object_name: ctx.object(h.object, base),
+                location,
+                stack,
+            }
         })
         .collect()
 }

@@ -1,13 +1,15 @@
 //! What the text output of `ilgen detect` says about the analysis itself, beside the findings:
-//! the race pairs a limit left undecided and the analysis's counts.
+//! the race pairs a limit left undecided, the analysis's counts and the replay divergence rate.
 //!
-//! Takes a run's [`CandidatesFile`] (its stats), its [`Meta`] (to name sites and objects from the
+//! Takes a run's [`CandidatesFile`] (its stats), its replays' [`Counts`], its [`Meta`] (to name sites and objects from the
 //! recorded binary, or show ids and addresses when it cannot be read) and the [`Limits`] it ran
 //! with; gives text lines starting with `ilgen:`.
 
 use ilgen_analysis::candidates::{self, CandidatesFile, Limits, Names};
 use ilgen_binary::Binary;
 use ilgen_trace::Meta;
+
+use crate::Counts;
 
 /// `f` given names for the recorded binary's sites and objects (ids and addresses when the
 /// binary cannot be read).
@@ -28,10 +30,12 @@ pub fn with_names<R>(meta: &Meta, f: impl FnOnce(&Names) -> R) -> R {
 }
 
 /// Race pairs a limit left undecided (listed when `show_all`, else counted in one line), and with
-/// `stats` the analysis's counts.
+/// `stats` the analysis's counts and the run's replay divergence rate (`replayed`: its
+/// candidates' verdicts).
 pub fn text(
     meta: &Meta,
     file: &CandidatesFile,
+    replayed: &Counts,
     limits: &Limits,
     show_all: bool,
     stats: bool,
@@ -53,6 +57,21 @@ pub fn text(
     if stats {
         out.push_str("ilgen: analysis:\n");
         out.push_str(&candidates::stats_text(&file.stats));
+        out.push_str(&divergence_text(replayed));
     }
     out
+}
+
+/// The replay divergence rate of one run: replays whose schedule could not be followed (verdict
+/// infeasible) of the replays run, one per candidate.
+fn divergence_text(c: &Counts) -> String {
+    if c.candidates == 0 {
+        return "ilgen: replay: no candidate to replay\n".into();
+    }
+    format!(
+        "ilgen: replay: {} of {} replay(s) diverged (divergence rate {:.0}%)\n",
+        c.infeasible,
+        c.candidates,
+        100.0 * c.infeasible as f64 / c.candidates as f64
+    )
 }

@@ -15,14 +15,16 @@
 //! and `traceDir` (run `run`'s trace, for `ilgen replay traceDir:N`); with several runs the
 //! message says them too. `partialFingerprints` holds the finding's fingerprint under
 //! [`fingerprint::SARIF_KEY`]. A finding a suppressions file hid is a result too, after the
-//! others, with `suppressions` (kind `external`, the rule as the justification).
+//! others, with `suppressions` (kind `external`, the rule as the justification). `stacks` hold the
+//! frames of each access (or blocked operation and held lock's acquisition), numbered as the
+//! text report numbers them.
 
 use std::collections::BTreeMap;
 
 use ilgen_trace::site_text;
 use serde_json::{json, Value};
 
-use crate::{fingerprint, Finding, Location, Report, Run, ScheduleStep};
+use crate::{fingerprint, Finding, Location, Report, Run, ScheduleStep, Source};
 
 pub const RULE_RACE: &str = "ilgen/data-race";
 pub const RULE_DEADLOCK: &str = "ilgen/deadlock";
@@ -91,23 +93,42 @@ pub fn render(report: &Report) -> String {
 
 fn physical(l: &Location, message: Option<String>) -> Value {
     let mut v = match &l.source {
-        Some(s) => {
-            let mut function = json!({"name": s.function, "kind": "function"});
-            if let Some(symbol) = &s.symbol {
-                function["decoratedName"] = json!(symbol);
-            }
-            json!({"physicalLocation": {
-                "artifactLocation": {"uri": uri(&s.file)},
-                "region": {"startLine": s.line.max(1), "startColumn": s.column.max(1)}
-            },
-            "logicalLocations": [function]})
-        }
+        Some(s) => source(s),
         // Without the binary only the site id is known: a location with a message only.
         None => json!({}),
     };
     let text = message.unwrap_or_else(|| site_text(l.site));
     v["message"] = json!({ "text": text });
     v
+}
+
+fn source(s: &Source) -> Value {
+    let mut function = json!({"name": s.function, "kind": "function"});
+    if let Some(symbol) = &s.symbol {
+        function["decoratedName"] = json!(symbol);
+    }
+    json!({"physicalLocation": {
+        "artifactLocation": {"uri": uri(&s.file)},
+        "region": {"startLine": s.line.max(1), "startColumn": s.column.max(1)}
+    },
+    "logicalLocations": [function]})
+}
+
+/// A SARIF `stack`: the frames of `l` (its own, then the library frames inlined at it) and of
+/// each of `below`, as the text report numbers them.
+fn stack(message: String, l: &Location, below: &[Location]) -> Value {
+    let mut frames = Vec::new();
+    for l in std::iter::once(l).chain(below) {
+        match &l.source {
+            Some(s) => frames.extend(
+                std::iter::once(s.as_ref())
+                    .chain(&s.inlined)
+                    .map(|f| json!({"location": source(f)})),
+            ),
+            None => frames.push(json!({"location": physical(l, None)})),
+        }
+    }
+    json!({"message": {"text": message}, "frames": frames})
 }
 
 fn uri(file: &str) -> String {
@@ -217,6 +238,10 @@ fn finding(f: &Finding) -> Value {
                      candidate {})", numbers(&r.candidates))},
                 "locations": [physical(&r.current.location, Some(cur.clone()))],
                 "relatedLocations": related,
+                "stacks": [
+                    stack(cur.clone(), &r.current.location, &r.current.stack),
+                    stack(prev.clone(), &r.previous.location, &r.previous.stack),
+                ],
                 "codeFlows": thread_flows(&r.schedule, &[
                     (r.previous.tid, &r.previous.location, prev),
                     (r.current.tid, &r.current.location, cur),
@@ -233,19 +258,20 @@ fn finding(f: &Finding) -> Value {
                 format!("T{} blocked in {} of {obj}", b.tid, b.op)
             };
             let mut related = Vec::new();
+            let mut stacks = Vec::new();
             for b in d.blocked.iter().skip(1) {
                 related.push(physical(&b.location, Some(text(b))));
             }
             for b in &d.blocked {
+                stacks.push(stack(text(b), &b.location, &b.stack));
                 for h in &b.holds {
                     let obj = h
                         .object_name
                         .as_ref()
                         .map_or_else(|| format!("{:#x}", h.object), |o| format!("'{}'", o.name));
-                    related.push(physical(
-                        &h.location,
-                        Some(format!("T{} acquired {obj} here", b.tid)),
-                    ));
+                    let acquired = format!("T{} acquired {obj} here", b.tid);
+                    stacks.push(stack(acquired.clone(), &h.location, &h.stack));
+                    related.push(physical(&h.location, Some(acquired)));
                 }
             }
             for (i, v) in related.iter_mut().enumerate() {
@@ -274,6 +300,7 @@ fn finding(f: &Finding) -> Value {
                 "locations": first.map(|b| vec![physical(&b.location, Some(text(b)))])
                     .unwrap_or_default(),
                 "relatedLocations": related,
+                "stacks": stacks,
                 "codeFlows": thread_flows(&d.schedule, &last),
                 "properties": {"pid": d.pid, "replayDir": d.replay_dir, "cycle": d.cycle,
                     "observed": d.observed}

@@ -2,9 +2,10 @@
 //!
 //! Takes the file's text (one `TYPE:PATTERN` a line; `#` comments and blank lines skipped, leading
 //! and trailing white space ignored); gives [`Suppressions`], or a [`SuppressError`] naming the
-//! file and line. The types ilgen applies are `race:` (a race whose either access, the line or a
-//! library frame inlined there, or whose global variable matches), `deadlock:` (a deadlock any of
-//! whose blocked operations or held locks' acquisitions matches) and `called_from_lib:` (any
+//! file and line. The types ilgen applies are `race:` (a race whose either access, the line, a
+//! library frame inlined there or a frame of its stack, or whose global variable matches),
+//! `deadlock:` (a deadlock any of whose blocked operations or held locks' acquisitions matches,
+//! with their stacks) and `called_from_lib:` (any
 //! finding of a binary whose path matches: ilgen's sites are all in the recorded executable; the
 //! only rule that hides an atomicity violation, which TSan has no type for). A
 //! frame matches when its demangled function name or its source file path does. TSan's other
@@ -140,7 +141,7 @@ impl Report {
             }));
     }
 
-    /// `(rule, findings it hid)`, in the order the rules first hid one.
+    /// `(rule, findings it hid)`, by rule.
     pub fn suppressed_by_rule(&self) -> Vec<(&str, usize)> {
         let mut out: Vec<(&str, usize)> = Vec::new();
         for s in &self.suppressed {
@@ -149,19 +150,28 @@ impl Report {
                 None => out.push((&s.suppression, 1)),
             }
         }
+        // By rule: the findings come in the order their replays finished, which varies.
+        out.sort_unstable();
         out
     }
 }
 
-/// What a `race:` or `deadlock:` pattern is matched against: every frame's function and file,
-/// and a race's global variable.
-fn strings(f: &Finding) -> Vec<&str> {
+/// What a `race:` or `deadlock:` pattern is matched against: every frame's function and file
+/// (each location's, the library frames inlined there, and those of its stack, as TSan matches
+/// every frame of the report's stacks), and a race's global variable.
+fn strings<'a>(f: &'a Finding) -> Vec<&'a str> {
+    let framed = |l: &'a Location, stack: &'a [Location]| std::iter::once(l).chain(stack);
     let locations: Vec<&Location> = match f {
-        Finding::Race(r) => vec![&r.current.location, &r.previous.location],
+        Finding::Race(r) => framed(&r.current.location, &r.current.stack)
+            .chain(framed(&r.previous.location, &r.previous.stack))
+            .collect(),
         Finding::Deadlock(d) => d
             .blocked
             .iter()
-            .flat_map(|b| std::iter::once(&b.location).chain(b.holds.iter().map(|h| &h.location)))
+            .flat_map(|b| {
+                framed(&b.location, &b.stack)
+                    .chain(b.holds.iter().flat_map(|h| framed(&h.location, &h.stack)))
+            })
             .collect(),
         Finding::Atomicity(a) => vec![
             &a.transaction,

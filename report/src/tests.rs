@@ -62,6 +62,8 @@ fn run(result: ResultKind, races: &[(SiteId, SiteId)]) -> ReplayRun {
         site,
         free: false,
         destroy: false,
+        stack: vec![],
+        locks: vec![],
     };
     ReplayRun {
         pid: 42,
@@ -229,7 +231,7 @@ fn sites_name_demangled_functions_and_the_library_frames_inlined_at_the_user_lin
     sites.add(
         &Frame::new("/src/acct.cpp", 17, 19, deposit),
         &[operator],
-        false,
+        0,
     );
     // Site 2: the lock_guard line, with the guard and std::mutex::lock inlined.
     let mutex = "/usr/include/c++/12/bits/std_mutex.h";
@@ -237,9 +239,9 @@ fn sites_name_demangled_functions_and_the_library_frames_inlined_at_the_user_lin
         Frame::new(mutex, 229, 19, "_ZNSt10lock_guardISt5mutexEC2ERS0_"),
         Frame::new(mutex, 100, 17, "_ZNSt5mutex4lockEv"),
     ];
-    sites.add(&Frame::new("/src/acct.cpp", 14, 33, deposit), &guard, false);
+    sites.add(&Frame::new("/src/acct.cpp", 14, 33, deposit), &guard, 0);
     // Site 3: a C function's fork.
-    sites.add(&Frame::new("/src/acct.cpp", 27, 3, "main"), &[], false);
+    sites.add(&Frame::new("/src/acct.cpp", 27, 3, "main"), &[], 0);
     let binary = Binary::from_site_table(&sites.finish()).unwrap();
     let ctx = Context {
         binary: Some(&binary),
@@ -290,6 +292,7 @@ fn an_observed_deadlock_is_a_finding_a_replay_of_the_same_lines_joins() {
         object: 0xc0,
         waits_for: vec![],
         holds: vec![],
+        stack: vec![],
     };
     let d = DeadlockReport {
         threads: vec![blocked(0, OpKind::Join, 20), blocked(1, OpKind::Wake, 8)],

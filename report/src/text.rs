@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use ilgen_trace::{site_text, OpKind, ThreadId};
 
 use crate::{
-    Access, Atomicity, Deadlock, Finding, Location, Object, Race, Report, Run, ScheduleStep,
+    Access, Atomicity, Deadlock, Finding, Held, Location, Object, Race, Report, Run, ScheduleStep,
     ThreadInfo,
 };
 
@@ -231,15 +231,8 @@ fn deadlock(out: &mut String, d: &Deadlock, runs: Option<&[Run]>) {
             }
         }
         let _ = writeln!(out, ":");
-        frame(out, &b.location);
-        for h in &b.holds {
-            let _ = writeln!(
-                out,
-                "    holding {}, acquired at:",
-                object(h.object, &h.object_name)
-            );
-            frame_indented(out, "  ", &h.location);
-        }
+        frames(out, "", &b.location, &b.stack);
+        holding(out, &b.holds);
         let _ = writeln!(out);
     }
     for w in &d.lost_wakeups {
@@ -326,32 +319,52 @@ fn access(out: &mut String, a: &Access, previous: &str) {
         a.addr,
         thread_name(a.tid)
     );
-    frame(out, &a.location);
+    frames(out, "", &a.location, &a.stack);
+    holding(out, &a.locks);
 }
 
 fn frame(out: &mut String, l: &Location) {
-    frame_indented(out, "", l)
+    frames(out, "", l, &[])
 }
 
 /// `    #0 function /abs/file.c:21:4`, then `#1`, `#2`, ... for the library frames inlined at that
-/// line, from its call inward; or the site id when the binary does not name it.
-fn frame_indented(out: &mut String, indent: &str, l: &Location) {
-    let _ = match &l.source {
-        Some(s) => {
-            for (i, f) in std::iter::once(s.as_ref()).chain(&s.inlined).enumerate() {
-                let _ = writeln!(
-                    out,
-                    "{indent}    #{i} {} {}:{}:{}",
-                    f.function, f.file, f.line, f.column
-                );
+/// line, from its call inward, then the same for each frame of `stack` (its callers), numbered
+/// on; a frame the binary does not name is its site id.
+fn frames(out: &mut String, indent: &str, l: &Location, stack: &[Location]) {
+    let mut n = 0;
+    for l in std::iter::once(l).chain(stack) {
+        match &l.source {
+            Some(s) => {
+                for f in std::iter::once(s.as_ref()).chain(&s.inlined) {
+                    let _ = writeln!(
+                        out,
+                        "{indent}    #{n} {} {}:{}:{}",
+                        f.function, f.file, f.line, f.column
+                    );
+                    n += 1;
+                }
             }
-            Ok(())
+            None => {
+                let _ = match l.site {
+                    Some(site) => writeln!(out, "{indent}    #{n} site {site}"),
+                    None => writeln!(out, "{indent}    #{n} <uninstrumented code>"),
+                };
+                n += 1;
+            }
         }
-        None => match l.site {
-            Some(site) => writeln!(out, "{indent}    #0 site {site}"),
-            None => writeln!(out, "{indent}    #0 <uninstrumented code>"),
-        },
-    };
+    }
+}
+
+/// `    holding 'm' (0x...), acquired at:` and where, for each lock held.
+fn holding(out: &mut String, holds: &[Held]) {
+    for h in holds {
+        let _ = writeln!(
+            out,
+            "    holding {}, acquired at:",
+            object(h.object, &h.object_name)
+        );
+        frames(out, "  ", &h.location, &h.stack);
+    }
 }
 
 fn threads(out: &mut String, threads: &[ThreadInfo]) {

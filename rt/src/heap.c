@@ -32,7 +32,7 @@ extern int *__errno_location(void);
 #define errno (*__errno_location())
 enum { ENOMEM = 12, EINVAL = 22 };
 
-void __ilgen_heap(int op, void *addr, size_t size, const void *site);
+void __ilgen_heap(int op, void *addr, size_t size, size_t span, const void *site);
 
 extern void *__libc_malloc(size_t);
 extern void __libc_free(void *);
@@ -52,25 +52,29 @@ static const void *take_site(void) {
   return s;
 }
 
-static void report(int op, void *p, size_t size) {
+static void report(int op, void *p, size_t size, size_t span) {
   const void *site = take_site();
   if (!p || in_heap)
     return;
   int saved = errno;
   in_heap = 1;
-  __ilgen_heap(op, p, size, site);
+  __ilgen_heap(op, p, size, span, site);
   in_heap = 0;
   errno = saved;
 }
 
+// An allocation of `size` bytes is recorded as asked for, but spans the block's usable size, as a
+// free does (free knows no other size): a block malloc hands out again must forget the whole
+// earlier object, its last bytes included, or the first object's free stays there and pairs with
+// the second object's free as a race.
 static void *allocated(void *p, size_t size) {
-  report(HEAP_ALLOC, p, size);
+  report(HEAP_ALLOC, p, size, p ? malloc_usable_size(p) : 0);
   return p;
 }
 
 static void do_free(void *p) {
   if (p)
-    report(HEAP_FREE, p, malloc_usable_size(p));
+    report(HEAP_FREE, p, malloc_usable_size(p), malloc_usable_size(p));
   else
     take_site();
   __libc_free(p);
@@ -89,9 +93,13 @@ static void *do_realloc(void *p, size_t n) {
   if (q && q != p) {
     // Moved: the old block is freed (after the fact, but its memory can only be handed out again
     // by a later allocation, which reports after this), the new one allocated at the same site.
-    report(HEAP_FREE, p, old);
+    report(HEAP_FREE, p, old, old);
     __ilgen_heap_site = site;
-    report(HEAP_ALLOC, q, n);
+    report(HEAP_ALLOC, q, n, malloc_usable_size(q));
+  } else if (q && malloc_usable_size(q) > old) {
+    // Grown in place over memory that was free: those bytes are new to this object.
+    size_t now = malloc_usable_size(q);
+    report(HEAP_ALLOC, (char *)q + old, now - old, now - old);
   } else {
     take_site();
   }

@@ -10,5 +10,6 @@ pub(crate) mod cache;
 pub(crate) mod chaos;
 pub(crate) mod finish;
 pub(crate) mod meta;
+pub(crate) mod pending;
 pub(crate) mod sync;
 pub(crate) mod writer;

@@ -1,5 +1,5 @@
 //! Replay mode: the schedule and its gate, each thread's identity and clocks, the happens-before
-//! detector (vector clocks, shadow memory), deadlock watch and the reports.
+//! detector (vector clocks, shadow memory), shadow call stacks, deadlock watch and the reports.
 //!
 //! Takes the intercepted operations of a replaying process and the schedule named by
 //! `ILGEN_OPTIONS`; gives `replay-outcome.json` (`ilgen_trace::replay`). Mirrors `record`.
@@ -8,7 +8,9 @@ pub(crate) mod deadlock;
 pub(crate) mod debug;
 pub(crate) mod gate;
 pub(crate) mod hb;
+pub(crate) mod owners;
 pub(crate) mod report;
 pub(crate) mod shadow;
+pub(crate) mod stack;
 pub(crate) mod sync;
 pub(crate) mod thread;

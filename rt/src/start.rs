@@ -63,8 +63,8 @@ fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Removes thread files of an earlier run from a reused directory (an explicit `trace_dir`), so
-/// that the reader does not mix that run's threads into this one.
+/// Removes thread and pending files of an earlier run from a reused directory (an explicit
+/// `trace_dir`), so that the reader does not mix that run's threads or segments into this one.
 fn remove_stale_threads(dir: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -72,12 +72,10 @@ fn remove_stale_threads(dir: &std::path::Path) {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        let stale = name
-            .strip_prefix('t')
-            .and_then(|n| n.strip_suffix(".tmp").or(Some(n)))
-            .and_then(|n| n.strip_suffix(".trace"))
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if stale {
+        let name = name.strip_suffix(".tmp").unwrap_or(&name);
+        if ilgen_trace::thread_file_tid(name).is_some()
+            || ilgen_trace::pending::file_index(name).is_some()
+        {
             let _ = std::fs::remove_file(entry.path());
         }
     }
@@ -215,6 +213,7 @@ fn start_replaying(options: Options) -> Option<&'static Replay> {
         ));
     }
     let r = gate::install(Replay::new(options, plan, build_id, dir))?;
+    replay::stack::turn_on();
     // SAFETY: registering handlers that only touch the runtime's own state.
     unsafe {
         libc::atexit(on_replay_exit);

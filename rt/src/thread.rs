@@ -22,8 +22,6 @@
 //! that interrupted the runtime records nothing.
 
 use std::cell::{Cell, UnsafeCell};
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
@@ -34,7 +32,8 @@ use ilgen_trace::{
 
 use crate::record::altstack::{self, AltStack};
 use crate::record::cache::SegmentCache;
-use crate::record::writer::Writer;
+use crate::record::pending::Pool;
+use crate::record::writer::{self, Writer};
 use crate::registry::Registry;
 use crate::runtime::{self, Runtime};
 use crate::{arch, sites};
@@ -68,6 +67,9 @@ static SEALING: AtomicBool = AtomicBool::new(false);
 static IN_START: AtomicU32 = AtomicU32::new(0);
 /// The key whose destructor ends a thread that exits through code the runtime does not see.
 static EXIT_KEY: OnceLock<libc::pthread_key_t> = OnceLock::new();
+
+/// The pending slots of the recording threads.
+pub(crate) static PENDING: Pool = Pool::new();
 
 /// The live recording threads and the `pthread_t` handles of the process.
 pub(crate) static THREADS: Registry<ThreadState> = Registry::new();
@@ -251,12 +253,8 @@ fn start_recording(
     });
     let path = rt.dir.join(ilgen_trace::format::thread_file_name(tid));
     let chunk = rt.options.chunk_kb as usize * 1024;
-    let mut tmp = path.as_os_str().as_bytes().to_vec();
-    tmp.extend_from_slice(b".tmp");
-    let writer = match (CString::new(path.as_os_str().as_bytes()), CString::new(tmp)) {
-        (Ok(c), Ok(tmp)) => Writer::create(&c, &tmp, &header, chunk, mark_truncated),
-        _ => Err(libc::EINVAL),
-    };
+    let writer = writer::c_paths(&path)
+        .and_then(|(c, tmp)| Writer::create(&c, &tmp, &header, chunk, mark_truncated));
     let writer = match writer {
         Ok(w) => w,
         Err(errno) => {
@@ -282,7 +280,7 @@ fn start_recording(
             tid,
             children: 0,
             ended: is_main,
-            cache: SegmentCache::new(rt.options.segment_cache as usize),
+            cache: new_cache(rt, tid),
             writer,
             altstack: altstack::install(),
         }),
@@ -314,6 +312,20 @@ fn start_recording(
     Some(st)
 }
 
+/// Thread `tid`'s segment cache, in a pending slot so that a killed process loses nothing; in
+/// private memory, with one message per process, when no pending file can be made.
+fn new_cache(rt: &Runtime, tid: ThreadId) -> SegmentCache {
+    let capacity = rt.options.segment_cache as usize;
+    match PENDING.take(&rt.dir, capacity, sites::start(), tid) {
+        Ok(Some(slot)) => SegmentCache::in_slot(capacity, slot),
+        Ok(None) => SegmentCache::new(capacity),
+        Err(message) => {
+            runtime::say(&message);
+            SegmentCache::new(capacity)
+        }
+    }
+}
+
 /// A thread's trace ends early (its writer broke): `meta.json` says the trace is truncated.
 fn mark_truncated() {
     if let Some(rt) = runtime::get() {
@@ -322,7 +334,7 @@ fn mark_truncated() {
 }
 
 /// The thread is ending: flushes its segment, writes `End` (not for main), closes its file and
-/// frees its state. Later hooks of this thread record nothing.
+/// frees its state, which gives its pending slot back. Later hooks of this thread record nothing.
 pub(crate) fn end(st: &'static ThreadState, site: usize) {
     let tid = match st.enter() {
         Some(mut inner) => {

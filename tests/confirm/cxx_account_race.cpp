@@ -2,7 +2,7 @@
 // balance update after the std::lock_guard section is unguarded, and the recorded run saw the two
 // deposits 200 ms apart (task sleeps first), so it never met the race. The report names the member
 // function demangled, `Account::deposit(long)`, never `_ZN7Account7depositEl`, and every `#0`
-// frame is the user's line. At -O2 the lock_guard, std::mutex::lock and gthr-default.h's
+// frame is the user's line, its callers below it (the same at -O0 and at -O2, inlined or not). At -O2 the lock_guard, std::mutex::lock and gthr-default.h's
 // __gthread_mutex_lock are inlined into deposit: the lock's site is the lock_guard line, with the
 // three header frames below it (JSON `inlined`). At -O0 they are real calls into header functions,
 // so the pthread call's own line (gthr-default.h) is all the pass can know: its caller exists only
@@ -54,9 +54,13 @@ int main() {
 // CHECK:      WARNING: ilgen: data race (pid={{[0-9]+}})
 // CHECK-NEXT:   Read of size 8 at 0x[[A:[0-9a-f]+]] by thread T1:
 // CHECK-NEXT:     #0 Account::deposit(long) /{{.*}}cxx_account_race.cpp:37:11
+// CHECK-NEXT:     #1 task() /{{.*}}cxx_account_race.cpp:44:11
+// CHECK-NEXT:     #2 void std::__invoke_impl<{{.*}} /{{.*}}/bits/invoke.h:{{[0-9]+}}:{{[0-9]+}}
+// CHECK:          #6 std::thread::_State_impl<{{.*}}>::_M_run() /{{.*}}/bits/std_thread.h:{{[0-9]+}}:{{[0-9]+}}
 // CHECK-EMPTY:
 // CHECK-NEXT:   Previous write of size 8 at 0x[[A]] by main thread:
 // CHECK-NEXT:     #0 Account::deposit(long) /{{.*}}cxx_account_race.cpp:37:11
+// CHECK-NEXT:     #1 main /{{.*}}cxx_account_race.cpp:49:11
 // CHECK-EMPTY:
 // CHECK-NEXT:   Location is 48 bytes inside global 'account' of size 56 at 0x[[A]].
 // CHECK:        Schedule that exposed it (candidate 1, replayed in /{{.*}}/replay-1):
@@ -69,7 +73,7 @@ int main() {
 // CHECK:      ilgen: 1 finding(s) confirmed (deduplicated by source lines)
 // CHECK-NEXT: exit=66
 
-// VALID: valid: ilgen report, format version 5
+// VALID: valid: ilgen report, format version 6
 
 // The lock's site: the lock_guard line, the header frames inlined there below it, from the call
 // on the user's line inward; every function demangled, its linkage name kept as `symbol`.

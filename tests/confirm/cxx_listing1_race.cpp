@@ -54,6 +54,8 @@ int main() {
 // CHECK:      WARNING: ilgen: data race (pid={{[0-9]+}})
 // CHECK-NEXT:   Read of size 4 at 0x[[Y:[0-9a-f]+]] by thread T1:
 // CHECK-NEXT:     #0 task() /{{.*}}cxx_listing1_race.cpp:32:4
+// CHECK-NEXT:     #1 void std::__invoke_impl<{{.*}} /{{.*}}/bits/invoke.h:{{[0-9]+}}:{{[0-9]+}}
+// CHECK:          #5 std::thread::_State_impl<{{.*}}>::_M_run() /{{.*}}/bits/std_thread.h:{{[0-9]+}}:{{[0-9]+}}
 // CHECK-EMPTY:
 // CHECK-NEXT:   Previous write of size 4 at 0x[[Y]] by main thread:
 // CHECK-NEXT:     #0 main /{{.*}}cxx_listing1_race.cpp:38:4

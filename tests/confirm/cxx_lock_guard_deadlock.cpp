@@ -56,22 +56,30 @@ int main() {
 // CHECK-NEXT:     #1 std::lock_guard<std::mutex>::lock_guard(std::mutex&) /{{.*}}/bits/std_mutex.h:{{[0-9]+}}:{{[0-9]+}}
 // CHECK-NEXT:     #2 std::mutex::lock() /{{.*}}/bits/std_mutex.h:{{[0-9]+}}:{{[0-9]+}}
 // CHECK-NEXT:     #3 __gthread_mutex_lock(pthread_mutex_t*) /{{.*}}/bits/gthr-default.h:749:{{[0-9]+}}
+// CHECK-NEXT:     #4 main /{{.*}}cxx_lock_guard_deadlock.cpp:44:3
 // CHECK-NEXT:     holding 'a' (0x[[A:[0-9a-f]+]]), acquired at:
 // CHECK-NEXT:       #0 bank::debit_then_credit() /{{.*}}cxx_lock_guard_deadlock.cpp:24:31
 // CHECK-NEXT:       #1 std::lock_guard<std::mutex>::lock_guard(std::mutex&) /{{.*}}/bits/std_mutex.h:{{[0-9]+}}:{{[0-9]+}}
 // CHECK-NEXT:       #2 std::mutex::lock() /{{.*}}/bits/std_mutex.h:{{[0-9]+}}:{{[0-9]+}}
 // CHECK-NEXT:       #3 __gthread_mutex_lock(pthread_mutex_t*) /{{.*}}/bits/gthr-default.h:749:{{[0-9]+}}
+// CHECK-NEXT:       #4 main /{{.*}}cxx_lock_guard_deadlock.cpp:44:3
 // CHECK-EMPTY:
 // CHECK-NEXT:   Thread T1 is blocked in lock of 'a' (0x[[A]]), held by main thread:
 // CHECK-NEXT:     #0 bank::credit_then_debit() /{{.*}}cxx_lock_guard_deadlock.cpp:30:31
 // CHECK-NEXT:     #1 std::lock_guard<std::mutex>::lock_guard(std::mutex&) /{{.*}}/bits/std_mutex.h:{{[0-9]+}}:{{[0-9]+}}
 // CHECK-NEXT:     #2 std::mutex::lock() /{{.*}}/bits/std_mutex.h:{{[0-9]+}}:{{[0-9]+}}
 // CHECK-NEXT:     #3 __gthread_mutex_lock(pthread_mutex_t*) /{{.*}}/bits/gthr-default.h:749:{{[0-9]+}}
+// CHECK-NEXT:     #4 other() /{{.*}}cxx_lock_guard_deadlock.cpp:37:3
+// CHECK-NEXT:     #5 void std::__invoke_impl<{{.*}}
+// CHECK:          #9 std::thread::_State_impl<{{.*}}>::_M_run() /{{.*}}/bits/std_thread.h:{{[0-9]+}}:{{[0-9]+}}
 // CHECK-NEXT:     holding 'b' (0x[[B]]), acquired at:
 // CHECK-NEXT:       #0 bank::credit_then_debit() /{{.*}}cxx_lock_guard_deadlock.cpp:29:31
 // CHECK-NEXT:       #1 std::lock_guard<std::mutex>::lock_guard(std::mutex&) /{{.*}}/bits/std_mutex.h:{{[0-9]+}}:{{[0-9]+}}
 // CHECK-NEXT:       #2 std::mutex::lock() /{{.*}}/bits/std_mutex.h:{{[0-9]+}}:{{[0-9]+}}
 // CHECK-NEXT:       #3 __gthread_mutex_lock(pthread_mutex_t*) /{{.*}}/bits/gthr-default.h:749:{{[0-9]+}}
+// CHECK-NEXT:       #4 other() /{{.*}}cxx_lock_guard_deadlock.cpp:37:3
+// CHECK-NEXT:       #5 void std::__invoke_impl<{{.*}}
+// CHECK:            #9 std::thread::_State_impl<{{.*}}>::_M_run() /{{.*}}/bits/std_thread.h:{{[0-9]+}}:{{[0-9]+}}
 // CHECK-EMPTY:
 // CHECK:        Schedule that exposed it (candidate 1, replayed in /{{.*}}.trace/replay-1):
 // CHECK-NEXT:     1. T0 fork T1
@@ -83,3 +91,15 @@ int main() {
 // CHECK-NEXT: SUMMARY: ilgen: lock-order-inversion /{{.*}}cxx_lock_guard_deadlock.cpp:25 in bank::debit_then_credit()
 // CHECK:      ilgen: 1 finding(s) confirmed (deduplicated by source lines)
 // CHECK-NEXT: exit=66
+
+// `deadlock:` hides it by any frame of its stacks: `other` is no blocked line, only T1's caller.
+// `race:` does not apply to a deadlock.
+// RUN: printf 'deadlock:^other()$\n' > %t.supp
+// RUN: env DEADLOCK_REPLAY=1 sh -c '%ilgen detect --suppressions %t.supp %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=SUPP
+// RUN: printf 'race:^other()$\n' > %t.race
+// RUN: env DEADLOCK_REPLAY=1 sh -c '%ilgen detect --suppressions %t.race %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=RACE
+// SUPP-NOT:  WARNING: ilgen
+// SUPP:      ilgen: suppressed: 1 (by pattern deadlock:^other()$)
+// SUPP:      exit=0
+// RACE:      WARNING: ilgen: lock-order-inversion (deadlock)
+// RACE:      exit=66

@@ -48,6 +48,8 @@ int main(void) {
 // CHECK:      WARNING: ilgen: data race (pid={{[0-9]+}})
 // CHECK-NEXT:   Write of size 4 at 0x[[A:[0-9a-f]+]] by thread T4:
 // CHECK-NEXT:     #0 worker {{.*}}exit_unjoined_race.c:34:7
+// CHECK-NEXT:     holding 'm' (0x{{[0-9a-f]+}}), acquired at:
+// CHECK-NEXT:       #0 worker {{.*}}exit_unjoined_race.c:33:3
 // CHECK-EMPTY:
 // CHECK-NEXT:   Previous read of size 4 at 0x[[A]] by main thread:
 // CHECK-NEXT:     #0 main {{.*}}exit_unjoined_race.c:45:10
@@ -62,7 +64,7 @@ int main(void) {
 // CHECK-NEXT: thread T4 was never joined (created at {{.*}}exit_unjoined_race.c:42)
 // CHECK-NEXT: exit=66
 
-// JSON-VALID: valid: ilgen report, format version 5
+// JSON-VALID: valid: ilgen report, format version 6
 
 // JSON:      "never_joined": true
 // JSON:      "unjoined": [

@@ -4,13 +4,14 @@
 // schedule in which task's critical section comes first, where both writes would be unordered; in
 // that schedule task reads flag == 0 and never writes, so the replay follows the schedule and
 // finds nothing: classified "no error", not reported, exit 0; --show-all lists it with the reason.
-// Under replay (BRANCH_REPLAY set) the test barrier is skipped.
+// Under replay (BRANCH_REPLAY set) the test barrier is skipped. --stats gives the run's replay
+// divergence rate: 0 of 1 replays diverged.
 //
 // RUN: %ilgen cc -g -O0 -I %testinc %s -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
 // RUN: sh -c '%ilgen detect --no-replay %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=PREDICTED
 // RUN: env BRANCH_REPLAY=1 sh -c '%ilgen detect %t.trace; echo "exit=$?"' | FileCheck %s
-// RUN: env BRANCH_REPLAY=1 sh -c '%ilgen detect --show-all %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=ALL
+// RUN: env BRANCH_REPLAY=1 sh -c '%ilgen detect --show-all --stats %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=ALL
 // RUN: env BRANCH_REPLAY=1 sh -c '%ilgen detect --format json %t.trace > %t.json; echo "exit=$?"' | FileCheck %s --check-prefix=EXIT0
 // RUN: python3 %S/Inputs/validate.py %S/Inputs/ilgen-report.schema.json %t.json | FileCheck %s --check-prefix=VALID
 // RUN: FileCheck %s --check-prefix=JSON < %t.json
@@ -19,8 +20,9 @@
 // RUN: python3 %S/Inputs/sarif_summary.py %t.sarif | FileCheck %s --check-prefix=SARIF
 //
 // Without BRANCH_REPLAY task waits at the test barrier for main, which the schedule holds back:
-// the schedule's next step is never taken, so the replay is infeasible (diverged), not reported.
-// RUN: sh -c '%ilgen detect --show-all %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=STUCK
+// the schedule's next step is never taken, so the replay is infeasible (diverged), not reported;
+// --stats: 1 of 1 replays diverged.
+// RUN: sh -c '%ilgen detect --show-all --stats %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=STUCK
 // With --replay-timeout 1 ilgen does not wait for the runtime's own 2 s: it kills the replay's
 // process group after 1 s and counts the candidate as failed; no replayed process is left.
 // RUN: sh -c '%ilgen detect --show-all --replay-timeout 1 %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=TIMEOUT
@@ -74,8 +76,8 @@ int main(void) {
 
 // PREDICTED:      ilgen: 1 candidate(s): 1 race(s), 0 deadlock(s)
 // PREDICTED:      candidate 1: data race on data
-// PREDICTED-NEXT:   write by thread 0 at {{.*}}flag_branch_norace.c:65 in main
-// PREDICTED-NEXT:   write by thread 1 at {{.*}}flag_branch_norace.c:56 in task
+// PREDICTED-NEXT:   write by thread 0 at {{.*}}flag_branch_norace.c:67 in main
+// PREDICTED-NEXT:   write by thread 1 at {{.*}}flag_branch_norace.c:58 in task
 // PREDICTED:      exit=66
 
 // CHECK-NOT:  WARNING
@@ -88,7 +90,9 @@ int main(void) {
 // ALL-NOT:  WARNING
 // ALL:      ilgen: 1 candidate(s) replayed: 0 confirmed race(s), 0 confirmed deadlock(s), 1 no error, 0 infeasible, 0 failed
 // ALL-NEXT: ilgen: 0 finding(s) confirmed (deduplicated by source lines)
-// ALL-NEXT: candidate 1: race at /{{.*}}flag_branch_norace.c:65 and /{{.*}}flag_branch_norace.c:56: no error: the schedule was followed (4/4 steps) and no race or deadlock happened
+// ALL-NEXT: candidate 1: race at /{{.*}}flag_branch_norace.c:67 and /{{.*}}flag_branch_norace.c:58: no error: the schedule was followed (4/4 steps) and no race or deadlock happened
+// ALL-NEXT: ilgen: analysis:
+// ALL:      ilgen: replay: 0 of 1 replay(s) diverged (divergence rate 0%)
 // ALL-NEXT: exit=0
 // ALL-NOT:  {{.}}
 
@@ -108,6 +112,8 @@ int main(void) {
 // STUCK-NOT:  WARNING
 // STUCK:      ilgen: 1 candidate(s) replayed: 0 confirmed race(s), 0 confirmed deadlock(s), 0 no error, 1 infeasible, 0 failed
 // STUCK:      candidate 1: race at {{.*}}: infeasible: the schedule could not be followed: step {{[0-9]+}} ({{.*}}) was not taken within 2000 ms{{.*}}
+// STUCK-NEXT: ilgen: analysis:
+// STUCK:      ilgen: replay: 1 of 1 replay(s) diverged (divergence rate 100%)
 // STUCK-NEXT: exit=0
 
 // TIMEOUT:      ilgen: 1 candidate(s) replayed: 0 confirmed race(s), 0 confirmed deadlock(s), 0 no error, 0 infeasible, 1 failed

@@ -93,3 +93,16 @@ int main(void) {
 // COND:       SUMMARY: ilgen: data race on destroyed sync object /{{.*}}mutex_destroy_race.c:{{38|59}} in {{worker|main}}
 // COND:       ilgen: 1 finding(s) confirmed (deduplicated by source lines)
 // COND-NEXT:  exit=66
+
+// The same three builds with -static (RUN lines here, below the code, so that its line numbers
+// stay those of the checks above).
+// RUN: %ilgen cc -g -O0 -static -I %testinc %s -o %t.static 2>/dev/null
+// RUN: rm -rf %t.strace && env ILGEN_OPTIONS=trace_dir=%t.strace %t.static
+// RUN: %ilgen dump %t.strace | FileCheck --check-prefix=DUMP %s
+// RUN: env DESTROY_REPLAY=1 sh -c '%ilgen detect %t.strace; echo "exit=$?"' | FileCheck %s
+// RUN: %ilgen cc -g -O0 -static -I %testinc -DJOIN_FIRST %s -o %t.sjoin 2>/dev/null
+// RUN: rm -rf %t.sjtrace && env ILGEN_OPTIONS=trace_dir=%t.sjtrace %t.sjoin
+// RUN: env DESTROY_REPLAY=1 sh -c '%ilgen detect %t.sjtrace; echo "exit=$?"' | FileCheck --check-prefix=JOIN %s
+// RUN: %ilgen cc -g -O0 -static -I %testinc -DCOND %s -o %t.scond 2>/dev/null
+// RUN: rm -rf %t.sctrace && env ILGEN_OPTIONS=trace_dir=%t.sctrace %t.scond
+// RUN: env DESTROY_REPLAY=1 sh -c '%ilgen detect %t.sctrace; echo "exit=$?"' | FileCheck --check-prefix=COND %s

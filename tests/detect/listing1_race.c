@@ -67,7 +67,7 @@ int main(void) {
 //
 // The same candidate as JSON (the candidates.json file).
 // CHECK-NEXT: {
-// CHECK-NEXT:   "format_version": 3,
+// CHECK-NEXT:   "format_version": 4,
 // CHECK:        "candidates": [
 // CHECK-NEXT:     {
 // CHECK-NEXT:       "kind": "race",
@@ -89,6 +89,7 @@ int main(void) {
 // CHECK-NEXT:       ],
 // CHECK-NEXT:       "schedule": {
 // CHECK-NEXT:         "prefix_steps": 0,
+// CHECK-NEXT:         "shared": 0,
 // CHECK-NEXT:         "steps": [
 // CHECK-NEXT:           {
 // CHECK-NEXT:             "tid": 0,

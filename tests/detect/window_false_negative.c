@@ -96,6 +96,7 @@ int main(void) {
 // LIMIT-NEXT:     not decided: state limit (--max-states): 0
 // LIMIT-NEXT:     not decided: window limit (--window): 1
 // LIMIT-NEXT:   findings without events of their model: 0
+// LIMIT-NEXT: ilgen: replay: no candidate to replay
 // LIMIT-NEXT: exit=0
 
 // STATES:      not decided: 1 race pair(s) on x {{.*}}: the exhaustive search stopped at the state limit; raise --max-states (now 5)

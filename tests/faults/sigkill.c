@@ -1,6 +1,6 @@
-// SIGKILL runs nothing: the program dies with the same status, and its trace still reads up to
-// the last record written (the current segment's accesses are lost, as documented; the lock and
-// unlock records are there).
+// SIGKILL runs nothing: the program dies with the same status, its trace still reads up to the
+// last record written, and main's accesses since its last event (its current segment) are read
+// from its pending slot: nothing recorded is lost.
 //
 // RUN: %ilgen cc -g -O0 %s -o %t && %clang -g -O0 %s -o %t.plain -lpthread
 // RUN: sh %S/Inputs/unharmed.sh %t.plain %t %t.d '' | FileCheck %s
@@ -36,6 +36,15 @@ int main(void) {
   pthread_join(t, NULL);
   printf("shared %d\n", shared);
   fflush(stdout);
+  shared = 2;
   kill(getpid(), SIGKILL);
   return 0;
 }
+
+// Main's last segment, after its heap event: the read of `stdout` and the write of `shared`.
+// RUN: %ilgen dump %t.d/recorded/trace | FileCheck --check-prefix=LAST %s
+// LAST:      T0 join T1 seq={{[0-9]+}}
+// LAST:      T0 alloc {{.*}} seq={{[0-9]+}}
+// LAST-NEXT: T0 read {{.*}} size=8 at {{.*}}sigkill.c:38:10 main
+// LAST-NEXT: T0 write shared size=4 at {{.*}}sigkill.c:39:10 main
+// LAST-NEXT: T1 thread parent=T0 child=0

@@ -1,4 +1,4 @@
-// A trace that cannot grow, because of `ulimit -f` below its size or a full disk (a 256 KiB tmpfs,
+// A trace that cannot grow, because of `ulimit -f` below its size or a full disk (a 64 KiB tmpfs,
 // mounted in a user and mount namespace of its own): the runtime stops recording the thread whose
 // file cannot grow, marks the trace truncated, and the program runs on with its own output and
 // exit status (no SIGXFSZ, no SIGBUS). The trace reads up to the cut, with a one-line warning; on
@@ -21,7 +21,7 @@
 // REQUIRES: tmpfs-mount
 // RUN: rm -rf %t.disk && mkdir -p %t.disk/mnt
 // Only the trace directory is on the small disk (a later trace_dir wins).
-// RUN: unshare --map-root-user --mount sh -c 'mount -t tmpfs -o size=256k tmpfs %t.disk/mnt && sh %S/Inputs/unharmed.sh %t.plain %t %t.disk/w chunk_kb=4:trace_dir=%t.disk/mnt/trace && cp -r %t.disk/mnt/trace %t.disk/' | FileCheck --check-prefix=DISK %s
+// RUN: unshare --map-root-user --mount sh -c 'mount -t tmpfs -o size=64k tmpfs %t.disk/mnt && sh %S/Inputs/unharmed.sh %t.plain %t %t.disk/w chunk_kb=4:trace_dir=%t.disk/mnt/trace && cp -r %t.disk/mnt/trace %t.disk/' | FileCheck --check-prefix=DISK %s
 // RUN: FileCheck --check-prefix=STDERR %s < %t.disk/w/recorded.err
 // RUN: grep '"truncated": true' %t.disk/trace/meta.json
 // RUN: %ilgen dump %t.disk/trace 2>&1 | FileCheck --check-prefix=DUMP %s

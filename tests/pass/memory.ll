@@ -1,5 +1,5 @@
 ; Memory accesses: plain, vector, unaligned, atomic; and what must stay uninstrumented.
-; RUN: %opt -load-pass-plugin=%plugin -passes=ilgen -S %s | FileCheck %s
+; RUN: env ILGEN_PASS_OPTIONS=stacks=0 %opt -load-pass-plugin=%plugin -passes=ilgen -S %s | FileCheck %s
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
@@ -12,7 +12,7 @@ target triple = "x86_64-pc-linux-gnu"
 declare void @escape(ptr)
 
 ; One blob holds the module's sites.
-; CHECK: @__ilgen_sites = private constant [{{[0-9]+}} x i8] c"ILGS\03\00{{.*}}", section "ilgen_sites", align 16
+; CHECK: @__ilgen_sites = private constant [{{[0-9]+}} x i8] c"ILGS\04\00{{.*}}", section "ilgen_sites", align 16
 ; CHECK: @llvm.compiler.used = appending global [1 x ptr] [ptr @__ilgen_sites], section "llvm.metadata"
 
 ; CHECK-LABEL: define i32 @plain(

@@ -2,8 +2,8 @@
 ; site): the length argument of the bounded forms, UINT64_MAX (-1) for the others, the result
 ; sign-extended, and the call's own site. Excluded functions get no hook (memory is not
 ; instrumented there).
-; RUN: %opt -load-pass-plugin=%plugin -passes=ilgen -S %s | FileCheck %s
-; RUN: %opt -load-pass-plugin=%plugin -passes=ilgen -ilgen-exclude=fun:excluded -S %s \
+; RUN: env ILGEN_PASS_OPTIONS=stacks=0 %opt -load-pass-plugin=%plugin -passes=ilgen -S %s | FileCheck %s
+; RUN: env ILGEN_PASS_OPTIONS=stacks=0 %opt -load-pass-plugin=%plugin -passes=ilgen -ilgen-exclude=fun:excluded -S %s \
 ; RUN:   | FileCheck %s --check-prefix=EXCLUDED
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"

@@ -21,6 +21,14 @@
 //! R __ilgen_wrap_NAME(ARGS..., const void *site);   // every NAME that `is_wrapped`
 //! // right after every call in FORMATTED_CALLS: `max` is its length argument, or UINT64_MAX
 //! void __ilgen_printf_written(void *buf, uint64_t max, int64_t ret, const void *site);
+//! // the shadow call stack of replay's reports, each call only when `__ilgen_stacks` is nonzero
+//! // (read once on the function's entry): on entry (returns the stack depth before it), before
+//! // each call (the call's site), before each return, and after each landing pad
+//! extern uint8_t __ilgen_stacks;
+//! uint32_t __ilgen_func_enter(void);
+//! void __ilgen_func_call(const void *site);
+//! void __ilgen_func_exit(void);
+//! void __ilgen_func_unwound(uint32_t depth);
 //! ```
 
 pub const READ: &str = "__ilgen_read";
@@ -38,6 +46,11 @@ pub const SEM_OPENED: &str = "__ilgen_sem_opened";
 pub const SEM_OPEN: &str = "sem_open";
 pub const TX_BEGIN: &str = "__ilgen_tx_begin";
 pub const TX_END: &str = "__ilgen_tx_end";
+pub const STACKS_FLAG: &str = "__ilgen_stacks";
+pub const FUNC_ENTER: &str = "__ilgen_func_enter";
+pub const FUNC_CALL: &str = "__ilgen_func_call";
+pub const FUNC_EXIT: &str = "__ilgen_func_exit";
+pub const FUNC_UNWOUND: &str = "__ilgen_func_unwound";
 /// The annotation (`__attribute__((annotate(...)))`, listed in `llvm.global.annotations`) that
 /// marks a function as an atomic block.
 pub const ATOMIC_ANNOTATION: &str = "ilgen_atomic";
@@ -189,8 +202,23 @@ pub const NEW_DELETE_CALLS: &[&str] = &[
 /// Anonymous mappings: the runtime's wrappers make the real call and report a mapping made with
 /// `MAP_ANONYMOUS` as an allocation, its `munmap` as a free. Only calls the pass rewrote are seen:
 /// the mappings glibc's malloc makes for big blocks (already heap events) and the runtime's own
-/// (trace files) are not. `mremap` is variadic and not wrapped: a remapped range keeps its lifetime.
-pub const MAP_CALLS: &[&str] = &["mmap", "mmap64", "munmap"];
+/// (trace files) are not. `mremap` ends the old range and begins the new one.
+pub const MAP_CALLS: &[&str] = &["mmap", "mmap64", "munmap", "mremap"];
+
+/// The variadic calls among the wrapped ones, with the number of parameters of their wrapper: the
+/// pass passes the call's arguments and null pointers for the trailing ones it left out (their
+/// variadic arguments are pointers), then the site. `mremap`'s is `new_address`, read only with
+/// `MREMAP_FIXED`.
+pub const VARIADIC_CALLS: &[(&str, usize)] = &[("mremap", 5)];
+
+/// The number of parameters of the wrapper of `name` if it is a variadic call of
+/// [`VARIADIC_CALLS`].
+pub fn variadic_arity(name: &str) -> Option<usize> {
+    VARIADIC_CALLS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, arity)| arity)
+}
 
 /// Of [`WRAPPED_CALLS`], the ones that make a loop a wait loop (their first argument is the
 /// condition variable).
@@ -300,6 +328,15 @@ pub fn is_wrapped(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn variadic_calls_are_wrapped_calls_too() {
+        for &(name, _) in VARIADIC_CALLS {
+            assert!(is_wrapped(name), "{name} has no __ilgen_wrap_ form");
+        }
+        assert_eq!(variadic_arity("mremap"), Some(5));
+        assert_eq!(variadic_arity("mmap"), None);
+    }
 
     #[test]
     fn interposed_calls_are_wrapped_calls_too() {

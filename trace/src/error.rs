@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 /// The version of thread files and `meta.json` (see `format` for the changes of each).
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Why a trace could not be read. Each names the file and says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +103,25 @@ fn version_advice(found: u64, expected: u32) -> (&'static str, &'static str) {
     }
 }
 
+/// The error for a file of a trace directory, `path`, that lacks its `magic`: what it is
+/// instead, and to record again.
+pub(crate) fn without_magic(
+    path: &std::path::Path,
+    expected: &'static str,
+    magic: &str,
+    bytes: &[u8],
+) -> TraceError {
+    TraceError::NotATrace {
+        path: path.into(),
+        expected,
+        found: format!(
+            "{}, without the {magic} magic; a trace directory holds only files the runtime \
+             wrote, record the program again",
+            what_it_is(bytes)
+        ),
+    }
+}
+
 /// What a file that is not the expected ilgen file is, from its first bytes, so that a message
 /// can say "it is an ELF file" rather than only what it is not.
 pub(crate) fn what_it_is(bytes: &[u8]) -> String {
@@ -112,6 +131,7 @@ pub(crate) fn what_it_is(bytes: &[u8]) -> String {
             "an ELF file (a program, library or object file)",
         ),
         (b"ILGENTHR", "an ilgen thread file"),
+        (b"ILGENPND", "an ilgen pending segment"),
         (b"#!", "a script"),
         (b"\x1f\x8b", "a gzip archive"),
         (b"PK\x03\x04", "a zip archive"),

@@ -65,7 +65,10 @@ pub struct Access {
     pub kind: AccessKind,
 }
 
+/// One byte in memory, the variant's index: how the runtime's pending segment stores it
+/// (`pending`).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
 pub enum AccessKind {
     Read,
     Write,
@@ -134,8 +137,8 @@ pub enum HeapOp {
     /// `[addr, addr + size)` was mapped anonymous (`mmap` with `MAP_ANONYMOUS`, private or
     /// shared), `size` in whole pages.
     Map { addr: u64, size: u64 },
-    /// `[addr, addr + size)` of an anonymous mapping is unmapped (`munmap`, or a `MAP_FIXED`
-    /// mapping put over it), `size` in whole pages; it may be part of a mapping.
+    /// `[addr, addr + size)` of an anonymous mapping is unmapped (`munmap`, a `MAP_FIXED`
+    /// mapping put over it, or `mremap`), `size` in whole pages; it may be part of a mapping.
     Unmap { addr: u64, size: u64 },
 }
 

@@ -6,17 +6,16 @@
 //! Thread file `t<tid>.trace`:
 //! ```text
 //! magic "ILGENTHR" | header (bincode, fixed-int, little endian) | record* | (zero bytes)*
-//! record = len: u8 (1..=255) | payload: bincode(Event), len bytes
 //! ```
-//! A zero length byte ends the records: the runtime writes through a shared file mapping that it
-//! grows in zero-filled chunks, so a process killed with SIGKILL leaves its records followed by
-//! zeros, and that file still reads as complete up to the last record written. Fixed-int encoding
-//! gives every event of one kind the same length, which lets the runtime complete a pending
-//! record in place.
+//! Records are compact (tags and LEB128 deltas, see [`crate::codec`]). A zero tag ends them: the
+//! runtime writes through a shared file mapping that it grows in zero-filled chunks, so a process
+//! killed with SIGKILL leaves its records followed by zeros, and that file still reads as complete
+//! up to the last record written.
 //!
 //! Frozen layout: bincode writes each enum's variant index, so the variant order of [`Event`],
-//! `SyncOp` and [`AccessKind`] is part of the format: new variants are appended, never inserted
-//! or reordered. `trace/tests/golden.rs` pins the bytes of the header and of every record kind.
+//! `SyncOp`, `HeapOp` and [`AccessKind`] is part of the format: new variants are appended, never
+//! inserted or reordered. `trace/tests/golden.rs` pins the bytes of the header and of every
+//! record kind.
 //!
 //! Versions (bump [`FORMAT_VERSION`] on any change; old traces are refused with a message):
 //! - 1: first format.
@@ -31,18 +30,20 @@
 //!   reader refuses a sealed trace whose files differ. `HeapOp::Map` and `HeapOp::Unmap`
 //!   (anonymous mappings, appended); `SyncOp::MutexDestroy`, `CondDestroy`, `RwDestroy`,
 //!   `BarrierDestroy`, then `SyncOp::TxBegin`/`TxEnd`, the outermost atomic blocks (appended).
+//! - 5: compact records (tags, LEB128 deltas and slots, see [`crate::codec`]) instead of a length byte and the
+//!   fixed-int bincode of every event: ~4 bytes per record instead of ~25.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Access, AccessKind, Event, SyncOp, ThreadId, NO_THREAD};
+use crate::codec::Records;
+use crate::event::{Event, SyncOp, ThreadId, NO_THREAD};
 use crate::meta::Meta;
 
 pub use crate::error::{TraceError, FORMAT_VERSION};
 pub const THREAD_MAGIC: [u8; 8] = *b"ILGENTHR";
-/// Upper bound of one encoded record, length byte included.
-pub const MAX_RECORD: usize = 64;
+pub use crate::codec::{Encoder, MAX_RECORD};
 
 fn config() -> impl bincode::config::Config {
     bincode::config::standard()
@@ -68,43 +69,6 @@ pub fn encode_header(header: &ThreadHeader) -> Vec<u8> {
     out
 }
 
-/// Length of an access record, length byte included.
-pub const ACCESS_RECORD: usize = 25;
-
-/// Writes one access record at the start of `out`; returns [`ACCESS_RECORD`]. The same bytes as
-/// [`encode_record`] of `Event::Access` (bincode fixed-int: variant indices as `u32`), written by
-/// hand: access records are most of a trace, and this is a dozen stores where the serde encoder
-/// spends ~70 instructions.
-#[inline]
-pub fn encode_access(access: &Access, out: &mut [u8]) -> usize {
-    let out = &mut out[..ACCESS_RECORD];
-    out[0] = (ACCESS_RECORD - 1) as u8;
-    out[1..5].copy_from_slice(&0u32.to_le_bytes());
-    out[5..13].copy_from_slice(&access.addr.to_le_bytes());
-    out[13..17].copy_from_slice(&access.size.to_le_bytes());
-    out[17..21].copy_from_slice(&access.site.to_le_bytes());
-    let kind: u32 = match access.kind {
-        AccessKind::Read => 0,
-        AccessKind::Write => 1,
-        AccessKind::AtomicRead => 2,
-        AccessKind::AtomicWrite => 3,
-    };
-    out[21..25].copy_from_slice(&kind.to_le_bytes());
-    ACCESS_RECORD
-}
-
-/// Writes one record (length byte and payload) at the start of `out`; returns its length.
-/// Allocation-free: the runtime calls it on its hot path. `out` must hold [`MAX_RECORD`] bytes.
-pub fn encode_record(event: &Event, out: &mut [u8]) -> usize {
-    if let Event::Access(a) = event {
-        return encode_access(a, out);
-    }
-    let len = bincode::serde::encode_into_slice(event, &mut out[1..MAX_RECORD], config())
-        .expect("an event fits in MAX_RECORD");
-    out[0] = len as u8;
-    len + 1
-}
-
 /// File name of thread `tid`'s trace inside a trace directory.
 pub fn thread_file_name(tid: ThreadId) -> String {
     format!("t{tid}.trace")
@@ -120,15 +84,12 @@ pub struct ThreadTrace {
 /// Decodes the bytes of one thread file; `path` only names the file in errors.
 pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceError> {
     if bytes.len() < THREAD_MAGIC.len() || bytes[..THREAD_MAGIC.len()] != THREAD_MAGIC {
-        return Err(TraceError::NotATrace {
-            path: path.into(),
-            expected: "an ilgen thread file",
-            found: format!(
-                "{}, without the ILGENTHR magic; a trace directory holds only files the runtime \
-                 wrote, record the program again",
-                crate::error::what_it_is(bytes)
-            ),
-        });
+        return Err(crate::error::without_magic(
+            path,
+            "an ilgen thread file",
+            "ILGENTHR",
+            bytes,
+        ));
     }
     let rest = &bytes[THREAD_MAGIC.len()..];
     // The version is the header's first field: read it alone so that a newer header layout still
@@ -152,47 +113,11 @@ pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceErro
         path: path.into(),
         offset: bytes.len(),
     })?;
-    let mut offset = THREAD_MAGIC.len() + used;
-    let mut events = Vec::new();
-    while offset < bytes.len() {
-        let len = bytes[offset] as usize;
-        if len == 0 {
-            // The end of the records: only the writer's zero padding may follow. Anything else
-            // is a record whose length byte was overwritten, and would silently cut the file.
-            if let Some(at) = bytes[offset..].iter().position(|&b| b != 0) {
-                return Err(TraceError::Corrupt {
-                    path: path.into(),
-                    offset: offset + at,
-                    reason: format!("data after the end of the records (at byte {offset})"),
-                });
-            }
-            break;
-        }
-        let start = offset + 1;
-        if start + len > bytes.len() {
-            return Err(TraceError::Truncated {
-                path: path.into(),
-                offset,
-            });
-        }
-        let (event, used): (Event, usize) =
-            bincode::serde::decode_from_slice(&bytes[start..start + len], config()).map_err(
-                |e| TraceError::Corrupt {
-                    path: path.into(),
-                    offset,
-                    reason: e.to_string(),
-                },
-            )?;
-        if used != len {
-            return Err(TraceError::Corrupt {
-                path: path.into(),
-                offset,
-                reason: format!("record length byte says {len}, its event has {used} bytes"),
-            });
-        }
-        events.push(event);
-        offset = start + len;
-    }
+    let mut events: Vec<Event> =
+        Records::new(path, bytes, THREAD_MAGIC.len() + used).collect::<Result<_, _>>()?;
+    // Collecting doubles the capacity as it goes: up to twice the events' size in address space,
+    // for the whole analysis.
+    events.shrink_to_fit();
     Ok(ThreadTrace { header, events })
 }
 
@@ -247,7 +172,7 @@ pub fn incomplete(threads: &[ThreadTrace]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{Heap, HeapOp, Sync, SyncOp, PENDING};
+    use crate::event::{Access, AccessKind, Heap, HeapOp, Sync, SyncOp, PENDING};
 
     fn file(events: &[Event]) -> Vec<u8> {
         let mut bytes = encode_header(&ThreadHeader {
@@ -256,11 +181,7 @@ mod tests {
             parent: 0,
             child_index: 2,
         });
-        for e in events {
-            let mut buf = [0u8; MAX_RECORD];
-            let n = encode_record(e, &mut buf);
-            bytes.extend_from_slice(&buf[..n]);
-        }
+        bytes.extend(Encoder::default().all(events));
         bytes
     }
 
@@ -312,32 +233,6 @@ mod tests {
     }
 
     #[test]
-    fn completing_a_pending_record_keeps_its_length() {
-        let pending = Event::Sync(Sync {
-            seq: PENDING,
-            site: 1,
-            op: SyncOp::MutexTryLock {
-                mutex: 5,
-                acquired: false,
-            },
-        });
-        let done = Event::Sync(Sync {
-            seq: 42,
-            site: 1,
-            op: SyncOp::MutexTryLock {
-                mutex: 5,
-                acquired: true,
-            },
-        });
-        let mut a = [0u8; MAX_RECORD];
-        let mut b = [0u8; MAX_RECORD];
-        assert_eq!(
-            encode_record(&pending, &mut a),
-            encode_record(&done, &mut b)
-        );
-    }
-
-    #[test]
     fn every_event_fits_in_max_record() {
         let big = Event::Sync(Sync {
             seq: u64::MAX,
@@ -358,7 +253,7 @@ mod tests {
         });
         for e in [big, heap] {
             let mut buf = [0u8; MAX_RECORD];
-            assert!(encode_record(&e, &mut buf) <= MAX_RECORD);
+            assert!(Encoder::default().event(&e, &mut buf) <= MAX_RECORD);
         }
     }
 
@@ -398,13 +293,6 @@ mod tests {
         .collect();
         let t = decode_thread(Path::new("t3.trace"), &file(&events)).unwrap();
         assert_eq!(t.events, events);
-        // Appended, not inserted: an access record still starts with variant 0, a sync with 1.
-        let mut buf = [0u8; MAX_RECORD];
-        encode_record(&events[0], &mut buf);
-        assert_eq!(buf[1..5], 2u32.to_le_bytes());
-        // The heap ops in declaration order: a mapping's ops follow the thread stack's.
-        encode_record(&events[4], &mut buf);
-        assert_eq!(buf[5 + 8 + 4..5 + 8 + 4 + 4], 4u32.to_le_bytes());
     }
 
     #[test]
@@ -467,35 +355,6 @@ mod tests {
                     .ends_with("record the program again with this ilgen"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn hand_encoded_access_records_are_the_serde_bytes() {
-        for (i, kind) in [
-            AccessKind::Read,
-            AccessKind::Write,
-            AccessKind::AtomicRead,
-            AccessKind::AtomicWrite,
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let event = Event::Access(Access {
-                addr: 0x0123_4567_89ab_cdef ^ i as u64,
-                size: 0xfedc_ba98,
-                site: 0x7654_3210 + i as u32,
-                kind,
-            });
-            let mut serde = [0u8; MAX_RECORD];
-            let len = bincode::serde::encode_into_slice(event, &mut serde[1..], config()).unwrap();
-            serde[0] = len as u8;
-            let mut hand = [0u8; MAX_RECORD];
-            assert_eq!(encode_record(&event, &mut hand), ACCESS_RECORD);
-            assert_eq!(len + 1, ACCESS_RECORD);
-            assert_eq!(hand, serde, "{kind:?}");
-            let t = decode_thread(Path::new("t3.trace"), &file(&[event])).unwrap();
-            assert_eq!(t.events, vec![event]);
-        }
     }
 
     #[test]

@@ -4,10 +4,12 @@
 //! the pass (`ilgen-pass`, site tables and hook names) and the analyzer (`ilgen`, reader) share:
 //! - [`event`]: what a thread did ([`Event`]: a memory access, a sync operation or a heap event);
 //! - [`kind`]: the kind of a sync operation ([`OpKind`]), as every later stage names it;
+//! - [`codec`]: the compact records of thread files, written by the runtime and read back;
 //! - [`format`]: thread files and the trace directory, versioned;
 //! - [`validate`]: the checks that a trace directory's files make one run;
 //! - `read`: [`TraceDir::open`], which decodes a trace directory (`format`) and checks it (`validate`);
 //! - [`meta`]: the run's metadata file;
+//! - [`pending`]: a thread's current segment, which survives the process being killed;
 //! - [`schedule`]: the order of sync operations a replay enforces;
 //! - [`replay`]: what a replay of a schedule found (`replay-outcome.json`) and its exit statuses;
 //! - [`sites`]: the site table embedded in instrumented binaries;
@@ -15,6 +17,7 @@
 //! - [`memory`]: the `ilgen` command's allocator, which exits with a message when memory runs out.
 
 pub mod abi;
+pub mod codec;
 mod error;
 pub mod event;
 mod file;
@@ -23,6 +26,7 @@ mod json;
 pub mod kind;
 pub mod memory;
 pub mod meta;
+pub mod pending;
 mod read;
 pub mod replay;
 pub mod schedule;

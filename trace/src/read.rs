@@ -1,8 +1,9 @@
 //! Reading a trace directory: the thread files decoded, then checked against each other.
 //!
 //! Takes a directory path; gives [`TraceDir::open`]'s [`TraceDir`]: `meta.json` and every
-//! `t<tid>.trace` decoded (`format`), once the files make one run (`validate`). Above both, so
-//! that the checks can take the decoded types and the reader can call the checks.
+//! `t<tid>.trace` decoded (`format`), with the segment a `pending.<n>` file holds for it when the
+//! thread did not end (`pending`), once the files make one run (`validate`). Above both, so that
+//! the checks can take the decoded types and the reader can call the checks.
 
 use std::fs;
 use std::path::Path;
@@ -55,6 +56,7 @@ impl TraceDir {
             threads.push(thread);
         }
         threads.sort_by_key(|t| t.header.tid);
+        crate::pending::recover(dir, meta.files.is_some(), &mut threads)?;
         let trace = TraceDir {
             path: dir.into(),
             meta,

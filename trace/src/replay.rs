@@ -27,6 +27,9 @@
 //! - 5: `RaceAccess::destroy`: the access is the destroy of a sync object (a race on a destroyed
 //!   object); `watched` (when each watched access of the schedule first ran) and the result
 //!   `atomicity`: they ran as e1, f, e2.
+//! - 6: `stack` of a race access, a blocked thread and a held lock: the sites of the calls that
+//!   led to it, innermost first (replay's shadow call stack); `locks` of a race access: the locks
+//!   its thread held, each with where it was acquired.
 
 use std::path::Path;
 
@@ -37,7 +40,7 @@ use crate::event::{AccessKind, SiteId, ThreadId};
 use crate::json::read_versioned;
 use crate::kind::OpKind;
 
-pub const OUTCOME_VERSION: u32 = 5;
+pub const OUTCOME_VERSION: u32 = 6;
 pub const OUTCOME_FILE: &str = "replay-outcome.json";
 
 /// Exit status of a replay whose schedule could not be followed.
@@ -110,7 +113,7 @@ pub struct ThreadRef {
 }
 
 /// One of the two accesses of a race.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct RaceAccess {
     pub thread: ThreadRef,
     pub kind: AccessKind,
@@ -124,6 +127,10 @@ pub struct RaceAccess {
     /// `sem_destroy`, ...), a write of its first byte that every other operation on it reads: the
     /// race is a race on a destroyed object.
     pub destroy: bool,
+    /// The sites of the calls that led to `site`, innermost first.
+    pub stack: Vec<SiteId>,
+    /// The locks its thread held.
+    pub locks: Vec<HeldLock>,
 }
 
 impl RaceReport {
@@ -140,7 +147,7 @@ impl RaceReport {
 
 /// Two conflicting accesses that no happens-before edge orders. `current` is the later one: the
 /// thread that performed it is the one that called the report hook.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct RaceReport {
     pub current: RaceAccess,
     pub previous: RaceAccess,
@@ -169,12 +176,17 @@ pub struct BlockedThread {
     pub waits_for: Vec<ThreadId>,
     /// Locks this thread holds, with the site that acquired each.
     pub holds: Vec<HeldLock>,
+    /// The sites of the calls that led to `site`, innermost first (empty for a deadlock the
+    /// recorded run observed: recording keeps no stacks).
+    pub stack: Vec<SiteId>,
 }
 
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct HeldLock {
     pub object: u64,
     pub site: Option<SiteId>,
+    /// The sites of the calls that led to `site`, innermost first (as [`BlockedThread::stack`]).
+    pub stack: Vec<SiteId>,
 }
 
 /// Why the schedule could not be followed.
@@ -291,6 +303,12 @@ mod tests {
             site: 7,
             free: true,
             destroy: false,
+            stack: vec![3, 2],
+            locks: vec![HeldLock {
+                object: 0x40,
+                site: Some(5),
+                stack: vec![9],
+            }],
         };
         let o = Outcome {
             format_version: OUTCOME_VERSION,
@@ -302,7 +320,7 @@ mod tests {
             steps_done: 4,
             steps_total: 4,
             races: vec![RaceReport {
-                current: a,
+                current: a.clone(),
                 previous: a,
             }],
             deadlock: Some(DeadlockReport {
@@ -313,6 +331,7 @@ mod tests {
                     object: 0,
                     waits_for: vec![1],
                     holds: vec![],
+                    stack: vec![4],
                 }],
                 cycle: vec![],
             }),

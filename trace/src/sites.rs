@@ -9,7 +9,8 @@
 //! a library header (`std::lock_guard`'s constructor, `std::mutex::lock`, gthr-default.h's
 //! `__gthread_mutex_lock`), the pass records the first frame of the inlined-at chain that
 //! [`is_user_file`] accepts (the `std::lock_guard` line) as the site and the library frames
-//! inlined at it as the site's [`Site::inlined`] frames.
+//! inlined at it as the site's [`Site::inlined`] frames; the frames of the chain beyond the site's
+//! (its function inlined into its callers: `deposit` into `main`) are its [`Site::callers`].
 //!
 //! Layout. The section is a sequence of 16-byte units; the linker concatenates one blob per module
 //! (each 16-aligned and a whole number of units, so no padding falls between them):
@@ -18,7 +19,9 @@
 //! unit 1..=n  line: u32 | column: u16 | flags: u8 | n_inlined: u8 | file: u32 | function: u32
 //!             (file and function: byte offsets of NUL-ended UTF-8 strings from the blob's start)
 //! then        the inlined frames, n_inlined units per site in site order, each
-//!             line: u32 | column: u16 | 0: u16 | file: u32 | function: u32
+//!             line: u32 | column: u16 | caller: u16 | file: u32 | function: u32
+//!             (caller 1: a frame the site's function is inlined into, innermost first, after
+//!             the library frames inlined at the site, which have caller 0)
 //! then        the strings, zero-padded to a whole unit
 //! ```
 //! All integers little endian. Instrumented code passes the address of its site's unit to the
@@ -27,31 +30,66 @@
 //! named by its linkage name (mangled for C++ and Rust), or its source name when it has none (C);
 //! the reader demangles ([`SiteTable::parse`]).
 //!
-//! Flags: bit 0 ([`FLAG_DECIDES`]) marks a load whose value decides an address
-//! (`ilgen-pass`'s `decides`): a predicted schedule keeps the write such a read saw.
+//! Flags: bit 0 ([`FLAG_DECIDES`]) marks a load whose value decides an address, bit 1
+//! ([`FLAG_PREDICATE`]) a load whose value decides a branch of a loop that waits for another
+//! thread (`ilgen-pass`'s `decides`): a predicted schedule keeps what such a read saw. A table
+//! written before bit 1 existed reads as no predicate loads.
 //!
 //! Versions: 1, first layout (column: u32, no flags; still read, as flags 0); 2, flags: u16 (still
 //! read: its high byte was always 0, which version 3 reads as no inlined frames); 3, sites in user
-//! code with their inlined library frames.
+//! code with their inlined library frames (still read, as no callers); 4, the inlined callers.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::event::SiteId;
 
 pub const SECTION: &str = "ilgen_sites";
 pub const UNIT: usize = 16;
 pub const MAGIC: [u8; 4] = *b"ILGS";
-pub const VERSION: u16 = 3;
+pub const VERSION: u16 = 4;
 /// [`Site::decides`] in a site's flags.
 pub const FLAG_DECIDES: u8 = 1;
+/// An inlined frame that is one of [`Site::callers`].
+const FRAME_CALLER: u32 = 1;
+/// [`Site::predicate`] in a site's flags.
+pub const FLAG_PREDICATE: u8 = 2;
 
 /// Where the system's and the compiler's headers live: a frame in a file under one of these is
 /// library code, never a site's own frame while a user frame is known.
 pub const SYSTEM_DIRS: [&str; 3] = ["/usr/include/", "/usr/lib/gcc/", "/usr/lib/llvm-19/"];
 
+/// The id of the site whose unit is at address `site`, given the address `start` of the
+/// section (0 when the executable has none): `(site - start) / UNIT`, or [`crate::event::NO_SITE`] for
+/// NULL and for an address outside the section.
+pub fn id_at(site: usize, start: usize) -> SiteId {
+    if site == 0 || start == 0 || site < start {
+        return crate::event::NO_SITE;
+    }
+    SiteId::try_from((site - start) / UNIT)
+        .ok()
+        .filter(|&id| id != crate::event::NO_SITE)
+        .unwrap_or(crate::event::NO_SITE)
+}
+
 /// Whether `file` is the user's code: any file not under one of the [`SYSTEM_DIRS`].
 pub fn is_user_file(file: &str) -> bool {
     !SYSTEM_DIRS.iter().any(|dir| file.starts_with(dir))
+}
+
+/// The sites of a binary's deciding reads, by what they decide: the reads whose observations a
+/// predicted schedule keeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Deciding {
+    /// Loads whose value decides an address ([`FLAG_DECIDES`]).
+    pub addresses: BTreeSet<SiteId>,
+    /// Loads whose value decides a waiting loop's branch ([`FLAG_PREDICATE`]).
+    pub predicates: BTreeSet<SiteId>,
+}
+
+impl Deciding {
+    pub fn is_empty(&self) -> bool {
+        self.addresses.is_empty() && self.predicates.is_empty()
+    }
 }
 
 /// One source location and the function it is in.
@@ -102,13 +140,31 @@ impl SiteTableBuilder {
     /// Adds a site at `at` with the library frames `inlined` at it, from the call on `at`'s line
     /// inward; returns its index within this module. A frame's function is written as its
     /// [`Frame::symbol`]. Columns above 65535 are kept as 65535, frames beyond 255 dropped.
-    pub fn add(&mut self, at: &Frame, inlined: &[Frame], decides: bool) -> usize {
-        let inlined = &inlined[..inlined.len().min(u8::MAX as usize)];
-        let flags = if decides { FLAG_DECIDES } else { 0 };
-        let entry = self.unit(at, flags, inlined.len() as u8);
+    pub fn add(&mut self, at: &Frame, inlined: &[Frame], flags: u8) -> usize {
+        self.add_inlined_into(at, inlined, &[], flags)
+    }
+
+    /// [`SiteTableBuilder::add`], with the frames `callers` that `at`'s function is inlined
+    /// into, innermost first; beyond 255 frames in all, the outermost callers are dropped.
+    pub fn add_inlined_into(
+        &mut self,
+        at: &Frame,
+        inlined: &[Frame],
+        callers: &[Frame],
+        flags: u8,
+    ) -> usize {
+        let max = u8::MAX as usize;
+        let inlined = &inlined[..inlined.len().min(max)];
+        let callers = &callers[..callers.len().min(max - inlined.len())];
+        let entry = self.unit(at, flags, (inlined.len() + callers.len()) as u8);
         self.entries.push(entry);
         for f in inlined {
             let unit = self.unit(f, 0, 0);
+            self.inlined.push(unit);
+        }
+        for f in callers {
+            let mut unit = self.unit(f, 0, 0);
+            unit[1] |= FRAME_CALLER << 16;
             self.inlined.push(unit);
         }
         self.entries.len() - 1
@@ -178,9 +234,15 @@ pub struct Site {
     pub frame: Frame,
     /// A load whose value decides an address ([`FLAG_DECIDES`]).
     pub decides: bool,
+    /// A load whose value decides a branch of a loop that waits for another thread: a wait
+    /// loop's predicate, a spin or polling loop's condition ([`FLAG_PREDICATE`]).
+    pub predicate: bool,
     /// The library frames inlined at [`Site::frame`], from its call inward: the operation itself
     /// is in the last one. Empty when the instruction is the line's own.
     pub inlined: Vec<Frame>,
+    /// The frames [`Site::frame`]'s function is inlined into, innermost first: each the line of
+    /// the inlined call. Empty when it is not inlined.
+    pub callers: Vec<Frame>,
 }
 
 /// Every site of one executable.
@@ -226,7 +288,8 @@ impl SiteTable {
                 let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
                 Ok(String::from_utf8_lossy(&rest[..end]).into_owned())
             };
-            // (frame, flags, inlined frames) of the unit at byte `at`.
+            // (frame, flags, inlined frames) of the unit at byte `at`; an inlined frame's flags
+            // are its caller word.
             let frame = |at: usize| -> Result<(Frame, u8, usize), String> {
                 let word = u32_at(blob, at + 4);
                 let (column, flags, n_inlined) = match version {
@@ -249,14 +312,19 @@ impl SiteTable {
                 if next_inlined + n_inlined > n_units {
                     return Err(format!("site table at unit {unit} is cut short"));
                 }
-                let inlined = (next_inlined..next_inlined + n_inlined)
-                    .map(|u| frame(u * UNIT).map(|(f, _, _)| f))
-                    .collect::<Result<_, _>>()?;
+                let frames = (next_inlined..next_inlined + n_inlined)
+                    .map(|u| frame(u * UNIT))
+                    .collect::<Result<Vec<_>, _>>()?;
                 next_inlined += n_inlined;
+                let (callers, inlined): (Vec<_>, Vec<_>) = frames
+                    .into_iter()
+                    .partition(|&(_, caller, _)| version >= 4 && u32::from(caller) == FRAME_CALLER);
                 let site = Site {
                     frame: at_site,
                     decides: flags & FLAG_DECIDES != 0,
-                    inlined,
+                    predicate: flags & FLAG_PREDICATE != 0,
+                    inlined: inlined.into_iter().map(|(f, _, _)| f).collect(),
+                    callers: callers.into_iter().map(|(f, _, _)| f).collect(),
                 };
                 sites.insert((unit + 1 + i) as SiteId, site);
             }
@@ -288,16 +356,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ids_are_unit_indices_and_null_is_no_site() {
+        use crate::event::NO_SITE;
+        assert_eq!(id_at(0, 0x1000), NO_SITE);
+        assert_eq!(id_at(0x1000, 0), NO_SITE);
+        assert_eq!(id_at(0x1000, 0x1000), 0);
+        assert_eq!(id_at(0x1030, 0x1000), 3);
+        assert_eq!(id_at(0x0ff0, 0x1000), NO_SITE);
+    }
+
+    #[test]
     fn two_module_blobs_concatenated_give_global_ids() {
         let mut a = SiteTableBuilder::new();
-        assert_eq!(a.add(&Frame::new("a.c", 4, 3, "main"), &[], false), 0);
+        assert_eq!(a.add(&Frame::new("a.c", 4, 3, "main"), &[], 0), 0);
         let header = [
             Frame::new("/usr/include/m.h", 20, 9, "_ZN1M4lockEv"),
             Frame::new("/usr/include/g.h", 749, 12, "gthread_lock"),
         ];
-        assert_eq!(a.add(&Frame::new("a.c", 6, 3, "main"), &header, true), 1);
+        assert_eq!(
+            a.add(&Frame::new("a.c", 6, 3, "main"), &header, FLAG_DECIDES),
+            1
+        );
         let mut b = SiteTableBuilder::new();
-        b.add(&Frame::new("dir/b.c", 17, 5, "task"), &[], false);
+        b.add(&Frame::new("dir/b.c", 17, 5, "task"), &[], FLAG_PREDICATE);
         let a = a.finish();
         let b = b.finish();
         assert_eq!(a.len() % UNIT, 0);
@@ -309,7 +390,7 @@ mod tests {
         assert!(table.get(id_a0 as SiteId).unwrap().inlined.is_empty());
         let id_a1 = SiteTableBuilder::byte_offset(1) / UNIT;
         let s = table.get(id_a1 as SiteId).unwrap();
-        assert_eq!((s.frame.line, s.decides), (6, true));
+        assert_eq!((s.frame.line, s.decides, s.predicate), (6, true, false));
         let mut want = header.to_vec();
         want[0].function = "_ZN1M4LOCKEV".into();
         want[1].function = "GTHREAD_LOCK".into();
@@ -318,7 +399,7 @@ mod tests {
         let s = table.get(id_b0 as SiteId).unwrap();
         let mut want = Frame::new("dir/b.c", 17, 5, "task");
         want.function = "TASK".into();
-        assert_eq!((&s.frame, s.decides), (&want, false));
+        assert_eq!((&s.frame, s.decides, s.predicate), (&want, false, true));
     }
 
     #[test]
@@ -329,7 +410,7 @@ mod tests {
         blob.add(
             &Frame::new("a.c", 1, 1, "f"),
             &[Frame::new("/usr/include/h.h", 2, 1, "g")],
-            false,
+            0,
         );
         let blob = blob.finish();
         assert!(parse(&blob[..blob.len() - UNIT]).is_err());

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use ilgen_trace::codec::{Encoder, Records};
 use ilgen_trace::format::{decode_thread, thread_file_name};
 use ilgen_trace::{Event, Meta, TraceDir, TraceError};
 use proptest::prelude::*;
@@ -100,24 +101,38 @@ fn original() -> Vec<Vec<u8>> {
     files
 }
 
-/// Offsets where the records of a thread file start, and its length.
-fn boundaries(bytes: &[u8]) -> Vec<usize> {
+/// Offsets where the records of a thread file start, and its length, with each record's event.
+fn records(bytes: &[u8]) -> (Vec<usize>, Vec<Event>) {
+    let mut records = Records::new(Path::new("x"), bytes, HEADER);
     let mut at = vec![HEADER];
-    let mut o = HEADER;
-    while o < bytes.len() {
-        o += 1 + bytes[o] as usize;
-        at.push(o);
+    let mut events = Vec::new();
+    while let Some(e) = records.next() {
+        events.push(e.expect("the original records decode"));
+        at.push(records.offset());
     }
-    at
+    (at, events)
 }
 
-/// Offsets of the sync records of a thread file (its first payload byte is variant 1, `Sync`).
-fn syncs(bytes: &[u8]) -> Vec<(usize, usize)> {
-    let b = boundaries(bytes);
-    b.windows(2)
-        .filter(|w| bytes[w[0] + 1] == 1)
-        .map(|w| (w[0], w[1]))
+fn boundaries(bytes: &[u8]) -> Vec<usize> {
+    records(bytes).0
+}
+
+/// Index among the events and byte range of each sync record of a thread file.
+fn syncs(bytes: &[u8]) -> Vec<(usize, usize, usize)> {
+    let (at, events) = records(bytes);
+    events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, Event::Sync(_)))
+        .map(|(i, _)| (i, at[i], at[i + 1]))
         .collect()
+}
+
+fn seq_of(event: &mut Event) -> &mut u64 {
+    match event {
+        Event::Sync(s) => &mut s.seq,
+        _ => panic!("not a sync record"),
+    }
 }
 
 /// What the oracle expects of one mutated trace.
@@ -171,7 +186,7 @@ fn apply(files: &mut Vec<Option<Vec<u8>>>, m: &Mutation) -> Expect {
         Mutation::DuplicateSync { file, nth } => {
             let mut bytes = thread(files, file);
             let s = syncs(&bytes);
-            let (a, b) = s[nth % s.len()];
+            let (_, a, b) = s[nth % s.len()];
             let record = bytes[a..b].to_vec();
             bytes.splice(b..b, record);
             files[file] = Some(bytes);
@@ -181,16 +196,18 @@ fn apply(files: &mut Vec<Option<Vec<u8>>>, m: &Mutation) -> Expect {
             let all: Vec<(usize, usize)> = (0..THREADS)
                 .flat_map(|f| syncs(&thread(files, f)).into_iter().map(move |s| (f, s.0)))
                 .collect();
-            let (of, oa) = all[other % all.len()];
-            let seq = thread(files, of)[oa + 5..oa + 13].to_vec();
-            let mut bytes = thread(files, file);
-            let s = syncs(&bytes);
-            let (a, _) = s[nth % s.len()];
-            if bytes[a + 5..a + 13] == seq[..] {
+            let (of, oi) = all[other % all.len()];
+            let seq = *seq_of(&mut records(&thread(files, of)).1[oi]);
+            let bytes = thread(files, file);
+            let (i, _, _) = syncs(&bytes)[nth % syncs(&bytes).len()];
+            let mut events = records(&bytes).1;
+            if *seq_of(&mut events[i]) == seq {
                 return Expect::Unchanged;
             }
-            bytes[a + 5..a + 13].copy_from_slice(&seq);
-            files[file] = Some(bytes);
+            *seq_of(&mut events[i]) = seq;
+            let mut moved = bytes[..HEADER].to_vec();
+            moved.extend(Encoder::default().all(&events));
+            files[file] = Some(moved);
             Expect::Refused
         }
         Mutation::Flip { file, at, mask } => {
@@ -310,5 +327,9 @@ fn the_input_trace_is_a_real_three_thread_run() {
         let bytes = std::fs::read(input().join(thread_file_name(i as u32))).unwrap();
         assert_eq!(decode_thread(Path::new("x"), &bytes).unwrap(), *th);
         assert!(!syncs(&bytes).is_empty());
+        // Moving a seq re-encodes the file: the runtime wrote it as the encoder does.
+        let mut again = bytes[..HEADER].to_vec();
+        again.extend(Encoder::default().all(&th.events));
+        assert_eq!(again, bytes);
     }
 }

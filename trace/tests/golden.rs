@@ -5,10 +5,10 @@
 //! variant index); [`sync_golden`] has no wildcard, so a new `SyncOp` cannot compile without its
 //! golden row.
 
-use ilgen_trace::format::{encode_header, encode_record, ThreadHeader, MAX_RECORD};
+use ilgen_trace::format::{encode_header, Encoder, ThreadHeader, MAX_RECORD};
 use ilgen_trace::meta::FileSum;
 use ilgen_trace::schedule::{Schedule, ScheduleThread, Step};
-use ilgen_trace::sites::{Frame, SiteTableBuilder};
+use ilgen_trace::sites::{Frame, SiteTableBuilder, FLAG_DECIDES};
 use ilgen_trace::{
     Access, AccessKind, Event, Heap, HeapOp, Meta, OpKind, RunEnd, Sync, SyncOp, NO_THREAD,
 };
@@ -17,79 +17,55 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The bytes of `event` as a thread's first record.
 fn record_hex(event: &Event) -> String {
     let mut out = [0u8; MAX_RECORD];
-    let n = encode_record(event, &mut out);
+    let n = Encoder::default().event(event, &mut out);
     hex(&out[..n])
 }
 
-/// The golden bytes of one sync record (seq 0x0102, site 7) per operation.
+/// The golden bytes of one sync record (seq 0x0102, site 7, objects 0x1122_3344_5566_7788 and
+/// 0x99), as a thread's first record, per operation.
 fn sync_golden(op: SyncOp) -> &'static str {
     match op {
-        SyncOp::Start => "140100000002010000000000000700000000000000",
-        SyncOp::End => "140100000002010000000000000700000001000000",
-        SyncOp::Fork { .. } => "18010000000201000000000000070000000200000003000000",
-        SyncOp::Join { .. } => "18010000000201000000000000070000000300000003000000",
-        SyncOp::Detach { .. } => "18010000000201000000000000070000000400000003000000",
-        SyncOp::MutexLock { .. } => "1c01000000020100000000000007000000050000008877665544332211",
-        SyncOp::MutexTryLock { .. } => {
-            "1d0100000002010000000000000700000006000000887766554433221101"
-        }
-        SyncOp::MutexTimedLock { .. } => {
-            "1d0100000002010000000000000700000007000000887766554433221100"
-        }
-        SyncOp::MutexUnlock { .. } => "1c01000000020100000000000007000000080000008877665544332211",
-        SyncOp::RwRdLock { .. } => "1c01000000020100000000000007000000090000008877665544332211",
-        SyncOp::RwWrLock { .. } => "1c010000000201000000000000070000000a0000008877665544332211",
-        SyncOp::RwTryRdLock { .. } => {
-            "1d010000000201000000000000070000000b000000887766554433221101"
-        }
-        SyncOp::RwTryWrLock { .. } => {
-            "1d010000000201000000000000070000000c000000887766554433221100"
-        }
-        SyncOp::RwUnlock { .. } => "1c010000000201000000000000070000000d0000008877665544332211",
-        SyncOp::CondWait { .. } => {
-            "25010000000201000000000000070000000e0000008877665544332211990000000000000001"
-        }
-        SyncOp::CondWake { .. } => {
-            "25010000000201000000000000070000000f0000008877665544332211990000000000000000"
-        }
-        SyncOp::CondSignal { .. } => "1c01000000020100000000000007000000100000008877665544332211",
-        SyncOp::CondBroadcast { .. } => {
-            "1c01000000020100000000000007000000110000008877665544332211"
-        }
-        SyncOp::BarrierEnter { .. } => "1c01000000020100000000000007000000120000008877665544332211",
-        SyncOp::BarrierExit { .. } => {
-            "1d0100000002010000000000000700000013000000887766554433221101"
-        }
-        SyncOp::SpinLock { .. } => "1c01000000020100000000000007000000140000008877665544332211",
-        SyncOp::SpinTryLock { .. } => {
-            "1d0100000002010000000000000700000015000000887766554433221101"
-        }
-        SyncOp::SpinUnlock { .. } => "1c01000000020100000000000007000000160000008877665544332211",
-        SyncOp::SemWait { .. } => "1c01000000020100000000000007000000170000008877665544332211",
-        SyncOp::SemTryWait { .. } => "1d0100000002010000000000000700000018000000887766554433221100",
-        SyncOp::SemPost { .. } => "1c01000000020100000000000007000000190000008877665544332211",
-        SyncOp::WaitLoopEnter { .. } => {
-            "1c010000000201000000000000070000001a0000008877665544332211"
-        }
-        SyncOp::WaitLoopExit { .. } => "1c010000000201000000000000070000001b0000008877665544332211",
-        SyncOp::Exit => "14010000000201000000000000070000001c000000",
-        SyncOp::SemInit { .. } => {
-            "20010000000201000000000000070000001d000000887766554433221102000000"
-        }
-        SyncOp::SemTimedWait { .. } => {
-            "1d010000000201000000000000070000001e000000887766554433221101"
-        }
-        SyncOp::SemDestroy { .. } => "1c010000000201000000000000070000001f0000008877665544332211",
-        SyncOp::MutexDestroy { .. } => "1c01000000020100000000000007000000200000008877665544332211",
-        SyncOp::CondDestroy { .. } => "1c01000000020100000000000007000000210000008877665544332211",
-        SyncOp::RwDestroy { .. } => "1c01000000020100000000000007000000220000008877665544332211",
-        SyncOp::BarrierDestroy { .. } => {
-            "1c01000000020100000000000007000000230000008877665544332211"
-        }
-        SyncOp::TxBegin => "140100000002010000000000000700000024000000",
-        SyncOp::TxEnd => "140100000002010000000000000700000025000000",
+        SyncOp::Start => "8084040e00",
+        SyncOp::End => "8084040e01",
+        SyncOp::Fork { .. } => "8084040e0203",
+        SyncOp::Join { .. } => "8084040e0303",
+        SyncOp::Detach { .. } => "8084040e0403",
+        SyncOp::MutexLock { .. } => "8084040e05fd10efccaa88664422",
+        SyncOp::MutexTryLock { .. } => "8084040e06fd10efccaa8866442201",
+        SyncOp::MutexTimedLock { .. } => "8084040e07fd10efccaa8866442200",
+        SyncOp::MutexUnlock { .. } => "8084040e08fd10efccaa88664422",
+        SyncOp::RwRdLock { .. } => "8084040e09fd10efccaa88664422",
+        SyncOp::RwWrLock { .. } => "8084040e0afd10efccaa88664422",
+        SyncOp::RwTryRdLock { .. } => "8084040e0bfd10efccaa8866442201",
+        SyncOp::RwTryWrLock { .. } => "8084040e0cfd10efccaa8866442200",
+        SyncOp::RwUnlock { .. } => "8084040e0dfd10efccaa88664422",
+        SyncOp::CondWait { .. } => "8084040e0efd10efccaa88664422fdddedccaa8866442201",
+        SyncOp::CondWake { .. } => "8084040e0ffd10efccaa88664422fdddedccaa8866442200",
+        SyncOp::CondSignal { .. } => "8084040e10fd10efccaa88664422",
+        SyncOp::CondBroadcast { .. } => "8084040e11fd10efccaa88664422",
+        SyncOp::BarrierEnter { .. } => "8084040e12fd10efccaa88664422",
+        SyncOp::BarrierExit { .. } => "8084040e13fd10efccaa8866442201",
+        SyncOp::SpinLock { .. } => "8084040e14fd10efccaa88664422",
+        SyncOp::SpinTryLock { .. } => "8084040e15fd10efccaa8866442201",
+        SyncOp::SpinUnlock { .. } => "8084040e16fd10efccaa88664422",
+        SyncOp::SemWait { .. } => "8084040e17fd10efccaa88664422",
+        SyncOp::SemTryWait { .. } => "8084040e18fd10efccaa8866442200",
+        SyncOp::SemPost { .. } => "8084040e19fd10efccaa88664422",
+        SyncOp::WaitLoopEnter { .. } => "8084040e1afd10efccaa88664422",
+        SyncOp::WaitLoopExit { .. } => "8084040e1bfd10efccaa88664422",
+        SyncOp::Exit => "8084040e1c",
+        SyncOp::SemInit { .. } => "8084040e1dfd10efccaa8866442202",
+        SyncOp::SemTimedWait { .. } => "8084040e1efd10efccaa8866442201",
+        SyncOp::SemDestroy { .. } => "8084040e1ffd10efccaa88664422",
+        SyncOp::MutexDestroy { .. } => "8084040e20fd10efccaa88664422",
+        SyncOp::CondDestroy { .. } => "8084040e21fd10efccaa88664422",
+        SyncOp::RwDestroy { .. } => "8084040e22fd10efccaa88664422",
+        SyncOp::BarrierDestroy { .. } => "8084040e23fd10efccaa88664422",
+        SyncOp::TxBegin => "8084040e24",
+        SyncOp::TxEnd => "8084040e25",
     }
 }
 
@@ -185,22 +161,10 @@ fn every_sync_record_has_its_golden_bytes() {
 #[test]
 fn access_records_have_their_golden_bytes() {
     let golden = [
-        (
-            AccessKind::Read,
-            "18000000008877665544332211040000000900000000000000",
-        ),
-        (
-            AccessKind::Write,
-            "18000000008877665544332211040000000900000001000000",
-        ),
-        (
-            AccessKind::AtomicRead,
-            "18000000008877665544332211040000000900000002000000",
-        ),
-        (
-            AccessKind::AtomicWrite,
-            "18000000008877665544332211040000000900000003000000",
-        ),
+        (AccessKind::Read, "4890deb3d68ad199a22212"),
+        (AccessKind::Write, "4990deb3d68ad199a22212"),
+        (AccessKind::AtomicRead, "4a90deb3d68ad199a22212"),
+        (AccessKind::AtomicWrite, "4b90deb3d68ad199a22212"),
     ];
     for (kind, bytes) in golden {
         let access = Access {
@@ -222,35 +186,35 @@ fn heap_records_have_their_golden_bytes() {
                 addr: 0x7f00_0000_1000,
                 size: 0x2000,
             },
-            "24020000000201000000000000070000000000000000100000007f00000020000000000000",
+            "8184040e00fd00100000007f0000fb0020",
         ),
         (
             HeapOp::Free {
                 addr: 0x7f00_0000_1000,
                 size: 0x2000,
             },
-            "24020000000201000000000000070000000100000000100000007f00000020000000000000",
+            "8184040e01fd00100000007f0000fb0020",
         ),
         (
             HeapOp::Stack {
                 addr: 0x7f00_0000_1000,
                 size: 0x2000,
             },
-            "24020000000201000000000000070000000200000000100000007f00000020000000000000",
+            "8184040e02fd00100000007f0000fb0020",
         ),
         (
             HeapOp::Map {
                 addr: 0x7f00_0000_1000,
                 size: 0x2000,
             },
-            "24020000000201000000000000070000000300000000100000007f00000020000000000000",
+            "8184040e03fd00100000007f0000fb0020",
         ),
         (
             HeapOp::Unmap {
                 addr: 0x7f00_0000_1000,
                 size: 0x2000,
             },
-            "24020000000201000000000000070000000400000000100000007f00000020000000000000",
+            "8184040e04fd00100000007f0000fb0020",
         ),
     ];
     for (op, bytes) in golden {
@@ -261,6 +225,22 @@ fn heap_records_have_their_golden_bytes() {
         };
         assert_eq!(record_hex(&Event::Heap(heap)), bytes, "{op:?}");
     }
+}
+
+/// A pending operation is a slot: its tag, length and the fixed-width bincode of the event.
+#[test]
+fn pending_records_are_slots_with_their_golden_bytes() {
+    let pending = Event::Sync(Sync {
+        seq: ilgen_trace::PENDING,
+        site: 7,
+        op: SyncOp::MutexLock {
+            mutex: 0x1122_3344_5566_7788,
+        },
+    });
+    assert_eq!(
+        record_hex(&pending),
+        "821c01000000ffffffffffffffff07000000050000008877665544332211"
+    );
 }
 
 #[test]
@@ -411,24 +391,28 @@ fn sealed_meta_file_has_its_golden_text() {
 #[test]
 fn site_table_has_its_golden_bytes() {
     let mut b = SiteTableBuilder::new();
-    b.add(&Frame::new("a.c", 7, 3, "f"), &[], true);
-    b.add(
+    b.add(&Frame::new("a.c", 7, 3, "f"), &[], FLAG_DECIDES);
+    b.add_inlined_into(
         &Frame::new("a.c", 9, 70000, "f"),
         &[Frame::new("/usr/include/h.h", 2, 5, "g")],
-        false,
+        &[Frame::new("a.c", 20, 4, "f")],
+        0,
     );
     let units: Vec<String> = b.finish().chunks(16).map(hex).collect();
     assert_eq!(
         units,
         [
-            // "ILGS", version 3, 2 sites, 6 units.
-            "494c4753030000000200000006000000",
-            // line 7, column 3, flags: decides, no inlined frames, "a.c" (at 0x40), "f" (0x44).
-            "07000000030001004000000044000000",
-            // line 9, column 65535 (kept), 1 inlined frame, "a.c", "f".
-            "09000000ffff00014000000044000000",
-            // the inlined frame: line 2, column 5, "/usr/include/h.h" (0x46), "g" (0x57).
-            "02000000050000004600000057000000",
+            // "ILGS", version 4, 2 sites, 7 units.
+            "494c4753040000000200000007000000",
+            // line 7, column 3, flags: decides, no inlined frames, "a.c" (at 0x50), "f" (0x54).
+            "07000000030001005000000054000000",
+            // line 9, column 65535 (kept), 2 inlined frames, "a.c", "f".
+            "09000000ffff00025000000054000000",
+            // the library frame inlined there: line 2, column 5, "/usr/include/h.h" (0x56), "g"
+            // (0x67).
+            "02000000050000005600000067000000",
+            // the caller it is inlined into: line 20, column 4, caller 1, "a.c", "f".
+            "14000000040001005000000054000000",
             // strings: "a.c", "f", "/usr/include/h.h", "g", zero-padded.
             "612e630066002f7573722f696e636c75",
             "64652f682e6800670000000000000000",

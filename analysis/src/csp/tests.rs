@@ -167,6 +167,8 @@ fn native_options() -> Options {
         backend: Backend::Native,
         deciding: Default::default(),
         atomicity: false,
+        transactions: None,
+        max_candidates: usize::MAX,
     }
 }
 

@@ -19,6 +19,8 @@ fn detect(r: &Run) -> Vec<Candidate> {
         backend: Backend::Native,
         deciding: Default::default(),
         atomicity: false,
+        transactions: None,
+        max_candidates: usize::MAX,
     };
     ilgen_analysis::analyze(&r.traces(), &options)
         .expect("native analysis")
@@ -27,7 +29,7 @@ fn detect(r: &Run) -> Vec<Candidate> {
 
 /// A trace directory holding `r`, as the runtime writes one.
 fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
-    use ilgen_trace::format::{encode_header, encode_record, thread_file_name, MAX_RECORD};
+    use ilgen_trace::format::{encode_header, thread_file_name, Encoder};
     use ilgen_trace::meta::META_FILE;
     use ilgen_trace::{Meta, RunEnd, FORMAT_VERSION};
     let dir = std::env::temp_dir().join(format!("ilgen-detect-{}-{name}", std::process::id()));
@@ -51,11 +53,7 @@ fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
     std::fs::write(dir.join(META_FILE), meta.to_json()).unwrap();
     for t in r.traces() {
         let mut bytes = encode_header(&t.header);
-        for e in &t.events {
-            let mut buf = [0u8; MAX_RECORD];
-            let n = encode_record(e, &mut buf);
-            bytes.extend_from_slice(&buf[..n]);
-        }
+        bytes.extend(Encoder::default().all(&t.events));
         std::fs::write(dir.join(thread_file_name(t.header.tid)), bytes).unwrap();
     }
     dir
@@ -79,6 +77,8 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         trust_trace: false,
         no_reads_from: false,
         atomicity: false,
+        atomic: Vec::new(),
+        max_candidates: 1000,
         suppressions: None,
         shard: None,
     }
@@ -86,12 +86,11 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
 
 #[test]
 fn run_writes_a_versioned_candidates_file_and_exits_with_findings() {
-    use ilgen_analysis::candidates::{CandidatesFile, FILE_NAME, FORMAT_VERSION};
+    use ilgen_analysis::candidates::{read, FILE_NAME, FORMAT_VERSION};
     let dir = trace_dir(&listing1(), "run");
     let code = super::run(&args(&dir, super::Format::Json)).unwrap();
     assert_eq!(code, crate::exit::FINDINGS);
-    let text = std::fs::read_to_string(dir.join(FILE_NAME)).unwrap();
-    let file: CandidatesFile = serde_json::from_str(&text).unwrap();
+    let file = read(&dir.join(FILE_NAME)).unwrap();
     assert_eq!(file.format_version, FORMAT_VERSION);
     assert_eq!(file.candidates, detect(&listing1()));
     assert_eq!(file.stats.threads, 2);

@@ -27,7 +27,8 @@ const ALLOC: libc::c_int = 0;
 const FREE: libc::c_int = 1;
 
 /// Reports one allocation (`op` 0) or free (`op` 1) of `[addr, addr + size)` at `site` (NULL for
-/// an allocation libc made by itself).
+/// an allocation libc made by itself), whose block spans `span` bytes (its usable size): the
+/// trace records `size`, the replay shadow forgets or frees all of `span`.
 ///
 /// # Safety
 /// Called by `heap.c` only; `addr` is recorded, never dereferenced.
@@ -36,15 +37,22 @@ pub unsafe extern "C" fn __ilgen_heap(
     op: libc::c_int,
     addr: *mut c_void,
     size: usize,
+    span: usize,
     site: *const c_void,
 ) {
-    let (addr, size) = (addr as u64, size as u64);
-    let op = match op {
-        ALLOC => HeapOp::Alloc { addr, size },
-        FREE => HeapOp::Free { addr, size },
+    let (addr, size, span) = (addr as u64, size as u64, span as u64);
+    let (op, shadow_op) = match op {
+        ALLOC => (
+            HeapOp::Alloc { addr, size },
+            HeapOp::Alloc { addr, size: span },
+        ),
+        FREE => (
+            HeapOp::Free { addr, size },
+            HeapOp::Free { addr, size: span },
+        ),
         _ => return,
     };
-    event(op, site as usize);
+    event_as(op, shadow_op, site as usize);
 }
 
 /// Runs `f` (a libc call on the runtime's behalf) with this thread's heap events off.
@@ -86,6 +94,11 @@ pub(crate) fn thread_stack() {
 /// Records `op` at `site` for the calling thread (record mode), or applies it to the shadow
 /// (replay mode); nothing on a thread the runtime does not follow or while it is inside the runtime.
 pub(crate) fn event(op: HeapOp, site: usize) {
+    event_as(op, op, site)
+}
+
+/// [`event`], with `shadow_op` (the same operation over the block's whole span) for replay.
+fn event_as(op: HeapOp, shadow_op: HeapOp, site: usize) {
     if let Some(st) = thread::current_if_live() {
         let Some(mut inner) = st.enter() else { return };
         inner.flush();
@@ -106,7 +119,7 @@ pub(crate) fn event(op: HeapOp, site: usize) {
     replay::shadow::lifetime(
         &mut inner.clock,
         tid,
-        op,
+        shadow_op,
         sites::id(site),
         replay::report::race,
     );

@@ -1,9 +1,15 @@
-//! Anonymous mappings: `mmap`, `mmap64` and `munmap` as the pass rewrites them in the program.
+//! Anonymous mappings: `mmap`, `mmap64`, `munmap` and `mremap` as the pass rewrites them in the
+//! program.
 //!
 //! Takes the program's calls; gives the heap events of [`super::heap`]: `HeapOp::Map` after an
 //! `mmap` with `MAP_ANONYMOUS` (private or shared) succeeded, `HeapOp::Unmap` before `munmap`
 //! for each part of the range that such a mapping still covers (a partial `munmap` frees only
-//! that part). A mapping placed with `MAP_FIXED` over tracked ones first ends them. File-backed
+//! that part). A mapping placed with `MAP_FIXED` over tracked ones first ends them. An `mremap`
+//! of a tracked range ends it (before the call, as `munmap`) and begins the new range after it,
+//! moved or not (its bytes are copied over, but any access another thread may make to the old
+//! range concurrently races with the remap); with `MREMAP_DONTUNMAP` the old range lives on as a
+//! new, empty mapping; a failed `mremap` restarts the old range as a new object (which may hide a
+//! race across the call, never invent one). File-backed
 //! mappings are no event, nor is any mapping made outside instrumented code: glibc's malloc maps
 //! big blocks itself (the malloc call is the event) and the trace writer maps its files.
 //!
@@ -117,6 +123,11 @@ fn mapped(p: *mut c_void, len: usize, flags: libc::c_int, site: *const c_void) {
     if flags & libc::MAP_ANONYMOUS == 0 {
         return;
     }
+    begin(start, end, site);
+}
+
+/// Tracks `[start, end)` as an anonymous mapping and records its start.
+fn begin(start: u64, end: u64, site: *const c_void) {
     MAPPED
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -140,4 +151,46 @@ pub unsafe extern "C" fn __ilgen_wrap_munmap(
     }
     // SAFETY: the program's own call.
     unsafe { libc::munmap(addr, len) }
+}
+
+/// `mremap` is variadic: the pass passes `new_address` always (null when the call left it out),
+/// and it is read only with `MREMAP_FIXED`, as the kernel does.
+///
+/// # Safety
+/// Same contract as `mremap`.
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_wrap_mremap(
+    old: *mut c_void,
+    old_len: usize,
+    new_len: usize,
+    flags: libc::c_int,
+    new_address: *mut c_void,
+    site: *const c_void,
+) -> *mut c_void {
+    let start = old as u64;
+    // Reported before the call, as munmap: the old range's end is numbered before any mapping
+    // that reuses it. A zero old size duplicates a shared mapping and ends nothing (nor is the
+    // duplicate an event); a misaligned address is refused (EINVAL).
+    let ended = if old_len != 0 && start % page() == 0 {
+        take(start, page_end(start, old_len))
+    } else {
+        Vec::new()
+    };
+    for &(s, e) in &ended {
+        report(s, e, false, site);
+    }
+    // SAFETY: the program's own call.
+    let p = unsafe { libc::mremap(old, old_len, new_len, flags, new_address) };
+    if p == libc::MAP_FAILED || flags & libc::MREMAP_DONTUNMAP != 0 {
+        for &(s, e) in &ended {
+            begin(s, e, site);
+        }
+    }
+    if p != libc::MAP_FAILED && !ended.is_empty() {
+        // A new range placed over tracked mappings (MREMAP_FIXED) ended them.
+        let (s, e) = (p as u64, page_end(p as u64, new_len));
+        unmapped(s, e, site);
+        begin(s, e, site);
+    }
+    p
 }

@@ -54,11 +54,10 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
     let replay = replay::gate::get();
     replay::debug::access(tid, site, replay.and_then(|r| r.options.stop_at));
     if let Some(r) = replay {
-        r.plan.saw(
-            tid,
-            site,
-            t.info.syncs.load(std::sync::atomic::Ordering::Acquire),
-        );
+        let syncs = t.info.syncs.load(std::sync::atomic::Ordering::Acquire);
+        if r.plan.saw(tid, site, syncs) {
+            replay::report::atomicity(site);
+        }
     }
     replay::shadow::access(
         &mut inner.clock,

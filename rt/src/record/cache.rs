@@ -31,6 +31,13 @@
 //! right line. A range never takes a kind stronger than each of its bytes had: growing needs the
 //! same kind, and only an exact hit changes a range's kind.
 //!
+//! The ranges live in the thread's pending slot (`record::pending`), mapped `MAP_SHARED`
+//! ([`SegmentCache::in_slot`]): the segment is in the page cache at every moment, so a process
+//! killed before it drains loses nothing. Each range is written before the count that covers it is
+//! published, and the count drops to 0 only after the ranges were written out as records (a kill
+//! in between repeats them, harmlessly). A store into that mapping costs what a store into the
+//! heap costs; the fast path is unchanged.
+//!
 //! Memory per thread: `capacity` ranges of 32 bytes, `2 * capacity` (rounded up to a power of
 //! two) slots of 8 bytes and 2 x [`STREAMS`] streams of 16 bytes: 200 KiB at the default 4096
 //! ranges, preallocated when the thread starts (zeroed pages, touched only as the table fills) and
@@ -40,7 +47,12 @@
 //! thread that syncs often does not pay for the tables' size; they are really cleared once every
 //! 32768 drains, when the 15-bit generation wraps.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use ilgen_trace::pending::{self, LEN_AT, SLOT_HEADER};
 use ilgen_trace::AccessKind;
+
+use crate::record::pending::Slot;
 
 /// Streams per thread (a power of two): more than the distinct access instructions of a hot loop.
 pub(crate) const STREAMS: usize = 256;
@@ -59,12 +71,32 @@ pub(crate) struct Entry {
 }
 
 /// One range of one segment, as kept: `[lo, hi)`, split into `u32`-sized entries when drained.
+/// Its bytes are a range of the pending file's layout.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 struct Range {
     lo: u64,
     hi: u64,
     site: usize,
     kind: AccessKind,
+}
+
+const _: () = assert!(std::mem::size_of::<Range>() == pending::RANGE);
+
+/// Where the ranges live, after a pending slot's header: the thread's slot of the shared pool, or
+/// private memory when no pending file could be made (and in unit tests).
+enum Memory {
+    Shared(Slot),
+    Private(Box<[u64]>),
+}
+
+impl Memory {
+    fn base(&mut self) -> *mut u8 {
+        match self {
+            Memory::Shared(slot) => slot.base(),
+            Memory::Private(words) => words.as_mut_ptr().cast(),
+        }
+    }
 }
 
 /// The range a (site, kind) touched last in this generation.
@@ -79,7 +111,9 @@ struct Stream {
 
 pub(crate) struct SegmentCache {
     streams: [Stream; STREAMS],
-    ranges: Vec<Range>,
+    /// `capacity` ranges in `memory`, the first `len` in use.
+    ranges: *mut Range,
+    len: usize,
     /// `generation << 49`, or'ed into stream keys.
     generation_key: u64,
     /// `generation << 32 | range index`; a slot of an older generation is empty.
@@ -93,7 +127,11 @@ pub(crate) struct SegmentCache {
     sources: [Stream; STREAMS],
     /// The source expression of a site (see [`source_key`]).
     source_key: fn(usize) -> Option<u64>,
+    memory: Memory,
 }
+
+// SAFETY: a cache belongs to one thread; it is only moved, never shared.
+unsafe impl Send for SegmentCache {}
 
 /// A 47-bit hash of a site's source location (file, line, column, function), equal for the copies
 /// of one access that loop unrolling made; `None` for a pointer that is not a site. A site is the
@@ -125,13 +163,34 @@ fn covers(kept: AccessKind, kind: AccessKind) -> bool {
 }
 
 impl SegmentCache {
-    /// A cache that holds `capacity` ranges before it asks to be drained.
+    /// A cache that holds `capacity` ranges before it asks to be drained, in private memory: a
+    /// process killed before it drains loses them.
     pub fn new(capacity: usize) -> SegmentCache {
-        let capacity = capacity.clamp(1, u32::MAX as usize);
+        let capacity = Self::clamp(capacity);
+        let words = pending::slot_bytes(capacity) / 8;
+        Self::with_memory(
+            capacity,
+            Memory::Private(vec![0u64; words].into_boxed_slice()),
+        )
+    }
+
+    /// A cache whose ranges are in `slot`, which holds `capacity` ranges; gives the slot back
+    /// when it drops.
+    pub fn in_slot(capacity: usize, slot: Slot) -> SegmentCache {
+        Self::with_memory(Self::clamp(capacity), Memory::Shared(slot))
+    }
+
+    fn clamp(capacity: usize) -> usize {
+        capacity.clamp(1, u32::MAX as usize)
+    }
+
+    fn with_memory(capacity: usize, mut memory: Memory) -> SegmentCache {
         let slots = (capacity * 2).next_power_of_two().max(2);
         SegmentCache {
             streams: [Stream::default(); STREAMS],
-            ranges: Vec::with_capacity(capacity),
+            // SAFETY: `memory` holds a slot header and `capacity` ranges, 8-aligned.
+            ranges: unsafe { memory.base().add(SLOT_HEADER).cast() },
+            len: 0,
             generation_key: 1 << 49,
             // Zeroed memory: pages are touched only as the table fills.
             slots: vec![0u64; slots].into_boxed_slice(),
@@ -140,12 +199,30 @@ impl SegmentCache {
             capacity,
             sources: [Stream::default(); STREAMS],
             source_key,
+            memory,
         }
     }
 
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.ranges.len()
+        self.len
+    }
+
+    /// Range `index`, which is below `len`.
+    #[inline(always)]
+    fn range(&mut self, index: usize) -> &mut Range {
+        debug_assert!(index < self.len);
+        // SAFETY: below `len <= capacity`, inside `memory`; written before `len` covered it.
+        unsafe { &mut *self.ranges.add(index) }
+    }
+
+    /// Makes the first `len` ranges the pending slot's segment, after their bytes.
+    #[inline(always)]
+    fn publish(&mut self) {
+        // SAFETY: the slot header's 4-aligned `len` field, only ever accessed by this thread,
+        // atomically.
+        let count = unsafe { &*self.memory.base().add(LEN_AT).cast::<AtomicU32>() };
+        count.store(self.len as u32, Ordering::Release);
     }
 
     #[inline(always)]
@@ -183,11 +260,10 @@ impl SegmentCache {
         if s.key != key {
             return false;
         }
-        debug_assert!(s.index < self.ranges.len());
-        // SAFETY: a stream whose key holds the current generation was set by `record_miss` in
-        // this generation to a range it found or pushed, and ranges are only removed by `clear`,
-        // which changes the generation (and, when generations run out, empties every stream).
-        let r = unsafe { self.ranges.get_unchecked_mut(s.index) };
+        // A stream whose key holds the current generation was set by `record_miss` in this
+        // generation to a range it found or pushed, and ranges are only removed by `clear`, which
+        // changes the generation (and, when generations run out, empties every stream).
+        let r = self.range(s.index);
         let Some(end) = addr.checked_add(size) else {
             return false;
         };
@@ -244,11 +320,11 @@ impl SegmentCache {
         // expression's.
         let mut found = None;
         let own = self.streams[stream];
-        if own.key == key && Self::grow(&mut self.ranges[own.index], addr, end, kind) {
+        if own.key == key && Self::grow(self.range(own.index), addr, end, kind) {
             found = Some(own.index);
         } else if let Some((skey, slot)) = source {
             let s = self.sources[slot];
-            if s.key == skey && Self::grow(&mut self.ranges[s.index], addr, end, kind) {
+            if s.key == skey && Self::grow(self.range(s.index), addr, end, kind) {
                 found = Some(s.index);
             }
         }
@@ -284,22 +360,27 @@ impl SegmentCache {
             let slot = self.slots[i];
             if slot & !0xffff_ffff != generation {
                 // Empty in this generation: a new range.
-                if self.ranges.len() >= self.capacity {
+                if self.len >= self.capacity {
                     return None;
                 }
-                let index = self.ranges.len();
-                self.ranges.push(Range {
-                    lo: addr,
-                    hi: end,
-                    site,
-                    kind,
-                });
+                let index = self.len;
+                // SAFETY: below `capacity`, inside `memory`.
+                unsafe {
+                    self.ranges.add(index).write(Range {
+                        lo: addr,
+                        hi: end,
+                        site,
+                        kind,
+                    });
+                }
+                self.len += 1;
+                self.publish();
                 self.slots[i] = generation | index as u64;
                 return Some(index);
             }
             // A range that grew since matches no exact key any more: probe on.
             let index = (slot & 0xffff_ffff) as usize;
-            let r = &mut self.ranges[index];
+            let r = self.range(index);
             if r.lo == addr && r.hi == end && r.kind.is_atomic() == kind.is_atomic() {
                 Self::merge(r, kind, site);
                 return Some(index);
@@ -311,24 +392,23 @@ impl SegmentCache {
     /// Gives every range in insertion order to `emit` (one longer than `u32::MAX` bytes as
     /// several entries), then empties the cache.
     pub fn drain(&mut self, mut emit: impl FnMut(&Entry)) {
-        for r in &self.ranges {
-            let mut addr = r.lo;
-            while addr < r.hi {
-                let size = (r.hi - addr).min(u64::from(u32::MAX)) as u32;
+        for index in 0..self.len {
+            let r = *self.range(index);
+            for (addr, size) in pending::split(r.lo, r.hi) {
                 emit(&Entry {
                     addr,
                     size,
                     kind: r.kind,
                     site: r.site,
                 });
-                addr += u64::from(size);
             }
         }
         self.clear();
     }
 
     fn clear(&mut self) {
-        self.ranges.clear();
+        self.len = 0;
+        self.publish();
         self.generation += 1;
         if self.generation == GENERATIONS {
             // Out of generations: really clear slots and streams, once every 32768 drains.
@@ -359,6 +439,58 @@ mod tests {
             kind,
             site,
         }
+    }
+
+    #[test]
+    fn the_pending_slot_holds_the_segment_until_it_drains() {
+        let (_dir, path, _, _) = crate::record::writer::tests::temp("cache");
+        let dir = path.parent().unwrap();
+        let sites = 0x1000;
+        let pool = Box::leak(Box::new(crate::record::pending::Pool::new()));
+        let slot = pool.take(dir, 16, sites, 5).unwrap().unwrap();
+        let mut c = SegmentCache::in_slot(16, slot);
+        let file = dir.join("pending.0");
+        let pending = || {
+            let segments =
+                ilgen_trace::pending::decode(&file, &std::fs::read(&file).unwrap()).unwrap();
+            match &segments[..] {
+                [] => vec![],
+                [(5, accesses)] => accesses.clone(),
+                other => panic!("one segment of thread 5 expected: {other:?}"),
+            }
+        };
+        for i in 0..8u64 {
+            c.record(0x100 + 4 * i, 4, Write, sites + 16);
+        }
+        c.record(0x200, 8, Read, sites + 32);
+        c.record(0x200, 8, Write, sites + 48);
+        let access = |addr, size, site, kind| ilgen_trace::Access {
+            addr,
+            size,
+            site,
+            kind,
+        };
+        // What a killed process leaves: every range so far, as the drain would write it.
+        let left = vec![access(0x100, 32, 1, Write), access(0x200, 8, 3, Write)];
+        assert_eq!(pending(), left);
+        let drained: Vec<_> = drained(&mut c)
+            .iter()
+            .map(|e| {
+                access(
+                    e.addr,
+                    e.size,
+                    ilgen_trace::sites::id_at(e.site, sites),
+                    e.kind,
+                )
+            })
+            .collect();
+        assert_eq!(drained, left);
+        assert_eq!(pending(), vec![], "drained: nothing pending");
+        c.record(0x300, 1, AtomicRead, 0);
+        assert_eq!(
+            pending(),
+            vec![access(0x300, 1, ilgen_trace::NO_SITE, AtomicRead)]
+        );
     }
 
     #[test]

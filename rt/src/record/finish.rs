@@ -37,11 +37,13 @@
 //! signal raised again, so the exit status is the real one. Signals ignored at start stay ignored;
 //! a handler the program installs later replaces the runtime's (its exit path still flushes
 //! through `atexit`). `_exit` and SIGKILL run nothing: the files then end with zero padding after
-//! the last record written, which still reads, and each thread's current segment is lost.
+//! the last record written, which still reads, and each thread's current segment is in its
+//! pending slot (`pending`), which the reader appends. A fatal signal leaves the pending files
+//! too, for a thread that did not flush in time; a sealed exit removes them.
 //!
 //! The exit handler is registered when the runtime initializes (its constructor, or the first
 //! hook). Code that runs after it (atexit handlers registered earlier, static destructors) is
-//! still recorded: its sync records reach the file, only its last segment's accesses do not.
+//! still recorded, up to the seal.
 //!
 //! A normal exit then seals the trace, as late as the runtime can: from its ELF destructor (which
 //! runs after every exit handler), or at once on `quick_exit`. The same handshake that flushes the
@@ -328,6 +330,8 @@ pub(crate) fn seal() {
     }
     if flush_everyone(rt, true) {
         rt.meta.write_sealed(&rt.dir);
+        // Every segment is in the thread files: a sealed run leaves no pending file.
+        thread::PENDING.remove_files(&rt.dir);
     }
 }
 

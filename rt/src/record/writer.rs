@@ -7,7 +7,10 @@
 //! the end of the records. [`Writer::close`] truncates the file to its exact length.
 //!
 //! Records are addressed by file offset, never by pointer, because growing may move the mapping:
-//! a pending sync record is completed in place with [`Writer::rewrite`] at its offset.
+//! a pending sync record (a slot, see `ilgen_trace::codec`) is completed with [`Writer::rewrite`]
+//! at its offset: written again as a compact record when it is still the last one, in place
+//! otherwise. The writer keeps the encoder's cursor from before its last record, so that the last
+//! record can be rewritten or retracted.
 //!
 //! Nothing here allocates or panics once the file exists, so the signal handlers that flush a
 //! thread's cache may call it. A failure to grow (disk full) marks the writer broken: that
@@ -24,9 +27,11 @@
 //! `meta.json`) instead of killing the program with SIGXFSZ or SIGBUS.
 
 use std::ffi::{CStr, CString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::ptr;
 
-use ilgen_trace::format::{encode_access, encode_record, MAX_RECORD};
+use ilgen_trace::codec::{slot, slot_len, Cursor, Encoder, MAX_RECORD};
 use ilgen_trace::{Access, Event};
 
 pub(crate) struct Writer {
@@ -40,6 +45,9 @@ pub(crate) struct Writer {
     /// End of the records written so far.
     pos: usize,
     chunk: usize,
+    encoder: Encoder,
+    /// Offset of the last record and the encoder's cursor before it (`None` after a retraction).
+    last: Option<(usize, Cursor)>,
     broken: bool,
     /// Called when the writer breaks: the trace is truncated (the creator marks `meta.json`).
     on_broken: fn(),
@@ -68,52 +76,20 @@ impl Writer {
         let page = 4096;
         let chunk = chunk.max(page).div_ceil(page) * page;
         let first = (header.len() + MAX_RECORD).div_ceil(chunk) * chunk;
-        // SAFETY: plain system calls on a file this function creates.
-        unsafe {
-            let fd = open_new(tmp)?;
-            let Some(id) = file_id(fd) else {
-                let e = errno();
-                libc::close(fd);
-                libc::unlink(tmp.as_ptr());
-                return Err(e);
-            };
-            let undo = |e: i32| {
-                libc::close(fd);
-                libc::unlink(tmp.as_ptr());
-                Err(e)
-            };
-            if let Err(e) = reserve_space(fd, 0, first) {
-                return undo(e);
-            }
-            let base = libc::mmap(
-                ptr::null_mut(),
-                first,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd,
-                0,
-            );
-            if base == libc::MAP_FAILED {
-                return undo(errno());
-            }
-            let base = base as *mut u8;
-            ptr::copy_nonoverlapping(header.as_ptr(), base, header.len());
-            if libc::rename(tmp.as_ptr(), path.as_ptr()) != 0 {
-                libc::munmap(base as *mut libc::c_void, first);
-                return undo(errno());
-            }
-            Ok(Writer {
-                fd,
-                id,
-                path: path.to_owned(),
-                base,
-                mapped: first,
-                pos: header.len(),
-                chunk,
-                broken: false,
-                on_broken,
-            })
-        }
+        let (fd, id, base) = create_mapped(path, tmp, header, first)?;
+        Ok(Writer {
+            fd,
+            id,
+            path: path.to_owned(),
+            base,
+            mapped: first,
+            pos: header.len(),
+            chunk,
+            encoder: Encoder::default(),
+            last: None,
+            broken: false,
+            on_broken,
+        })
     }
 
     /// The writer's descriptor, after checking it still is its file; reopens the file by path
@@ -207,9 +183,10 @@ impl Writer {
             return None;
         }
         let at = self.pos;
+        self.last = Some((at, self.encoder.cursor()));
         // SAFETY: `reserve` guarantees MAX_RECORD mapped bytes at `pos`, owned by this writer.
         let out = unsafe { std::slice::from_raw_parts_mut(self.base.add(at), MAX_RECORD) };
-        self.pos += encode_record(event, out);
+        self.pos += self.encoder.event(event, out);
         Some(at)
     }
 
@@ -219,43 +196,47 @@ impl Writer {
         if !self.reserve() {
             return;
         }
+        self.last = Some((self.pos, self.encoder.cursor()));
         // SAFETY: `reserve` guarantees MAX_RECORD mapped bytes at `pos`, owned by this writer.
         let out = unsafe { std::slice::from_raw_parts_mut(self.base.add(self.pos), MAX_RECORD) };
-        self.pos += encode_access(access, out);
+        self.pos += self.encoder.access(access, out);
     }
 
-    /// Replaces the record at `at` with `event`, which must encode to the same length (a pending
-    /// sync record and its completion do: fixed-int encoding). Anything else is ignored.
+    /// Completes the pending record at `at` with `event` (the same operation with its seq and
+    /// outcome): written again in its compact form if it is the last record, else in place, as a
+    /// slot of the same length. Anything else is ignored.
     pub fn rewrite(&mut self, at: usize, event: &Event) {
         if !self.is_open() || at >= self.pos {
             return;
         }
+        if self.retract(at) {
+            self.write(event);
+            return;
+        }
         let mut buf = [0u8; MAX_RECORD];
-        let n = encode_record(event, &mut buf);
-        // SAFETY: `at < pos <= mapped`; the length byte at `at` was written by `write`.
-        unsafe {
-            let old = *self.base.add(at) as usize + 1;
-            if old == n && at + n <= self.pos {
-                ptr::copy_nonoverlapping(buf.as_ptr(), self.base.add(at), n);
-            }
+        let n = slot(event, &mut buf);
+        // SAFETY: `at < pos <= mapped`; a record written by `write` starts at `at`.
+        let old = slot_len(unsafe { std::slice::from_raw_parts(self.base.add(at), self.pos - at) });
+        if old == Some(n) {
+            // SAFETY: the slot's `n` bytes at `at` are this writer's.
+            unsafe { ptr::copy_nonoverlapping(buf.as_ptr(), self.base.add(at), n) };
         }
     }
 
     /// Removes the record at `at` if it is the last one (a fork whose `pthread_create` failed, a
     /// lock call that returned an error). Returns whether it did.
     pub fn retract(&mut self, at: usize) -> bool {
-        if !self.is_open() || at >= self.pos {
+        if !self.is_open() {
             return false;
         }
-        // SAFETY: as in `rewrite`.
-        unsafe {
-            let len = *self.base.add(at) as usize + 1;
-            if at + len != self.pos {
-                return false;
-            }
-            ptr::write_bytes(self.base.add(at), 0, len);
-        }
-        self.pos = at;
+        let Some((last, cursor)) = self.last.filter(|l| l.0 == at) else {
+            return false;
+        };
+        // SAFETY: `[last, pos)` is the last record, inside the mapping.
+        unsafe { ptr::write_bytes(self.base.add(last), 0, self.pos - last) };
+        self.pos = last;
+        self.encoder.rewind(cursor);
+        self.last = None;
         true
     }
 
@@ -291,6 +272,62 @@ impl Writer {
         }
         self.base = ptr::null_mut();
         self.mapped = 0;
+    }
+}
+
+/// The C strings of `path` and of the temporary name it is created under (`<path>.tmp`), or
+/// EINVAL for a path with a NUL byte.
+pub(crate) fn c_paths(path: &Path) -> Result<(CString, CString), i32> {
+    let mut tmp = path.as_os_str().as_bytes().to_vec();
+    tmp.extend_from_slice(b".tmp");
+    match (CString::new(path.as_os_str().as_bytes()), CString::new(tmp)) {
+        (Ok(c), Ok(tmp)) => Ok((c, tmp)),
+        _ => Err(libc::EINVAL),
+    }
+}
+
+/// Creates `tmp` for the runtime alone ([`open_new`]) with `len` bytes reserved, maps it shared,
+/// writes `header` at its start and renames it to `path`: the file appears under its real name
+/// only with a header. Returns its descriptor, device and inode, and mapping; or the errno of the
+/// failing call, leaving nothing behind.
+pub(crate) fn create_mapped(
+    path: &CStr,
+    tmp: &CStr,
+    header: &[u8],
+    len: usize,
+) -> Result<(libc::c_int, (libc::dev_t, libc::ino_t), *mut u8), i32> {
+    // SAFETY: plain system calls on a file this function creates.
+    unsafe {
+        let fd = open_new(tmp)?;
+        let undo = |e: i32| {
+            libc::close(fd);
+            libc::unlink(tmp.as_ptr());
+            Err(e)
+        };
+        let Some(id) = file_id(fd) else {
+            return undo(errno());
+        };
+        if let Err(e) = reserve_space(fd, 0, len) {
+            return undo(e);
+        }
+        let base = libc::mmap(
+            ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        );
+        if base == libc::MAP_FAILED {
+            return undo(errno());
+        }
+        let base = base as *mut u8;
+        ptr::copy_nonoverlapping(header.as_ptr(), base, header.len().min(len));
+        if libc::rename(tmp.as_ptr(), path.as_ptr()) != 0 {
+            libc::munmap(base as *mut libc::c_void, len);
+            return undo(errno());
+        }
+        Ok((fd, id, base))
     }
 }
 
@@ -387,7 +424,7 @@ impl Drop for Writer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use ilgen_trace::format::{decode_thread, encode_header, ThreadHeader};
     use ilgen_trace::{AccessKind, Sync, SyncOp, FORMAT_VERSION, PENDING};
@@ -395,7 +432,7 @@ mod tests {
     use std::path::PathBuf;
 
     /// A fresh file path in a directory of its own, removed when the guard drops.
-    struct Temp(PathBuf);
+    pub(crate) struct Temp(PathBuf);
 
     impl Drop for Temp {
         fn drop(&mut self) {
@@ -403,7 +440,7 @@ mod tests {
         }
     }
 
-    fn temp(name: &str) -> (Temp, PathBuf, CString, CString) {
+    pub(crate) fn temp(name: &str) -> (Temp, PathBuf, CString, CString) {
         let dir = std::env::temp_dir().join(format!("ilgen-rt-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
@@ -434,10 +471,10 @@ mod tests {
     fn writes_grow_past_a_chunk_and_close_to_exact_length() {
         let (_dir, path, c, tmp) = temp("grow.trace");
         let mut w = Writer::create(&c, &tmp, &header(), 4096, || {}).unwrap();
-        let events: Vec<Event> = (0..2000).map(access).collect();
+        let events: Vec<Event> = (0..6000).map(access).collect();
         for (i, e) in events.iter().enumerate() {
             match e {
-                // Half through the hand-written access encoder: the same bytes.
+                // Half through the access encoder, half through the generic one.
                 Event::Access(a) if i % 2 == 1 => w.write_access(a),
                 _ => {
                     w.write(e).unwrap();
@@ -482,6 +519,39 @@ mod tests {
         let t = decode_thread(&path, &bytes).unwrap();
         assert_eq!(t.events, vec![access(0), lock(7), access(1)]);
         std::mem::forget(w);
+    }
+
+    #[test]
+    fn a_pending_record_is_compacted_when_last_and_completed_in_place_otherwise() {
+        let (_dir, path, c, tmp) = temp("pending.trace");
+        let mut w = Writer::create(&c, &tmp, &header(), 4096, || {}).unwrap();
+        let lock = |seq, mutex| {
+            Event::Sync(Sync {
+                seq,
+                site: 3,
+                op: SyncOp::MutexLock { mutex },
+            })
+        };
+        let a = w.write(&lock(PENDING, 0x42)).unwrap();
+        let slot_end = w.len();
+        w.rewrite(a, &lock(1, 0x42));
+        assert!(
+            w.len() < slot_end,
+            "the last record is written again, compact"
+        );
+        let b = w.write(&lock(PENDING, 0x82)).unwrap();
+        // A signal handler's access while the thread blocks: the slot is no longer last.
+        w.write(&access(0)).unwrap();
+        let len = w.len();
+        w.rewrite(b, &lock(9, 0x82));
+        assert_eq!(w.len(), len, "completed in place");
+        w.write(&lock(10, 0x42)).unwrap();
+        w.close();
+        let t = decode_thread(&path, &std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(
+            t.events,
+            vec![lock(1, 0x42), lock(9, 0x82), access(0), lock(10, 0x42)]
+        );
     }
 
     #[test]

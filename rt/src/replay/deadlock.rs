@@ -1,6 +1,6 @@
 //! Replay's watchdog: program deadlocks and schedules that stop moving.
 //!
-//! Takes lock ownership from `replay::sync` (who holds which mutex, rwlock or spin lock, acquired
+//! Takes lock ownership from `replay::owners` (who holds which mutex, rwlock or spin lock, acquired
 //! where) and every thread's status (`replay::thread`); gives, from one runtime thread that is not
 //! a program thread and calls no hook:
 //! - a deadlock report when every live thread has stayed blocked in a program sync operation
@@ -33,24 +33,14 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ilgen_trace::replay::{wait_for_cycle, BlockedThread, DeadlockReport, Divergence, HeldLock};
+use ilgen_trace::replay::{wait_for_cycle, BlockedThread, DeadlockReport, Divergence};
 use ilgen_trace::{known_site, site_text, SiteId, SyncOp, ThreadId};
 
 use crate::replay;
 use crate::replay::gate::{now_ms, Replay};
+use crate::replay::owners;
+use crate::replay::stack::StackId;
 use crate::replay::thread::{Status, ThreadInfo};
-
-/// Lock address → (owner, site of the acquire); several owners for a read-locked rwlock.
-static OWNERS: Mutex<BTreeMap<u64, Vec<(ThreadId, SiteId)>>> = Mutex::new(BTreeMap::new());
-
-pub(crate) fn acquired(lock: u64, tid: ThreadId, site: SiteId) {
-    OWNERS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .entry(lock)
-        .or_default()
-        .push((tid, site));
-}
 
 /// Condition variable → signals and broadcasts so far; thread → (condition, that count when it
 /// began to wait).
@@ -90,9 +80,8 @@ pub(crate) fn stuck(tid: ThreadId, op: SyncOp, threads: &[Arc<ThreadInfo>]) -> O
         | SyncOp::RwWrLock { lock }
         | SyncOp::SpinLock { lock } => {
             // Held by another thread; a lock the thread holds itself may be recursive.
-            let owners = OWNERS.lock().unwrap_or_else(|e| e.into_inner());
-            let held_by = owners.get(&lock).map_or(&[][..], Vec::as_slice);
-            if held_by.iter().any(|&(t, _)| t != tid) {
+            let held_by = owners::of(lock);
+            if held_by.iter().any(|&t| t != tid) {
                 Some(true)
             } else if held_by.is_empty() {
                 Some(false)
@@ -124,47 +113,24 @@ pub(crate) fn stuck(tid: ThreadId, op: SyncOp, threads: &[Arc<ThreadInfo>]) -> O
     }
 }
 
-pub(crate) fn released(lock: u64, tid: ThreadId) {
-    let mut owners = OWNERS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(v) = owners.get_mut(&lock) {
-        if let Some(i) = v.iter().position(|&(t, _)| t == tid) {
-            v.remove(i);
-        }
-        if v.is_empty() {
-            owners.remove(&lock);
-        }
-    }
-}
-
-fn blocked_thread(info: &ThreadInfo, op: SyncOp, site: SiteId) -> BlockedThread {
-    let owners = OWNERS.lock().unwrap_or_else(|e| e.into_inner());
+fn blocked_thread(info: &ThreadInfo, op: SyncOp, site: SiteId, stack: StackId) -> BlockedThread {
     let me = info.me.tid;
     let object = op.object().unwrap_or(0);
     let waits_for = match op {
         SyncOp::Join { child } => vec![child],
-        _ => owners
-            .get(&object)
-            .map(|v| v.iter().map(|&(t, _)| t).filter(|&t| t != me).collect())
-            .unwrap_or_default(),
+        _ => owners::of(object)
+            .into_iter()
+            .filter(|&t| t != me)
+            .collect(),
     };
-    let holds = owners
-        .iter()
-        .flat_map(|(&lock, v)| {
-            v.iter()
-                .filter(|&&(t, _)| t == me)
-                .map(move |&(_, site)| HeldLock {
-                    object: lock,
-                    site: known_site(site),
-                })
-        })
-        .collect();
     BlockedThread {
         thread: info.me,
         op: op.kind(),
         site: known_site(site),
         object,
         waits_for,
-        holds,
+        holds: owners::holds(me),
+        stack: replay::stack::frames(stack),
     }
 }
 
@@ -287,7 +253,7 @@ fn deadlock_report(live: &[(&ThreadInfo, Status, u64)]) -> DeadlockReport {
     let mut threads: Vec<BlockedThread> = live
         .iter()
         .filter_map(|(i, s, _)| match *s {
-            Status::Blocked { op, site } => Some(blocked_thread(i, op, site)),
+            Status::Blocked { op, site, stack } => Some(blocked_thread(i, op, site, stack)),
             _ => None,
         })
         .collect();
@@ -316,7 +282,7 @@ fn divergence(r: &Replay, threads: &[Arc<ThreadInfo>], why: &str) -> Divergence 
     }) {
         None => "was never created".to_owned(),
         Some((Status::Ended, _)) => "ended".to_owned(),
-        Some((Status::Blocked { op, site }, _)) => {
+        Some((Status::Blocked { op, site, .. }, _)) => {
             format!("is blocked in {} at site {site}", op.name())
         }
         Some((Status::Gated { index }, _)) => {
@@ -345,6 +311,7 @@ fn divergence(r: &Replay, threads: &[Arc<ThreadInfo>], why: &str) -> Divergence 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::replay::owners::{acquired, released};
 
     #[test]
     fn the_state_proves_a_held_lock_or_an_unsignalled_wait_stuck_and_no_more() {
@@ -382,11 +349,11 @@ mod tests {
         acquired(lock, 2, 11);
         released(lock, 1);
         let t = ThreadInfo::for_test(3);
-        let b = blocked_thread(&t, SyncOp::MutexLock { mutex: lock }, 12);
+        let b = blocked_thread(&t, SyncOp::MutexLock { mutex: lock }, 12, 0);
         assert_eq!(b.waits_for, vec![2]);
         assert_eq!(b.op, ilgen_trace::OpKind::Lock);
         released(lock, 2);
-        let b = blocked_thread(&t, SyncOp::MutexLock { mutex: lock }, 12);
+        let b = blocked_thread(&t, SyncOp::MutexLock { mutex: lock }, 12, 0);
         assert!(b.waits_for.is_empty());
     }
 }

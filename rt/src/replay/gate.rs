@@ -118,15 +118,20 @@ impl Plan {
 
     /// Thread `tid` runs `site` having done `syncs` sync operations: ranks the watched access it
     /// is, the first time. Accesses of one candidate are ordered by the schedule's steps between
-    /// them, so the ranks follow the order they ran in.
+    /// them, so the ranks follow the order they ran in. True when this access completes them in
+    /// their order (e2 after e1 and f: the violation is confirmed).
     #[inline]
-    pub fn saw(&self, tid: ThreadId, site: SiteId, syncs: u32) {
+    pub fn saw(&self, tid: ThreadId, site: SiteId, syncs: u32) -> bool {
+        let mut completed = false;
         for (w, rank) in &self.watch {
             if (w.tid, w.site, w.after) == (tid, site, syncs) && rank.load(Ordering::Acquire) == 0 {
                 let next = self.ranks.fetch_add(1, Ordering::AcqRel) + 1;
                 let _ = rank.compare_exchange(0, next, Ordering::AcqRel, Ordering::Acquire);
+                completed = next as usize == self.watch.len()
+                    && ilgen_trace::replay::watched_in_order(&self.watched());
             }
         }
+        completed
     }
 
     /// Per watched access, its rank if it ran.
@@ -386,15 +391,22 @@ mod tests {
         let plan = Plan::new(&schedule).unwrap();
         assert_eq!(plan.watched(), [None, None, None]);
         // The same line in another segment, or by another thread: not the watched run.
-        plan.saw(1, 5, 1);
-        plan.saw(0, 5, 2);
-        plan.saw(1, 5, 2);
-        plan.saw(1, 5, 2);
-        plan.saw(1, 7, 4);
+        assert!(!plan.saw(1, 5, 1));
+        assert!(!plan.saw(0, 5, 2));
+        assert!(!plan.saw(1, 5, 2));
+        assert!(!plan.saw(1, 5, 2));
+        assert!(!plan.saw(1, 7, 4));
         assert_eq!(plan.watched(), [Some(1), None, Some(2)]);
-        plan.saw(0, 6, 3);
+        // The last one ran, but out of order: nothing confirmed.
+        assert!(!plan.saw(0, 6, 3));
         assert_eq!(plan.watched(), [Some(1), Some(3), Some(2)]);
         assert!(!ilgen_trace::replay::watched_in_order(&plan.watched()));
+        // In order: e2, the last, confirms.
+        let plan = Plan::new(&schedule).unwrap();
+        assert!(!plan.saw(1, 5, 2));
+        assert!(!plan.saw(0, 6, 3));
+        assert!(plan.saw(1, 7, 4));
+        assert!(!plan.saw(1, 7, 4), "confirmed once");
     }
 
     #[test]

@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use ilgen_trace::replay::{
-    DeadlockReport, Divergence, Outcome, RaceAccess, RaceReport, ResultKind, EXIT_BAD_SCHEDULE,
-    EXIT_DEADLOCK, EXIT_DIVERGED, EXIT_STOPPED, OUTCOME_FILE, OUTCOME_VERSION,
+    DeadlockReport, Divergence, HeldLock, Outcome, RaceAccess, RaceReport, ResultKind,
+    EXIT_BAD_SCHEDULE, EXIT_DEADLOCK, EXIT_DIVERGED, EXIT_STOPPED, OUTCOME_FILE, OUTCOME_VERSION,
 };
 use ilgen_trace::{site_text, AccessKind, SiteId, ThreadId, NO_SITE};
 
@@ -39,10 +39,12 @@ use crate::replay::shadow::Cell;
 pub const HOOK_RACE: c_int = 1;
 pub const HOOK_DEADLOCK: c_int = 2;
 pub const HOOK_DIVERGED: c_int = 3;
+pub const HOOK_ATOMICITY: c_int = 4;
 
 /// Called on every report before it is printed: `break __ilgen_report_hook` in gdb stops on the
 /// thread that found it. `site` and `other_site` are the two accesses' sites (race), or the first
-/// blocked thread's and `NO_SITE` (deadlock), or the step's (divergence); `addr` the raced address.
+/// blocked thread's and `NO_SITE` (deadlock), or the step's (divergence), or e2's and `NO_SITE`
+/// (atomicity violation); `addr` the raced address.
 #[no_mangle]
 #[inline(never)]
 pub extern "C" fn __ilgen_report_hook(kind: c_int, site: u32, other_site: u32, addr: u64) {
@@ -87,7 +89,8 @@ fn findings() -> std::sync::MutexGuard<'static, Findings> {
     FINDINGS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn access(tid: ThreadId, c: &Cell) -> RaceAccess {
+/// The access of cell `c`; `locks`: what its thread held then, when known.
+fn access(tid: ThreadId, c: &Cell, locks: Vec<HeldLock>) -> RaceAccess {
     RaceAccess {
         thread: replay::thread::thread_ref(tid),
         kind: c.kind,
@@ -96,21 +99,34 @@ fn access(tid: ThreadId, c: &Cell) -> RaceAccess {
         site: c.site,
         free: c.free,
         destroy: c.destroy,
+        stack: replay::stack::frames(c.stack),
+        locks,
     }
 }
 
 /// `cur` (by the calling thread) races with the earlier `prev`.
+/// The schedule's watched accesses ran as e1 and f, and this thread is about to make e2 at `site`:
+/// the hook (a debugger stops before e2, the other thread's write already made), then the
+/// outcome, final as for a race.
+pub(crate) fn atomicity(site: SiteId) {
+    __ilgen_report_hook(HOOK_ATOMICITY, site, NO_SITE, 0);
+    if let Some(r) = replay::gate::get() {
+        write(&r.outcome_dir, &outcome(&findings(), r));
+    }
+}
+
 pub(crate) fn race(prev: &Cell, cur: &Cell) {
     if !findings().pairs.first(prev.site, cur.site) {
         return;
     }
     let report = RaceReport {
-        current: access(cur.tid(), cur),
-        previous: access(prev.tid(), prev),
+        current: access(cur.tid(), cur, replay::owners::holds(cur.tid())),
+        previous: access(prev.tid(), prev, Vec::new()),
     };
+    let text = race_text(&report);
     findings().races.push(report);
     __ilgen_report_hook(HOOK_RACE, cur.site, prev.site, cur.addr);
-    crate::runtime::say(&race_text(&report));
+    crate::runtime::say(&text);
     write_current();
 }
 
@@ -148,24 +164,22 @@ pub(crate) fn race_text(r: &RaceReport) -> String {
         "data race"
     };
     let _ = writeln!(s, "WARNING: ilgen: {what} (pid={})", std::process::id());
-    let _ = writeln!(
-        s,
-        "  {} of size {} at {:#x} by thread T{}:\n    #0 site {}\n",
-        capitalized(kind_text(c)),
-        c.size,
-        c.addr,
-        c.thread.tid,
-        c.site
-    );
-    let _ = writeln!(
-        s,
-        "  Previous {} of size {} at {:#x} by thread T{}:\n    #0 site {}\n",
-        kind_text(p),
-        p.size,
-        p.addr,
-        p.thread.tid,
-        p.site
-    );
+    for (a, previous) in [(c, ""), (p, "Previous ")] {
+        let kind = if previous.is_empty() {
+            capitalized(kind_text(a))
+        } else {
+            kind_text(a).to_owned()
+        };
+        let _ = writeln!(
+            s,
+            "  {previous}{kind} of size {} at {:#x} by thread T{}:",
+            a.size, a.addr, a.thread.tid
+        );
+        for (i, site) in std::iter::once(&a.site).chain(&a.stack).enumerate() {
+            let _ = writeln!(s, "    #{i} site {site}");
+        }
+        s.push('\n');
+    }
     let _ = writeln!(
         s,
         "SUMMARY: ilgen: {what} site {} (T{}) vs site {} (T{})",
@@ -468,6 +482,8 @@ mod tests {
                 site: 7,
                 free: false,
                 destroy: false,
+                stack: vec![12, 11],
+                locks: Vec::new(),
             },
             previous: RaceAccess {
                 thread: t(0),
@@ -477,12 +493,17 @@ mod tests {
                 site: 3,
                 free: false,
                 destroy: false,
+                stack: Vec::new(),
+                locks: Vec::new(),
             },
         };
         let s = race_text(&r);
         assert!(s.contains("WARNING: ilgen: data race (pid="), "{s}");
         assert!(
-            s.contains("  Write of size 4 at 0x10 by thread T1:\n    #0 site 7"),
+            s.contains(
+                "  Write of size 4 at 0x10 by thread T1:\n    #0 site 7\n    #1 site 12\n    \
+                 #2 site 11\n\n"
+            ),
             "{s}"
         );
         assert!(s.contains("  Previous read of size 4 at 0x10 by thread T0:\n    #0 site 3"));
@@ -493,9 +514,9 @@ mod tests {
                 destroy: false,
                 kind: AccessKind::Write,
                 size: 32,
-                ..r.previous
+                ..r.previous.clone()
             },
-            ..r
+            ..r.clone()
         };
         let s = race_text(&freed);
         assert!(
@@ -515,9 +536,9 @@ mod tests {
                 destroy: true,
                 kind: AccessKind::Write,
                 size: 1,
-                ..r.previous
+                ..r.previous.clone()
             },
-            ..r
+            ..r.clone()
         };
         let s = race_text(&destroyed);
         assert!(
@@ -541,7 +562,9 @@ mod tests {
             holds: vec![HeldLock {
                 object: 0x200,
                 site: Some(held),
+                stack: Vec::new(),
             }],
+            stack: Vec::new(),
         };
         let d = DeadlockReport {
             threads: vec![b(0, 5, 1, 4), b(1, 9, 0, 8)],

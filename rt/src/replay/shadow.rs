@@ -77,6 +77,7 @@ use std::sync::{Mutex, OnceLock};
 use ilgen_trace::{AccessKind, HeapOp, SiteId, ThreadId};
 
 use crate::replay::hb::{Epoch, VectorClock};
+use crate::replay::stack::{self, StackId};
 
 pub(crate) const GRANULE: u64 = 8;
 /// Cells kept per granule (see the module doc: why several, and which one goes when full).
@@ -102,6 +103,8 @@ pub(crate) struct Cell {
     pub free: bool,
     /// The access is the destroy of the sync object at `addr` (a write of its first byte).
     pub destroy: bool,
+    /// Its thread's callers when it ran (`replay::stack`).
+    pub stack: StackId,
 }
 
 impl Cell {
@@ -300,6 +303,7 @@ pub(crate) fn access(
         kind,
         free: false,
         destroy: false,
+        stack: stack::current(),
     };
     check(now, &access, first..=last, found);
 }
@@ -323,6 +327,7 @@ pub(crate) fn destroy(
         kind: AccessKind::Write,
         free: false,
         destroy: true,
+        stack: stack::current(),
     };
     check(now, &access, [addr / GRANULE], found);
 }
@@ -336,6 +341,7 @@ struct Access {
     kind: AccessKind,
     free: bool,
     destroy: bool,
+    stack: StackId,
 }
 
 fn check(
@@ -354,6 +360,7 @@ fn check(
             mask: mask(g, a.addr, a.size),
             free: a.free,
             destroy: a.destroy,
+            stack: a.stack,
         };
         let conflicts = {
             let mut map = shard(g).lock().unwrap_or_else(|e| e.into_inner());
@@ -416,6 +423,7 @@ pub(crate) fn lifetime(
                 kind: AccessKind::Write,
                 free: true,
                 destroy: false,
+                stack: stack::current(),
             };
             match held_granules(first, last) {
                 Some(held) => check(now, &free, held, found),
@@ -440,6 +448,7 @@ mod tests {
             mask: mask(0x1000 / GRANULE, 0x1000, 4),
             free: false,
             destroy: false,
+            stack: 0,
         }
     }
 

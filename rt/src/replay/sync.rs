@@ -128,7 +128,7 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
             if let SyncOp::CondWait { cond, .. } = *op {
                 replay::deadlock::waits(tid, cond);
             }
-            replay::deadlock::released(lock, tid);
+            replay::owners::released(lock, tid);
             replay::hb::with_clocks(|c| c.release(lock, Role::Lock, tid, clock));
         }
         SyncOp::CondSignal { cond } | SyncOp::CondBroadcast { cond } => {
@@ -153,12 +153,12 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         | SyncOp::SpinLock { lock }
         | SyncOp::SpinTryLock { lock, .. } => {
             if acquired {
-                replay::deadlock::acquired(lock, tid, site);
+                replay::owners::acquired(lock, tid, site);
                 replay::hb::with_clocks(|c| c.acquire(lock, Role::Lock, clock));
             }
         }
         SyncOp::CondWake { cond, mutex, .. } => {
-            replay::deadlock::acquired(mutex, tid, site);
+            replay::owners::acquired(mutex, tid, site);
             replay::hb::with_clocks(|c| {
                 c.acquire(mutex, Role::Lock, clock);
                 c.acquire(cond, Role::Cond, clock);
@@ -265,7 +265,11 @@ pub(crate) fn pending(site: *const c_void, op: SyncOp) -> Option<Token> {
         _ => false,
     };
     if !timed {
-        t.info.set(Status::Blocked { op, site });
+        t.info.set(Status::Blocked {
+            op,
+            site,
+            stack: replay::stack::current(),
+        });
     }
     Some(Token {
         thread: t,

@@ -20,6 +20,7 @@ use ilgen_trace::{SiteId, SyncOp, ThreadId};
 
 use crate::replay::gate::Replay;
 use crate::replay::hb::VectorClock;
+use crate::replay::stack::StackId;
 
 const DEAD: usize = 1;
 
@@ -49,6 +50,8 @@ pub(crate) enum Status {
     Blocked {
         op: SyncOp,
         site: SiteId,
+        /// Its callers (`replay::stack`).
+        stack: StackId,
     },
     Ended,
 }

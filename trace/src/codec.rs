@@ -1,0 +1,662 @@
+//! Compact trace records: the one encoding the runtime writes and the analyzer reads.
+//!
+//! Takes a thread's events one at a time ([`Encoder`], which keeps the thread's [`Cursor`]); gives
+//! their bytes, and back the events of a run of records ([`Records`]).
+//!
+//! ```text
+//! record = access | sync | heap | slot
+//! access = 0x40 | size code << 2 | kind: u8, addr delta, [size,] site delta
+//! sync   = 0x80: u8, seq delta, site delta, op (bincode varint, each object as a delta)
+//! heap   = 0x81: u8, seq delta, site delta, op (bincode varint)
+//! slot   = 0x82: u8, len: u8, bincode fixed-int of the Event, len bytes
+//! ```
+//! Numbers are LEB128. A delta is the zigzag LEB128 of the wrapping difference from the same field
+//! of the thread's previous record that has it: an access's address and site from the previous
+//! access's, the seq and site of sync and heap records from the previous sync or heap record's,
+//! and each sync object address from the previous sync object address; all start at zero. Size
+//! codes 0..=3 are sizes of 1, 2, 4 and 8 bytes; code 4 says the size follows. On a lock/access
+//! loop a lock operation takes 5 bytes and an access 3 to 4, where fixed-width records took 25-29.
+//!
+//! A slot is a sync record written pending: fixed-width and outside the deltas (it leaves the
+//! cursor as it was), so the runtime can complete it in place whatever was written after it. When
+//! it is still the thread's last record, the runtime writes its completion as a sync record
+//! instead (it keeps the cursor from before the slot).
+
+use std::path::Path;
+
+use crate::error::TraceError;
+use crate::event::{Access, AccessKind, Event, Heap, Sync, SyncOp};
+
+/// Upper bound of one encoded record.
+pub const MAX_RECORD: usize = 64;
+
+const ACCESS: u8 = 0x40;
+const SYNC: u8 = 0x80;
+const HEAP: u8 = 0x81;
+const SLOT: u8 = 0x82;
+/// The size code that says the size follows the address.
+const SIZE_FOLLOWS: u8 = 4;
+
+/// The fields the next record's deltas are taken from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cursor {
+    addr: u64,
+    access_site: u32,
+    seq: u64,
+    site: u32,
+    object: u64,
+}
+
+fn fixed() -> impl bincode::config::Config {
+    bincode::config::standard()
+        .with_little_endian()
+        .with_fixed_int_encoding()
+}
+
+fn varint() -> impl bincode::config::Config {
+    bincode::config::standard()
+        .with_little_endian()
+        .with_variable_int_encoding()
+}
+
+#[inline]
+fn put(out: &mut [u8], at: &mut usize, mut v: u64) {
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out[*at] = byte;
+            *at += 1;
+            return;
+        }
+        out[*at] = byte | 0x80;
+        *at += 1;
+    }
+}
+
+#[inline]
+fn delta(new: u64, old: u64) -> u64 {
+    let d = new.wrapping_sub(old) as i64;
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+#[inline]
+fn undelta(old: u64, zigzag: u64) -> u64 {
+    old.wrapping_add((zigzag >> 1) ^ (zigzag & 1).wrapping_neg())
+}
+
+/// Sites are 32-bit: their deltas wrap at 32 bits, so [`crate::NO_SITE`] next to a small site is
+/// a small delta.
+#[inline]
+fn site_delta(new: u32, old: u32) -> u64 {
+    let d = new.wrapping_sub(old) as i32;
+    u64::from(((d << 1) ^ (d >> 31)) as u32)
+}
+
+#[inline]
+fn site_undelta(old: u32, zigzag: u64) -> u32 {
+    let z = zigzag as u32;
+    old.wrapping_add((z >> 1) ^ (z & 1).wrapping_neg())
+}
+
+fn kind_bits(kind: AccessKind) -> u8 {
+    match kind {
+        AccessKind::Read => 0,
+        AccessKind::Write => 1,
+        AccessKind::AtomicRead => 2,
+        AccessKind::AtomicWrite => 3,
+    }
+}
+
+/// `op` with every sync object address replaced by `f` of it, in declaration order.
+fn map_objects(op: SyncOp, mut f: impl FnMut(u64) -> u64) -> SyncOp {
+    use SyncOp::*;
+    match op {
+        Start | End | Exit | TxBegin | TxEnd | Fork { .. } | Join { .. } | Detach { .. } => op,
+        MutexLock { mutex } => MutexLock { mutex: f(mutex) },
+        MutexTryLock { mutex, acquired } => MutexTryLock {
+            mutex: f(mutex),
+            acquired,
+        },
+        MutexTimedLock { mutex, acquired } => MutexTimedLock {
+            mutex: f(mutex),
+            acquired,
+        },
+        MutexUnlock { mutex } => MutexUnlock { mutex: f(mutex) },
+        MutexDestroy { mutex } => MutexDestroy { mutex: f(mutex) },
+        RwRdLock { lock } => RwRdLock { lock: f(lock) },
+        RwWrLock { lock } => RwWrLock { lock: f(lock) },
+        RwTryRdLock { lock, acquired } => RwTryRdLock {
+            lock: f(lock),
+            acquired,
+        },
+        RwTryWrLock { lock, acquired } => RwTryWrLock {
+            lock: f(lock),
+            acquired,
+        },
+        RwUnlock { lock } => RwUnlock { lock: f(lock) },
+        RwDestroy { lock } => RwDestroy { lock: f(lock) },
+        SpinLock { lock } => SpinLock { lock: f(lock) },
+        SpinTryLock { lock, acquired } => SpinTryLock {
+            lock: f(lock),
+            acquired,
+        },
+        SpinUnlock { lock } => SpinUnlock { lock: f(lock) },
+        CondWait { cond, mutex, timed } => {
+            let cond = f(cond);
+            CondWait {
+                cond,
+                mutex: f(mutex),
+                timed,
+            }
+        }
+        CondWake {
+            cond,
+            mutex,
+            timed_out,
+        } => {
+            let cond = f(cond);
+            CondWake {
+                cond,
+                mutex: f(mutex),
+                timed_out,
+            }
+        }
+        CondSignal { cond } => CondSignal { cond: f(cond) },
+        CondBroadcast { cond } => CondBroadcast { cond: f(cond) },
+        CondDestroy { cond } => CondDestroy { cond: f(cond) },
+        WaitLoopEnter { cond } => WaitLoopEnter { cond: f(cond) },
+        WaitLoopExit { cond } => WaitLoopExit { cond: f(cond) },
+        BarrierEnter { barrier } => BarrierEnter {
+            barrier: f(barrier),
+        },
+        BarrierExit { barrier, serial } => BarrierExit {
+            barrier: f(barrier),
+            serial,
+        },
+        BarrierDestroy { barrier } => BarrierDestroy {
+            barrier: f(barrier),
+        },
+        SemWait { sem } => SemWait { sem: f(sem) },
+        SemTryWait { sem, acquired } => SemTryWait {
+            sem: f(sem),
+            acquired,
+        },
+        SemTimedWait { sem, acquired } => SemTimedWait {
+            sem: f(sem),
+            acquired,
+        },
+        SemPost { sem } => SemPost { sem: f(sem) },
+        SemInit { sem, count } => SemInit { sem: f(sem), count },
+        SemDestroy { sem } => SemDestroy { sem: f(sem) },
+    }
+}
+
+/// One thread's encoder: writes records at the start of a caller's buffer of [`MAX_RECORD`]
+/// bytes and returns their length. Allocation-free: the runtime calls it on its hot path and in
+/// signal handlers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Encoder {
+    cursor: Cursor,
+}
+
+impl Encoder {
+    /// The cursor the next record's deltas are taken from.
+    pub fn cursor(&self) -> Cursor {
+        self.cursor
+    }
+
+    /// Goes back to `cursor`: the records after it were removed.
+    pub fn rewind(&mut self, cursor: Cursor) {
+        self.cursor = cursor;
+    }
+
+    /// One access record; hand-written, as most records of a trace are accesses.
+    #[inline]
+    pub fn access(&mut self, a: &Access, out: &mut [u8]) -> usize {
+        let code = match a.size {
+            1 => 0,
+            2 => 1,
+            4 => 2,
+            8 => 3,
+            _ => SIZE_FOLLOWS,
+        };
+        out[0] = ACCESS | code << 2 | kind_bits(a.kind);
+        let mut at = 1;
+        put(out, &mut at, delta(a.addr, self.cursor.addr));
+        if code == SIZE_FOLLOWS {
+            put(out, &mut at, u64::from(a.size));
+        }
+        put(out, &mut at, site_delta(a.site, self.cursor.access_site));
+        self.cursor.addr = a.addr;
+        self.cursor.access_site = a.site;
+        at
+    }
+
+    /// One record of any event; a pending sync operation is written as a slot ([`slot`]).
+    pub fn event(&mut self, event: &Event, out: &mut [u8]) -> usize {
+        match event {
+            Event::Access(a) => self.access(a, out),
+            Event::Sync(s) if s.is_pending() => slot(event, out),
+            Event::Sync(s) => {
+                let at = self.head(SYNC, s.seq, s.site, out);
+                let mut prev = self.cursor.object;
+                let op = map_objects(s.op, |o| {
+                    let d = delta(o, prev);
+                    prev = o;
+                    d
+                });
+                self.cursor.object = prev;
+                at + encode_varint(op, &mut out[at..MAX_RECORD])
+            }
+            Event::Heap(h) => {
+                let at = self.head(HEAP, h.seq, h.site, out);
+                at + encode_varint(h.op, &mut out[at..MAX_RECORD])
+            }
+        }
+    }
+
+    /// The tag, seq and site of a sync or heap record; returns their length.
+    fn head(&mut self, tag: u8, seq: u64, site: u32, out: &mut [u8]) -> usize {
+        out[0] = tag;
+        let mut at = 1;
+        put(out, &mut at, delta(seq, self.cursor.seq));
+        put(out, &mut at, site_delta(site, self.cursor.site));
+        self.cursor.seq = seq;
+        self.cursor.site = site;
+        at
+    }
+
+    /// The records of `events`, one after the other.
+    pub fn all(&mut self, events: &[Event]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        let mut buf = [0u8; MAX_RECORD];
+        for e in events {
+            let n = self.event(e, &mut buf);
+            bytes.extend_from_slice(&buf[..n]);
+        }
+        bytes
+    }
+}
+
+fn encode_varint(value: impl serde::Serialize, out: &mut [u8]) -> usize {
+    bincode::serde::encode_into_slice(value, out, varint()).expect("an event fits in MAX_RECORD")
+}
+
+/// A sync record as a slot: fixed-width, so that its completion (the same operation with its seq
+/// and outcome) has the same length and can replace it in place. Leaves every cursor unchanged.
+pub fn slot(event: &Event, out: &mut [u8]) -> usize {
+    let len = bincode::serde::encode_into_slice(event, &mut out[2..MAX_RECORD], fixed())
+        .expect("an event fits in MAX_RECORD");
+    out[0] = SLOT;
+    out[1] = len as u8;
+    len + 2
+}
+
+/// Length of the slot record at the start of `bytes`, `None` if it is no slot.
+pub fn slot_len(bytes: &[u8]) -> Option<usize> {
+    (bytes.len() >= 2 && bytes[0] == SLOT).then(|| usize::from(bytes[1]) + 2)
+}
+
+/// The events of the records in `bytes` from `at` on, up to the end or the zero padding; each item
+/// is an event or the error that ends the iteration.
+pub struct Records<'a> {
+    path: &'a Path,
+    bytes: &'a [u8],
+    at: usize,
+    cursor: Cursor,
+    done: bool,
+}
+
+impl<'a> Records<'a> {
+    /// `path` only names the file in errors.
+    pub fn new(path: &'a Path, bytes: &'a [u8], at: usize) -> Records<'a> {
+        Records {
+            path,
+            bytes,
+            at,
+            cursor: Cursor::default(),
+            done: false,
+        }
+    }
+
+    /// Offset of the next record.
+    pub fn offset(&self) -> usize {
+        self.at
+    }
+
+    fn truncated(&self, start: usize) -> TraceError {
+        TraceError::Truncated {
+            path: self.path.into(),
+            offset: start,
+        }
+    }
+
+    fn corrupt(&self, offset: usize, reason: String) -> TraceError {
+        TraceError::Corrupt {
+            path: self.path.into(),
+            offset,
+            reason,
+        }
+    }
+
+    /// One LEB128 number of the record at `start`, at `*at`.
+    #[inline]
+    fn number(&self, start: usize, at: &mut usize) -> Result<u64, TraceError> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let Some(&byte) = self.bytes.get(*at) else {
+                return Err(self.truncated(start));
+            };
+            *at += 1;
+            v |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(self.corrupt(start, "a number longer than 64 bits".into()))
+    }
+
+    /// A bincode value of the record at `start`, at `*at`.
+    fn value<T: serde::de::DeserializeOwned>(
+        &self,
+        start: usize,
+        at: &mut usize,
+        end: usize,
+        config: impl bincode::config::Config,
+    ) -> Result<T, TraceError> {
+        let slice = &self.bytes[*at..end];
+        match bincode::serde::decode_from_slice(slice, config) {
+            Ok((v, used)) => {
+                *at += used;
+                Ok(v)
+            }
+            Err(bincode::error::DecodeError::UnexpectedEnd { .. }) => Err(self.truncated(start)),
+            Err(e) => Err(self.corrupt(start, e.to_string())),
+        }
+    }
+
+    fn record(&mut self, start: usize) -> Result<Event, TraceError> {
+        let tag = self.bytes[start];
+        let mut at = start + 1;
+        let mut c = self.cursor;
+        let event = match tag {
+            ACCESS..=0x53 => {
+                let addr = undelta(c.addr, self.number(start, &mut at)?);
+                let code = (tag >> 2) & 0xf;
+                let size = if code == SIZE_FOLLOWS {
+                    let size = self.number(start, &mut at)?;
+                    u32::try_from(size)
+                        .map_err(|_| self.corrupt(start, format!("access size {size}")))?
+                } else {
+                    1 << code
+                };
+                let site = site_undelta(c.access_site, self.number(start, &mut at)?);
+                let kind = match tag & 3 {
+                    0 => AccessKind::Read,
+                    1 => AccessKind::Write,
+                    2 => AccessKind::AtomicRead,
+                    _ => AccessKind::AtomicWrite,
+                };
+                c.addr = addr;
+                c.access_site = site;
+                Event::Access(Access {
+                    addr,
+                    size,
+                    site,
+                    kind,
+                })
+            }
+            SYNC | HEAP => {
+                let seq = undelta(c.seq, self.number(start, &mut at)?);
+                let site = site_undelta(c.site, self.number(start, &mut at)?);
+                c.seq = seq;
+                c.site = site;
+                let end = self.bytes.len();
+                if tag == HEAP {
+                    let op = self.value(start, &mut at, end, varint())?;
+                    Event::Heap(Heap { seq, site, op })
+                } else {
+                    let deltas: SyncOp = self.value(start, &mut at, end, varint())?;
+                    let mut prev = c.object;
+                    let op = map_objects(deltas, |d| {
+                        prev = undelta(prev, d);
+                        prev
+                    });
+                    c.object = prev;
+                    Event::Sync(Sync { seq, site, op })
+                }
+            }
+            SLOT => {
+                let Some(&len) = self.bytes.get(at) else {
+                    return Err(self.truncated(start));
+                };
+                at += 1;
+                let end = at + usize::from(len);
+                if end > self.bytes.len() {
+                    return Err(self.truncated(start));
+                }
+                let event: Event = self.value(start, &mut at, end, fixed())?;
+                if at != end || !matches!(event, Event::Sync(_)) {
+                    return Err(self.corrupt(
+                        start,
+                        format!("a slot of {len} bytes holds no sync record of that length"),
+                    ));
+                }
+                event
+            }
+            _ => return Err(self.corrupt(start, format!("unknown record tag {tag:#04x}"))),
+        };
+        self.cursor = c;
+        self.at = at;
+        Ok(event)
+    }
+}
+
+impl Iterator for Records<'_> {
+    type Item = Result<Event, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done || self.at >= self.bytes.len() {
+            return None;
+        }
+        let start = self.at;
+        if self.bytes[start] == 0 {
+            // The end of the records: only the writer's zero padding may follow. Anything else
+            // is a record whose tag was overwritten, and would silently cut the file.
+            self.done = true;
+            let at = self.bytes[start..].iter().position(|&b| b != 0)?;
+            return Some(Err(self.corrupt(
+                start + at,
+                format!("data after the end of the records (at byte {start})"),
+            )));
+        }
+        let record = self.record(start);
+        self.done = record.is_err();
+        Some(record)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{HeapOp, NO_SITE, PENDING};
+
+    fn decode(bytes: &[u8]) -> Result<Vec<Event>, TraceError> {
+        Records::new(Path::new("t1.trace"), bytes, 0).collect()
+    }
+
+    fn lock(seq: u64, mutex: u64, unlock: bool) -> Event {
+        let op = if unlock {
+            SyncOp::MutexUnlock { mutex }
+        } else {
+            SyncOp::MutexLock { mutex }
+        };
+        Event::Sync(Sync { seq, site: 12, op })
+    }
+
+    fn access(addr: u64, size: u32, site: u32, kind: AccessKind) -> Event {
+        Event::Access(Access {
+            addr,
+            size,
+            site,
+            kind,
+        })
+    }
+
+    /// A lock/access loop of one thread, as the runtime records it: lock, the shared total,
+    /// unlock, the thread's own slot and (every 8th iteration) the racy counter.
+    fn loop_events(iterations: u64) -> Vec<Event> {
+        let (locks, total, own, racy) = (
+            0x5555_5555_8040u64,
+            0x5555_5555_8080,
+            0x5555_5555_80a0,
+            0x5555_5555_8090,
+        );
+        let mut events = Vec::new();
+        for i in 0..iterations {
+            let k = i & 1;
+            events.push(lock(3 * i + 1, locks + 40 * k, false));
+            events.push(access(total + 8 * k, 8, 40, AccessKind::Write));
+            events.push(lock(3 * i + 2, locks + 40 * k, true));
+            events.push(access(own, 8, 41, AccessKind::Write));
+            if i % 8 == 0 {
+                events.push(access(racy, 8, 42, AccessKind::Write));
+            }
+        }
+        events
+    }
+
+    #[test]
+    fn a_lock_access_loop_takes_at_most_8_bytes_per_lock_and_6_per_access() {
+        let events = loop_events(1000);
+        let mut enc = Encoder::default();
+        let mut buf = [0u8; MAX_RECORD];
+        enc.all(&events[..5]);
+        let (mut locks, mut accesses) = ((0, 0), (0, 0));
+        // The first iteration's deltas are from zero: whole addresses.
+        for e in &events[5..] {
+            let n = enc.event(e, &mut buf);
+            let total = if matches!(e, Event::Sync(_)) {
+                &mut locks
+            } else {
+                &mut accesses
+            };
+            total.0 += n;
+            total.1 += 1;
+            assert!(
+                n <= if matches!(e, Event::Sync(_)) { 8 } else { 6 },
+                "{e:?}: {n} bytes"
+            );
+        }
+        assert_eq!(decode(&Encoder::default().all(&events)).unwrap(), events);
+        assert!(locks.0 <= 5 * locks.1, "{locks:?}");
+        assert!(accesses.0 <= 4 * accesses.1, "{accesses:?}");
+    }
+
+    #[test]
+    fn extreme_values_round_trip() {
+        let events = vec![
+            access(u64::MAX, u32::MAX, NO_SITE, AccessKind::AtomicRead),
+            access(0, 3, 0, AccessKind::AtomicWrite),
+            access(1 << 63, 16, 7, AccessKind::Read),
+            Event::Sync(Sync {
+                seq: u64::MAX - 1,
+                site: NO_SITE,
+                op: SyncOp::CondWake {
+                    cond: u64::MAX,
+                    mutex: 0,
+                    timed_out: true,
+                },
+            }),
+            Event::Sync(Sync {
+                seq: 0,
+                site: 0,
+                op: SyncOp::SemInit {
+                    sem: 1 << 40,
+                    count: u32::MAX,
+                },
+            }),
+            Event::Heap(Heap {
+                seq: 5,
+                site: NO_SITE,
+                op: HeapOp::Free {
+                    addr: u64::MAX,
+                    size: u64::MAX,
+                },
+            }),
+            Event::Sync(Sync {
+                seq: PENDING,
+                site: 3,
+                op: SyncOp::Join { child: u32::MAX },
+            }),
+            lock(6, 0x40, false),
+        ];
+        let mut enc = Encoder::default();
+        let mut buf = [0u8; MAX_RECORD];
+        for e in &events {
+            assert!(enc.event(e, &mut buf) <= MAX_RECORD);
+        }
+        assert_eq!(decode(&Encoder::default().all(&events)).unwrap(), events);
+    }
+
+    #[test]
+    fn a_slot_leaves_the_cursor_and_its_completion_keeps_its_length() {
+        let mut enc = Encoder::default();
+        let mut buf = [0u8; MAX_RECORD];
+        enc.event(&lock(4, 0x1000, false), &mut buf);
+        let before = enc.cursor();
+        let pending = Event::Sync(Sync {
+            seq: PENDING,
+            site: 1,
+            op: SyncOp::MutexTryLock {
+                mutex: 5,
+                acquired: false,
+            },
+        });
+        let n = enc.event(&pending, &mut buf);
+        assert_eq!(slot_len(&buf), Some(n));
+        assert_eq!(enc.cursor(), before);
+        let done = Event::Sync(Sync {
+            seq: 42,
+            site: 1,
+            op: SyncOp::MutexTryLock {
+                mutex: 5,
+                acquired: true,
+            },
+        });
+        assert_eq!(slot(&done, &mut buf), n);
+        let mut bytes = Encoder::default().all(&[lock(4, 0x1000, false)]);
+        bytes.extend_from_slice(&buf[..n]);
+        bytes.extend(enc.all(&[lock(43, 0x1000, true)]));
+        assert_eq!(
+            decode(&bytes).unwrap(),
+            [lock(4, 0x1000, false), done, lock(43, 0x1000, true)]
+        );
+    }
+
+    #[test]
+    fn every_cut_inside_a_record_is_truncated_and_bad_tags_are_corrupt() {
+        let events = loop_events(9);
+        let bytes = Encoder::default().all(&events);
+        let mut records = Records::new(Path::new("t1.trace"), &bytes, 0);
+        let mut ends = vec![0];
+        while records.next().is_some() {
+            ends.push(records.offset());
+        }
+        for cut in 1..bytes.len() {
+            let read = decode(&bytes[..cut]);
+            match ends.iter().position(|&e| e == cut) {
+                Some(n) => assert_eq!(read.unwrap(), events[..n]),
+                None => assert!(
+                    matches!(read, Err(TraceError::Truncated { .. })),
+                    "cut at {cut}: {read:?}"
+                ),
+            }
+        }
+        for tag in [0x01, 0x3f, 0x54, 0x7f, 0x83, 0xff] {
+            let err = decode(&[tag, 0, 0, 0]).unwrap_err();
+            assert!(err.to_string().contains("unknown record tag"), "{err}");
+        }
+    }
+}
