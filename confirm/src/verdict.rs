@@ -8,11 +8,11 @@
 //! deadlock the runtime wrote is final: a hang, crash or timeout after it changes nothing.
 
 use ilgen_trace::replay::{ResultKind, EXIT_BAD_SCHEDULE};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::run::{Ended, ReplayRun};
 
-#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
     ConfirmedRace,

@@ -599,7 +599,7 @@ fn atomicity_violations_merge_across_runs_by_transaction_and_access_lines() {
     let u = &merged.unconfirmed[0];
     assert_eq!(
         (u.run, u.candidate, u.predicted),
-        (1, 1, "atomicity_violation")
+        (1, 1, Predicted::AtomicityViolation)
     );
 
     let text = text::render(&merged, true);
