@@ -20,7 +20,9 @@
 //!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write` |
 //!     `free` | `destroy`, `addr`, `size`, `location`, `stack`, `locks`), `object` (`name`, `offset`, `size` of the
 //!     global, or null),
-//!     `threads`, `schedule`;
+//!     `heap_block` (only for heap memory: `address`, `size`, `thread`, `location`, `stack` of
+//!     the block's allocation; the last allocation covering the address, freed since for a race
+//!     on freed memory), `threads`, `schedule`;
 //!   - `"deadlock"`: `candidates`, `observed` (the recorded run ended in it; `candidates` may
 //!     then be empty), `pid`, `replay_dir`, `blocked` (`tid`, `op`, `object`, `object_name`,
 //!     `location`, `stack`, `waits_for`, `holds`: `object`, `object_name`, `location`, `stack`),

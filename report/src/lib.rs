@@ -21,7 +21,9 @@ pub mod text;
 use std::collections::{BTreeMap, BTreeSet};
 
 use ilgen_trace::format::ThreadTrace;
-use ilgen_trace::replay::{DeadlockReport, HeldLock, Outcome, RaceAccess, ResultKind};
+use ilgen_trace::replay::{
+    DeadlockReport, HeapBlock as Allocation, HeldLock, Outcome, RaceAccess, ResultKind,
+};
 use ilgen_trace::sites::Frame;
 use ilgen_trace::{known_site, Event, OpKind, SiteId, SyncOp, ThreadId};
 use serde::Serialize;
@@ -211,6 +213,21 @@ pub struct Object {
     pub size: u64,
 }
 
+/// The heap block a race's address is in, and where it was allocated.
+#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct HeapBlock {
+    /// Its first byte, in the replay that found the race.
+    pub address: u64,
+    pub size: u64,
+    /// The allocating thread.
+    pub thread: ThreadId,
+    /// The allocation call: the first frame in the user's code ([`Context::frames`]).
+    pub location: Location,
+    /// The frames below `location`; empty when replay kept no stack.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<Location>,
+}
+
 #[derive(Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct ThreadInfo {
     pub tid: ThreadId,
@@ -269,6 +286,9 @@ pub struct Race {
     pub current: Access,
     pub previous: Access,
     pub object: Option<Object>,
+    /// The heap block of the address (none for a global, a stack or a mapping).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heap_block: Option<HeapBlock>,
     pub threads: Vec<ThreadInfo>,
     pub schedule: Vec<ScheduleStep>,
 }
@@ -610,6 +630,17 @@ impl Report {
     }
 }
 
+fn heap_block(ctx: &Context, b: &Allocation) -> HeapBlock {
+    let (location, stack) = ctx.frames(b.site, &b.stack);
+    HeapBlock {
+        address: b.addr,
+        size: b.size,
+        thread: b.thread.tid,
+        location,
+        stack,
+    }
+}
+
 fn push_new(v: &mut Vec<usize>, n: usize) {
     if !v.contains(&n) {
         v.push(n);
@@ -679,6 +710,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             current: access(&r.current),
             previous: access(&r.previous),
             object: ctx.object(r.current.addr, Some(o.load_base)),
+            heap_block: r.heap_block.as_ref().map(|b| heap_block(ctx, b)),
             threads: threads(ctx, [r.current.thread.tid, r.previous.thread.tid]),
             schedule: schedule.clone(),
         })));

@@ -122,6 +122,7 @@ pub(crate) fn race(prev: &Cell, cur: &Cell) {
     let report = RaceReport {
         current: access(cur.tid(), cur, replay::owners::holds(cur.tid())),
         previous: access(prev.tid(), prev, Vec::new()),
+        heap_block: replay::blocks::containing(cur.addr),
     };
     let text = race_text(&report);
     findings().races.push(report);
@@ -496,6 +497,7 @@ mod tests {
                 stack: Vec::new(),
                 locks: Vec::new(),
             },
+            heap_block: None,
         };
         let s = race_text(&r);
         assert!(s.contains("WARNING: ilgen: data race (pid="), "{s}");
