@@ -38,14 +38,14 @@ int main() {
 // A static link runs libstdc++'s constructors (its exception pool) after the runtime's: allocations
 // may come before main's.
 // CHECK:      T0 thread main
-// CHECK:      T0 alloc [[ONE:0x[0-9a-f]+]] size=4 seq={{[0-9]+}} at {{.*}}heap_new_delete.cpp:21:14 main
+// CHECK:      T0 alloc [[ONE:0x[0-9a-f]+]] size=24 seq={{[0-9]+}} at {{.*}}heap_new_delete.cpp:21:14 main
 // CHECK-NEXT: T0 write [[ONE]] size=4 at {{.*}}heap_new_delete.cpp:21:14 main
 // CHECK-NEXT: T0 free [[ONE]] size={{[0-9]+}} seq={{[0-9]+}} at {{.*}}heap_new_delete.cpp:22:3 main
 // CHECK-NEXT: T0 alloc [[MANY:0x[0-9a-f]+]] size=40 seq={{[0-9]+}} at {{.*}}heap_new_delete.cpp:23:15 main
 // CHECK-NEXT: T0 free [[MANY]] size={{[0-9]+}} seq={{[0-9]+}} at {{.*}}heap_new_delete.cpp:24:3 main
-// CHECK-NEXT: T0 alloc [[LINE:0x[0-9a-f]*[048c]0]] size=64 seq={{[0-9]+}} at {{.*}}heap_new_delete.cpp:25:16 main
+// CHECK-NEXT: T0 alloc [[LINE:0x[0-9a-f]*[048c]0]] size=72 seq={{[0-9]+}} at {{.*}}heap_new_delete.cpp:25:16 main
 // CHECK-NEXT: T0 free [[LINE]] size={{[0-9]+}} seq={{[0-9]+}} at {{.*}}heap_new_delete.cpp:26:3 main
-// CHECK-NEXT: T0 alloc [[MAYBE:0x[0-9a-f]+]] size=4 seq={{[0-9]+}} at {{.*}}heap_new_delete.cpp:27:16 main
+// CHECK-NEXT: T0 alloc [[MAYBE:0x[0-9a-f]+]] size=24 seq={{[0-9]+}} at {{.*}}heap_new_delete.cpp:27:16 main
 // CHECK-NEXT: T0 free [[MAYBE]] size={{[0-9]+}} seq={{[0-9]+}} at {{.*}}heap_new_delete.cpp:28:3 main
 // CHECK-NEXT: T0 read huge_size size=8 at {{.*}}heap_new_delete.cpp:30:27 main
 // The failed allocation is no event; the exception object is libstdc++'s own allocation, freed

@@ -64,10 +64,10 @@ int main(void) {
 }
 
 // RECORDED:      T0 fork T1
-// RECORDED:      T0 alloc [[JOB:0x[0-9a-f]+]] size=64004 {{.*}} main
+// RECORDED:      T0 alloc [[JOB:0x[0-9a-f]+]] size=64008 {{.*}} main
 // RECORDED-NEXT: T0 write [[JOB]] size=4 {{.*}} main
 // RECORDED:      T1 start
-// RECORDED:      T1 alloc [[JOB]] size=64004 {{.*}} worker
+// RECORDED:      T1 alloc [[JOB]] size=64008 {{.*}} worker
 // RECORDED-NEXT: T1 write [[JOB]] size=4 {{.*}} worker
 // RECORDED-NEXT: T1 free [[JOB]] size={{[0-9]+}} {{.*}} worker
 
