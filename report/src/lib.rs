@@ -142,15 +142,20 @@ impl<'a> Context<'a> {
         })
     }
 
-    fn thread(&self, tid: ThreadId) -> ThreadInfo {
-        let (parent, created_at) = match self.forks.get(&tid) {
-            Some(&(p, site)) => (Some(p), Some(self.location(known_site(site)))),
-            None => (None, None),
+    /// Thread `tid`, created through `stack` (its creator's callers at the fork, from replay).
+    fn thread(&self, tid: ThreadId, stack: &[SiteId]) -> ThreadInfo {
+        let (parent, created_at, created_stack) = match self.forks.get(&tid) {
+            Some(&(p, site)) => {
+                let (at, below) = self.frames(known_site(site), stack);
+                (Some(p), Some(at), below)
+            }
+            None => (None, None, Vec::new()),
         };
         ThreadInfo {
             tid,
             parent,
             created_at,
+            created_stack,
             never_joined: self.unjoined.contains(&tid),
         }
     }
@@ -234,6 +239,9 @@ pub struct ThreadInfo {
     /// `None` for the main thread (and threads the trace does not show created).
     pub parent: Option<ThreadId>,
     pub created_at: Option<Location>,
+    /// The frames below `created_at` ([`Context::frames`]); empty when replay kept no stack.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub created_stack: Vec<Location>,
     /// Created, and neither joined nor detached when the program exited.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub never_joined: bool,
@@ -541,7 +549,7 @@ impl Report {
             counts: Counts::default(),
             findings: Vec::new(),
             unconfirmed: Vec::new(),
-            unjoined: ctx.unjoined.iter().map(|&t| ctx.thread(t)).collect(),
+            unjoined: ctx.unjoined.iter().map(|&t| ctx.thread(t, &[])).collect(),
             suppressed: Vec::new(),
         }
     }
@@ -566,7 +574,7 @@ impl Report {
             replay_dir: String::new(),
             blocked: blocked(ctx, d, None),
             cycle: d.cycle.clone(),
-            threads: threads(ctx, d.threads.iter().map(|b| b.thread.tid)),
+            threads: threads(ctx, None, d.threads.iter().map(|b| b.thread.tid)),
             schedule: Vec::new(),
             lost_wakeups: o
                 .lost_wakeups
@@ -711,7 +719,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             previous: access(&r.previous),
             object: ctx.object(r.current.addr, Some(o.load_base)),
             heap_block: r.heap_block.as_ref().map(|b| heap_block(ctx, b)),
-            threads: threads(ctx, [r.current.thread.tid, r.previous.thread.tid]),
+            threads: threads(ctx, Some(o), [r.current.thread.tid, r.previous.thread.tid]),
             schedule: schedule.clone(),
         })));
     }
@@ -749,7 +757,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             f: access(&accesses[1]),
             e2: access(&accesses[2]),
             object: ctx.object(object.addr, None),
-            threads: threads(ctx, accesses.iter().map(|a| a.tid)),
+            threads: threads(ctx, Some(o), accesses.iter().map(|a| a.tid)),
             schedule: schedule.clone(),
         })));
     }
@@ -764,7 +772,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             replay_dir,
             blocked: blocked(ctx, d, Some(o.load_base)),
             cycle: d.cycle.clone(),
-            threads: threads(ctx, d.threads.iter().map(|b| b.thread.tid)),
+            threads: threads(ctx, Some(o), d.threads.iter().map(|b| b.thread.tid)),
             schedule,
             lost_wakeups: Vec::new(),
         })));
@@ -818,9 +826,20 @@ fn held(ctx: &Context, holds: &[HeldLock], base: Option<u64>) -> Vec<Held> {
 }
 
 /// The threads of a finding, each once, by tid.
-fn threads(ctx: &Context, tids: impl IntoIterator<Item = ThreadId>) -> Vec<ThreadInfo> {
+/// Threads `tids`, with the stacks that created them in the replay of `created` (none for a
+/// deadlock the recorded run ended in).
+fn threads(
+    ctx: &Context,
+    created: Option<&Outcome>,
+    tids: impl IntoIterator<Item = ThreadId>,
+) -> Vec<ThreadInfo> {
     let tids: BTreeSet<ThreadId> = tids.into_iter().collect();
-    tids.into_iter().map(|t| ctx.thread(t)).collect()
+    let stack = |t| {
+        created
+            .and_then(|o| o.created.get(&t))
+            .map_or(&[][..], Vec::as_slice)
+    };
+    tids.into_iter().map(|t| ctx.thread(t, stack(t))).collect()
 }
 
 fn schedule(ctx: &Context, c: &Candidate) -> Vec<ScheduleStep> {

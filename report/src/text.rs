@@ -394,7 +394,7 @@ fn threads(out: &mut String, threads: &[ThreadInfo]) {
             t.tid,
             thread_name(parent)
         );
-        frame(out, at);
+        frames(out, "", at, &t.created_stack);
         if t.never_joined {
             never_joined(out, "  ", t);
         }

@@ -30,8 +30,10 @@
 //! - 6: `stack` of a race access, a blocked thread and a held lock: the sites of the calls that
 //!   led to it, innermost first (replay's shadow call stack); `locks` of a race access: the locks
 //!   its thread held, each with where it was acquired.
-//! - 7: `heap_block` of a race: the heap block the raced address is in, with its allocation.
+//! - 7: `heap_block` of a race: the heap block the raced address is in, with its allocation;
+//!   `created`: per thread created in the replay, its creator's shadow stack at the fork.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -78,6 +80,10 @@ pub struct Outcome {
     /// did. Absent when the schedule watches nothing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub watched: Vec<Option<u32>>,
+    /// Per thread created in the replay (recorded tid), the sites of the calls that led its
+    /// creator to the fork, innermost first (`std::thread`'s constructor, then the user's line).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub created: BTreeMap<ThreadId, Vec<SiteId>>,
 }
 
 /// Whether the watched accesses ([`Outcome::watched`]) all ran, in the schedule's order (e1, f,
@@ -363,6 +369,7 @@ mod tests {
             }),
             divergence: None,
             watched: vec![Some(1), None],
+            created: [(1, vec![6, 2])].into(),
         };
         let json = o.to_json();
         assert!(json.contains(r#""result": "no_error""#), "{json}");

@@ -266,6 +266,7 @@ fn outcome(f: &Findings, r: &Replay) -> Outcome {
         deadlock: f.deadlock.clone(),
         divergence: f.divergence.clone(),
         watched,
+        created: replay::thread::creation_stacks(),
     }
 }
 
@@ -393,6 +394,7 @@ pub(crate) fn refused(dir: &Path, build_id: &str, schedule: &str, why: &str) -> 
             reason: why.to_owned(),
         }),
         watched: Vec::new(),
+        created: Default::default(),
     };
     if !schedule.is_empty() {
         write(dir, &o);
