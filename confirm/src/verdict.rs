@@ -140,6 +140,7 @@ mod tests {
                         ResultKind::Atomicity => vec![Some(1), Some(2), Some(3)],
                         _ => Vec::new(),
                     },
+                    created: Default::default(),
                 })
                 .ok_or_else(|| "no outcome".to_owned()),
             out_dir: "/r".into(),

@@ -20,7 +20,9 @@
 //!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write` |
 //!     `free` | `destroy`, `addr`, `size`, `location`, `stack`, `locks`), `object` (`name`, `offset`, `size` of the
 //!     global, or null),
-//!     `threads`, `schedule`;
+//!     `heap_block` (only for heap memory: `address`, `size`, `thread`, `location`, `stack` of
+//!     the block's allocation; the last allocation covering the address, freed since for a race
+//!     on freed memory), `threads`, `schedule`;
 //!   - `"deadlock"`: `candidates`, `observed` (the recorded run ended in it; `candidates` may
 //!     then be empty), `pid`, `replay_dir`, `blocked` (`tid`, `op`, `object`, `object_name`,
 //!     `location`, `stack`, `waits_for`, `holds`: `object`, `object_name`, `location`, `stack`),
@@ -48,7 +50,9 @@
 //!   linkage name, when it differs from `function`) and `inlined` (when the line called into
 //!   library code that was inlined there: those frames, each `file`, `line`, `column`,
 //!   `function`, optional `symbol`, from the line's call inward). A thread is `tid`, `parent`
-//!   (null for main) and `created_at` (the fork's location, or null), and `never_joined: true`
+//!   (null for main) and `created_at` (the fork's location, or null: the first user frame of the
+//!   creator's stack, `std::thread`'s constructor call when libstdc++ forked), `created_stack`
+//!   (the frames below it, when replay kept them), and `never_joined: true`
 //!   when it was created and neither joined nor detached when the program exited; a schedule
 //!   step is `tid`, `op`, optional `peer`, `object`, `object_name`, and `location`.
 //!

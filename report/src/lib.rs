@@ -25,7 +25,9 @@ pub mod text;
 use std::collections::{BTreeMap, BTreeSet};
 
 use ilgen_trace::format::ThreadTrace;
-use ilgen_trace::replay::{DeadlockReport, HeldLock, Outcome, RaceAccess, ResultKind};
+use ilgen_trace::replay::{
+    DeadlockReport, HeapBlock as Allocation, HeldLock, Outcome, RaceAccess, ResultKind,
+};
 use ilgen_trace::sites::Frame;
 use ilgen_trace::{known_site, Event, OpKind, RunEnd, SiteId, SyncOp, ThreadId, TraceDir};
 use serde::{Deserialize, Serialize};
@@ -144,15 +146,20 @@ impl<'a> Context<'a> {
         })
     }
 
-    fn thread(&self, tid: ThreadId) -> ThreadInfo {
-        let (parent, created_at) = match self.forks.get(&tid) {
-            Some(&(p, site)) => (Some(p), Some(self.location(known_site(site)))),
-            None => (None, None),
+    /// Thread `tid`, created through `stack` (its creator's callers at the fork, from replay).
+    fn thread(&self, tid: ThreadId, stack: &[SiteId]) -> ThreadInfo {
+        let (parent, created_at, created_stack) = match self.forks.get(&tid) {
+            Some(&(p, site)) => {
+                let (at, below) = self.frames(known_site(site), stack);
+                (Some(p), Some(at), below)
+            }
+            None => (None, None, Vec::new()),
         };
         ThreadInfo {
             tid,
             parent,
             created_at,
+            created_stack,
             never_joined: self.unjoined.contains(&tid),
         }
     }
@@ -215,12 +222,30 @@ pub struct Object {
     pub size: u64,
 }
 
+/// The heap block a race's address is in, and where it was allocated.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct HeapBlock {
+    /// Its first byte, in the replay that found the race.
+    pub address: u64,
+    pub size: u64,
+    /// The allocating thread.
+    pub thread: ThreadId,
+    /// The allocation call: the first frame in the user's code ([`Context::frames`]).
+    pub location: Location,
+    /// The frames below `location`; empty when replay kept no stack.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<Location>,
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ThreadInfo {
     pub tid: ThreadId,
     /// `None` for the main thread (and threads the trace does not show created).
     pub parent: Option<ThreadId>,
     pub created_at: Option<Location>,
+    /// The frames below `created_at` ([`Context::frames`]); empty when replay kept no stack.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created_stack: Vec<Location>,
     /// Created, and neither joined nor detached when the program exited.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub never_joined: bool,
@@ -273,6 +298,9 @@ pub struct Race {
     pub current: Access,
     pub previous: Access,
     pub object: Option<Object>,
+    /// The heap block of the address (none for a global, a stack or a mapping).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_block: Option<HeapBlock>,
     pub threads: Vec<ThreadInfo>,
     pub schedule: Vec<ScheduleStep>,
 }
@@ -543,7 +571,7 @@ impl Report {
             counts: Counts::default(),
             findings: Vec::new(),
             unconfirmed: Vec::new(),
-            unjoined: ctx.unjoined.iter().map(|&t| ctx.thread(t)).collect(),
+            unjoined: ctx.unjoined.iter().map(|&t| ctx.thread(t, &[])).collect(),
             suppressed: Vec::new(),
         }
     }
@@ -606,7 +634,7 @@ impl Report {
             replay_dir: String::new(),
             blocked: blocked(ctx, d, None),
             cycle: d.cycle.clone(),
-            threads: threads(ctx, d.threads.iter().map(|b| b.thread.tid)),
+            threads: threads(ctx, None, d.threads.iter().map(|b| b.thread.tid)),
             schedule: Vec::new(),
             lost_wakeups: o
                 .lost_wakeups
@@ -667,6 +695,17 @@ impl Report {
                 None => self.findings.push(f),
             }
         }
+    }
+}
+
+fn heap_block(ctx: &Context, b: &Allocation) -> HeapBlock {
+    let (location, stack) = ctx.frames(b.site, &b.stack);
+    HeapBlock {
+        address: b.addr,
+        size: b.size,
+        thread: b.thread.tid,
+        location,
+        stack,
     }
 }
 
@@ -739,7 +778,8 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             current: access(&r.current),
             previous: access(&r.previous),
             object: ctx.object(r.current.addr, Some(o.load_base)),
-            threads: threads(ctx, [r.current.thread.tid, r.previous.thread.tid]),
+            heap_block: r.heap_block.as_ref().map(|b| heap_block(ctx, b)),
+            threads: threads(ctx, Some(o), [r.current.thread.tid, r.previous.thread.tid]),
             schedule: schedule.clone(),
         })));
     }
@@ -777,7 +817,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             f: access(&accesses[1]),
             e2: access(&accesses[2]),
             object: ctx.object(object.addr, None),
-            threads: threads(ctx, accesses.iter().map(|a| a.tid)),
+            threads: threads(ctx, Some(o), accesses.iter().map(|a| a.tid)),
             schedule: schedule.clone(),
         })));
     }
@@ -792,7 +832,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             replay_dir,
             blocked: blocked(ctx, d, Some(o.load_base)),
             cycle: d.cycle.clone(),
-            threads: threads(ctx, d.threads.iter().map(|b| b.thread.tid)),
+            threads: threads(ctx, Some(o), d.threads.iter().map(|b| b.thread.tid)),
             schedule,
             lost_wakeups: Vec::new(),
         })));
@@ -846,9 +886,20 @@ fn held(ctx: &Context, holds: &[HeldLock], base: Option<u64>) -> Vec<Held> {
 }
 
 /// The threads of a finding, each once, by tid.
-fn threads(ctx: &Context, tids: impl IntoIterator<Item = ThreadId>) -> Vec<ThreadInfo> {
+/// Threads `tids`, with the stacks that created them in the replay of `created` (none for a
+/// deadlock the recorded run ended in).
+fn threads(
+    ctx: &Context,
+    created: Option<&Outcome>,
+    tids: impl IntoIterator<Item = ThreadId>,
+) -> Vec<ThreadInfo> {
     let tids: BTreeSet<ThreadId> = tids.into_iter().collect();
-    tids.into_iter().map(|t| ctx.thread(t)).collect()
+    let stack = |t| {
+        created
+            .and_then(|o| o.created.get(&t))
+            .map_or(&[][..], Vec::as_slice)
+    };
+    tids.into_iter().map(|t| ctx.thread(t, stack(t))).collect()
 }
 
 fn schedule(ctx: &Context, c: &Candidate) -> Vec<ScheduleStep> {

@@ -5,8 +5,9 @@
 //! real free) and [`thread_stack`] from the thread trampoline; gives, in record mode, an
 //! `Event::Heap` in the calling thread's file after its segment cache is written out (so the
 //! accesses before the record are those made before the event), numbered from the sync counter;
-//! in replay mode, `replay::shadow::lifetime` (an allocation or a stack forgets the block's
-//! shadow, a free is checked and recorded as a write over it). Neither is a schedule step.
+//! in replay mode, `replay::blocks::note` (the blocks a race report names) and
+//! `replay::shadow::lifetime` (an allocation or a stack forgets the block's shadow, a free is
+//! checked and recorded as a write over it). Neither is a schedule step.
 //!
 //! Never initializes the runtime and never creates thread state: an allocation made before
 //! initialization, or by a thread the runtime does not follow (yet), or while this thread is
@@ -116,11 +117,8 @@ fn event_as(op: HeapOp, shadow_op: HeapOp, site: usize) {
     let tid = t.tid();
     let Some(mut inner) = t.enter() else { return };
     inner.settle_atomic();
-    replay::shadow::lifetime(
-        &mut inner.clock,
-        tid,
-        shadow_op,
-        sites::id(site),
-        replay::report::race,
-    );
+    let site = sites::id(site);
+    // Reports name the block as asked for; the shadow forgets or frees its whole span.
+    replay::blocks::note(tid, op, site);
+    replay::shadow::lifetime(&mut inner.clock, tid, shadow_op, site, replay::report::race);
 }

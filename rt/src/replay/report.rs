@@ -122,6 +122,7 @@ pub(crate) fn race(prev: &Cell, cur: &Cell) {
     let report = RaceReport {
         current: access(cur.tid(), cur, replay::owners::holds(cur.tid())),
         previous: access(prev.tid(), prev, Vec::new()),
+        heap_block: replay::blocks::containing(cur.addr),
     };
     let text = race_text(&report);
     findings().races.push(report);
@@ -265,6 +266,7 @@ fn outcome(f: &Findings, r: &Replay) -> Outcome {
         deadlock: f.deadlock.clone(),
         divergence: f.divergence.clone(),
         watched,
+        created: replay::thread::creation_stacks(),
     }
 }
 
@@ -392,6 +394,7 @@ pub(crate) fn refused(dir: &Path, build_id: &str, schedule: &str, why: &str) -> 
             reason: why.to_owned(),
         }),
         watched: Vec::new(),
+        created: Default::default(),
     };
     if !schedule.is_empty() {
         write(dir, &o);
@@ -496,6 +499,7 @@ mod tests {
                 stack: Vec::new(),
                 locks: Vec::new(),
             },
+            heap_block: None,
         };
         let s = race_text(&r);
         assert!(s.contains("WARNING: ilgen: data race (pid="), "{s}");
