@@ -1,58 +1,49 @@
-//! The whole analysis of one run: prepare → filter → solve (per surviving variable, in parallel,
-//! then deadlocks) → candidates; with [`Options::atomicity`], then atomicity violations.
+//! The whole analysis of one run: prepare → filter → solve (the races of each surviving variable,
+//! the deadlocks and, with [`Options::atomicity`], the atomicity violations: units of work solved
+//! in parallel) → candidates.
 //!
-//! Takes the recorded threads and the [`Options`]; gives the per-stage [`Stats`] and the first
-//! `max_candidates` [`Candidate`]s (races by object address, then deadlocks; the others counted),
-//! or an [`AnalysisError`] when a CSP checker could not decide. Independent variables are solved on all cores; stages and solver jobs
-//! are reported to a [`Progress`].
-
-use std::collections::BTreeMap;
-use std::sync::Mutex;
+//! Takes the recorded threads, the [`Options`] and the [`Shard`] to do; gives the per-stage
+//! [`Stats`] and the first `max_candidates` [`Candidate`]s (races by object address, then
+//! deadlocks, then atomicity violations; the others counted), each with its [`Key`], or an
+//! [`AnalysisError`] when a CSP checker could not decide. The units run on all cores and their results are put back in report order, so the
+//! output does not depend on which core finished first; a shard solves only its own units, the
+//! same candidates in the same order as the whole analysis gives for them. Stages and units are
+//! reported to a [`Progress`].
 
 use ilgen_trace::format::ThreadTrace;
 use rayon::prelude::*;
 
+use crate::atomicity::Counts as AtomicityCounts;
 use crate::candidates::{self, Candidate, NotDecided, Stats};
 use crate::csp;
 use crate::error::AnalysisError;
 use crate::options::{Backend, Options};
+use crate::prepare::Program;
 use crate::progress::Progress;
+use crate::shard::{Key, Shard};
 use crate::{atomicity, filter, prepare, reads_from, solve};
 
-/// What one job of [`analyze`] gave beside its candidates (the findings it could not turn into
-/// candidates and the pairs it left undecided), or why a CSP checker could not say.
-type Job = Result<(solve::SolveStats, usize, Option<NotDecided>), String>;
-
-/// The first `cap` candidates in the output order, of the jobs done so far, by order key; the
-/// rest counted. Jobs finish in any order, so a later job's candidates give way to an earlier's.
-struct Kept {
-    by_key: BTreeMap<usize, Vec<Candidate>>,
-    count: usize,
-    cap: usize,
-    dropped: usize,
+/// One unit of work, in report order: the races of survivor `i`, the deadlocks, the atomicity
+/// violations.
+#[derive(Clone, Copy)]
+enum Unit {
+    Races(usize),
+    Deadlocks,
+    Atomicity,
 }
 
-impl Kept {
-    fn add(&mut self, key: usize, found: Vec<Candidate>) {
-        self.count += found.len();
-        self.by_key.insert(key, found);
-        while self.count > self.cap {
-            let Some(mut last) = self.by_key.last_entry() else {
-                break;
-            };
-            let drop = (self.count - self.cap).min(last.get().len());
-            let keep = last.get().len() - drop;
-            last.get_mut().truncate(keep);
-            if keep == 0 {
-                last.remove();
-            }
-            self.count -= drop;
-            self.dropped += drop;
-        }
-    }
+/// What one unit found: its candidates, the findings it could not turn into candidates, the race
+/// pairs it left undecided, the atomicity counts (of the atomicity unit).
+#[derive(Default)]
+struct Done {
+    stats: solve::SolveStats,
+    found: Vec<Candidate>,
+    lost: usize,
+    open: Option<NotDecided>,
+    atomicity: Option<AtomicityCounts>,
 }
 
-/// The whole analysis of one run: races per surviving variable (in parallel), then deadlocks.
+/// The whole analysis of one run.
 pub fn analyze(
     threads: &[ThreadTrace],
     options: &Options,
@@ -60,12 +51,22 @@ pub fn analyze(
     analyze_with(threads, options, &Progress::off())
 }
 
-/// [`analyze`], reporting its stages and solver jobs to `progress`.
+/// [`analyze`], reporting its stages and units to `progress`.
 pub fn analyze_with(
     threads: &[ThreadTrace],
     options: &Options,
     progress: &Progress,
 ) -> Result<(Stats, Vec<Candidate>), AnalysisError> {
+    analyze_shard(threads, options, progress, Shard::WHOLE).map(|(stats, found, _)| (stats, found))
+}
+
+/// The units of `shard` of the analysis, with each candidate's [`Key`].
+pub fn analyze_shard(
+    threads: &[ThreadTrace],
+    options: &Options,
+    progress: &Progress,
+    shard: Shard,
+) -> Result<(Stats, Vec<Candidate>, Vec<Key>), AnalysisError> {
     progress.begin("preparing the model");
     let mut program = prepare::prepare(threads);
     if matches!(options.backend, Backend::Native) {
@@ -82,58 +83,31 @@ pub fn analyze_with(
         "filtered: {} of {} shared objects left, {} race pairs",
         filter_stats.vars_left, filter_stats.vars_shared, filter_stats.pairs_left
     ));
-    // Job 0 is deadlocks (often the longest, so it starts first); job i > 0 is the races of
-    // survivor i - 1.
-    let jobs = survivors.len() + 1;
-    progress.solving(jobs);
-    let kept = Mutex::new(Kept {
-        by_key: BTreeMap::new(),
-        count: 0,
-        cap: options.max_candidates,
-        dropped: 0,
-    });
-    let window_done = || progress.window_done();
-    let solve_job = |job: usize| -> Job {
-        let solved = match (&options.backend, job.checked_sub(1)) {
-            (Backend::Native, Some(i)) => Ok(solve::races_with(
-                &program,
-                &survivors[i],
-                options,
-                &window_done,
-            )),
-            (Backend::Native, None) => Ok(solve::deadlocks_with(&program, options, &window_done)),
-            (Backend::Csp(checker), Some(i)) => csp::solve::races(&program, &survivors[i], checker),
-            (Backend::Csp(checker), None) => csp::solve::deadlocks(&program, checker),
+    let mut units: Vec<Unit> = (0..survivors.len()).map(Unit::Races).collect();
+    units.push(Unit::Deadlocks);
+    if options.atomicity {
+        units.push(Unit::Atomicity);
+    }
+    // The shard's units, the longest first (deadlocks and atomicity span the whole trace), so
+    // that no core is left with a long unit at the end.
+    let mut mine: Vec<usize> = (0..units.len()).filter(|&u| shard.takes(u)).collect();
+    mine.sort_by_key(|&u| !matches!(units[u], Unit::Deadlocks | Unit::Atomicity));
+    progress.solving(mine.len());
+    let solve_unit = |u: usize| {
+        let done = match units[u] {
+            Unit::Races(i) => races(&program, &survivors[i], options, progress),
+            Unit::Deadlocks => deadlocks(&program, options, progress),
+            Unit::Atomicity => Ok(atomicity_violations(&program, options)),
         };
-        solved.map(|solved| {
-            let found: Vec<Candidate> = solved
-                .findings
-                .iter()
-                .filter_map(|f| candidates::candidate(&solved.model, &program.vars, f))
-                .collect();
-            progress.job_done(found.len());
-            let lost = solved.findings.len() - found.len();
-            // Races by object address (survivors are in that order), then deadlocks.
-            let key = if job == 0 { jobs } else { job };
-            kept.lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .add(key, found);
-            let open = solved.not_decided.and_then(|n| {
-                let (object, accesses) =
-                    candidates::race_sides(&solved.model, &program.vars, n.pair.0, n.pair.1)?;
-                Some(NotDecided {
-                    object,
-                    accesses,
-                    pairs: n.pairs,
-                    limit: n.limit,
-                })
-            });
-            (solved.stats, lost, open)
-        })
+        if let Ok(d) = &done {
+            progress.job_done(d.found.len());
+        }
+        (u, done)
     };
-    // rayon's pool takes the jobs in index order across all cores and gives the results back in
-    // that order, so the output does not depend on which core finished first.
-    let results: Vec<Job> = (0..jobs).into_par_iter().map(solve_job).collect();
+    let mut results: Vec<(usize, Result<Done, String>)> =
+        mine.into_par_iter().map(solve_unit).collect();
+    // Report order; the first unit in it that failed is the error, whichever failed first.
+    results.sort_by_key(|(u, _)| *u);
     let mut stats = Stats {
         threads: threads.len(),
         sync_events: program
@@ -160,33 +134,96 @@ pub fn analyze_with(
         not_written: 0,
         atomicity: None,
     };
-    for outcome in results {
-        let (s, lost, open) = outcome.map_err(AnalysisError::Checker)?;
-        stats.solve.add(&s);
-        stats.findings_unconvertible += lost;
-        stats.not_decided.extend(open);
+    let mut all = Vec::new();
+    let mut keys = Vec::new();
+    for (u, done) in results {
+        let done = done.map_err(AnalysisError::Checker)?;
+        stats.solve.add(&done.stats);
+        stats.findings_unconvertible += done.lost;
+        stats.not_decided.extend(done.open);
+        if let Some(counts) = done.atomicity {
+            progress.stage(&format!(
+                "{} transactions, {} atomicity violation(s) with a schedule",
+                counts.transactions, counts.predicted
+            ));
+            stats.atomicity = Some(counts);
+        }
+        keys.extend((0..done.found.len()).map(|k| (u, k)));
+        all.extend(done.found);
     }
-    let kept = kept.into_inner().unwrap_or_else(|e| e.into_inner());
-    stats.not_written = kept.dropped;
-    let mut all: Vec<Candidate> = kept.by_key.into_values().flatten().collect();
-    if options.atomicity {
-        progress.begin("predicting atomicity violations");
-        let (predictions, counts) =
-            atomicity::predict(&program, options.window, options.transactions.as_ref());
-        let found: Vec<Candidate> = predictions
-            .iter()
-            .filter_map(|p| candidates::atomicity(&program.model, &program.vars, p))
-            .collect();
-        stats.findings_unconvertible += predictions.len() - found.len();
-        progress.stage(&format!(
-            "{} transactions, {} atomicity violation(s) with a schedule",
-            counts.transactions, counts.predicted
-        ));
-        stats.atomicity = Some(counts);
-        // After the races and deadlocks, by transaction site, then e1, f and e2 sites.
-        all.extend(found);
-        stats.not_written += all.len().saturating_sub(options.max_candidates);
-        all.truncate(options.max_candidates);
+    // The cap counts the candidates in report order; in a shard it applies to the shard's own
+    // candidates, so the merged report of N shards may hold up to N times `max_candidates`.
+    stats.not_written = all.len().saturating_sub(options.max_candidates);
+    all.truncate(options.max_candidates);
+    keys.truncate(options.max_candidates);
+    Ok((stats, all, keys))
+}
+
+/// The races of one surviving variable.
+fn races(
+    program: &Program,
+    survivor: &filter::Survivor,
+    options: &Options,
+    progress: &Progress,
+) -> Result<Done, String> {
+    let solved = match &options.backend {
+        Backend::Native => {
+            solve::races_with(program, survivor, options, &|| progress.window_done())
+        }
+        Backend::Csp(checker) => csp::solve::races(program, survivor, checker)?,
+    };
+    Ok(done(program, solved))
+}
+
+/// The deadlocks of the sync-only model.
+fn deadlocks(program: &Program, options: &Options, progress: &Progress) -> Result<Done, String> {
+    let solved = match &options.backend {
+        Backend::Native => solve::deadlocks_with(program, options, &|| progress.window_done()),
+        Backend::Csp(checker) => csp::solve::deadlocks(program, checker)?,
+    };
+    Ok(done(program, solved))
+}
+
+/// A solver's findings as candidates, and the pairs it left undecided as names.
+fn done(program: &Program, solved: solve::Solved) -> Done {
+    let found: Vec<Candidate> = solved
+        .findings
+        .iter()
+        .filter_map(|f| candidates::candidate(&solved.model, &program.vars, f))
+        .collect();
+    let lost = solved.findings.len() - found.len();
+    let open = solved.not_decided.and_then(|n| {
+        let (object, accesses) =
+            candidates::race_sides(&solved.model, &program.vars, n.pair.0, n.pair.1)?;
+        Some(NotDecided {
+            object,
+            accesses,
+            pairs: n.pairs,
+            limit: n.limit,
+        })
+    });
+    Done {
+        stats: solved.stats,
+        found,
+        lost,
+        open,
+        atomicity: None,
     }
-    Ok((stats, all))
+}
+
+/// The atomicity violations of the marked transactions (by transaction site, then e1, f and e2
+/// sites).
+fn atomicity_violations(program: &Program, options: &Options) -> Done {
+    let (predictions, counts) =
+        atomicity::predict(program, options.window, options.transactions.as_ref());
+    let found: Vec<Candidate> = predictions
+        .iter()
+        .filter_map(|p| candidates::atomicity(&program.model, &program.vars, p))
+        .collect();
+    Done {
+        lost: predictions.len() - found.len(),
+        found,
+        atomicity: Some(counts),
+        ..Done::default()
+    }
 }

@@ -742,14 +742,20 @@ mod tests {
         predict(&prepare(&r.traces()), 10_000, None)
     }
 
-    #[test]
-    fn serial_withdraws_predict_the_lost_update_with_its_schedule() {
+    /// Two threads withdrawing one after the other, the second after the first ended.
+    fn serial_withdraws() -> Run {
         let mut r = Run::new(3);
         r.fork(0, 1).fork(0, 2).start(1);
         withdraw(&mut r, 1);
         r.end(1).start(2);
         withdraw(&mut r, 2);
         r.end(2).join(0, 1).join(0, 2);
+        r
+    }
+
+    #[test]
+    fn serial_withdraws_predict_the_lost_update_with_its_schedule() {
+        let r = serial_withdraws();
         let (found, counts) = predictions(&r);
         assert_eq!(counts.transactions, 2);
         // Each way round (the testkit gives every sync operation its own site, so the two
@@ -856,12 +862,7 @@ mod tests {
 
     #[test]
     fn only_the_selected_transactions_are_checked() {
-        let mut r = Run::new(3);
-        r.fork(0, 1).fork(0, 2).start(1);
-        withdraw(&mut r, 1);
-        r.end(1).start(2);
-        withdraw(&mut r, 2);
-        r.end(2).join(0, 1).join(0, 2);
+        let r = serial_withdraws();
         let program = prepare(&r.traces());
         let m = &program.model;
         let t1 = m.threads.iter().position(|t| t.tid == 1).unwrap();

@@ -9,7 +9,8 @@
 //! as CSP_M, decided by a CSP checker) → [`finding`] → [`candidates`]. Every solver moves through
 //! the model by the sync semantics of [`semantics`] (the native one through [`state`]). Apart from
 //! predictions, [`observed`] finds the deadlock the recorded run itself ended in. Nothing here runs
-//! the program: replay is `ilgen-confirm`'s.
+//! the program: replay is `ilgen-confirm`'s. A [`shard`] of the analysis solves a deterministic
+//! part of its units of work ([`analyze_shard`](fn@analyze_shard)), for many machines.
 
 pub mod analyze;
 pub mod atomicity;
@@ -27,6 +28,7 @@ pub mod prepare;
 pub mod progress;
 pub mod reads_from;
 pub mod semantics;
+pub mod shard;
 pub mod solve;
 pub mod state;
 #[cfg(any(test, feature = "testkit"))]
@@ -35,7 +37,7 @@ pub mod testkit;
 mod tests;
 pub mod window;
 
-pub use analyze::{analyze, analyze_with};
+pub use analyze::{analyze, analyze_shard, analyze_with};
 pub use candidates::{Candidate, CandidatesFile, Stats};
 pub use error::AnalysisError;
 pub use options::{Backend, Checker, Options};

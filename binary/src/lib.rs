@@ -17,6 +17,7 @@ use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 mod demangle;
 mod error;
+pub mod transactions;
 
 use demangle::demangle;
 pub use error::BinaryError;

@@ -9,25 +9,28 @@
 //! did ([`ilgen_analysis::observed`]); with `--no-replay` (one trace) it prints the candidates'
 //! summary (or the file's JSON) instead. A suppressions file (`--suppressions`, or
 //! `ILGEN_OPTIONS=suppressions=FILE`) hides the confirmed findings it matches
-//! ([`ilgen_report::Report::suppress`]): counted in the report, not in the exit code. Long analyses report their stages on stderr (on a terminal, or with `--progress`);
-//! stdout stays deterministic. Gives an exit code: [`exit::FINDINGS`] when replay confirmed
+//! ([`ilgen_report::Report::suppress`]): counted in the report, not in the exit code. Long
+//! analyses report their stages on stderr (on a terminal, or with `--progress`); stdout stays
+//! deterministic. With `--shard I/N` it does one shard of one trace's analysis
+//! ([`ilgen_analysis::analyze_shard`]) in `DIR/shard-I-of-N/` and prints the shard's JSON report
+//! for `ilgen merge`. Gives an exit code: [`exit::FINDINGS`] when replay confirmed
 //! something (with `--no-replay`: when there is a candidate), else [`exit::CLEAN`].
 
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use ilgen_analysis::candidates::{self, CandidatesFile, Limits, Names};
+use ilgen_analysis::candidates::{self, CandidatesFile, Limits};
 use ilgen_analysis::progress::Progress;
-use ilgen_analysis::{observed, window, Backend, Checker, Options};
-use ilgen_binary::{Binary, BinaryError};
-use ilgen_confirm::run::ReplayRun;
+use ilgen_analysis::shard::{Key, Shard};
+use ilgen_analysis::{window, Backend, Checker, Options};
+use ilgen_binary::Binary;
+use ilgen_report::limits::{self, with_names};
+use ilgen_report::shard::ShardInfo;
 use ilgen_report::suppress::Suppressions;
-use ilgen_report::{Context, Counts, Entry, Report, Run};
-use ilgen_trace::format::ThreadTrace;
-use ilgen_trace::{Event, RunEnd, SiteId, SyncOp, TraceDir};
+use ilgen_report::Report;
+use ilgen_trace::TraceDir;
 use rayon::prelude::*;
 
 use crate::dump;
@@ -75,6 +78,9 @@ pub struct DetectArgs {
     /// Show progress on stderr even when it is not a terminal (on a terminal it always is)
     #[arg(long)]
     pub progress: bool,
+    /// No progress and no replay command lines on stderr, even on a terminal
+    #[arg(long, short, conflicts_with = "progress")]
+    pub quiet: bool,
     /// Who decides the reorder model (check and fdr take the whole trace as one model)
     #[arg(long, value_enum, default_value_t = Solver::Native)]
     pub solver: Solver,
@@ -95,6 +101,11 @@ pub struct DetectArgs {
     /// two accesses of one transaction and a conflicting access of another thread between them
     #[arg(long)]
     pub atomicity: bool,
+    /// Do shard I of N of the analysis of one trace (a deterministic share of its variables,
+    /// deadlocks and atomicity violations), replay its candidates and print its JSON report for
+    /// `ilgen merge`; its files go to `DIR/shard-I-of-N/`
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
     /// Check only the recorded transactions whose function (where their `tx_begin` is: the
     /// marked function, or the one holding ILGEN_ATOMIC_BEGIN) matches GLOB; repeatable; implies
     /// --atomicity. It selects among what the run recorded: a function not marked when compiling
@@ -128,8 +139,12 @@ const CHECKER_STATES: usize = 2_000_000;
 /// One recorded run, analysed: its trace, the candidates written into its directory.
 struct Predicted {
     dir: PathBuf,
+    /// Where the candidates, schedules and replays go: `dir`, or a shard's own directory in it.
+    out: PathBuf,
     trace: TraceDir,
     file: CandidatesFile,
+    /// Each candidate's place in the unsharded analysis.
+    keys: Vec<Key>,
 }
 
 /// Runs `ilgen detect`; gives [`exit::FINDINGS`] when there is a candidate (`--no-replay`) or a
@@ -152,7 +167,20 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
             "--window, --max-per-var, --max-states and --max-candidates must be at least 1".into(),
         ));
     }
-    let suppressions = crate::output::suppressions(args.suppressions.as_deref())?;
+    let one_dir = args.trace_dirs.len() <= 1 && args.suppressions.is_none();
+    if args.shard.is_some() && (args.no_replay || args.format != Format::Json || !one_dir) {
+        return Err(CliError::Input(
+            "--shard replays the candidates of one trace directory and prints the shard's JSON \
+             report for `ilgen merge`: give one directory and --format json, without --no-replay \
+             or --suppressions (give that to `ilgen merge`)"
+                .into(),
+        ));
+    }
+    // A shard's report is not the final one: `ilgen merge` applies the suppressions.
+    let suppressions = match args.shard {
+        Some(_) => None,
+        None => crate::output::suppressions(args.suppressions.as_deref())?,
+    };
     let dirs = match args.trace_dirs.as_slice() {
         [] => vec![dump::trace_dir(None)?],
         given => given.to_vec(),
@@ -165,7 +193,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
                     .into(),
             ));
         }
-        one_binary(&dirs)?;
+        ilgen_report::merge::one_binary(&dirs).map_err(|e| CliError::Input(e.to_string()))?;
     }
     if !args.no_replay {
         for dir in &dirs {
@@ -182,94 +210,10 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     }
 }
 
-/// Refuses traces of different binaries (or one trace twice): their findings cannot be merged,
-/// and one directory's candidate files would be written twice at once.
-fn one_binary(dirs: &[PathBuf]) -> Result<(), CliError> {
-    let mut seen: Vec<(PathBuf, &Path, ilgen_trace::Meta)> = Vec::new();
-    for dir in dirs {
-        let meta = ilgen_trace::Meta::read(dir)?;
-        let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-        if let Some((_, first, _)) = seen.iter().find(|(r, _, _)| *r == real) {
-            return Err(CliError::Input(format!(
-                "{} and {} are the same trace directory; give each run once",
-                first.display(),
-                dir.display()
-            )));
-        }
-        if let Some((_, first, m)) = seen.first() {
-            if m.build_id != meta.build_id {
-                return Err(CliError::Input(format!(
-                    "{} and {} were recorded from different binaries ({} and {}, or the same \
-                     path rebuilt); detect runs of one binary together, or each trace alone",
-                    first.display(),
-                    dir.display(),
-                    m.binary,
-                    meta.binary
-                )));
-            }
-        }
-        seen.push((real, dir, meta));
-    }
-    Ok(())
-}
-
-/// With `--atomic` GLOBs: the sites of the recorded `tx_begin`s whose function matches one of
-/// them (a GLOB that matches none is warned about); without: `None`, every transaction.
-fn selected_transactions(
-    threads: &[ThreadTrace],
-    binary: &Result<Binary, BinaryError>,
-    globs: &[String],
-) -> Result<Option<BTreeSet<SiteId>>, CliError> {
-    if globs.is_empty() {
-        return Ok(None);
-    }
-    let binary = binary.as_ref().map_err(|e| {
-        CliError::Input(format!(
-            "--atomic selects transactions by function name, which needs the recorded binary: {e}"
-        ))
-    })?;
-    let patterns = globs
-        .iter()
-        .map(|g| {
-            glob::Pattern::new(g).map_err(|e| {
-                CliError::Input(format!(
-                    "--atomic `{g}` is not a glob ({e}): use *, ? and [...] on function names"
-                ))
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let begins: BTreeMap<SiteId, &str> = threads
-        .iter()
-        .flat_map(|t| &t.events)
-        .filter_map(|e| match e {
-            Event::Sync(s) if s.op == SyncOp::TxBegin => Some(s.site),
-            _ => None,
-        })
-        .filter_map(|site| Some((site, binary.site(site)?.frame.function.as_str())))
-        .collect();
-    for (g, p) in globs.iter().zip(&patterns) {
-        if !begins.values().any(|f| p.matches(f)) {
-            let names: BTreeSet<&str> = begins.values().copied().collect();
-            let names: Vec<&str> = names.into_iter().collect();
-            eprintln!(
-                "ilgen: warning: --atomic `{g}` matches none of the recorded transactions ({})",
-                names.join(", ")
-            );
-        }
-    }
-    Ok(Some(
-        begins
-            .into_iter()
-            .filter(|(_, f)| patterns.iter().any(|p| p.matches(f)))
-            .map(|(site, _)| site)
-            .collect(),
-    ))
-}
-
 /// Reads the trace in `dir`, predicts its candidates and writes them (`candidates.json`, one
 /// `schedule-<n>.json` each) into `dir`.
 fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
-    let progress = Progress::for_stderr(args.progress);
+    let progress = Progress::for_stderr(args.progress, args.quiet);
     progress.begin(&format!("reading {}", dir.display()));
     let trace = crate::dump::open_trace(
         dir,
@@ -299,7 +243,8 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         }),
     };
     let binary = Binary::load(&trace.meta);
-    let transactions = selected_transactions(&trace.threads, &binary, &args.atomic)?;
+    let transactions = ilgen_binary::transactions::selected(&trace.threads, &binary, &args.atomic)
+        .map_err(CliError::Input)?;
     let options = Options {
         max_per_var: args.max_per_var,
         all_sites: args.all_sites,
@@ -315,8 +260,14 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         transactions,
         max_candidates: args.max_candidates,
     };
-    let (stats, candidates) = ilgen_analysis::analyze_with(&trace.threads, &options, &progress)?;
+    let shard = args.shard.unwrap_or(Shard::WHOLE);
+    let (stats, candidates, keys) =
+        ilgen_analysis::analyze_shard(&trace.threads, &options, &progress, shard)?;
     progress.finish();
+    let out = match args.shard {
+        Some(s) => dir.join(format!("shard-{}-of-{}", s.index, s.count)),
+        None => dir.to_path_buf(),
+    };
     let file = CandidatesFile {
         format_version: candidates::FORMAT_VERSION,
         binary: trace.meta.binary.clone(),
@@ -327,7 +278,9 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
     let failed = |path: &Path, e: std::io::Error| {
         CliError::Input(format!("failed to write {}: {e}", path.display()))
     };
-    let path = dir.join(candidates::FILE_NAME);
+    std::fs::create_dir_all(&out)
+        .map_err(|e| CliError::Input(format!("failed to create {}: {e}", out.display())))?;
+    let path = out.join(candidates::FILE_NAME);
     std::fs::File::create(&path)
         .and_then(|f| candidates::write(&file, f))
         .map_err(|e| failed(&path, e))?;
@@ -336,18 +289,19 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         "{}",
         candidates::not_written_text(&file.stats, &limits(args))
     );
-    remove_old_schedules(dir);
-    ilgen_confirm::remove_old_replays(dir);
+    ilgen_confirm::remove_old_outputs(&out);
     let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
     for (i, c) in file.candidates.iter().enumerate() {
         let schedule = candidates::replay_schedule(c, &headers, &file.build_id);
-        let path = dir.join(candidates::schedule_file_name(i + 1));
+        let path = out.join(candidates::schedule_file_name(i + 1));
         std::fs::write(&path, format!("{}\n", schedule.to_json())).map_err(|e| failed(&path, e))?;
     }
     Ok(Predicted {
         dir: dir.to_path_buf(),
+        out,
         trace,
         file,
+        keys,
     })
 }
 
@@ -355,18 +309,18 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
 fn candidates_only(p: &Predicted, args: &DetectArgs) -> Result<i32, CliError> {
     let text = match args.format {
         Format::Json | Format::Sarif => {
-            let path = p.dir.join(candidates::FILE_NAME);
+            let path = p.out.join(candidates::FILE_NAME);
             std::fs::read_to_string(&path)
                 .map_err(|e| CliError::Input(format!("failed to read {}: {e}", path.display())))?
         }
         Format::Text => format!(
             "{}candidates written to {}\n",
-            with_names(&p.trace, |names| candidates::summary(
+            with_names(&p.trace.meta, |names| candidates::summary(
                 &p.file,
                 names,
                 &limits(args)
             )),
-            p.dir.join(candidates::FILE_NAME).display()
+            p.out.join(candidates::FILE_NAME).display()
         ),
     };
     print_out(&text)?;
@@ -384,25 +338,8 @@ fn confirm(
     args: &DetectArgs,
     suppressions: Option<&Suppressions>,
 ) -> Result<i32, CliError> {
-    let progress = Progress::for_stderr(args.progress);
+    let progress = Progress::for_stderr(args.progress, args.quiet);
     let count: usize = runs.iter().map(|p| p.file.candidates.len()).sum();
-    progress.begin(&format!("replaying {count} candidate(s)"));
-    let mut absolute = Vec::new();
-    for p in runs {
-        let abs = ilgen_confirm::run::absolute(&p.dir)?;
-        for (n, req) in ilgen_confirm::requests(&abs, p.file.candidates.len())
-            .iter()
-            .enumerate()
-        {
-            // The command line names the schedule, so its trace directory too.
-            eprintln!(
-                "ilgen: replaying candidate {}: {}",
-                n + 1,
-                ilgen_confirm::run::command_line(&p.trace.meta, req)?
-            );
-        }
-        absolute.push(abs);
-    }
     let mut binaries = Vec::new();
     for p in runs {
         binaries.push(if p.file.candidates.is_empty() {
@@ -413,6 +350,10 @@ fn confirm(
             Some(Binary::load(&p.trace.meta)?)
         });
     }
+    let absolute = runs
+        .iter()
+        .map(|p| ilgen_confirm::run::absolute(&p.out))
+        .collect::<Result<Vec<_>, _>>()?;
     let jobs: Vec<ilgen_confirm::Candidates> = runs
         .iter()
         .zip(&absolute)
@@ -422,23 +363,39 @@ fn confirm(
             count: p.file.candidates.len(),
         })
         .collect();
+    if !args.quiet {
+        ilgen_confirm::announce(&jobs)?;
+    }
+    progress.replaying(count);
     let timeout = std::time::Duration::from_secs(args.replay_timeout);
-    let replays = ilgen_confirm::replay_all(&jobs, timeout)?;
+    let replays = ilgen_confirm::replay_all(&jobs, timeout, &|| progress.replay_done())?;
     let mut parts = Vec::new();
-    let mut limits = String::new();
-    for (i, ((p, abs), (binary, replays))) in runs
-        .iter()
-        .zip(&absolute)
-        .zip(binaries.iter().zip(replays))
-        .enumerate()
-    {
-        let part = report(p, abs, binary.as_ref(), &replays);
-        let text = limits_text(&p.trace, &p.file, &part.counts, args);
+    let mut notes = String::new();
+    for (i, (p, (binary, replays))) in runs.iter().zip(binaries.iter().zip(replays)).enumerate() {
+        let trace_dir = ilgen_confirm::run::absolute(&p.dir)?;
+        let found: Vec<_> = p.file.candidates.iter().zip(&replays).collect();
+        // Of a sharded analysis, shard 1 reports the deadlock the run ended in.
+        let observe = args.shard.is_none_or(|s| s.index == 1);
+        let part = Report::of_run(
+            binary.as_ref(),
+            &p.trace,
+            &trace_dir.display().to_string(),
+            &found,
+            observe,
+        );
+        let text = limits::text(
+            &p.trace.meta,
+            &p.file,
+            &part.counts,
+            &limits(args),
+            args.show_all,
+            args.stats,
+        );
         parts.push(part);
         if runs.len() > 1 && !text.is_empty() {
-            limits.push_str(&format!("ilgen: run {}: {}:\n", i + 1, p.dir.display()));
+            notes.push_str(&format!("ilgen: run {}: {}:\n", i + 1, p.dir.display()));
         }
-        limits.push_str(&text);
+        notes.push_str(&text);
     }
     let mut report = Report::merge(parts);
     if let Some(s) = suppressions {
@@ -451,9 +408,14 @@ fn confirm(
         c.confirmed_races + c.confirmed_deadlocks
     ));
     progress.finish();
-    let mut text = render(&report, args.format, args.show_all);
+    let mut text = match (args.shard, runs) {
+        (Some(shard), [p]) => {
+            ilgen_report::json::render_shard(&report, &shard_info(shard, p, args)?)
+        }
+        _ => render(&report, args.format, args.show_all),
+    };
     if args.format == Format::Text {
-        text.push_str(&limits);
+        text.push_str(&notes);
     }
     print_out(&text)?;
     Ok(if report.confirmed() {
@@ -463,52 +425,28 @@ fn confirm(
     })
 }
 
-/// The report of one run: the deadlock it ended in, if it did, and its candidates' verdicts.
-fn report(p: &Predicted, abs: &Path, binary: Option<&Binary>, replays: &[ReplayRun]) -> Report {
-    let meta = &p.trace.meta;
-    let ctx = Context::new(binary, &p.trace.threads);
-    let run = Run {
-        trace_dir: abs.display().to_string(),
-        chaos_seed: meta.chaos_seed,
-    };
-    let mut report = Report::new(&ctx, &meta.binary, run);
-    // A run that did not exit may have ended deadlocked: that is a finding without replay.
-    let observed = (meta.end != Some(RunEnd::Exit))
-        .then(|| observed::observed_deadlock(&p.trace.threads))
-        .flatten();
-    if let Some(o) = &observed {
-        report.observe(&ctx, o, meta.pid);
+/// What a shard's report says about it, for `ilgen merge` to check and renumber by.
+fn shard_info(shard: Shard, p: &Predicted, args: &DetectArgs) -> Result<ShardInfo, CliError> {
+    // The options the candidates depend on: every shard of one analysis must have the same.
+    let mut analysis = format!(
+        "--solver {:?} --window {} --max-states {} --max-per-var {} --max-candidates {}",
+        args.solver, args.window, args.max_states, args.max_per_var, args.max_candidates
+    );
+    let flags = [
+        (args.all_sites, "--all-sites"),
+        (args.no_reads_from, "--no-reads-from"),
+        (args.atomicity, "--atomicity"),
+    ];
+    let on = flags
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, f)| f.to_string());
+    for flag in on.chain(args.atomic.iter().map(|g| format!("--atomic {g}"))) {
+        analysis.push(' ');
+        analysis.push_str(&flag);
     }
-    for (i, (c, r)) in p.file.candidates.iter().zip(replays).enumerate() {
-        report.add(
-            &ctx,
-            &Entry {
-                number: i + 1,
-                candidate: c,
-                run: Some(r),
-                verdict: ilgen_confirm::verdict::classify(r),
-            },
-        );
-    }
-    report
-}
-
-/// `f` given names for the recorded binary's sites and objects (ids and addresses when the
-/// binary cannot be read).
-fn with_names<R>(trace: &TraceDir, f: impl FnOnce(&Names) -> R) -> R {
-    let binary = Binary::load_or_warn(&trace.meta, "sites are shown as ids");
-    let site = |id| {
-        let s = binary.as_ref()?.site(id)?;
-        Some(format!(
-            "{}:{} in {}",
-            s.frame.file, s.frame.line, s.frame.function
-        ))
-    };
-    let object = |addr| binary.as_ref()?.object_name(addr);
-    f(&Names {
-        site: &site,
-        object: &object,
-    })
+    ShardInfo::new(shard, &p.dir, &p.file.build_id, analysis, p.keys.clone())
+        .map_err(|e| CliError::Input(e.to_string()))
 }
 
 fn limits(args: &DetectArgs) -> Limits {
@@ -516,69 +454,5 @@ fn limits(args: &DetectArgs) -> Limits {
         max_states: args.max_states,
         window: args.window,
         max_candidates: args.max_candidates,
-    }
-}
-
-/// What follows the text report of one run: race pairs a limit left undecided (listed with
-/// `--show-all`, else counted in one line), and with `--stats` the analysis's counts and the
-/// run's replay divergence rate (`replayed`: its candidates' verdicts).
-fn limits_text(
-    trace: &TraceDir,
-    file: &CandidatesFile,
-    replayed: &Counts,
-    args: &DetectArgs,
-) -> String {
-    let mut out = String::new();
-    let open = &file.stats.not_decided;
-    if args.show_all && !open.is_empty() {
-        out.push_str(&with_names(trace, |names| {
-            candidates::not_decided_text(&file.stats, names, &limits(args))
-        }));
-    } else if !open.is_empty() {
-        let pairs: u64 = open.iter().map(|n| n.pairs).sum();
-        out.push_str(&format!(
-            "ilgen: {pairs} race pair(s) on {} object(s) not decided (a limit stopped the \
-             search); --show-all lists them with the limit to raise\n",
-            open.len()
-        ));
-    }
-    if args.stats {
-        out.push_str("ilgen: analysis:\n");
-        out.push_str(&candidates::stats_text(&file.stats));
-        out.push_str(&divergence_text(replayed));
-    }
-    out
-}
-
-/// The replay divergence rate of one run: replays whose schedule could not be followed (verdict
-/// infeasible) of the replays run, one per candidate.
-fn divergence_text(c: &Counts) -> String {
-    if c.candidates == 0 {
-        return "ilgen: replay: no candidate to replay\n".into();
-    }
-    format!(
-        "ilgen: replay: {} of {} replay(s) diverged (divergence rate {:.0}%)\n",
-        c.infeasible,
-        c.candidates,
-        100.0 * c.infeasible as f64 / c.candidates as f64
-    )
-}
-
-/// Removes the schedule files an earlier `ilgen detect` wrote, so that none outlives its candidate.
-fn remove_old_schedules(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let numbered = name
-            .strip_prefix("schedule-")
-            .and_then(|n| n.strip_suffix(".json"))
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if numbered {
-            // A file that cannot be removed is overwritten or left; neither loses a finding.
-            let _ = std::fs::remove_file(entry.path());
-        }
     }
 }

@@ -14,6 +14,7 @@ pub mod dump;
 pub mod error;
 pub mod exit;
 pub mod export_csp;
+pub mod merge;
 pub mod output;
 pub mod replay;
 pub mod run;

@@ -12,6 +12,7 @@ use ilgen::cc::{self, Lang};
 use ilgen::detect::{self, DetectArgs};
 use ilgen::error::CliError;
 use ilgen::export_csp::{self as export, ExportArgs};
+use ilgen::merge::{self, MergeArgs};
 use ilgen::replay::{self, ReplayArgs};
 use ilgen::run::{self as record_run, RunArgs};
 use ilgen::{dump, exit};
@@ -83,6 +84,9 @@ enum Command {
     /// that lead to a data race or a deadlock, replay each to confirm it, and report the
     /// confirmed ones
     Detect(DetectArgs),
+    /// Merge the JSON reports of the shards of one analysis (`ilgen detect --shard I/N`) into the
+    /// report of the whole
+    Merge(MergeArgs),
     /// Replay one candidate of `ilgen detect` and print its report, or debug it with --gdb
     Replay(ReplayArgs),
     /// Write the reorder model of a recorded run as CSP_M for the FDR refinement checker
@@ -114,6 +118,7 @@ fn main() -> ExitCode {
                 ilgen_confirm::guard::install();
                 detect::run(&args)
             }
+            Command::Merge(args) => merge::run(&args),
             Command::Replay(args) => {
                 ilgen_confirm::guard::install();
                 replay::run(&args)

@@ -38,19 +38,33 @@ pub struct Candidates<'a> {
 
 /// Replays the candidates of every run in one pool, at most one replay per core at a time (runs
 /// detected together share the cores rather than each taking all of them); gives each run's
-/// replays in candidate order, or the first error in run and candidate order.
+/// replays in candidate order, or the first error in run and candidate order. Calls `done` after
+/// each replay (for progress).
 pub fn replay_all(
     runs: &[Candidates],
     timeout: Duration,
+    done: &(dyn Fn() + Sync),
 ) -> Result<Vec<Vec<ReplayRun>>, ConfirmError> {
     let reqs: Vec<(&Meta, Request)> = runs
         .iter()
         .flat_map(|c| requests(c.dir, c.count).into_iter().map(|r| (c.meta, r)))
         .collect();
-    let mut done = run::run_all(&reqs, timeout).into_iter();
+    let mut finished = run::run_all(&reqs, timeout, done).into_iter();
     runs.iter()
-        .map(|c| done.by_ref().take(c.count).collect())
+        .map(|c| finished.by_ref().take(c.count).collect())
         .collect()
+}
+
+/// Prints on stderr the command line of each replay [`replay_all`] will run: it names the
+/// schedule, so its trace directory too.
+pub fn announce(runs: &[Candidates]) -> Result<(), ConfirmError> {
+    for c in runs {
+        for (n, req) in requests(c.dir, c.count).iter().enumerate() {
+            let command = run::command_line(c.meta, req)?;
+            eprintln!("ilgen: replaying candidate {}: {command}", n + 1);
+        }
+    }
+    Ok(())
 }
 
 /// The replays of candidates `1..=count`: schedule and outcome directory of each.
@@ -63,19 +77,25 @@ pub fn requests(dir: &Path, count: usize) -> Vec<Request> {
         .collect()
 }
 
-/// Removes the replay directories an earlier `ilgen detect` left.
-pub fn remove_old_replays(dir: &Path) {
+/// Removes the schedule files and replay directories an earlier `ilgen detect` left in `dir`, so
+/// that none outlives its candidate. What cannot be removed is overwritten or left; neither loses
+/// a finding.
+pub fn remove_old_outputs(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
+    let numbered =
+        |n: Option<&str>| n.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let numbered = name
-            .to_string_lossy()
-            .strip_prefix("replay-")
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if numbered {
+        let name = name.to_string_lossy();
+        if numbered(name.strip_prefix("replay-")) {
             let _ = std::fs::remove_dir_all(entry.path());
+        } else if numbered(
+            name.strip_prefix("schedule-")
+                .and_then(|n| n.strip_suffix(".json")),
+        ) {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }

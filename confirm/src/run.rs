@@ -169,14 +169,19 @@ fn ended(status: ExitStatus) -> Ended {
 }
 
 /// Runs every request, each of the run whose [`Meta`] it comes with, at most one per core at a
-/// time; results in the requests' order.
+/// time, calling `done` after each; results in the requests' order.
 pub fn run_all(
     reqs: &[(&Meta, Request)],
     timeout: Duration,
+    done: &(dyn Fn() + Sync),
 ) -> Vec<Result<ReplayRun, ConfirmError>> {
     let run_each = || -> Vec<_> {
         reqs.par_iter()
-            .map(|(meta, req)| run(meta, req, timeout))
+            .map(|(meta, req)| {
+                let r = run(meta, req, timeout);
+                done();
+                r
+            })
             .collect()
     };
     // A pool of its own, one thread per core, so that replays never share a core with each other

@@ -8,11 +8,11 @@
 //! deadlock the runtime wrote is final: a hang, crash or timeout after it changes nothing.
 
 use ilgen_trace::replay::{ResultKind, EXIT_BAD_SCHEDULE};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::run::{Ended, ReplayRun};
 
-#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
     ConfirmedRace,
@@ -140,6 +140,7 @@ mod tests {
                         ResultKind::Atomicity => vec![Some(1), Some(2), Some(3)],
                         _ => Vec::new(),
                     },
+                    created: Default::default(),
                 })
                 .ok_or_else(|| "no outcome".to_owned()),
             out_dir: "/r".into(),

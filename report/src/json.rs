@@ -20,7 +20,9 @@
 //!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write` |
 //!     `free` | `destroy`, `addr`, `size`, `location`, `stack`, `locks`), `object` (`name`, `offset`, `size` of the
 //!     global, or null),
-//!     `threads`, `schedule`;
+//!     `heap_block` (only for heap memory: `address`, `size`, `thread`, `location`, `stack` of
+//!     the block's allocation; the last allocation covering the address, freed since for a race
+//!     on freed memory), `threads`, `schedule`;
 //!   - `"deadlock"`: `candidates`, `observed` (the recorded run ended in it; `candidates` may
 //!     then be empty), `pid`, `replay_dir`, `blocked` (`tid`, `op`, `object`, `object_name`,
 //!     `location`, `stack`, `waits_for`, `holds`: `object`, `object_name`, `location`, `stack`),
@@ -38,12 +40,19 @@
 //! - `suppressed` (only when there are some): the confirmed findings a suppressions file hid, each
 //!   `suppression` (the rule as written, `race:worker`) and `finding` (as in `findings`); they
 //!   are not in `findings` and do not make the exit code 66.
+//! - `shard` (only in the report of one shard, `ilgen detect --shard I/N --format json`, which
+//!   `ilgen merge` reads): `index` (1-based) and `count`, `trace` (xxh3-64 of the trace's
+//!   `meta.json`), `build_id`, `analysis` (the options that decide the predictions, as flags),
+//!   `candidates` (per candidate, in order: `[unit, n]`, its place in the unsharded analysis);
+//!   its candidate numbers, `pid`s and `replay_dir`s are the shard's own (see [`crate::shard`]).
 //! - A `location` is `site` (id in the binary's site table, null for thread start and end) and,
 //!   when the binary names it, `file`, `line`, `column`, `function` (demangled), `symbol` (the
 //!   linkage name, when it differs from `function`) and `inlined` (when the line called into
 //!   library code that was inlined there: those frames, each `file`, `line`, `column`,
 //!   `function`, optional `symbol`, from the line's call inward). A thread is `tid`, `parent`
-//!   (null for main) and `created_at` (the fork's location, or null), and `never_joined: true`
+//!   (null for main) and `created_at` (the fork's location, or null: the first user frame of the
+//!   creator's stack, `std::thread`'s constructor call when libstdc++ forked), `created_stack`
+//!   (the frames below it, when replay kept them), and `never_joined: true`
 //!   when it was created and neither joined nor detached when the program exited; a schedule
 //!   step is `tid`, `op`, optional `peer`, `object`, `object_name`, and `location`.
 //!
@@ -65,12 +74,16 @@
 //!   `atomicity_violation`.
 //! - 6: `stack` on accesses, blocked threads and held locks: the frames below `location`, each a
 //!   location, innermost first (callers, and library code the location's line called, see
-//!   `Context::frames`); `locks` on accesses: the locks held (each as `holds`' items).
+//!   `Context::frames`); `locks` on accesses: the locks held (each as `holds`' items). `shard` in
+//!   the report of one shard (`ilgen detect --shard I/N`), read by `ilgen merge`.
 //! - 7: the `unmap` access kind (a race on unmapped memory: `munmap`, `mremap`, a `MAP_FIXED`
 //!   mapping put over the block), which was `free` before.
 
-use serde::Serialize;
+use std::path::Path;
 
+use serde::{Deserialize, Serialize};
+
+use crate::shard::{Part, ShardInfo};
 use crate::Report;
 
 pub const FORMAT_VERSION: u32 = 7;
@@ -82,17 +95,86 @@ struct Versioned<'a> {
     tool_version: &'static str,
     #[serde(flatten)]
     report: &'a Report,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shard: Option<&'a ShardInfo>,
+}
+
+/// A report read back (its version and tool checked before).
+#[derive(Deserialize)]
+struct Read {
+    #[serde(flatten)]
+    report: Report,
+    shard: Option<ShardInfo>,
 }
 
 pub fn render(report: &Report) -> String {
+    render_with(report, None)
+}
+
+/// The report of one shard of an analysis (`ilgen detect --shard`): with its `shard` object.
+pub fn render_shard(report: &Report, shard: &ShardInfo) -> String {
+    render_with(report, Some(shard))
+}
+
+fn render_with(report: &Report, shard: Option<&ShardInfo>) -> String {
     let v = Versioned {
         format_version: FORMAT_VERSION,
         tool: "ilgen",
         tool_version: env!("CARGO_PKG_VERSION"),
         report,
+        shard,
     };
     format!(
         "{}\n",
         serde_json::to_string_pretty(&v).expect("report serializes")
     )
+}
+
+/// Reads a JSON report of this version back (the `file` it came from names it in the error),
+/// with its `shard` object if it has one.
+pub fn parse(file: &str, text: &str) -> Result<(Report, Option<ShardInfo>), String> {
+    #[derive(Deserialize)]
+    struct Header {
+        format_version: Option<u32>,
+        tool: Option<String>,
+    }
+    let not_ours = || {
+        format!("{file} is not a JSON report of ilgen (`ilgen detect --format json` writes one)")
+    };
+    let header: Header = serde_json::from_str(text).map_err(|e| format!("{}: {e}", not_ours()))?;
+    if header.tool.as_deref() != Some("ilgen") {
+        return Err(not_ours());
+    }
+    if header.format_version != Some(FORMAT_VERSION) {
+        return Err(format!(
+            "{file} is a report of format version {}, this ilgen reads {FORMAT_VERSION}: write it \
+             again with this ilgen",
+            header
+                .format_version
+                .map_or("(none)".into(), |v| v.to_string())
+        ));
+    }
+    let read: Read = serde_json::from_str(text).map_err(|e| format!("{}: {e}", not_ours()))?;
+    Ok((read.report, read.shard))
+}
+
+/// The shard report in `path`, as `ilgen detect --shard I/N --format json` printed it; or a
+/// message saying what to pass instead.
+pub fn read_shard(path: &Path) -> Result<Part, String> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!("failed to read {file}: {e}; pass the JSON report each shard printed")
+    })?;
+    let (report, shard) = parse(&file, &text)?;
+    let shard = shard.ok_or_else(|| {
+        format!(
+            "{file} is the report of a whole analysis, not of a shard; merge what `ilgen \
+             detect --shard I/N --format json` printed"
+        )
+    })?;
+    Ok(Part {
+        file,
+        report,
+        shard,
+    })
 }

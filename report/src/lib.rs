@@ -8,27 +8,33 @@
 //! reason; and the threads the program never joined before it exited. A deadlock the recorded run itself ended in
 //! ([`Report::observe`], from `ilgen_analysis::observed`) is a finding too, with no replay needed.
 //! Several runs of one binary ([`Report::merge`]) give one report whose findings say in which
-//! runs they were predicted and which run's schedule replays them.
-//! The renderers ([`text`], [`json`], [`sarif`]) only print this data.
+//! runs they were predicted and which run's schedule replays them; the shards of one analysis
+//! ([`shard`]) give one report equal to the unsharded one.
+//! The renderers ([`text`], [`json`], [`sarif`]) only print this data; [`limits`] says what the
+//! analysis left undecided.
 
 pub mod fingerprint;
 pub mod json;
-mod merge;
+pub mod limits;
+pub mod merge;
 pub mod sarif;
+pub mod shard;
 pub mod suppress;
 pub mod text;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use ilgen_trace::format::ThreadTrace;
-use ilgen_trace::replay::{DeadlockReport, HeldLock, Outcome, RaceAccess, ResultKind};
+use ilgen_trace::replay::{
+    DeadlockReport, HeapBlock as Allocation, HeldLock, Outcome, RaceAccess, ResultKind,
+};
 use ilgen_trace::sites::Frame;
-use ilgen_trace::{known_site, Event, OpKind, SiteId, SyncOp, ThreadId};
-use serde::Serialize;
+use ilgen_trace::{known_site, Event, OpKind, RunEnd, SiteId, SyncOp, ThreadId, TraceDir};
+use serde::{Deserialize, Serialize};
 
 use ilgen_analysis::atomicity::Pattern;
 use ilgen_analysis::candidates::{AccessName, AccessSide, Candidate, Step};
-use ilgen_analysis::observed::Observed;
+use ilgen_analysis::observed::{observed_deadlock, Observed};
 use ilgen_binary::Binary;
 use ilgen_confirm::run::ReplayRun;
 use ilgen_confirm::verdict::{Class, Verdict};
@@ -140,31 +146,36 @@ impl<'a> Context<'a> {
         })
     }
 
-    fn thread(&self, tid: ThreadId) -> ThreadInfo {
-        let (parent, created_at) = match self.forks.get(&tid) {
-            Some(&(p, site)) => (Some(p), Some(self.location(known_site(site)))),
-            None => (None, None),
+    /// Thread `tid`, created through `stack` (its creator's callers at the fork, from replay).
+    fn thread(&self, tid: ThreadId, stack: &[SiteId]) -> ThreadInfo {
+        let (parent, created_at, created_stack) = match self.forks.get(&tid) {
+            Some(&(p, site)) => {
+                let (at, below) = self.frames(known_site(site), stack);
+                (Some(p), Some(at), below)
+            }
+            None => (None, None, Vec::new()),
         };
         ThreadInfo {
             tid,
             parent,
             created_at,
+            created_stack,
             never_joined: self.unjoined.contains(&tid),
         }
     }
 }
 
 /// A source site: its id in the binary's site table and, when the binary names it, where it is.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Location {
     /// `None` (JSON null) for an event no instrumented instruction made (thread start and end).
     pub site: Option<SiteId>,
     /// Boxed: a finding holds many locations, most of them read only when printed.
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
     pub source: Option<Box<Source>>,
 }
 
-#[derive(Serialize, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Source {
     pub file: String,
     pub line: u32,
@@ -172,11 +183,11 @@ pub struct Source {
     /// Demangled (`Account::deposit(long)`).
     pub function: String,
     /// The linkage name, when it differs from `function` (`_ZN7Account7depositEl`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symbol: Option<String>,
     /// The library frames inlined at this line, from its call inward: the operation itself is in
     /// the last one (see `ilgen_trace::sites`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inlined: Vec<Source>,
 }
 
@@ -204,25 +215,43 @@ impl Location {
 }
 
 /// A global variable.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Object {
     pub name: String,
     pub offset: u64,
     pub size: u64,
 }
 
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+/// The heap block a race's address is in, and where it was allocated.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct HeapBlock {
+    /// Its first byte, in the replay that found the race.
+    pub address: u64,
+    pub size: u64,
+    /// The allocating thread.
+    pub thread: ThreadId,
+    /// The allocation call: the first frame in the user's code ([`Context::frames`]).
+    pub location: Location,
+    /// The frames below `location`; empty when replay kept no stack.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<Location>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ThreadInfo {
     pub tid: ThreadId,
     /// `None` for the main thread (and threads the trace does not show created).
     pub parent: Option<ThreadId>,
     pub created_at: Option<Location>,
+    /// The frames below `created_at` ([`Context::frames`]); empty when replay kept no stack.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created_stack: Vec<Location>,
     /// Created, and neither joined nor detached when the program exited.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub never_joined: bool,
 }
 
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Access {
     pub tid: ThreadId,
     pub kind: AccessName,
@@ -230,29 +259,29 @@ pub struct Access {
     pub size: u32,
     pub location: Location,
     /// The frames below `location` ([`Context::frames`]); empty when replay kept no stack.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stack: Vec<Location>,
     /// The locks its thread held then (known for the later access of a race).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub locks: Vec<Held>,
 }
 
 /// One step of the schedule that exposed a finding.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ScheduleStep {
     pub tid: ThreadId,
     pub op: OpKind,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer: Option<ThreadId>,
     /// Recorded address of the object operated on.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object_name: Option<Object>,
     pub location: Location,
 }
 
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Race {
     /// Stable across runs and rebuilds of unchanged code ([`Finding::fingerprint`]).
     pub fingerprint: String,
@@ -269,6 +298,9 @@ pub struct Race {
     pub current: Access,
     pub previous: Access,
     pub object: Option<Object>,
+    /// The heap block of the address (none for a global, a stack or a mapping).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_block: Option<HeapBlock>,
     pub threads: Vec<ThreadInfo>,
     pub schedule: Vec<ScheduleStep>,
 }
@@ -294,7 +326,7 @@ impl Race {
     }
 }
 
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Deadlock {
     /// Stable across runs and rebuilds of unchanged code ([`Finding::fingerprint`]).
     pub fingerprint: String,
@@ -322,7 +354,7 @@ pub struct Deadlock {
 
 /// A signal (or broadcast) that came before the wait it was meant for, the wait not in a loop
 /// re-checking a predicate: the waiter waits for a wakeup already spent.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct LostWakeup {
     pub cond: u64,
     pub cond_name: Option<Object>,
@@ -333,7 +365,7 @@ pub struct LostWakeup {
     pub broadcast: bool,
 }
 
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Blocked {
     pub tid: ThreadId,
     pub op: OpKind,
@@ -341,26 +373,26 @@ pub struct Blocked {
     pub object_name: Option<Object>,
     pub location: Location,
     /// The frames below `location` ([`Context::frames`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stack: Vec<Location>,
     pub waits_for: Vec<ThreadId>,
     pub holds: Vec<Held>,
 }
 
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Held {
     pub object: u64,
     pub object_name: Option<Object>,
     /// Where it was acquired.
     pub location: Location,
     /// The frames below `location` ([`Context::frames`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stack: Vec<Location>,
 }
 
 /// An atomicity violation replay confirmed: accesses e1 and e2 of one transaction, and f of
 /// another thread between them, each in the segment the candidate predicted.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Atomicity {
     /// The run whose candidates, replay and schedule these are.
     pub run: usize,
@@ -383,7 +415,7 @@ pub struct Atomicity {
     pub schedule: Vec<ScheduleStep>,
 }
 
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
     Race(Race),
@@ -392,13 +424,12 @@ pub enum Finding {
 }
 
 /// A candidate that replay did not confirm.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Unconfirmed {
     /// The run whose candidate it is.
     pub run: usize,
     pub candidate: usize,
-    /// `race`, `deadlock` or `atomicity_violation`: what the candidate predicted.
-    pub predicted: &'static str,
+    pub predicted: Predicted,
     pub verdict: Class,
     pub reason: String,
     /// The predicted accesses' (or blocked operations') sites; for an atomicity violation, where
@@ -406,7 +437,26 @@ pub struct Unconfirmed {
     pub locations: Vec<Location>,
 }
 
-#[derive(Serialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What a candidate predicted; JSON `race`, `deadlock` or `atomicity_violation`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Predicted {
+    Race,
+    Deadlock,
+    AtomicityViolation,
+}
+
+impl std::fmt::Display for Predicted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Predicted::Race => "race",
+            Predicted::Deadlock => "deadlock",
+            Predicted::AtomicityViolation => "atomicity_violation",
+        })
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
     pub candidates: usize,
     pub confirmed_races: usize,
@@ -422,14 +472,14 @@ pub struct Counts {
 }
 
 /// One recorded run a report covers; `ilgen detect DIR...` numbers them from 1 in argument order.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Run {
     pub trace_dir: String,
     /// The `chaos=SEED` the run was perturbed with (`None`: not perturbed).
     pub chaos_seed: Option<u64>,
 }
 
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Report {
     pub binary: String,
     pub runs: Vec<Run>,
@@ -440,15 +490,15 @@ pub struct Report {
     /// Every candidate that was not confirmed, in candidate order.
     pub unconfirmed: Vec<Unconfirmed>,
     /// The threads never joined when the program exited ([`Context::unjoined`]), by tid.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unjoined: Vec<ThreadInfo>,
     /// Confirmed findings a suppression hid ([`Report::suppress`]): not in `findings`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suppressed: Vec<Suppressed>,
 }
 
 /// A finding a suppression hid ([`Report::suppress`]), and the rule that did.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Suppressed {
     /// The rule as written in the file (`race:^worker$`).
     pub suppression: String,
@@ -523,9 +573,47 @@ impl Report {
             counts: Counts::default(),
             findings: Vec::new(),
             unconfirmed: Vec::new(),
-            unjoined: ctx.unjoined.iter().map(|&t| ctx.thread(t)).collect(),
+            unjoined: ctx.unjoined.iter().map(|&t| ctx.thread(t, &[])).collect(),
             suppressed: Vec::new(),
         }
+    }
+
+    /// The report of one recorded run, as run 1 in `trace_dir`: the deadlock the run itself ended
+    /// in, when `observe` and it did not exit, then the verdict of each candidate (numbered from
+    /// 1) by its replay.
+    pub fn of_run(
+        binary: Option<&Binary>,
+        trace: &TraceDir,
+        trace_dir: &str,
+        found: &[(&Candidate, &ReplayRun)],
+        observe: bool,
+    ) -> Report {
+        let meta = &trace.meta;
+        let ctx = Context::new(binary, &trace.threads);
+        let run = Run {
+            trace_dir: trace_dir.to_owned(),
+            chaos_seed: meta.chaos_seed,
+        };
+        let mut report = Report::new(&ctx, &meta.binary, run);
+        // A run that did not exit may have ended deadlocked: that is a finding without replay.
+        let observed = (observe && meta.end != Some(RunEnd::Exit))
+            .then(|| observed_deadlock(&trace.threads))
+            .flatten();
+        if let Some(o) = &observed {
+            report.observe(&ctx, o, meta.pid);
+        }
+        for (i, &(candidate, r)) in found.iter().enumerate() {
+            report.add(
+                &ctx,
+                &Entry {
+                    number: i + 1,
+                    candidate,
+                    run: Some(r),
+                    verdict: ilgen_confirm::verdict::classify(r),
+                },
+            );
+        }
+        report
     }
 
     pub fn confirmed(&self) -> bool {
@@ -548,7 +636,7 @@ impl Report {
             replay_dir: String::new(),
             blocked: blocked(ctx, d, None),
             cycle: d.cycle.clone(),
-            threads: threads(ctx, d.threads.iter().map(|b| b.thread.tid)),
+            threads: threads(ctx, None, d.threads.iter().map(|b| b.thread.tid)),
             schedule: Vec::new(),
             lost_wakeups: o
                 .lost_wakeups
@@ -612,6 +700,17 @@ impl Report {
     }
 }
 
+fn heap_block(ctx: &Context, b: &Allocation) -> HeapBlock {
+    let (location, stack) = ctx.frames(b.site, &b.stack);
+    HeapBlock {
+        address: b.addr,
+        size: b.size,
+        thread: b.thread.tid,
+        location,
+        stack,
+    }
+}
+
 fn push_new(v: &mut Vec<usize>, n: usize) {
     if !v.contains(&n) {
         v.push(n);
@@ -622,20 +721,20 @@ fn push_new(v: &mut Vec<usize>, n: usize) {
 /// unordered pair of access lines of a race, the set of blocked lines of a deadlock, the set of
 /// the transaction's first line and the e1, f and e2 lines of an atomicity violation (the lines
 /// of [`Unconfirmed::locations`], so that a run that predicted it without confirming it counts).
-type Key = (&'static str, BTreeSet<(String, Option<u32>)>);
+type Key = (Predicted, BTreeSet<(String, Option<u32>)>);
 
 fn key(f: &Finding) -> Key {
     match f {
         Finding::Race(r) => (
-            "race",
+            Predicted::Race,
             [r.current.location.key(), r.previous.location.key()].into(),
         ),
         Finding::Deadlock(d) => (
-            "deadlock",
+            Predicted::Deadlock,
             d.blocked.iter().map(|b| b.location.key()).collect(),
         ),
         Finding::Atomicity(a) => (
-            "atomicity_violation",
+            Predicted::AtomicityViolation,
             [
                 &a.transaction,
                 &a.e1.location,
@@ -683,7 +782,8 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             current: access(&r.current),
             previous: access(&r.previous),
             object: ctx.object(r.current.addr, Some(o.load_base)),
-            threads: threads(ctx, [r.current.thread.tid, r.previous.thread.tid]),
+            heap_block: r.heap_block.as_ref().map(|b| heap_block(ctx, b)),
+            threads: threads(ctx, Some(o), [r.current.thread.tid, r.previous.thread.tid]),
             schedule: schedule.clone(),
         })));
     }
@@ -721,7 +821,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             f: access(&accesses[1]),
             e2: access(&accesses[2]),
             object: ctx.object(object.addr, None),
-            threads: threads(ctx, accesses.iter().map(|a| a.tid)),
+            threads: threads(ctx, Some(o), accesses.iter().map(|a| a.tid)),
             schedule: schedule.clone(),
         })));
     }
@@ -736,7 +836,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             replay_dir,
             blocked: blocked(ctx, d, Some(o.load_base)),
             cycle: d.cycle.clone(),
-            threads: threads(ctx, d.threads.iter().map(|b| b.thread.tid)),
+            threads: threads(ctx, Some(o), d.threads.iter().map(|b| b.thread.tid)),
             schedule,
             lost_wakeups: Vec::new(),
         })));
@@ -790,9 +890,20 @@ fn held(ctx: &Context, holds: &[HeldLock], base: Option<u64>) -> Vec<Held> {
 }
 
 /// The threads of a finding, each once, by tid.
-fn threads(ctx: &Context, tids: impl IntoIterator<Item = ThreadId>) -> Vec<ThreadInfo> {
+/// Threads `tids`, with the stacks that created them in the replay of `created` (none for a
+/// deadlock the recorded run ended in).
+fn threads(
+    ctx: &Context,
+    created: Option<&Outcome>,
+    tids: impl IntoIterator<Item = ThreadId>,
+) -> Vec<ThreadInfo> {
     let tids: BTreeSet<ThreadId> = tids.into_iter().collect();
-    tids.into_iter().map(|t| ctx.thread(t)).collect()
+    let stack = |t| {
+        created
+            .and_then(|o| o.created.get(&t))
+            .map_or(&[][..], Vec::as_slice)
+    };
+    tids.into_iter().map(|t| ctx.thread(t, stack(t))).collect()
 }
 
 fn schedule(ctx: &Context, c: &Candidate) -> Vec<ScheduleStep> {
@@ -813,20 +924,20 @@ fn step(ctx: &Context, s: &Step) -> ScheduleStep {
 fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
     let (predicted, locations) = match entry.candidate {
         Candidate::Race { accesses, .. } => (
-            "race",
+            Predicted::Race,
             accesses
                 .iter()
                 .map(|a| ctx.location(known_site(a.site)))
                 .collect(),
         ),
         Candidate::Deadlock { blocked, .. } => (
-            "deadlock",
+            Predicted::Deadlock,
             blocked.iter().map(|b| ctx.location(b.site)).collect(),
         ),
         Candidate::Atomicity {
             begin, accesses, ..
         } => (
-            "atomicity_violation",
+            Predicted::AtomicityViolation,
             std::iter::once(ctx.location(begin.site))
                 .chain(accesses.iter().map(|a| ctx.location(known_site(a.site))))
                 .collect(),

@@ -4,10 +4,45 @@
 //! from 1 in that order, whose counts are summed, whose findings are deduplicated across runs by
 //! kind and source lines (as within one run), each naming the runs that predicted it (a candidate
 //! at its lines, whether or not that candidate's replay confirmed it) and the run whose candidates,
-//! replay and schedule it shows: the first run that confirmed it. Candidate numbers stay those of
+//! replay and schedule it shows: the first run that confirmed it. [`one_binary`] refuses trace
+//! directories that are not distinct runs of one binary. Candidate numbers stay those of
 //! their own run, so `ilgen replay RUN_TRACE_DIR:N` replays a finding against the right trace.
 
+use std::path::{Path, PathBuf};
+
+use crate::shard::MergeError;
 use crate::{key, Counts, Finding, Key, Report, Unconfirmed};
+
+/// Refuses traces of different binaries (or one trace twice): their findings cannot be merged,
+/// and one directory's candidate files would be written twice at once.
+pub fn one_binary(dirs: &[PathBuf]) -> Result<(), MergeError> {
+    let mut seen: Vec<(PathBuf, &Path, ilgen_trace::Meta)> = Vec::new();
+    for dir in dirs {
+        let meta = ilgen_trace::Meta::read(dir).map_err(|e| MergeError(e.to_string()))?;
+        let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        if let Some((_, first, _)) = seen.iter().find(|(r, _, _)| *r == real) {
+            return Err(MergeError(format!(
+                "{} and {} are the same trace directory; give each run once",
+                first.display(),
+                dir.display()
+            )));
+        }
+        if let Some((_, first, m)) = seen.first() {
+            if m.build_id != meta.build_id {
+                return Err(MergeError(format!(
+                    "{} and {} were recorded from different binaries ({} and {}, or the same \
+                     path rebuilt); detect runs of one binary together, or each trace alone",
+                    first.display(),
+                    dir.display(),
+                    m.binary,
+                    meta.binary
+                )));
+            }
+        }
+        seen.push((real, dir, meta));
+    }
+    Ok(())
+}
 
 impl Report {
     /// Joins single-run reports (each made by [`Report::new`]) into one; `parts` must not be empty.
@@ -62,7 +97,7 @@ impl Report {
 }
 
 impl Counts {
-    fn add(&mut self, o: &Counts) {
+    pub(crate) fn add(&mut self, o: &Counts) {
         self.candidates += o.candidates;
         self.confirmed_races += o.confirmed_races;
         self.confirmed_deadlocks += o.confirmed_deadlocks;

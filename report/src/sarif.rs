@@ -5,7 +5,8 @@
 //! where the transaction began). Each confirmed finding is one result of level `error`:
 //! `locations` is the current access (or the first blocked operation), `relatedLocations` the
 //! previous access (or the other blocked operations, the held locks' acquisitions and the threads'
-//! creation sites), and
+//! creation sites; for a race on heap memory, where its block was allocated, which the message
+//! names too), and
 //! `codeFlows[0].threadFlows` the schedule that exposed it: one thread flow per thread, each
 //! location with its global `executionOrder` (1-based step number), the racing accesses or blocked
 //! operations last. Unconfirmed candidates are not results. `artifactLocation.uri` is a `file://`
@@ -16,7 +17,8 @@
 //! message says them too. `partialFingerprints` holds the finding's fingerprint under
 //! [`fingerprint::SARIF_KEY`]. A finding a suppressions file hid is a result too, after the
 //! others, with `suppressions` (kind `external`, the rule as the justification). `stacks` hold the
-//! frames of each access (or blocked operation and held lock's acquisition), numbered as the
+//! frames of each access (or blocked operation and held lock's acquisition, and a heap block's
+//! allocation), numbered as the
 //! text report numbers them.
 
 use std::collections::BTreeMap;
@@ -204,10 +206,14 @@ fn result(f: &Finding, all: &[Run]) -> Value {
 fn finding(f: &Finding) -> Value {
     match f {
         Finding::Race(r) => {
-            let var = r.object.as_ref().map_or_else(
-                || format!("{:#x}", r.current.addr),
-                |o| format!("'{}'", o.name),
-            );
+            let var = match (&r.object, &r.heap_block) {
+                (Some(o), _) => format!("'{}'", o.name),
+                (None, Some(b)) => format!(
+                    "{:#x} (heap block of size {} at {:#x} allocated by T{})",
+                    r.current.addr, b.size, b.address, b.thread
+                ),
+                (None, None) => format!("{:#x}", r.current.addr),
+            };
             let cur = format!(
                 "{} of size {} by T{}",
                 r.current.kind.text(),
@@ -229,6 +235,17 @@ fn finding(f: &Finding) -> Value {
                     related.push(v);
                 }
             }
+            let mut stacks = vec![
+                stack(cur.clone(), &r.current.location, &r.current.stack),
+                stack(prev.clone(), &r.previous.location, &r.previous.stack),
+            ];
+            if let Some(b) = &r.heap_block {
+                let allocated = format!("heap block of size {} allocated by T{}", b.size, b.thread);
+                let mut v = physical(&b.location, Some(allocated.clone()));
+                v["id"] = json!(related.len() + 1);
+                related.push(v);
+                stacks.push(stack(allocated, &b.location, &b.stack));
+            }
             json!({
                 "ruleId": RULE_RACE,
                 "ruleIndex": 0,
@@ -238,10 +255,7 @@ fn finding(f: &Finding) -> Value {
                      candidate {})", numbers(&r.candidates))},
                 "locations": [physical(&r.current.location, Some(cur.clone()))],
                 "relatedLocations": related,
-                "stacks": [
-                    stack(cur.clone(), &r.current.location, &r.current.stack),
-                    stack(prev.clone(), &r.previous.location, &r.previous.stack),
-                ],
+                "stacks": stacks,
                 "codeFlows": thread_flows(&r.schedule, &[
                     (r.previous.tid, &r.previous.location, prev),
                     (r.current.tid, &r.current.location, cur),

@@ -141,7 +141,7 @@ impl Report {
             }));
     }
 
-    /// `(rule, findings it hid)`, in the order the rules first hid one.
+    /// `(rule, findings it hid)`, by rule.
     pub fn suppressed_by_rule(&self) -> Vec<(&str, usize)> {
         let mut out: Vec<(&str, usize)> = Vec::new();
         for s in &self.suppressed {
@@ -150,6 +150,8 @@ impl Report {
                 None => out.push((&s.suppression, 1)),
             }
         }
+        // By rule: the findings come in the order their replays finished, which varies.
+        out.sort_unstable();
         out
     }
 }

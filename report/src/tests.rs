@@ -83,11 +83,13 @@ fn run(result: ResultKind, races: &[(SiteId, SiteId)]) -> ReplayRun {
                 .map(|&(a, b)| RaceReport {
                     current: access(1, a),
                     previous: access(0, b),
+                    heap_block: None,
                 })
                 .collect(),
             deadlock: None,
             divergence: None,
             watched: Vec::new(),
+            created: Default::default(),
         }),
         out_dir: "/t/replay-1".into(),
     }
@@ -600,7 +602,7 @@ fn atomicity_violations_merge_across_runs_by_transaction_and_access_lines() {
     let u = &merged.unconfirmed[0];
     assert_eq!(
         (u.run, u.candidate, u.predicted),
-        (1, 1, "atomicity_violation")
+        (1, 1, Predicted::AtomicityViolation)
     );
 
     let text = text::render(&merged, true);
@@ -639,4 +641,72 @@ fn atomicity_violations_merge_across_runs_by_transaction_and_access_lines() {
     assert_eq!(result["ruleId"], sarif::RULE_ATOMICITY);
     assert_eq!(result["properties"]["traceDir"], "/t/run-1");
     assert_eq!(result["properties"]["runs"], serde_json::json!([1, 2]));
+}
+
+/// The report of the race of candidate `[5, 6]`, its replay's outcome changed by `edit`.
+fn race_report(edit: impl FnOnce(&mut Outcome)) -> Report {
+    let ctx = context(&[]);
+    let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
+    let mut r = run(ResultKind::Race, &[(6, 5)]);
+    if let Ok(o) = r.outcome.as_mut() {
+        edit(o);
+    }
+    add(&mut report, &ctx, 1, &candidate([5, 6]), &r);
+    report
+}
+
+#[test]
+fn a_race_on_heap_memory_names_its_block_and_allocation() {
+    let report = race_report(|o| {
+        o.races[0].heap_block = Some(ilgen_trace::replay::HeapBlock {
+            addr: 0x8,
+            size: 24,
+            thread: ThreadRef {
+                tid: 1,
+                parent: Some(0),
+                child_index: 0,
+            },
+            site: Some(3),
+            stack: vec![2],
+        })
+    });
+    let Finding::Race(race) = &report.findings[0] else {
+        panic!("a race")
+    };
+    let b = race.heap_block.as_ref().expect("the block");
+    assert_eq!((b.address, b.size, b.thread), (0x8, 24, 1));
+    assert_eq!((b.location.site, b.stack[0].site), (Some(3), Some(2)));
+    let text = text::render(&report, false);
+    assert!(
+        text.contains(
+            "  Location is heap block of size 24 at 0x8 allocated by thread T1 at:\n    \
+             #0 site 3\n    #1 site 2\n"
+        ),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+    assert_eq!(json["findings"][0]["heap_block"]["size"], 24);
+    let sarif = sarif::render(&report);
+    assert!(
+        sarif.contains("Data race on 0x10 (heap block of size 24 at 0x8 allocated by T1)"),
+        "{sarif}"
+    );
+}
+
+#[test]
+fn a_thread_created_through_calls_shows_its_creators_stack() {
+    let report = race_report(|o| o.created = [(1, vec![4, 2])].into());
+    let text = text::render(&report, false);
+    assert!(
+        text.contains(
+            "  Thread T1 (tid=1) created by main thread at:\n    #0 site 9\n    #1 site 4\n    \
+             #2 site 2\n"
+        ),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+    assert_eq!(
+        json["findings"][0]["threads"][1]["created_stack"][1]["site"],
+        2
+    );
 }

@@ -126,14 +126,7 @@ fn race(out: &mut String, r: &Race, runs: Option<&[Run]>) {
     let _ = writeln!(out);
     access(out, &r.previous, "Previous ");
     let _ = writeln!(out);
-    let _ = match &r.object {
-        Some(o) => writeln!(out, "  Location is {} at {:#x}.", global(o), r.current.addr),
-        None => writeln!(
-            out,
-            "  Location is not a global variable (heap, stack or thread-local) at {:#x}.",
-            r.current.addr
-        ),
-    };
+    location(out, r);
     let _ = writeln!(out);
     threads(out, &r.threads);
     if let Some(all) = runs {
@@ -147,6 +140,28 @@ fn race(out: &mut String, r: &Race, runs: Option<&[Run]>) {
         summary(&r.current.location)
     );
     let _ = writeln!(out, "{RULE}");
+}
+
+/// `Location is ...`: the global, else the heap block and its allocation's stack, as TSan says it.
+fn location(out: &mut String, r: &Race) {
+    if let Some(o) = &r.object {
+        let _ = writeln!(out, "  Location is {} at {:#x}.", global(o), r.current.addr);
+    } else if let Some(b) = &r.heap_block {
+        let _ = writeln!(
+            out,
+            "  Location is heap block of size {} at {:#x} allocated by {} at:",
+            b.size,
+            b.address,
+            thread_name(b.thread)
+        );
+        frames(out, "", &b.location, &b.stack);
+    } else {
+        let _ = writeln!(
+            out,
+            "  Location is not a global variable (heap, stack or thread-local) at {:#x}.",
+            r.current.addr
+        );
+    }
 }
 
 fn atomicity(out: &mut String, a: &Atomicity, runs: Option<&[Run]>) {
@@ -379,7 +394,7 @@ fn threads(out: &mut String, threads: &[ThreadInfo]) {
             t.tid,
             thread_name(parent)
         );
-        frame(out, at);
+        frames(out, "", at, &t.created_stack);
         if t.never_joined {
             never_joined(out, "  ", t);
         }

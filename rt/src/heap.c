@@ -32,7 +32,7 @@ extern int *__errno_location(void);
 #define errno (*__errno_location())
 enum { ENOMEM = 12, EINVAL = 22 };
 
-void __ilgen_heap(int op, void *addr, size_t size, const void *site);
+void __ilgen_heap(int op, void *addr, size_t size, size_t span, const void *site);
 
 extern void *__libc_malloc(size_t);
 extern void __libc_free(void *);
@@ -52,28 +52,29 @@ static const void *take_site(void) {
   return s;
 }
 
-static void report(int op, void *p, size_t size) {
+static void report(int op, void *p, size_t size, size_t span) {
   const void *site = take_site();
   if (!p || in_heap)
     return;
   int saved = errno;
   in_heap = 1;
-  __ilgen_heap(op, p, size, site);
+  __ilgen_heap(op, p, size, span, site);
   in_heap = 0;
   errno = saved;
 }
 
-// An allocation covers the block's usable size, as a free does (free knows no other size): a
-// block malloc hands out again must forget the whole earlier object, its last bytes included, or
-// the first object's free stays there and pairs with the second object's free as a race.
-static void *allocated(void *p) {
-  report(HEAP_ALLOC, p, p ? malloc_usable_size(p) : 0);
+// An allocation of `size` bytes is recorded as asked for, but spans the block's usable size, as a
+// free does (free knows no other size): a block malloc hands out again must forget the whole
+// earlier object, its last bytes included, or the first object's free stays there and pairs with
+// the second object's free as a race.
+static void *allocated(void *p, size_t size) {
+  report(HEAP_ALLOC, p, size, p ? malloc_usable_size(p) : 0);
   return p;
 }
 
 static void do_free(void *p) {
   if (p)
-    report(HEAP_FREE, p, malloc_usable_size(p));
+    report(HEAP_FREE, p, malloc_usable_size(p), malloc_usable_size(p));
   else
     take_site();
   __libc_free(p);
@@ -81,7 +82,7 @@ static void do_free(void *p) {
 
 static void *do_realloc(void *p, size_t n) {
   if (!p)
-    return allocated(__libc_realloc(0, n));
+    return allocated(__libc_realloc(0, n), n);
   if (n == 0) {
     do_free(p);
     return 0;
@@ -92,13 +93,13 @@ static void *do_realloc(void *p, size_t n) {
   if (q && q != p) {
     // Moved: the old block is freed (after the fact, but its memory can only be handed out again
     // by a later allocation, which reports after this), the new one allocated at the same site.
-    report(HEAP_FREE, p, old);
+    report(HEAP_FREE, p, old, old);
     __ilgen_heap_site = site;
-    report(HEAP_ALLOC, q, malloc_usable_size(q));
+    report(HEAP_ALLOC, q, n, malloc_usable_size(q));
   } else if (q && malloc_usable_size(q) > old) {
     // Grown in place over memory that was free: those bytes are new to this object.
     size_t now = malloc_usable_size(q);
-    report(HEAP_ALLOC, (char *)q + old, now - old);
+    report(HEAP_ALLOC, (char *)q + old, now - old, now - old);
   } else {
     take_site();
   }
@@ -117,7 +118,7 @@ static int do_posix_memalign(void **out, size_t align, size_t n) {
     take_site();
     return ENOMEM;
   }
-  *out = allocated(p);
+  *out = allocated(p, n);
   return 0;
 }
 
@@ -127,7 +128,7 @@ static void *do_aligned_alloc(size_t align, size_t n) {
     errno = EINVAL;
     return 0;
   }
-  return allocated(__libc_memalign(align, n));
+  return allocated(__libc_memalign(align, n), n);
 }
 
 static void *do_reallocarray(void *p, size_t n, size_t m) {
@@ -151,17 +152,17 @@ static void *do_reallocarray(void *p, size_t n, size_t m) {
     return __wrap_##name args;                                                                     \
   }
 
-BOTH(void *, malloc, (size_t n), (n), { return allocated(__libc_malloc(n)); })
-BOTH(void *, calloc, (size_t n, size_t m), (n, m), { return allocated(__libc_calloc(n, m)); })
+BOTH(void *, malloc, (size_t n), (n), { return allocated(__libc_malloc(n), n); })
+BOTH(void *, calloc, (size_t n, size_t m), (n, m), { return allocated(__libc_calloc(n, m), n * m); })
 BOTH(void *, realloc, (void *p, size_t n), (p, n), { return do_realloc(p, n); })
 BOTH(void *, reallocarray, (void *p, size_t n, size_t m), (p, n, m),
      { return do_reallocarray(p, n, m); })
-BOTH(void *, memalign, (size_t a, size_t n), (a, n), { return allocated(__libc_memalign(a, n)); })
+BOTH(void *, memalign, (size_t a, size_t n), (a, n), { return allocated(__libc_memalign(a, n), n); })
 BOTH(void *, aligned_alloc, (size_t a, size_t n), (a, n), { return do_aligned_alloc(a, n); })
 BOTH(int, posix_memalign, (void **out, size_t a, size_t n), (out, a, n),
      { return do_posix_memalign(out, a, n); })
-BOTH(void *, valloc, (size_t n), (n), { return allocated(__libc_valloc(n)); })
-BOTH(void *, pvalloc, (size_t n), (n), { return allocated(__libc_pvalloc(n)); })
+BOTH(void *, valloc, (size_t n), (n), { return allocated(__libc_valloc(n), n); })
+BOTH(void *, pvalloc, (size_t n), (n), { return allocated(__libc_pvalloc(n), n); })
 
 __attribute__((weak)) void free(void *p) { do_free(p); }
 void __wrap_free(void *p) { do_free(p); }

@@ -4,6 +4,7 @@
 //! Takes the intercepted operations of a replaying process and the schedule named by
 //! `ILGEN_OPTIONS`; gives `replay-outcome.json` (`ilgen_trace::replay`). Mirrors `record`.
 
+pub(crate) mod blocks;
 pub(crate) mod deadlock;
 pub(crate) mod debug;
 pub(crate) mod gate;

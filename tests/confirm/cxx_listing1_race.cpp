@@ -63,7 +63,8 @@ int main() {
 // CHECK-NEXT:   Location is global 'y' of size 4 at 0x[[Y]].
 // CHECK-EMPTY:
 // CHECK-NEXT:   Thread T1 (tid=1) created by main thread at:
-// CHECK-NEXT:     #0 <uninstrumented code>
+// CHECK-NEXT:     #0 main /{{.*}}cxx_listing1_race.cpp:37:15
+// CHECK-NEXT:     #1 <uninstrumented code>
 // CHECK:        Schedule that exposed it (candidate 1, replayed in /{{.*}}/replay-1):
 // A static executable also registers its unwind tables (libgcc's object_mutex) before main.
 // STA-NEXT:       1. T0 lock 'object_mutex'

@@ -71,7 +71,8 @@ int main(void) {
 // CHECK-DAG:  #0 {{worker|worker\(void\*\)}} /{{.*}}heap_use_after_free_race.c:45:
 // CHECK-DAG:  {{Free|Previous free}} of size {{[0-9]+}} at 0x[[J]] by main thread:
 // CHECK-DAG:  #0 main /{{.*}}heap_use_after_free_race.c:64:
-// CHECK:      Location is not a global variable (heap, stack or thread-local)
+// CHECK:      Location is heap block of size 4 at 0x[[J]] allocated by main thread at:
+// CHECK-NEXT: #0 main /{{.*}}heap_use_after_free_race.c:54:
 // CHECK:      SUMMARY: ilgen: data race on freed memory /{{.*}}heap_use_after_free_race.c:{{45|64}} in {{worker|worker\(void\*\)|main}}
 // CHECK:      ilgen: 1 finding(s) confirmed (deduplicated by source lines)
 // CHECK-NEXT: exit=66

@@ -3,7 +3,7 @@
 // Replay reported a "data race on freed memory" between two workers' frees of two different
 // payloads at one address: an allocation reset the shadow over the bytes it was asked for, a free
 // wrote over the block's usable size, so the block's last bytes kept the first payload's free.
-// Allocations now cover the usable size too. Race-free: nothing may be confirmed, whatever the
+// Allocations now reset the replay's shadow over the usable size too. Race-free: nothing may be confirmed, whatever the
 // candidates' verdicts.
 //
 // RUN: %ilgen cc -g -O2 %S/../../benchmarks/apps/app_tpool.c -o %t
@@ -12,8 +12,9 @@
 // RUN: sh -c '%ilgen detect --all-sites %t.trace; echo "exit=$?"' | FileCheck %s
 //
 // APP: OK
-// A payload of 64 words (256 bytes) is a block of 264 usable bytes.
-// DUMP: alloc {{0x[0-9a-f]+}} size=264
+// A payload of 64 words is asked as 256 bytes, a block of 264 usable bytes, which its free covers.
+// DUMP-DAG: alloc {{0x[0-9a-f]+}} size=256 seq={{[0-9]+}} at {{.*}}app_tpool.c:241:{{[0-9]+}} submitter_main
+// DUMP-DAG: free {{0x[0-9a-f]+}} size=264 seq={{[0-9]+}} at {{.*}}app_tpool.c:146:{{[0-9]+}} pool_worker
 // CHECK-NOT: WARNING: ilgen
 // CHECK: ilgen: 0 finding(s) confirmed
 // CHECK-NOT: WARNING: ilgen

@@ -138,6 +138,15 @@ int main(void) {
 // PROGRESS:      ilgen: detect: solving: 2/2 jobs (shared variables and deadlocks), {{[0-9]+}} window(s) searched, 1 candidate(s) [{{[0-9.]+}}s]
 // PROGRESS-NEXT: ilgen: detect: done [{{[0-9.]+}}s]
 // PROGRESS-NOT:  {{.}}
+// On a terminal (script(1) gives the command one) a bar counts units (the variable y, deadlocks),
+// windows and candidates, then replays, with the stage lines above it; --quiet shows nothing.
+// RUN: script -qec '%ilgen detect %t.trace > /dev/null' /dev/null | tr '\r' '\n' | FileCheck --check-prefix=TTY %s
+// RUN: script -qec '%ilgen detect --quiet %t.trace > /dev/null' /dev/null | count 0
+// TTY: ilgen: detect: filtered: 1 of 2 shared objects left, 1 race pairs
+// TTY: ilgen: detect: solving {{.*}} 2/2 units, {{[0-9]+}} window(s) searched, 1 candidate(s)
+// TTY: ilgen: replaying candidate 1:
+// TTY: ilgen: detect: replaying {{.*}} 0/1 candidate(s)
+// TTY: ilgen: detect: replayed 1 candidate(s)
 // QUIET-NOT: {{.}}
 // EPIPE-NOT: {{.}}
 // EPIPE:     exit=66

@@ -1,6 +1,6 @@
 // `_exit` from a thread in the middle of a segment runs no handler: the thread's accesses since
 // its last sync operation are read from its pending slot, and the run reads as killed (main,
-// blocked in its join, has no join record: it never returned).
+// blocked in its join, has no completed join record: it never returned).
 //
 // RUN: %ilgen cc -g -O0 %s -o %t && %clang -g -O0 %s -o %t.plain -lpthread
 // RUN: sh %S/Inputs/unharmed.sh %t.plain %t %t.d '' | FileCheck %s
@@ -10,7 +10,7 @@
 // CHECK-NEXT: plain files: {{$}}
 // CHECK-NEXT: recorded files: ./trace {{$}}
 // DUMP:       run binary={{.*}} end=none (killed or still running) threads=2
-// DUMP-NOT:   T0 join
+// DUMP-NOT:   T0 join T1 seq=
 // DUMP:       T1 unlock m seq={{[0-9]+}} at {{.*}}underscore_exit.c:27:3 worker
 // DUMP-NEXT:  T1 write before size=4 at {{.*}}underscore_exit.c:28:10 worker
 // DUMP:       T1 write after size=16 at {{.*}}underscore_exit.c:30:14 worker

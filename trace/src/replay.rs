@@ -30,9 +30,12 @@
 //! - 6: `stack` of a race access, a blocked thread and a held lock: the sites of the calls that
 //!   led to it, innermost first (replay's shadow call stack); `locks` of a race access: the locks
 //!   its thread held, each with where it was acquired.
-//! - 7: `RaceAccess::unmap`: the free is the unmapping of an anonymous mapping (`munmap`,
+//! - 7: `heap_block` of a race: the heap block the raced address is in, with its allocation;
+//!   `created`: per thread created in the replay, its creator's shadow stack at the fork.
+//! - 8: `RaceAccess::unmap`: the free is the unmapping of an anonymous mapping (`munmap`,
 //!   `mremap`, a `MAP_FIXED` mapping over it), a race on unmapped memory.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -42,7 +45,7 @@ use crate::event::{AccessKind, SiteId, ThreadId};
 use crate::json::read_versioned;
 use crate::kind::OpKind;
 
-pub const OUTCOME_VERSION: u32 = 7;
+pub const OUTCOME_VERSION: u32 = 8;
 pub const OUTCOME_FILE: &str = "replay-outcome.json";
 
 /// Exit status of a replay whose schedule could not be followed.
@@ -79,6 +82,10 @@ pub struct Outcome {
     /// did. Absent when the schedule watches nothing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub watched: Vec<Option<u32>>,
+    /// Per thread created in the replay (recorded tid), the sites of the calls that led its
+    /// creator to the fork, innermost first (`std::thread`'s constructor, then the user's line).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub created: BTreeMap<ThreadId, Vec<SiteId>>,
 }
 
 /// Whether the watched accesses ([`Outcome::watched`]) all ran, in the schedule's order (e1, f,
@@ -161,6 +168,24 @@ impl RaceReport {
 pub struct RaceReport {
     pub current: RaceAccess,
     pub previous: RaceAccess,
+    /// The heap block the current access's address is in (the last allocation covering it,
+    /// freed since for a race on freed memory); `None` for memory the replaced malloc family did
+    /// not allocate (globals, stacks, mappings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_block: Option<HeapBlock>,
+}
+
+/// An allocation of the replayed run.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct HeapBlock {
+    pub addr: u64,
+    pub size: u64,
+    /// The allocating thread.
+    pub thread: ThreadRef,
+    /// The call of the allocating function; `None` when libc allocated by itself.
+    pub site: Option<SiteId>,
+    /// The sites of the calls that led to `site`, innermost first.
+    pub stack: Vec<SiteId>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -333,6 +358,13 @@ mod tests {
             races: vec![RaceReport {
                 current: a.clone(),
                 previous: a,
+                heap_block: Some(HeapBlock {
+                    addr: 0x1000,
+                    size: 24,
+                    thread: t,
+                    site: Some(4),
+                    stack: vec![1],
+                }),
             }],
             deadlock: Some(DeadlockReport {
                 threads: vec![BlockedThread {
@@ -348,6 +380,7 @@ mod tests {
             }),
             divergence: None,
             watched: vec![Some(1), None],
+            created: [(1, vec![6, 2])].into(),
         };
         let json = o.to_json();
         assert!(json.contains(r#""result": "no_error""#), "{json}");

@@ -69,6 +69,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         all_sites: false,
         format,
         progress: false,
+        quiet: false,
         show_all: false,
         stats: false,
         replay_timeout: ilgen_confirm::DEFAULT_TIMEOUT_SECS,
@@ -79,6 +80,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         atomic: Vec::new(),
         max_candidates: 1000,
         suppressions: None,
+        shard: None,
     }
 }
 

@@ -5,8 +5,9 @@
 //! real free) and [`thread_stack`] from the thread trampoline; gives, in record mode, an
 //! `Event::Heap` in the calling thread's file after its segment cache is written out (so the
 //! accesses before the record are those made before the event), numbered from the sync counter;
-//! in replay mode, `replay::shadow::lifetime` (an allocation or a stack forgets the block's
-//! shadow, a free is checked and recorded as a write over it). Neither is a schedule step.
+//! in replay mode, `replay::blocks::note` (the blocks a race report names) and
+//! `replay::shadow::lifetime` (an allocation or a stack forgets the block's shadow, a free is
+//! checked and recorded as a write over it). Neither is a schedule step.
 //!
 //! Never initializes the runtime and never creates thread state: an allocation made before
 //! initialization, or by a thread the runtime does not follow (yet), or while this thread is
@@ -27,7 +28,8 @@ const ALLOC: libc::c_int = 0;
 const FREE: libc::c_int = 1;
 
 /// Reports one allocation (`op` 0) or free (`op` 1) of `[addr, addr + size)` at `site` (NULL for
-/// an allocation libc made by itself).
+/// an allocation libc made by itself), whose block spans `span` bytes (its usable size): the
+/// trace records `size`, the replay shadow forgets or frees all of `span`.
 ///
 /// # Safety
 /// Called by `heap.c` only; `addr` is recorded, never dereferenced.
@@ -36,15 +38,22 @@ pub unsafe extern "C" fn __ilgen_heap(
     op: libc::c_int,
     addr: *mut c_void,
     size: usize,
+    span: usize,
     site: *const c_void,
 ) {
-    let (addr, size) = (addr as u64, size as u64);
-    let op = match op {
-        ALLOC => HeapOp::Alloc { addr, size },
-        FREE => HeapOp::Free { addr, size },
+    let (addr, size, span) = (addr as u64, size as u64, span as u64);
+    let (op, shadow_op) = match op {
+        ALLOC => (
+            HeapOp::Alloc { addr, size },
+            HeapOp::Alloc { addr, size: span },
+        ),
+        FREE => (
+            HeapOp::Free { addr, size },
+            HeapOp::Free { addr, size: span },
+        ),
         _ => return,
     };
-    event(op, site as usize);
+    event_as(op, shadow_op, site as usize);
 }
 
 /// Runs `f` (a libc call on the runtime's behalf) with this thread's heap events off.
@@ -86,6 +95,11 @@ pub(crate) fn thread_stack() {
 /// Records `op` at `site` for the calling thread (record mode), or applies it to the shadow
 /// (replay mode); nothing on a thread the runtime does not follow or while it is inside the runtime.
 pub(crate) fn event(op: HeapOp, site: usize) {
+    event_as(op, op, site)
+}
+
+/// [`event`], with `shadow_op` (the same operation over the block's whole span) for replay.
+fn event_as(op: HeapOp, shadow_op: HeapOp, site: usize) {
     if let Some(st) = thread::current_if_live() {
         let Some(mut inner) = st.enter() else { return };
         inner.flush();
@@ -103,11 +117,8 @@ pub(crate) fn event(op: HeapOp, site: usize) {
     let tid = t.tid();
     let Some(mut inner) = t.enter() else { return };
     inner.settle_atomic();
-    replay::shadow::lifetime(
-        &mut inner.clock,
-        tid,
-        op,
-        sites::id(site),
-        replay::report::race,
-    );
+    let site = sites::id(site);
+    // Reports name the block as asked for; the shadow forgets or frees its whole span.
+    replay::blocks::note(tid, op, site);
+    replay::shadow::lifetime(&mut inner.clock, tid, shadow_op, site, replay::report::race);
 }

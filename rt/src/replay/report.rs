@@ -123,6 +123,7 @@ pub(crate) fn race(prev: &Cell, cur: &Cell) {
     let report = RaceReport {
         current: access(cur.tid(), cur, replay::owners::holds(cur.tid())),
         previous: access(prev.tid(), prev, Vec::new()),
+        heap_block: replay::blocks::containing(cur.addr),
     };
     let text = race_text(&report);
     findings().races.push(report);
@@ -271,6 +272,7 @@ fn outcome(f: &Findings, r: &Replay) -> Outcome {
         deadlock: f.deadlock.clone(),
         divergence: f.divergence.clone(),
         watched,
+        created: replay::thread::creation_stacks(),
     }
 }
 
@@ -398,6 +400,7 @@ pub(crate) fn refused(dir: &Path, build_id: &str, schedule: &str, why: &str) -> 
             reason: why.to_owned(),
         }),
         watched: Vec::new(),
+        created: Default::default(),
     };
     if !schedule.is_empty() {
         write(dir, &o);
@@ -504,6 +507,7 @@ mod tests {
                 stack: Vec::new(),
                 locks: Vec::new(),
             },
+            heap_block: None,
         };
         let s = race_text(&r);
         assert!(s.contains("WARNING: ilgen: data race (pid="), "{s}");

@@ -141,7 +141,10 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         SyncOp::SemPost { sem } => {
             replay::hb::with_clocks(|c| c.release(sem, Role::Sem, tid, clock))
         }
-        SyncOp::Fork { child } => replay::hb::with_clocks(|c| c.fork(tid, child, clock)),
+        SyncOp::Fork { child } => {
+            replay::thread::forked(child);
+            replay::hb::with_clocks(|c| c.fork(tid, child, clock))
+        }
         SyncOp::End => replay::hb::with_clocks(|c| c.end(tid, clock)),
         SyncOp::MutexLock { mutex: lock }
         | SyncOp::MutexTryLock { mutex: lock, .. }

@@ -12,6 +12,7 @@
 //! thread does nothing instead of touching the clock under the interrupted code.
 
 use std::cell::{Cell, UnsafeCell};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -37,6 +38,9 @@ static EXIT_KEY: OnceLock<libc::pthread_key_t> = OnceLock::new();
 
 /// Every thread that ever started, for the watchdog and for naming threads in reports.
 static THREADS: Mutex<Vec<Arc<ThreadInfo>>> = Mutex::new(Vec::new());
+
+/// Per thread created in the replay, its creator's shadow stack at the fork.
+static CREATED: Mutex<BTreeMap<ThreadId, StackId>> = Mutex::new(BTreeMap::new());
 
 /// What a thread is doing, as the watchdog sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -284,6 +288,25 @@ pub(crate) fn others_blocked() -> Option<(u64, u64)> {
 /// Every thread that started, ended or not.
 pub(crate) fn all() -> Vec<Arc<ThreadInfo>> {
     THREADS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// The calling thread creates `child`: its stack now is where the child was created.
+pub(crate) fn forked(child: ThreadId) {
+    let stack = crate::replay::stack::current();
+    CREATED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(child, stack);
+}
+
+/// Per thread created so far, the sites of its creator's stack at the fork, innermost first.
+pub(crate) fn creation_stacks() -> BTreeMap<ThreadId, Vec<SiteId>> {
+    let created = CREATED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    created
+        .into_iter()
+        .map(|(t, s)| (t, crate::replay::stack::frames(s)))
+        .filter(|(_, s)| !s.is_empty())
+        .collect()
 }
 
 /// The identity of thread `tid`, for reports (a bare tid if it never started).
