@@ -242,6 +242,9 @@ pub enum AccessName {
     AtomicWrite,
     /// The free of a block (`free`, `delete`, a moving `realloc`): a write over all of it.
     Free,
+    /// The unmapping of an anonymous mapping (`munmap`, `mremap`, a `MAP_FIXED` mapping over it):
+    /// a write over all of it.
+    Unmap,
     /// The destroy of a sync object (`pthread_mutex_destroy`, ...): a write of its first byte.
     Destroy,
 }
@@ -265,6 +268,7 @@ impl AccessName {
             AccessName::AtomicRead => "atomic read",
             AccessName::AtomicWrite => "atomic write",
             AccessName::Free => "free",
+            AccessName::Unmap => "unmap",
             AccessName::Destroy => "destroy",
         }
     }

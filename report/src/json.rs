@@ -76,6 +76,8 @@
 //!   location, innermost first (callers, and library code the location's line called, see
 //!   `Context::frames`); `locks` on accesses: the locks held (each as `holds`' items). `shard` in
 //!   the report of one shard (`ilgen detect --shard I/N`), read by `ilgen merge`.
+//! - 7: the `unmap` access kind (a race on unmapped memory: `munmap`, `mremap`, a `MAP_FIXED`
+//!   mapping put over the block), which was `free` before.
 
 use std::path::Path;
 
@@ -84,7 +86,7 @@ use serde::{Deserialize, Serialize};
 use crate::shard::{Part, ShardInfo};
 use crate::Report;
 
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 #[derive(Serialize)]
 struct Versioned<'a> {

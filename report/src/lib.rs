@@ -314,7 +314,9 @@ impl Race {
     /// What the report calls it, after `WARNING: ilgen:` and `SUMMARY: ilgen:`.
     pub fn title(&self) -> &'static str {
         let kinds = [self.current.kind, self.previous.kind];
-        if self.on_freed_memory() {
+        if kinds.contains(&AccessName::Unmap) {
+            "data race on unmapped memory"
+        } else if self.on_freed_memory() {
             "data race on freed memory"
         } else if kinds.contains(&AccessName::Destroy) {
             "data race on destroyed sync object"
@@ -754,7 +756,9 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             let (location, stack) = ctx.frames(known_site(a.site), &a.stack);
             Access {
                 tid: a.thread.tid,
-                kind: if a.free {
+                kind: if a.unmap {
+                    AccessName::Unmap
+                } else if a.free {
                     AccessName::Free
                 } else if a.destroy {
                     AccessName::Destroy

@@ -61,6 +61,7 @@ fn run(result: ResultKind, races: &[(SiteId, SiteId)]) -> ReplayRun {
         size: 4,
         site,
         free: false,
+        unmap: false,
         destroy: false,
         stack: vec![],
         locks: vec![],

@@ -58,6 +58,9 @@ macro_rules! with_interposed_calls {
             pthread_mutex_unlock, fn(
                 m: *mut libc::pthread_mutex_t
             ) -> libc::c_int;
+            pthread_mutex_destroy, fn(
+                m: *mut libc::pthread_mutex_t
+            ) -> libc::c_int;
             pthread_rwlock_rdlock, fn(
                 l: *mut libc::pthread_rwlock_t
             ) -> libc::c_int;
@@ -75,6 +78,9 @@ macro_rules! with_interposed_calls {
                 c: *mut libc::pthread_cond_t
             ) -> libc::c_int;
             pthread_cond_broadcast, fn(
+                c: *mut libc::pthread_cond_t
+            ) -> libc::c_int;
+            pthread_cond_destroy, fn(
                 c: *mut libc::pthread_cond_t
             ) -> libc::c_int;
             pthread_once, fn(

@@ -3,8 +3,8 @@
 // unlocking. The recorded run reads before the mremap (the unrecorded test barrier holds main
 // back), but nothing orders the read with the mremap, which ends the old range (moved or not) and
 // begins the new one: the dump shows the unmap of the old range and the map of the new one at the
-// mremap's line, and the replay confirms a data race on the old range naming the mremap's line
-// and the read's. The same with -static.
+// mremap's line, and the replay confirms a data race on unmapped memory (the old range) naming
+// the mremap's line and the read's. The same with -static.
 //
 // RUN: %ilgen cc -g -O0 -I %testinc %s -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
@@ -67,11 +67,11 @@ int main(void) {
 // EVENTS-NEXT: 1 T0 unmap size=1048576 line 60
 // EVENTS-NEXT: 1 T0 unmap size=65536 line 57
 
-// CHECK:      WARNING: ilgen: data race on freed memory (pid={{[0-9]+}})
+// CHECK:      WARNING: ilgen: data race on unmapped memory (pid={{[0-9]+}})
 // CHECK-DAG:  {{Read|Previous read}} of size 4 at 0x{{[0-9a-f]+}} by thread T1:
 // CHECK-DAG:  #0 worker /{{.*}}mmap_use_after_mremap_race.c:36:
-// CHECK-DAG:  {{Free|Previous free}} of size 65536 at 0x{{[0-9a-f]+}} by main thread:
+// CHECK-DAG:  {{Unmap|Previous unmap}} of size 65536 at 0x{{[0-9a-f]+}} by main thread:
 // CHECK-DAG:  #0 main /{{.*}}mmap_use_after_mremap_race.c:57:
-// CHECK:      SUMMARY: ilgen: data race on freed memory /{{.*}}mmap_use_after_mremap_race.c:{{36|57}} in {{worker|main}}
+// CHECK:      SUMMARY: ilgen: data race on unmapped memory /{{.*}}mmap_use_after_mremap_race.c:{{36|57}} in {{worker|main}}
 // CHECK:      ilgen: 1 finding(s) confirmed (deduplicated by source lines)
 // CHECK-NEXT: exit=66

@@ -129,8 +129,8 @@ pub const WRAPPED_CALLS: &[&str] = &[
 ];
 
 /// Of [`WRAPPED_CALLS`], the pthread calls that code the pass never saw makes too: libstdc++'s
-/// `std::thread`, `std::condition_variable` and `std::call_once` call them from the library's own
-/// code (`nm -D --undefined-only libstdc++.so.6`). The runtime defines `__wrap_NAME(ARGS...)` for
+/// `std::thread`, `std::condition_variable` (its destructor too) and `std::call_once` call them
+/// from the library's own code (`nm -D --undefined-only libstdc++.so.6`). The runtime defines `__wrap_NAME(ARGS...)` for
 /// each, the same as `__ilgen_wrap_NAME(ARGS..., NULL)`, and reaches the real function through
 /// `__real_NAME` or, failing that, `dlsym(RTLD_NEXT)`. `ilgen cc` routes the calls there: a
 /// static link with `--wrap=NAME` (which reaches archive members such as libstdc++.a's), a dynamic
@@ -141,12 +141,14 @@ pub const INTERPOSED_CALLS: &[&str] = &[
     "pthread_detach",
     "pthread_mutex_lock",
     "pthread_mutex_unlock",
+    "pthread_mutex_destroy",
     "pthread_rwlock_rdlock",
     "pthread_rwlock_wrlock",
     "pthread_rwlock_unlock",
     "pthread_cond_wait",
     "pthread_cond_signal",
     "pthread_cond_broadcast",
+    "pthread_cond_destroy",
     "pthread_once",
 ];
 

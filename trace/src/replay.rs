@@ -32,6 +32,8 @@
 //!   its thread held, each with where it was acquired.
 //! - 7: `heap_block` of a race: the heap block the raced address is in, with its allocation;
 //!   `created`: per thread created in the replay, its creator's shadow stack at the fork.
+//! - 8: `RaceAccess::unmap`: the free is the unmapping of an anonymous mapping (`munmap`,
+//!   `mremap`, a `MAP_FIXED` mapping over it), a race on unmapped memory.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -43,7 +45,7 @@ use crate::event::{AccessKind, SiteId, ThreadId};
 use crate::json::read_versioned;
 use crate::kind::OpKind;
 
-pub const OUTCOME_VERSION: u32 = 7;
+pub const OUTCOME_VERSION: u32 = 8;
 pub const OUTCOME_FILE: &str = "replay-outcome.json";
 
 /// Exit status of a replay whose schedule could not be followed.
@@ -130,6 +132,9 @@ pub struct RaceAccess {
     /// The access is the free (`free`, `delete`, a moving `realloc`) of the block `[addr, addr +
     /// size)`, a write over all of it: the race is a race on freed memory.
     pub free: bool,
+    /// With `free`: the block was unmapped (`munmap`, `mremap`, a `MAP_FIXED` mapping put over
+    /// it), not freed: the race is a race on unmapped memory.
+    pub unmap: bool,
     /// The access is the destroy of the sync object at `addr` (`pthread_mutex_destroy`,
     /// `sem_destroy`, ...), a write of its first byte that every other operation on it reads: the
     /// race is a race on a destroyed object.
@@ -144,6 +149,11 @@ impl RaceReport {
     /// One of the two accesses frees the block: a use (or a second free) races with the free.
     pub fn on_freed_memory(&self) -> bool {
         self.current.free || self.previous.free
+    }
+
+    /// One of the two accesses unmaps the block: a use races with the `munmap`.
+    pub fn on_unmapped_memory(&self) -> bool {
+        self.current.unmap || self.previous.unmap
     }
 
     /// One of the two accesses destroys the sync object: a use races with the destroy.
@@ -327,6 +337,7 @@ mod tests {
             size: 4,
             site: 7,
             free: true,
+            unmap: false,
             destroy: false,
             stack: vec![3, 2],
             locks: vec![HeldLock {

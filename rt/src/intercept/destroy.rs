@@ -4,14 +4,17 @@
 //! Takes the program's destroy calls; gives `MutexDestroy`, `CondDestroy`, `RwDestroy` and
 //! `BarrierDestroy`, each before the real call (it ends the object: a use another thread makes
 //! after it must not be numbered before it) and removed if the call fails (EBUSY: the object
-//! lives on). The analysis and the replay detector treat a destroy as a write of the object and
-//! every other operation on it as an atomic read ([`ilgen_trace::SyncOp::object_access`]).
+//! lives on). The mutex and condition variable destroys are interposed calls too
+//! (`ilgen_trace::abi::INTERPOSED_CALLS`: `std::condition_variable`'s destructor is libstdc++'s
+//! code), so they reach the destroy through `real`. The analysis and the replay detector treat a
+//! destroy as a write of the object and every other operation on it as an atomic read
+//! ([`ilgen_trace::SyncOp::object_access`]).
 
 use std::ffi::c_void;
 
 use ilgen_trace::SyncOp;
 
-use crate::record;
+use crate::{real, record};
 
 /// # Safety
 /// Same contract as `pthread_mutex_destroy`.
@@ -22,7 +25,7 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_mutex_destroy(
 ) -> libc::c_int {
     let op = SyncOp::MutexDestroy { mutex: m as u64 };
     // SAFETY: the program's own call.
-    record::sync::release(site, op, true, || unsafe { libc::pthread_mutex_destroy(m) })
+    record::sync::release(site, op, true, || unsafe { real::pthread_mutex_destroy(m) })
 }
 
 /// # Safety
@@ -34,7 +37,7 @@ pub unsafe extern "C" fn __ilgen_wrap_pthread_cond_destroy(
 ) -> libc::c_int {
     let op = SyncOp::CondDestroy { cond: c as u64 };
     // SAFETY: the program's own call.
-    record::sync::release(site, op, true, || unsafe { libc::pthread_cond_destroy(c) })
+    record::sync::release(site, op, true, || unsafe { real::pthread_cond_destroy(c) })
 }
 
 /// # Safety

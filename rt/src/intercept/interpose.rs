@@ -1,5 +1,5 @@
 //! The `__wrap_NAME` entry points through which the program's libraries (libstdc++'s
-//! `std::thread`, `std::call_once`, `std::condition_variable`) reach the same wrappers as the
+//! `std::thread`, `std::call_once`, `std::condition_variable` and its destructor) reach the same wrappers as the
 //! pass's calls.
 //!
 //! Takes the calls of `ilgen_trace::abi::INTERPOSED_CALLS` from uninstrumented code (`ilgen cc`
@@ -11,7 +11,7 @@
 
 use std::ffi::c_void;
 
-use crate::intercept::{cond, mutex, once, rwlock, threads};
+use crate::intercept::{cond, destroy, mutex, once, rwlock, threads};
 use crate::real::{self, is_internal, with_interposed_calls, InitRoutine, StartRoutine};
 
 /// `wrapper!(NAME(args))` calls the wrapper of NAME on `args`.
@@ -21,12 +21,14 @@ macro_rules! wrapper {
     (pthread_detach($($a:tt)*)) => { threads::__ilgen_wrap_pthread_detach($($a)*) };
     (pthread_mutex_lock($($a:tt)*)) => { mutex::__ilgen_wrap_pthread_mutex_lock($($a)*) };
     (pthread_mutex_unlock($($a:tt)*)) => { mutex::__ilgen_wrap_pthread_mutex_unlock($($a)*) };
+    (pthread_mutex_destroy($($a:tt)*)) => { destroy::__ilgen_wrap_pthread_mutex_destroy($($a)*) };
     (pthread_rwlock_rdlock($($a:tt)*)) => { rwlock::__ilgen_wrap_pthread_rwlock_rdlock($($a)*) };
     (pthread_rwlock_wrlock($($a:tt)*)) => { rwlock::__ilgen_wrap_pthread_rwlock_wrlock($($a)*) };
     (pthread_rwlock_unlock($($a:tt)*)) => { rwlock::__ilgen_wrap_pthread_rwlock_unlock($($a)*) };
     (pthread_cond_wait($($a:tt)*)) => { cond::__ilgen_wrap_pthread_cond_wait($($a)*) };
     (pthread_cond_signal($($a:tt)*)) => { cond::__ilgen_wrap_pthread_cond_signal($($a)*) };
     (pthread_cond_broadcast($($a:tt)*)) => { cond::__ilgen_wrap_pthread_cond_broadcast($($a)*) };
+    (pthread_cond_destroy($($a:tt)*)) => { destroy::__ilgen_wrap_pthread_cond_destroy($($a)*) };
     (pthread_once($($a:tt)*)) => { once::__ilgen_wrap_pthread_once($($a)*) };
 }
 

@@ -98,6 +98,7 @@ fn access(tid: ThreadId, c: &Cell, locks: Vec<HeldLock>) -> RaceAccess {
         size: c.size,
         site: c.site,
         free: c.free,
+        unmap: c.unmap,
         destroy: c.destroy,
         stack: replay::stack::frames(c.stack),
         locks,
@@ -132,6 +133,9 @@ pub(crate) fn race(prev: &Cell, cur: &Cell) {
 }
 
 fn kind_text(a: &RaceAccess) -> &'static str {
+    if a.unmap {
+        return "unmap";
+    }
     if a.free {
         return "free";
     }
@@ -157,7 +161,9 @@ fn capitalized(s: &str) -> String {
 pub(crate) fn race_text(r: &RaceReport) -> String {
     let (c, p) = (&r.current, &r.previous);
     let mut s = String::from("==================\n");
-    let what = if r.on_freed_memory() {
+    let what = if r.on_unmapped_memory() {
+        "data race on unmapped memory"
+    } else if r.on_freed_memory() {
         "data race on freed memory"
     } else if r.on_destroyed_object() {
         "data race on destroyed sync object"
@@ -484,6 +490,7 @@ mod tests {
                 size: 4,
                 site: 7,
                 free: false,
+                unmap: false,
                 destroy: false,
                 stack: vec![12, 11],
                 locks: Vec::new(),
@@ -495,6 +502,7 @@ mod tests {
                 size: 4,
                 site: 3,
                 free: false,
+                unmap: false,
                 destroy: false,
                 stack: Vec::new(),
                 locks: Vec::new(),
@@ -515,6 +523,7 @@ mod tests {
         let freed = RaceReport {
             previous: RaceAccess {
                 free: true,
+                unmap: false,
                 destroy: false,
                 kind: AccessKind::Write,
                 size: 32,
@@ -533,6 +542,23 @@ mod tests {
         );
         assert!(
             s.contains("SUMMARY: ilgen: data race on freed memory site 7"),
+            "{s}"
+        );
+        let unmapped = RaceReport {
+            previous: RaceAccess {
+                unmap: true,
+                size: 4096,
+                ..freed.previous.clone()
+            },
+            ..r.clone()
+        };
+        let s = race_text(&unmapped);
+        assert!(
+            s.contains("WARNING: ilgen: data race on unmapped memory (pid="),
+            "{s}"
+        );
+        assert!(
+            s.contains("  Previous unmap of size 4096 at 0x10 by thread T0:"),
             "{s}"
         );
         let destroyed = RaceReport {

@@ -101,6 +101,8 @@ pub(crate) struct Cell {
     pub mask: u8,
     /// The access is the free of the block (a write over all of it).
     pub free: bool,
+    /// With `free`: the block was unmapped, not freed.
+    pub unmap: bool,
     /// The access is the destroy of the sync object at `addr` (a write of its first byte).
     pub destroy: bool,
     /// Its thread's callers when it ran (`replay::stack`).
@@ -302,6 +304,7 @@ pub(crate) fn access(
         site,
         kind,
         free: false,
+        unmap: false,
         destroy: false,
         stack: stack::current(),
     };
@@ -326,6 +329,7 @@ pub(crate) fn destroy(
         site,
         kind: AccessKind::Write,
         free: false,
+        unmap: false,
         destroy: true,
         stack: stack::current(),
     };
@@ -340,6 +344,7 @@ struct Access {
     site: SiteId,
     kind: AccessKind,
     free: bool,
+    unmap: bool,
     destroy: bool,
     stack: StackId,
 }
@@ -359,6 +364,7 @@ fn check(
             kind: a.kind,
             mask: mask(g, a.addr, a.size),
             free: a.free,
+            unmap: a.unmap,
             destroy: a.destroy,
             stack: a.stack,
         };
@@ -422,6 +428,7 @@ pub(crate) fn lifetime(
                 site,
                 kind: AccessKind::Write,
                 free: true,
+                unmap: matches!(op, HeapOp::Unmap { .. }),
                 destroy: false,
                 stack: stack::current(),
             };
@@ -447,6 +454,7 @@ mod tests {
             kind,
             mask: mask(0x1000 / GRANULE, 0x1000, 4),
             free: false,
+            unmap: false,
             destroy: false,
             stack: 0,
         }
