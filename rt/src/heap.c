@@ -73,9 +73,10 @@ static void *allocated(void *p, size_t size) {
 }
 
 static void do_free(void *p) {
-  if (p)
-    report(HEAP_FREE, p, malloc_usable_size(p), malloc_usable_size(p));
-  else
+  if (p) {
+    size_t size = malloc_usable_size(p);
+    report(HEAP_FREE, p, size, size);
+  } else
     take_site();
   __libc_free(p);
 }
