@@ -442,7 +442,7 @@ impl Model {
             .sources
             .reads_from
             .iter()
-            .filter(|e| var.is_none_or(|v| e.var != v && !self.accessed_before(v, e.read)))
+            .filter(|e| var.is_none_or(|v| e.var != v && !model.accessed_before(&origin, e.read)))
             .filter_map(|e| {
                 // A read the model does not keep (the deadlock model keeps no access) stands at
                 // the last event kept before it.
@@ -464,14 +464,18 @@ impl Model {
         (model, origin)
     }
 
-    /// Whether `at`'s thread accesses `var` between its last constraining event before `at` and
-    /// `at`.
-    fn accessed_before(&self, var: VarId, at: At) -> bool {
-        self.threads[at.thread].events[..at.index]
+    /// Whether, in this model of one variable restricted from another (`origin`: per thread, the
+    /// index there of each event kept here), `at`'s thread accesses the variable between its last
+    /// constraining event before `at` and `at` (`at` indexes the other model). Only the variable's
+    /// accesses were kept, so the walk back is over them and the sync events, not the whole
+    /// segment: a compressor's segments hold many thousands of other accesses.
+    fn accessed_before(&self, origin: &[Vec<usize>], at: At) -> bool {
+        let before = origin[at.thread].partition_point(|&i| i < at.index);
+        self.threads[at.thread].events[..before]
             .iter()
             .rev()
             .take_while(|e| !e.constrains())
-            .any(|e| matches!(e, ModelEvent::Access { var: v, .. } if *v == var))
+            .any(|e| matches!(e, ModelEvent::Access { .. }))
     }
 
     /// The sync events before `upto[t]` of each thread, in the observed order: by seq, and an
