@@ -71,7 +71,15 @@ struct EventIndex {
     /// Per distinct (`after`, `before`) of [`Sources::reads_from`], in its order, the edges'
     /// (`var`, `read`). A compressor's run had 404,216 edges but 3,012 distinct orders: a model of
     /// one variable keeps an order if any of its reads still needs it.
-    orders: Vec<(At, At, Vec<(VarId, At)>)>,
+    orders: Vec<Order>,
+}
+
+/// `before` must run before `after` for these reads (`var`, `read`).
+#[derive(Clone, Debug)]
+struct Order {
+    after: At,
+    before: At,
+    reads: Vec<(VarId, At)>,
 }
 
 impl EventIndex {
@@ -83,12 +91,14 @@ impl EventIndex {
         };
         for e in edges {
             match index.orders.last_mut() {
-                Some((after, before, reads)) if (*after, *before) == (e.after, e.before) => {
-                    reads.push((e.var, e.read))
+                Some(o) if (o.after, o.before) == (e.after, e.before) => {
+                    o.reads.push((e.var, e.read))
                 }
-                _ => index
-                    .orders
-                    .push((e.after, e.before, vec![(e.var, e.read)])),
+                _ => index.orders.push(Order {
+                    after: e.after,
+                    before: e.before,
+                    reads: vec![(e.var, e.read)],
+                }),
             }
         }
         for (thread, t) in threads.iter().enumerate() {
@@ -525,10 +535,11 @@ impl Model {
         model.sources.reads_from = index
             .orders
             .iter()
-            .filter_map(|(after, before, reads)| {
+            .filter_map(|o| {
                 let &(var, read) = match var {
-                    None => reads.first()?,
-                    Some(v) => reads
+                    None => o.reads.first()?,
+                    Some(v) => o
+                        .reads
                         .iter()
                         .find(|&&(w, read)| w != v && !model.accessed_before(&origin, read))?,
                 };
@@ -540,8 +551,8 @@ impl Model {
                     index: kept.partition_point(|&i| i <= read.index).saturating_sub(1),
                 };
                 Some(RfEdge {
-                    after: local(after)?,
-                    before: local(before)?,
+                    after: local(&o.after)?,
+                    before: local(&o.before)?,
                     var,
                     read,
                 })
