@@ -792,10 +792,13 @@ def parse_helgrind(text, base):
             cur.append(ln)
     reports.append(cur)
     for rep in reports:
-        if any("Possible data race" in ln for ln in rep):
-            split = next((i for i, ln in enumerate(rep) if ln.startswith("This conflicts with")),
-                         len(rep))
-            lines = {first_hg_frame(rep[:split], base), first_hg_frame(rep[split:], base)}
+        start = next((i for i, ln in enumerate(rep) if "Possible data race" in ln), None)
+        if start is not None:
+            # The report may first describe the locks held ("Lock at ... was first observed",
+            # with their init stacks): the access's stack follows the "Possible data race" line.
+            split = next((i for i, ln in enumerate(rep) if i > start
+                          and ln.startswith("This conflicts with")), len(rep))
+            lines = {first_hg_frame(rep[start:split], base), first_hg_frame(rep[split:], base)}
             errs.add(("race", frozenset(lines)))
         elif any("lock order" in ln and "violated" in ln for ln in rep):
             starts = [i for i, ln in enumerate(rep) if "followed by a later acquisition" in ln]
