@@ -55,12 +55,14 @@
 //!
 //! Otherwise an access costs one scan of at most [`CELLS`] cells, an epoch comparison each.
 //!
-//! Why a sharded hash table and not a reserved `MAP_NORESERVE` shadow region: a region needs a
-//! fixed application-to-shadow address mapping that covers heap, stacks, globals and mmaps of any
-//! layout (PIE, static, ASLR), at 4x the application's address range for 32-byte cells, which
-//! does not fit in 47 bits without TSan's per-platform mapping tables. Replay runs are short proofs
-//! of one schedule, not production runs: a table of [`SHARDS`] mutex-protected maps, keyed by
-//! granule index, costs one uncontended lock and one probe per access and only holds what the
+//! Why a sharded hash table of pages and not a reserved `MAP_NORESERVE` shadow region: a region
+//! needs a fixed application-to-shadow address mapping that covers heap, stacks, globals and mmaps
+//! of any layout (PIE, static, ASLR), at 4x the application's address range for 32-byte cells,
+//! which does not fit in 47 bits without TSan's per-platform mapping tables. Replay runs are short
+//! proofs of one schedule, not production runs: a table of [`SHARDS`] locked maps, keyed by page
+//! (4 KiB of the program's memory, [`PAGE`] granules) and holding a dense array of granule slots
+//! per page, costs one uncontended lock, one probe and an index per access (the granules of one
+//! access that share a page share the lock and the probe too), and only holds the pages the
 //! program touched. Allocation on this path is fine: it is replay mode only.
 //!
 //! Lifetimes ([`lifetime`]): an allocation, and a new thread's stack, forget every granule of the
@@ -68,12 +70,16 @@
 //! (a job freed by one thread, handed to another by malloc) never pair with the new object's. A
 //! free is a write over the whole block, stored even over the thread's own cells of that instant,
 //! so an access that a reordering moves after another thread's free races with the free and names
-//! its site. Blocks of more than [`WHOLE_BLOCK`] granules are handled through the granules the
-//! table already holds, not one by one: a free then covers only the bytes that were accessed.
+//! its site. Blocks of more than [`WHOLE_BLOCK`] granules are freed only in the granules the table
+//! already holds: a free then covers only the bytes that were accessed. Either event walks the
+//! pages of its block, or the pages the table holds when they are fewer (a reservation of
+//! gigabytes), never the granules of the whole table; a page the block covers whole is dropped.
 
+use std::cell::UnsafeCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 use ilgen_trace::{AccessKind, HeapOp, SiteId, ThreadId};
 
@@ -85,8 +91,8 @@ pub(crate) const GRANULE: u64 = 8;
 /// Cells kept per granule (see the module doc: why several, and which one goes when full).
 pub(crate) const CELLS: usize = 8;
 pub(crate) const SHARDS: usize = 256;
-/// Blocks up to this many granules are reset or freed granule by granule; larger ones (big
-/// buffers, thread stacks) through one pass over the granules the table holds.
+/// Blocks up to this many granules are freed granule by granule; larger ones (big buffers,
+/// thread stacks) only in the granules the table holds.
 pub(crate) const WHOLE_BLOCK: u64 = 4096;
 /// Conflicts reported per granule and access: at most one per cell.
 const MAX_CONFLICTS: usize = CELLS;
@@ -145,29 +151,45 @@ pub(crate) struct Granule {
     atomic: Option<Box<VectorClock>>,
 }
 
-/// The earlier cells an access raced with (a fixed array: no allocation to return them).
+/// The earlier cells an access raced with in one granule: a fixed array that the caller keeps
+/// across granules, so nothing is allocated, initialized or copied per access.
 #[derive(Default)]
 pub(crate) struct Conflicts {
     cells: [Option<Cell>; MAX_CONFLICTS],
+    len: usize,
 }
 
 impl Conflicts {
     fn push(&mut self, c: Cell) {
-        if let Some(slot) = self.cells.iter_mut().find(|s| s.is_none()) {
+        if let Some(slot) = self.cells.get_mut(self.len) {
             *slot = Some(c);
+            self.len += 1;
         }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Cell> {
-        self.cells.iter().flatten()
+        self.cells[..self.len].iter().flatten()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
     }
 }
 
 impl Granule {
-    /// Checks `cur` against what the granule remembers, then remembers it. `now` is the clock of
-    /// the accessing thread; an atomic access first synchronizes through the location's clock.
-    pub fn access(&mut self, cur: Cell, now: &mut VectorClock) -> Conflicts {
-        let mut out = Conflicts::default();
+    /// The granule remembers an access (the table holds it).
+    fn held(&self) -> bool {
+        !self.cells.is_empty() || self.atomic.is_some()
+    }
+
+    /// Checks `cur` against what the granule remembers, then remembers it; adds the cells it
+    /// races with to `out`. `now` is the clock of the accessing thread; an atomic access first
+    /// synchronizes through the location's clock.
+    pub fn access(&mut self, cur: Cell, now: &mut VectorClock, out: &mut Conflicts) {
         let tid = cur.tid();
         if cur.kind.is_atomic() {
             if let Some(c) = &self.atomic {
@@ -212,7 +234,6 @@ impl Granule {
             self.atomic.get_or_insert_with(Default::default).join(now);
             now.tick(tid);
         }
-        out
     }
 
     /// The cell to forget when the granule is full, for `cur` to take its place: the oldest one
@@ -245,11 +266,24 @@ pub(crate) fn mask(g: u64, addr: u64, size: u64) -> u8 {
     bits as u8
 }
 
-/// Granule indices are already well spread except for their low bits' locality; one multiply.
-#[derive(Default)]
-pub(crate) struct GranuleHasher(u64);
+/// Granules per page of the table: 4 KiB of the program's memory.
+pub(crate) const PAGE: u64 = 512;
 
-impl Hasher for GranuleHasher {
+/// The granule slots of one page, by index within it.
+type Page = Box<[Granule]>;
+
+/// One multiply spreads page numbers: bits 32..40 of the product pick the shard, and the map
+/// hashes with the whole product (its low bits choose the bucket, its top 7 the tag), so the keys
+/// of one shard, which share the shard bits, still differ in both.
+#[inline]
+fn spread(page: u64) -> u64 {
+    page.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+#[derive(Default)]
+pub(crate) struct PageHasher(u64);
+
+impl Hasher for PageHasher {
     fn finish(&self) -> u64 {
         self.0
     }
@@ -259,27 +293,106 @@ impl Hasher for GranuleHasher {
         }
     }
     fn write_u64(&mut self, v: u64) {
-        self.0 = v.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = spread(v);
     }
 }
 
-type Map = HashMap<u64, Granule, BuildHasherDefault<GranuleHasher>>;
+type Map = HashMap<u64, Page, BuildHasherDefault<PageHasher>>;
 
-static TABLE: OnceLock<Box<[Mutex<Map>]>> = OnceLock::new();
-
-fn table() -> &'static [Mutex<Map>] {
-    TABLE.get_or_init(|| (0..SHARDS).map(|_| Mutex::new(Map::default())).collect())
+/// One shard, alone in its cache lines: threads locking neighbouring shards do not contend.
+///
+/// Its lock is a flag taken by a compare-exchange and given back by a plain release store, where
+/// `std::sync::Mutex` gives back by an atomic swap (to wake sleepers): a second locked
+/// instruction, a full barrier, on every access. Sections are short (one access to one page, or
+/// one page's lifetime event) and never block, so a waiter spins, yielding the CPU between tries
+/// once the holder is likely preempted.
+#[repr(align(128))]
+struct Shard {
+    locked: AtomicBool,
+    map: UnsafeCell<Map>,
 }
 
-fn shard(g: u64) -> &'static Mutex<Map> {
-    &table()[(g.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize % SHARDS]
+// SAFETY: `map` is only reached through a `Locked`, which holds `locked`.
+unsafe impl Sync for Shard {}
+
+impl Shard {
+    fn lock(&self) -> Locked<'_> {
+        let mut tries = 0u32;
+        while self
+            .locked
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            // Taken: wait reading, not writing, the flag's cache line.
+            while self.locked.load(Ordering::Relaxed) {
+                tries += 1;
+                if tries < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        Locked(self)
+    }
+}
+
+/// A locked shard's map.
+struct Locked<'a>(&'a Shard);
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = Map;
+    fn deref(&self) -> &Map {
+        // SAFETY: the lock is held: no other thread reaches the map.
+        unsafe { &*self.0.map.get() }
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut Map {
+        // SAFETY: as above.
+        unsafe { &mut *self.0.map.get() }
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        self.0.locked.store(false, Ordering::Release);
+    }
+}
+
+static TABLE: OnceLock<Box<[Shard]>> = OnceLock::new();
+
+/// Pages the table holds, over all shards (see [`for_each_page`]).
+static PAGES: AtomicUsize = AtomicUsize::new(0);
+
+fn table() -> &'static [Shard] {
+    TABLE.get_or_init(|| {
+        (0..SHARDS)
+            .map(|_| Shard {
+                locked: AtomicBool::new(false),
+                map: UnsafeCell::new(Map::default()),
+            })
+            .collect()
+    })
+}
+
+/// The locked shard of `page`.
+fn shard(page: u64) -> Locked<'static> {
+    table()[(spread(page) >> 32) as usize % SHARDS].lock()
+}
+
+fn new_page() -> Page {
+    PAGES.fetch_add(1, Ordering::Relaxed);
+    (0..PAGE).map(|_| Granule::default()).collect()
 }
 
 /// The acquire of the atomic access to granule `g` that the thread made last, done again now that
 /// the instruction has run (see the module doc).
 pub(crate) fn acquire_again(g: u64, now: &mut VectorClock) {
-    let map = shard(g).lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(c) = map.get(&g).and_then(|g| g.atomic.as_deref()) {
+    let map = shard(g / PAGE);
+    let slot = map.get(&(g / PAGE)).map(|p| &p[(g % PAGE) as usize]);
+    if let Some(c) = slot.and_then(|s| s.atomic.as_deref()) {
         now.join(c);
     }
 }
@@ -313,7 +426,7 @@ pub(crate) fn access(
         stack: stack::current(),
         locks: owners::held(tid),
     };
-    check(now, &access, first..=last, found);
+    check(now, &access, first, last, false, found);
 }
 
 /// Checks and records the destroy of the sync object at `addr` (`pthread_mutex_destroy`, ...) by
@@ -339,7 +452,7 @@ pub(crate) fn destroy(
         stack: stack::current(),
         locks: owners::held(tid),
     };
-    check(now, &access, [addr / GRANULE], found);
+    check(now, &access, addr / GRANULE, addr / GRANULE, false, found);
 }
 
 /// One access as [`check`] stores it in each granule.
@@ -356,49 +469,130 @@ struct Access {
     locks: HoldsId,
 }
 
-fn check(
-    now: &mut VectorClock,
-    a: &Access,
-    granules: impl IntoIterator<Item = u64>,
-    mut found: impl FnMut(&Cell, &Cell),
-) {
-    for g in granules {
-        let cur = Cell {
-            epoch: now.epoch(a.tid),
-            addr: a.addr,
-            size: a.size.min(u64::from(u32::MAX)) as u32,
-            site: a.site,
-            kind: a.kind,
-            mask: mask(g, a.addr, a.size),
-            free: a.free,
-            unmap: a.unmap,
-            destroy: a.destroy,
-            stack: a.stack,
-            locks: a.locks,
-        };
-        let conflicts = {
-            let mut map = shard(g).lock().unwrap_or_else(|e| e.into_inner());
-            map.entry(g).or_default().access(cur, now)
-        };
-        for prev in conflicts.iter() {
-            found(prev, &cur);
+impl Access {
+    /// Its cell in granule `g`, at the present of a thread whose clock is `now`.
+    #[inline]
+    fn cell(&self, g: u64, now: &VectorClock) -> Cell {
+        Cell {
+            epoch: now.epoch(self.tid),
+            addr: self.addr,
+            size: self.size.min(u64::from(u32::MAX)) as u32,
+            site: self.site,
+            kind: self.kind,
+            mask: mask(g, self.addr, self.size),
+            free: self.free,
+            unmap: self.unmap,
+            destroy: self.destroy,
+            stack: self.stack,
+            locks: self.locks,
         }
     }
 }
 
-/// The granules of `[addr, addr + size)` the table holds now, when the block is too large to go
-/// through one by one (see [`WHOLE_BLOCK`]); `None` otherwise.
-fn held_granules(first: u64, last: u64) -> Option<Vec<u64>> {
-    if last - first < WHOLE_BLOCK {
-        return None;
+/// Checks and records `a` in granules `first..=last`, ascending; with `held_only`, only in those
+/// the table holds (a large block's free, see [`WHOLE_BLOCK`]).
+fn check(
+    now: &mut VectorClock,
+    a: &Access,
+    first: u64,
+    last: u64,
+    held_only: bool,
+    mut found: impl FnMut(&Cell, &Cell),
+) {
+    let visit = |page: u64| {
+        let (lo, hi) = page_part(page, first, last);
+        check_page(now, a, page, lo, hi, held_only, &mut found);
+    };
+    if held_only {
+        for_each_page(first / PAGE, last / PAGE, visit);
+    } else {
+        (first / PAGE..=last / PAGE).for_each(visit);
+    }
+}
+
+/// The granules of `first..=last` in `page`, as a range `(lo, hi)` that it is not empty.
+fn page_part(page: u64, first: u64, last: u64) -> (u64, u64) {
+    (first.max(page * PAGE), last.min(page * PAGE + PAGE - 1))
+}
+
+/// [`check`] over granules `lo..=hi` of one page: one lock and one lookup for all of them, left
+/// only to call `found` with the cells a granule raced with.
+fn check_page(
+    now: &mut VectorClock,
+    a: &Access,
+    page: u64,
+    lo: u64,
+    hi: u64,
+    held_only: bool,
+    found: &mut impl FnMut(&Cell, &Cell),
+) {
+    let mut out = Conflicts::default();
+    let mut g = lo;
+    while g <= hi {
+        let mut raced = None;
+        {
+            let mut map = shard(page);
+            let slots = if held_only {
+                match map.get_mut(&page) {
+                    Some(slots) => slots,
+                    None => return,
+                }
+            } else {
+                map.entry(page).or_insert_with(new_page)
+            };
+            while g <= hi && raced.is_none() {
+                let slot = &mut slots[(g % PAGE) as usize];
+                if !held_only || slot.held() {
+                    let cur = a.cell(g, now);
+                    slot.access(cur, now, &mut out);
+                    if !out.is_empty() {
+                        raced = Some(cur);
+                    }
+                }
+                g += 1;
+            }
+        }
+        if let Some(cur) = raced {
+            for prev in out.iter() {
+                found(prev, &cur);
+            }
+            out.clear();
+        }
+    }
+}
+
+/// Calls `f` with each page of `first..=last` (page numbers) that the table may hold, ascending:
+/// every page of the range, or the pages the table holds when they are fewer (a block of
+/// gigabytes, a large reservation), so that a lifetime event costs the smaller of the two.
+fn for_each_page(first: u64, last: u64, f: impl FnMut(u64)) {
+    if last - first < PAGES.load(Ordering::Relaxed) as u64 {
+        (first..=last).for_each(f);
+        return;
     }
     let mut held = Vec::new();
     for shard in table() {
-        let map = shard.lock().unwrap_or_else(|e| e.into_inner());
-        held.extend(map.keys().copied().filter(|g| (first..=last).contains(g)));
+        let map = shard.lock();
+        held.extend(map.keys().copied().filter(|p| (first..=last).contains(p)));
     }
     held.sort_unstable();
-    Some(held)
+    held.into_iter().for_each(f);
+}
+
+/// Forgets granules `first..=last` in `page`; the whole page when they cover it.
+fn forget(page: u64, first: u64, last: u64) {
+    let (lo, hi) = page_part(page, first, last);
+    let mut map = shard(page);
+    if hi - lo == PAGE - 1 {
+        let gone = map.remove(&page);
+        drop(map);
+        if gone.is_some() {
+            PAGES.fetch_sub(1, Ordering::Relaxed);
+        }
+    } else if let Some(slots) = map.get_mut(&page) {
+        for slot in &mut slots[(lo % PAGE) as usize..=(hi % PAGE) as usize] {
+            *slot = Granule::default();
+        }
+    }
 }
 
 /// A lifetime event of the thread whose clock is `now`: an allocation or a new stack forgets the
@@ -419,14 +613,7 @@ pub(crate) fn lifetime(
     let last = addr.saturating_add(size - 1) / GRANULE;
     match op {
         HeapOp::Alloc { .. } | HeapOp::Stack { .. } | HeapOp::Map { .. } => {
-            let forget = |g: u64| {
-                let mut map = shard(g).lock().unwrap_or_else(|e| e.into_inner());
-                map.remove(&g);
-            };
-            match held_granules(first, last) {
-                Some(held) => held.into_iter().for_each(forget),
-                None => (first..=last).for_each(forget),
-            }
+            for_each_page(first / PAGE, last / PAGE, |page| forget(page, first, last));
         }
         HeapOp::Free { .. } | HeapOp::Unmap { .. } => {
             let free = Access {
@@ -441,10 +628,7 @@ pub(crate) fn lifetime(
                 stack: stack::current(),
                 locks: owners::held(tid),
             };
-            match held_granules(first, last) {
-                Some(held) => check(now, &free, held, found),
-                None => check(now, &free, first..=last, found),
-            }
+            check(now, &free, first, last, last - first >= WHOLE_BLOCK, found);
         }
     }
 }
@@ -478,6 +662,13 @@ mod tests {
         (a, b)
     }
 
+    /// [`Granule::access`], giving the cells it raced with.
+    fn acc(g: &mut Granule, cur: Cell, now: &mut VectorClock) -> Conflicts {
+        let mut out = Conflicts::default();
+        g.access(cur, now, &mut out);
+        out
+    }
+
     fn sites(c: &Conflicts) -> Vec<SiteId> {
         c.iter().map(|c| c.site).collect()
     }
@@ -499,9 +690,9 @@ mod tests {
     fn write_write_from_two_threads_races() {
         let (mut a, mut b) = clocks();
         let mut g = Granule::default();
-        assert!(sites(&g.access(cell(0, &a, 1, AccessKind::Write), &mut a)).is_empty());
+        assert!(sites(&acc(&mut g, cell(0, &a, 1, AccessKind::Write), &mut a)).is_empty());
         assert_eq!(
-            sites(&g.access(cell(1, &b, 2, AccessKind::Write), &mut b)),
+            sites(&acc(&mut g, cell(1, &b, 2, AccessKind::Write), &mut b)),
             vec![1]
         );
     }
@@ -510,16 +701,16 @@ mod tests {
     fn read_write_races_both_ways_and_reads_do_not() {
         let (mut a, mut b) = clocks();
         let mut g = Granule::default();
-        g.access(cell(0, &a, 1, AccessKind::Read), &mut a);
-        assert!(sites(&g.access(cell(1, &b, 2, AccessKind::Read), &mut b)).is_empty());
+        acc(&mut g, cell(0, &a, 1, AccessKind::Read), &mut a);
+        assert!(sites(&acc(&mut g, cell(1, &b, 2, AccessKind::Read), &mut b)).is_empty());
         assert_eq!(
-            sites(&g.access(cell(1, &b, 3, AccessKind::Write), &mut b)),
+            sites(&acc(&mut g, cell(1, &b, 3, AccessKind::Write), &mut b)),
             vec![1]
         );
         let mut g = Granule::default();
-        g.access(cell(0, &a, 4, AccessKind::Write), &mut a);
+        acc(&mut g, cell(0, &a, 4, AccessKind::Write), &mut a);
         assert_eq!(
-            sites(&g.access(cell(1, &b, 5, AccessKind::Read), &mut b)),
+            sites(&acc(&mut g, cell(1, &b, 5, AccessKind::Read), &mut b)),
             vec![4]
         );
     }
@@ -529,15 +720,15 @@ mod tests {
         let (mut a, mut b) = clocks();
         let mut s = SyncClocks::default();
         let mut g = Granule::default();
-        g.access(cell(0, &a, 1, AccessKind::Write), &mut a);
+        acc(&mut g, cell(0, &a, 1, AccessKind::Write), &mut a);
         s.release(0x99, Role::Lock, 0, &mut a);
         s.acquire(0x99, Role::Lock, &mut b);
-        assert!(sites(&g.access(cell(1, &b, 2, AccessKind::Write), &mut b)).is_empty());
+        assert!(sites(&acc(&mut g, cell(1, &b, 2, AccessKind::Write), &mut b)).is_empty());
         b.tick(1);
-        assert!(sites(&g.access(cell(1, &b, 3, AccessKind::Read), &mut b)).is_empty());
+        assert!(sites(&acc(&mut g, cell(1, &b, 3, AccessKind::Read), &mut b)).is_empty());
         // And the lock does not order what thread 0 does after releasing it.
         assert_eq!(
-            sites(&g.access(cell(0, &a, 4, AccessKind::Write), &mut a)),
+            sites(&acc(&mut g, cell(0, &a, 4, AccessKind::Write), &mut a)),
             vec![2, 3]
         );
     }
@@ -546,33 +737,38 @@ mod tests {
     fn same_thread_never_races() {
         let (mut a, _) = clocks();
         let mut g = Granule::default();
-        g.access(cell(0, &a, 1, AccessKind::Write), &mut a);
-        assert!(sites(&g.access(cell(0, &a, 2, AccessKind::Write), &mut a)).is_empty());
+        acc(&mut g, cell(0, &a, 1, AccessKind::Write), &mut a);
+        assert!(sites(&acc(&mut g, cell(0, &a, 2, AccessKind::Write), &mut a)).is_empty());
     }
 
     #[test]
     fn atomics_never_race_and_order_what_follows() {
         let (mut a, mut b) = clocks();
         let mut g = Granule::default();
-        g.access(cell(0, &a, 1, AccessKind::AtomicWrite), &mut a);
-        assert!(sites(&g.access(cell(1, &b, 2, AccessKind::AtomicWrite), &mut b)).is_empty());
-        assert!(sites(&g.access(cell(0, &a, 3, AccessKind::AtomicRead), &mut a)).is_empty());
+        acc(&mut g, cell(0, &a, 1, AccessKind::AtomicWrite), &mut a);
+        assert!(sites(&acc(
+            &mut g,
+            cell(1, &b, 2, AccessKind::AtomicWrite),
+            &mut b
+        ))
+        .is_empty());
+        assert!(sites(&acc(&mut g, cell(0, &a, 3, AccessKind::AtomicRead), &mut a)).is_empty());
         // A plain write concurrent with an atomic one is a race.
         let (mut a, mut b) = clocks();
         let mut h = Granule::default();
-        h.access(cell(0, &a, 4, AccessKind::Write), &mut a);
+        acc(&mut h, cell(0, &a, 4, AccessKind::Write), &mut a);
         assert_eq!(
-            sites(&h.access(cell(1, &b, 5, AccessKind::AtomicRead), &mut b)),
+            sites(&acc(&mut h, cell(1, &b, 5, AccessKind::AtomicRead), &mut b)),
             vec![4]
         );
         // Message passing: data written, flag stored atomically; the flag's reader sees the data.
         let (mut a, mut b) = clocks();
         let mut data = Granule::default();
         let mut flag = Granule::default();
-        data.access(cell(0, &a, 6, AccessKind::Write), &mut a);
-        flag.access(cell(0, &a, 7, AccessKind::AtomicWrite), &mut a);
-        flag.access(cell(1, &b, 8, AccessKind::AtomicRead), &mut b);
-        assert!(sites(&data.access(cell(1, &b, 9, AccessKind::Read), &mut b)).is_empty());
+        acc(&mut data, cell(0, &a, 6, AccessKind::Write), &mut a);
+        acc(&mut flag, cell(0, &a, 7, AccessKind::AtomicWrite), &mut a);
+        acc(&mut flag, cell(1, &b, 8, AccessKind::AtomicRead), &mut b);
+        assert!(sites(&acc(&mut data, cell(1, &b, 9, AccessKind::Read), &mut b)).is_empty());
     }
 
     /// The schedule of s52: two threads do `lock; n++ (line 48); unlock; n-- (line 55)`, and the
@@ -585,7 +781,7 @@ mod tests {
         let mut g = Granule::default();
         let mut lines = std::collections::BTreeSet::new();
         let mut go = |g: &mut Granule, tid, now: &mut VectorClock, site, kind| {
-            for c in g.access(cell(tid, now, site, kind), now).iter() {
+            for c in acc(g, cell(tid, now, site, kind), now).iter() {
                 let pair = (c.site / 10, site / 10);
                 lines.insert((pair.0.min(pair.1), pair.0.max(pair.1)));
             }
@@ -617,12 +813,12 @@ mod tests {
         c.set(2, 1);
         let mut s = SyncClocks::default();
         let mut g = Granule::default();
-        g.access(cell(0, &a, 1, AccessKind::Write), &mut a);
+        acc(&mut g, cell(0, &a, 1, AccessKind::Write), &mut a);
         s.release(0x99, Role::Lock, 0, &mut a);
         s.acquire(0x99, Role::Lock, &mut b);
-        assert!(sites(&g.access(cell(1, &b, 2, AccessKind::Write), &mut b)).is_empty());
+        assert!(sites(&acc(&mut g, cell(1, &b, 2, AccessKind::Write), &mut b)).is_empty());
         assert_eq!(
-            sites(&g.access(cell(2, &c, 3, AccessKind::Read), &mut c)),
+            sites(&acc(&mut g, cell(2, &c, 3, AccessKind::Read), &mut c)),
             vec![1, 2]
         );
     }
@@ -643,7 +839,7 @@ mod tests {
                 if site % 3 == 0 {
                     a.tick(0);
                 }
-                let c = g.access(cell(0, &a, site, kind), &mut a);
+                let c = acc(&mut g, cell(0, &a, site, kind), &mut a);
                 assert!(sites(&c).is_empty(), "round {round} site {site}");
                 assert!(g.cells.len() <= CELLS);
             }
@@ -656,7 +852,7 @@ mod tests {
             (102, AccessKind::Read),
         ] {
             b.tick(1);
-            let c = g.access(cell(1, &b, site, kind), &mut b);
+            let c = acc(&mut g, cell(1, &b, site, kind), &mut b);
             assert!(c.iter().count() > 0 && c.iter().all(|c| c.tid() == 0));
         }
     }
@@ -679,13 +875,13 @@ mod tests {
                 AccessKind::AtomicWrite
             };
             let now = &mut clocks[t as usize];
-            let c = g.access(cell(t, now, i, kind), now);
+            let c = acc(&mut g, cell(t, now, i, kind), now);
             assert!(sites(&c).is_empty(), "access {i}");
         }
         // A plain write by a fresh thread, ordered with none of them, races with what is kept.
         let mut e = VectorClock::default();
         e.set(4, 1);
-        assert!(!sites(&g.access(cell(4, &e, 99, AccessKind::Write), &mut e)).is_empty());
+        assert!(!sites(&acc(&mut g, cell(4, &e, 99, AccessKind::Write), &mut e)).is_empty());
     }
 
     #[test]
@@ -697,8 +893,8 @@ mod tests {
             for (t, now) in [(0, &mut a), (1, &mut b)] {
                 s.acquire(0x99, Role::Lock, now);
                 for _ in 0..3 {
-                    let r = g.access(cell(t, now, 1, AccessKind::Read), now);
-                    let w = g.access(cell(t, now, 2, AccessKind::Write), now);
+                    let r = acc(&mut g, cell(t, now, 1, AccessKind::Read), now);
+                    let w = acc(&mut g, cell(t, now, 2, AccessKind::Write), now);
                     assert!(sites(&r).is_empty() && sites(&w).is_empty());
                 }
                 s.release(0x99, Role::Lock, t, now);
@@ -713,20 +909,20 @@ mod tests {
     fn an_access_covered_at_the_same_instant_stores_nothing() {
         let (mut a, mut b) = clocks();
         let mut g = Granule::default();
-        g.access(cell(0, &a, 1, AccessKind::Read), &mut a);
-        g.access(cell(0, &a, 2, AccessKind::Write), &mut a);
+        acc(&mut g, cell(0, &a, 1, AccessKind::Read), &mut a);
+        acc(&mut g, cell(0, &a, 2, AccessKind::Write), &mut a);
         for site in [1, 2, 3] {
-            g.access(cell(0, &a, site, AccessKind::Read), &mut a);
-            g.access(cell(0, &a, site, AccessKind::Write), &mut a);
+            acc(&mut g, cell(0, &a, site, AccessKind::Read), &mut a);
+            acc(&mut g, cell(0, &a, site, AccessKind::Write), &mut a);
         }
         assert_eq!(sites_of(&g), vec![2]);
         // After a sync operation (a new instant) a store from another site is remembered too.
         a.tick(0);
-        g.access(cell(0, &a, 3, AccessKind::Write), &mut a);
+        acc(&mut g, cell(0, &a, 3, AccessKind::Write), &mut a);
         assert_eq!(sites_of(&g), vec![2, 3]);
         // Another thread's write races with both, and both pairs are named.
         assert_eq!(
-            sites(&g.access(cell(1, &b, 4, AccessKind::Write), &mut b)),
+            sites(&acc(&mut g, cell(1, &b, 4, AccessKind::Write), &mut b)),
             vec![2, 3]
         );
     }
@@ -735,12 +931,12 @@ mod tests {
     fn a_full_granule_forgets_the_accessing_threads_own_cells_first() {
         let (mut a, mut b) = clocks();
         let mut g = Granule::default();
-        g.access(cell(1, &b, 1000, AccessKind::Write), &mut b);
+        acc(&mut g, cell(1, &b, 1000, AccessKind::Write), &mut b);
         // Thread 0 writes from many sites, each after a sync operation: its own cells make room,
         // thread 1's write stays.
         for site in 0..3 * CELLS as SiteId {
             a.tick(0);
-            let c = g.access(cell(0, &a, site, AccessKind::Write), &mut a);
+            let c = acc(&mut g, cell(0, &a, site, AccessKind::Write), &mut a);
             assert_eq!(sites(&c), vec![1000], "site {site}");
             assert_eq!(g.cells.len(), (site as usize + 2).min(CELLS));
         }
@@ -753,13 +949,13 @@ mod tests {
         let mut g = Granule::default();
         let mut y0 = cell(0, &a, 1, AccessKind::Write);
         y0.mask = 0xf0;
-        g.access(y0, &mut a);
+        acc(&mut g, y0, &mut a);
         let mut x1 = cell(1, &b, 2, AccessKind::Write);
         x1.mask = 0x0f;
-        assert!(sites(&g.access(x1, &mut b)).is_empty());
+        assert!(sites(&acc(&mut g, x1, &mut b)).is_empty());
         let mut y1 = cell(1, &b, 3, AccessKind::Write);
         y1.mask = 0xf0;
-        assert_eq!(sites(&g.access(y1, &mut b)), vec![1]);
+        assert_eq!(sites(&acc(&mut g, y1, &mut b)), vec![1]);
     }
 
     #[test]
@@ -784,10 +980,10 @@ mod tests {
         let mut g = Granule::default();
         let mut c0 = cell(0, &a, 1, AccessKind::Write);
         c0.mask = 0b0001;
-        g.access(c0, &mut a);
+        acc(&mut g, c0, &mut a);
         let mut c1 = cell(1, &b, 2, AccessKind::Write);
         c1.mask = 0b0010;
-        assert!(sites(&g.access(c1, &mut b)).is_empty());
+        assert!(sites(&acc(&mut g, c1, &mut b)).is_empty());
     }
 
     #[test]
@@ -910,5 +1106,75 @@ mod tests {
         let stack = HeapOp::Stack { addr: base, size };
         lifetime(&mut b, 1, stack, 0, |_, _| {});
         assert!(sites_seen(&mut b, 1, base + size - 8, AccessKind::Write).is_empty());
+    }
+
+    #[test]
+    fn an_access_goes_on_through_the_granules_after_one_that_raced_and_across_pages() {
+        let (mut a, mut b) = clocks();
+        let mut c = VectorClock::default();
+        c.set(2, 1);
+        let page = 0x7790_0000u64;
+        // Granules 0 and 2 of a page, and the last of the page with the first of the next.
+        access(&mut a, 0, page, 8, 1, AccessKind::Write, |_, _| {});
+        access(&mut a, 0, page + 16, 8, 1, AccessKind::Write, |_, _| {});
+        let end = page + GRANULE * PAGE - 8;
+        access(&mut a, 0, end, 8, 2, AccessKind::Write, |_, _| {});
+        access(&mut a, 0, end + 8, 8, 6, AccessKind::Write, |_, _| {});
+        let mut seen = Vec::new();
+        access(&mut b, 1, page, 32, 3, AccessKind::Write, |p, c| {
+            seen.push((p.site, c.mask))
+        });
+        assert_eq!(seen, vec![(1, 0xff), (1, 0xff)]);
+        // The granules between and after the racing ones were recorded too.
+        assert_eq!(
+            sites_seen(&mut c, 2, page + 24, AccessKind::Read),
+            [(3, false)]
+        );
+        let mut seen = Vec::new();
+        access(&mut b, 1, end - 8, 24, 4, AccessKind::Read, |p, _| {
+            seen.push(p.site)
+        });
+        assert_eq!(seen, vec![2, 6]);
+    }
+
+    #[test]
+    fn a_block_sharing_its_pages_forgets_only_its_own_granules() {
+        let (mut a, mut b) = clocks();
+        let page = 0x77a0_0000u64;
+        let next = page + GRANULE * PAGE;
+        for addr in [page, page + 64, next, next + 8] {
+            access(&mut a, 0, addr, 8, 1, AccessKind::Write, |_, _| {});
+        }
+        // From the second granule of one page through the first of the next.
+        let alloc = HeapOp::Alloc {
+            addr: page + 8,
+            size: GRANULE * PAGE,
+        };
+        lifetime(&mut b, 1, alloc, 2, |_, _| {
+            panic!("an allocation races with nothing")
+        });
+        assert_eq!(sites_seen(&mut b, 1, page, AccessKind::Write), [(1, false)]);
+        assert!(sites_seen(&mut b, 1, page + 64, AccessKind::Write).is_empty());
+        assert!(sites_seen(&mut b, 1, next, AccessKind::Write).is_empty());
+        assert_eq!(
+            sites_seen(&mut b, 1, next + 8, AccessKind::Write),
+            [(1, false)]
+        );
+    }
+
+    #[test]
+    fn a_block_larger_than_the_table_goes_through_the_pages_held() {
+        let (mut a, mut b) = clocks();
+        // A terabyte reservation: far more pages than the table holds.
+        let (base, size) = (0x5000_0000_0000u64, 1u64 << 40);
+        let mid = base + size / 2 + 40;
+        access(&mut a, 0, mid, 4, 1, AccessKind::Write, |_, _| {});
+        lifetime(&mut a, 0, HeapOp::Unmap { addr: base, size }, 5, |_, _| {});
+        assert_eq!(
+            sites_seen(&mut b, 1, mid, AccessKind::Read),
+            vec![(1, false), (5, true)]
+        );
+        lifetime(&mut b, 1, HeapOp::Map { addr: base, size }, 0, |_, _| {});
+        assert!(sites_seen(&mut b, 1, mid, AccessKind::Write).is_empty());
     }
 }

@@ -13,7 +13,7 @@
 
 use std::cell::{Cell, UnsafeCell};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ilgen_trace::replay::{StackFrame, ThreadRef};
@@ -130,10 +130,16 @@ impl ReplayThread {
     }
 
     /// Exclusive access to the clock until the guard drops; `None` when already inside.
+    /// Only the owning thread enters, and a signal handler that interrupts it runs to its end
+    /// before the interrupted code goes on: a load and a store do, as `thread::enter` (record
+    /// mode), where an atomic swap would cost a locked instruction per access.
+    #[inline]
     pub fn enter(&self) -> Option<Entered<'_>> {
-        if self.busy.swap(true, Ordering::Acquire) {
+        if self.busy.load(Ordering::Relaxed) {
             return None;
         }
+        self.busy.store(true, Ordering::Relaxed);
+        compiler_fence(Ordering::SeqCst);
         Some(Entered(self))
     }
 }
@@ -157,6 +163,7 @@ impl std::ops::DerefMut for Entered<'_> {
 
 impl Drop for Entered<'_> {
     fn drop(&mut self) {
+        compiler_fence(Ordering::SeqCst);
         self.0.busy.store(false, Ordering::Release);
     }
 }
