@@ -739,7 +739,7 @@ mod tests {
     }
 
     fn predictions(r: &Run) -> (Vec<Prediction>, Counts) {
-        predict(&prepare(&r.traces()), 10_000, None)
+        predict(&prepare(r.traces()), 10_000, None)
     }
 
     /// Two threads withdrawing one after the other, the second after the first ended.
@@ -763,7 +763,7 @@ mod tests {
         assert_eq!((counts.predicted, counts.no_schedule), (2, 0));
         let p = &found[0];
         assert_eq!(p.pattern, Pattern::ReadWriteWrite);
-        let program = prepare(&r.traces());
+        let program = prepare(r.traces());
         let m = &program.model;
         let tid = |at: At| m.threads[at.thread].tid;
         assert_eq!((tid(p.e1), tid(p.f), tid(p.e2)), (1, 2, 1));
@@ -817,7 +817,7 @@ mod tests {
             withdraw(&mut r, 2);
         }
         r.end(1).end(2).join(0, 1).join(0, 2);
-        let program = prepare(&r.traces());
+        let program = prepare(r.traces());
         let m = &program.model;
         let (whole, whole_counts) = predict(&program, 10_000, None);
         let (windowed, counts) = predict(&program, 16, None);
@@ -863,7 +863,7 @@ mod tests {
     #[test]
     fn only_the_selected_transactions_are_checked() {
         let r = serial_withdraws();
-        let program = prepare(&r.traces());
+        let program = prepare(r.traces());
         let m = &program.model;
         let t1 = m.threads.iter().position(|t| t.tid == 1).unwrap();
         let begin = m.threads[t1]

@@ -385,7 +385,7 @@ mod tests {
     const M: u64 = 0x900;
 
     fn stats(r: &Run) -> FilterStats {
-        filter(&prepare(&r.traces())).1
+        filter(&prepare(r.traces())).1
     }
 
     #[test]
@@ -503,7 +503,7 @@ mod tests {
             .access(1, D, 4, AccessKind::AtomicWrite, 2)
             .access(0, D + 8, 4, AccessKind::AtomicWrite, 3)
             .access(1, D + 8, 4, AccessKind::Read, 4);
-        let (survivors, s) = filter(&prepare(&r.traces()));
+        let (survivors, s) = filter(&prepare(r.traces()));
         assert_eq!((s.vars_without_pair, s.vars_left), (1, 1));
         assert_eq!(survivors.len(), 1);
         assert_eq!(survivors[0].var, 1);
@@ -574,7 +574,7 @@ mod tests {
     #[test]
     fn range_counting_equals_enumerating_every_pair() {
         check_random_runs(0x0123_4567_89ab_cdef, 500, |run| {
-            let program = prepare(&run.traces());
+            let program = prepare(run.traces());
             let (survivors, stats) = filter(&program);
             let (expected, pairs) = naive(&program);
             prop_assert_eq!(&stats, &expected, "{:#?}", run.traces());

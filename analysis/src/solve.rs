@@ -418,7 +418,7 @@ mod tests {
         let coverage = RefCell::new(Coverage::default());
         check_random_runs(0x9e37_79b9_7f4a_7c15, 1500, |run| {
             let mut c = coverage.borrow_mut();
-            let mut program = prepare(&run.traces());
+            let mut program = prepare(run.traces());
             if reads_from {
                 // Every read deciding: odd sites a waiting loop's branch, even ones an address.
                 let (predicates, addresses) = program
@@ -596,7 +596,7 @@ mod tests {
             .lock(0, a)
             .unlock(0, a)
             .join(0, 1);
-        let program = prepare(&r.traces());
+        let program = prepare(r.traces());
         let (model, _) = program.model.restrict(None);
         assert!(model.threads[1].events.iter().any(|e| matches!(
             e,
@@ -634,7 +634,7 @@ mod tests {
         };
         let searched = Cell::new(0);
         check_random_runs(0x5851_f42d_4c95_7f2d, 300, |run| {
-            let program = prepare(&run.traces());
+            let program = prepare(run.traces());
             let (survivors, _) = filter(&program);
             let heard = AtomicU64::new(0);
             let tick = || {
@@ -665,7 +665,7 @@ mod tests {
     fn lock_cycle_deadlocks_and_deadlock_freedom_agree_with_exhaustive_search() {
         let (found, safe) = (Cell::new(0), Cell::new(0));
         check_random_runs(0x2545_f491_4f6c_dd1d, 1000, |run| {
-            let program = prepare(&run.traces());
+            let program = prepare(run.traces());
             let (model, _) = program.model.restrict(None);
             let cycles = lockgraph::deadlocks(&model, usize::MAX);
             let reference = exhaustive::search(

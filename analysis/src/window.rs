@@ -97,7 +97,7 @@ mod tests {
 
     #[test]
     fn windows_split_by_seq_and_start_where_the_prefix_left_each_thread() {
-        let p = prepare(&sections_then_race().traces());
+        let p = prepare(sections_then_race().traces());
         let w = split(&p.model, 4);
         assert_eq!(w.len(), 3);
         assert_eq!(

@@ -29,8 +29,8 @@ use ilgen_binary::Binary;
 use ilgen_report::limits::{self, with_names};
 use ilgen_report::shard::ShardInfo;
 use ilgen_report::suppress::Suppressions;
-use ilgen_report::Report;
-use ilgen_trace::TraceDir;
+use ilgen_report::{Report, RunThreads};
+use ilgen_trace::{Meta, TraceDir};
 use rayon::prelude::*;
 
 use crate::dump;
@@ -136,12 +136,14 @@ const MAX_CANDIDATES: usize = 1000;
 /// reduction, so it needs more than the native search for the same model.
 const CHECKER_STATES: usize = 2_000_000;
 
-/// One recorded run, analysed: its trace, the candidates written into its directory.
+/// One recorded run, analysed: what the report takes from its trace, the candidates written into
+/// its directory.
 struct Predicted {
     dir: PathBuf,
     /// Where the candidates, schedules and replays go: `dir`, or a shard's own directory in it.
     out: PathBuf,
-    trace: TraceDir,
+    meta: Meta,
+    threads: RunThreads,
     file: CandidatesFile,
     /// Each candidate's place in the unsharded analysis.
     keys: Vec<Key>,
@@ -261,8 +263,17 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         max_candidates: args.max_candidates,
     };
     let shard = args.shard.unwrap_or(Shard::WHOLE);
+    let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
+    // Of a sharded analysis, shard 1 reports the deadlock the run ended in.
+    let observe = !args.no_replay && shard.index == 1;
+    let threads = RunThreads::of(&trace.meta, &trace.threads, observe);
+    let TraceDir {
+        meta,
+        threads: recorded,
+        ..
+    } = trace;
     let (stats, candidates, keys) =
-        ilgen_analysis::analyze_shard(&trace.threads, &options, &progress, shard)?;
+        ilgen_analysis::analyze_shard(recorded, &options, &progress, shard)?;
     progress.finish();
     let out = match args.shard {
         Some(s) => dir.join(format!("shard-{}-of-{}", s.index, s.count)),
@@ -270,8 +281,8 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
     };
     let file = CandidatesFile {
         format_version: candidates::FORMAT_VERSION,
-        binary: trace.meta.binary.clone(),
-        build_id: trace.meta.build_id.clone(),
+        binary: meta.binary.clone(),
+        build_id: meta.build_id.clone(),
         stats,
         candidates,
     };
@@ -290,7 +301,6 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         candidates::not_written_text(&file.stats, &limits(args))
     );
     ilgen_confirm::remove_old_outputs(&out);
-    let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
     for (i, c) in file.candidates.iter().enumerate() {
         let schedule = candidates::replay_schedule(c, &headers, &file.build_id);
         let path = out.join(candidates::schedule_file_name(i + 1));
@@ -299,7 +309,8 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
     Ok(Predicted {
         dir: dir.to_path_buf(),
         out,
-        trace,
+        meta,
+        threads,
         file,
         keys,
     })
@@ -315,7 +326,7 @@ fn candidates_only(p: &Predicted, args: &DetectArgs) -> Result<i32, CliError> {
         }
         Format::Text => format!(
             "{}candidates written to {}\n",
-            with_names(&p.trace.meta, |names| candidates::summary(
+            with_names(&p.meta, |names| candidates::summary(
                 &p.file,
                 names,
                 &limits(args)
@@ -344,10 +355,10 @@ fn confirm(
     for p in runs {
         binaries.push(if p.file.candidates.is_empty() {
             // Nothing to replay: the binary need not even exist any more (it only names sites).
-            Binary::load(&p.trace.meta).ok()
+            Binary::load(&p.meta).ok()
         } else {
             // Replaying a rebuilt binary proves nothing: its build id must be the recorded one.
-            Some(Binary::load(&p.trace.meta)?)
+            Some(Binary::load(&p.meta)?)
         });
     }
     let absolute = runs
@@ -358,7 +369,7 @@ fn confirm(
         .iter()
         .zip(&absolute)
         .map(|(p, abs)| ilgen_confirm::Candidates {
-            meta: &p.trace.meta,
+            meta: &p.meta,
             dir: abs,
             count: p.file.candidates.len(),
         })
@@ -374,17 +385,15 @@ fn confirm(
     for (i, (p, (binary, replays))) in runs.iter().zip(binaries.iter().zip(replays)).enumerate() {
         let trace_dir = ilgen_confirm::run::absolute(&p.dir)?;
         let found: Vec<_> = p.file.candidates.iter().zip(&replays).collect();
-        // Of a sharded analysis, shard 1 reports the deadlock the run ended in.
-        let observe = args.shard.is_none_or(|s| s.index == 1);
         let part = Report::of_run(
             binary.as_ref(),
-            &p.trace,
+            &p.meta,
+            &p.threads,
             &trace_dir.display().to_string(),
             &found,
-            observe,
         );
         let text = limits::text(
-            &p.trace.meta,
+            &p.meta,
             &p.file,
             &part.counts,
             &limits(args),

@@ -169,7 +169,8 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
         )));
     }
     let binary = Binary::load(&trace.meta)?;
-    let ctx = Context::new(Some(&binary), &trace.threads);
+    let run_threads = ilgen_report::RunThreads::of(&trace.meta, &trace.threads, false);
+    let ctx = Context::new(Some(&binary), &run_threads);
     if let Some(debugger) = debugger {
         let out_dir = run::absolute(&dir.join("replay-gdb"))?;
         let session = Session {

@@ -29,7 +29,7 @@ use ilgen_trace::replay::{
     DeadlockReport, HeapBlock as Allocation, HeldLock, Outcome, RaceAccess, ResultKind,
 };
 use ilgen_trace::sites::Frame;
-use ilgen_trace::{known_site, Event, OpKind, RunEnd, SiteId, SyncOp, ThreadId, TraceDir};
+use ilgen_trace::{known_site, Event, Meta, OpKind, RunEnd, SiteId, SyncOp, ThreadId};
 use serde::{Deserialize, Serialize};
 
 use ilgen_analysis::atomicity::Pattern;
@@ -39,18 +39,22 @@ use ilgen_binary::Binary;
 use ilgen_confirm::run::ReplayRun;
 use ilgen_confirm::verdict::{Class, Verdict};
 
-/// What the report needs besides the replays: names for sites and addresses, the thread tree.
-pub struct Context<'a> {
-    pub binary: Option<&'a Binary>,
-    /// Child tid → (parent tid, site of the fork that created it), from the recorded trace.
+/// What a report takes from a run's recorded threads: the thread tree and the deadlock the run
+/// ended in. Taken from the threads before the analysis, which consumes them.
+#[derive(Clone, Debug, Default)]
+pub struct RunThreads {
+    /// Child tid → (parent tid, site of the fork that created it).
     pub forks: BTreeMap<ThreadId, (ThreadId, SiteId)>,
     /// The threads created, neither joined nor detached, when the program exited (the trace has
     /// an `exit` event): a race with one of them is a missing join.
     pub unjoined: BTreeSet<ThreadId>,
+    /// The deadlock the run ended in, if it did not exit and it was asked for.
+    pub observed: Option<Observed>,
 }
 
-impl<'a> Context<'a> {
-    pub fn new(binary: Option<&'a Binary>, threads: &[ThreadTrace]) -> Context<'a> {
+impl RunThreads {
+    /// With `observe`, also the deadlock the run ended in.
+    pub fn of(meta: &Meta, threads: &[ThreadTrace], observe: bool) -> RunThreads {
         let mut forks = BTreeMap::new();
         let mut ended_for = BTreeSet::new();
         let mut exited = false;
@@ -81,10 +85,31 @@ impl<'a> Context<'a> {
         } else {
             BTreeSet::new()
         };
-        Context {
-            binary,
+        RunThreads {
             forks,
             unjoined,
+            observed: (observe && meta.end != Some(RunEnd::Exit))
+                .then(|| observed_deadlock(threads))
+                .flatten(),
+        }
+    }
+}
+
+/// What the report needs besides the replays: names for sites and addresses, the thread tree.
+pub struct Context<'a> {
+    pub binary: Option<&'a Binary>,
+    /// Child tid → (parent tid, site of the fork that created it), from the recorded trace.
+    pub forks: BTreeMap<ThreadId, (ThreadId, SiteId)>,
+    /// [`RunThreads::unjoined`].
+    pub unjoined: BTreeSet<ThreadId>,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(binary: Option<&'a Binary>, run: &RunThreads) -> Context<'a> {
+        Context {
+            binary,
+            forks: run.forks.clone(),
+            unjoined: run.unjoined.clone(),
         }
     }
 
@@ -578,28 +603,24 @@ impl Report {
         }
     }
 
-    /// The report of one recorded run, as run 1 in `trace_dir`: the deadlock the run itself ended
-    /// in, when `observe` and it did not exit, then the verdict of each candidate (numbered from
-    /// 1) by its replay.
+    /// The report of one recorded run (`meta`, `threads`), as run 1 in `trace_dir`: the deadlock
+    /// the run itself ended in, if `threads` has it, then the verdict of each candidate (numbered
+    /// from 1) by its replay.
     pub fn of_run(
         binary: Option<&Binary>,
-        trace: &TraceDir,
+        meta: &Meta,
+        threads: &RunThreads,
         trace_dir: &str,
         found: &[(&Candidate, &ReplayRun)],
-        observe: bool,
     ) -> Report {
-        let meta = &trace.meta;
-        let ctx = Context::new(binary, &trace.threads);
+        let ctx = Context::new(binary, threads);
         let run = Run {
             trace_dir: trace_dir.to_owned(),
             chaos_seed: meta.chaos_seed,
         };
         let mut report = Report::new(&ctx, &meta.binary, run);
         // A run that did not exit may have ended deadlocked: that is a finding without replay.
-        let observed = (observe && meta.end != Some(RunEnd::Exit))
-            .then(|| observed_deadlock(&trace.threads))
-            .flatten();
-        if let Some(o) = &observed {
+        if let Some(o) = &threads.observed {
             report.observe(&ctx, o, meta.pid);
         }
         for (i, &(candidate, r)) in found.iter().enumerate() {

@@ -272,7 +272,7 @@ mod tests {
 
     #[test]
     fn a_window_search_starts_from_the_observed_prefix() {
-        let p = prepare(&sections_then_race().traces());
+        let p = prepare(sections_then_race().traces());
         let (model, _) = p.model.restrict(Some(0));
         let w = split(&model, 8);
         assert_eq!(w.len(), 2);
