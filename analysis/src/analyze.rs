@@ -117,7 +117,7 @@ pub fn analyze_shard(
             .threads
             .iter()
             .flat_map(|t| &t.events)
-            .filter(|e| e.observed().is_some())
+            .filter(|e| e.is_sync())
             .count(),
         accesses_read: program.accesses_read,
         accesses_kept: program.accesses_kept,

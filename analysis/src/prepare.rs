@@ -34,8 +34,8 @@ use ilgen_trace::{Access, AccessKind, Event, HeapOp, SyncOp, ThreadId, PENDING};
 use crate::lifetime::{event_epochs, Lifetimes};
 
 use crate::model::{
-    BarrierObject, Model, ModelEvent, ModelOp, ModelThread, MutexObject, Observed, SemObject,
-    SyncObjects, TryTarget, VarId, Wake,
+    BarrierObject, Model, ModelEvent, ModelOp, MutexObject, Observed, SemObject, SyncObjects,
+    ThreadBuilder, TryTarget, VarId, Wake,
 };
 
 /// A shared object: the bytes `[addr, addr + len)` during one allocation epoch
@@ -114,14 +114,20 @@ pub fn prepare(traces: Vec<ThreadTrace>) -> Program {
     // Each thread's recorded events are dropped once its part of the model is built: the two
     // are never both held whole.
     for (t, trace) in traces.into_iter().enumerate() {
-        let mut events: Vec<ModelEvent> = Vec::new();
+        // Each recorded event gives at most one model event (but an access spanning several
+        // objects, rare), and each sync event one.
+        let syncs = trace
+            .events
+            .iter()
+            .filter(|e| matches!(e, Event::Sync(_)))
+            .count();
+        let mut thread = ThreadBuilder::with_capacity(trace.header.tid, trace.events.len(), syncs);
         // Where this segment's record of each object is, to merge repeated accesses.
         let mut segment: HashMap<VarId, usize> = HashMap::new();
         let mut held: HashMap<usize, u32> = HashMap::new();
         let mut rw_held: HashMap<usize, u32> = HashMap::new();
         // Mutexes held, in the order they were taken.
         let mut order: Vec<usize> = Vec::new();
-        let mut op_index = 0u32;
         // A pending operation followed by others was abandoned (the thread was cancelled in it,
         // or jumped out): it never completed, and did not block the thread either.
         let last_sync = trace
@@ -150,7 +156,7 @@ pub fn prepare(traces: Vec<ThreadTrace>) -> Program {
                 {
                     match segment.get(&var) {
                         Some(&i) => {
-                            if let ModelEvent::Access { kind, site, .. } = &mut events[i] {
+                            if let ModelEvent::Access { kind, site, .. } = &mut thread.events[i] {
                                 let merged = kind.dominant(a.kind);
                                 if merged != *kind && merged == a.kind {
                                     *site = a.site;
@@ -159,12 +165,9 @@ pub fn prepare(traces: Vec<ThreadTrace>) -> Program {
                             }
                         }
                         None => {
-                            segment.insert(var, events.len());
-                            events.push(ModelEvent::Access {
-                                var,
-                                kind: a.kind,
-                                site: a.site,
-                            });
+                            segment.insert(var, thread.events.len());
+                            thread.access(var, a.kind, a.site);
+                            accesses_kept += 1;
                         }
                     }
                 }
@@ -362,27 +365,17 @@ pub fn prepare(traces: Vec<ThreadTrace>) -> Program {
                 ModelOp::WaitRelease { mutex } => order.retain(|&m| m != mutex),
                 _ => {}
             }
-            events.push(ModelEvent::Sync {
+            thread.sync(
                 op,
-                observed: Observed {
+                Observed {
                     seq: sync.seq,
-                    op_index,
+                    op_index: 0,
                     site: sync.site,
                     op: sync.op,
                 },
-            });
-            op_index += 1;
+            );
         }
-        accesses_kept += events
-            .iter()
-            .filter(|e| matches!(e, ModelEvent::Access { .. }))
-            .count();
-        // Held for the whole analysis: without the slack of growing.
-        events.shrink_to_fit();
-        threads.push(ModelThread {
-            tid: trace.header.tid,
-            events,
-        });
+        threads.push(thread.build());
     }
     objects.mutexes = mutexes
         .iter()
@@ -417,7 +410,7 @@ fn explain_try_failures(model: Model) -> Model {
     } = model;
     for at in unexplained {
         if let ModelEvent::Sync { op, .. } = &mut threads[at.thread].events[at.index] {
-            *op = ModelOp::Nop;
+            *op = ModelOp::Nop.into();
         }
     }
     Model::new(threads, objects)
@@ -1032,7 +1025,7 @@ mod tests {
         let vars: Vec<VarId> = events[2..]
             .iter()
             .filter_map(|e| match e {
-                ModelEvent::Access { var, .. } => Some(*var),
+                ModelEvent::Access { var, .. } => Some(*var as VarId),
                 ModelEvent::Sync { .. } => None,
             })
             .collect();
@@ -1044,10 +1037,7 @@ mod tests {
         p.model.threads[t]
             .events
             .iter()
-            .filter_map(|e| match e {
-                ModelEvent::Sync { op, .. } => Some(*op),
-                ModelEvent::Access { .. } => None,
-            })
+            .filter_map(ModelEvent::op)
             .collect()
     }
 
@@ -1345,7 +1335,7 @@ mod tests {
                 .events
                 .iter()
                 .filter_map(|e| match *e {
-                    ModelEvent::Access { var, kind, site } => Some((var, kind, site)),
+                    ModelEvent::Access { var, kind, site } => Some((var as VarId, kind, site)),
                     ModelEvent::Sync { .. } => None,
                 })
                 .collect()

@@ -313,7 +313,7 @@ fn blocked_sites(model: &Model, finding: &Finding) -> Vec<ilgen_trace::SiteId> {
     };
     let mut sites: Vec<_> = blocked
         .iter()
-        .filter_map(|at| model.threads[at.thread].events[at.index].observed())
+        .filter_map(|at| model.threads[at.thread].observed_at(at.index))
         .map(|o| o.site)
         .collect();
     sites.sort_unstable();
@@ -328,7 +328,7 @@ fn threads_accessing(model: &Model, w: &window::Window, var: VarId) -> usize {
         .filter(|(t, thread)| {
             thread.events[w.start[*t]..w.end[*t]]
                 .iter()
-                .any(|e| matches!(e, ModelEvent::Access { var: v, .. } if *v == var))
+                .any(|e| matches!(e, ModelEvent::Access { var: v, .. } if *v as VarId == var))
         })
         .count()
 }
@@ -355,8 +355,7 @@ mod tests {
         let mut next = vec![0; model.threads.len()];
         for at in &schedule.steps {
             let events = &model.threads[at.thread].events;
-            let expected =
-                (next[at.thread]..events.len()).find(|&i| events[i].observed().is_some());
+            let expected = (next[at.thread]..events.len()).find(|&i| events[i].is_sync());
             assert_eq!(Some(at.index), expected, "{schedule:?}");
             next[at.thread] = at.index + 1;
         }
@@ -598,13 +597,10 @@ mod tests {
             .join(0, 1);
         let program = prepare(r.traces());
         let (model, _) = program.model.restrict(None);
-        assert!(model.threads[1].events.iter().any(|e| matches!(
-            e,
-            ModelEvent::Sync {
-                op: crate::model::ModelOp::TryFail { .. },
-                ..
-            }
-        )));
+        assert!(model.threads[1]
+            .events
+            .iter()
+            .any(|e| matches!(e.op(), Some(crate::model::ModelOp::TryFail { .. }))));
         let s = exhaustive::search(
             &model,
             &window::whole(&model),
