@@ -4,7 +4,9 @@
 //!
 //! Takes the recorded threads, the [`Options`] and the [`Shard`] to do; gives the per-stage
 //! [`Stats`] and the first `max_candidates` [`Candidate`]s (races by object address, then
-//! deadlocks, then atomicity violations; the others counted), each with its [`Key`], or an
+//! deadlocks, then atomicity violations, then the first fallback of each race that has one, then
+//! the second, ...: a fallback never displaces a candidate; the others counted), each with its
+//! [`Key`], or an
 //! [`AnalysisError`] when a CSP checker could not decide. The units run on all cores and their results are put back in report order, so the
 //! output does not depend on which core finished first; a shard solves only its own units, the
 //! same candidates in the same order as the whole analysis gives for them. Stages and units are
@@ -32,12 +34,14 @@ enum Unit {
     Atomicity,
 }
 
-/// What one unit found: its candidates, the findings it could not turn into candidates, the race
-/// pairs it left undecided, the atomicity counts (of the atomicity unit).
+/// What one unit found: its candidates, their fallbacks (each with the index in `found` of the
+/// candidate it stands in for), the findings it could not turn into candidates, the race pairs it
+/// left undecided, the atomicity counts (of the atomicity unit).
 #[derive(Default)]
 struct Done {
     stats: solve::SolveStats,
     found: Vec<Candidate>,
+    fallbacks: Vec<(usize, Candidate)>,
     lost: usize,
     open: Option<NotDecided>,
     atomicity: Option<AtomicityCounts>,
@@ -136,8 +140,8 @@ pub fn analyze_shard(
         not_written: 0,
         atomicity: None,
     };
-    let mut all = Vec::new();
-    let mut keys = Vec::new();
+    // Each candidate with its key and, for a fallback, the key of the candidate it stands in for.
+    let mut all: Vec<(Key, Option<Key>, Candidate)> = Vec::new();
     for (u, done) in results {
         let done = done.map_err(AnalysisError::Checker)?;
         stats.solve.add(&done.stats);
@@ -150,15 +154,43 @@ pub fn analyze_shard(
             ));
             stats.atomicity = Some(counts);
         }
-        keys.extend((0..done.found.len()).map(|k| (u, k)));
-        all.extend(done.found);
+        all.extend(
+            done.found
+                .into_iter()
+                .enumerate()
+                .map(|(k, c)| ((0, u, k), None, c)),
+        );
+        // Fallbacks come by candidate, each candidate's in rank order; `ranked[r - 1]`: those of
+        // rank r so far.
+        let (mut ranked, mut rank, mut last) = (Vec::<usize>::new(), 0, None);
+        for (of, c) in done.fallbacks {
+            rank = if last == Some(of) { rank + 1 } else { 1 };
+            last = Some(of);
+            if ranked.len() < rank {
+                ranked.push(0);
+            }
+            all.push(((rank, u, ranked[rank - 1]), Some((0, u, of)), c));
+            ranked[rank - 1] += 1;
+        }
     }
+    all.sort_by_key(|(key, _, _)| *key);
     // The cap counts the candidates in report order; in a shard it applies to the shard's own
     // candidates, so the merged report of N shards may hold up to N times `max_candidates`.
     stats.not_written = all.len().saturating_sub(options.max_candidates);
     all.truncate(options.max_candidates);
-    keys.truncate(options.max_candidates);
-    Ok((stats, all, keys))
+    let keys: Vec<Key> = all.iter().map(|(key, _, _)| *key).collect();
+    let mut found = Vec::with_capacity(all.len());
+    for (_, of, mut c) in all {
+        // A fallback's candidate sorts before it, so the cap kept it.
+        let number = of
+            .and_then(|of| keys.binary_search(&of).ok())
+            .map(|i| i + 1);
+        if let Candidate::Race { fallback_of, .. } = &mut c {
+            *fallback_of = number;
+        }
+        found.push(c);
+    }
+    Ok((stats, found, keys))
 }
 
 /// The races of one surviving variable.
@@ -186,14 +218,26 @@ fn deadlocks(program: &Program, options: &Options, progress: &Progress) -> Resul
     Ok(done(program, solved))
 }
 
-/// A solver's findings as candidates, and the pairs it left undecided as names.
+/// A solver's findings as candidates, with their fallbacks, and the pairs it left undecided as
+/// names.
 fn done(program: &Program, solved: solve::Solved) -> Done {
-    let found: Vec<Candidate> = solved
+    let candidate = |f| candidates::candidate(&solved.model, &program.vars, f);
+    let mut found = Vec::new();
+    // Per finding, its index in `found`.
+    let index: Vec<Option<usize>> = solved
         .findings
         .iter()
-        .filter_map(|f| candidates::candidate(&solved.model, &program.vars, f))
+        .map(|f| {
+            found.push(candidate(f)?);
+            Some(found.len() - 1)
+        })
         .collect();
-    let lost = solved.findings.len() - found.len();
+    let fallbacks: Vec<(usize, Candidate)> = solved
+        .fallbacks
+        .iter()
+        .filter_map(|f| Some((index[f.of]?, candidate(&f.finding)?)))
+        .collect();
+    let lost = solved.findings.len() - found.len() + solved.fallbacks.len() - fallbacks.len();
     let open = solved.not_decided.and_then(|n| {
         let (object, accesses) =
             candidates::race_sides(&solved.model, &program.vars, n.pair.0, n.pair.1)?;
@@ -207,6 +251,7 @@ fn done(program: &Program, solved: solve::Solved) -> Done {
     Done {
         stats: solved.stats,
         found,
+        fallbacks,
         lost,
         open,
         atomicity: None,

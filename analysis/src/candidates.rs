@@ -13,10 +13,14 @@
 //!   `not_decided`: per object, the race pairs a limit left undecided (`object`, one pair's
 //!   `accesses`, `pairs`, `limit`: `states` | `window`), and `not_written`: the candidates
 //!   beyond `--max-candidates` (the last in the order below), counted, not written.
-//! - `candidates`: in a fixed order (races by object address, then deadlocks), each with `kind`:
+//! - `candidates`: in a fixed order (races by object address, then deadlocks, then the first
+//!   fallback of each race candidate that has one, then the second, ...), each with `kind`:
 //!   - `"race"`: `object` (`addr`, `len`: the shared byte range), `accesses` (two of `tid`,
-//!     `site`, `access`: `read` | `write` | `atomic_read` | `atomic_write`; a free is a `write`) and
-//!     `schedule`;
+//!     `site`, `access`: `read` | `write` | `atomic_read` | `atomic_write`; a free is a `write`),
+//!     `schedule` and, for a fallback, `fallback_of`: the number of the candidate at the same two
+//!     sites it stands in for (another instance of them, with its own schedule: replay tries it
+//!     only if that candidate's replay, and that of every fallback of it before this one, did not
+//!     confirm it; [`crate::solve::fallback`]);
 //!   - `"deadlock"`: `blocked` (one step per blocked thread: the operation it waits in) and
 //!     `schedule`;
 //!   - `"atomicity"` (with `--atomicity`, after the deadlocks): `object`, `begin` (the step of
@@ -48,6 +52,8 @@
 //! - 3: `build_id` (the recorded executable's ELF build id) replaces `binary_hash`; candidates
 //!   of kind `atomicity` and `stats.atomicity`.
 //! - 4: a schedule is a delta on the previous candidate's (`shared`); `stats.not_written`.
+//! - 5: fallback candidates (`fallback_of` on races, after every other candidate);
+//!   `stats.solve.pairs_fallback`.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -69,7 +75,7 @@ use crate::model::{At, Model, ModelEvent, VarId};
 use crate::prepare::SharedObject;
 use crate::solve::{Limit, SolveStats};
 
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 pub const FILE_NAME: &str = "candidates.json";
 
 /// The file in memory, every schedule whole.
@@ -189,6 +195,9 @@ pub enum Candidate {
         object: ObjectRange,
         accesses: [AccessSide; 2],
         schedule: ScheduleOut,
+        /// Of a fallback: the number (1-based) of the candidate it stands in for.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fallback_of: Option<usize>,
     },
     Deadlock {
         blocked: Vec<Step>,
@@ -217,6 +226,14 @@ impl Candidate {
             Candidate::Race { schedule, .. }
             | Candidate::Deadlock { schedule, .. }
             | Candidate::Atomicity { schedule, .. } => schedule,
+        }
+    }
+
+    /// Of a fallback: the number of the candidate it stands in for.
+    pub fn fallback_of(&self) -> Option<usize> {
+        match self {
+            Candidate::Race { fallback_of, .. } => *fallback_of,
+            Candidate::Deadlock { .. } | Candidate::Atomicity { .. } => None,
         }
     }
 }
@@ -339,6 +356,7 @@ pub fn candidate(model: &Model, vars: &[SharedObject], finding: &Finding) -> Opt
                 object,
                 accesses,
                 schedule: schedule_out(model, schedule)?,
+                fallback_of: None,
             })
         }
         Finding::Deadlock { blocked, schedule } => Some(Candidate::Deadlock {
@@ -468,7 +486,28 @@ pub fn read(path: &Path) -> Result<CandidatesFile, String> {
             "prefix_steps": delta["prefix_steps"],
             "steps": steps,
         });
-        candidates.push(serde_json::from_value(v).map_err(bad)?);
+        let candidate: Candidate = serde_json::from_value(v).map_err(bad)?;
+        if let Some(n) = candidate.fallback_of() {
+            let stands_in = n >= 1
+                && candidates.get(n - 1).is_some_and(|c| {
+                    matches!(
+                        c,
+                        Candidate::Race {
+                            fallback_of: None,
+                            ..
+                        }
+                    )
+                });
+            if !stands_in {
+                return Err(format!(
+                    "{}: candidate {} is a fallback of candidate {n}, which is no earlier race \
+                     candidate; run `ilgen detect` again",
+                    path.display(),
+                    i + 1
+                ));
+            }
+        }
+        candidates.push(candidate);
     }
     Ok(CandidatesFile {
         format_version: FORMAT_VERSION,
@@ -557,21 +596,31 @@ impl Names<'_> {
 /// The human summary: counts, then each candidate with its sites and schedule.
 pub fn summary(file: &CandidatesFile, names: &Names, limits: &Limits) -> String {
     let count = |kind: fn(&Candidate) -> bool| file.candidates.iter().filter(|c| kind(c)).count();
-    let races = count(|c| matches!(c, Candidate::Race { .. }));
+    let races = count(|c| {
+        matches!(
+            c,
+            Candidate::Race {
+                fallback_of: None,
+                ..
+            }
+        )
+    });
     let deadlocks = count(|c| matches!(c, Candidate::Deadlock { .. }));
     let violations = count(|c| matches!(c, Candidate::Atomicity { .. }));
+    let fallbacks = count(|c| c.fallback_of().is_some());
     let mut out = String::new();
     let _ = write!(
         out,
         "ilgen: {} candidate(s): {races} race(s), {deadlocks} deadlock(s)",
         file.candidates.len(),
     );
-    match &file.stats.atomicity {
-        Some(_) => {
-            let _ = writeln!(out, ", {violations} atomicity violation(s)");
-        }
-        None => out.push('\n'),
+    if file.stats.atomicity.is_some() {
+        let _ = write!(out, ", {violations} atomicity violation(s)");
     }
+    if fallbacks > 0 {
+        let _ = write!(out, ", {fallbacks} fallback(s) of race candidates");
+    }
+    out.push('\n');
     out.push_str(&stats_text(&file.stats));
     out.push_str(&not_written_text(&file.stats, limits));
     out.push_str(&not_decided_text(&file.stats, names, limits));
@@ -582,14 +631,19 @@ pub fn summary(file: &CandidatesFile, names: &Names, limits: &Limits) -> String 
                 object,
                 accesses,
                 schedule,
+                fallback_of,
             } => {
-                let _ = writeln!(
+                let _ = write!(
                     out,
                     "candidate {}: data race on {} ({} bytes)",
                     i + 1,
                     names.object(object.addr),
                     object.len
                 );
+                let _ = match fallback_of {
+                    Some(n) => writeln!(out, ", fallback of candidate {n}"),
+                    None => writeln!(out),
+                };
                 for a in accesses {
                     write_access(&mut out, "", a, names);
                 }
@@ -761,6 +815,11 @@ pub fn stats_text(s: &Stats) -> String {
     ] {
         let _ = writeln!(out, "    {why}: {n}");
     }
+    let _ = writeln!(
+        out,
+        "  fallbacks: {} race pair(s) kept as fallbacks of the candidate at their two sites",
+        v.pairs_fallback
+    );
     let _ = writeln!(
         out,
         "  findings without events of their model: {}",

@@ -1,7 +1,8 @@
 //! What the caller of the analysis chooses: bounds, and who decides the reorder model.
 //!
-//! Takes nothing; gives [`Options`] (candidates per variable and in all, window size, state bound,
-//! whether to predict atomicity violations too, and of which transactions) and the
+//! Takes nothing; gives [`Options`] (candidates per variable and in all, fallback candidates per
+//! race candidate, window size, state bound, whether to predict atomicity violations too, and of
+//! which transactions) and the
 //! [`Backend`]: the native solver ([`crate::solve`]) or a CSP [`Checker`] on the exported CSP_M
 //! model ([`crate::csp::solve`]).
 
@@ -36,6 +37,10 @@ pub struct Options {
     /// Candidates kept, the first in the output order; the rest are only counted
     /// ([`crate::Stats::not_written`]), so that memory and the file stay bounded.
     pub max_candidates: usize,
+    /// Per race candidate, up to this many other witnessed pairs at its two sites kept as
+    /// fallback candidates ([`crate::solve::Fallback`]): replay tries them in turn when the
+    /// candidate's own schedule does not confirm it. They do not count toward `max_per_var`.
+    pub fallbacks: usize,
 }
 
 #[derive(Clone, Debug)]

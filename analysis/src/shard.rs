@@ -16,9 +16,10 @@ pub struct Shard {
     pub count: usize,
 }
 
-/// Where a candidate stands in the unsharded analysis: the unit that found it and its position
-/// among that unit's candidates. Sorting the keys of all shards gives the unsharded order.
-pub type Key = (usize, usize);
+/// Where a candidate stands in the unsharded analysis: its rank (0, or n for the n-th fallback
+/// of a race candidate), the unit that found it and its position among that unit's candidates of
+/// that rank. Sorting the keys of all shards gives the unsharded order.
+pub type Key = (usize, usize, usize);
 
 impl Shard {
     /// The whole analysis as one shard.

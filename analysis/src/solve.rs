@@ -2,14 +2,16 @@
 //!
 //! Takes the prepared [`Program`], a filter [`Survivor`] and the [`Options`]; gives [`Solved`]:
 //! the restricted model and its findings (race or deadlock, each with its schedule of sync events),
-//! and counts of how each was decided. Races go first to the cut-based fast path ([`cut`]), one
-//! race-pair candidate at a time; only if it cannot decide some pair and wants more findings, to the
-//! exhaustive search ([`exhaustive`]) window by window. Deadlocks go first to lock-graph cycles
-//! checked by cuts ([`lockgraph`]), then, unless the model's structure rules deadlocks out, to the
-//! exhaustive search window by window.
+//! the [`Fallback`]s of its race findings, and counts of how each was decided. Races go first to
+//! the cut-based fast path ([`cut`]), one race-pair candidate at a time (a pair at the two sites
+//! of a finding already made may become one of its fallbacks, [`fallback`]); only if it cannot
+//! decide some pair and wants more findings, to the exhaustive search ([`exhaustive`]) window by
+//! window. Deadlocks go first to lock-graph cycles checked by cuts ([`lockgraph`]), then, unless
+//! the model's structure rules deadlocks out, to the exhaustive search window by window.
 
 pub mod cut;
 pub mod exhaustive;
+pub mod fallback;
 pub mod lockgraph;
 
 use std::collections::HashSet;
@@ -21,6 +23,8 @@ use crate::options::Options;
 use crate::prepare::Program;
 use crate::window;
 use exhaustive::Goal;
+pub use fallback::Fallback;
+use fallback::Reserves;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SolveStats {
@@ -54,6 +58,9 @@ pub struct SolveStats {
     pub pairs_state_limit: u64,
     #[serde(default)]
     pub pairs_window_limit: u64,
+    /// Race pairs kept as a fallback of the candidate at their two sites ([`fallback`]).
+    #[serde(default)]
+    pub pairs_fallback: u64,
 }
 
 impl SolveStats {
@@ -72,6 +79,7 @@ impl SolveStats {
         self.pairs_search_excluded += other.pairs_search_excluded;
         self.pairs_state_limit += other.pairs_state_limit;
         self.pairs_window_limit += other.pairs_window_limit;
+        self.pairs_fallback += other.pairs_fallback;
     }
 }
 
@@ -79,6 +87,8 @@ pub struct Solved {
     /// The model the findings' events index.
     pub model: Model,
     pub findings: Vec<Finding>,
+    /// Other witnessed pairs at the sites of race findings, by finding.
+    pub fallbacks: Vec<Fallback>,
     pub stats: SolveStats,
     /// Race pairs of this variable a limit left undecided, if any.
     pub not_decided: Option<NotDecided>,
@@ -128,6 +138,7 @@ pub fn races_with(
     let mut stats = SolveStats::default();
     let mut findings = Vec::new();
     let mut seen = HashSet::new();
+    let mut reserves = Reserves::new(options.fallbacks);
     let mut undecided = survivor.truncated;
     let mut cut_undecided = Vec::new();
     let local = |at: At| {
@@ -140,7 +151,9 @@ pub fn races_with(
             })
     };
     for (i, &(x, y)) in survivor.pairs.iter().enumerate() {
-        if findings.len() >= want {
+        // Fallbacks do not count toward `want`: with it reached, pairs are looked at for them.
+        let full = findings.len() >= want;
+        if full && !reserves.wanting() {
             stats.pairs_not_tried += (survivor.pairs.len() - i) as u64;
             break;
         }
@@ -152,14 +165,19 @@ pub fn races_with(
         };
         let mut key = vec![sx, sy];
         key.sort_unstable();
-        // Another pair at the same two sites already has a candidate: this one adds nothing.
-        if seen.contains(&key) {
-            stats.pairs_same_sites += 1;
+        // Another pair at the same two sites already has a candidate: this one is at most its
+        // fallback.
+        if reserves.offer(&model, &key, (x, y)) {
+            continue;
+        }
+        if full {
+            stats.pairs_not_tried += 1;
             continue;
         }
         match cut::race(&model, x, y) {
             cut::Verdict::Witness(schedule) => {
                 stats.pairs_witnessed += 1;
+                reserves.open(key.clone(), findings.len(), (x, y));
                 seen.insert(key);
                 findings.push(Finding::Race {
                     first: x,
@@ -175,6 +193,9 @@ pub fn races_with(
             }
         }
     }
+    let (fallbacks, same_sites) = reserves.finish(&model);
+    stats.pairs_same_sites += same_sites;
+    stats.pairs_fallback += fallbacks.len() as u64;
     let mut not_decided = None;
     if undecided && findings.len() < want {
         let goal = Goal::Race { var: survivor.var };
@@ -221,6 +242,7 @@ pub fn races_with(
     Solved {
         model,
         findings,
+        fallbacks,
         stats,
         not_decided,
     }
@@ -261,6 +283,7 @@ pub fn deadlocks_with(
     Solved {
         model,
         findings,
+        fallbacks: Vec::new(),
         stats,
         not_decided: None,
     }
@@ -410,6 +433,7 @@ mod tests {
             atomicity: false,
             transactions: None,
             max_candidates: usize::MAX,
+            fallbacks: 0,
         };
         let is_try = |model: &Model, at: &At| {
             matches!(model.op(*at), Some(crate::model::ModelOp::TryFail { .. }))
@@ -627,6 +651,7 @@ mod tests {
             atomicity: false,
             transactions: None,
             max_candidates: usize::MAX,
+            fallbacks: 0,
         };
         let searched = Cell::new(0);
         check_random_runs(0x5851_f42d_4c95_7f2d, 300, |run| {

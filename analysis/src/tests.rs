@@ -24,6 +24,7 @@ fn options() -> Options {
         atomicity: false,
         transactions: None,
         max_candidates: usize::MAX,
+        fallbacks: 0,
     }
 }
 
@@ -64,6 +65,7 @@ fn listing1_gives_one_race_on_y_with_the_papers_schedule() {
         object,
         accesses,
         schedule,
+        ..
     } = &found[0]
     else {
         panic!("expected a race: {found:#?}");
@@ -321,6 +323,7 @@ fn a_dequeue_can_follow_its_own_enqueue_when_the_consumer_never_waited() {
         object,
         accesses,
         schedule,
+        ..
     } = &found[0]
     else {
         panic!("{found:#?}")
@@ -800,15 +803,17 @@ fn candidates_file_stores_schedules_as_deltas_and_reads_them_back_whole() {
         written + 2 * (file.candidates.len() - 1) <= whole,
         "{written} of {whole}"
     );
-    // A file of the format before deltas is refused with the advice to detect again.
+    // A file of an earlier format is refused with the advice to detect again.
     let mut old = json.clone();
-    old["format_version"] = 3.into();
+    let version = crate::candidates::FORMAT_VERSION;
+    old["format_version"] = (version - 1).into();
     std::fs::write(&path, old.to_string()).unwrap();
     assert_eq!(
         read(&path).unwrap_err(),
         format!(
-            "{} has format version 3, this ilgen reads 4; run `ilgen detect` again",
-            path.display()
+            "{} has format version {}, this ilgen reads {version}; run `ilgen detect` again",
+            path.display(),
+            version - 1
         )
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -918,4 +923,114 @@ fn an_exit_whose_handler_wakes_a_thread_does_not_end_the_model() {
         accesses.iter().map(|a| a.site).collect::<Vec<_>>(),
         vec![1, 2]
     );
+}
+
+/// Main writes D at site 1 before and after a critical section on M, and at site 3 after
+/// another; the child reads M's protected state, then writes D at site 2 under M2. Both writes
+/// at site 1 race with the child's: two instances of the site pair (1, 2), with other schedules
+/// (main's critical section before the child's, or not).
+fn two_instances_of_one_site_pair() -> Run {
+    let mut r = Run::new(2);
+    r.fork(0, 1)
+        .w(0, D, 1)
+        .lock(0, M)
+        .unlock(0, M)
+        .start(1)
+        .lock(1, M)
+        .unlock(1, M)
+        .lock(1, M2)
+        .w(1, D, 2)
+        .unlock(1, M2)
+        .end(1)
+        .w(0, D, 1)
+        .lock(0, M)
+        .unlock(0, M)
+        .w(0, D, 3)
+        .join(0, 1);
+    r
+}
+
+#[test]
+fn a_second_instance_of_a_site_pair_is_kept_as_fallback_outside_max_per_var() {
+    let r = two_instances_of_one_site_pair();
+    let run = |max_per_var, fallbacks| {
+        let o = Options {
+            max_per_var,
+            fallbacks,
+            ..options()
+        };
+        let (stats, found) = crate::analyze(r.traces(), &o).expect("native analysis");
+        let summary: Vec<(Vec<u32>, Option<usize>)> = found
+            .iter()
+            .map(|c| {
+                let Candidate::Race { accesses, .. } = c else {
+                    panic!("{c:?}")
+                };
+                (accesses.iter().map(|a| a.site).collect(), c.fallback_of())
+            })
+            .collect();
+        (stats.solve, found, summary)
+    };
+    // One candidate wanted: (1, 2) is it; its second instance is its fallback, though the
+    // variable has its one candidate; (3, 2) is not tried.
+    let (stats, found, summary) = run(1, 2);
+    assert_eq!(summary, vec![(vec![1, 2], None), (vec![1, 2], Some(1))]);
+    assert_eq!(
+        (
+            stats.pairs_witnessed,
+            stats.pairs_fallback,
+            stats.pairs_not_tried
+        ),
+        (1, 1, 1)
+    );
+    // The fallback's schedule has main's critical section on M before the child's, the first's
+    // has none of main's.
+    let main_steps = |c: &Candidate| c.schedule().steps.iter().filter(|s| s.tid == 0).count();
+    assert_eq!((main_steps(&found[0]), main_steps(&found[1])), (1, 3));
+    // Two wanted: the fallback does not take the place of (3, 2), and comes after it.
+    let (stats, _, summary) = run(2, 2);
+    assert_eq!(
+        summary,
+        vec![
+            (vec![1, 2], None),
+            (vec![3, 2], None),
+            (vec![1, 2], Some(1))
+        ]
+    );
+    assert_eq!((stats.pairs_witnessed, stats.pairs_fallback), (2, 1));
+    // Without fallbacks the second instance only counts as a pair whose sites had a candidate.
+    let (stats, _, summary) = run(2, 0);
+    assert_eq!(summary, vec![(vec![1, 2], None), (vec![3, 2], None)]);
+    assert_eq!((stats.pairs_fallback, stats.pairs_same_sites), (0, 1));
+}
+
+#[test]
+fn a_fallback_names_its_candidate_in_the_file_and_a_file_that_names_none_is_refused() {
+    use crate::candidates::{read, write};
+    let o = Options {
+        fallbacks: 2,
+        ..options()
+    };
+    let file = candidates_file(&two_instances_of_one_site_pair(), &o);
+    let dir = std::env::temp_dir().join(format!("ilgen-fallbacks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("candidates.json");
+    write(&file, std::fs::File::create(&path).unwrap()).unwrap();
+    assert_eq!(read(&path).unwrap(), file);
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(json["candidates"][0].get("fallback_of"), None);
+    assert_eq!(json["candidates"][1]["fallback_of"], 1);
+    // A fallback of itself (or of a later candidate) stands in for nothing.
+    json["candidates"][1]["fallback_of"] = 2.into();
+    std::fs::write(&path, json.to_string()).unwrap();
+    assert_eq!(
+        read(&path).unwrap_err(),
+        format!(
+            "{}: candidate 2 is a fallback of candidate 2, which is no earlier race candidate; \
+             run `ilgen detect` again",
+            path.display()
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

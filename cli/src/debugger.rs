@@ -125,6 +125,7 @@ impl Session<'_> {
                 object,
                 accesses,
                 schedule,
+                ..
             } => (
                 "race",
                 format!(

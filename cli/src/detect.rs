@@ -3,7 +3,7 @@
 //! Takes one or more trace directories (runs of one binary) and the flags; runs the analysis of
 //! each, in parallel ([`ilgen_analysis::analyze_with`]), writes `candidates.json` and one
 //! `schedule-<n>.json` per candidate into each trace directory ([`ilgen_analysis::candidates`]),
-//! and then, unless `--no-replay`, replays every candidate against its own run
+//! and then, unless `--no-replay`, replays each candidate (fallbacks only as needed) on its run
 //! ([`ilgen_confirm::replay_all`]) and prints one report of the confirmed findings of all runs
 //! ([`ilgen_report::Report::merge`]), led by the deadlock a recorded run itself ended in, if one
 //! did ([`ilgen_analysis::observed`]); with `--no-replay` (one trace) it prints the candidates'
@@ -72,6 +72,9 @@ pub struct DetectArgs {
     /// One candidate per distinct pair of source sites, with no count bound
     #[arg(long)]
     pub all_sites: bool,
+    /// Per race candidate, other instances of its two sites replayed in turn if it is not confirmed
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub fallbacks: usize,
     /// Output format (json: with --no-replay the candidates file, else the report)
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -261,6 +264,7 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         atomicity: args.atomicity || !args.atomic.is_empty(),
         transactions,
         max_candidates: args.max_candidates,
+        fallbacks: args.fallbacks,
     };
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
@@ -350,7 +354,6 @@ fn confirm(
     suppressions: Option<&Suppressions>,
 ) -> Result<i32, CliError> {
     let progress = Progress::for_stderr(args.progress, args.quiet);
-    let count: usize = runs.iter().map(|p| p.file.candidates.len()).sum();
     let mut binaries = Vec::new();
     for p in runs {
         binaries.push(if p.file.candidates.is_empty() {
@@ -361,36 +364,31 @@ fn confirm(
             Some(Binary::load(&p.meta)?)
         });
     }
-    let absolute = runs
+    let jobs = runs
         .iter()
-        .map(|p| ilgen_confirm::run::absolute(&p.out))
-        .collect::<Result<Vec<_>, _>>()?;
-    let jobs: Vec<ilgen_confirm::Candidates> = runs
-        .iter()
-        .zip(&absolute)
-        .map(|(p, abs)| ilgen_confirm::Candidates {
-            meta: &p.meta,
-            dir: abs,
-            count: p.file.candidates.len(),
+        .map(|p| {
+            ilgen_confirm::run::absolute(&p.out).map(|dir| ilgen_confirm::Candidates {
+                meta: &p.meta,
+                dir,
+                candidates: &p.file.candidates,
+            })
         })
-        .collect();
-    if !args.quiet {
-        ilgen_confirm::announce(&jobs)?;
-    }
-    progress.replaying(count);
+        .collect::<Result<Vec<_>, _>>()?;
+    progress.replaying(jobs.iter().map(|j| j.candidates.len()).sum());
     let timeout = std::time::Duration::from_secs(args.replay_timeout);
-    let replays = ilgen_confirm::replay_all(&jobs, timeout, &|| progress.replay_done())?;
+    let done = || progress.replay_done();
+    let replays = ilgen_confirm::replay_all(&jobs, timeout, !args.quiet, &done)?;
     let mut parts = Vec::new();
     let mut notes = String::new();
     for (i, (p, (binary, replays))) in runs.iter().zip(binaries.iter().zip(replays)).enumerate() {
         let trace_dir = ilgen_confirm::run::absolute(&p.dir)?;
-        let found: Vec<_> = p.file.candidates.iter().zip(&replays).collect();
         let part = Report::of_run(
             binary.as_ref(),
             &p.meta,
             &p.threads,
             &trace_dir.display().to_string(),
-            &found,
+            &p.file.candidates,
+            &replays,
         );
         let text = limits::text(
             &p.meta,
@@ -435,22 +433,23 @@ fn confirm(
 }
 
 /// What a shard's report says about it, for `ilgen merge` to check and renumber by.
-fn shard_info(shard: Shard, p: &Predicted, args: &DetectArgs) -> Result<ShardInfo, CliError> {
+fn shard_info(shard: Shard, p: &Predicted, a: &DetectArgs) -> Result<ShardInfo, CliError> {
     // The options the candidates depend on: every shard of one analysis must have the same.
     let mut analysis = format!(
-        "--solver {:?} --window {} --max-states {} --max-per-var {} --max-candidates {}",
-        args.solver, args.window, args.max_states, args.max_per_var, args.max_candidates
+        "--solver {:?} --window {} --max-states {} --max-per-var {} --max-candidates {} \
+         --fallbacks {}",
+        a.solver, a.window, a.max_states, a.max_per_var, a.max_candidates, a.fallbacks
     );
     let flags = [
-        (args.all_sites, "--all-sites"),
-        (args.no_reads_from, "--no-reads-from"),
-        (args.atomicity, "--atomicity"),
+        (a.all_sites, "--all-sites"),
+        (a.no_reads_from, "--no-reads-from"),
+        (a.atomicity, "--atomicity"),
     ];
     let on = flags
         .iter()
         .filter(|(on, _)| *on)
         .map(|(_, f)| f.to_string());
-    for flag in on.chain(args.atomic.iter().map(|g| format!("--atomic {g}"))) {
+    for flag in on.chain(a.atomic.iter().map(|g| format!("--atomic {g}"))) {
         analysis.push(' ');
         analysis.push_str(&flag);
     }

@@ -1,25 +1,29 @@
 //! `ilgen-confirm`: replay each candidate's schedule and say what the replay proved.
 //!
-//! Takes a trace directory on which the analysis wrote `schedule-<n>.json` files, and the run's
-//! [`Meta`]; gives, per candidate, a [`run::ReplayRun`] (the program run with
+//! Takes a trace directory on which the analysis wrote `schedule-<n>.json` files, the run's
+//! [`Meta`] and its candidates; gives, per candidate, a [`run::ReplayRun`] (the program run with
 //! `ILGEN_OPTIONS=mode=replay:schedule=...:outcome_dir=<trace>/replay-<n>`, bounded in time) and
 //! its [`verdict::Verdict`] (confirmed race or deadlock, no error, infeasible, failed).
-//! [`replay_all`] replays candidates `1..=n` of one or several traces on all cores. Turning
-//! verdicts into a report is `ilgen-report`'s.
+//! [`replay_all`] replays the candidates of one or several traces on all cores: first every
+//! candidate that is no fallback, then, round by round, the next fallback of each candidate that
+//! no replay confirmed yet; a fallback whose candidate was confirmed before its turn is not
+//! replayed. Turning verdicts into a report is `ilgen-report`'s.
 
 pub mod error;
 pub mod guard;
 pub mod run;
 pub mod verdict;
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ilgen_analysis::candidates;
+use ilgen_analysis::candidates::{self, Candidate};
 use ilgen_trace::Meta;
 
 pub use error::ConfirmError;
 use run::{ReplayRun, Request};
+use verdict::Class;
 
 /// Default of `--replay-timeout`, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
@@ -29,52 +33,104 @@ pub fn replay_dir_name(number: usize) -> String {
     format!("replay-{number}")
 }
 
-/// The candidates of one recorded run to replay: `1..=count`, schedules in the absolute `dir`.
+/// The candidates of one recorded run to replay, their schedules in the absolute `dir`.
 pub struct Candidates<'a> {
     pub meta: &'a Meta,
-    pub dir: &'a Path,
-    pub count: usize,
+    pub dir: PathBuf,
+    pub candidates: &'a [Candidate],
 }
 
 /// Replays the candidates of every run in one pool, at most one replay per core at a time (runs
-/// detected together share the cores rather than each taking all of them); gives each run's
-/// replays in candidate order, or the first error in run and candidate order. Calls `done` after
-/// each replay (for progress).
+/// detected together share the cores rather than each taking all of them), in rounds: round 0
+/// replays every candidate that is no fallback, round r the r-th fallback of each candidate whose
+/// replays so far all failed to confirm it. Gives each run's replays in candidate order (`None`:
+/// a fallback not replayed, its candidate confirmed first), or the first error in run and
+/// candidate order of its round. With `announce`, prints each replay's command line on stderr
+/// before its round. Calls `done` after each candidate (replayed or not, for progress).
 pub fn replay_all(
     runs: &[Candidates],
     timeout: Duration,
+    announce: bool,
     done: &(dyn Fn() + Sync),
-) -> Result<Vec<Vec<ReplayRun>>, ConfirmError> {
-    let reqs: Vec<(&Meta, Request)> = runs
+) -> Result<Vec<Vec<Option<ReplayRun>>>, ConfirmError> {
+    let next: Vec<Vec<Option<usize>>> = runs.iter().map(|c| next_fallbacks(c.candidates)).collect();
+    let mut replays: Vec<Vec<Option<ReplayRun>>> = runs
         .iter()
-        .flat_map(|c| requests(c.dir, c.count).into_iter().map(|r| (c.meta, r)))
+        .map(|c| (0..c.candidates.len()).map(|_| None).collect())
         .collect();
-    let mut finished = run::run_all(&reqs, timeout, done).into_iter();
-    runs.iter()
-        .map(|c| finished.by_ref().take(c.count).collect())
-        .collect()
+    // (run, candidate index) of the round, in run and candidate order: first, those that come
+    // after no other.
+    let mut round: Vec<(usize, usize)> = Vec::new();
+    for (r, next) in next.iter().enumerate() {
+        let mut after = vec![false; next.len()];
+        for &j in next.iter().flatten() {
+            after[j] = true;
+        }
+        round.extend((0..next.len()).filter(|&i| !after[i]).map(|i| (r, i)));
+    }
+    while !round.is_empty() {
+        let reqs: Vec<(&Meta, Request)> = round
+            .iter()
+            .map(|&(r, i)| (runs[r].meta, request(&runs[r].dir, i + 1)))
+            .collect();
+        if announce {
+            for (&(_, i), (meta, req)) in round.iter().zip(&reqs) {
+                let command = run::command_line(meta, req)?;
+                eprintln!("ilgen: replaying candidate {}: {command}", i + 1);
+            }
+        }
+        let finished = run::run_all(&reqs, timeout, done);
+        let mut again = Vec::new();
+        for (&(r, i), replay) in round.iter().zip(finished) {
+            let replay = replay?;
+            if !confirmed(&replay) {
+                again.extend(next[r][i].map(|j| (r, j)));
+            }
+            replays[r][i] = Some(replay);
+        }
+        round = again;
+    }
+    for _ in replays.iter().flatten().filter(|r| r.is_none()) {
+        done();
+    }
+    Ok(replays)
 }
 
-/// Prints on stderr the command line of each replay [`replay_all`] will run: it names the
-/// schedule, so its trace directory too.
-pub fn announce(runs: &[Candidates]) -> Result<(), ConfirmError> {
-    for c in runs {
-        for (n, req) in requests(c.dir, c.count).iter().enumerate() {
-            let command = run::command_line(c.meta, req)?;
-            eprintln!("ilgen: replaying candidate {}: {command}", n + 1);
+/// Per candidate, the index of the fallback replayed after it if its replay does not confirm:
+/// a candidate's first fallback, a fallback's next one. A fallback that names no earlier
+/// candidate of its own is replayed with the candidates.
+fn next_fallbacks(candidates: &[Candidate]) -> Vec<Option<usize>> {
+    let mut next = vec![None; candidates.len()];
+    // Per candidate (by index), the last of its chain so far.
+    let mut last: HashMap<usize, usize> = HashMap::new();
+    for (i, c) in candidates.iter().enumerate() {
+        let of = c.fallback_of().and_then(|n| n.checked_sub(1));
+        match of.and_then(|of| Some((of, *last.get(&of)?))) {
+            Some((of, l)) => {
+                next[l] = Some(i);
+                last.insert(of, i);
+            }
+            None => {
+                last.insert(i, i);
+            }
         }
     }
-    Ok(())
+    next
 }
 
-/// The replays of candidates `1..=count`: schedule and outcome directory of each.
-pub fn requests(dir: &Path, count: usize) -> Vec<Request> {
-    (1..=count)
-        .map(|n| Request {
-            schedule: dir.join(candidates::schedule_file_name(n)),
-            out_dir: dir.join(replay_dir_name(n)),
-        })
-        .collect()
+fn confirmed(replay: &ReplayRun) -> bool {
+    matches!(
+        verdict::classify(replay).class,
+        Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity
+    )
+}
+
+/// The replay of candidate `number` (1-based): its schedule and outcome directory.
+pub fn request(dir: &Path, number: usize) -> Request {
+    Request {
+        schedule: dir.join(candidates::schedule_file_name(number)),
+        out_dir: dir.join(replay_dir_name(number)),
+    }
 }
 
 /// Removes the schedule files and replay directories an earlier `ilgen detect` left in `dir`, so
@@ -97,5 +153,48 @@ pub fn remove_old_outputs(dir: &Path) {
         ) {
             let _ = std::fs::remove_file(entry.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ilgen_analysis::candidates::{AccessName, AccessSide, ObjectRange, ScheduleOut};
+
+    use super::*;
+
+    fn race(fallback_of: Option<usize>) -> Candidate {
+        let side = |tid| AccessSide {
+            tid,
+            site: 1,
+            access: AccessName::Write,
+        };
+        Candidate::Race {
+            object: ObjectRange { addr: 0x10, len: 4 },
+            accesses: [side(0), side(1)],
+            schedule: ScheduleOut {
+                prefix_steps: 0,
+                steps: Vec::new(),
+            },
+            fallback_of,
+        }
+    }
+
+    #[test]
+    fn each_candidate_chains_to_its_fallbacks_in_order_and_a_stray_one_stands_alone() {
+        // 1 and 2 are candidates; 3 and 5 fall back for 1, 4 for 2; 6 names itself, 7 a
+        // candidate that does not exist.
+        let candidates = [
+            race(None),
+            race(None),
+            race(Some(1)),
+            race(Some(2)),
+            race(Some(1)),
+            race(Some(6)),
+            race(Some(0)),
+        ];
+        assert_eq!(
+            next_fallbacks(&candidates),
+            [Some(2), Some(3), Some(4), None, None, None, None]
+        );
     }
 }

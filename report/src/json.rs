@@ -7,10 +7,13 @@
 //! - `runs`: the recorded runs (one, or one per `ilgen detect DIR...` argument, numbered from 1
 //!   in that order): `trace_dir`, `chaos_seed` (the run's `chaos=SEED`, or null).
 //! - `counts`: `candidates`, `confirmed_races`, `confirmed_deadlocks`, `no_error`, `infeasible`,
-//!   `failed`: one per candidate by its replay's verdict; `observed_deadlocks`: deadlocks the
-//!   recorded runs themselves ended in; `atomicity_candidates`, `confirmed_atomicity`: the
-//!   atomicity violations among the candidates and how many replay confirmed; summed over the
-//!   runs.
+//!   `failed`: one per replayed candidate by its replay's verdict; `observed_deadlocks`: deadlocks
+//!   the recorded runs themselves ended in; `atomicity_candidates`, `confirmed_atomicity`: the
+//!   atomicity violations among the candidates and how many replay confirmed;
+//!   `fallbacks_replayed`, `fallbacks_confirmed`: the fallback candidates replayed (each because
+//!   no replay before confirmed the candidate it stands in for; in `candidates` too) and how many
+//!   of them replay confirmed, `fallbacks_skipped`: those not replayed (their candidate was
+//!   confirmed first; not in `candidates`); summed over the runs.
 //! - `findings`: confirmed, deduplicated by kind and source lines across the runs, each with
 //!   `kind`, `run` (the run whose candidates, replay and schedule it shows: replay it with
 //!   `ilgen replay <runs[run-1].trace_dir>:<candidates[0]>`) and `runs` (every run that predicted
@@ -33,8 +36,9 @@
 //!     `read_write_write`, `write_read_write`, `write_write_read`, `write_write_write`),
 //!     `transaction` (the location it began at), the accesses `e1`, `f`, `e2`, `object`,
 //!     `threads`, `schedule`.
-//! - `unconfirmed`: every other candidate: `run`, `candidate`, `predicted` (`race` | `deadlock` |
-//!   `atomicity_violation`),
+//! - `unconfirmed`: every other replayed candidate: `run`, `candidate`, `predicted` (`race` |
+//!   `deadlock` | `atomicity_violation`), `fallback_of` (only for a fallback: the candidate it
+//!   stands in for),
 //!   `verdict` (`no_error` | `infeasible` | `failed`), `reason`, `locations`.
 //! - `unjoined` (only when there are some): the threads never joined when the program exited.
 //! - `suppressed` (only when there are some): the confirmed findings a suppressions file hid, each
@@ -43,7 +47,8 @@
 //! - `shard` (only in the report of one shard, `ilgen detect --shard I/N --format json`, which
 //!   `ilgen merge` reads): `index` (1-based) and `count`, `trace` (xxh3-64 of the trace's
 //!   `meta.json`), `build_id`, `analysis` (the options that decide the predictions, as flags),
-//!   `candidates` (per candidate, in order: `[unit, n]`, its place in the unsharded analysis);
+//!   `candidates` (per candidate, in order: `[rank, unit, n]`, its place in the unsharded
+//!   analysis: `ilgen_analysis::shard::Key`);
 //!   its candidate numbers, `pid`s and `replay_dir`s are the shard's own (see [`crate::shard`]).
 //! - A `location` is `site` (id in the binary's site table, null for thread start and end) and,
 //!   when the binary names it, `file`, `line`, `column`, `function` (demangled), `symbol` (the
@@ -78,6 +83,9 @@
 //!   the report of one shard (`ilgen detect --shard I/N`), read by `ilgen merge`.
 //! - 7: the `unmap` access kind (a race on unmapped memory: `munmap`, `mremap`, a `MAP_FIXED`
 //!   mapping put over the block), which was `free` before.
+//! - 8: fallback candidates: `counts.fallbacks_replayed`, `fallbacks_confirmed`,
+//!   `fallbacks_skipped`, `fallback_of` on unconfirmed candidates; `counts.candidates` counts
+//!   the replayed ones; a shard's `candidates` are `[rank, unit, n]`.
 
 use std::path::Path;
 
@@ -86,7 +94,7 @@ use serde::{Deserialize, Serialize};
 use crate::shard::{Part, ShardInfo};
 use crate::Report;
 
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 
 #[derive(Serialize)]
 struct Versioned<'a> {

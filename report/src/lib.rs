@@ -455,6 +455,9 @@ pub struct Unconfirmed {
     pub run: usize,
     pub candidate: usize,
     pub predicted: Predicted,
+    /// Of a fallback: the candidate it stands in for (which did not confirm either).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_of: Option<usize>,
     pub verdict: Class,
     pub reason: String,
     /// The predicted accesses' (or blocked operations') sites; for an atomicity violation, where
@@ -494,6 +497,12 @@ pub struct Counts {
     pub failed: usize,
     /// Deadlocks the recorded run itself ended in (0 or 1).
     pub observed_deadlocks: usize,
+    /// Fallbacks of race candidates replayed (because no replay before confirmed their
+    /// candidate: counted in `candidates` too), those of them replay confirmed, and those not
+    /// replayed (a replay before confirmed their candidate: not in `candidates`).
+    pub fallbacks_replayed: usize,
+    pub fallbacks_confirmed: usize,
+    pub fallbacks_skipped: usize,
 }
 
 /// One recorded run a report covers; `ilgen detect DIR...` numbers them from 1 in argument order.
@@ -605,13 +614,15 @@ impl Report {
 
     /// The report of one recorded run (`meta`, `threads`), as run 1 in `trace_dir`: the deadlock
     /// the run itself ended in, if `threads` has it, then the verdict of each candidate (numbered
-    /// from 1) by its replay.
+    /// from one) by its replay in `replays` (a candidate without one is a fallback not replayed:
+    /// only counted).
     pub fn of_run(
         binary: Option<&Binary>,
         meta: &Meta,
         threads: &RunThreads,
         trace_dir: &str,
-        found: &[(&Candidate, &ReplayRun)],
+        candidates: &[Candidate],
+        replays: &[Option<ReplayRun>],
     ) -> Report {
         let ctx = Context::new(binary, threads);
         let run = Run {
@@ -623,7 +634,11 @@ impl Report {
         if let Some(o) = &threads.observed {
             report.observe(&ctx, o, meta.pid);
         }
-        for (i, &(candidate, r)) in found.iter().enumerate() {
+        for (i, (candidate, r)) in candidates.iter().zip(replays).enumerate() {
+            let Some(r) = r else {
+                report.counts.fallbacks_skipped += 1;
+                continue;
+            };
             report.add(
                 &ctx,
                 &Entry {
@@ -690,6 +705,14 @@ impl Report {
         }
         if let Candidate::Atomicity { .. } = entry.candidate {
             c.atomicity_candidates += 1;
+        }
+        let confirmed = matches!(
+            entry.verdict.class,
+            Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity
+        );
+        if entry.candidate.fallback_of().is_some() {
+            c.fallbacks_replayed += 1;
+            c.fallbacks_confirmed += usize::from(confirmed);
         }
         let outcome = entry.run.and_then(|r| r.outcome.as_ref().ok());
         let (
@@ -975,6 +998,7 @@ fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
         run: 1,
         candidate: entry.number,
         predicted,
+        fallback_of: entry.candidate.fallback_of(),
         verdict: entry.verdict.class,
         reason,
         locations,

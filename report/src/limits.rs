@@ -1,5 +1,6 @@
 //! What the text output of `ilgen detect` says about the analysis itself, beside the findings:
-//! the race pairs a limit left undecided, the analysis's counts and the replay divergence rate.
+//! the race pairs a limit left undecided, the analysis's counts, the replay divergence rate and
+//! what became of the fallback schedules.
 //!
 //! Takes a run's [`CandidatesFile`] (its stats), its replays' [`Counts`], its [`Meta`] (to name sites and objects from the
 //! recorded binary, or show ids and addresses when it cannot be read) and the [`Limits`] it ran
@@ -30,8 +31,8 @@ pub fn with_names<R>(meta: &Meta, f: impl FnOnce(&Names) -> R) -> R {
 }
 
 /// Race pairs a limit left undecided (listed when `show_all`, else counted in one line), and with
-/// `stats` the analysis's counts and the run's replay divergence rate (`replayed`: its
-/// candidates' verdicts).
+/// `stats` the analysis's counts, the run's replay divergence rate and, if it had fallbacks, what
+/// became of them (`replayed`: its candidates' verdicts).
 pub fn text(
     meta: &Meta,
     file: &CandidatesFile,
@@ -58,6 +59,12 @@ pub fn text(
         out.push_str("ilgen: analysis:\n");
         out.push_str(&candidates::stats_text(&file.stats));
         out.push_str(&divergence_text(replayed));
+        if replayed.fallbacks_replayed + replayed.fallbacks_skipped > 0 {
+            out.push_str(&format!(
+                "ilgen: replay: {}\n",
+                crate::text::fallbacks_text(replayed)
+            ));
+        }
     }
     out
 }

@@ -107,6 +107,9 @@ impl Counts {
         self.infeasible += o.infeasible;
         self.failed += o.failed;
         self.observed_deadlocks += o.observed_deadlocks;
+        self.fallbacks_replayed += o.fallbacks_replayed;
+        self.fallbacks_confirmed += o.fallbacks_confirmed;
+        self.fallbacks_skipped += o.fallbacks_skipped;
     }
 }
 

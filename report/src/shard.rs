@@ -4,7 +4,8 @@
 //! Takes the shards' JSON reports, each with its [`ShardInfo`] (which shard of how many, of which
 //! trace and binary, with which analysis options, and the unsharded position of each of its
 //! candidates); gives one [`Report`] equal to the one `ilgen detect` gives without `--shard`:
-//! candidates renumbered to their unsharded numbers, findings deduplicated across the shards and
+//! candidates renumbered to their unsharded numbers (and the candidates fallbacks stand in for),
+//! findings deduplicated across the shards and
 //! in the order of the candidates that first confirmed them (after the deadlock the recorded run
 //! ended in, which shard 1 reports), unconfirmed candidates in candidate order, counts summed. The
 //! replays stay where the shards ran them: `pid` and `replay_dir` are those of the shard's replay
@@ -86,13 +87,15 @@ impl Report {
         // Sorting every shard's keys gives the unsharded candidate order.
         let mut all: Vec<(Key, usize, usize)> = Vec::new();
         for (p, part) in parts.iter().enumerate() {
-            if part.shard.candidates.len() != part.report.counts.candidates {
+            // Replayed or not (a fallback whose candidate was confirmed first).
+            let c = &part.report.counts;
+            let listed = c.candidates + c.fallbacks_skipped;
+            if part.shard.candidates.len() != listed {
                 return Err(MergeError(format!(
-                    "{} lists {} candidate positions for {} candidates; it was not written by \
-                     `ilgen detect --shard`, or was edited: run that shard again",
+                    "{} lists {} candidate positions for {listed} candidates; it was not written \
+                     by `ilgen detect --shard`, or was edited: run that shard again",
                     part.file,
                     part.shard.candidates.len(),
-                    part.report.counts.candidates
                 )));
             }
             all.extend(
@@ -135,6 +138,9 @@ impl Report {
             for mut u in part.report.unconfirmed {
                 u.candidate =
                     renumber(u.candidate).ok_or_else(|| unknown(&part.file, u.candidate))?;
+                if let Some(n) = u.fallback_of {
+                    u.fallback_of = Some(renumber(n).ok_or_else(|| unknown(&part.file, n))?);
+                }
                 merged.unconfirmed.push(u);
             }
             merged.suppressed.extend(part.report.suppressed);

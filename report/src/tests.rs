@@ -46,6 +46,7 @@ fn candidate(sites: [SiteId; 2]) -> Candidate {
                 },
             ],
         },
+        fallback_of: None,
     }
 }
 
@@ -708,5 +709,144 @@ fn a_thread_created_through_calls_shows_its_creators_stack() {
     assert_eq!(
         json["findings"][0]["threads"][1]["created_stack"][1]["site"],
         2
+    );
+}
+
+/// Candidate `sites` as the fallback of candidate `of`.
+fn fallback(of: usize, sites: [SiteId; 2]) -> Candidate {
+    let mut c = candidate(sites);
+    if let Candidate::Race { fallback_of, .. } = &mut c {
+        *fallback_of = Some(of);
+    }
+    c
+}
+
+/// A recorded run that exited.
+fn exited_meta() -> ilgen_trace::Meta {
+    ilgen_trace::Meta {
+        format_version: ilgen_trace::FORMAT_VERSION,
+        pid: 1,
+        argv: vec!["./a".into()],
+        cwd: "/t".into(),
+        binary: "/bin/a".into(),
+        build_id: "00".into(),
+        load_base: 0,
+        started_unix_ms: 0,
+        truncated: false,
+        chaos_seed: None,
+        end: Some(RunEnd::Exit),
+        files: None,
+        checksum: None,
+    }
+}
+
+#[test]
+fn fallbacks_are_counted_replayed_confirming_or_not_replayed_and_name_their_candidate() {
+    // Candidate 1 at lines 5 and 6 diverged and its first fallback (3) confirmed it; candidate 2
+    // at 7 and 8 was confirmed, so its fallback (4) was not replayed; the second fallback of 1
+    // (5) was not replayed either.
+    let candidates = [
+        candidate([5, 6]),
+        candidate([7, 8]),
+        fallback(1, [5, 6]),
+        fallback(2, [7, 8]),
+        fallback(1, [5, 6]),
+    ];
+    let replays = [
+        Some(run(ResultKind::Diverged, &[])),
+        Some(run(ResultKind::Race, &[(8, 7)])),
+        Some(run(ResultKind::Race, &[(6, 5)])),
+        None,
+        None,
+    ];
+    let report = Report::of_run(
+        None,
+        &exited_meta(),
+        &RunThreads::default(),
+        "/t",
+        &candidates,
+        &replays,
+    );
+    let c = &report.counts;
+    assert_eq!((c.candidates, c.confirmed_races, c.infeasible), (3, 2, 1));
+    assert_eq!(
+        (
+            c.fallbacks_replayed,
+            c.fallbacks_confirmed,
+            c.fallbacks_skipped
+        ),
+        (1, 1, 2)
+    );
+    let confirmed_by: Vec<Vec<usize>> = report
+        .findings
+        .iter()
+        .map(|f| match f {
+            Finding::Race(r) => r.candidates.clone(),
+            _ => panic!("{f:?}"),
+        })
+        .collect();
+    assert_eq!(
+        confirmed_by,
+        [vec![2], vec![3]],
+        "each finding once, by its lines"
+    );
+    assert_eq!(report.unconfirmed.len(), 1);
+    assert_eq!(report.unconfirmed[0].fallback_of, None);
+    let text = text::render(&report, true);
+    assert!(
+        text.contains(
+            "ilgen: 3 candidate(s) replayed: 2 confirmed race(s), 0 confirmed deadlock(s), 0 no \
+             error, 1 infeasible, 0 failed\nilgen: fallback schedules: 1 replayed, 1 confirmed, 2 \
+             not replayed (their candidate was confirmed first)\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn shards_renumber_the_candidate_a_fallback_stands_in_for() {
+    use crate::shard::{Part, ShardInfo};
+    // Units 0 and 1, one shard each, each a candidate and its fallback; neither confirmed.
+    let part = |index: usize| {
+        let candidates = [candidate([5, 6]), fallback(1, [5, 6])];
+        let replays = [
+            Some(run(ResultKind::NoError, &[])),
+            Some(run(ResultKind::NoError, &[])),
+        ];
+        let report = Report::of_run(
+            None,
+            &exited_meta(),
+            &RunThreads::default(),
+            "/t",
+            &candidates,
+            &replays,
+        );
+        let unit = index - 1;
+        Part {
+            file: format!("shard-{index}.json"),
+            report,
+            shard: ShardInfo {
+                index,
+                count: 2,
+                trace: "x".into(),
+                build_id: "00".into(),
+                analysis: "--fallbacks 2".into(),
+                candidates: vec![(0, unit, 0), (1, unit, 0)],
+            },
+        }
+    };
+    let merged = Report::merge_shards(vec![part(2), part(1)]).unwrap();
+    // Unsharded: the two candidates (1, 2), then their fallbacks (3 of 1, 4 of 2).
+    let numbered: Vec<(usize, Option<usize>)> = merged
+        .unconfirmed
+        .iter()
+        .map(|u| (u.candidate, u.fallback_of))
+        .collect();
+    assert_eq!(numbered, [(1, None), (2, None), (3, Some(1)), (4, Some(2))]);
+    assert_eq!(merged.counts.fallbacks_replayed, 2);
+    let text = text::render(&merged, true);
+    assert!(
+        text.contains("candidate 4 (fallback of 2): race at site 5 and site 6: no error: "),
+        "{text}"
     );
 }

@@ -2,7 +2,9 @@
 //! `==================` lines, `WARNING: ilgen: ...`, stack-like `#0 function file:line:col`
 //! lines (`#0` in the user's code when known, `#1`... the library code inlined there), the
 //! object, the threads' creation sites, the schedule that exposed it and a `SUMMARY` line; then
-//! the counts of every verdict, and with `show_all` every unconfirmed candidate with its reason
+//! the counts of every verdict (and of the fallback schedules replayed, confirming and not
+//! replayed, when there were fallbacks), and with `show_all` every unconfirmed candidate with its
+//! reason (a fallback naming the candidate it stands in for)
 //! and every thread never joined when the program exited. A finding whose thread was never joined
 //! says so under the thread's creation site. A deadlock the recorded run ended in says so, with
 //! its lost wakeups, and the schedule of the replay that confirmed it too, if one did.
@@ -17,8 +19,8 @@ use std::fmt::Write as _;
 use ilgen_trace::{site_text, OpKind, ThreadId};
 
 use crate::{
-    Access, Atomicity, Deadlock, Finding, Held, Location, Object, Race, Report, Run, ScheduleStep,
-    ThreadInfo,
+    Access, Atomicity, Counts, Deadlock, Finding, Held, Location, Object, Race, Report, Run,
+    ScheduleStep, ThreadInfo,
 };
 
 const RULE: &str = "==================";
@@ -48,6 +50,9 @@ pub fn render(report: &Report, show_all: bool) -> String {
          no error, {} infeasible, {} failed",
         c.candidates, c.confirmed_races, c.confirmed_deadlocks, c.no_error, c.infeasible, c.failed
     );
+    if c.fallbacks_replayed + c.fallbacks_skipped > 0 {
+        let _ = writeln!(out, "ilgen: {}", fallbacks_text(c));
+    }
     if c.atomicity_candidates > 0 {
         let _ = writeln!(
             out,
@@ -96,10 +101,13 @@ pub fn render(report: &Report, show_all: bool) -> String {
             if runs.is_some() {
                 let _ = write!(out, "run {} ", u.run);
             }
+            let _ = write!(out, "candidate {}", u.candidate);
+            if let Some(n) = u.fallback_of {
+                let _ = write!(out, " (fallback of {n})");
+            }
             let _ = writeln!(
                 out,
-                "candidate {}: {} at {}: {}: {}",
-                u.candidate,
+                ": {} at {}: {}: {}",
                 u.predicted,
                 sites.join(" and "),
                 u.verdict.text(),
@@ -117,6 +125,16 @@ pub fn render(report: &Report, show_all: bool) -> String {
         );
     }
     out
+}
+
+/// What became of the fallback schedules: replayed, of those confirmed (a finding the first
+/// schedule of their two sites did not confirm), and not replayed.
+pub fn fallbacks_text(c: &Counts) -> String {
+    format!(
+        "fallback schedules: {} replayed, {} confirmed, {} not replayed (their candidate was \
+         confirmed first)",
+        c.fallbacks_replayed, c.fallbacks_confirmed, c.fallbacks_skipped
+    )
 }
 
 fn race(out: &mut String, r: &Race, runs: Option<&[Run]>) {

@@ -4,7 +4,8 @@ Usage: same_report.py A.json B.json
 
 Before comparing it drops what belongs to one replay process and so differs between any two runs
 of `ilgen detect` on one trace: each finding's `pid` and `replay_dir`, and the addresses of its
-accesses (the replay's own, under address-space randomisation); and a shard's `shard` object.
+accesses and of the locks they held (the replay's own, under address-space randomisation); and a
+shard's `shard` object.
 """
 
 import difflib
@@ -21,6 +22,8 @@ def load(path):
         for side in ("current", "previous", "e1", "f", "e2"):
             if isinstance(finding.get(side), dict):
                 finding[side]["addr"] = 0
+                for lock in finding[side].get("locks", []):
+                    lock["object"] = 0
     return json.dumps(report, indent=1, sort_keys=True).splitlines()
 
 

@@ -75,7 +75,7 @@ int main() {
 // NOHEADER-NOT: #0 {{.*}}/usr/{{.*}}.h:
 // NOHEADER: SUMMARY: ilgen: data race
 
-// VALID: valid: ilgen report, format version 7
+// VALID: valid: ilgen report, format version 8
 
 // JSON:      "current": {
 // JSON:        "location": {

@@ -104,10 +104,10 @@ int main(void) {
 // REPEAT-NOT: {{.}}
 
 // EXIT66: exit=66
-// JSON-VALID: valid: ilgen report, format version 7
+// JSON-VALID: valid: ilgen report, format version 8
 // SARIF-VALID: valid: Static Analysis Results Format (SARIF) Version 2.1.0-rtm.5 JSON Schema
 
-// JSON:      "format_version": 7,
+// JSON:      "format_version": 8,
 // JSON:      "counts": {
 // JSON-NEXT:   "candidates": 1,
 // JSON-NEXT:   "confirmed_races": 1,
@@ -117,7 +117,10 @@ int main(void) {
 // JSON-NEXT:   "no_error": 0,
 // JSON-NEXT:   "infeasible": 0,
 // JSON-NEXT:   "failed": 0,
-// JSON-NEXT:   "observed_deadlocks": 0
+// JSON-NEXT:   "observed_deadlocks": 0,
+// JSON-NEXT:   "fallbacks_replayed": 0,
+// JSON-NEXT:   "fallbacks_confirmed": 0,
+// JSON-NEXT:   "fallbacks_skipped": 0
 // JSON-NEXT: },
 // JSON-NEXT: "findings": [
 // JSON-NEXT:   {

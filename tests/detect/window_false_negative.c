@@ -95,6 +95,7 @@ int main(void) {
 // LIMIT-NEXT:     not tried: the object had its --max-per-var candidates: 0
 // LIMIT-NEXT:     not decided: state limit (--max-states): 0
 // LIMIT-NEXT:     not decided: window limit (--window): 1
+// LIMIT-NEXT:   fallbacks: 0 race pair(s) kept as fallbacks of the candidate at their two sites
 // LIMIT-NEXT:   findings without events of their model: 0
 // LIMIT-NEXT: ilgen: replay: no candidate to replay
 // LIMIT-NEXT: exit=0

@@ -12,7 +12,7 @@
 // RUN: sh -c '%ilgen detect --shard 1/3 --format json %t.d > %t.1.json; test $? = 66'
 // RUN: sh -c '%ilgen detect --shard 2/3 --format json %t.d > %t.2.json; test $? = 66'
 // RUN: sh -c '%ilgen detect --shard 3/3 --format json %t.d > %t.3.json; test $? = 66'
-// RUN: python3 -c 'import json,sys; [print("shard", r["shard"]["index"], "units", [k[0] for k in r["shard"]["candidates"]], "candidates", r["counts"]["candidates"]) for r in (json.load(open(p)) for p in sys.argv[1:])]' %t.1.json %t.2.json %t.3.json | FileCheck %s --check-prefix=SHARDS
+// RUN: python3 -c 'import json,sys; [print("shard", r["shard"]["index"], "units", [k[1] for k in r["shard"]["candidates"]], "candidates", r["counts"]["candidates"]) for r in (json.load(open(p)) for p in sys.argv[1:])]' %t.1.json %t.2.json %t.3.json | FileCheck %s --check-prefix=SHARDS
 // RUN: python3 %S/../confirm/Inputs/validate.py %S/../confirm/Inputs/ilgen-report.schema.json %t.2.json | FileCheck %s --check-prefix=VALID
 // RUN: test -f %t.d/shard-2-of-3/schedule-2.json && test -d %t.d/shard-2-of-3/replay-2
 //

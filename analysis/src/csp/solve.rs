@@ -2,8 +2,8 @@
 //!
 //! Takes the prepared [`Program`] and one target (a surviving variable, or deadlocks) and a
 //! [`Checker`]; gives the same [`Solved`] the native solver gives: the restricted model and at most
-//! one finding (the checker's counterexample, mapped back by [`counterexample`]). The whole trace
-//! is one model: windows are a device of the native search only.
+//! one finding (the checker's counterexample, mapped back by [`counterexample`]), without
+//! fallbacks. The whole trace is one model: windows are a device of the native search only.
 
 use std::path::{Path, PathBuf};
 
@@ -110,6 +110,7 @@ fn solve(
     Ok(Solved {
         model,
         findings,
+        fallbacks: Vec::new(),
         stats,
         not_decided: None,
     })

@@ -169,6 +169,7 @@ fn native_options() -> Options {
         atomicity: false,
         transactions: None,
         max_candidates: usize::MAX,
+        fallbacks: 0,
     }
 }
 

@@ -14,6 +14,7 @@ fn detect(r: &Run) -> Vec<Candidate> {
     let options = Options {
         max_per_var: 1,
         all_sites: false,
+        fallbacks: 2,
         window: ilgen_analysis::window::DEFAULT_SIZE,
         max_states: super::MAX_STATES,
         backend: Backend::Native,
@@ -67,6 +68,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         max_states: super::MAX_STATES,
         max_per_var: 1,
         all_sites: false,
+        fallbacks: 2,
         format,
         progress: false,
         quiet: false,
