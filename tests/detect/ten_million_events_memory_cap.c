@@ -3,8 +3,8 @@
 // (under 5 bytes per event: 42 MB for its two worker files, 266 MB in format 4) and analysed under
 // an address-space cap of 1 GiB, finding the one race on `racy` (and, as its fallbacks, two other
 // instances of its two sites) and nothing else. The cap guards the analysis's memory (issue 14):
-// `ilgen detect --no-replay` on this trace peaked at 1905 MiB of address space (VmPeak), now at
-// 712 MiB (/proc/PID/status sampled every 2 ms; it passes under `ulimit -v 737280`): the decoded
+// `ilgen detect --no-replay` on this trace peaked at 2001 MiB of address space (VmPeak), now at
+// 713 MiB (/proc/PID/status sampled every 2 ms; it passes under `ulimit -v 737280`): the decoded
 // trace is dropped as the model is built, a model event takes 16 bytes instead of 72 (per-job
 // copies share the recorded operations), malloc keeps one arena.
 //
