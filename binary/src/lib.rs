@@ -1,26 +1,31 @@
 //! `ilgen-binary`: the recorded executable, as the analysis and the report need it: site table
-//! and data symbols.
+//! and symbols.
 //!
 //! Takes a run's [`Meta`] (the executable's path, its ELF build id and the address it was loaded
 //! at); gives a [`Binary`] that names a [`SiteId`] (file, line, column, demangled function and the
-//! library frames inlined there, from the `ilgen_sites` section the pass embedded) and a runtime
-//! address (`counters+8`, from the ELF symbol table). Loading refuses an executable whose build id
+//! library frames inlined there, from the `ilgen_sites` section the pass embedded), a runtime
+//! address (`counters+8`, from the ELF symbol table) and a frame of a replay's stack in code that
+//! is not instrumented (the function of the executable or of the shared library it is in,
+//! demangled, see [`functions`]). Loading refuses an executable whose build id
 //! differs from the recorded one, or that has none: a rebuilt binary's site ids and symbol
 //! addresses would name the wrong lines and variables.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use ilgen_trace::replay::NativeFrame;
 use ilgen_trace::sites::{Deciding, Site, SiteTable, SECTION};
 use ilgen_trace::{Meta, SiteId};
 use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 mod demangle;
 mod error;
+mod functions;
 pub mod transactions;
 
 use demangle::demangle;
 pub use error::BinaryError;
+use functions::{Functions, Modules};
 
 /// One data symbol of the executable, at its link-time address.
 #[derive(Clone, Debug)]
@@ -38,6 +43,18 @@ pub struct Binary {
     sites: SiteTable,
     /// Sorted by address; overlapping or zero-sized symbols are dropped (see [`data_symbols`]).
     symbols: Vec<DataSymbol>,
+    functions: Functions,
+    /// The shared libraries replays' stacks went through, read when first named.
+    modules: Modules,
+}
+
+/// The function a frame of uninstrumented code is in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NativeFunction {
+    /// Demangled (`std::thread::_M_start_thread(...)`).
+    pub function: String,
+    /// The linkage name.
+    pub symbol: String,
 }
 
 impl Binary {
@@ -91,6 +108,8 @@ impl Binary {
             load_base,
             sites,
             symbols: data_symbols(&file),
+            functions: Functions::of(&file),
+            modules: Modules::default(),
         })
     }
 
@@ -149,6 +168,21 @@ impl Binary {
         }
     }
 
+    /// The function that the frame `f` of a replay's stack returns into (its offset is a return
+    /// address: the function is the one of the byte before it), from the executable's or its
+    /// shared library's symbols; `None` when none holds it.
+    pub fn native_function(&self, f: &NativeFrame) -> Option<NativeFunction> {
+        let at = f.offset.checked_sub(1)?;
+        let symbol = match &f.module {
+            None => self.functions.at(at).map(str::to_owned),
+            Some(path) => self.modules.function(path, at),
+        }?;
+        Some(NativeFunction {
+            function: demangle(&symbol),
+            symbol,
+        })
+    }
+
     /// The global variable holding `addr` in a process that loaded the executable at
     /// `load_base` (a replay's base differs from the recorded one under ASLR).
     pub fn global_at(&self, addr: u64, load_base: u64) -> Option<Global<'_>> {
@@ -181,6 +215,8 @@ impl Binary {
             load_base: 0,
             sites: SiteTable::parse(section, demangle)?,
             symbols: Vec::new(),
+            functions: Functions::default(),
+            modules: Modules::default(),
         })
     }
 
@@ -246,6 +282,8 @@ mod tests {
                     name: name.into(),
                 })
                 .collect(),
+            functions: Functions::default(),
+            modules: Modules::default(),
         }
     }
 

@@ -141,6 +141,8 @@ mod tests {
                         _ => Vec::new(),
                     },
                     created: Default::default(),
+                    step_stacks: Vec::new(),
+                    stacks: Vec::new(),
                 })
                 .ok_or_else(|| "no outcome".to_owned()),
             out_dir: "/r".into(),

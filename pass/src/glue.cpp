@@ -293,7 +293,10 @@ extern "C" int ilgen_stack_hooks(LLVMValueRef fn, LLVMValueRef flag, LLVMTypeRef
   {
     IRBuilder<> T(Guarded(&*IP));
     T.SetCurrentDebugLocation(LocOf(nullptr));
-    Value *D = T.CreateCall(cast<FunctionType>(unwrap(enterTy)), unwrap(enter));
+    // Where the function returns to: a frame of its caller even when that one is not
+    // instrumented (libstdc++'s thread trampoline, libc's call of `main`).
+    Value *Ret = T.CreateIntrinsic(Intrinsic::returnaddress, {}, {T.getInt32(0)});
+    Value *D = T.CreateCall(cast<FunctionType>(unwrap(enterTy)), unwrap(enter), {Ret});
     if (Depth)
       T.CreateStore(D, Depth);
   }

@@ -82,7 +82,7 @@ impl<'ctx> Hooks<'ctx> {
             sem_opened: decl(abi::SEM_OPENED, marker_ty),
             tx_begin: decl(abi::TX_BEGIN, site_ty),
             tx_end: decl(abi::TX_END, site_ty),
-            func_enter: decl(abi::FUNC_ENTER, i32_ty.fn_type(&[], false)),
+            func_enter: decl(abi::FUNC_ENTER, i32_ty.fn_type(&[ptr_ty.into()], false)),
             func_call: decl(abi::FUNC_CALL, site_ty),
             func_exit: decl(abi::FUNC_EXIT, void_ty.fn_type(&[], false)),
             func_unwound: decl(abi::FUNC_UNWOUND, void_ty.fn_type(&[i32_ty.into()], false)),

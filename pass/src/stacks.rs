@@ -1,13 +1,15 @@
 //! Shadow call stacks: the function entry, call, exit and unwind hooks replay's reports need.
 //!
 //! Takes one function; gives it, behind one load of the runtime's `__ilgen_stacks` flag on entry
-//! and an unlikely branch per hook (the glue's `ilgen_stack_hooks`), `__ilgen_func_enter()` on
-//! entry, `__ilgen_func_call(site)` before every call it makes (the call's own site, so a stack
-//! frame is the line of the call, with the library code inlined there, as an access's site is),
-//! `__ilgen_func_exit()` before every return and `__ilgen_func_unwound(depth)` after every landing
-//! pad. The runtime sets the flag only in replay mode: recording pays the load and a predicted
-//! branch per hook, no call. Replay keeps each thread's stack of call sites from them and reports
-//! it under each access and lock (`rt/src/replay/stack.rs`).
+//! and an unlikely branch per hook (the glue's `ilgen_stack_hooks`), `__ilgen_func_enter(ret)` on
+//! entry (`ret` its return address, a frame of the caller even when that is uninstrumented code:
+//! libstdc++'s thread trampoline, libc's call of `main`), `__ilgen_func_call(site)` before every
+//! call it makes (the call's own site, so a stack frame is the line of the call, with the library
+//! code inlined there, as an access's site is), `__ilgen_func_exit()` before every return and
+//! `__ilgen_func_unwound(depth)` after every landing pad. The runtime sets the flag only in replay
+//! mode: recording pays the load and a predicted branch per hook, no call. Replay keeps each
+//! thread's stack of call sites from them and reports it under each access and lock
+//! (`rt/src/replay/stack.rs`).
 //!
 //! Calls of the runtime (hooks and wrappers) and of intrinsics get no hook: they are the
 //! operations themselves, whose sites the reports already have. Inline assembly is no call.

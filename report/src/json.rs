@@ -21,7 +21,8 @@
 //!   rebuild of unchanged code: the recipe is in [`crate::fingerprint`]), and:
 //!   - `"race"`: `candidates` (numbers whose replay found it), `pid`, `replay_dir`, `current` and
 //!     `previous` accesses (`tid`, `kind`: `read` | `write` | `atomic_read` | `atomic_write` |
-//!     `free` | `destroy`, `addr`, `size`, `location`, `stack`, `locks`), `object` (`name`, `offset`, `size` of the
+//!     `free` | `destroy`, `addr`, `size`, `location`, `stack`, `locks`: the locks its thread held
+//!     when it made the access, each as `holds`' items), `object` (`name`, `offset`, `size` of the
 //!     global, or null),
 //!     `heap_block` (only for heap memory: `address`, `size`, `thread`, `location`, `stack` of
 //!     the block's allocation; the last allocation covering the address, freed since for a race
@@ -54,12 +55,16 @@
 //!   when the binary names it, `file`, `line`, `column`, `function` (demangled), `symbol` (the
 //!   linkage name, when it differs from `function`) and `inlined` (when the line called into
 //!   library code that was inlined there: those frames, each `file`, `line`, `column`,
-//!   `function`, optional `symbol`, from the line's call inward). A thread is `tid`, `parent`
+//!   `function`, optional `symbol`, from the line's call inward); a frame in code that is not
+//!   instrumented has a null `site` and `native`: `module` (the path of the shared library or
+//!   executable), `offset` (the return address in the module's link-time addresses), and when a
+//!   symbol of the module holds it `function` (demangled) and `symbol`. A thread is `tid`, `parent`
 //!   (null for main) and `created_at` (the fork's location, or null: the first user frame of the
 //!   creator's stack, `std::thread`'s constructor call when libstdc++ forked), `created_stack`
 //!   (the frames below it, when replay kept them), and `never_joined: true`
 //!   when it was created and neither joined nor detached when the program exited; a schedule
-//!   step is `tid`, `op`, optional `peer`, `object`, `object_name`, and `location`.
+//!   step is `tid`, `op`, optional `peer`, `object`, `object_name`, and `location` (the first
+//!   user frame of the stack its replay took it with, else its own site).
 //!
 //! The JSON Schema is `tests/confirm/Inputs/ilgen-report.schema.json`.
 //!
@@ -86,6 +91,13 @@
 //! - 8: fallback candidates: `counts.fallbacks_replayed`, `fallbacks_confirmed`,
 //!   `fallbacks_skipped`, `fallback_of` on unconfirmed candidates; `counts.candidates` counts
 //!   the replayed ones; a shard's `candidates` are `[rank, unit, n]`.
+//! - 9: `native` on locations: a frame of uninstrumented code (libstdc++'s
+//!   `std::thread::_M_start_thread` below the line that constructed a `std::thread`, its
+//!   `execute_native_thread_routine` below a thread's function, libc's `__libc_start_call_main`
+//!   below `main`), which `<uninstrumented code>` stood for; `locks` on the previous access of a
+//!   race too (the locks its thread held when it made it); a schedule step's `location` is the
+//!   first user frame of the stack the replay took it with (at -O0 a lock's `std::lock_guard`
+//!   line, which was `gthr-default.h`).
 
 use std::path::Path;
 
@@ -94,7 +106,7 @@ use serde::{Deserialize, Serialize};
 use crate::shard::{Part, ShardInfo};
 use crate::Report;
 
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 
 #[derive(Serialize)]
 struct Versioned<'a> {

@@ -26,14 +26,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use ilgen_trace::format::ThreadTrace;
 use ilgen_trace::replay::{
-    DeadlockReport, HeapBlock as Allocation, HeldLock, Outcome, RaceAccess, ResultKind,
+    DeadlockReport, HeapBlock as Allocation, HeldLock, NativeFrame, Outcome, RaceAccess,
+    ResultKind, StackFrame,
 };
 use ilgen_trace::sites::Frame;
 use ilgen_trace::{known_site, Event, Meta, OpKind, RunEnd, SiteId, SyncOp, ThreadId};
 use serde::{Deserialize, Serialize};
 
 use ilgen_analysis::atomicity::Pattern;
-use ilgen_analysis::candidates::{AccessName, AccessSide, Candidate, Step};
+use ilgen_analysis::candidates::{AccessName, AccessSide, Candidate};
 use ilgen_analysis::observed::{observed_deadlock, Observed};
 use ilgen_binary::Binary;
 use ilgen_confirm::run::ReplayRun;
@@ -121,32 +122,115 @@ impl<'a> Context<'a> {
                 ..Source::from(&s.frame)
             })
         });
-        Location { site, source }
+        Location {
+            site,
+            source,
+            native: None,
+        }
     }
 
-    /// The frames of an operation at `site` called through `stack` (the call sites that led to it,
-    /// innermost first, as replay's shadow stack gives them), each followed by the frames its
-    /// function is inlined into (`ilgen_trace::sites::Site::callers`): the first frame in the user's code,
-    /// then the rest as they print below it. Library frames called from that user line (a
-    /// `std::lock_guard` built out of line at -O0, down to the pthread call in `gthr-default.h`)
-    /// go right below it, from its call inward, as the library code inlined at a line does; then
-    /// its callers. When no frame is the user's, the operation's own frame stays first.
-    pub fn frames(&self, site: Option<SiteId>, stack: &[SiteId]) -> (Location, Vec<Location>) {
+    /// A frame of uninstrumented code, named from its module's symbols.
+    fn native(&self, f: &NativeFrame) -> Location {
+        let named = self.binary.and_then(|b| b.native_function(f));
+        let module = match (&f.module, self.binary) {
+            (Some(m), _) => m.clone(),
+            (None, Some(b)) => b.path().display().to_string(),
+            (None, None) => f.module_name().to_owned(),
+        };
+        Location {
+            site: None,
+            source: None,
+            native: Some(Box::new(Native {
+                module,
+                offset: f.offset,
+                symbol: named
+                    .as_ref()
+                    .filter(|n| n.symbol != n.function)
+                    .map(|n| n.symbol.clone()),
+                function: named.map(|n| n.function),
+            })),
+        }
+    }
+
+    /// The linkage name of the function site `s` is compiled into: the outermost one it is
+    /// inlined into.
+    fn compiled_into(&self, s: SiteId) -> Option<&str> {
+        let site = self.binary?.site(s)?;
+        Some(&site.callers.last().unwrap_or(&site.frame).symbol)
+    }
+
+    /// Whether the return address `f`, followed by `next`, is a frame to show. Not when it is the
+    /// call made at site `next` (a frame of the executable in the function `next` is in, or one
+    /// no symbol names, which a stripped executable gives for every instrumented call: it says
+    /// nothing `next` does not), nor the runtime's own code (its thread trampoline below a
+    /// thread's function), as TSan shows none of its own frames.
+    fn shown(&self, f: &NativeFrame, next: Option<&StackFrame>) -> bool {
+        let (None, Some(b)) = (&f.module, self.binary) else {
+            return true;
+        };
+        let named = b.native_function(f);
+        if let Some(n) = &named {
+            if ilgen_trace::abi::is_runtime_function(&n.function, &n.symbol) {
+                return false;
+            }
+        }
+        let Some(StackFrame::Site(next)) = next else {
+            return true;
+        };
+        named.is_some_and(|n| self.compiled_into(*next) != Some(n.symbol.as_str()))
+    }
+
+    /// `site`'s frame, then the frames of the functions its own is inlined into, each at its
+    /// inlined call.
+    fn push_site(&self, all: &mut Vec<Location>, site: Option<SiteId>) {
+        all.push(self.location(site));
+        let callers = site.and_then(|s| self.binary?.site(s)).map(|x| &x.callers);
+        all.extend(callers.into_iter().flatten().map(|f| Location {
+            site,
+            source: Some(Box::new(Source::from(f))),
+            native: None,
+        }));
+    }
+
+    /// The frames of an operation at `site` called through `stack` (innermost first, as replay's
+    /// shadow stack gives it: call sites, and where functions return to in code that is not
+    /// instrumented), each site followed by the frames its function is inlined into
+    /// (`ilgen_trace::sites::Site::callers`): the first frame in the user's code, then the rest
+    /// as they print below it. Library frames called from that user line (a `std::lock_guard`
+    /// built out of line at -O0, down to the pthread call in `gthr-default.h`; libstdc++'s
+    /// `std::thread::_M_start_thread` that forked a `std::thread`) go right below it, from its
+    /// call inward, as the library code inlined at a line does; then its callers. When no frame
+    /// is the user's, the operation's own frame stays first. An operation made by uninstrumented
+    /// code (no site) is that code's frame when the stack starts with it; a return address into
+    /// an instrumented caller's call or the runtime is left out (see [`Context::shown`]), and so
+    /// is what lies below `main`.
+    pub fn frames(&self, site: Option<SiteId>, stack: &[StackFrame]) -> (Location, Vec<Location>) {
         let mut all: Vec<Location> = Vec::new();
-        for s in std::iter::once(site).chain(stack.iter().map(|&s| known_site(s))) {
-            all.push(self.location(s));
-            // The functions the site's own is inlined into, each a frame at its inlined call.
-            let callers = s.and_then(|s| self.binary?.site(s)).map(|x| &x.callers);
-            all.extend(callers.into_iter().flatten().map(|f| Location {
-                site: s,
-                source: Some(Box::new(Source::from(f))),
-            }));
+        if site.is_some() || !matches!(stack.first(), Some(StackFrame::Native(_))) {
+            self.push_site(&mut all, site);
+        }
+        // Below `main` only libc's start-up calls it: TSan leaves those frames out, as here.
+        let mut below_main = site.and_then(|s| self.compiled_into(s)) == Some("main");
+        for (i, f) in stack.iter().enumerate() {
+            match f {
+                StackFrame::Site(s) => {
+                    self.push_site(&mut all, known_site(*s));
+                    below_main = self.compiled_into(*s) == Some("main");
+                }
+                StackFrame::Native(n) if !below_main && self.shown(n, stack.get(i + 1)) => {
+                    all.push(self.native(n))
+                }
+                StackFrame::Native(_) => {}
+            }
         }
         let user = all.iter().position(|l| {
             l.source
                 .as_deref()
                 .is_some_and(|s| ilgen_trace::sites::is_user_file(&s.file))
         });
+        if all.is_empty() {
+            all.push(self.location(site));
+        }
         let mut rest = all.split_off(1);
         let mut first = all.remove(0);
         if let Some(k) = user.filter(|&k| k > 0) {
@@ -172,7 +256,7 @@ impl<'a> Context<'a> {
     }
 
     /// Thread `tid`, created through `stack` (its creator's callers at the fork, from replay).
-    fn thread(&self, tid: ThreadId, stack: &[SiteId]) -> ThreadInfo {
+    fn thread(&self, tid: ThreadId, stack: &[StackFrame]) -> ThreadInfo {
         let (parent, created_at, created_stack) = match self.forks.get(&tid) {
             Some(&(p, site)) => {
                 let (at, below) = self.frames(known_site(site), stack);
@@ -198,6 +282,36 @@ pub struct Location {
     /// Boxed: a finding holds many locations, most of them read only when printed.
     #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
     pub source: Option<Box<Source>>,
+    /// A frame in code that is not instrumented (`site` is then `None`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native: Option<Box<Native>>,
+}
+
+/// A frame in code that is not instrumented: where in which module, and the function there.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Native {
+    /// The path of the module: a shared library as the loader opened it, or the executable.
+    pub module: String,
+    /// The return address, in the module's link-time addresses.
+    pub offset: u64,
+    /// Demangled; `None` when no symbol of the module holds the address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    /// The linkage name, when it differs from `function`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+}
+
+impl Native {
+    /// `std::thread::_M_start_thread(...) (libstdc++.so.6+0xd46d0)`, as TSan names such a frame.
+    pub fn text(&self) -> String {
+        let module = self.module.rsplit('/').next().unwrap_or(&self.module);
+        format!(
+            "{} ({module}+{:#x})",
+            self.function.as_deref().unwrap_or("<unnamed>"),
+            self.offset
+        )
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -230,11 +344,13 @@ impl From<&Frame> for Source {
 }
 
 impl Location {
-    /// What deduplication compares: file and line when known, else the site id.
+    /// What deduplication compares: file and line when known, else the site id (a frame of
+    /// uninstrumented code: its function and module).
     fn key(&self) -> (String, Option<u32>) {
-        match &self.source {
-            Some(s) => (s.file.clone(), Some(s.line)),
-            None => (String::new(), self.site),
+        match (&self.source, &self.native) {
+            (Some(s), _) => (s.file.clone(), Some(s.line)),
+            (None, Some(n)) => (n.text(), None),
+            (None, None) => (String::new(), self.site),
         }
     }
 }
@@ -286,7 +402,7 @@ pub struct Access {
     /// The frames below `location` ([`Context::frames`]); empty when replay kept no stack.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stack: Vec<Location>,
-    /// The locks its thread held then (known for the later access of a race).
+    /// The locks its thread held when it made the access (known for both accesses of a race).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub locks: Vec<Held>,
 }
@@ -792,7 +908,7 @@ fn key(f: &Finding) -> Key {
 }
 
 fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<Finding> {
-    let schedule = schedule(ctx, entry.candidate);
+    let schedule = schedule(ctx, entry.candidate, o);
     let replay_dir = run.out_dir.display().to_string();
     let mut out = Vec::new();
     for r in &o.races {
@@ -950,19 +1066,26 @@ fn threads(
     tids.into_iter().map(|t| ctx.thread(t, stack(t))).collect()
 }
 
-fn schedule(ctx: &Context, c: &Candidate) -> Vec<ScheduleStep> {
-    c.schedule().steps.iter().map(|s| step(ctx, s)).collect()
-}
-
-fn step(ctx: &Context, s: &Step) -> ScheduleStep {
-    ScheduleStep {
-        tid: s.tid,
-        op: s.op,
-        peer: s.peer,
-        object: s.object,
-        object_name: s.object.and_then(|a| ctx.object(a, None)),
-        location: ctx.location(s.site),
-    }
+/// The steps of `c`'s schedule, each at the user's line its replay `o` took it from (the first
+/// frame of its stack in the user's code, as [`Context::frames`] puts first: at -O0 a lock's
+/// `std::lock_guard` line, not `gthr-default.h`).
+fn schedule(ctx: &Context, c: &Candidate, o: &Outcome) -> Vec<ScheduleStep> {
+    c.schedule()
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(p, s)| ScheduleStep {
+            tid: s.tid,
+            op: s.op,
+            peer: s.peer,
+            object: s.object,
+            object_name: s.object.and_then(|a| ctx.object(a, None)),
+            location: match o.step_stack(p) {
+                Some(stack) => ctx.frames(s.site, stack).0,
+                None => ctx.location(s.site),
+            },
+        })
+        .collect()
 }
 
 fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {

@@ -4,9 +4,10 @@
 //! [`RULE_DEADLOCK`] and [`RULE_ATOMICITY`] (`locations` is e2, `relatedLocations` e1, f and
 //! where the transaction began). Each confirmed finding is one result of level `error`:
 //! `locations` is the current access (or the first blocked operation), `relatedLocations` the
-//! previous access (or the other blocked operations, the held locks' acquisitions and the threads'
-//! creation sites; for a race on heap memory, where its block was allocated, which the message
-//! names too), and
+//! previous access, where each lock held at either access was acquired (`'m' held by T1 at the
+//! write, acquired here`) and the threads' creation sites (or the other blocked operations and
+//! the held locks' acquisitions; for a race on heap memory, where its block was allocated, which
+//! the message names too), and
 //! `codeFlows[0].threadFlows` the schedule that exposed it: one thread flow per thread, each
 //! location with its global `executionOrder` (1-based step number), the racing accesses or blocked
 //! operations last. Unconfirmed candidates are not results. `artifactLocation.uri` is a `file://`
@@ -17,16 +18,17 @@
 //! message says them too. `partialFingerprints` holds the finding's fingerprint under
 //! [`fingerprint::SARIF_KEY`]. A finding a suppressions file hid is a result too, after the
 //! others, with `suppressions` (kind `external`, the rule as the justification). `stacks` hold the
-//! frames of each access (or blocked operation and held lock's acquisition, and a heap block's
-//! allocation), numbered as the
-//! text report numbers them.
+//! frames of each access, held lock's acquisition (or blocked operation) and heap block's
+//! allocation, numbered as the text report numbers them; a frame of uninstrumented code has the
+//! library's file name as `module`, its `address.relativeAddress` (the offset the text report
+//! prints) and, when a symbol names it, the function as a logical location.
 
 use std::collections::BTreeMap;
 
 use ilgen_trace::site_text;
 use serde_json::{json, Value};
 
-use crate::{fingerprint, Finding, Location, Report, Run, ScheduleStep, Source};
+use crate::{fingerprint, Finding, Held, Location, Native, Report, Run, ScheduleStep, Source};
 
 pub const RULE_RACE: &str = "ilgen/data-race";
 pub const RULE_DEADLOCK: &str = "ilgen/deadlock";
@@ -94,13 +96,29 @@ pub fn render(report: &Report) -> String {
 }
 
 fn physical(l: &Location, message: Option<String>) -> Value {
-    let mut v = match &l.source {
-        Some(s) => source(s),
+    let (mut v, text) = match (&l.source, &l.native) {
+        (Some(s), _) => (source(s), None),
+        (None, Some(n)) => (native(n), Some(n.text())),
         // Without the binary only the site id is known: a location with a message only.
-        None => json!({}),
+        (None, None) => (json!({}), None),
     };
-    let text = message.unwrap_or_else(|| site_text(l.site));
+    let text = message.or(text).unwrap_or_else(|| site_text(l.site));
     v["message"] = json!({ "text": text });
+    v
+}
+
+/// A frame of uninstrumented code: its address in the module, and the function when named.
+fn native(n: &Native) -> Value {
+    let mut v = json!({"physicalLocation": {
+        "address": {"relativeAddress": n.offset, "kind": "instruction"}
+    }});
+    if let Some(f) = &n.function {
+        let mut function = json!({"name": f, "kind": "function"});
+        if let Some(symbol) = &n.symbol {
+            function["decoratedName"] = json!(symbol);
+        }
+        v["logicalLocations"] = json!([function]);
+    }
     v
 }
 
@@ -127,7 +145,13 @@ fn stack(message: String, l: &Location, below: &[Location]) -> Value {
                     .chain(&s.inlined)
                     .map(|f| json!({"location": source(f)})),
             ),
-            None => frames.push(json!({"location": physical(l, None)})),
+            None => {
+                let mut frame = json!({"location": physical(l, None)});
+                if let Some(n) = &l.native {
+                    frame["module"] = json!(n.module.rsplit('/').next().unwrap_or(&n.module));
+                }
+                frames.push(frame);
+            }
         }
     }
     json!({"message": {"text": message}, "frames": frames})
@@ -239,6 +263,20 @@ fn finding(f: &Finding) -> Value {
                 stack(cur.clone(), &r.current.location, &r.current.stack),
                 stack(prev.clone(), &r.previous.location, &r.previous.stack),
             ];
+            for (a, which) in [(&r.current, ""), (&r.previous, "previous ")] {
+                for h in &a.locks {
+                    let acquired = format!(
+                        "{} held by T{} at the {which}{}, acquired here",
+                        lock(h),
+                        a.tid,
+                        a.kind.text()
+                    );
+                    let mut v = physical(&h.location, Some(acquired.clone()));
+                    v["id"] = json!(related.len() + 1);
+                    related.push(v);
+                    stacks.push(stack(acquired, &h.location, &h.stack));
+                }
+            }
             if let Some(b) = &r.heap_block {
                 let allocated = format!("heap block of size {} allocated by T{}", b.size, b.thread);
                 let mut v = physical(&b.location, Some(allocated.clone()));
@@ -279,11 +317,7 @@ fn finding(f: &Finding) -> Value {
             for b in &d.blocked {
                 stacks.push(stack(text(b), &b.location, &b.stack));
                 for h in &b.holds {
-                    let obj = h
-                        .object_name
-                        .as_ref()
-                        .map_or_else(|| format!("{:#x}", h.object), |o| format!("'{}'", o.name));
-                    let acquired = format!("T{} acquired {obj} here", b.tid);
+                    let acquired = format!("T{} acquired {} here", b.tid, lock(h));
                     stacks.push(stack(acquired.clone(), &h.location, &h.stack));
                     related.push(physical(&h.location, Some(acquired)));
                 }
@@ -356,6 +390,13 @@ fn finding(f: &Finding) -> Value {
             })
         }
     }
+}
+
+/// `'m'`, or the lock's address when no global names it.
+fn lock(h: &Held) -> String {
+    h.object_name
+        .as_ref()
+        .map_or_else(|| format!("{:#x}", h.object), |o| format!("'{}'", o.name))
 }
 
 fn numbers(n: &[usize]) -> String {

@@ -158,7 +158,8 @@ impl Report {
 
 /// What a `race:` or `deadlock:` pattern is matched against: every frame's function and file
 /// (each location's, the library frames inlined there, and those of its stack, as TSan matches
-/// every frame of the report's stacks), and a race's global variable.
+/// every frame of the report's stacks; a frame of uninstrumented code's function and module),
+/// and a race's global variable.
 fn strings<'a>(f: &'a Finding) -> Vec<&'a str> {
     let framed = |l: &'a Location, stack: &'a [Location]| std::iter::once(l).chain(stack);
     let locations: Vec<&Location> = match f {
@@ -181,6 +182,10 @@ fn strings<'a>(f: &'a Finding) -> Vec<&'a str> {
         ],
     };
     let mut out = Vec::new();
+    for n in locations.iter().filter_map(|l| l.native.as_deref()) {
+        out.extend(n.function.as_deref());
+        out.push(&n.module);
+    }
     for s in locations.iter().filter_map(|l| l.source.as_deref()) {
         for frame in std::iter::once(s).chain(&s.inlined) {
             let Source { function, file, .. } = frame;

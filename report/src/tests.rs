@@ -5,12 +5,13 @@
 //! types from `lib.rs`, and its tests call the renderers.
 
 use ilgen_trace::replay::{
-    Outcome, RaceAccess, RaceReport, ResultKind, ThreadRef, OUTCOME_VERSION,
+    HeldLock, NativeFrame, Outcome, RaceAccess, RaceReport, ResultKind, StackFrame, ThreadRef,
+    OUTCOME_VERSION,
 };
 use ilgen_trace::AccessKind;
 
 use crate::*;
-use ilgen_analysis::candidates::{AccessSide, ObjectRange, ScheduleOut};
+use ilgen_analysis::candidates::{AccessSide, ObjectRange, ScheduleOut, Step};
 use ilgen_confirm::run::Ended;
 
 fn candidate(sites: [SiteId; 2]) -> Candidate {
@@ -91,6 +92,8 @@ fn run(result: ResultKind, races: &[(SiteId, SiteId)]) -> ReplayRun {
             divergence: None,
             watched: Vec::new(),
             created: Default::default(),
+            step_stacks: Vec::new(),
+            stacks: Vec::new(),
         }),
         out_dir: "/t/replay-1".into(),
     }
@@ -362,6 +365,7 @@ fn at(file: &str, line: u32, column: u32, function: &str) -> Location {
             symbol: None,
             inlined: Vec::new(),
         })),
+        native: None,
     }
 }
 
@@ -668,7 +672,7 @@ fn a_race_on_heap_memory_names_its_block_and_allocation() {
                 child_index: 0,
             },
             site: Some(3),
-            stack: vec![2],
+            stack: vec![StackFrame::Site(2)],
         })
     });
     let Finding::Race(race) = &report.findings[0] else {
@@ -696,7 +700,8 @@ fn a_race_on_heap_memory_names_its_block_and_allocation() {
 
 #[test]
 fn a_thread_created_through_calls_shows_its_creators_stack() {
-    let report = race_report(|o| o.created = [(1, vec![4, 2])].into());
+    let report =
+        race_report(|o| o.created = [(1, vec![StackFrame::Site(4), StackFrame::Site(2)])].into());
     let text = text::render(&report, false);
     assert!(
         text.contains(
@@ -848,5 +853,150 @@ fn shards_renumber_the_candidate_a_fallback_stands_in_for() {
     assert!(
         text.contains("candidate 4 (fallback of 2): race at site 5 and site 6: no error: "),
         "{text}"
+    );
+}
+
+#[test]
+fn both_accesses_of_a_race_show_the_locks_they_were_made_holding() {
+    let held = |object, site| HeldLock {
+        object,
+        site: Some(site),
+        stack: vec![StackFrame::Site(2)],
+    };
+    let report = race_report(|o| {
+        o.races[0].current.locks = vec![held(0x40, 11)];
+        o.races[0].previous.locks = vec![held(0x80, 12)];
+    });
+    let text = text::render(&report, false);
+    assert!(
+        text.contains(
+            "  Write of size 4 at 0x10 by thread T1:\n    #0 site 6\n    holding 0x40, acquired \
+             at:\n      #0 site 11\n      #1 site 2\n\n  Previous write of size 4 at 0x10 by main \
+             thread:\n    #0 site 5\n    holding 0x80, acquired at:\n      #0 site 12\n      #1 \
+             site 2\n\n"
+        ),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+    let previous = &json["findings"][0]["previous"]["locks"][0];
+    assert_eq!(
+        (&previous["object"], &previous["location"]["site"]),
+        (&0x80.into(), &12.into())
+    );
+    let sarif: serde_json::Value = serde_json::from_str(&sarif::render(&report)).unwrap();
+    let result = &sarif["runs"][0]["results"][0];
+    let related: Vec<&str> = result["relatedLocations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["message"]["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        related.contains(&"0x40 held by T1 at the write, acquired here")
+            && related.contains(&"0x80 held by T0 at the previous write, acquired here"),
+        "{related:?}"
+    );
+    assert_eq!(result["stacks"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn uninstrumented_frames_are_named_and_schedule_steps_sit_at_the_users_line() {
+    use ilgen_trace::sites::SiteTableBuilder;
+    let mut sites = SiteTableBuilder::new();
+    let deposit = "_ZN7Account7depositEl";
+    // Site 1: the racing access; site 2, the lock in gthr-default.h's __gthread_mutex_lock, a
+    // real function at -O0; site 3, the lock_guard line that called into it; site 4, main's
+    // `std::thread` line.
+    sites.add(&Frame::new("/src/acct.cpp", 17, 19, deposit), &[], 0);
+    let gthr = "/usr/include/x86_64-linux-gnu/c++/12/bits/gthr-default.h";
+    sites.add(
+        &Frame::new(gthr, 749, 12, "_ZL20__gthread_mutex_lockP15pthread_mutex_t"),
+        &[],
+        0,
+    );
+    sites.add(&Frame::new("/src/acct.cpp", 14, 33, deposit), &[], 0);
+    sites.add(&Frame::new("/src/acct.cpp", 27, 3, "main"), &[], 0);
+    let binary = Binary::from_site_table(&sites.finish()).unwrap();
+    let ctx = Context {
+        binary: Some(&binary),
+        // libstdc++ forked T1: the recorded fork has no site.
+        forks: [(1, (0, ilgen_trace::NO_SITE))].into(),
+        unjoined: Default::default(),
+    };
+    let native = |module: &str, offset| {
+        StackFrame::Native(NativeFrame {
+            module: Some(module.into()),
+            offset,
+        })
+    };
+    let libstdcxx = "/nonexistent/libstdc++.so.6";
+    let mut c = candidate([1, 1]);
+    let Candidate::Race { schedule, .. } = &mut c else {
+        panic!("a race")
+    };
+    schedule.steps.push(Step {
+        tid: 1,
+        op: OpKind::Lock,
+        object: Some(0x40),
+        peer: None,
+        site: Some(2),
+        seq: Some(2),
+        op_index: 1,
+    });
+    let mut r = run(ResultKind::Race, &[(1, 1)]);
+    if let Ok(o) = r.outcome.as_mut() {
+        o.races[0].current.stack = vec![native(libstdcxx, 0xd44a3)];
+        // Below main only libc's start-up: not shown.
+        o.created = [(
+            1,
+            vec![
+                native(libstdcxx, 0xd4579),
+                StackFrame::Site(4),
+                native("/lib/libc.so.6", 0x2724a),
+            ],
+        )]
+        .into();
+        o.step_stacks = vec![Some(0), None, Some(1)];
+        o.stacks = vec![vec![StackFrame::Site(4)], vec![StackFrame::Site(3)]];
+    }
+    let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
+    add(&mut report, &ctx, 1, &c, &r);
+    let text = text::render(&report, false);
+    assert!(
+        text.contains(
+            "    #0 Account::deposit(long) /src/acct.cpp:17:19\n    #1 <unnamed> \
+             (libstdc++.so.6+0xd44a3)\n\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  Thread T1 (tid=1) created by main thread at:\n    #0 main /src/acct.cpp:27:3\n    \
+             #1 <unnamed> (libstdc++.so.6+0xd4579)\n\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "    1. T0 fork T1 at /src/acct.cpp:27\n    2. T1 start\n    3. T1 lock 0x40 \
+             (recorded address) at /src/acct.cpp:14\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        !text.contains("gthr-default.h") && !text.contains("libc.so.6"),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+    let frame = &json["findings"][0]["current"]["stack"][0];
+    assert_eq!(frame["site"], serde_json::Value::Null);
+    assert_eq!(frame["native"]["module"], libstdcxx);
+    assert_eq!(frame["native"]["offset"], 0xd44a3);
+    let sarif: serde_json::Value = serde_json::from_str(&sarif::render(&report)).unwrap();
+    let frames = &sarif["runs"][0]["results"][0]["stacks"][0]["frames"];
+    assert_eq!(frames[1]["module"], "libstdc++.so.6");
+    assert_eq!(
+        frames[1]["location"]["physicalLocation"]["address"]["relativeAddress"],
+        0xd44a3
     );
 }

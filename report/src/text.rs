@@ -1,6 +1,8 @@
 //! The text report, shaped like ThreadSanitizer's: one block per confirmed finding between
 //! `==================` lines, `WARNING: ilgen: ...`, stack-like `#0 function file:line:col`
-//! lines (`#0` in the user's code when known, `#1`... the library code inlined there), the
+//! lines (`#0` in the user's code when known, `#1`... the library code inlined there; a frame of
+//! uninstrumented code `function (libstdc++.so.6+0xd46d0)`; each access with the locks it was
+//! made holding, `holding 'm' (0x...), acquired at:` and that stack), the
 //! object, the threads' creation sites, the schedule that exposed it and a `SUMMARY` line; then
 //! the counts of every verdict (and of the fallback schedules replayed, confirming and not
 //! replayed, when there were fallbacks), and with `show_all` every unconfirmed candidate with its
@@ -362,10 +364,16 @@ fn frame(out: &mut String, l: &Location) {
 
 /// `    #0 function /abs/file.c:21:4`, then `#1`, `#2`, ... for the library frames inlined at that
 /// line, from its call inward, then the same for each frame of `stack` (its callers), numbered
-/// on; a frame the binary does not name is its site id.
+/// on; a frame of uninstrumented code is `function (module+0xoffset)`, one the binary does not
+/// name its site id.
 fn frames(out: &mut String, indent: &str, l: &Location, stack: &[Location]) {
     let mut n = 0;
     for l in std::iter::once(l).chain(stack) {
+        if let Some(native) = &l.native {
+            let _ = writeln!(out, "{indent}    #{n} {}", native.text());
+            n += 1;
+            continue;
+        }
         match &l.source {
             Some(s) => {
                 for f in std::iter::once(s.as_ref()).chain(&s.inlined) {
@@ -458,9 +466,10 @@ fn schedule(out: &mut String, steps: &[ScheduleStep], candidates: &[usize], dir:
             }
             (None, None) => {}
         }
-        let _ = match &s.location.source {
-            Some(src) => writeln!(out, "    {}. {what} at {}:{}", i + 1, src.file, src.line),
-            None => writeln!(out, "    {}. {what}", i + 1),
+        let l = &s.location;
+        let _ = match (&l.source, &l.native) {
+            (None, None) => writeln!(out, "    {}. {what}", i + 1),
+            _ => writeln!(out, "    {}. {what} at {}", i + 1, short(l)),
         };
     }
     let _ = writeln!(out);
@@ -503,16 +512,18 @@ fn object(addr: u64, name: &Option<Object>) -> String {
 
 /// `/abs/file.c:30 in main`, as TSan's SUMMARY line.
 fn summary(l: &Location) -> String {
-    match &l.source {
-        Some(s) => format!("{}:{} in {}", s.file, s.line, s.function),
-        None => site_text(l.site),
+    match (&l.source, &l.native) {
+        (Some(s), _) => format!("{}:{} in {}", s.file, s.line, s.function),
+        (None, Some(n)) => n.text(),
+        (None, None) => site_text(l.site),
     }
 }
 
 /// `file.c:30` for the one-line listings.
 fn short(l: &Location) -> String {
-    match &l.source {
-        Some(s) => format!("{}:{}", s.file, s.line),
-        None => site_text(l.site),
+    match (&l.source, &l.native) {
+        (Some(s), _) => format!("{}:{}", s.file, s.line),
+        (None, Some(n)) => n.text(),
+        (None, None) => site_text(l.site),
     }
 }

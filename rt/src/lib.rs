@@ -41,13 +41,18 @@
 //! `replay/` plugs in where record mode finds no recording thread (`thread::current` is `None`):
 //! `record::sync` hands each operation to `replay::sync`, the access hooks hand each access to
 //! `replay::shadow`. Its modules, state below the logic that calls across:
+//! - `depot`: the interned lists (stacks, held locks) remembered accesses name by id;
+//! - `native`: code that is not instrumented: a code address as module and offset, the caller of
+//!   an interposed call;
+//! - `stack`: each thread's shadow call stack;
+//! - `owners`: who holds which lock, and the locks each access was made under;
 //! - `hb`: vector clocks and sync-object clocks;
 //! - `shadow`: shadow memory and the race check;
 //! - `debug`: the symbols a debugger reads and breaks on;
 //! - `gate`: the schedule (`start` checked it against this binary), its cursor and the gate;
 //! - `thread`: each thread's state (identity mapped through the schedule, clock, status);
 //! - `report`: the report hook, the text reports and `replay-outcome.json`;
-//! - `deadlock`: lock owners and the watchdog (deadlocks, steps that never come);
+//! - `deadlock`: the watchdog (deadlocks, steps that never come);
 //! - `sync`: gate, happens-before and cursor for every sync operation, and each thread's life
 //!   (its state made on its first hook, its `start` and `end`).
 

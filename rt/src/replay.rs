@@ -7,8 +7,10 @@
 pub(crate) mod blocks;
 pub(crate) mod deadlock;
 pub(crate) mod debug;
+pub(crate) mod depot;
 pub(crate) mod gate;
 pub(crate) mod hb;
+pub(crate) mod native;
 pub(crate) mod owners;
 pub(crate) mod report;
 pub(crate) mod shadow;

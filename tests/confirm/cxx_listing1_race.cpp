@@ -56,6 +56,8 @@ int main() {
 // CHECK-NEXT:     #0 task() /{{.*}}cxx_listing1_race.cpp:32:4
 // CHECK-NEXT:     #1 void std::__invoke_impl<{{.*}} /{{.*}}/bits/invoke.h:{{[0-9]+}}:{{[0-9]+}}
 // CHECK:          #5 std::thread::_State_impl<{{.*}}>::_M_run() /{{.*}}/bits/std_thread.h:{{[0-9]+}}:{{[0-9]+}}
+// DYN-NEXT:       #6 {{.*}} (libstdc++.so.6+0x{{[0-9a-f]+}})
+// STA-NEXT:       #6 execute_native_thread_routine (cxx_listing1_race.cpp.tmp.static+0x{{[0-9a-f]+}})
 // CHECK-EMPTY:
 // CHECK-NEXT:   Previous write of size 4 at 0x[[Y]] by main thread:
 // CHECK-NEXT:     #0 main /{{.*}}cxx_listing1_race.cpp:38:4
@@ -64,19 +66,22 @@ int main() {
 // CHECK-EMPTY:
 // CHECK-NEXT:   Thread T1 (tid=1) created by main thread at:
 // CHECK-NEXT:     #0 main /{{.*}}cxx_listing1_race.cpp:37:15
-// CHECK-NEXT:     #1 <uninstrumented code>
+// CHECK-NEXT:     #1 std::thread::thread<{{.*}} /{{.*}}/bits/std_thread.h:{{[0-9]+}}:{{[0-9]+}}
+// DYN-NEXT:       #2 std::thread::_M_start_thread({{.*}}) (libstdc++.so.6+0x{{[0-9a-f]+}})
+// STA-NEXT:       #2 std::thread::_M_start_thread({{.*}}) (cxx_listing1_race.cpp.tmp.static+0x{{[0-9a-f]+}})
+// CHECK-EMPTY:
 // CHECK:        Schedule that exposed it (candidate 1, replayed in /{{.*}}/replay-1):
 // A static executable also registers its unwind tables (libgcc's object_mutex) before main.
 // STA-NEXT:       1. T0 lock 'object_mutex'
 // STA-NEXT:       2. T0 unlock 'object_mutex'
 // STA-NEXT:       3. T0 fork T1
 // STA-NEXT:       4. T1 start
-// STA-NEXT:       5. T1 lock 'm' at /{{.*}}gthr-default.h:749
-// STA-NEXT:       6. T1 unlock 'm' at /{{.*}}gthr-default.h:779
-// DYN-NEXT:       1. T0 fork T1
+// STA-NEXT:       5. T1 lock 'm' at /{{.*}}cxx_listing1_race.cpp:29
+// STA-NEXT:       6. T1 unlock 'm' at /{{.*}}cxx_listing1_race.cpp:31
+// DYN-NEXT:       1. T0 fork T1 at /{{.*}}cxx_listing1_race.cpp:37
 // DYN-NEXT:       2. T1 start
-// DYN-NEXT:       3. T1 lock 'm' at /{{.*}}gthr-default.h:749
-// DYN-NEXT:       4. T1 unlock 'm' at /{{.*}}gthr-default.h:779
+// DYN-NEXT:       3. T1 lock 'm' at /{{.*}}cxx_listing1_race.cpp:29
+// DYN-NEXT:       4. T1 unlock 'm' at /{{.*}}cxx_listing1_race.cpp:31
 // CHECK-EMPTY:
 // CHECK-NEXT: SUMMARY: ilgen: data race /{{.*}}cxx_listing1_race.cpp:32 in task()
 // CHECK:      ilgen: 1 finding(s) confirmed (deduplicated by source lines)

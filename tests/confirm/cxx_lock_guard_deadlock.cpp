@@ -72,6 +72,7 @@ int main() {
 // CHECK-NEXT:     #4 other() /{{.*}}cxx_lock_guard_deadlock.cpp:37:3
 // CHECK-NEXT:     #5 void std::__invoke_impl<{{.*}}
 // CHECK:          #9 std::thread::_State_impl<{{.*}}>::_M_run() /{{.*}}/bits/std_thread.h:{{[0-9]+}}:{{[0-9]+}}
+// CHECK-NEXT:     #10 {{.*}} (libstdc++.so.6+0x{{[0-9a-f]+}})
 // CHECK-NEXT:     holding 'b' (0x[[B]]), acquired at:
 // CHECK-NEXT:       #0 bank::credit_then_debit() /{{.*}}cxx_lock_guard_deadlock.cpp:29:31
 // CHECK-NEXT:       #1 std::lock_guard<std::mutex>::lock_guard(std::mutex&) /{{.*}}/bits/std_mutex.h:{{[0-9]+}}:{{[0-9]+}}
@@ -80,6 +81,7 @@ int main() {
 // CHECK-NEXT:       #4 other() /{{.*}}cxx_lock_guard_deadlock.cpp:37:3
 // CHECK-NEXT:       #5 void std::__invoke_impl<{{.*}}
 // CHECK:            #9 std::thread::_State_impl<{{.*}}>::_M_run() /{{.*}}/bits/std_thread.h:{{[0-9]+}}:{{[0-9]+}}
+// CHECK-NEXT:       #10 {{.*}} (libstdc++.so.6+0x{{[0-9a-f]+}})
 // CHECK-EMPTY:
 // CHECK:        Schedule that exposed it (candidate 1, replayed in /{{.*}}.trace/replay-1):
 // CHECK-NEXT:     1. T0 fork T1

@@ -56,6 +56,8 @@ int main() {
 // CHECK-NEXT:     #1 teller() /{{.*}}cxx_stacks_race.cpp:43:11
 // CHECK-NEXT:     #2 void std::__invoke_impl<{{.*}} /{{.*}}/bits/invoke.h:{{[0-9]+}}:{{[0-9]+}}
 // CHECK:          #6 std::thread::_State_impl<{{.*}}>::_M_run() /{{.*}}/bits/std_thread.h:{{[0-9]+}}:{{[0-9]+}}
+// libstdc++'s thread trampoline, uninstrumented: named when its symbols are installed.
+// CHECK-NEXT:     #7 {{.*}} (libstdc++.so.6+0x{{[0-9a-f]+}})
 // CHECK-NEXT:     holding 'account' (0x{{[0-9a-f]+}}), acquired at:
 // CHECK-NEXT:       #0 Account::deposit(long) /{{.*}}cxx_stacks_race.cpp:33:31
 // CHECK-NEXT:       #1 std::lock_guard<std::mutex>::lock_guard(std::mutex&) /{{.*}}/bits/std_mutex.h:{{[0-9]+}}:{{[0-9]+}}
@@ -63,19 +65,33 @@ int main() {
 // CHECK-NEXT:       #3 __gthread_mutex_lock(pthread_mutex_t*) /{{.*}}/bits/gthr-default.h:749:{{[0-9]+}}
 // CHECK-NEXT:       #4 teller() /{{.*}}cxx_stacks_race.cpp:43:11
 // CHECK:            #9 std::thread::_State_impl<{{.*}}>::_M_run() /{{.*}}/bits/std_thread.h:{{[0-9]+}}:{{[0-9]+}}
+// CHECK-NEXT:       #10 {{.*}} (libstdc++.so.6+0x{{[0-9a-f]+}})
 // CHECK-EMPTY:
 // CHECK-NEXT:   Previous read of size 8 at 0x[[A]] by main thread:
 // CHECK-NEXT:     #0 Account::audit() const /{{.*}}cxx_stacks_race.cpp:37:38
 // CHECK-NEXT:     #1 main /{{.*}}cxx_stacks_race.cpp:48:23
 // CHECK-EMPTY:
 // CHECK-NEXT:   Location is 40 bytes inside global 'account' of size 48 at 0x[[A]].
-// CHECK:      SUMMARY: ilgen: data race /{{.*}}cxx_stacks_race.cpp:34 in Account::deposit(long)
+// Forked inside libstdc++, below the std::thread the user's line constructed; nothing below main.
+// CHECK-EMPTY:
+// CHECK-NEXT:   Thread T1 (tid=1) created by main thread at:
+// CHECK-NEXT:     #0 main /{{.*}}cxx_stacks_race.cpp:47:15
+// CHECK-NEXT:     #1 std::thread::thread<{{.*}} /{{.*}}/bits/std_thread.h:{{[0-9]+}}:{{[0-9]+}}
+// CHECK-NEXT:     #2 std::thread::_M_start_thread({{.*}}) (libstdc++.so.6+0x{{[0-9a-f]+}})
+// CHECK-EMPTY:
+// Each step at the user's line it was taken from: the lock at the lock_guard line at -O0 too.
+// CHECK-NEXT:   Schedule that exposed it (candidate 1, replayed in /{{.*}}/replay-1):
+// CHECK-NEXT:     1. T0 fork T1 at /{{.*}}cxx_stacks_race.cpp:47
+// CHECK-NEXT:     2. T1 start
+// CHECK-NEXT:     3. T1 lock 'account' at /{{.*}}cxx_stacks_race.cpp:33
+// CHECK-EMPTY:
+// CHECK-NEXT: SUMMARY: ilgen: data race /{{.*}}cxx_stacks_race.cpp:34 in Account::deposit(long)
 // CHECK:      exit=66
 
 // NOHEADER-NOT: #0 {{.*}}/usr/{{.*}}.h:
 // NOHEADER: SUMMARY: ilgen: data race
 
-// VALID: valid: ilgen report, format version 8
+// VALID: valid: ilgen report, format version 9
 
 // JSON:      "current": {
 // JSON:        "location": {
@@ -106,7 +122,21 @@ int main() {
 // JSON-NEXT:       "line": 48,
 // JSON-NEXT:       "column": 23,
 // JSON-NEXT:       "function": "main"
+// JSON:        "created_stack": [
+// JSON-NEXT:     {
+// JSON-NEXT:       "site": null,
+// JSON-NEXT:       "native": {
+// JSON-NEXT:         "module": "/{{.*}}libstdc++.so.6",
+// JSON-NEXT:         "offset": {{[0-9]+}},
+// JSON-NEXT:         "function": "std::thread::_M_start_thread({{.*}})",
+// JSON-NEXT:         "symbol": "_ZNSt6thread15_M_start_thread{{.*}}"
+// JSON:        "op": "lock",
+// JSON:        "location": {
+// JSON-NEXT:     "site": {{[0-9]+}},
+// JSON-NEXT:     "file": "/{{.*}}cxx_stacks_race.cpp",
+// JSON-NEXT:     "line": 33,
 
+// SARIF:          "text": "'account' held by T1 at the write, acquired here"
 // SARIF:      "stacks": [
 // SARIF-NEXT:   {
 // SARIF-NEXT:     "frames": [
@@ -114,6 +144,8 @@ int main() {
 // SARIF:              "startLine": 34
 // SARIF:              "name": "teller()"
 // SARIF:              "startLine": 43
+// SARIF:              "relativeAddress": {{[0-9]+}}
+// SARIF:            "module": "libstdc++.so.6"
 // SARIF:          "message": {
 // SARIF-NEXT:       "text": "write of size 8 by T1"
 // SARIF:          "frames": [
@@ -123,3 +155,7 @@ int main() {
 // SARIF:              "startLine": 48
 // SARIF:          "message": {
 // SARIF-NEXT:       "text": "previous read of size 8 by T0"
+// SARIF:              "startLine": 33
+// SARIF:            "module": "libstdc++.so.6"
+// SARIF:          "message": {
+// SARIF-NEXT:       "text": "'account' held by T1 at the write, acquired here"

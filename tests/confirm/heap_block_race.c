@@ -64,7 +64,7 @@ int main(void) {
 
 // EXIT66: exit=66
 
-// JSON-VALID: valid: ilgen report, format version 8
+// JSON-VALID: valid: ilgen report, format version 9
 // JSON:      "heap_block": {
 // JSON-NEXT:   "address": {{[0-9]+}},
 // JSON-NEXT:   "size": 32,

@@ -89,4 +89,4 @@ int main(void) {
 // BAD2:     ilgen: error: {{.*}}.bad2:3: unknown suppression type `racy`; a suppression is TYPE:PATTERN with TYPE race, deadlock or called_from_lib
 // BAD2-NEXT: exit=2
 // PRINTS:   [('a', '[[A:[0-9a-f]{16}]]'), ('b', '[[B:[0-9a-f]{16}]]')]
-// VALID:    valid: ilgen report, format version 8
+// VALID:    valid: ilgen report, format version 9

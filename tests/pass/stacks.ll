@@ -1,8 +1,9 @@
 ; The shadow-stack hooks of replay's reports: the flag loaded once on entry, each hook behind an
-; unlikely branch on it; enter on entry (its depth kept for the landing pad), the call's site
-; before each call of program code (none before the runtime's wrappers, intrinsics), exit before
-; each return, unwound after each landing pad. A function that calls nothing gets none, and one
-; with a musttail call none (no code may come between the call and its return).
+; unlikely branch on it; enter on entry with the function's return address (its depth kept for the
+; landing pad), the call's site before each call of program code (none before the runtime's
+; wrappers, intrinsics), exit before each return, unwound after each landing pad. A function
+; that calls nothing gets none, and one with a musttail call none (no code may come between the
+; call and its return).
 ; RUN: %opt -load-pass-plugin=%plugin -passes=ilgen -S %s | FileCheck %s
 ; RUN: env ILGEN_PASS_OPTIONS=stacks=0 %opt -load-pass-plugin=%plugin -passes=ilgen -S %s \
 ; RUN:   | FileCheck %s --check-prefix=OFF
@@ -46,7 +47,8 @@ define void @tail() {
 ; CHECK-NEXT:    %ilgen.on = icmp ne i8 %ilgen.stacks, 0
 ; CHECK-NEXT:    br i1 %ilgen.on, label %[[ENTER:[0-9]+]], label %{{[0-9]+}}, !prof ![[UNLIKELY:[0-9]+]]
 ; CHECK:       [[ENTER]]:
-; CHECK-NEXT:    %[[D:[0-9]+]] = call i32 @__ilgen_func_enter()
+; CHECK-NEXT:    %[[RET:[0-9]+]] = call ptr @llvm.returnaddress(i32 0)
+; CHECK-NEXT:    %[[D:[0-9]+]] = call i32 @__ilgen_func_enter(ptr %[[RET]])
 ; CHECK-NEXT:    store i32 %[[D]], ptr %ilgen.depth
 ; CHECK:         call void @__ilgen_write(ptr @x,
 ; CHECK:         br i1 %ilgen.on,

@@ -22,10 +22,11 @@
 //! // right after every call in FORMATTED_CALLS: `max` is its length argument, or UINT64_MAX
 //! void __ilgen_printf_written(void *buf, uint64_t max, int64_t ret, const void *site);
 //! // the shadow call stack of replay's reports, each call only when `__ilgen_stacks` is nonzero
-//! // (read once on the function's entry): on entry (returns the stack depth before it), before
-//! // each call (the call's site), before each return, and after each landing pad
+//! // (read once on the function's entry): on entry (with the function's return address; returns
+//! // the stack depth before it), before each call (the call's site), before each return, and
+//! // after each landing pad
 //! extern uint8_t __ilgen_stacks;
-//! uint32_t __ilgen_func_enter(void);
+//! uint32_t __ilgen_func_enter(const void *return_address);
 //! void __ilgen_func_call(const void *site);
 //! void __ilgen_func_exit(void);
 //! void __ilgen_func_unwound(uint32_t depth);
@@ -57,6 +58,15 @@ pub const ATOMIC_ANNOTATION: &str = "ilgen_atomic";
 
 /// Prefix of every symbol the runtime defines; the pass never instruments such functions.
 pub const RUNTIME_PREFIX: &str = "__ilgen_";
+/// How the demangled names of the runtime's Rust functions begin: a frame of the runtime's own
+/// code in a replay's stack (its thread trampoline, below a thread's function) is never shown.
+pub const RUNTIME_CRATE: &str = "ilgen_rt::";
+
+/// Whether the function `symbol` (demangled: `function`) is the runtime's: its C entry points and
+/// its Rust functions, or a generic one instantiated for them (`<... ilgen_rt::...>`).
+pub fn is_runtime_function(function: &str, symbol: &str) -> bool {
+    symbol.starts_with(RUNTIME_PREFIX) || function.contains(RUNTIME_CRATE)
+}
 pub const WRAPPER_PREFIX: &str = "__ilgen_wrap_";
 
 /// Calls the pass rewrites into `__ilgen_wrap_NAME(args..., site)`: the pthread API and the

@@ -34,6 +34,12 @@
 //!   `created`: per thread created in the replay, its creator's shadow stack at the fork.
 //! - 8: `RaceAccess::unmap`: the free is the unmapping of an anonymous mapping (`munmap`,
 //!   `mremap`, a `MAP_FIXED` mapping over it), a race on unmapped memory.
+//! - 9: a stack frame ([`StackFrame`]) is a site or, in code that is not instrumented, a
+//!   `{"module", "offset"}` object (a shared library's function, libstdc++'s thread trampoline,
+//!   libc's call of `main`); an operation that uninstrumented code made (no site) has that code's
+//!   frame first, then the instrumented call that led into it. `locks` of the previous access of
+//!   a race too (what its thread held when it made it, was always empty). `step_stacks` and
+//!   `stacks`: the stack of each step of the schedule as the replay took it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -45,7 +51,7 @@ use crate::event::{AccessKind, SiteId, ThreadId};
 use crate::json::read_versioned;
 use crate::kind::OpKind;
 
-pub const OUTCOME_VERSION: u32 = 8;
+pub const OUTCOME_VERSION: u32 = 9;
 pub const OUTCOME_FILE: &str = "replay-outcome.json";
 
 /// Exit status of a replay whose schedule could not be followed.
@@ -82,10 +88,59 @@ pub struct Outcome {
     /// did. Absent when the schedule watches nothing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub watched: Vec<Option<u32>>,
-    /// Per thread created in the replay (recorded tid), the sites of the calls that led its
-    /// creator to the fork, innermost first (`std::thread`'s constructor, then the user's line).
+    /// Per thread created in the replay (recorded tid), the calls that led its creator to the
+    /// fork, innermost first (libstdc++'s `std::thread::_M_start_thread`, `std::thread`'s
+    /// constructor, then the user's line).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub created: BTreeMap<ThreadId, Vec<SiteId>>,
+    pub created: BTreeMap<ThreadId, Vec<StackFrame>>,
+    /// Per step of the schedule, in order: the stack of the thread that took it, as an index into
+    /// `stacks`; `None` for a step not taken. Empty when no step was taken.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step_stacks: Vec<Option<u32>>,
+    /// The distinct stacks `step_stacks` names (a loop's steps share one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stacks: Vec<Vec<StackFrame>>,
+}
+
+/// One frame of a replay's stack, innermost first: the site of a call in instrumented code, or a
+/// return address in code that is not (which has no site).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+#[serde(untagged)]
+pub enum StackFrame {
+    Site(SiteId),
+    Native(NativeFrame),
+}
+
+/// `site 7`, or `libstdc++.so.6+0xd46d0` (`<executable>+0x...` in the executable): what the
+/// runtime prints before `ilgen` names the frames.
+impl std::fmt::Display for StackFrame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StackFrame::Site(s) => write!(f, "site {s}"),
+            StackFrame::Native(n) => write!(f, "{}+{:#x}", n.module_name(), n.offset),
+        }
+    }
+}
+
+impl NativeFrame {
+    /// The module's file name without its directory (`libstdc++.so.6`); `<executable>` for the
+    /// executable.
+    pub fn module_name(&self) -> &str {
+        match &self.module {
+            Some(m) => m.rsplit('/').next().unwrap_or(m),
+            None => "<executable>",
+        }
+    }
+}
+
+/// A code address outside instrumented code, as the module it is in and where in it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NativeFrame {
+    /// The shared object's path as the loader opened it; `None` for the executable.
+    pub module: Option<String>,
+    /// The address in the module's own (link-time) addresses, as its symbol table has them: the
+    /// run-time address minus where the loader put the module.
+    pub offset: u64,
 }
 
 /// Whether the watched accesses ([`Outcome::watched`]) all ran, in the schedule's order (e1, f,
@@ -139,9 +194,9 @@ pub struct RaceAccess {
     /// `sem_destroy`, ...), a write of its first byte that every other operation on it reads: the
     /// race is a race on a destroyed object.
     pub destroy: bool,
-    /// The sites of the calls that led to `site`, innermost first.
-    pub stack: Vec<SiteId>,
-    /// The locks its thread held.
+    /// The calls that led to `site`, innermost first.
+    pub stack: Vec<StackFrame>,
+    /// The locks its thread held when it made the access.
     pub locks: Vec<HeldLock>,
 }
 
@@ -184,8 +239,8 @@ pub struct HeapBlock {
     pub thread: ThreadRef,
     /// The call of the allocating function; `None` when libc allocated by itself.
     pub site: Option<SiteId>,
-    /// The sites of the calls that led to `site`, innermost first.
-    pub stack: Vec<SiteId>,
+    /// The calls that led to `site`, innermost first.
+    pub stack: Vec<StackFrame>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -211,17 +266,17 @@ pub struct BlockedThread {
     pub waits_for: Vec<ThreadId>,
     /// Locks this thread holds, with the site that acquired each.
     pub holds: Vec<HeldLock>,
-    /// The sites of the calls that led to `site`, innermost first (empty for a deadlock the
-    /// recorded run observed: recording keeps no stacks).
-    pub stack: Vec<SiteId>,
+    /// The calls that led to `site`, innermost first (empty for a deadlock the recorded run
+    /// observed: recording keeps no stacks).
+    pub stack: Vec<StackFrame>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct HeldLock {
     pub object: u64,
     pub site: Option<SiteId>,
-    /// The sites of the calls that led to `site`, innermost first (as [`BlockedThread::stack`]).
-    pub stack: Vec<SiteId>,
+    /// The calls that led to `site`, innermost first (as [`BlockedThread::stack`]).
+    pub stack: Vec<StackFrame>,
 }
 
 /// Why the schedule could not be followed.
@@ -303,6 +358,12 @@ impl Outcome {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("outcome serializes")
     }
+
+    /// The stack of the thread that took step `p`, if it was taken.
+    pub fn step_stack(&self, p: usize) -> Option<&[StackFrame]> {
+        let i = (*self.step_stacks.get(p)?)?;
+        self.stacks.get(i as usize).map(Vec::as_slice)
+    }
 }
 
 #[cfg(test)]
@@ -323,8 +384,16 @@ mod tests {
         assert_eq!(wait_for_cycle(&edges), vec![3, 5, 7]);
     }
 
+    fn sites(s: &[SiteId]) -> Vec<StackFrame> {
+        s.iter().map(|&s| StackFrame::Site(s)).collect()
+    }
+
     #[test]
     fn outcome_round_trips_with_snake_case_result() {
+        let libc = StackFrame::Native(NativeFrame {
+            module: Some("/lib/libc.so.6".into()),
+            offset: 0x2724a,
+        });
         let t = ThreadRef {
             tid: 1,
             parent: Some(0),
@@ -339,11 +408,11 @@ mod tests {
             free: true,
             unmap: false,
             destroy: false,
-            stack: vec![3, 2],
+            stack: vec![StackFrame::Site(3), StackFrame::Site(2), libc.clone()],
             locks: vec![HeldLock {
                 object: 0x40,
                 site: Some(5),
-                stack: vec![9],
+                stack: sites(&[9]),
             }],
         };
         let o = Outcome {
@@ -363,7 +432,7 @@ mod tests {
                     size: 24,
                     thread: t,
                     site: Some(4),
-                    stack: vec![1],
+                    stack: sites(&[1]),
                 }),
             }],
             deadlock: Some(DeadlockReport {
@@ -374,14 +443,19 @@ mod tests {
                     object: 0,
                     waits_for: vec![1],
                     holds: vec![],
-                    stack: vec![4],
+                    stack: sites(&[4]),
                 }],
                 cycle: vec![],
             }),
             divergence: None,
             watched: vec![Some(1), None],
-            created: [(1, vec![6, 2])].into(),
+            created: [(1, sites(&[6, 2]))].into(),
+            step_stacks: vec![Some(0), None, Some(0), Some(1)],
+            stacks: vec![Vec::new(), vec![StackFrame::Site(8), libc]],
         };
+        assert_eq!(o.step_stack(1), None);
+        assert_eq!(o.step_stack(3), Some(&o.stacks[1][..]));
+        assert_eq!(o.step_stack(9), None);
         let json = o.to_json();
         assert!(json.contains(r#""result": "no_error""#), "{json}");
         // Absent values are null, never a sentinel number.
@@ -389,6 +463,8 @@ mod tests {
         assert!(json.contains(r#""op": "join","#), "{json}");
         assert!(json.contains(r#""site": null"#), "{json}");
         assert!(!json.contains("4294967295"), "{json}");
+        // A native frame is an object among the site numbers.
+        assert!(json.contains(r#""module": "/lib/libc.so.6","#), "{json}");
         assert_eq!(serde_json::from_str::<Outcome>(&json).unwrap(), o);
         let dir = std::env::temp_dir().join(format!("ilgen-outcome-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

@@ -4,7 +4,8 @@
 //!
 //! Takes the calls of `ilgen_trace::abi::INTERPOSED_CALLS` from uninstrumented code (`ilgen cc`
 //! routes them here with `--wrap` or `--defsym`); gives each to `__ilgen_wrap_NAME(..., NULL)`,
-//! recorded with no site. The real functions the wrappers call are in `real.rs`.
+//! recorded with no site; in replay, reports name the call by its caller's frame instead. The real
+//! functions the wrappers call are in `real.rs`.
 //!
 //! The runtime's own threads (the replay watchdog) are made inside `real::internal`: their create
 //! and detach go straight to the real functions, unrecorded and outside the schedule.
@@ -33,7 +34,9 @@ macro_rules! wrapper {
 }
 
 /// For each call, `__wrap_NAME(args)`: the wrapper with a null site, or the real function inside
-/// `real::internal`.
+/// `real::internal`. In replay, the thread's stack is the interposed call's meanwhile
+/// (`replay::stack::interposing`: the caller in uninstrumented code is found from this entry
+/// point's frame, except for an unlock).
 macro_rules! entry_points {
     ($($name:ident, fn($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
         $(
@@ -45,6 +48,9 @@ macro_rules! entry_points {
                 // SAFETY: the runtime's own call.
                 return unsafe { real::$name($($arg),*) };
             }
+            // Not for an unlock: it may be the unwinder's own (see `interposing`).
+            let walk = !stringify!($name).ends_with("unlock");
+            let _inside = crate::replay::stack::interposing($name as *const () as usize, walk);
             // SAFETY: the caller's call, with no site.
             unsafe { wrapper!($name($($arg,)* std::ptr::null())) }
         }

@@ -3,7 +3,8 @@
 //! Takes the schedule that `start` read and checked against this binary, and each thread's sync
 //! operations as `replay::sync` presents them (recorded tid, the thread's own 0-based count of
 //! sync records, the operation's kind); gives [`Replay`]: the schedule and the gate,
-//! which holds each operation until the schedule says it is that thread's turn for it.
+//! which holds each operation until the schedule says it is that thread's turn for it, and the
+//! stack each step was taken with (which the report's schedule names the user's line from).
 //!
 //! Threads are mapped as the schedule names them: main is the schedule thread whose parent is
 //! absent (`null`); the n-th child created by the thread mapped to recorded tid P is the schedule
@@ -36,6 +37,7 @@ use ilgen_trace::schedule::{Schedule, ScheduleThread, Step, Watch};
 use ilgen_trace::{known_site, site_text, OpKind, SiteId, ThreadId};
 
 use crate::options::Options;
+use crate::replay::stack::StackId;
 use crate::runtime;
 
 static REPLAY: OnceLock<Replay> = OnceLock::new();
@@ -195,7 +197,12 @@ pub(crate) struct Replay {
     moved: Condvar,
     /// When the cursor last moved (or the replay started), in ms of CLOCK_MONOTONIC.
     last_progress_ms: AtomicU64,
+    /// Per step, the stack of the thread that took it ([`NOT_TAKEN`] before).
+    stacks: Box<[AtomicU32]>,
 }
+
+/// The stack of a step not taken (no stack id is this large: ids count distinct stacks).
+const NOT_TAKEN: u32 = u32::MAX;
 
 /// The replay runtime, once the process is replaying.
 pub(crate) fn get() -> Option<&'static Replay> {
@@ -225,7 +232,6 @@ impl Replay {
         Replay {
             schedule_path: options.schedule.clone(),
             options,
-            plan,
             build_id,
             outcome_dir,
             pid: std::process::id(),
@@ -233,7 +239,24 @@ impl Replay {
             cursor_fast: AtomicUsize::new(0),
             moved: Condvar::new(),
             last_progress_ms: AtomicU64::new(now_ms()),
+            stacks: (0..plan.steps.len())
+                .map(|_| AtomicU32::new(NOT_TAKEN))
+                .collect(),
+            plan,
         }
+    }
+
+    /// Step `p` is being taken by a thread whose stack is `stack`.
+    pub fn taking(&self, p: usize, stack: StackId) {
+        if let Some(s) = self.stacks.get(p) {
+            s.store(stack, Ordering::Relaxed);
+        }
+    }
+
+    /// The stack of the thread that took step `p`, if one did.
+    pub fn step_stack(&self, p: usize) -> Option<StackId> {
+        let id = self.stacks.get(p)?.load(Ordering::Relaxed);
+        (id != NOT_TAKEN).then_some(id)
     }
 
     pub fn cursor(&self) -> usize {

@@ -18,7 +18,7 @@
 //! exit runs [`at_exit`], which writes the final outcome (diverged, with `EXIT_DIVERGED`, when the
 //! program ended before the schedule did and nothing was found).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::c_int;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -26,10 +26,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use ilgen_trace::replay::{
-    DeadlockReport, Divergence, HeldLock, Outcome, RaceAccess, RaceReport, ResultKind,
+    DeadlockReport, Divergence, Outcome, RaceAccess, RaceReport, ResultKind, StackFrame,
     EXIT_BAD_SCHEDULE, EXIT_DEADLOCK, EXIT_DIVERGED, EXIT_STOPPED, OUTCOME_FILE, OUTCOME_VERSION,
 };
-use ilgen_trace::{site_text, AccessKind, SiteId, ThreadId, NO_SITE};
+use ilgen_trace::{site_text, AccessKind, SiteId, NO_SITE};
 
 use crate::replay;
 use crate::replay::gate::Replay;
@@ -89,10 +89,10 @@ fn findings() -> std::sync::MutexGuard<'static, Findings> {
     FINDINGS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The access of cell `c`; `locks`: what its thread held then, when known.
-fn access(tid: ThreadId, c: &Cell, locks: Vec<HeldLock>) -> RaceAccess {
+/// The access of cell `c`, with the stack and the locks its thread had when it made it.
+fn access(c: &Cell) -> RaceAccess {
     RaceAccess {
-        thread: replay::thread::thread_ref(tid),
+        thread: replay::thread::thread_ref(c.tid()),
         kind: c.kind,
         addr: c.addr,
         size: c.size,
@@ -101,7 +101,7 @@ fn access(tid: ThreadId, c: &Cell, locks: Vec<HeldLock>) -> RaceAccess {
         unmap: c.unmap,
         destroy: c.destroy,
         stack: replay::stack::frames(c.stack),
-        locks,
+        locks: replay::owners::snapshot(c.locks),
     }
 }
 
@@ -121,8 +121,8 @@ pub(crate) fn race(prev: &Cell, cur: &Cell) {
         return;
     }
     let report = RaceReport {
-        current: access(cur.tid(), cur, replay::owners::holds(cur.tid())),
-        previous: access(prev.tid(), prev, Vec::new()),
+        current: access(cur),
+        previous: access(prev),
         heap_block: replay::blocks::containing(cur.addr),
     };
     let text = race_text(&report);
@@ -182,8 +182,12 @@ pub(crate) fn race_text(r: &RaceReport) -> String {
             "  {previous}{kind} of size {} at {:#x} by thread T{}:",
             a.size, a.addr, a.thread.tid
         );
-        for (i, site) in std::iter::once(&a.site).chain(&a.stack).enumerate() {
-            let _ = writeln!(s, "    #{i} site {site}");
+        // The sites only: `ilgen` names the frames of uninstrumented code (and leaves out the
+        // runtime's own).
+        let sites = a.stack.iter().filter(|f| matches!(f, StackFrame::Site(_)));
+        let _ = writeln!(s, "    #0 site {}", a.site);
+        for (i, f) in sites.enumerate() {
+            let _ = writeln!(s, "    #{} {f}", i + 1);
         }
         s.push('\n');
     }
@@ -248,6 +252,7 @@ fn outcome(f: &Findings, r: &Replay) -> Outcome {
     let total = r.plan.steps.len();
     let done = r.cursor().min(total);
     let watched = r.plan.watched();
+    let (step_stacks, stacks) = step_stacks(r);
     let result = if f.deadlock.is_some() {
         ResultKind::Deadlock
     } else if !f.races.is_empty() {
@@ -273,7 +278,28 @@ fn outcome(f: &Findings, r: &Replay) -> Outcome {
         divergence: f.divergence.clone(),
         watched,
         created: replay::thread::creation_stacks(),
+        step_stacks,
+        stacks,
     }
+}
+
+/// The stack of each step taken, as `Outcome::step_stacks` and `Outcome::stacks` have them.
+fn step_stacks(r: &Replay) -> (Vec<Option<u32>>, Vec<Vec<StackFrame>>) {
+    let mut index: BTreeMap<replay::stack::StackId, u32> = BTreeMap::new();
+    let mut stacks = Vec::new();
+    let per_step = (0..r.plan.steps.len())
+        .map(|p| {
+            let id = r.step_stack(p)?;
+            Some(*index.entry(id).or_insert_with(|| {
+                stacks.push(replay::stack::frames(id));
+                stacks.len() as u32 - 1
+            }))
+        })
+        .collect::<Vec<_>>();
+    if stacks.is_empty() {
+        return (Vec::new(), stacks);
+    }
+    (per_step, stacks)
 }
 
 /// Writes `dir/replay-outcome.json` through a temporary file, synced before and after the rename,
@@ -401,6 +427,8 @@ pub(crate) fn refused(dir: &Path, build_id: &str, schedule: &str, why: &str) -> 
         }),
         watched: Vec::new(),
         created: Default::default(),
+        step_stacks: Vec::new(),
+        stacks: Vec::new(),
     };
     if !schedule.is_empty() {
         write(dir, &o);
@@ -461,6 +489,7 @@ mod tests {
     use super::*;
     use ilgen_trace::replay::{BlockedThread, HeldLock, ThreadRef};
     use ilgen_trace::OpKind;
+    use ilgen_trace::ThreadId;
 
     #[test]
     fn each_pair_of_sites_is_reported_once_in_either_order() {
@@ -492,7 +521,13 @@ mod tests {
                 free: false,
                 unmap: false,
                 destroy: false,
-                stack: vec![12, 11],
+                stack: vec![
+                    StackFrame::Site(12),
+                    StackFrame::Native(ilgen_trace::replay::NativeFrame {
+                        module: Some("/lib/libstdc++.so.6".into()),
+                        offset: 0xd44a3,
+                    }),
+                ],
                 locks: Vec::new(),
             },
             previous: RaceAccess {
@@ -513,8 +548,7 @@ mod tests {
         assert!(s.contains("WARNING: ilgen: data race (pid="), "{s}");
         assert!(
             s.contains(
-                "  Write of size 4 at 0x10 by thread T1:\n    #0 site 7\n    #1 site 12\n    \
-                 #2 site 11\n\n"
+                "  Write of size 4 at 0x10 by thread T1:\n    #0 site 7\n    #1 site 12\n\n"
             ),
             "{s}"
         );

@@ -13,11 +13,12 @@
 //!
 //! Each granule keeps up to [`CELLS`] cells, oldest first, as TSan keeps 4 shadow cells per 8
 //! bytes; each cell is one access: its epoch (thread and instant, as in FastTrack, Flanagan &
-//! Freund 2009, instead of a whole vector clock), site, kind (read or write, plain or atomic),
-//! byte mask within the granule (`int x, y;` share a granule and do not conflict), address and
-//! size. An access is checked against every cell, so it is reported against the recent accesses
-//! of every other thread still remembered, one report per cell it races with (the reports are
-//! deduplicated per site pair downstream).
+//! Freund 2009, instead of a whole vector clock), site, kind (read or write, plain or atomic), byte
+//! mask within the granule (`int x, y;` share a granule and do not conflict), address, size, and
+//! the ids of its thread's stack and held locks then (`stack`, `owners`: what the report shows for
+//! the earlier access of a pair). An access is checked against every cell, so it is reported
+//! against the recent accesses of every other thread still remembered, one report per cell it races
+//! with (the reports are deduplicated per site pair downstream).
 //!
 //! Why several cells and not FastTrack's one last write (plus reads): replay exists to confirm
 //! one predicted pair of sites, and the first race of a schedule often hides it. Two threads doing
@@ -77,6 +78,7 @@ use std::sync::{Mutex, OnceLock};
 use ilgen_trace::{AccessKind, HeapOp, SiteId, ThreadId};
 
 use crate::replay::hb::{Epoch, VectorClock};
+use crate::replay::owners::{self, HoldsId};
 use crate::replay::stack::{self, StackId};
 
 pub(crate) const GRANULE: u64 = 8;
@@ -107,6 +109,8 @@ pub(crate) struct Cell {
     pub destroy: bool,
     /// Its thread's callers when it ran (`replay::stack`).
     pub stack: StackId,
+    /// The locks its thread held when it ran (`replay::owners`).
+    pub locks: HoldsId,
 }
 
 impl Cell {
@@ -307,6 +311,7 @@ pub(crate) fn access(
         unmap: false,
         destroy: false,
         stack: stack::current(),
+        locks: owners::held(tid),
     };
     check(now, &access, first..=last, found);
 }
@@ -332,6 +337,7 @@ pub(crate) fn destroy(
         unmap: false,
         destroy: true,
         stack: stack::current(),
+        locks: owners::held(tid),
     };
     check(now, &access, [addr / GRANULE], found);
 }
@@ -347,6 +353,7 @@ struct Access {
     unmap: bool,
     destroy: bool,
     stack: StackId,
+    locks: HoldsId,
 }
 
 fn check(
@@ -367,6 +374,7 @@ fn check(
             unmap: a.unmap,
             destroy: a.destroy,
             stack: a.stack,
+            locks: a.locks,
         };
         let conflicts = {
             let mut map = shard(g).lock().unwrap_or_else(|e| e.into_inner());
@@ -431,6 +439,7 @@ pub(crate) fn lifetime(
                 unmap: matches!(op, HeapOp::Unmap { .. }),
                 destroy: false,
                 stack: stack::current(),
+                locks: owners::held(tid),
             };
             match held_granules(first, last) {
                 Some(held) => check(now, &free, held, found),
@@ -457,6 +466,7 @@ mod tests {
             unmap: false,
             destroy: false,
             stack: 0,
+            locks: 0,
         }
     }
 

@@ -2,30 +2,44 @@
 //!
 //! Takes the pass's function hooks (`__ilgen_func_enter`, `_call`, `_exit`, `_unwound`, see
 //! `ilgen_trace::abi`), which the program calls only while [`__ilgen_stacks`] is set, that is in
-//! replay mode ([`turn_on`]); gives [`current`], the calling thread's callers as a [`StackId`]:
-//! the site of the call in each function between the thread's start and the current one,
-//! innermost first (the current function's own line is the site of the access or operation being
-//! reported, which the caller has). [`frames`] turns an id back into those sites.
+//! replay mode ([`turn_on`]), and the interposed pthread calls of uninstrumented code
+//! ([`interposing`]); gives [`current`], the calling thread's callers as a [`StackId`]: the site
+//! of the call in each function between the thread's start and the current one, innermost first
+//! (the current function's own line is the site of the access or operation being reported, which
+//! the caller has), each preceded by where the function returns to when that is not an
+//! instrumented call (see below). [`frames`] turns an id back into those frames.
 //!
 //! Per thread, one slot per active instrumented function holds the site of the call it is making
-//! (set before each call); entry pushes a slot, return pops it, a landing pad cuts the stack back
-//! to its function's slot (the frames an exception unwound returned through no `ret`). Frames of
-//! uninstrumented code (libstdc++'s thread trampoline, a library calling back) are not seen: the
-//! stack goes from the instrumented caller to the instrumented callee.
+//! (set before each call) and its return address (given on entry); entry pushes a slot, return
+//! pops it, a landing pad cuts the stack back to its function's slot (the frames an exception
+//! unwound returned through no `ret`). A return address is kept as a frame of its own: when the
+//! caller is instrumented it is the caller's call site again (`ilgen` drops it: it names the same
+//! function as the site after it), when not it is the only trace of that code (libstdc++'s thread
+//! trampoline below a `std::thread`'s function, libc's call of `main`, a library calling back),
+//! which `ilgen` names from the module's symbols. Uninstrumented code between two instrumented
+//! functions other than the direct caller is not seen.
 //!
-//! Why a depot and not a stack per remembered access: the shadow memory keeps up to four accesses
+//! An operation that uninstrumented code makes through an interposed call (libstdc++'s
+//! `pthread_create` for a `std::thread`, its condition waits) has no site: while the thread is
+//! inside one at the depth it entered it, [`current`] is the stack of that call: the return
+//! address into the code that called it (`native`, found when the call came in), then the site
+//! of the instrumented call that led into that code (the top function's, which an instrumented
+//! operation's own site replaces), then the callers as usual.
+//!
+//! Why a depot and not a stack per remembered access: the shadow memory keeps up to eight accesses
 //! per 8 bytes, and the report needs the stack of the earlier access of a pair long after it ran.
 //! A stack id is four bytes in the shadow cell; each distinct stack is stored once. The calling
 //! thread's id is kept until its stack changes, so an access costs a thread-local read.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Mutex;
 
+use ilgen_trace::replay::StackFrame;
 use ilgen_trace::{SiteId, NO_SITE};
 
+use crate::replay::depot::Depot;
+use crate::replay::native;
 use crate::sites;
 
 /// A stack in the depot; 0 is the empty stack.
@@ -40,59 +54,76 @@ pub(crate) fn turn_on() {
     __ilgen_stacks.store(1, Ordering::Release);
 }
 
-#[derive(Default)]
-struct Depot {
-    ids: HashMap<Vec<SiteId>, StackId>,
-    stacks: Vec<Vec<SiteId>>,
+fn on() -> bool {
+    __ilgen_stacks.load(Ordering::Relaxed) != 0
 }
 
-static DEPOT: Mutex<Option<Depot>> = Mutex::new(None);
-
-fn intern(callers: Vec<SiteId>) -> StackId {
-    if callers.is_empty() {
-        return 0;
-    }
-    let mut guard = DEPOT.lock().unwrap_or_else(|e| e.into_inner());
-    let d = guard.get_or_insert_with(Depot::default);
-    if let Some(&id) = d.ids.get(&callers) {
-        return id;
-    }
-    d.stacks.push(callers.clone());
-    let id = d.stacks.len() as StackId;
-    d.ids.insert(callers, id);
-    id
+/// A frame as the runtime keeps it: a site, or a code address of this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Frame {
+    Site(SiteId),
+    Code(usize),
 }
 
-/// The sites of stack `id`, innermost caller first.
-pub(crate) fn frames(id: StackId) -> Vec<SiteId> {
-    if id == 0 {
-        return Vec::new();
-    }
-    let guard = DEPOT.lock().unwrap_or_else(|e| e.into_inner());
-    guard
-        .as_ref()
-        .and_then(|d| d.stacks.get(id as usize - 1).cloned())
-        .unwrap_or_default()
+static STACKS: Depot<Frame> = Depot::new();
+
+/// The frames of stack `id`, innermost caller first; a code address no loaded object holds is
+/// left out.
+pub(crate) fn frames(id: StackId) -> Vec<StackFrame> {
+    STACKS
+        .get(id)
+        .into_iter()
+        .filter_map(|f| match f {
+            Frame::Site(s) => Some(StackFrame::Site(s)),
+            Frame::Code(pc) => native::frame(pc).map(StackFrame::Native),
+        })
+        .collect()
+}
+
+/// One active instrumented function.
+#[derive(Clone, Copy)]
+struct Slot {
+    /// The site of the call it is making.
+    site: SiteId,
+    /// Where it returns to (0: unknown).
+    from: usize,
+}
+
+/// The thread is inside an interposed call, made with `depth` instrumented functions active.
+#[derive(Clone, Copy)]
+struct Interposed {
+    depth: usize,
+    /// The return address into the code that made the call, when known.
+    caller: Option<usize>,
+    /// Its stack, once asked for.
+    id: Option<StackId>,
 }
 
 /// One thread's shadow stack.
 #[derive(Default)]
 struct Shadow {
-    /// Per active instrumented function, outermost first: the site of the call it is making.
-    slots: Vec<SiteId>,
+    /// Per active instrumented function, outermost first.
+    slots: Vec<Slot>,
     /// The depot id of the callers as they are now, once asked for.
     id: Option<StackId>,
+    interposed: Option<Interposed>,
 }
 
 impl Shadow {
-    fn callers(&self) -> Vec<SiteId> {
-        let n = self.slots.len().saturating_sub(1);
-        self.slots[..n]
-            .iter()
-            .rev()
-            .copied()
-            .filter(|&s| s != NO_SITE)
-            .collect()
+    /// The frames below the top function's own line, innermost first; with `top_call`, the top
+    /// function's call site first (an operation made by the code it called).
+    fn callers(&self, top_call: bool) -> Vec<Frame> {
+        let n = self.slots.len();
+        let mut out = Vec::with_capacity(2 * n);
+        for (k, slot) in self.slots.iter().enumerate().rev() {
+            if (top_call || k + 1 < n) && slot.site != NO_SITE {
+                out.push(Frame::Site(slot.site));
+            }
+            if slot.from != 0 {
+                out.push(Frame::Code(slot.from));
+            }
+        }
+        out
     }
 }
 
@@ -112,22 +143,68 @@ fn with<R>(f: impl FnOnce(&mut Shadow) -> R) -> Option<R> {
 /// The calling thread's callers (see the module doc).
 pub(crate) fn current() -> StackId {
     with(|s| {
+        if let Some(i) = s.interposed.filter(|i| i.depth == s.slots.len()) {
+            if let Some(id) = i.id {
+                return id;
+            }
+            let caller = i.caller.map(Frame::Code);
+            let id = STACKS.intern(caller.into_iter().chain(s.callers(true)).collect());
+            s.interposed = Some(Interposed { id: Some(id), ..i });
+            return id;
+        }
         if let Some(id) = s.id {
             return id;
         }
-        let id = intern(s.callers());
+        let id = STACKS.intern(s.callers(false));
         s.id = Some(id);
         id
     })
     .unwrap_or(0)
 }
 
-/// Entry of an instrumented function: returns the depth before it, for [`__ilgen_func_unwound`].
+/// While alive, the calling thread is inside an interposed call of uninstrumented code
+/// ([`interposing`]).
+pub(crate) struct Interposing(Option<Option<Interposed>>);
+
+/// The calling thread enters the interposed call whose entry point is the function at `entry`;
+/// nothing unless the stacks are on (replay mode). With `walk`, its caller is found now, before
+/// the call does anything (`native::caller_of`); without, its stack starts at the instrumented
+/// call that led into the code that made it. The walk needs the unwinder's own lock, which the
+/// thread holds when the call is that lock's unlock (libgcc's `object_mutex`, which a static
+/// program's start-up takes to register its frames): the caller decides.
+pub(crate) fn interposing(entry: usize, walk: bool) -> Interposing {
+    if !on() {
+        return Interposing(None);
+    }
+    let caller = if walk { native::caller_of(entry) } else { None };
+    Interposing(with(|s| {
+        let depth = s.slots.len();
+        s.interposed.replace(Interposed {
+            depth,
+            caller,
+            id: None,
+        })
+    }))
+}
+
+impl Drop for Interposing {
+    fn drop(&mut self) {
+        if let Some(outer) = self.0 {
+            with(|s| s.interposed = outer);
+        }
+    }
+}
+
+/// Entry of an instrumented function that returns to `ret`: returns the depth before it, for
+/// [`__ilgen_func_unwound`].
 #[no_mangle]
-pub extern "C" fn __ilgen_func_enter() -> u32 {
+pub extern "C" fn __ilgen_func_enter(ret: *const c_void) -> u32 {
     with(|s| {
         let depth = s.slots.len() as u32;
-        s.slots.push(NO_SITE);
+        s.slots.push(Slot {
+            site: NO_SITE,
+            from: ret as usize,
+        });
         s.id = None;
         depth
     })
@@ -143,8 +220,8 @@ pub unsafe extern "C" fn __ilgen_func_call(site: *const c_void) {
     let site = sites::id(site as usize);
     with(|s| {
         if let Some(top) = s.slots.last_mut() {
-            if *top != site {
-                *top = site;
+            if top.site != site {
+                top.site = site;
                 s.id = None;
             }
         }
@@ -180,36 +257,45 @@ mod tests {
     /// `__ilgen_func_call` by site id (unit tests have no site table to point into).
     fn call(id: SiteId) {
         with(|s| {
-            *s.slots.last_mut().unwrap() = id;
+            s.slots.last_mut().unwrap().site = id;
             s.id = None;
         });
+    }
+
+    /// `__ilgen_func_enter` of a function whose return address is unknown.
+    fn enter() -> u32 {
+        __ilgen_func_enter(std::ptr::null())
+    }
+
+    fn sites(s: &[SiteId]) -> Vec<StackFrame> {
+        s.iter().map(|&s| StackFrame::Site(s)).collect()
     }
 
     #[test]
     fn callers_are_the_call_sites_of_the_enclosing_functions_innermost_first() {
         std::thread::spawn(|| {
             assert_eq!(current(), 0);
-            let main = __ilgen_func_enter();
+            let main = enter();
             assert_eq!(main, 0);
             call(10);
-            let f = __ilgen_func_enter();
+            let f = enter();
             assert_eq!(f, 1);
-            assert_eq!(frames(current()), vec![10]);
+            assert_eq!(frames(current()), sites(&[10]));
             call(20);
-            __ilgen_func_enter();
+            enter();
             call(30);
-            assert_eq!(frames(current()), vec![20, 10]);
+            assert_eq!(frames(current()), sites(&[20, 10]));
             let id = current();
             assert_eq!(current(), id, "unchanged stack, same id");
             __ilgen_func_exit();
-            assert_eq!(frames(current()), vec![10]);
+            assert_eq!(frames(current()), sites(&[10]));
             // An exception thrown two frames down, caught in f: f's slot stays.
             call(21);
-            __ilgen_func_enter();
+            enter();
             call(31);
-            __ilgen_func_enter();
+            enter();
             __ilgen_func_unwound(f);
-            assert_eq!(frames(current()), vec![10]);
+            assert_eq!(frames(current()), sites(&[10]));
             __ilgen_func_exit();
             __ilgen_func_exit();
             assert_eq!(current(), 0);
@@ -224,11 +310,11 @@ mod tests {
     fn equal_stacks_of_two_threads_share_an_id() {
         let one = || {
             std::thread::spawn(|| {
-                __ilgen_func_enter();
+                enter();
                 call(7);
-                __ilgen_func_enter();
+                enter();
                 call(8);
-                __ilgen_func_enter();
+                enter();
                 current()
             })
             .join()
@@ -236,6 +322,73 @@ mod tests {
         };
         let (a, b) = (one(), one());
         assert_eq!(a, b);
-        assert_eq!(frames(a), vec![8, 7]);
+        assert_eq!(frames(a), sites(&[8, 7]));
+    }
+
+    /// A code address of this executable, as `frames` gives it.
+    fn code(pc: usize) -> StackFrame {
+        StackFrame::Native(native::frame(pc).expect("in the test executable"))
+    }
+
+    #[test]
+    fn return_addresses_follow_the_function_they_return_from() {
+        std::thread::spawn(|| {
+            // `main`, returning into libc; `f`, returning into `main`'s call.
+            let (libc_start, main_call) = (
+                libc::getpid as *const () as usize,
+                code as *const () as usize,
+            );
+            __ilgen_func_enter(libc_start as *const c_void);
+            call(10);
+            __ilgen_func_enter(main_call as *const c_void);
+            let libc_frame = StackFrame::Native(native::frame(libc_start).expect("in libc"));
+            assert_eq!(
+                frames(current()),
+                vec![code(main_call), StackFrame::Site(10), libc_frame]
+            );
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[inline(never)]
+    extern "C" fn entry() -> StackId {
+        let _inside = interposing(entry as *const () as usize, true);
+        std::hint::black_box(current())
+    }
+
+    #[inline(never)]
+    fn uninstrumented() -> (StackId, usize) {
+        (entry(), uninstrumented as *const () as usize)
+    }
+
+    #[test]
+    fn an_interposed_call_is_named_by_its_caller_then_the_call_into_it() {
+        std::thread::spawn(|| {
+            turn_on();
+            enter();
+            call(10);
+            enter();
+            call(20);
+            let plain = current();
+            let (inside, caller_fn) = uninstrumented();
+            let f = frames(inside);
+            assert_eq!(f[1..], sites(&[20, 10]), "{f:?}");
+            let StackFrame::Native(n) = &f[0] else {
+                panic!("{f:?}")
+            };
+            let start = native::frame(caller_fn).expect("in the test executable");
+            assert!(n.module.is_none() && n.offset > start.offset, "{f:?}");
+            assert_eq!(current(), plain, "outside the call: the plain stack again");
+            // Instrumented code the interposed call runs (a `pthread_once` routine) has its own.
+            let _inside = interposing(entry as *const () as usize, false);
+            assert_eq!(frames(current()), sites(&[20, 10]), "no walk: no caller");
+            enter();
+            call(30);
+            enter();
+            assert_eq!(frames(current()), sites(&[30, 20, 10]));
+        })
+        .join()
+        .unwrap();
     }
 }

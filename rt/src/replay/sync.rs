@@ -90,7 +90,11 @@ fn gate(t: &ReplayThread, op: &SyncOp, site: SiteId, unlock: Option<u64>) -> Opt
             t.info.set(Status::Running);
         }
     });
-    turn.unwrap_or_else(|d| replay::report::diverged(d))
+    let step = turn.unwrap_or_else(|d| replay::report::diverged(d));
+    if let Some(p) = step {
+        r.taking(p, replay::stack::current());
+    }
+    step
 }
 
 /// The operation counts (a record would be written) and, if it is a step, the schedule moves on.

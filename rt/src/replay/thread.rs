@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ilgen_trace::replay::ThreadRef;
+use ilgen_trace::replay::{StackFrame, ThreadRef};
 use ilgen_trace::{SiteId, SyncOp, ThreadId};
 
 use crate::replay::gate::Replay;
@@ -299,8 +299,8 @@ pub(crate) fn forked(child: ThreadId) {
         .insert(child, stack);
 }
 
-/// Per thread created so far, the sites of its creator's stack at the fork, innermost first.
-pub(crate) fn creation_stacks() -> BTreeMap<ThreadId, Vec<SiteId>> {
+/// Per thread created so far, its creator's stack at the fork, innermost first.
+pub(crate) fn creation_stacks() -> BTreeMap<ThreadId, Vec<StackFrame>> {
     let created = CREATED.lock().unwrap_or_else(|e| e.into_inner()).clone();
     created
         .into_iter()
