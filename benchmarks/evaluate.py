@@ -6,12 +6,14 @@
         record one run, run `ilgen detect --all-sites --format json` and compare the confirmed
         findings with the header's EXPECT lines; check from `ilgen dump` of the recorded run that
         it hid (REORDER: yes) or showed (REORDER: no) those errors, so that a scenario steered
-        with `usleep` still tests prediction. One PASS/FAIL line per scenario, a summary;
-        exit 0 all pass, 1 some scenario fails, 2 harness or input error (bad header, build
-        failure, unusable trace, missing tool).
-    evaluate.py table1 [--runs N] [--filter SUBSTR] [-j N] [--work DIR]
-        the same ilgen result per scenario, plus ThreadSanitizer in 1 run and in N runs (union of
-        what the runs report); Markdown table of errors found and false reports.
+        with `usleep` still tests prediction. One PASS/FAIL line per scenario (with the share
+        of its replays that diverged), a summary; exit 0 all pass, 1 some scenario fails, 2
+        harness or input error (bad header, build failure, unusable trace, missing tool).
+    evaluate.py table1 [--runs N] [--stability FILE] [--filter SUBSTR] [-j N] [--work DIR]
+        the same ilgen result per scenario (and the share of its replays that diverged), plus
+        ThreadSanitizer in 1 run and in N runs (union of what the runs report); Markdown table of
+        errors found and false reports. With --stability, the results `stability.py --json FILE`
+        wrote add "found in k/R single runs" per mode (plain, chaos).
     evaluate.py table2 [--runs N] [--filter SUBSTR] [--apps-dir DIR] [--work DIR]
         every benchmarks/apps/*.c: build native / ilgen / TSan at -O2, time the native, recorded
         and TSan runs (median of 3), detect, and tabulate trace and analysis figures with the
@@ -46,13 +48,19 @@ DEFAULT_WORK = REPO / "target" / "eval"
 CLANG = "clang-19"
 
 RECORD_TIMEOUT = 20.0  # a scenario runs well under 1 s; a hung recorded run is killed, its trace kept
+# A scenario whose recorded run hangs by design (ENDS: hang) reaches its hang in milliseconds;
+# `ilgen run --timeout` stops it after this long (SIGTERM, so the runtime writes how it ended),
+# and its TSan and helgrind runs are cut at the same limit.
+HANG_TIMEOUT = 5.0
+KILL_GRACE = 2.0  # `ilgen run`'s wait between SIGTERM and SIGKILL
 DETECT_TIMEOUT = 300.0
 REPLAY_TIMEOUT = 20  # per replay, passed to `ilgen detect --replay-timeout`
 TSAN_TIMEOUT = 10.0  # a deadlocked TSan run is killed and counts as reporting nothing
 BUILD_TIMEOUT = 180.0
 TSAN_OPTIONS = "halt_on_error=0 exitcode=0 second_deadlock_stack=1"
 
-SCENARIO_KEYS = {"SCENARIO", "CATEGORY", "EXPECT", "REORDER", "ARGS"}
+SCENARIO_KEYS = {"SCENARIO", "CATEGORY", "EXPECT", "REORDER", "ARGS", "ENDS"}
+ENDINGS = ("exit", "hang", "killed")  # how the recorded run of a scenario ends (ENDS:)
 APP_KEYS = {"APP", "CATEGORY", "EXPECT", "REORDER", "ARGS", "LIBS"}
 
 
@@ -62,10 +70,14 @@ class InputError(Exception):
 
 # An error is (kind, frozenset of lines). Lines of the scenario's own file are ints; a location in
 # another file is "basename:line", so that it can never match an EXPECT line.
+def line_order(x):
+    """Sort key of an error line: the program's own lines by number, then other files' by name."""
+    return (1, x, 0) if isinstance(x, str) else (0, "", x)
+
+
 def fmt_err(err):
     kind, lines = err
-    ordered = sorted(lines, key=lambda x: (1, x, 0) if isinstance(x, str) else (0, "", x))
-    return kind + " " + " ".join(str(x) for x in ordered)
+    return kind + " " + " ".join(str(x) for x in sorted(lines, key=line_order))
 
 
 def fmt_errs(errs):
@@ -82,6 +94,7 @@ class Header:
     category: str = ""
     expect: set = field(default_factory=set)
     reorder: str = ""
+    ends: str = "exit"
     args: list = field(default_factory=list)
     libs: list = field(default_factory=list)
 
@@ -131,6 +144,10 @@ def parse_header(path, app=False):
             if val not in ("yes", "no"):
                 fail(i, f"'REORDER:' must be 'yes' or 'no', got '{val}'")
             hdr.reorder = val
+        elif key == "ENDS":
+            if val not in ENDINGS:
+                fail(i, f"'ENDS:' must be one of {', '.join(ENDINGS)}, got '{val}'")
+            hdr.ends = val
         elif key == "ARGS":
             try:
                 hdr.args = shlex.split(val)
@@ -293,6 +310,84 @@ def findings_to_errors(report, base):
         else:
             errs.add((str(f.get("kind")), frozenset()))
     return errs
+
+
+def divergence(report):
+    """(diverged, replayed) of a JSON report: the replays whose schedule could not be followed
+    (verdict infeasible) and all replays, fallback schedules included (`counts.candidates`)."""
+    c = report.get("counts", {})
+    return c.get("infeasible", 0), c.get("candidates", 0)
+
+
+def fmt_share(k, n):
+    """K of N as "k/n (p%)", or "-" when there is nothing to share."""
+    return "-" if n == 0 else f"{k}/{n} ({100 * k / n:.0f}%)"
+
+
+# ---------------------------------------------------------------------------------------------
+# Stability results (`stability.py --json FILE`, read back by `table1 --stability FILE`)
+#
+# {"format": "ilgen-stability", "version": 1, "runs": R, "chaos_seed": S, "machine": "...",
+#  "command": "...", "programs": [{"name", "file", "expect": [error], "modes": {mode: {"single":
+#  [[error], one list per recorded run], "union": [error]}}}], "failed": ["message"]}
+# where an error is {"kind": "race" | "deadlock" | ..., "lines": [int line of the program's own
+# file | "file:line"]}.
+
+STABILITY_FORMAT = ("ilgen-stability", 1)
+
+
+def err_to_json(err):
+    kind, lines = err
+    return {"kind": kind, "lines": sorted(lines, key=line_order)}
+
+
+def err_from_json(obj, where):
+    """An error as `err_to_json` wrote it -> (kind, frozenset); ValueError naming WHERE."""
+    if not (isinstance(obj, dict) and isinstance(obj.get("kind"), str)
+            and isinstance(obj.get("lines"), list)
+            and all(isinstance(x, (int, str)) and not isinstance(x, bool) for x in obj["lines"])):
+        raise ValueError(f"{where}: not an error {{\"kind\": ..., \"lines\": [...]}}: {obj!r}")
+    return obj["kind"], frozenset(obj["lines"])
+
+
+def load_stability(path):
+    """The single-run findings of a `stability.py --json` file: {program name: {mode: [set of
+    errors, one per recorded run]}}. InputError naming the file when it is not such a file."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the stability results: {e.strerror}")
+    except ValueError as e:
+        raise InputError(f"{path}: the stability results are not JSON: {e}")
+    if not isinstance(data, dict) or (data.get("format"), data.get("version")) != STABILITY_FORMAT:
+        raise InputError(f"{path}: not a stability results file (`stability.py --json`, format "
+                         f"{STABILITY_FORMAT[0]} version {STABILITY_FORMAT[1]})")
+    out = {}
+    programs = data.get("programs")
+    try:
+        if not isinstance(programs, list):
+            raise ValueError("\"programs\" is not a list")
+        for i, prog in enumerate(programs):
+            where = f"programs[{i}]"
+            if not (isinstance(prog, dict) and isinstance(prog.get("name"), str)
+                    and isinstance(prog.get("modes"), dict)):
+                raise ValueError(f"{where}: not an object with \"name\" and \"modes\"")
+            out[prog["name"]] = {}
+            for mode, m in prog["modes"].items():
+                single = m.get("single") if isinstance(m, dict) else None
+                if not isinstance(single, list) or not all(isinstance(r, list) for r in single):
+                    raise ValueError(f"{where}.modes.{mode}: needs \"single\", a list of lists")
+                out[prog["name"]][mode] = [
+                    {err_from_json(e, f"{where}.modes.{mode}.single[{k}]") for e in r}
+                    for k, r in enumerate(single)]
+    except ValueError as e:
+        raise InputError(f"{path}: {e}")
+    return out
+
+
+def runs_finding_all(expect, singles):
+    """How many of the single-run error sets SINGLES hold every error of EXPECT."""
+    return sum(expect <= s for s in singles)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -482,21 +577,60 @@ def ilgen_bin(args):
     return str(p)
 
 
+def time_limit(hdr, limit):
+    """LIMIT for one run of HDR's program, cut to HANG_TIMEOUT when the program hangs by design."""
+    return min(limit, HANG_TIMEOUT) if hdr.ends == "hang" else limit
+
+
+def ilgen_run(ilgen, hdr, exe, out, wdir, name, chaos=None):
+    """Records one run of EXE into OUT with `ilgen run --timeout` (HDR's time limit: a run that
+    hangs is stopped with SIGTERM, and its trace says how it ended), perturbed with `--chaos=CHAOS`
+    when given; WDIR/NAME.stdout and .stderr get the output. Gives the RunResult: its rc is
+    `ilgen run`'s, the program's status, 124 when the time limit stopped it, 128+N for signal N."""
+    limit = time_limit(hdr, RECORD_TIMEOUT)
+    cmd = [ilgen, "run", "--timeout", str(limit), "--out", str(out)]
+    if chaos is not None:
+        cmd.append(f"--chaos={chaos}")
+    return run(cmd + ["--", str(exe)] + hdr.args, cwd=wdir, env=clean_env(),
+               timeout=limit + KILL_GRACE + 5, stdout=wdir / f"{name}.stdout",
+               stderr=wdir / f"{name}.stderr")
+
+
+def recorded_end(r, via_ilgen_run):
+    """How the recorded run R ended, as ENDS spells it ("exit" for any status), and in words."""
+    if r.timed_out:
+        return "hang", f"killed after {RECORD_TIMEOUT:.0f} s"
+    if via_ilgen_run and r.rc == 124:
+        return "hang", "stopped by `ilgen run --timeout`"
+    if r.rc < 0 or (via_ilgen_run and r.rc > 128):
+        return "killed", f"killed by signal {-r.rc if r.rc < 0 else r.rc - 128}"
+    return "exit", f"exited {r.rc}"
+
+
 def record_and_detect(hdr, wdir, exe, ilgen, record_runs=1):
-    """Records RECORD_RUNS runs of EXE (the last trace is kept) and detects on the last one."""
+    """Records RECORD_RUNS runs of EXE (the last trace is kept) and detects on the last one. A
+    program that hangs by design (ENDS: hang) is recorded with `ilgen run --timeout`; a note
+    fails the scenario when the run did not end as ENDS says (exit: with status 0)."""
     res = IlgenResult()
     base = hdr.path.name
     trace = wdir / "trace"
+    via_ilgen_run = hdr.ends == "hang"
     for k in range(record_runs):
         if trace.exists():
             shutil.rmtree(trace)
-        r = run([str(exe)] + hdr.args, cwd=wdir, env=clean_env(ILGEN_OPTIONS=f"trace_dir={trace}"),
-                timeout=RECORD_TIMEOUT, stdout=wdir / "record.stdout", stderr=wdir / "record.stderr")
+        if via_ilgen_run:
+            r = ilgen_run(ilgen, hdr, exe, trace, wdir, "record")
+        else:
+            r = run([str(exe)] + hdr.args, cwd=wdir,
+                    env=clean_env(ILGEN_OPTIONS=f"trace_dir={trace}"), timeout=RECORD_TIMEOUT,
+                    stdout=wdir / "record.stdout", stderr=wdir / "record.stderr")
         res.record_runs.append(r)
-    if r.timed_out:
-        res.notes.append(f"recorded run killed after {RECORD_TIMEOUT:.0f} s")
-    elif r.rc != 0:
-        res.notes.append(f"recorded run exited {r.rc}")
+    ending, how = recorded_end(r, via_ilgen_run)
+    if ending != hdr.ends:
+        res.notes.append(f"recorded run {how}" + ("" if hdr.ends == "exit" else
+                                                  f"; its header says ENDS: {hdr.ends}"))
+    elif ending == "exit" and r.rc != 0:
+        res.notes.append(f"recorded run {how}")
     if not trace.is_dir():
         res.error = f"{hdr.path}: the recorded run left no trace in {trace}"
         return res
@@ -658,10 +792,13 @@ def parse_helgrind(text, base):
             cur.append(ln)
     reports.append(cur)
     for rep in reports:
-        if any("Possible data race" in ln for ln in rep):
-            split = next((i for i, ln in enumerate(rep) if ln.startswith("This conflicts with")),
-                         len(rep))
-            lines = {first_hg_frame(rep[:split], base), first_hg_frame(rep[split:], base)}
+        start = next((i for i, ln in enumerate(rep) if "Possible data race" in ln), None)
+        if start is not None:
+            # The report may first describe the locks held ("Lock at ... was first observed",
+            # with their init stacks): the access's stack follows the "Possible data race" line.
+            split = next((i for i, ln in enumerate(rep) if i > start
+                          and ln.startswith("This conflicts with")), len(rep))
+            lines = {first_hg_frame(rep[start:split], base), first_hg_frame(rep[split:], base)}
             errs.add(("race", frozenset(lines)))
         elif any("lock order" in ln and "violated" in ln for ln in rep):
             starts = [i for i, ln in enumerate(rep) if "followed by a later acquisition" in ln]
@@ -681,7 +818,8 @@ def helgrind_run(hdr, wdir):
           wdir / "build-hg.log", str(hdr.path))
     errf = wdir / "helgrind.stderr"
     r = run(["valgrind", "--tool=helgrind"] + [str(exe)] + hdr.args, cwd=wdir, env=clean_env(),
-            timeout=HELGRIND_TIMEOUT, stdout=wdir / "helgrind.stdout", stderr=errf)
+            timeout=time_limit(hdr, HELGRIND_TIMEOUT), stdout=wdir / "helgrind.stdout",
+            stderr=errf)
     if r.timed_out:
         return set()  # a hung (deadlocked) run reports nothing
     errs, _ = parse_helgrind(errf.read_text(errors="replace"), hdr.path.name)
@@ -706,7 +844,7 @@ def tsan_runs(hdr, wdir, exe, runs, timed=0):
     for k in range(runs):
         errf = wdir / f"tsan-{k}.stderr"
         r = run([str(exe)] + hdr.args, cwd=wdir, env=clean_env(TSAN_OPTIONS=TSAN_OPTIONS),
-                timeout=TSAN_TIMEOUT if not timed else RECORD_TIMEOUT * 6,
+                timeout=time_limit(hdr, TSAN_TIMEOUT) if not timed else RECORD_TIMEOUT * 6,
                 stdout=wdir / "tsan.stdout", stderr=errf)
         if k < timed:
             timings.append(r)
@@ -751,7 +889,8 @@ def cmd_check(args):
     ilgen_bin(args)
     width = max(len(h.name) for h in headers) if headers else 10
     n_pass = n_fail = 0
-    tot = {"expected": 0, "matched": 0, "missed": 0, "extra": 0, "shown": 0}
+    tot = {"expected": 0, "matched": 0, "missed": 0, "extra": 0, "shown": 0, "diverged": 0,
+           "replayed": 0}
     t0 = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
         futs = [(h, ex.submit(ilgen_scenario, h, args)) for h in headers]
@@ -768,6 +907,9 @@ def cmd_check(args):
             tot["missed"] += len(missed)
             tot["extra"] += len(extra)
             tot["shown"] += len(res.observed)
+            diverged, replayed = divergence(res.report)
+            tot["diverged"] += diverged
+            tot["replayed"] += replayed
             line = (f"{'PASS' if ok else 'FAIL'} {h.name:<{width}}  expected: {fmt_errs(h.expect)}"
                     f"  found: {fmt_errs(res.found)}")
             if missed:
@@ -776,15 +918,15 @@ def cmd_check(args):
                 line += f"  EXTRA: {fmt_errs(extra)}"
             if res.notes:
                 line += "  (" + "; ".join(res.notes) + ")"
-            line += f"  [{res.time:.1f} s]"
+            line += f"  [diverged {fmt_share(diverged, replayed)}; {res.time:.1f} s]"
             print(line, flush=True)
             n_pass += ok
             n_fail += not ok
     print(f"\n{n_files} scenario(s): {n_pass} passed, {n_fail} failed, {len(errors)} error(s); "
           f"expected errors {tot['expected']}: {tot['matched']} found, {tot['missed']} missed; "
           f"{tot['extra']} false report(s); the recorded runs hid "
-          f"{tot['expected'] - tot['shown']} and showed {tot['shown']}; "
-          f"{time.monotonic() - t0:.1f} s")
+          f"{tot['expected'] - tot['shown']} and showed {tot['shown']}; replays diverged "
+          f"{fmt_share(tot['diverged'], tot['replayed'])}; {time.monotonic() - t0:.1f} s")
     if errors:
         return 2
     return 1 if n_fail else 0
@@ -824,6 +966,8 @@ def table1_scenario(hdr, args):
 def cmd_table1(args):
     headers, errors = load_headers(args.scenarios_dir, args.filter)
     ilgen_bin(args)
+    stability = load_stability(args.stability) if args.stability else {}
+    modes = list(dict.fromkeys(m for prog in stability.values() for m in prog))
     rows = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
         futs = [(h, ex.submit(table1_scenario, h, args)) for h in headers]
@@ -832,7 +976,7 @@ def cmd_table1(args):
             if res.error:
                 errors.append(res.error)
                 continue
-            rows.append((h, res.found, one, union, helgrind))
+            rows.append((h, res, one, union, helgrind))
             print(f"  {h.name}: done ({res.time:.1f} s ilgen)", file=sys.stderr, flush=True)
     for e in errors:
         print(f"ERROR {e}", file=sys.stderr)
@@ -842,19 +986,46 @@ def cmd_table1(args):
           f"`{CLANG} -g -O1 -fsanitize=thread`, TSAN_OPTIONS=\"{TSAN_OPTIONS}\", 1 run and the "
           f"union of {n} runs ({TSAN_TIMEOUT:.0f} s timeout each); helgrind: `valgrind "
           f"--tool=helgrind` on `{CLANG} -gdwarf-4 -O1`, 1 run. found = real errors reported, "
-          f"false = reports matching no EXPECT line.\n")
-    print(f"| scenario | category | reorder | real errors | ilgen found | ilgen false | "
+          f"false = reports matching no EXPECT line; ilgen diverged = its replays whose schedule "
+          f"could not be followed (verdict infeasible), of all its replays (fallback schedules "
+          f"included).")
+    if stability:
+        print(f"found in k/R single runs (from `stability.py --json`, {args.stability}): the "
+              f"recorded runs, one `ilgen detect` each, that found every real error of the "
+              f"scenario (- for a scenario without errors or not in the file); "
+              f"{', '.join(modes)}.")
+    print()
+    stab_cols = [f"found in k/R single runs ({m})" for m in modes]
+    print("| scenario | category | reorder | real errors | ilgen found | ilgen false | "
+          "ilgen diverged | " + "".join(c + " | " for c in stab_cols) +
           f"TSan 1 run found | TSan 1 run false | TSan {n} runs found | TSan {n} runs false | "
           f"helgrind found | helgrind false |")
-    print("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    print("|---|---|---|" + "--:|" * (10 + len(modes)))
     tot = [0] * 9
-    for h, found, one, union, helgrind in rows:
+    tot_div = [0, 0]
+    tot_stab = {m: [0, 0] for m in modes}
+    for h, res, one, union, helgrind in rows:
         cells = [len(h.expect)]
-        for s in (found, one, union, helgrind):
+        for s in (res.found, one, union, helgrind):
             cells += [len(h.expect & s), len(s - h.expect)]
         tot = [a + b for a, b in zip(tot, cells)]
-        print(f"| {h.name} | {h.category} | {h.reorder} | " + " | ".join(map(str, cells)) + " |")
-    print(f"| **total ({len(rows)})** | | | " + " | ".join(f"**{x}**" for x in tot) + " |")
+        diverged, replayed = divergence(res.report)
+        tot_div = [tot_div[0] + diverged, tot_div[1] + replayed]
+        stab = []
+        for m in modes:
+            singles = stability.get(h.name, {}).get(m)
+            if not h.expect or singles is None:
+                stab.append("-")
+                continue
+            k = runs_finding_all(h.expect, singles)
+            tot_stab[m] = [tot_stab[m][0] + k, tot_stab[m][1] + len(singles)]
+            stab.append(f"{k}/{len(singles)}")
+        texts = [str(c) for c in cells[:3]] + [fmt_share(diverged, replayed)] + stab + [
+            str(c) for c in cells[3:]]
+        print(f"| {h.name} | {h.category} | {h.reorder} | " + " | ".join(texts) + " |")
+    texts = ([str(c) for c in tot[:3]] + [fmt_share(*tot_div)]
+             + [f"{k}/{r}" for k, r in tot_stab.values()] + [str(c) for c in tot[3:]])
+    print(f"| **total ({len(rows)})** | | | " + " | ".join(f"**{x}**" for x in texts) + " |")
     return 2 if errors else 0
 
 
@@ -966,6 +1137,8 @@ def main(argv=None):
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--no-helgrind", dest="helgrind", action="store_false",
                    help="leave out the helgrind columns (zeros)")
+    p.add_argument("--stability", metavar="FILE",
+                   help="add 'found in k/R single runs' from what `stability.py --json` wrote")
     p.add_argument("--scenarios-dir", default=str(SCEN_DIR))
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     p = sub.add_parser("table2", help="Table 2: applications, ilgen vs TSan")

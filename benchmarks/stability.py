@@ -2,15 +2,19 @@
 """Stability of ilgen's findings across recorded runs: how much does the order a run took matter?
 
     stability.py [--runs R] [--chaos-seed S] [--filter SUBSTR] [--apps] [-j N] [--work DIR]
+                 [--json FILE]
 
 For every benchmarks/scenarios/*.c (with --apps also benchmarks/apps/*.c, built at -O2 with their
-LIBS), built once with `ilgen cc`: records R runs plain (`ilgen run --runs R`) and R runs
-perturbed (`ilgen run --runs R --chaos=S`, seeds S..S+R-1), runs `ilgen detect --all-sites` on
+LIBS), built once with `ilgen cc`: records R runs plain and R runs perturbed (`--chaos`, seeds
+S..S+R-1), one `ilgen run --timeout` each (so that a run that hangs or is killed, as the header's
+ENDS says, does not end the series as `ilgen run --runs` would), runs `ilgen detect --all-sites` on
 each run alone and on the R runs together (`ilgen detect DIR...`), and prints per program and
 finding: in how many of the R single-run detects it was found, and whether the detect of all R
 runs found it, plain and perturbed. A finding the header's EXPECT lines do not name is marked
 false. Then one line per mode: programs whose every expected error some single run found, the
-union found, and the programs whose verdict changed between single runs.
+union found, and the programs whose verdict changed between single runs. --json FILE also
+writes the per-program results (every single run's findings and the union's, per mode) for
+`evaluate.py table1 --stability FILE`; the layout is described in evaluate.py.
 
 Exit 0 when it printed its tables, 2 on a harness or input error (bad header, build failure,
 unusable trace). Reuses evaluate.py's header parser, runner and report reading; standard library
@@ -20,6 +24,7 @@ only. It records and replays many times: run it on a quiet machine, and use --fi
 import argparse
 import concurrent.futures
 import json
+import shlex
 import shutil
 import sys
 from dataclasses import dataclass, field
@@ -55,18 +60,16 @@ def detect(ilgen, dirs, wdir, name, base):
 
 
 def record(ilgen, exe, hdr, wdir, mode, args):
-    """R runs of EXE into WDIR/MODE/run-<i> (fewer when a run failed); gives their directories."""
+    """R runs of EXE into WDIR/MODE/run-<i> (those that left a trace); gives their directories."""
     out = wdir / mode
-    chaos = [f"--chaos={args.chaos_seed}"] if mode == "chaos" else []
-    ev.run([ilgen, "run", "--timeout", str(ev.RECORD_TIMEOUT), "--runs", str(args.runs),
-            "--out", str(out)] + chaos + ["--", str(exe)] + hdr.args, cwd=wdir,
-           env=ev.clean_env(), timeout=(ev.RECORD_TIMEOUT + 5) * args.runs,
-           stdout=wdir / f"{mode}.stdout", stderr=wdir / f"{mode}.stderr")
+    for i in range(args.runs):
+        ev.ilgen_run(ilgen, hdr, exe, out / f"run-{i}", wdir, f"{mode}-{i}",
+                     chaos=args.chaos_seed + i if mode == "chaos" else None)
     dirs = [out / f"run-{i}" for i in range(args.runs)]
     dirs = [d for d in dirs if (d / "meta.json").is_file()]
     if not dirs:
         raise ev.InputError(f"{hdr.path}: no run left a trace in {out}\n"
-                            f"{ev.tail(wdir / f'{mode}.stderr')}")
+                            f"{ev.tail(wdir / f'{mode}-0.stderr')}")
     return dirs
 
 
@@ -111,7 +114,7 @@ def table(results):
             lines.append(f"| {r.hdr.name} | {what} | " + " | ".join(cells) + " |")
         for m in MODES:
             verdicts = {frozenset(s) for s in r.single[m]}
-            summary[m]["all_single"] += any(r.hdr.expect <= s for s in r.single[m])
+            summary[m]["all_single"] += ev.runs_finding_all(r.hdr.expect, r.single[m]) > 0
             summary[m]["union"] += r.hdr.expect <= r.union[m]
             summary[m]["changed"] += len(verdicts) > 1
     n = len(results)
@@ -123,6 +126,22 @@ def table(results):
     return "\n".join(lines)
 
 
+def write_json(path, results, failed, args, cmdline):
+    """The per-program results in the layout `evaluate.load_stability` reads."""
+    def errs(s):
+        return [ev.err_to_json(e) for e in sorted(s, key=ev.fmt_err)]
+
+    programs = [{"name": r.hdr.name, "file": str(r.hdr.path), "expect": errs(r.hdr.expect),
+                 "modes": {m: {"single": [errs(s) for s in r.single[m]], "union": errs(r.union[m])}
+                           for m in MODES}}
+                for r in results]
+    data = {"format": ev.STABILITY_FORMAT[0], "version": ev.STABILITY_FORMAT[1],
+            "runs": args.runs, "chaos_seed": args.chaos_seed, "machine": ev.machine_line(),
+            "command": shlex.join(["python3", "benchmarks/stability.py"] + cmdline),
+            "programs": programs, "failed": [r.error for r in failed]}
+    Path(path).write_text(json.dumps(data, indent=1) + "\n")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=5, help="recorded runs per mode (R)")
@@ -132,9 +151,14 @@ def main(argv=None):
     ap.add_argument("-j", "--jobs", type=int, default=1, help="programs at a time")
     ap.add_argument("--work", default=str(ev.DEFAULT_WORK), help="scratch directory")
     ap.add_argument("--ilgen", default=str(ev.REPO / "target" / "release" / "ilgen"))
+    ap.add_argument("--json", metavar="FILE",
+                    help="also write the per-program results there (for evaluate.py table1)")
     args = ap.parse_args(argv)
     if args.runs < 1 or args.chaos_seed < 1:
         print("stability: --runs and --chaos-seed must be at least 1", file=sys.stderr)
+        return 2
+    if args.json and not Path(args.json).resolve().parent.is_dir():
+        print(f"stability: --json {args.json}: no such directory", file=sys.stderr)
         return 2
     try:
         ev.ilgen_bin(args)
@@ -154,7 +178,14 @@ def main(argv=None):
     failed = [r for r in results if r.error]
     for r in failed:
         print(f"stability: {r.error}", file=sys.stderr)
-    print(table([r for r in results if not r.error]))
+    ok = [r for r in results if not r.error]
+    print(table(ok))
+    if args.json:
+        try:
+            write_json(args.json, ok, failed, args, sys.argv[1:] if argv is None else argv)
+        except OSError as e:
+            print(f"stability: cannot write {args.json}: {e.strerror}", file=sys.stderr)
+            return 2
     return 2 if failed or errors else 0
 
 

@@ -14,6 +14,24 @@ use crate::*;
 use ilgen_analysis::candidates::{AccessSide, ObjectRange, ScheduleOut, Step};
 use ilgen_confirm::run::Ended;
 
+/// A race candidate at site 1 whose schedule ends with thread 1 locking 0x40 at site 2.
+fn race_after_lock_at_site_2() -> Candidate {
+    let mut c = candidate([1, 1]);
+    let Candidate::Race { schedule, .. } = &mut c else {
+        panic!("a race")
+    };
+    schedule.steps.push(Step {
+        tid: 1,
+        op: OpKind::Lock,
+        object: Some(0x40),
+        peer: None,
+        site: Some(2),
+        seq: Some(2),
+        op_index: 1,
+    });
+    c
+}
+
 fn candidate(sites: [SiteId; 2]) -> Candidate {
     let side = |tid, site| AccessSide {
         tid,
@@ -255,19 +273,7 @@ fn sites_name_demangled_functions_and_the_library_frames_inlined_at_the_user_lin
         forks: [(1, (0, 3))].into(),
         unjoined: Default::default(),
     };
-    let mut c = candidate([1, 1]);
-    let Candidate::Race { schedule, .. } = &mut c else {
-        panic!("a race")
-    };
-    schedule.steps.push(Step {
-        tid: 1,
-        op: OpKind::Lock,
-        object: Some(0x40),
-        peer: None,
-        site: Some(2),
-        seq: Some(2),
-        op_index: 1,
-    });
+    let c = race_after_lock_at_site_2();
     let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
     add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(1, 1)]));
     let text = text::render(&report, false);
@@ -930,19 +936,7 @@ fn uninstrumented_frames_are_named_and_schedule_steps_sit_at_the_users_line() {
         })
     };
     let libstdcxx = "/nonexistent/libstdc++.so.6";
-    let mut c = candidate([1, 1]);
-    let Candidate::Race { schedule, .. } = &mut c else {
-        panic!("a race")
-    };
-    schedule.steps.push(Step {
-        tid: 1,
-        op: OpKind::Lock,
-        object: Some(0x40),
-        peer: None,
-        site: Some(2),
-        seq: Some(2),
-        op_index: 1,
-    });
+    let c = race_after_lock_at_site_2();
     let mut r = run(ResultKind::Race, &[(1, 1)]);
     if let Ok(o) = r.outcome.as_mut() {
         o.races[0].current.stack = vec![native(libstdcxx, 0xd44a3)];

@@ -82,7 +82,7 @@ int main(void) {
 // REPLAY-NOT: WARNING
 // REPLAY:   ilgen: suppressed: 1 (by pattern race:{{bump_a|suppressions_two_races.c}})
 // REPLAY:   exit=0
-// JSON:     8 ['b'] [('race:^bump_a$', 'a')]
+// JSON:     9 ['b'] [('race:^bump_a$', 'a')]
 //
 // BAD:      ilgen: error: {{.*}}.bad:2: `race-bump_b` has no `:`; a suppression is TYPE:PATTERN with TYPE race, deadlock or called_from_lib
 // BAD-NEXT: exit=2
