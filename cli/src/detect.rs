@@ -29,8 +29,7 @@ use ilgen_binary::Binary;
 use ilgen_report::limits::{self, with_names};
 use ilgen_report::shard::ShardInfo;
 use ilgen_report::suppress::Suppressions;
-use ilgen_report::{Report, RunThreads};
-use ilgen_trace::{Meta, TraceDir};
+use ilgen_report::{RecordedRun, Report};
 use rayon::prelude::*;
 
 use crate::dump;
@@ -139,14 +138,12 @@ const MAX_CANDIDATES: usize = 1000;
 /// reduction, so it needs more than the native search for the same model.
 const CHECKER_STATES: usize = 2_000_000;
 
-/// One recorded run, analysed: what the report takes from its trace, the candidates written into
-/// its directory.
+/// One recorded run, analysed: what the report needs of its trace, the candidates in its directory.
 struct Predicted {
     dir: PathBuf,
     /// Where the candidates, schedules and replays go: `dir`, or a shard's own directory in it.
     out: PathBuf,
-    meta: Meta,
-    threads: RunThreads,
+    run: RecordedRun,
     file: CandidatesFile,
     /// Each candidate's place in the unsharded analysis.
     keys: Vec<Key>,
@@ -268,16 +265,10 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
     };
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
-    // Of a sharded analysis, shard 1 reports the deadlock the run ended in.
-    let observe = !args.no_replay && shard.index == 1;
-    let threads = RunThreads::of(&trace.meta, &trace.threads, observe);
-    let TraceDir {
-        meta,
-        threads: recorded,
-        ..
-    } = trace;
+    // Shard 1 of a sharded analysis reports the deadlock the run ended in (when it replays).
+    let run = RecordedRun::of(&trace, !args.no_replay && shard.index == 1);
     let (stats, candidates, keys) =
-        ilgen_analysis::analyze_shard(recorded, &options, &progress, shard)?;
+        ilgen_analysis::analyze_shard(trace.threads, &options, &progress, shard)?;
     progress.finish();
     let out = match args.shard {
         Some(s) => dir.join(format!("shard-{}-of-{}", s.index, s.count)),
@@ -285,8 +276,8 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
     };
     let file = CandidatesFile {
         format_version: candidates::FORMAT_VERSION,
-        binary: meta.binary.clone(),
-        build_id: meta.build_id.clone(),
+        binary: trace.meta.binary.clone(),
+        build_id: trace.meta.build_id.clone(),
         stats,
         candidates,
     };
@@ -313,8 +304,7 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
     Ok(Predicted {
         dir: dir.to_path_buf(),
         out,
-        meta,
-        threads,
+        run,
         file,
         keys,
     })
@@ -330,7 +320,7 @@ fn candidates_only(p: &Predicted, args: &DetectArgs) -> Result<i32, CliError> {
         }
         Format::Text => format!(
             "{}candidates written to {}\n",
-            with_names(&p.meta, |names| candidates::summary(
+            with_names(&p.run.meta, |names| candidates::summary(
                 &p.file,
                 names,
                 &limits(args)
@@ -358,17 +348,17 @@ fn confirm(
     for p in runs {
         binaries.push(if p.file.candidates.is_empty() {
             // Nothing to replay: the binary need not even exist any more (it only names sites).
-            Binary::load(&p.meta).ok()
+            Binary::load(&p.run.meta).ok()
         } else {
             // Replaying a rebuilt binary proves nothing: its build id must be the recorded one.
-            Some(Binary::load(&p.meta)?)
+            Some(Binary::load(&p.run.meta)?)
         });
     }
     let jobs = runs
         .iter()
         .map(|p| {
             ilgen_confirm::run::absolute(&p.out).map(|dir| ilgen_confirm::Candidates {
-                meta: &p.meta,
+                meta: &p.run.meta,
                 dir,
                 candidates: &p.file.candidates,
             })
@@ -384,14 +374,13 @@ fn confirm(
         let trace_dir = ilgen_confirm::run::absolute(&p.dir)?;
         let part = Report::of_run(
             binary.as_ref(),
-            &p.meta,
-            &p.threads,
+            &p.run,
             &trace_dir.display().to_string(),
             &p.file.candidates,
             &replays,
         );
         let text = limits::text(
-            &p.meta,
+            &p.run.meta,
             &p.file,
             &part.counts,
             &limits(args),

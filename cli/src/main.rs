@@ -97,20 +97,8 @@ enum Command {
 #[global_allocator]
 static ALLOCATOR: ilgen_trace::memory::ExitOnExhaustion = ilgen_trace::memory::ExitOnExhaustion;
 
-/// glibc gives each thread that allocates an arena of its own, and each arena reserves 64 MiB of
-/// address space: with the analysis's worker threads that was a fifth of what `ulimit -v` counts
-/// (192 of 935 MiB for a 10^7-event trace on 2 cores), and it grows with the cores. All threads
-/// share one arena instead (each still keeps a cache of small blocks of its own).
-fn one_malloc_arena() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: a plain setting of the allocator, made before any other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-    }
-}
-
 fn main() -> ExitCode {
-    one_malloc_arena();
+    ilgen_trace::memory::one_arena();
     // The compiler wrappers take their arguments from the raw command line rather than from
     // clap: clap would swallow a `--` that clang must see, and every byte must reach clang as is.
     let raw: Vec<OsString> = std::env::args_os().collect();

@@ -24,7 +24,7 @@ pub mod text;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ilgen_trace::format::ThreadTrace;
+use ilgen_trace::format::TraceDir;
 use ilgen_trace::replay::{
     DeadlockReport, HeapBlock as Allocation, HeldLock, NativeFrame, Outcome, RaceAccess,
     ResultKind, StackFrame,
@@ -40,10 +40,11 @@ use ilgen_binary::Binary;
 use ilgen_confirm::run::ReplayRun;
 use ilgen_confirm::verdict::{Class, Verdict};
 
-/// What a report takes from a run's recorded threads: the thread tree and the deadlock the run
-/// ended in. Taken from the threads before the analysis, which consumes them.
-#[derive(Clone, Debug, Default)]
-pub struct RunThreads {
+/// What a report takes from a recorded run: its `meta.json`, the thread tree and the deadlock the
+/// run ended in. Taken from the trace before the analysis, which consumes its threads.
+#[derive(Clone, Debug)]
+pub struct RecordedRun {
+    pub meta: Meta,
     /// Child tid → (parent tid, site of the fork that created it).
     pub forks: BTreeMap<ThreadId, (ThreadId, SiteId)>,
     /// The threads created, neither joined nor detached, when the program exited (the trace has
@@ -53,9 +54,10 @@ pub struct RunThreads {
     pub observed: Option<Observed>,
 }
 
-impl RunThreads {
+impl RecordedRun {
     /// With `observe`, also the deadlock the run ended in.
-    pub fn of(meta: &Meta, threads: &[ThreadTrace], observe: bool) -> RunThreads {
+    pub fn of(trace: &TraceDir, observe: bool) -> RecordedRun {
+        let (meta, threads) = (&trace.meta, &trace.threads);
         let mut forks = BTreeMap::new();
         let mut ended_for = BTreeSet::new();
         let mut exited = false;
@@ -86,7 +88,8 @@ impl RunThreads {
         } else {
             BTreeSet::new()
         };
-        RunThreads {
+        RecordedRun {
+            meta: meta.clone(),
             forks,
             unjoined,
             observed: (observe && meta.end != Some(RunEnd::Exit))
@@ -101,12 +104,12 @@ pub struct Context<'a> {
     pub binary: Option<&'a Binary>,
     /// Child tid → (parent tid, site of the fork that created it), from the recorded trace.
     pub forks: BTreeMap<ThreadId, (ThreadId, SiteId)>,
-    /// [`RunThreads::unjoined`].
+    /// [`RecordedRun::unjoined`].
     pub unjoined: BTreeSet<ThreadId>,
 }
 
 impl<'a> Context<'a> {
-    pub fn new(binary: Option<&'a Binary>, run: &RunThreads) -> Context<'a> {
+    pub fn new(binary: Option<&'a Binary>, run: &RecordedRun) -> Context<'a> {
         Context {
             binary,
             forks: run.forks.clone(),
@@ -728,26 +731,25 @@ impl Report {
         }
     }
 
-    /// The report of one recorded run (`meta`, `threads`), as run 1 in `trace_dir`: the deadlock
-    /// the run itself ended in, if `threads` has it, then the verdict of each candidate (numbered
-    /// from one) by its replay in `replays` (a candidate without one is a fallback not replayed:
-    /// only counted).
+    /// The report of one recorded run, as run 1 in `trace_dir`: the deadlock the run itself ended
+    /// in, if `recorded` has it, then the verdict of each candidate (numbered from one) by its
+    /// replay in `replays` (a candidate without one is a fallback not replayed: only counted).
     pub fn of_run(
         binary: Option<&Binary>,
-        meta: &Meta,
-        threads: &RunThreads,
+        recorded: &RecordedRun,
         trace_dir: &str,
         candidates: &[Candidate],
         replays: &[Option<ReplayRun>],
     ) -> Report {
-        let ctx = Context::new(binary, threads);
+        let ctx = Context::new(binary, recorded);
+        let meta = &recorded.meta;
         let run = Run {
             trace_dir: trace_dir.to_owned(),
             chaos_seed: meta.chaos_seed,
         };
         let mut report = Report::new(&ctx, &meta.binary, run);
         // A run that did not exit may have ended deadlocked: that is a finding without replay.
-        if let Some(o) = &threads.observed {
+        if let Some(o) = &recorded.observed {
             report.observe(&ctx, o, meta.pid);
         }
         for (i, (candidate, r)) in candidates.iter().zip(replays).enumerate() {

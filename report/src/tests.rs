@@ -732,22 +732,27 @@ fn fallback(of: usize, sites: [SiteId; 2]) -> Candidate {
     c
 }
 
-/// A recorded run that exited.
-fn exited_meta() -> ilgen_trace::Meta {
-    ilgen_trace::Meta {
-        format_version: ilgen_trace::FORMAT_VERSION,
-        pid: 1,
-        argv: vec!["./a".into()],
-        cwd: "/t".into(),
-        binary: "/bin/a".into(),
-        build_id: "00".into(),
-        load_base: 0,
-        started_unix_ms: 0,
-        truncated: false,
-        chaos_seed: None,
-        end: Some(RunEnd::Exit),
-        files: None,
-        checksum: None,
+/// A recorded run that exited, of no recorded threads.
+fn exited_run() -> RecordedRun {
+    RecordedRun {
+        meta: ilgen_trace::Meta {
+            format_version: ilgen_trace::FORMAT_VERSION,
+            pid: 1,
+            argv: vec!["./a".into()],
+            cwd: "/t".into(),
+            binary: "/bin/a".into(),
+            build_id: "00".into(),
+            load_base: 0,
+            started_unix_ms: 0,
+            truncated: false,
+            chaos_seed: None,
+            end: Some(RunEnd::Exit),
+            files: None,
+            checksum: None,
+        },
+        forks: BTreeMap::new(),
+        unjoined: BTreeSet::new(),
+        observed: None,
     }
 }
 
@@ -770,14 +775,7 @@ fn fallbacks_are_counted_replayed_confirming_or_not_replayed_and_name_their_cand
         None,
         None,
     ];
-    let report = Report::of_run(
-        None,
-        &exited_meta(),
-        &RunThreads::default(),
-        "/t",
-        &candidates,
-        &replays,
-    );
+    let report = Report::of_run(None, &exited_run(), "/t", &candidates, &replays);
     let c = &report.counts;
     assert_eq!((c.candidates, c.confirmed_races, c.infeasible), (3, 2, 1));
     assert_eq!(
@@ -824,14 +822,7 @@ fn shards_renumber_the_candidate_a_fallback_stands_in_for() {
             Some(run(ResultKind::NoError, &[])),
             Some(run(ResultKind::NoError, &[])),
         ];
-        let report = Report::of_run(
-            None,
-            &exited_meta(),
-            &RunThreads::default(),
-            "/t",
-            &candidates,
-            &replays,
-        );
+        let report = Report::of_run(None, &exited_run(), "/t", &candidates, &replays);
         let unit = index - 1;
         Part {
             file: format!("shard-{index}.json"),
