@@ -49,7 +49,7 @@ struct Done {
 
 /// The whole analysis of one run.
 pub fn analyze(
-    threads: &[ThreadTrace],
+    threads: Vec<ThreadTrace>,
     options: &Options,
 ) -> Result<(Stats, Vec<Candidate>), AnalysisError> {
     analyze_with(threads, options, &Progress::off())
@@ -57,21 +57,23 @@ pub fn analyze(
 
 /// [`analyze`], reporting its stages and units to `progress`.
 pub fn analyze_with(
-    threads: &[ThreadTrace],
+    threads: Vec<ThreadTrace>,
     options: &Options,
     progress: &Progress,
 ) -> Result<(Stats, Vec<Candidate>), AnalysisError> {
     analyze_shard(threads, options, progress, Shard::WHOLE).map(|(stats, found, _)| (stats, found))
 }
 
-/// The units of `shard` of the analysis, with each candidate's [`Key`].
+/// The units of `shard` of the analysis, with each candidate's [`Key`]. The threads are dropped
+/// once the model is built from them: it holds all the analysis needs.
 pub fn analyze_shard(
-    threads: &[ThreadTrace],
+    threads: Vec<ThreadTrace>,
     options: &Options,
     progress: &Progress,
     shard: Shard,
 ) -> Result<(Stats, Vec<Candidate>, Vec<Key>), AnalysisError> {
     progress.begin("preparing the model");
+    let thread_count = threads.len();
     let mut program = prepare::prepare(threads);
     if matches!(options.backend, Backend::Native) {
         let edges = reads_from::edges(&program.model, &options.deciding);
@@ -113,13 +115,13 @@ pub fn analyze_shard(
     // Report order; the first unit in it that failed is the error, whichever failed first.
     results.sort_by_key(|(u, _)| *u);
     let mut stats = Stats {
-        threads: threads.len(),
+        threads: thread_count,
         sync_events: program
             .model
             .threads
             .iter()
             .flat_map(|t| &t.events)
-            .filter(|e| e.observed().is_some())
+            .filter(|e| e.is_sync())
             .count(),
         accesses_read: program.accesses_read,
         accesses_kept: program.accesses_kept,

@@ -305,20 +305,24 @@ impl<'a> Walk<'a> {
         for o in self.open.values_mut().flatten() {
             o.stops.retain(|_, stop| *stop >= from);
         }
-        let events = &model.threads[t].events;
+        let thread = &model.threads[t];
+        let events = &thread.events;
         self.waiting = None;
         while self.pos < events.len() {
             let index = self.pos;
             let at = At { thread: t, index };
             match events[index] {
-                ModelEvent::Access { var, kind, site } => self.access(at, var, kind, site, out),
-                ModelEvent::Sync { op, observed } => {
+                ModelEvent::Access { var, kind, site } => {
+                    self.access(at, var as VarId, kind, site, out)
+                }
+                ModelEvent::Sync { op, sync } => {
+                    let observed = thread.observed[sync as usize];
                     if hi != u64::MAX && observed.seq >= hi {
                         self.waiting = Some(observed.seq);
                         return;
                     }
                     ops.push(at);
-                    self.sync(model, at, op, observed, keys, transactions);
+                    self.sync(model, at, op.get(), observed, keys, transactions);
                 }
             }
             self.pos += 1;
@@ -571,8 +575,8 @@ pub fn predict(
         }
         // The previous window is behind every schedule from now on: run it as the run did.
         let seq = |at: &At| {
-            model.threads[at.thread].events[at.index]
-                .observed()
+            model.threads[at.thread]
+                .observed_at(at.index)
                 .map(|o| o.seq)
         };
         prev_ops.sort_unstable_by_key(|at| (seq(at), at.thread, at.index));
@@ -607,7 +611,7 @@ fn with_prefixes(model: &Model, reached: Vec<(Prediction, Vec<usize>)>) -> Vec<P
             *l = (*l).max(s);
         }
     }
-    let order = model.observed_order(&last);
+    let order: Vec<At> = model.observed_order(&last).collect();
     reached
         .into_iter()
         .map(|(mut p, start)| {
@@ -626,9 +630,10 @@ fn with_prefixes(model: &Model, reached: Vec<(Prediction, Vec<usize>)>) -> Vec<P
 
 /// The site of the event at `at`, access or sync.
 fn site_of(model: &Model, at: At) -> SiteId {
-    match model.threads[at.thread].events[at.index] {
+    let thread = &model.threads[at.thread];
+    match thread.events[at.index] {
         ModelEvent::Access { site, .. } => site,
-        ModelEvent::Sync { observed, .. } => observed.site,
+        ModelEvent::Sync { sync, .. } => thread.observed[sync as usize].site,
     }
 }
 
@@ -697,7 +702,7 @@ fn drive(
         next.clear();
         next.extend((0..model.threads.len()).filter_map(|t| {
             let q = model.next_stop(t, state.pos[t])?;
-            let seq = model.threads[t].events[q].observed()?.seq;
+            let seq = model.threads[t].observed_at(q)?.seq;
             (q < limit[t]).then_some((seq, t, q))
         }));
         next.sort_unstable();
@@ -710,7 +715,7 @@ fn drive(
         };
         steps.extend(
             (from..=q)
-                .filter(|&index| model.threads[t].events[index].observed().is_some())
+                .filter(|&index| model.threads[t].events[index].is_sync())
                 .map(|index| At { thread: t, index }),
         );
     }
@@ -739,7 +744,7 @@ mod tests {
     }
 
     fn predictions(r: &Run) -> (Vec<Prediction>, Counts) {
-        predict(&prepare(&r.traces()), 10_000, None)
+        predict(&prepare(r.traces()), 10_000, None)
     }
 
     /// Two threads withdrawing one after the other, the second after the first ended.
@@ -763,7 +768,7 @@ mod tests {
         assert_eq!((counts.predicted, counts.no_schedule), (2, 0));
         let p = &found[0];
         assert_eq!(p.pattern, Pattern::ReadWriteWrite);
-        let program = prepare(&r.traces());
+        let program = prepare(r.traces());
         let m = &program.model;
         let tid = |at: At| m.threads[at.thread].tid;
         assert_eq!((tid(p.e1), tid(p.f), tid(p.e2)), (1, 2, 1));
@@ -779,7 +784,7 @@ mod tests {
             .map(|&at| {
                 (
                     tid(at),
-                    m.threads[at.thread].events[at.index].observed().unwrap().op,
+                    m.threads[at.thread].observed_at(at.index).unwrap().op,
                 )
             })
             .collect();
@@ -817,7 +822,7 @@ mod tests {
             withdraw(&mut r, 2);
         }
         r.end(1).end(2).join(0, 1).join(0, 2);
-        let program = prepare(&r.traces());
+        let program = prepare(r.traces());
         let m = &program.model;
         let (whole, whole_counts) = predict(&program, 10_000, None);
         let (windowed, counts) = predict(&program, 16, None);
@@ -847,6 +852,7 @@ mod tests {
                     }
                     upto
                 })
+                .collect::<Vec<_>>()
             );
             // The whole schedule runs in the model, and leaves T before e2 with e1 and f done.
             let mut state = State::initial(m);
@@ -863,13 +869,12 @@ mod tests {
     #[test]
     fn only_the_selected_transactions_are_checked() {
         let r = serial_withdraws();
-        let program = prepare(&r.traces());
+        let program = prepare(r.traces());
         let m = &program.model;
         let t1 = m.threads.iter().position(|t| t.tid == 1).unwrap();
         let begin = m.threads[t1]
-            .events
+            .observed
             .iter()
-            .filter_map(ModelEvent::observed)
             .find(|o| o.op == SyncOp::TxBegin)
             .unwrap()
             .site;

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::model::{At, Model, ModelEvent, ModelOp, ModelThread, SyncObjects, TryTarget};
+use crate::model::{At, Model, ModelOp, ModelThread, SyncObjects, TryTarget};
 use crate::state::State;
 
 /// The object (as a write try would name it: every holder counts) that `op` may take.
@@ -46,15 +46,11 @@ impl Model {
     /// current holder took its object.
     fn busy_of(&self) -> BTreeMap<At, Vec<At>> {
         let mut out = BTreeMap::new();
-        let tries = self.threads.iter().flat_map(|t| &t.events).any(|e| {
-            matches!(
-                e,
-                ModelEvent::Sync {
-                    op: ModelOp::TryFail { .. },
-                    ..
-                }
-            )
-        });
+        let tries = self
+            .threads
+            .iter()
+            .flat_map(|t| &t.events)
+            .any(|e| matches!(e.op(), Some(ModelOp::TryFail { .. })));
         if !tries {
             return out;
         }

@@ -144,7 +144,7 @@ pub fn race_sides(
 fn access_side(model: &Model, at: At) -> Option<(VarId, AccessSide)> {
     match model.threads.get(at.thread)?.events.get(at.index)? {
         ModelEvent::Access { var, kind, site } => Some((
-            *var,
+            *var as VarId,
             AccessSide {
                 tid: model.threads[at.thread].tid,
                 site: *site,
@@ -157,10 +157,11 @@ fn access_side(model: &Model, at: At) -> Option<(VarId, AccessSide)> {
 
 /// How many sync operations the thread of `at` had done before it.
 fn syncs_before(model: &Model, at: At) -> u32 {
-    model.threads[at.thread].events[..at.index]
+    let thread = &model.threads[at.thread];
+    thread.events[..at.index]
         .iter()
         .rev()
-        .find_map(ModelEvent::observed)
+        .find_map(|e| thread.observed_of(e))
         .map_or(0, |o| o.op_index + 1)
 }
 
@@ -381,7 +382,7 @@ fn schedule_out(model: &Model, schedule: &Schedule) -> Option<ScheduleOut> {
 
 fn step(model: &Model, at: At) -> Option<Step> {
     let thread = model.threads.get(at.thread)?;
-    let o = thread.events.get(at.index)?.observed()?;
+    let o = thread.observed_at(at.index)?;
     Some(Step {
         tid: thread.tid,
         op: o.op.kind(),

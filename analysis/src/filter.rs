@@ -51,29 +51,50 @@ enum Held {
     Rw { rw: usize, exclusive: bool },
 }
 
+/// An access of one variable: 20 bytes, one per access kept.
 struct Acc {
-    at: At,
-    segment: usize,
+    thread: u32,
+    index: u32,
+    segment: u32,
+    lockset: u32,
     kind: AccessKind,
-    lockset: usize,
+}
+
+impl Acc {
+    fn at(&self) -> At {
+        At {
+            thread: self.thread as usize,
+            index: self.index as usize,
+        }
+    }
 }
 
 pub fn filter(program: &Program) -> (Vec<Survivor>, FilterStats) {
     let model = &program.model;
     let clocks = segment_clocks(model);
     let mut locksets: Vec<Vec<Held>> = Vec::new();
-    let mut per_var: Vec<Vec<Acc>> = (0..program.vars.len()).map(|_| Vec::new()).collect();
-    let mut interned: HashMap<Vec<Held>, usize> = HashMap::new();
+    // Sized exactly: together the lists hold every access of the model.
+    let mut counts = vec![0usize; program.vars.len()];
+    for e in model.threads.iter().flat_map(|t| &t.events) {
+        if let ModelEvent::Access { var, .. } = e {
+            if let Some(n) = counts.get_mut(*var as VarId) {
+                *n += 1;
+            }
+        }
+    }
+    let mut per_var: Vec<Vec<Acc>> = counts.into_iter().map(Vec::with_capacity).collect();
+    let mut interned: HashMap<Vec<Held>, u32> = HashMap::new();
     for (t, thread) in model.threads.iter().enumerate() {
         let mut held: Vec<Held> = Vec::new();
         let mut lockset = intern(&mut interned, &mut locksets, &held);
-        let mut segment = 0;
+        let mut segment = 0u32;
         for (index, event) in thread.events.iter().enumerate() {
             match *event {
                 ModelEvent::Access { var, kind, .. } => {
-                    if let Some(list) = per_var.get_mut(var) {
+                    if let Some(list) = per_var.get_mut(var as VarId) {
                         list.push(Acc {
-                            at: At { thread: t, index },
+                            thread: t as u32,
+                            index: index as u32,
                             segment,
                             kind,
                             lockset,
@@ -82,7 +103,7 @@ pub fn filter(program: &Program) -> (Vec<Survivor>, FilterStats) {
                 }
                 ModelEvent::Sync { op, .. } => {
                     segment += 1;
-                    if update_held(&mut held, op) {
+                    if update_held(&mut held, op.get()) {
                         lockset = intern(&mut interned, &mut locksets, &held);
                     }
                 }
@@ -130,13 +151,13 @@ pub fn sites(model: &Model, pair: (At, At)) -> Option<(SiteId, SiteId)> {
     Some((site(pair.0)?, site(pair.1)?))
 }
 
-fn intern(map: &mut HashMap<Vec<Held>, usize>, sets: &mut Vec<Vec<Held>>, held: &[Held]) -> usize {
+fn intern(map: &mut HashMap<Vec<Held>, u32>, sets: &mut Vec<Vec<Held>>, held: &[Held]) -> u32 {
     let mut key = held.to_vec();
     key.sort_unstable();
     key.dedup();
     *map.entry(key.clone()).or_insert_with(|| {
         sets.push(key);
-        sets.len() - 1
+        (sets.len() - 1) as u32
     })
 }
 
@@ -190,8 +211,19 @@ fn disjoint(x: &[Held], y: &[Held]) -> bool {
 }
 
 /// Per thread and segment (events between two sync events), the vector clock of the weakened
-/// happens-before. A thread's own component is its segment number plus one.
-struct Clocks(Vec<Vec<Vec<u32>>>);
+/// happens-before. A thread's own component is its segment number plus one. Each thread's
+/// clocks are one flat list, `threads` components a segment.
+struct Clocks {
+    threads: usize,
+    of: Vec<Vec<u32>>,
+}
+
+impl Clocks {
+    fn at(&self, thread: usize, segment: u32) -> &[u32] {
+        let from = segment as usize * self.threads;
+        &self.of[thread][from..from + self.threads]
+    }
+}
 
 /// The access kinds, in the order of their index ([`class`]).
 const KINDS: [AccessKind; 4] = [
@@ -219,11 +251,11 @@ fn conflict(a: usize, b: usize) -> bool {
 /// One thread's accesses to one variable, indexed for counting pairs by range.
 struct ThreadAccesses<'a> {
     thread: usize,
-    accs: Vec<&'a Acc>,
+    accs: &'a [Acc],
     /// `prefix[k][c]`: accesses of class `c` among the first `k`.
-    prefix: Vec<[u64; 4]>,
+    prefix: Vec<[u32; 4]>,
     /// Per lockset: positions in `accs` of each class.
-    by_lockset: Vec<(usize, [Vec<usize>; 4])>,
+    by_lockset: Vec<(u32, [Vec<u32>; 4])>,
 }
 
 struct Counted {
@@ -240,34 +272,36 @@ struct Counted {
 /// grows), those ordered after it a suffix (their clock's b component only grows): the unordered
 /// ones are a range, found by binary search.
 fn count_pairs(clocks: &Clocks, locksets: &[Vec<Held>], accs: &[Acc]) -> Counted {
-    let mut threads: Vec<ThreadAccesses> = Vec::new();
-    for acc in accs {
-        if threads.last().is_none_or(|t| t.thread != acc.at.thread) {
-            threads.push(ThreadAccesses {
-                thread: acc.at.thread,
-                accs: Vec::new(),
-                prefix: vec![[0; 4]],
-                by_lockset: Vec::new(),
-            });
-        }
-        let Some(t) = threads.last_mut() else {
-            continue;
-        };
-        let c = class(acc.kind);
-        let mut counts = t.prefix[t.accs.len()];
-        counts[c] += 1;
-        t.prefix.push(counts);
-        let pos = t.accs.len();
-        match t.by_lockset.iter_mut().find(|(l, _)| *l == acc.lockset) {
-            Some((_, lists)) => lists[c].push(pos),
-            None => {
-                let mut lists: [Vec<usize>; 4] = Default::default();
-                lists[c].push(pos);
-                t.by_lockset.push((acc.lockset, lists));
+    // The list holds each thread's accesses in one run (threads were walked one after another).
+    let threads: Vec<ThreadAccesses> = accs
+        .chunk_by(|x, y| x.thread == y.thread)
+        .map(|run| {
+            let mut prefix = Vec::with_capacity(run.len() + 1);
+            let mut counts = [0u32; 4];
+            prefix.push(counts);
+            let mut by_lockset: Vec<(u32, [Vec<u32>; 4])> = Vec::new();
+            for (pos, acc) in run.iter().enumerate() {
+                let c = class(acc.kind);
+                counts[c] += 1;
+                prefix.push(counts);
+                let pos = pos as u32;
+                match by_lockset.iter_mut().find(|(l, _)| *l == acc.lockset) {
+                    Some((_, lists)) => lists[c].push(pos),
+                    None => {
+                        let mut lists: [Vec<u32>; 4] = Default::default();
+                        lists[c].push(pos);
+                        by_lockset.push((acc.lockset, lists));
+                    }
+                }
             }
-        }
-        t.accs.push(acc);
-    }
+            ThreadAccesses {
+                thread: run[0].thread as usize,
+                accs: run,
+                prefix,
+                by_lockset,
+            }
+        })
+        .collect();
     let mut out = Counted {
         total: 0,
         after_hb: 0,
@@ -277,34 +311,34 @@ fn count_pairs(clocks: &Clocks, locksets: &[Vec<Held>], accs: &[Acc]) -> Counted
     for (i, ta) in threads.iter().enumerate() {
         for tb in &threads[i + 1..] {
             let (a, b) = (ta.thread, tb.thread);
-            for y in &tb.accs {
-                let cy = &clocks.0[b][y.segment];
+            for y in tb.accs {
+                let cy = clocks.at(b, y.segment);
                 let epoch_y = cy[b];
                 let lo = ta
                     .accs
-                    .partition_point(|x| clocks.0[a][x.segment][a] <= cy[a]);
+                    .partition_point(|x| clocks.at(a, x.segment)[a] <= cy[a]);
                 let hi = ta
                     .accs
-                    .partition_point(|x| clocks.0[a][x.segment][b] < epoch_y)
+                    .partition_point(|x| clocks.at(a, x.segment)[b] < epoch_y)
                     .max(lo);
                 let all = ta.accs.len();
                 for cx in (0..4).filter(|&cx| conflict(cx, class(y.kind))) {
-                    out.total += ta.prefix[all][cx];
-                    out.after_hb += ta.prefix[hi][cx] - ta.prefix[lo][cx];
+                    out.total += u64::from(ta.prefix[all][cx]);
+                    out.after_hb += u64::from(ta.prefix[hi][cx] - ta.prefix[lo][cx]);
                     for (lockset, lists) in &ta.by_lockset {
-                        if !disjoint(&locksets[*lockset], &locksets[y.lockset]) {
+                        if !disjoint(&locksets[*lockset as usize], &locksets[y.lockset as usize]) {
                             continue;
                         }
                         let list = &lists[cx];
-                        let from = list.partition_point(|&p| p < lo);
-                        let to = list.partition_point(|&p| p < hi);
+                        let from = list.partition_point(|&p| (p as usize) < lo);
+                        let to = list.partition_point(|&p| (p as usize) < hi);
                         out.left += (to - from) as u64;
                         let room = MAX_PAIRS.saturating_sub(out.pairs.len());
                         out.pairs.extend(
                             list[from..to]
                                 .iter()
                                 .take(room)
-                                .map(|&p| (ta.accs[p].at, y.at)),
+                                .map(|&p| (ta.accs[p as usize].at(), y.at())),
                         );
                     }
                 }
@@ -331,17 +365,25 @@ fn segment_clocks(model: &Model) -> Clocks {
             c
         })
         .collect();
-    let mut out: Vec<Vec<Vec<u32>>> = current.iter().map(|c| vec![c.clone()]).collect();
+    // A clock per segment: one more than the thread has sync events.
+    let mut out: Vec<Vec<u32>> = current
+        .iter()
+        .zip(&model.threads)
+        .map(|(c, thread)| {
+            let mut clocks = Vec::with_capacity((thread.observed.len() + 1) * n);
+            clocks.extend_from_slice(c);
+            clocks
+        })
+        .collect();
     let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
     let mut forked: Vec<Option<Vec<u32>>> = vec![None; n];
     let mut ended: Vec<Option<Vec<u32>>> = vec![None; n];
     let mut signalled: Vec<Option<Vec<u32>>> = vec![None; model.objects.conds.len()];
     let mut entered: Vec<Vec<u32>> = vec![vec![0; n]; model.objects.barriers.len()];
     for at in model.observed_order(&lens) {
-        let (t, Some(ModelEvent::Sync { op, observed })) = (
-            at.thread,
-            model.threads[at.thread].events.get(at.index).copied(),
-        ) else {
+        let t = at.thread;
+        let (Some(op), Some(observed)) = (model.op(at), model.threads[t].observed_at(at.index))
+        else {
             continue;
         };
         let completed = observed.seq != ilgen_trace::PENDING;
@@ -367,9 +409,12 @@ fn segment_clocks(model: &Model) -> Clocks {
             _ => {}
         }
         current[t][t] += 1;
-        out[t].push(current[t].clone());
+        out[t].extend_from_slice(&current[t]);
     }
-    Clocks(out)
+    Clocks {
+        threads: n,
+        of: out,
+    }
 }
 
 #[cfg(test)]
@@ -385,7 +430,7 @@ mod tests {
     const M: u64 = 0x900;
 
     fn stats(r: &Run) -> FilterStats {
-        filter(&prepare(&r.traces())).1
+        filter(&prepare(r.traces())).1
     }
 
     #[test]
@@ -503,7 +548,7 @@ mod tests {
             .access(1, D, 4, AccessKind::AtomicWrite, 2)
             .access(0, D + 8, 4, AccessKind::AtomicWrite, 3)
             .access(1, D + 8, 4, AccessKind::Read, 4);
-        let (survivors, s) = filter(&prepare(&r.traces()));
+        let (survivors, s) = filter(&prepare(r.traces()));
         assert_eq!((s.vars_without_pair, s.vars_left), (1, 1));
         assert_eq!(survivors.len(), 1);
         assert_eq!(survivors[0].var, 1);
@@ -525,13 +570,13 @@ mod tests {
                 let (mut segment, mut held) = (0, Vec::new());
                 for (index, e) in thread.events.iter().enumerate() {
                     match *e {
-                        ModelEvent::Access { var: v, kind, .. } if v == var => {
+                        ModelEvent::Access { var: v, kind, .. } if v as VarId == var => {
                             accs.push((At { thread: t, index }, segment, kind, held.clone()));
                         }
                         ModelEvent::Access { .. } => {}
                         ModelEvent::Sync { op, .. } => {
                             segment += 1;
-                            update_held(&mut held, op);
+                            update_held(&mut held, op.get());
                         }
                     }
                 }
@@ -543,8 +588,8 @@ mod tests {
                         continue;
                     }
                     total += 1;
-                    let cx = &clocks.0[x.0.thread][x.1];
-                    let cy = &clocks.0[y.0.thread][y.1];
+                    let cx = clocks.at(x.0.thread, x.1);
+                    let cy = clocks.at(y.0.thread, y.1);
                     if cx[x.0.thread] <= cy[x.0.thread] || cy[y.0.thread] <= cx[y.0.thread] {
                         continue;
                     }
@@ -574,7 +619,7 @@ mod tests {
     #[test]
     fn range_counting_equals_enumerating_every_pair() {
         check_random_runs(0x0123_4567_89ab_cdef, 500, |run| {
-            let program = prepare(&run.traces());
+            let program = prepare(run.traces());
             let (survivors, stats) = filter(&program);
             let (expected, pairs) = naive(&program);
             prop_assert_eq!(&stats, &expected, "{:#?}", run.traces());

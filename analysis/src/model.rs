@@ -9,8 +9,9 @@
 //! (one process per thread, one per object). [`Model::restrict`] keeps the accesses to one
 //! variable, as the paper builds one model per shared variable.
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::sync::{Arc, OnceLock};
 
 use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
 
@@ -64,10 +65,11 @@ impl Eq for Derived {}
 /// reads-from edges grouped by the order they ask for.
 #[derive(Clone, Debug, Default)]
 struct EventIndex {
-    /// Per thread, the indices of its sync events.
-    syncs: Vec<Vec<usize>>,
-    /// Per variable, its accesses by thread, then index.
-    accesses: Vec<Vec<At>>,
+    /// Per thread, the indices of its sync events. In `u32`, and each list sized exactly: the
+    /// index lives as long as the model, and has an entry per event of it.
+    syncs: Vec<Vec<u32>>,
+    /// Per variable, its accesses as (thread, index), by thread, then index.
+    accesses: Vec<Vec<(u32, u32)>>,
     /// Per distinct (`after`, `before`) of [`Sources::reads_from`], in its order, the edges'
     /// (`var`, `read`). A compressor's run had 404,216 edges but 3,012 distinct orders: a model of
     /// one variable keeps an order if any of its reads still needs it.
@@ -84,9 +86,22 @@ struct Order {
 
 impl EventIndex {
     fn of(threads: &[ModelThread], edges: &[RfEdge]) -> EventIndex {
+        let mut counts: Vec<usize> = Vec::new();
+        for e in threads.iter().flat_map(|t| &t.events) {
+            if let ModelEvent::Access { var, .. } = e {
+                let var = *var as VarId;
+                if counts.len() <= var {
+                    counts.resize(var + 1, 0);
+                }
+                counts[var] += 1;
+            }
+        }
         let mut index = EventIndex {
-            syncs: vec![Vec::new(); threads.len()],
-            accesses: Vec::new(),
+            syncs: threads
+                .iter()
+                .map(|t| Vec::with_capacity(t.observed.len()))
+                .collect(),
+            accesses: counts.into_iter().map(Vec::with_capacity).collect(),
             orders: Vec::new(),
         };
         for e in edges {
@@ -104,12 +119,9 @@ impl EventIndex {
         for (thread, t) in threads.iter().enumerate() {
             for (i, e) in t.events.iter().enumerate() {
                 match e {
-                    ModelEvent::Sync { .. } => index.syncs[thread].push(i),
+                    ModelEvent::Sync { .. } => index.syncs[thread].push(i as u32),
                     ModelEvent::Access { var, .. } => {
-                        if index.accesses.len() <= *var {
-                            index.accesses.resize(var + 1, Vec::new());
-                        }
-                        index.accesses[*var].push(At { thread, index: i });
+                        index.accesses[*var as VarId].push((thread as u32, i as u32));
                     }
                 }
             }
@@ -124,11 +136,11 @@ impl EventIndex {
         let all = var
             .and_then(|v| self.accesses.get(v))
             .map_or(&[][..], |a| a);
-        let from = all.partition_point(|a| a.thread < thread);
-        let to = all.partition_point(|a| a.thread <= thread);
-        let accesses = all[from..to].iter().map(|a| a.index);
+        let from = all.partition_point(|a| (a.0 as usize) < thread);
+        let to = all.partition_point(|a| a.0 as usize <= thread);
+        let accesses = all[from..to].iter().map(|a| a.1 as usize);
         let mut kept = Vec::with_capacity(syncs.len() + (to - from));
-        let mut syncs = syncs.iter().copied().peekable();
+        let mut syncs = syncs.iter().map(|&s| s as usize).peekable();
         for a in accesses {
             while let Some(s) = syncs.next_if(|&s| s < a) {
                 kept.push(s);
@@ -172,21 +184,223 @@ pub struct Sources {
 pub struct ModelThread {
     pub tid: ThreadId,
     pub events: Vec<ModelEvent>,
+    /// What the trace recorded of each sync event, in program order ([`ModelEvent::Sync`]'s
+    /// `sync`): apart from the events, so that an event stays small, and shared by the models
+    /// [restricted](Model::restrict) from this one, which keep every sync event.
+    pub observed: Arc<[Observed]>,
 }
 
+/// 16 bytes: a model holds one per sync operation and per access kept, and each unit of work
+/// solved in parallel a copy of the sync events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModelEvent {
-    /// The thread accessed shared object `var` in this segment (one record per object and
-    /// segment: the dominant kind, the first site of that kind).
+    /// The thread accessed shared object `var` (a [`VarId`]) in this segment (one record per
+    /// object and segment: the dominant kind, the first site of that kind).
     Access {
-        var: VarId,
+        var: u32,
         kind: AccessKind,
         site: SiteId,
     },
-    Sync {
-        op: ModelOp,
-        observed: Observed,
-    },
+    /// The thread's `sync`-th sync operation (its [`Observed::op_index`], the index into
+    /// [`ModelThread::observed`]).
+    Sync { op: PackedOp, sync: u32 },
+}
+
+/// A [`ModelOp`] in 12 bytes, as a [`ModelEvent`] holds it: which operation, and its object
+/// indices as `u32` ([`PackedOp::get`] gives it back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedOp {
+    kind: OpKind,
+    a: u32,
+    b: u32,
+}
+
+/// [`ModelOp`]'s variants, with the variant of a [`Wake`], of a [`TryTarget`] and whether a loop
+/// exit names a mutex.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OpKind {
+    Start,
+    End,
+    Fork,
+    Join,
+    Lock,
+    Unlock,
+    ReadLock,
+    WriteLock,
+    RwUnlock,
+    WaitRelease,
+    WaitReturnSignal,
+    WaitReturnUnsignalled,
+    WaitReturnNever,
+    Signal,
+    LoopExit,
+    LoopExitWithMutex,
+    BarrierEnter,
+    BarrierExit,
+    SemWait,
+    SemPost,
+    TryMutex,
+    TryRwRead,
+    TryRwWrite,
+    TrySem,
+    Exit,
+    Nop,
+}
+
+impl From<ModelOp> for PackedOp {
+    fn from(op: ModelOp) -> PackedOp {
+        // Every object of the model is named by some event of it, and a model holds fewer than
+        // 2^32 events of a thread.
+        let i = |x: usize| u32::try_from(x).expect("fewer than 2^32 objects of a kind");
+        let (kind, a, b) = match op {
+            ModelOp::Start { forked } => (OpKind::Start, u32::from(forked), 0),
+            ModelOp::End => (OpKind::End, 0, 0),
+            ModelOp::Fork { child } => (OpKind::Fork, i(child), 0),
+            ModelOp::Join { child } => (OpKind::Join, i(child), 0),
+            ModelOp::Lock { mutex } => (OpKind::Lock, i(mutex), 0),
+            ModelOp::Unlock { mutex } => (OpKind::Unlock, i(mutex), 0),
+            ModelOp::ReadLock { rw } => (OpKind::ReadLock, i(rw), 0),
+            ModelOp::WriteLock { rw } => (OpKind::WriteLock, i(rw), 0),
+            ModelOp::RwUnlock { rw } => (OpKind::RwUnlock, i(rw), 0),
+            ModelOp::WaitRelease { mutex } => (OpKind::WaitRelease, i(mutex), 0),
+            ModelOp::WaitReturn { mutex, wake } => match wake {
+                Wake::Signal(cond) => (OpKind::WaitReturnSignal, i(mutex), i(cond)),
+                Wake::Unsignalled => (OpKind::WaitReturnUnsignalled, i(mutex), 0),
+                Wake::Never => (OpKind::WaitReturnNever, i(mutex), 0),
+            },
+            ModelOp::Signal { cond } => (OpKind::Signal, i(cond), 0),
+            ModelOp::LoopExit { cond, mutex } => match mutex {
+                Some(m) => (OpKind::LoopExitWithMutex, i(cond), i(m)),
+                None => (OpKind::LoopExit, i(cond), 0),
+            },
+            ModelOp::BarrierEnter { barrier } => (OpKind::BarrierEnter, i(barrier), 0),
+            ModelOp::BarrierExit { barrier } => (OpKind::BarrierExit, i(barrier), 0),
+            ModelOp::SemWait { sem } => (OpKind::SemWait, i(sem), 0),
+            ModelOp::SemPost { sem } => (OpKind::SemPost, i(sem), 0),
+            ModelOp::TryFail { target } => match target {
+                TryTarget::Mutex(m) => (OpKind::TryMutex, i(m), 0),
+                TryTarget::RwRead(rw) => (OpKind::TryRwRead, i(rw), 0),
+                TryTarget::RwWrite(rw) => (OpKind::TryRwWrite, i(rw), 0),
+                TryTarget::Sem(sem) => (OpKind::TrySem, i(sem), 0),
+            },
+            ModelOp::Exit => (OpKind::Exit, 0, 0),
+            ModelOp::Nop => (OpKind::Nop, 0, 0),
+        };
+        PackedOp { kind, a, b }
+    }
+}
+
+impl PackedOp {
+    #[inline]
+    pub fn get(self) -> ModelOp {
+        let (a, b) = (self.a as usize, self.b as usize);
+        match self.kind {
+            OpKind::Start => ModelOp::Start { forked: a != 0 },
+            OpKind::End => ModelOp::End,
+            OpKind::Fork => ModelOp::Fork { child: a },
+            OpKind::Join => ModelOp::Join { child: a },
+            OpKind::Lock => ModelOp::Lock { mutex: a },
+            OpKind::Unlock => ModelOp::Unlock { mutex: a },
+            OpKind::ReadLock => ModelOp::ReadLock { rw: a },
+            OpKind::WriteLock => ModelOp::WriteLock { rw: a },
+            OpKind::RwUnlock => ModelOp::RwUnlock { rw: a },
+            OpKind::WaitRelease => ModelOp::WaitRelease { mutex: a },
+            OpKind::WaitReturnSignal => ModelOp::WaitReturn {
+                mutex: a,
+                wake: Wake::Signal(b),
+            },
+            OpKind::WaitReturnUnsignalled => ModelOp::WaitReturn {
+                mutex: a,
+                wake: Wake::Unsignalled,
+            },
+            OpKind::WaitReturnNever => ModelOp::WaitReturn {
+                mutex: a,
+                wake: Wake::Never,
+            },
+            OpKind::Signal => ModelOp::Signal { cond: a },
+            OpKind::LoopExit => ModelOp::LoopExit {
+                cond: a,
+                mutex: None,
+            },
+            OpKind::LoopExitWithMutex => ModelOp::LoopExit {
+                cond: a,
+                mutex: Some(b),
+            },
+            OpKind::BarrierEnter => ModelOp::BarrierEnter { barrier: a },
+            OpKind::BarrierExit => ModelOp::BarrierExit { barrier: a },
+            OpKind::SemWait => ModelOp::SemWait { sem: a },
+            OpKind::SemPost => ModelOp::SemPost { sem: a },
+            OpKind::TryMutex => ModelOp::TryFail {
+                target: TryTarget::Mutex(a),
+            },
+            OpKind::TryRwRead => ModelOp::TryFail {
+                target: TryTarget::RwRead(a),
+            },
+            OpKind::TryRwWrite => ModelOp::TryFail {
+                target: TryTarget::RwWrite(a),
+            },
+            OpKind::TrySem => ModelOp::TryFail {
+                target: TryTarget::Sem(a),
+            },
+            OpKind::Exit => ModelOp::Exit,
+            OpKind::Nop => ModelOp::Nop,
+        }
+    }
+}
+
+/// A [`ModelThread`] built event by event, in program order.
+pub struct ThreadBuilder {
+    tid: ThreadId,
+    pub(crate) events: Vec<ModelEvent>,
+    observed: Vec<Observed>,
+}
+
+impl ThreadBuilder {
+    pub fn new(tid: ThreadId) -> ThreadBuilder {
+        ThreadBuilder::with_capacity(tid, 0, 0)
+    }
+
+    /// Room for `events` events, `syncs` of them sync events: reserved once rather than doubled
+    /// as they come (up to twice the thread's size in address space while it is built).
+    pub fn with_capacity(tid: ThreadId, events: usize, syncs: usize) -> ThreadBuilder {
+        ThreadBuilder {
+            tid,
+            events: Vec::with_capacity(events),
+            observed: Vec::with_capacity(syncs),
+        }
+    }
+
+    pub fn access(&mut self, var: VarId, kind: AccessKind, site: SiteId) -> &mut ThreadBuilder {
+        // A shared object has an access of its own in the model, and a thread of the model
+        // fewer than 2^32 events.
+        let var = u32::try_from(var).expect("fewer than 2^32 shared objects");
+        self.events.push(ModelEvent::Access { var, kind, site });
+        self
+    }
+
+    /// The next sync operation: `observed.op_index` is its number among the thread's.
+    pub fn sync(&mut self, op: ModelOp, observed: Observed) -> &mut ThreadBuilder {
+        let sync = self.observed.len() as u32;
+        self.events.push(ModelEvent::Sync {
+            op: op.into(),
+            sync,
+        });
+        self.observed.push(Observed {
+            op_index: sync,
+            ..observed
+        });
+        self
+    }
+
+    pub fn build(mut self) -> ModelThread {
+        // Held for the whole analysis: without the slack of growing.
+        self.events.shrink_to_fit();
+        ModelThread {
+            tid: self.tid,
+            events: self.events,
+            observed: self.observed.into(),
+        }
+    }
 }
 
 /// What the trace recorded of a sync operation: the schedule names it by these.
@@ -354,14 +568,77 @@ impl ModelEvent {
     /// Whether the solver must interleave at this event: accesses and [`ModelOp::Nop`] run along
     /// with their thread's segment.
     pub fn constrains(&self) -> bool {
-        matches!(self, ModelEvent::Sync { op, .. } if *op != ModelOp::Nop)
+        matches!(self, ModelEvent::Sync { op, .. } if op.kind != OpKind::Nop)
     }
 
-    pub fn observed(&self) -> Option<&Observed> {
+    /// The operation of a sync event.
+    #[inline]
+    pub fn op(&self) -> Option<ModelOp> {
         match self {
-            ModelEvent::Sync { observed, .. } => Some(observed),
+            ModelEvent::Sync { op, .. } => Some(op.get()),
             ModelEvent::Access { .. } => None,
         }
+    }
+
+    pub fn is_sync(&self) -> bool {
+        matches!(self, ModelEvent::Sync { .. })
+    }
+}
+
+impl ModelThread {
+    /// What the trace recorded of event `index`, a sync event.
+    pub fn observed_at(&self, index: usize) -> Option<&Observed> {
+        match self.events.get(index)? {
+            ModelEvent::Sync { sync, .. } => self.observed.get(*sync as usize),
+            ModelEvent::Access { .. } => None,
+        }
+    }
+
+    /// The recorded operation of event `e` of this thread, a sync event.
+    pub fn observed_of(&self, e: &ModelEvent) -> Option<&Observed> {
+        match e {
+            ModelEvent::Sync { sync, .. } => self.observed.get(*sync as usize),
+            ModelEvent::Access { .. } => None,
+        }
+    }
+}
+
+/// [`Model::observed_order`], as it goes.
+pub struct ObservedOrder<'a> {
+    model: &'a Model,
+    /// Per thread: where its events stop, the next event to look at, the seq of its last
+    /// completed operation so far.
+    end: Vec<usize>,
+    next: Vec<usize>,
+    last: Vec<u64>,
+    /// Each thread's next sync event, by (seq or the seq before it, thread, index), least first.
+    heads: BinaryHeap<Reverse<(u64, usize, usize)>>,
+}
+
+impl ObservedOrder<'_> {
+    fn push_next(&mut self, thread: usize) {
+        let t = &self.model.threads[thread];
+        while self.next[thread] < self.end[thread] {
+            let index = self.next[thread];
+            self.next[thread] += 1;
+            if let Some(o) = t.observed_at(index) {
+                if o.seq != ilgen_trace::PENDING {
+                    self.last[thread] = o.seq;
+                }
+                self.heads.push(Reverse((self.last[thread], thread, index)));
+                return;
+            }
+        }
+    }
+}
+
+impl Iterator for ObservedOrder<'_> {
+    type Item = At;
+
+    fn next(&mut self) -> Option<At> {
+        let Reverse((_, thread, index)) = self.heads.pop()?;
+        self.push_next(thread);
+        Some(At { thread, index })
     }
 }
 
@@ -385,9 +662,10 @@ impl Model {
             let mut bare_release = None;
             for (index, e) in t.events.iter().enumerate() {
                 let at = At { thread, index };
-                let ModelEvent::Sync { op, observed } = e else {
+                let ModelEvent::Sync { op, sync } = e else {
                     continue;
                 };
+                let observed = &t.observed[*sync as usize];
                 match observed.op {
                     SyncOp::WaitLoopEnter { cond } => open_loops.push(cond),
                     SyncOp::WaitLoopExit { cond } => {
@@ -397,7 +675,7 @@ impl Model {
                     }
                     _ => {}
                 }
-                match *op {
+                match op.get() {
                     ModelOp::WaitRelease { .. } => {
                         let cond = observed.op.object();
                         let looped = open_loops.iter().any(|&c| c == 0 || Some(c) == cond);
@@ -450,13 +728,8 @@ impl Model {
         for (thread, t) in self.threads.iter().enumerate() {
             for (index, e) in t.events.iter().enumerate() {
                 let at = At { thread, index };
-                if matches!(
-                    e,
-                    ModelEvent::Sync {
-                        op: ModelOp::TryFail { .. },
-                        ..
-                    }
-                ) && !self.sources.busy_of.contains_key(&at)
+                if matches!(e.op(), Some(ModelOp::TryFail { .. }))
+                    && !self.sources.busy_of.contains_key(&at)
                 {
                     out.push(at);
                 }
@@ -508,7 +781,11 @@ impl Model {
                 let keep = index.kept(thread, var);
                 let events = keep.iter().map(|&i| t.events[i]).collect();
                 origin.push(keep);
-                ModelThread { tid: t.tid, events }
+                ModelThread {
+                    tid: t.tid,
+                    events,
+                    observed: Arc::clone(&t.observed),
+                }
             })
             .collect();
         let mut model = Model::derive(threads, self.objects.clone());
@@ -577,31 +854,30 @@ impl Model {
 
     /// The sync events before `upto[t]` of each thread, in the observed order: by seq, and an
     /// operation that never completed right after its thread's previous one, so that program
-    /// order always holds.
-    pub fn observed_order(&self, upto: &[usize]) -> Vec<At> {
-        let mut keyed = Vec::new();
-        for (thread, t) in self.threads.iter().enumerate() {
-            let mut last = 0;
-            let end = upto.get(thread).map_or(0, |&u| u.min(t.events.len()));
-            for (index, e) in t.events[..end].iter().enumerate() {
-                if let Some(o) = e.observed() {
-                    if o.seq != ilgen_trace::PENDING {
-                        last = o.seq;
-                    }
-                    keyed.push(((last, thread, index), At { thread, index }));
-                }
-            }
+    /// order always holds. Each thread's events are in that order already (seqs increase along a
+    /// thread), so this merges the threads rather than sorting the run.
+    pub fn observed_order(&self, upto: &[usize]) -> ObservedOrder<'_> {
+        let mut order = ObservedOrder {
+            model: self,
+            end: (0..self.threads.len())
+                .map(|t| {
+                    upto.get(t)
+                        .map_or(0, |&u| u.min(self.threads[t].events.len()))
+                })
+                .collect(),
+            next: vec![0; self.threads.len()],
+            last: vec![0; self.threads.len()],
+            heads: BinaryHeap::with_capacity(self.threads.len()),
+        };
+        for thread in 0..self.threads.len() {
+            order.push_next(thread);
         }
-        keyed.sort_unstable_by_key(|&(key, _)| key);
-        keyed.into_iter().map(|(_, at)| at).collect()
+        order
     }
 
     /// The operation of event `at`, for a sync event.
     pub fn op(&self, at: At) -> Option<ModelOp> {
-        match self.threads.get(at.thread)?.events.get(at.index)? {
-            ModelEvent::Sync { op, .. } => Some(*op),
-            ModelEvent::Access { .. } => None,
-        }
+        self.threads.get(at.thread)?.events.get(at.index)?.op()
     }
 
     /// Whether a state whose thread positions are `pos` can be a deadlock at all: not once a
@@ -626,10 +902,11 @@ impl Model {
     pub fn ends_process(&self, t: usize) -> bool {
         let thread = &self.threads[t];
         thread.tid == 0
-            || matches!(
-                thread.events.last(),
-                Some(ModelEvent::Sync { observed, .. }) if observed.op == SyncOp::Exit
-            )
+            || thread
+                .events
+                .last()
+                .and_then(|e| thread.observed_of(e))
+                .is_some_and(|o| o.op == SyncOp::Exit)
     }
 
     fn next_stop_from(&self, thread: &ModelThread, pos: usize) -> Option<usize> {
@@ -638,10 +915,11 @@ impl Model {
 
     /// Whether the thread's first `pos` events include an operation that never completed in the run.
     pub fn ran_pending(&self, thread: usize, pos: usize) -> bool {
-        self.threads[thread].events[..pos]
+        let t = &self.threads[thread];
+        t.events[..pos]
             .iter()
             .rev()
-            .find_map(ModelEvent::observed)
+            .find_map(|e| t.observed_of(e))
             .is_some_and(|o| o.seq == ilgen_trace::PENDING)
     }
 
@@ -649,5 +927,74 @@ impl Model {
     /// at or after `pos`.
     pub fn next_stop(&self, thread: usize, pos: usize) -> Option<usize> {
         self.next_stop_from(&self.threads[thread], pos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_16_bytes() {
+        assert_eq!(std::mem::size_of::<ModelEvent>(), 16);
+    }
+
+    #[test]
+    fn every_operation_packs_and_unpacks_to_itself() {
+        let ops = [
+            ModelOp::Start { forked: true },
+            ModelOp::Start { forked: false },
+            ModelOp::End,
+            ModelOp::Fork { child: 3 },
+            ModelOp::Join { child: 3 },
+            ModelOp::Lock { mutex: 7 },
+            ModelOp::Unlock { mutex: 7 },
+            ModelOp::ReadLock { rw: 2 },
+            ModelOp::WriteLock { rw: 2 },
+            ModelOp::RwUnlock { rw: 2 },
+            ModelOp::WaitRelease { mutex: 1 },
+            ModelOp::WaitReturn {
+                mutex: 1,
+                wake: Wake::Signal(9),
+            },
+            ModelOp::WaitReturn {
+                mutex: 1,
+                wake: Wake::Unsignalled,
+            },
+            ModelOp::WaitReturn {
+                mutex: 1,
+                wake: Wake::Never,
+            },
+            ModelOp::Signal { cond: 9 },
+            ModelOp::LoopExit {
+                cond: 9,
+                mutex: Some(1),
+            },
+            ModelOp::LoopExit {
+                cond: 9,
+                mutex: None,
+            },
+            ModelOp::BarrierEnter { barrier: 4 },
+            ModelOp::BarrierExit { barrier: 4 },
+            ModelOp::SemWait { sem: 5 },
+            ModelOp::SemPost { sem: 5 },
+            ModelOp::TryFail {
+                target: TryTarget::Mutex(7),
+            },
+            ModelOp::TryFail {
+                target: TryTarget::RwRead(2),
+            },
+            ModelOp::TryFail {
+                target: TryTarget::RwWrite(2),
+            },
+            ModelOp::TryFail {
+                target: TryTarget::Sem(5),
+            },
+            ModelOp::Exit,
+            ModelOp::Nop,
+        ];
+        for op in ops {
+            assert_eq!(PackedOp::from(op).get(), op);
+        }
     }
 }

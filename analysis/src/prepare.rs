@@ -26,7 +26,7 @@
 //! Never fails: a trace the runtime cut short or that comes from partly uninstrumented code is
 //! modelled as far as it goes.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use ilgen_trace::format::ThreadTrace;
 use ilgen_trace::{Access, AccessKind, Event, HeapOp, SyncOp, ThreadId, PENDING};
@@ -34,8 +34,8 @@ use ilgen_trace::{Access, AccessKind, Event, HeapOp, SyncOp, ThreadId, PENDING};
 use crate::lifetime::{event_epochs, Lifetimes};
 
 use crate::model::{
-    BarrierObject, Model, ModelEvent, ModelOp, ModelThread, MutexObject, Observed, SemObject,
-    SyncObjects, TryTarget, VarId, Wake,
+    BarrierObject, Model, ModelEvent, ModelOp, MutexObject, Observed, SemObject, SyncObjects,
+    ThreadBuilder, TryTarget, VarId, Wake,
 };
 
 /// A shared object: the bytes `[addr, addr + len)` during one allocation epoch
@@ -66,18 +66,18 @@ struct At {
     seq: u64,
 }
 
-pub fn prepare(traces: &[ThreadTrace]) -> Program {
-    let lifetimes = Lifetimes::of(traces);
-    let vars = shared_objects_in(traces, &lifetimes);
+pub fn prepare(traces: Vec<ThreadTrace>) -> Program {
+    let lifetimes = Lifetimes::of(&traces);
+    let vars = shared_objects_in(&traces, &lifetimes);
     let index_of: HashMap<ThreadId, usize> = traces
         .iter()
         .enumerate()
         .map(|(i, t)| (t.header.tid, i))
         .collect();
-    let conds = match_conditions(traces);
-    let barriers = barrier_instances(traces);
-    let sems = semaphores(traces);
-    let forked: BTreeSet<ThreadId> = syncs(traces)
+    let conds = match_conditions(&traces);
+    let barriers = barrier_instances(&traces);
+    let sems = semaphores(&traces);
+    let forked: BTreeSet<ThreadId> = syncs(&traces)
         .filter_map(|(_, s)| match s.op {
             SyncOp::Fork { child } => Some(child),
             _ => None,
@@ -94,7 +94,7 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
         .collect();
 
     // The run's last completed step: an exit there ended the process ([`ModelOp::Exit`]).
-    let last_seq = syncs(traces)
+    let last_seq = syncs(&traces)
         .map(|(at, _)| at.seq)
         .filter(|&seq| seq != PENDING)
         .max();
@@ -111,22 +111,30 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
     let mut accesses_read = 0;
     let mut accesses_kept = 0;
     let mut threads = Vec::with_capacity(traces.len());
-    for (t, trace) in traces.iter().enumerate() {
-        let mut events: Vec<ModelEvent> = Vec::new();
+    // Each thread's recorded events are dropped once its part of the model is built: the two
+    // are never both held whole.
+    for (t, trace) in traces.into_iter().enumerate() {
+        // Each recorded event gives at most one model event (but an access spanning several
+        // objects, rare), and each sync event one.
+        let syncs = trace
+            .events
+            .iter()
+            .filter(|e| matches!(e, Event::Sync(_)))
+            .count();
+        let mut thread = ThreadBuilder::with_capacity(trace.header.tid, trace.events.len(), syncs);
         // Where this segment's record of each object is, to merge repeated accesses.
         let mut segment: HashMap<VarId, usize> = HashMap::new();
         let mut held: HashMap<usize, u32> = HashMap::new();
         let mut rw_held: HashMap<usize, u32> = HashMap::new();
         // Mutexes held, in the order they were taken.
         let mut order: Vec<usize> = Vec::new();
-        let mut op_index = 0u32;
         // A pending operation followed by others was abandoned (the thread was cancelled in it,
         // or jumped out): it never completed, and did not block the thread either.
         let last_sync = trace
             .events
             .iter()
             .rposition(|e| matches!(e, Event::Sync(_)));
-        let epochs = event_epochs(trace, &lifetimes);
+        let epochs = event_epochs(&trace, &lifetimes);
         for (index, event) in trace.events.iter().enumerate() {
             // An allocation orders nothing (a new object is a new epoch): no access, no step.
             if let Some(a) = memory_access(event, &lifetimes) {
@@ -148,7 +156,7 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                 {
                     match segment.get(&var) {
                         Some(&i) => {
-                            if let ModelEvent::Access { kind, site, .. } = &mut events[i] {
+                            if let ModelEvent::Access { kind, site, .. } = &mut thread.events[i] {
                                 let merged = kind.dominant(a.kind);
                                 if merged != *kind && merged == a.kind {
                                     *site = a.site;
@@ -157,12 +165,9 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                             }
                         }
                         None => {
-                            segment.insert(var, events.len());
-                            events.push(ModelEvent::Access {
-                                var,
-                                kind: a.kind,
-                                site: a.site,
-                            });
+                            segment.insert(var, thread.events.len());
+                            thread.access(var, a.kind, a.site);
+                            accesses_kept += 1;
                         }
                     }
                 }
@@ -360,27 +365,17 @@ pub fn prepare(traces: &[ThreadTrace]) -> Program {
                 ModelOp::WaitRelease { mutex } => order.retain(|&m| m != mutex),
                 _ => {}
             }
-            events.push(ModelEvent::Sync {
+            thread.sync(
                 op,
-                observed: Observed {
+                Observed {
                     seq: sync.seq,
-                    op_index,
+                    op_index: 0,
                     site: sync.site,
                     op: sync.op,
                 },
-            });
-            op_index += 1;
+            );
         }
-        accesses_kept += events
-            .iter()
-            .filter(|e| matches!(e, ModelEvent::Access { .. }))
-            .count();
-        // Held for the whole analysis: without the slack of growing.
-        events.shrink_to_fit();
-        threads.push(ModelThread {
-            tid: trace.header.tid,
-            events,
-        });
+        threads.push(thread.build());
     }
     objects.mutexes = mutexes
         .iter()
@@ -415,7 +410,7 @@ fn explain_try_failures(model: Model) -> Model {
     } = model;
     for at in unexplained {
         if let ModelEvent::Sync { op, .. } = &mut threads[at.thread].events[at.index] {
-            *op = ModelOp::Nop;
+            *op = ModelOp::Nop.into();
         }
     }
     Model::new(threads, objects)
@@ -515,8 +510,10 @@ fn shared_objects_in(traces: &[ThreadTrace], lifetimes: &Lifetimes) -> Vec<Share
     // access's ends are boundaries too (with no count), where the shared ranges may split.
     let mut bounds: Vec<(u32, u64, i32, i32)> = Vec::new();
     for t in traces {
-        let mut any = Vec::new();
-        let mut written = Vec::new();
+        // Each distinct range once: a hot variable is accessed in every segment, and a record
+        // per access would hold the run's accesses several times over.
+        let mut any = HashSet::new();
+        let mut written = HashSet::new();
         let epochs = event_epochs(t, lifetimes);
         for (e, &epoch) in t.events.iter().zip(&epochs) {
             let Some(a) = memory_access(e, lifetimes) else {
@@ -524,19 +521,21 @@ fn shared_objects_in(traces: &[ThreadTrace], lifetimes: &Lifetimes) -> Vec<Share
             };
             let r = (epoch, a.addr, a.addr.saturating_add(u64::from(a.size)));
             if r.1 < r.2 {
-                any.push(r);
-                bounds.push((epoch, r.1, 0, 0));
-                bounds.push((epoch, r.2, 0, 0));
+                any.insert(r);
                 if a.kind.is_write() {
-                    written.push(r);
+                    written.insert(r);
                 }
             }
         }
-        for (epoch, lo, hi) in merge(any) {
+        for &(epoch, lo, hi) in &any {
+            bounds.push((epoch, lo, 0, 0));
+            bounds.push((epoch, hi, 0, 0));
+        }
+        for (epoch, lo, hi) in merge(any.into_iter().collect()) {
             bounds.push((epoch, lo, 1, 0));
             bounds.push((epoch, hi, -1, 0));
         }
-        for (epoch, lo, hi) in merge(written) {
+        for (epoch, lo, hi) in merge(written.into_iter().collect()) {
             bounds.push((epoch, lo, 0, 1));
             bounds.push((epoch, hi, 0, -1));
         }
@@ -606,7 +605,15 @@ fn match_conditions(traces: &[ThreadTrace]) -> Conditions {
         loop_exits: HashMap::new(),
         mutex_of: HashMap::new(),
     };
-    let mut all: Vec<(At, SyncOp)> = syncs(traces).map(|(at, s)| (at, s.op)).collect();
+    let mut all: Vec<(At, SyncOp)> = syncs(traces)
+        .filter(|(_, s)| {
+            matches!(
+                s.op,
+                SyncOp::CondSignal { .. } | SyncOp::CondBroadcast { .. }
+            )
+        })
+        .map(|(at, s)| (at, s.op))
+        .collect();
     all.sort_by_key(|(at, _)| (at.seq, at.thread));
     // Per condition variable: (seq, instance) of its signals and of its broadcasts.
     let mut signals: HashMap<u64, BTreeSet<(u64, usize)>> = HashMap::new();
@@ -848,7 +855,20 @@ struct Semaphores {
 /// destroy before it (the semaphore opened again) does not reset the model's counter: the
 /// initial count is then raised to what the observed order needs, if it needs more.
 fn semaphores(traces: &[ThreadTrace]) -> Semaphores {
-    let mut all: Vec<(At, SyncOp)> = syncs(traces).map(|(at, s)| (at, s.op)).collect();
+    let mut all: Vec<(At, SyncOp)> = syncs(traces)
+        .filter(|(_, s)| {
+            matches!(
+                s.op,
+                SyncOp::SemPost { .. }
+                    | SyncOp::SemWait { .. }
+                    | SyncOp::SemTryWait { .. }
+                    | SyncOp::SemTimedWait { .. }
+                    | SyncOp::SemInit { .. }
+                    | SyncOp::SemDestroy { .. }
+            )
+        })
+        .map(|(at, s)| (at, s.op))
+        .collect();
     all.sort_by_key(|(at, _)| at.seq);
     let mut s = Semaphores {
         objects: Vec::new(),
@@ -990,7 +1010,7 @@ mod tests {
             .w(1, 0x108, 5)
             .lock(0, 0x900)
             .access(0, 0x100, 16, AccessKind::Read, 6);
-        let p = prepare(&r.traces());
+        let p = prepare(r.traces());
         assert_eq!(p.vars.len(), 2);
         let events = &p.model.threads[0].events;
         assert_eq!(
@@ -1005,7 +1025,7 @@ mod tests {
         let vars: Vec<VarId> = events[2..]
             .iter()
             .filter_map(|e| match e {
-                ModelEvent::Access { var, .. } => Some(*var),
+                ModelEvent::Access { var, .. } => Some(*var as VarId),
                 ModelEvent::Sync { .. } => None,
             })
             .collect();
@@ -1017,10 +1037,7 @@ mod tests {
         p.model.threads[t]
             .events
             .iter()
-            .filter_map(|e| match e {
-                ModelEvent::Sync { op, .. } => Some(*op),
-                ModelEvent::Access { .. } => None,
-            })
+            .filter_map(ModelEvent::op)
             .collect()
     }
 
@@ -1074,7 +1091,7 @@ mod tests {
                     timed_out: true,
                 },
             );
-        let p = prepare(&r.traces());
+        let p = prepare(r.traces());
         let wake_of = |t| {
             ops(&p, t).into_iter().find_map(|op| match op {
                 ModelOp::WaitReturn { wake, .. } => Some(wake),
@@ -1097,7 +1114,7 @@ mod tests {
             .sync(0, SyncOp::WaitLoopEnter { cond: c })
             .sync(0, SyncOp::WaitLoopExit { cond: c })
             .unlock(0, m);
-        let p = prepare(&r.traces());
+        let p = prepare(r.traces());
         assert_eq!(
             ops(&p, 0),
             vec![
@@ -1136,7 +1153,7 @@ mod tests {
         exit(&mut r, 2); // takes 2
         exit(&mut r, 1); // no signal left: the broadcast
         exit(&mut r, 2); // the broadcast again
-        let p = prepare(&r.traces());
+        let p = prepare(r.traces());
         let exits = |p: &Program, t| -> Vec<usize> {
             ops(p, t)
                 .into_iter()
@@ -1155,7 +1172,7 @@ mod tests {
             .sync(0, signal);
         exit(&mut r, 1);
         exit(&mut r, 1);
-        let p = prepare(&r.traces());
+        let p = prepare(r.traces());
         assert_eq!(exits(&p, 1), vec![0, 0]);
 
         // Every earlier signal taken (the third exit): the latest.
@@ -1164,7 +1181,7 @@ mod tests {
         exit(&mut r, 1);
         exit(&mut r, 2);
         exit(&mut r, 1);
-        let p = prepare(&r.traces());
+        let p = prepare(r.traces());
         assert_eq!((exits(&p, 1), exits(&p, 2)), (vec![0, 1], vec![1]));
     }
 
@@ -1184,7 +1201,7 @@ mod tests {
             .sync(1, exit)
             .sync(1, enter)
             .pending(0, exit);
-        let p = prepare(&r.traces());
+        let p = prepare(r.traces());
         assert_eq!(
             p.model.objects.barriers,
             vec![
@@ -1218,7 +1235,7 @@ mod tests {
                 },
             )
             .sync(1, SyncOp::SemWait { sem: s });
-        let p = prepare(&r.traces());
+        let p = prepare(r.traces());
         assert_eq!(
             p.model.objects.sems,
             vec![SemObject {
@@ -1251,7 +1268,7 @@ mod tests {
             .sync(0, SyncOp::SemInit { sem: v, count: 0 })
             .sync(0, SyncOp::SemInit { sem: v, count: 1 })
             .sync(1, SyncOp::SemWait { sem: v });
-        let p = prepare(&r.traces());
+        let p = prepare(r.traces());
         let sem = |addr, initial, recorded| SemObject {
             addr,
             initial,
@@ -1278,7 +1295,7 @@ mod tests {
             .sync(0, SyncOp::SemDestroy { sem: s })
             .sync(0, SyncOp::SemInit { sem: s, count: 3 })
             .sync(0, SyncOp::SemWait { sem: s });
-        let p = prepare(&r.traces());
+        let p = prepare(r.traces());
         let sem = |initial| SemObject {
             addr: s,
             initial,
@@ -1304,7 +1321,7 @@ mod tests {
             .lock(1, m)
             .unlock(1, m)
             .sync(1, destroy(m));
-        let p = prepare(&r.traces());
+        let p = prepare(r.traces());
         assert_eq!(
             p.vars,
             vec![SharedObject {
@@ -1318,7 +1335,7 @@ mod tests {
                 .events
                 .iter()
                 .filter_map(|e| match *e {
-                    ModelEvent::Access { var, kind, site } => Some((var, kind, site)),
+                    ModelEvent::Access { var, kind, site } => Some((var as VarId, kind, site)),
                     ModelEvent::Sync { .. } => None,
                 })
                 .collect()
@@ -1342,7 +1359,7 @@ mod tests {
             .sync(0, timed(true))
             .sync(1, timed(false)) // timed out
             .pending(1, timed(false)); // still waiting as the run ended
-        let p = prepare(&r.traces());
+        let p = prepare(r.traces());
         assert_eq!(p.model.objects.sems[0].initial, 1);
         let wait = ModelOp::SemWait { sem: 0 };
         assert_eq!(ops(&p, 0), vec![ModelOp::Nop, wait]);
@@ -1387,7 +1404,7 @@ mod tests {
                     acquired: false,
                 },
             );
-        let p = prepare(&r.traces());
+        let p = prepare(r.traces());
         let fail = |target| ModelOp::TryFail { target };
         assert_eq!(
             ops(&p, 1),
@@ -1443,7 +1460,7 @@ mod tests {
                     acquired: false,
                 },
             );
-        let p = prepare(&r.traces());
+        let p = prepare(r.traces());
         // Objects are numbered in the order first seen.
         let (n, m) = (0, 1);
         assert_eq!(

@@ -37,7 +37,7 @@ use crate::model::{At, Model, ModelEvent, RfEdge, VarId};
 
 /// A completed sync event's index and seq, if there is one.
 fn completed(model: &Model, thread: usize, index: usize) -> Option<(usize, u64)> {
-    let seq = model.threads[thread].events[index].observed()?.seq;
+    let seq = model.threads[thread].observed_at(index)?.seq;
     (seq != PENDING).then_some((index, seq))
 }
 
@@ -81,6 +81,7 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
         for (i, e) in events.iter().enumerate() {
             match *e {
                 ModelEvent::Access { var, kind, site } => {
+                    let var = var as VarId;
                     if kind.is_write() {
                         pending_writes.push(var);
                         writers.entry(var).or_default().insert(t);
@@ -219,23 +220,21 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ModelOp, ModelThread, MutexObject, Observed, SyncObjects};
+    use crate::model::{ModelOp, MutexObject, Observed, SyncObjects, ThreadBuilder};
     use ilgen_trace::{SiteId, SyncOp, NO_SITE};
 
-    fn sync(seq: u64, op: ModelOp) -> ModelEvent {
-        ModelEvent::Sync {
-            op,
-            observed: Observed {
-                seq,
-                op_index: 0,
-                site: NO_SITE,
-                op: SyncOp::MutexLock { mutex: 1 },
-            },
-        }
+    /// An event of a hand-made thread.
+    enum Step {
+        Sync(u64, ModelOp),
+        Access(VarId, AccessKind, SiteId),
     }
 
-    fn access(var: VarId, kind: AccessKind, site: SiteId) -> ModelEvent {
-        ModelEvent::Access { var, kind, site }
+    fn sync(seq: u64, op: ModelOp) -> Step {
+        Step::Sync(seq, op)
+    }
+
+    fn access(var: VarId, kind: AccessKind, site: SiteId) -> Step {
+        Step::Access(var, kind, site)
     }
 
     fn addresses(sites: &[SiteId]) -> Deciding {
@@ -250,14 +249,28 @@ mod tests {
     }
 
     /// A model of `threads`, with two mutexes.
-    fn model(threads: Vec<Vec<ModelEvent>>) -> Model {
+    fn model(threads: Vec<Vec<Step>>) -> Model {
         Model::derive(
             threads
                 .into_iter()
                 .enumerate()
-                .map(|(tid, events)| ModelThread {
-                    tid: tid as ilgen_trace::ThreadId,
-                    events,
+                .map(|(tid, steps)| {
+                    let mut thread = ThreadBuilder::new(tid as ilgen_trace::ThreadId);
+                    for step in steps {
+                        match step {
+                            Step::Sync(seq, op) => thread.sync(
+                                op,
+                                Observed {
+                                    seq,
+                                    op_index: 0,
+                                    site: NO_SITE,
+                                    op: SyncOp::MutexLock { mutex: 1 },
+                                },
+                            ),
+                            Step::Access(var, kind, site) => thread.access(var, kind, site),
+                        };
+                    }
+                    thread.build()
                 })
                 .collect(),
             SyncObjects {
@@ -276,7 +289,7 @@ mod tests {
     }
 
     /// A critical section of mutex `m` from seq `seq`, accessing var 0 at `site`.
-    fn section(m: usize, seq: u64, kind: AccessKind, site: SiteId) -> Vec<ModelEvent> {
+    fn section(m: usize, seq: u64, kind: AccessKind, site: SiteId) -> Vec<Step> {
         vec![
             sync(seq, ModelOp::Lock { mutex: m }),
             access(0, kind, site),

@@ -336,7 +336,7 @@ fn blocked_sites(model: &Model, finding: &Finding) -> Vec<ilgen_trace::SiteId> {
     };
     let mut sites: Vec<_> = blocked
         .iter()
-        .filter_map(|at| model.threads[at.thread].events[at.index].observed())
+        .filter_map(|at| model.threads[at.thread].observed_at(at.index))
         .map(|o| o.site)
         .collect();
     sites.sort_unstable();
@@ -351,7 +351,7 @@ fn threads_accessing(model: &Model, w: &window::Window, var: VarId) -> usize {
         .filter(|(t, thread)| {
             thread.events[w.start[*t]..w.end[*t]]
                 .iter()
-                .any(|e| matches!(e, ModelEvent::Access { var: v, .. } if *v == var))
+                .any(|e| matches!(e, ModelEvent::Access { var: v, .. } if *v as VarId == var))
         })
         .count()
 }
@@ -378,8 +378,7 @@ mod tests {
         let mut next = vec![0; model.threads.len()];
         for at in &schedule.steps {
             let events = &model.threads[at.thread].events;
-            let expected =
-                (next[at.thread]..events.len()).find(|&i| events[i].observed().is_some());
+            let expected = (next[at.thread]..events.len()).find(|&i| events[i].is_sync());
             assert_eq!(Some(at.index), expected, "{schedule:?}");
             next[at.thread] = at.index + 1;
         }
@@ -442,7 +441,7 @@ mod tests {
         let coverage = RefCell::new(Coverage::default());
         check_random_runs(0x9e37_79b9_7f4a_7c15, 1500, |run| {
             let mut c = coverage.borrow_mut();
-            let mut program = prepare(&run.traces());
+            let mut program = prepare(run.traces());
             if reads_from {
                 // Every read deciding: odd sites a waiting loop's branch, even ones an address.
                 let (predicates, addresses) = program
@@ -620,15 +619,12 @@ mod tests {
             .lock(0, a)
             .unlock(0, a)
             .join(0, 1);
-        let program = prepare(&r.traces());
+        let program = prepare(r.traces());
         let (model, _) = program.model.restrict(None);
-        assert!(model.threads[1].events.iter().any(|e| matches!(
-            e,
-            ModelEvent::Sync {
-                op: crate::model::ModelOp::TryFail { .. },
-                ..
-            }
-        )));
+        assert!(model.threads[1]
+            .events
+            .iter()
+            .any(|e| matches!(e.op(), Some(crate::model::ModelOp::TryFail { .. }))));
         let s = exhaustive::search(
             &model,
             &window::whole(&model),
@@ -659,7 +655,7 @@ mod tests {
         };
         let searched = Cell::new(0);
         check_random_runs(0x5851_f42d_4c95_7f2d, 300, |run| {
-            let program = prepare(&run.traces());
+            let program = prepare(run.traces());
             let (survivors, _) = filter(&program);
             let heard = AtomicU64::new(0);
             let tick = || {
@@ -690,7 +686,7 @@ mod tests {
     fn lock_cycle_deadlocks_and_deadlock_freedom_agree_with_exhaustive_search() {
         let (found, safe) = (Cell::new(0), Cell::new(0));
         check_random_runs(0x2545_f491_4f6c_dd1d, 1000, |run| {
-            let program = prepare(&run.traces());
+            let program = prepare(run.traces());
             let (model, _) = program.model.restrict(None);
             let cycles = lockgraph::deadlocks(&model, usize::MAX);
             let reference = exhaustive::search(

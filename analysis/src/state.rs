@@ -9,7 +9,7 @@
 //! what does not: lock holders, semaphore counts, which threads wait at a wait-loop exit, and
 //! which signals were lost to a wait that was entered after them.
 
-use crate::model::{At, Model, ModelEvent, ModelOp, TryTarget, Wake};
+use crate::model::{At, Model, ModelOp, TryTarget, Wake};
 use crate::semantics::{
     self, BarrierOp, CondOp, Creation, CreationOp, Holder, MutexOp, ProcessOp, RwLock, RwOp, SemOp,
     Termination, TerminationOp,
@@ -370,7 +370,7 @@ impl State {
     /// Runs `thread` through its constraining event at `stop` (and the accesses and no-ops
     /// before it), if that event is enabled.
     pub fn advance(&mut self, model: &Model, thread: usize, stop: usize) -> bool {
-        let ModelEvent::Sync { op, .. } = model.threads[thread].events[stop] else {
+        let Some(op) = model.threads[thread].events[stop].op() else {
             return false;
         };
         if !self.enabled(model, thread, op) || !self.rf_ready(model, thread, stop) {
@@ -390,27 +390,29 @@ mod tests {
     use ilgen_trace::{SyncOp, NO_SITE};
 
     use super::*;
-    use crate::model::{BarrierObject, ModelThread, MutexObject, Observed, SemObject, SyncObjects};
+    use crate::model::{
+        BarrierObject, MutexObject, Observed, SemObject, SyncObjects, ThreadBuilder,
+    };
 
     fn model(threads: Vec<Vec<ModelOp>>, objects: SyncObjects) -> Model {
         Model::new(
             threads
                 .into_iter()
                 .enumerate()
-                .map(|(t, ops)| ModelThread {
-                    tid: t as u32,
-                    events: ops
-                        .into_iter()
-                        .map(|op| ModelEvent::Sync {
+                .map(|(t, ops)| {
+                    let mut thread = ThreadBuilder::new(t as u32);
+                    for op in ops {
+                        thread.sync(
                             op,
-                            observed: Observed {
+                            Observed {
                                 seq: 0,
                                 op_index: 0,
                                 site: NO_SITE,
                                 op: SyncOp::Start,
                             },
-                        })
-                        .collect(),
+                        );
+                    }
+                    thread.build()
                 })
                 .collect(),
             objects,

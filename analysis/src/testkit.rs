@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use ilgen_trace::format::{ThreadHeader, ThreadTrace};
 
-use crate::model::{Model, ModelEvent, ModelOp, ModelThread, MutexObject, Observed, SyncObjects};
+use crate::model::{Model, ModelOp, MutexObject, Observed, SyncObjects, ThreadBuilder};
 use ilgen_trace::{
     Access, AccessKind, Event, SiteId, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_THREAD, PENDING,
 };
@@ -502,32 +502,28 @@ pub fn sections_then_race() -> Run {
 /// the other thread writes v under m.
 pub fn exit_inside_a_critical_section(exit: ModelOp) -> Model {
     let (lock, unlock) = (ModelOp::Lock { mutex: 0 }, ModelOp::Unlock { mutex: 0 });
-    let write = ModelEvent::Access {
-        var: 0,
-        kind: AccessKind::Write,
-        site: 7,
-    };
     let mut seq = 0;
-    let mut sync = |op| {
+    let mut observed = || {
         seq += 1;
-        ModelEvent::Sync {
-            op,
-            observed: Observed {
-                seq,
-                op_index: 0,
-                site: 100 + seq as SiteId,
-                op: SyncOp::Start,
-            },
+        Observed {
+            seq,
+            op_index: 0,
+            site: 100 + seq as SiteId,
+            op: SyncOp::Start,
         }
     };
-    let main = vec![sync(lock), sync(exit), sync(unlock), write];
-    let other = vec![sync(lock), write, sync(unlock)];
+    let mut main = ThreadBuilder::new(0);
+    main.sync(lock, observed())
+        .sync(exit, observed())
+        .sync(unlock, observed())
+        .access(0, AccessKind::Write, 7);
+    let mut other = ThreadBuilder::new(1);
+    other
+        .sync(lock, observed())
+        .access(0, AccessKind::Write, 7)
+        .sync(unlock, observed());
     Model::new(
-        [main, other]
-            .into_iter()
-            .zip(0..)
-            .map(|(events, tid)| ModelThread { tid, events })
-            .collect(),
+        vec![main.build(), other.build()],
         SyncObjects {
             mutexes: vec![MutexObject {
                 addr: 1,

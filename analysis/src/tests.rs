@@ -29,7 +29,7 @@ fn options() -> Options {
 }
 
 fn detect(r: &Run) -> Vec<Candidate> {
-    let found = crate::analyze(&r.traces(), &options())
+    let found = crate::analyze(r.traces(), &options())
         .expect("native analysis")
         .1;
     for c in &found {
@@ -146,7 +146,7 @@ fn a_failed_trylock_is_scheduled_inside_the_holders_critical_section() {
 
 #[test]
 fn listing1_stats_count_what_each_filter_removed() {
-    let (stats, _) = crate::analyze(&listing1().traces(), &options()).expect("native analysis");
+    let (stats, _) = crate::analyze(listing1().traces(), &options()).expect("native analysis");
     let f = stats.filter;
     assert_eq!(f.vars_shared, 2);
     assert_eq!(f.vars_removed_by_lockset, 1, "x: both writes under m");
@@ -168,7 +168,7 @@ fn every_race_pair_left_by_the_filter_is_accounted_for() {
     r.w(1, Y, 2).lock(1, M).unlock(1, M).w(1, Y, 2).lock(1, M);
     r.unlock(1, M).w(1, Y, 3).end(1).join(0, 1);
     let counts = |options: &Options| {
-        let (stats, found) = crate::analyze(&r.traces(), options).expect("native analysis");
+        let (stats, found) = crate::analyze(r.traces(), options).expect("native analysis");
         assert_eq!(stats.filter.pairs_left, 3);
         assert!(stats.not_decided.is_empty());
         let v = stats.solve;
@@ -564,7 +564,7 @@ fn three_threads_in_a_lock_cycle_deadlock() {
 
 /// The candidates file of `r`'s analysis, as `ilgen detect` would write it.
 fn candidates_file(r: &Run, options: &Options) -> crate::CandidatesFile {
-    let (stats, candidates) = crate::analyze(&r.traces(), options).expect("native analysis");
+    let (stats, candidates) = crate::analyze(r.traces(), options).expect("native analysis");
     crate::CandidatesFile {
         format_version: crate::candidates::FORMAT_VERSION,
         binary: "a".into(),
@@ -631,7 +631,7 @@ fn scale_eight_threads_forty_thousand_sync_events() {
     }
     let start = std::time::Instant::now();
     let (stats, found) =
-        crate::analyze(&r.traces(), &options_with_states(200_000)).expect("native analysis");
+        crate::analyze(r.traces(), &options_with_states(200_000)).expect("native analysis");
     eprintln!(
         "{:?}\n{stats:#?}\n{} candidates",
         start.elapsed(),
@@ -712,7 +712,7 @@ fn candidates_are_bounded_per_variable_unless_all_sites() {
             all_sites,
             ..options()
         };
-        let found = crate::analyze(&r.traces(), &o).expect("native analysis").1;
+        let found = crate::analyze(r.traces(), &o).expect("native analysis").1;
         let mut pairs: Vec<Vec<u32>> = found
             .iter()
             .map(|c| match c {
@@ -741,13 +741,13 @@ fn max_candidates_keeps_the_first_in_order_and_counts_the_rest() {
         all_sites: true,
         ..options()
     };
-    let (stats, all) = crate::analyze(&r.traces(), &all_sites).expect("native analysis");
+    let (stats, all) = crate::analyze(r.traces(), &all_sites).expect("native analysis");
     assert_eq!((all.len(), stats.not_written), (5, 0), "{all:#?}");
     let capped = Options {
         max_candidates: 3,
         ..all_sites
     };
-    let (stats, first) = crate::analyze(&r.traces(), &capped).expect("native analysis");
+    let (stats, first) = crate::analyze(r.traces(), &capped).expect("native analysis");
     assert_eq!(first, all[..3]);
     assert_eq!(stats.not_written, 2);
     let limits = crate::candidates::Limits {
@@ -860,7 +860,7 @@ fn an_unjoined_worker_races_with_main_before_the_exit() {
         .unlock(1, M)
         .end(1)
         .sync(0, SyncOp::Exit);
-    let exit = crate::prepare::prepare(&r.traces()).model.sources().exit_of;
+    let exit = crate::prepare::prepare(r.traces()).model.sources().exit_of;
     assert_eq!(
         exit.map(|at| at.thread),
         Some(0),
@@ -912,7 +912,7 @@ fn an_exit_whose_handler_wakes_a_thread_does_not_end_the_model() {
         .w(1, D, 2)
         .end(1);
     assert_eq!(
-        crate::prepare::prepare(&r.traces()).model.sources().exit_of,
+        crate::prepare::prepare(r.traces()).model.sources().exit_of,
         None
     );
     let found = detect(&r);
@@ -959,7 +959,7 @@ fn a_second_instance_of_a_site_pair_is_kept_as_fallback_outside_max_per_var() {
             fallbacks,
             ..options()
         };
-        let (stats, found) = crate::analyze(&r.traces(), &o).expect("native analysis");
+        let (stats, found) = crate::analyze(r.traces(), &o).expect("native analysis");
         let summary: Vec<(Vec<u32>, Option<usize>)> = found
             .iter()
             .map(|c| {

@@ -13,7 +13,7 @@
 //! A thread whose next operation lies beyond the window counts as able to move, so a window's end
 //! never looks like a deadlock.
 
-use crate::model::{Model, ModelEvent};
+use crate::model::Model;
 
 /// Default number of sync events per window.
 pub const DEFAULT_SIZE: usize = 10_000;
@@ -43,7 +43,7 @@ pub fn split(model: &Model, size: usize) -> Vec<Window> {
     let mut seqs: Vec<u64> = model
         .threads
         .iter()
-        .flat_map(|t| t.events.iter().filter_map(ModelEvent::observed))
+        .flat_map(|t| t.events.iter().filter_map(|e| t.observed_of(e)))
         .map(|o| o.seq)
         .filter(|&s| s != ilgen_trace::PENDING)
         .collect();
@@ -68,7 +68,7 @@ fn between(model: &Model, lo: u64, hi: Option<u64>) -> Window {
     let mut start = Vec::with_capacity(model.threads.len());
     let mut end = Vec::with_capacity(model.threads.len());
     for thread in &model.threads {
-        let seq_at = |i: usize| thread.events[i].observed().map(|o| o.seq);
+        let seq_at = |i: usize| thread.observed_at(i).map(|o| o.seq);
         let s = (0..thread.events.len())
             .rev()
             .find(|&i| seq_at(i).is_some_and(|seq| seq < lo))
@@ -97,7 +97,7 @@ mod tests {
 
     #[test]
     fn windows_split_by_seq_and_start_where_the_prefix_left_each_thread() {
-        let p = prepare(&sections_then_race().traces());
+        let p = prepare(sections_then_race().traces());
         let w = split(&p.model, 4);
         assert_eq!(w.len(), 3);
         assert_eq!(

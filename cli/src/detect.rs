@@ -29,8 +29,7 @@ use ilgen_binary::Binary;
 use ilgen_report::limits::{self, with_names};
 use ilgen_report::shard::ShardInfo;
 use ilgen_report::suppress::Suppressions;
-use ilgen_report::Report;
-use ilgen_trace::TraceDir;
+use ilgen_report::{RecordedRun, Report};
 use rayon::prelude::*;
 
 use crate::dump;
@@ -139,12 +138,12 @@ const MAX_CANDIDATES: usize = 1000;
 /// reduction, so it needs more than the native search for the same model.
 const CHECKER_STATES: usize = 2_000_000;
 
-/// One recorded run, analysed: its trace, the candidates written into its directory.
+/// One recorded run, analysed: what the report needs of its trace, the candidates in its directory.
 struct Predicted {
     dir: PathBuf,
     /// Where the candidates, schedules and replays go: `dir`, or a shard's own directory in it.
     out: PathBuf,
-    trace: TraceDir,
+    run: RecordedRun,
     file: CandidatesFile,
     /// Each candidate's place in the unsharded analysis.
     keys: Vec<Key>,
@@ -265,8 +264,11 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         fallbacks: args.fallbacks,
     };
     let shard = args.shard.unwrap_or(Shard::WHOLE);
+    let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
+    // Shard 1 of a sharded analysis reports the deadlock the run ended in (when it replays).
+    let run = RecordedRun::of(&trace, !args.no_replay && shard.index == 1);
     let (stats, candidates, keys) =
-        ilgen_analysis::analyze_shard(&trace.threads, &options, &progress, shard)?;
+        ilgen_analysis::analyze_shard(trace.threads, &options, &progress, shard)?;
     progress.finish();
     let out = match args.shard {
         Some(s) => dir.join(format!("shard-{}-of-{}", s.index, s.count)),
@@ -294,7 +296,6 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         candidates::not_written_text(&file.stats, &limits(args))
     );
     ilgen_confirm::remove_old_outputs(&out);
-    let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
     for (i, c) in file.candidates.iter().enumerate() {
         let schedule = candidates::replay_schedule(c, &headers, &file.build_id);
         let path = out.join(candidates::schedule_file_name(i + 1));
@@ -303,7 +304,7 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
     Ok(Predicted {
         dir: dir.to_path_buf(),
         out,
-        trace,
+        run,
         file,
         keys,
     })
@@ -319,7 +320,7 @@ fn candidates_only(p: &Predicted, args: &DetectArgs) -> Result<i32, CliError> {
         }
         Format::Text => format!(
             "{}candidates written to {}\n",
-            with_names(&p.trace.meta, |names| candidates::summary(
+            with_names(&p.run.meta, |names| candidates::summary(
                 &p.file,
                 names,
                 &limits(args)
@@ -347,17 +348,17 @@ fn confirm(
     for p in runs {
         binaries.push(if p.file.candidates.is_empty() {
             // Nothing to replay: the binary need not even exist any more (it only names sites).
-            Binary::load(&p.trace.meta).ok()
+            Binary::load(&p.run.meta).ok()
         } else {
             // Replaying a rebuilt binary proves nothing: its build id must be the recorded one.
-            Some(Binary::load(&p.trace.meta)?)
+            Some(Binary::load(&p.run.meta)?)
         });
     }
     let jobs = runs
         .iter()
         .map(|p| {
             ilgen_confirm::run::absolute(&p.out).map(|dir| ilgen_confirm::Candidates {
-                meta: &p.trace.meta,
+                meta: &p.run.meta,
                 dir,
                 candidates: &p.file.candidates,
             })
@@ -371,18 +372,15 @@ fn confirm(
     let mut notes = String::new();
     for (i, (p, (binary, replays))) in runs.iter().zip(binaries.iter().zip(replays)).enumerate() {
         let trace_dir = ilgen_confirm::run::absolute(&p.dir)?;
-        // Of a sharded analysis, shard 1 reports the deadlock the run ended in.
-        let observe = args.shard.is_none_or(|s| s.index == 1);
         let part = Report::of_run(
             binary.as_ref(),
-            &p.trace,
+            &p.run,
             &trace_dir.display().to_string(),
             &p.file.candidates,
             &replays,
-            observe,
         );
         let text = limits::text(
-            &p.trace.meta,
+            &p.run.meta,
             &p.file,
             &part.counts,
             &limits(args),

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use ilgen_csp::ast::{Assertion, Item};
 use ilgen_csp::{Limits, Verdict};
-use ilgen_trace::TraceDir;
+use ilgen_trace::Meta;
 
 use ilgen_analysis::csp::translate::{self, Naming, Target};
 use ilgen_analysis::model::{Model, VarId};
@@ -55,7 +55,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, CliError> {
     )?;
     let binary = Binary::load_or_warn(&trace.meta, "objects get generic names");
     let symbol = |addr: u64| binary.as_ref()?.object_name(addr);
-    let program = prepare::prepare(&trace.threads);
+    let program = prepare::prepare(trace.threads);
     let (target, model) = if args.deadlock {
         (Target::Deadlock, program.model.restrict(None).0)
     } else if let Some(wanted) = &args.var {
@@ -81,7 +81,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, CliError> {
     exported
         .script
         .items
-        .splice(0..0, header(&trace, &dir, &model));
+        .splice(0..0, header(&trace.meta, &dir, &model));
     let text = ilgen_csp::print(&exported.script);
     match &args.output {
         Some(path) => std::fs::write(path, &text)
@@ -122,11 +122,11 @@ fn find_var(
 }
 
 /// Comments that say where the model came from and how the threads are named.
-fn header(trace: &TraceDir, dir: &Path, model: &Model) -> Vec<Item> {
+fn header(meta: &Meta, dir: &Path, model: &Model) -> Vec<Item> {
     let mut text = format!(
         "ilgen reorder model of {} (trace {}).\nCheck it with FDR: refines <this file>.\n\
          Threads (the paper's numbering; reports say T0, T1, ...):",
-        trace.meta.binary,
+        meta.binary,
         dir.display()
     );
     for t in &model.threads {

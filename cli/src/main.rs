@@ -98,6 +98,7 @@ enum Command {
 static ALLOCATOR: ilgen_trace::memory::ExitOnExhaustion = ilgen_trace::memory::ExitOnExhaustion;
 
 fn main() -> ExitCode {
+    ilgen_trace::memory::one_arena();
     // The compiler wrappers take their arguments from the raw command line rather than from
     // clap: clap would swallow a `--` that clang must see, and every byte must reach clang as is.
     let raw: Vec<OsString> = std::env::args_os().collect();

@@ -13,7 +13,7 @@ use ilgen_binary::Binary;
 use ilgen_confirm::run::{self, Request};
 use ilgen_confirm::verdict::{self, Class};
 use ilgen_confirm::{replay_dir_name, DEFAULT_TIMEOUT_SECS};
-use ilgen_report::{Context, Entry, Report, Run};
+use ilgen_report::{Context, Entry, RecordedRun, Report, Run};
 
 use crate::debugger::{Debugger, Session, StopAt};
 use crate::error::CliError;
@@ -169,7 +169,8 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
         )));
     }
     let binary = Binary::load(&trace.meta)?;
-    let ctx = Context::new(Some(&binary), &trace.threads);
+    let recorded = RecordedRun::of(&trace, false);
+    let ctx = Context::new(Some(&binary), &recorded);
     if let Some(debugger) = debugger {
         let out_dir = run::absolute(&dir.join("replay-gdb"))?;
         let session = Session {

@@ -24,13 +24,13 @@ pub mod text;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ilgen_trace::format::ThreadTrace;
+use ilgen_trace::format::TraceDir;
 use ilgen_trace::replay::{
     DeadlockReport, HeapBlock as Allocation, HeldLock, NativeFrame, Outcome, RaceAccess,
     ResultKind, StackFrame,
 };
 use ilgen_trace::sites::Frame;
-use ilgen_trace::{known_site, Event, OpKind, RunEnd, SiteId, SyncOp, ThreadId, TraceDir};
+use ilgen_trace::{known_site, Event, Meta, OpKind, RunEnd, SiteId, SyncOp, ThreadId};
 use serde::{Deserialize, Serialize};
 
 use ilgen_analysis::atomicity::Pattern;
@@ -40,18 +40,24 @@ use ilgen_binary::Binary;
 use ilgen_confirm::run::ReplayRun;
 use ilgen_confirm::verdict::{Class, Verdict};
 
-/// What the report needs besides the replays: names for sites and addresses, the thread tree.
-pub struct Context<'a> {
-    pub binary: Option<&'a Binary>,
-    /// Child tid → (parent tid, site of the fork that created it), from the recorded trace.
+/// What a report takes from a recorded run: its `meta.json`, the thread tree and the deadlock the
+/// run ended in. Taken from the trace before the analysis, which consumes its threads.
+#[derive(Clone, Debug)]
+pub struct RecordedRun {
+    pub meta: Meta,
+    /// Child tid → (parent tid, site of the fork that created it).
     pub forks: BTreeMap<ThreadId, (ThreadId, SiteId)>,
     /// The threads created, neither joined nor detached, when the program exited (the trace has
     /// an `exit` event): a race with one of them is a missing join.
     pub unjoined: BTreeSet<ThreadId>,
+    /// The deadlock the run ended in, if it did not exit and it was asked for.
+    pub observed: Option<Observed>,
 }
 
-impl<'a> Context<'a> {
-    pub fn new(binary: Option<&'a Binary>, threads: &[ThreadTrace]) -> Context<'a> {
+impl RecordedRun {
+    /// With `observe`, also the deadlock the run ended in.
+    pub fn of(trace: &TraceDir, observe: bool) -> RecordedRun {
+        let (meta, threads) = (&trace.meta, &trace.threads);
         let mut forks = BTreeMap::new();
         let mut ended_for = BTreeSet::new();
         let mut exited = false;
@@ -82,10 +88,32 @@ impl<'a> Context<'a> {
         } else {
             BTreeSet::new()
         };
-        Context {
-            binary,
+        RecordedRun {
+            meta: meta.clone(),
             forks,
             unjoined,
+            observed: (observe && meta.end != Some(RunEnd::Exit))
+                .then(|| observed_deadlock(threads))
+                .flatten(),
+        }
+    }
+}
+
+/// What the report needs besides the replays: names for sites and addresses, the thread tree.
+pub struct Context<'a> {
+    pub binary: Option<&'a Binary>,
+    /// Child tid → (parent tid, site of the fork that created it), from the recorded trace.
+    pub forks: BTreeMap<ThreadId, (ThreadId, SiteId)>,
+    /// [`RecordedRun::unjoined`].
+    pub unjoined: BTreeSet<ThreadId>,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(binary: Option<&'a Binary>, run: &RecordedRun) -> Context<'a> {
+        Context {
+            binary,
+            forks: run.forks.clone(),
+            unjoined: run.unjoined.clone(),
         }
     }
 
@@ -704,29 +732,24 @@ impl Report {
     }
 
     /// The report of one recorded run, as run 1 in `trace_dir`: the deadlock the run itself ended
-    /// in, when `observe` and it did not exit, then the verdict of each candidate (numbered from
-    /// one) by its replay in `replays` (a candidate without one is a fallback not replayed: only
-    /// counted).
+    /// in, if `recorded` has it, then the verdict of each candidate (numbered from one) by its
+    /// replay in `replays` (a candidate without one is a fallback not replayed: only counted).
     pub fn of_run(
         binary: Option<&Binary>,
-        trace: &TraceDir,
+        recorded: &RecordedRun,
         trace_dir: &str,
         candidates: &[Candidate],
         replays: &[Option<ReplayRun>],
-        observe: bool,
     ) -> Report {
-        let meta = &trace.meta;
-        let ctx = Context::new(binary, &trace.threads);
+        let ctx = Context::new(binary, recorded);
+        let meta = &recorded.meta;
         let run = Run {
             trace_dir: trace_dir.to_owned(),
             chaos_seed: meta.chaos_seed,
         };
         let mut report = Report::new(&ctx, &meta.binary, run);
         // A run that did not exit may have ended deadlocked: that is a finding without replay.
-        let observed = (observe && meta.end != Some(RunEnd::Exit))
-            .then(|| observed_deadlock(&trace.threads))
-            .flatten();
-        if let Some(o) = &observed {
+        if let Some(o) = &recorded.observed {
             report.observe(&ctx, o, meta.pid);
         }
         for (i, (candidate, r)) in candidates.iter().zip(replays).enumerate() {

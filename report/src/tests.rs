@@ -733,9 +733,8 @@ fn fallback(of: usize, sites: [SiteId; 2]) -> Candidate {
 }
 
 /// A recorded run that exited, of no recorded threads.
-fn exited_trace() -> TraceDir {
-    TraceDir {
-        path: "/t".into(),
+fn exited_run() -> RecordedRun {
+    RecordedRun {
         meta: ilgen_trace::Meta {
             format_version: ilgen_trace::FORMAT_VERSION,
             pid: 1,
@@ -751,7 +750,9 @@ fn exited_trace() -> TraceDir {
             files: None,
             checksum: None,
         },
-        threads: Vec::new(),
+        forks: BTreeMap::new(),
+        unjoined: BTreeSet::new(),
+        observed: None,
     }
 }
 
@@ -774,7 +775,7 @@ fn fallbacks_are_counted_replayed_confirming_or_not_replayed_and_name_their_cand
         None,
         None,
     ];
-    let report = Report::of_run(None, &exited_trace(), "/t", &candidates, &replays, false);
+    let report = Report::of_run(None, &exited_run(), "/t", &candidates, &replays);
     let c = &report.counts;
     assert_eq!((c.candidates, c.confirmed_races, c.infeasible), (3, 2, 1));
     assert_eq!(
@@ -821,7 +822,7 @@ fn shards_renumber_the_candidate_a_fallback_stands_in_for() {
             Some(run(ResultKind::NoError, &[])),
             Some(run(ResultKind::NoError, &[])),
         ];
-        let report = Report::of_run(None, &exited_trace(), "/t", &candidates, &replays, false);
+        let report = Report::of_run(None, &exited_run(), "/t", &candidates, &replays);
         let unit = index - 1;
         Part {
             file: format!("shard-{index}.json"),

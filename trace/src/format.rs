@@ -113,11 +113,13 @@ pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceErro
         path: path.into(),
         offset: bytes.len(),
     })?;
-    let mut events: Vec<Event> =
-        Records::new(path, bytes, THREAD_MAGIC.len() + used).collect::<Result<_, _>>()?;
-    // Collecting doubles the capacity as it goes: up to twice the events' size in address space,
-    // for the whole analysis.
-    events.shrink_to_fit();
+    let records = || Records::new(path, bytes, THREAD_MAGIC.len() + used);
+    // Counted first and sized exactly: collecting would double the capacity as it goes, up to
+    // twice the events' size in address space while the next thread decodes.
+    let mut events: Vec<Event> = Vec::with_capacity(records().count());
+    for event in records() {
+        events.push(event?);
+    }
     Ok(ThreadTrace { header, events })
 }
 

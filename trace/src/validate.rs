@@ -21,7 +21,8 @@
 //! by SIGKILL) may lack what it had no time or room to write: a forked child's file, a `Fork`, the
 //! `End` before a join. Those checks are then skipped; everything else still holds.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::event::{Event, SyncOp, ThreadId, NO_THREAD, PENDING};
@@ -81,7 +82,6 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
         return fail(file(0), "the main thread's file is missing".into());
     }
     let mut forked_by: HashMap<ThreadId, ThreadId> = HashMap::new();
-    let mut seen_seq: HashMap<u64, ThreadId> = HashMap::new();
     for t in &trace.threads {
         let tid = t.header.tid;
         // Heap events take their numbers from the same counter, but order nothing: only sync
@@ -104,15 +104,6 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
         let mut in_tx = false;
         for s in syncs {
             if s.seq != PENDING {
-                if let Some(other) = seen_seq.insert(s.seq, tid) {
-                    return fail(
-                        file(tid),
-                        format!(
-                            "sync sequence number {} is also used by thread {other}",
-                            s.seq
-                        ),
-                    );
-                }
                 if last_seq.is_some_and(|l| s.seq <= l) {
                     return fail(
                         file(tid),
@@ -188,6 +179,12 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
             }
         }
     }
+    if let Some((seq, tid, other)) = shared_seq(&trace.threads) {
+        return fail(
+            file(tid),
+            format!("sync sequence number {seq} is also used by thread {other}"),
+        );
+    }
     if !trace.meta.truncated {
         for t in &trace.threads {
             let (tid, parent) = (t.header.tid, t.header.parent);
@@ -200,6 +197,39 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
         }
     }
     Ok(())
+}
+
+/// A sync sequence number that two threads use: (seq, the later thread, the earlier one).
+/// Each thread's numbers increase (checked before), so one merge of the threads' lists finds it
+/// without holding every number of the run.
+fn shared_seq(threads: &[ThreadTrace]) -> Option<(u64, ThreadId, ThreadId)> {
+    let mut lists: Vec<_> = threads
+        .iter()
+        .map(|t| {
+            t.events.iter().filter_map(|e| match e {
+                Event::Sync(s) if s.seq != PENDING => Some(s.seq),
+                _ => None,
+            })
+        })
+        .collect();
+    // The next number of each thread, smallest first.
+    let mut next: BinaryHeap<Reverse<(u64, usize)>> = lists
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(i, l)| Some(Reverse((l.next()?, i))))
+        .collect();
+    let mut last: Option<(u64, usize)> = None;
+    while let Some(Reverse((seq, i))) = next.pop() {
+        if let Some((_, other)) = last.filter(|&(s, _)| s == seq) {
+            let (a, b) = (other.min(i), other.max(i));
+            return Some((seq, threads[b].header.tid, threads[a].header.tid));
+        }
+        last = Some((seq, i));
+        if let Some(n) = lists[i].next() {
+            next.push(Reverse((n, i)));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -217,6 +247,22 @@ mod tests {
             .events
             .push(Event::Sync(Sync { seq, site: 1, op }));
         trace
+    }
+
+    #[test]
+    fn a_sequence_number_of_two_threads_is_refused() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/Inputs/small");
+        let mut trace = TraceDir::open(&dir).expect("the input trace reads");
+        // Thread 1's end takes the number of main's second join (13).
+        let Some(Event::Sync(end)) = trace.threads[1].events.last_mut() else {
+            panic!("thread 1 ends with its end");
+        };
+        end.seq = 13;
+        let err = check(&trace).unwrap_err().to_string();
+        assert!(
+            err.contains("t1.trace") && err.contains("number 13 is also used by thread 0"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -66,7 +66,7 @@ pub fn finding(
                 // The sync events the thread passed on the way, no-ops included, as the native
                 // schedules list them.
                 for i in pos[t]..=index {
-                    if model.threads[t].events[i].observed().is_some() {
+                    if model.threads[t].events[i].is_sync() {
                         steps.push(At {
                             thread: t,
                             index: i,

@@ -68,7 +68,7 @@ fn events(verdict: &Verdict) -> Vec<String> {
 
 #[test]
 fn listing1_exports_the_papers_figure_1_and_its_race_counterexample() {
-    let program = prepare::prepare(&listing1().traces());
+    let program = prepare::prepare(listing1().traces());
     let y = var_named(&program, LISTING1_Y);
     let names = |v: usize| listing1_names(program.vars[v].addr);
     let naming = Naming {
@@ -121,7 +121,7 @@ fn listing1_exports_the_papers_figure_1_and_its_race_counterexample() {
 
 #[test]
 fn the_full_export_round_trips_and_has_one_assertion_per_survivor_and_deadlock() {
-    let program = prepare::prepare(&listing1().traces());
+    let program = prepare::prepare(listing1().traces());
     let (survivors, _) = filter::filter(&program);
     let vars = survivors.iter().map(|s| s.var).collect();
     let exported = translate::export(&program.model, &Target::All { vars }, &Naming::plain());
@@ -193,7 +193,7 @@ fn checker_finding(model: &Model, target: Target, kind: Kind) -> Option<Finding>
 fn checker_verdicts_equal_the_native_solvers_on_random_runs() {
     let (races, clean, deadlocks) = (Cell::new(0), Cell::new(0), Cell::new(0));
     check_random_runs(0x2545_f491_4f6c_dd1d, 400, |run| {
-        let program = prepare::prepare(&run.traces());
+        let program = prepare::prepare(run.traces());
         let (survivors, _) = filter::filter(&program);
         for var in 0..program.vars.len() {
             let native = survivors.iter().find(|s| s.var == var).is_some_and(|s| {
@@ -269,7 +269,7 @@ fn a_failed_rwlock_try_happens_in_the_checker_while_another_thread_writes() {
         .sync(0, ilgen_trace::SyncOp::RwUnlock { lock: RW })
         .end(1)
         .join(0, 1);
-    let program = prepare::prepare(&run.traces());
+    let program = prepare::prepare(run.traces());
     let var = var_named(&program, X);
     let (survivors, _) = filter::filter(&program);
     let survivor = survivors.iter().find(|s| s.var == var).expect("x survives");

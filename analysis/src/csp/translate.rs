@@ -359,12 +359,12 @@ fn thread_steps(model: &Model, names: &Names) -> Vec<Vec<(usize, Step)>> {
             let mut steps = Vec::new();
             for (i, e) in thread.events.iter().enumerate() {
                 let step = match *e {
-                    ModelEvent::Access { var, kind, .. } => match names.vars.get(&var) {
+                    ModelEvent::Access { var, kind, .. } => match names.vars.get(&(var as VarId)) {
                         Some(v) => Step::Event(Ev::new(access_channel(kind), &[me, v])),
                         // Accesses to variables the script does not check are left out.
                         None => continue,
                     },
-                    ModelEvent::Sync { op, .. } => match sync_step(model, names, t, i, op) {
+                    ModelEvent::Sync { op, .. } => match sync_step(model, names, t, i, op.get()) {
                         Some(step) => step,
                         None => continue,
                     },
@@ -583,7 +583,7 @@ fn alphabets(model: &Model, steps: &[Vec<(usize, Step)>]) -> BTreeMap<Obj, Alpha
     let mut out: BTreeMap<Obj, Alphabet> = BTreeMap::new();
     for (t, list) in steps.iter().enumerate() {
         for (i, step) in list {
-            let ModelEvent::Sync { op, .. } = model.threads[t].events[*i] else {
+            let Some(op) = model.threads[t].events[*i].op() else {
                 continue;
             };
             // A diversion is the thread's own move: no object ratifies it.
@@ -655,8 +655,8 @@ enum Nest {
 fn nesting(model: &Model, thread: usize, nest: impl Fn(ModelOp) -> Option<Nest>) -> u32 {
     let (mut depth, mut max) = (0u32, 1u32);
     for e in &model.threads[thread].events {
-        if let ModelEvent::Sync { op, .. } = e {
-            match nest(*op) {
+        if let Some(op) = e.op() {
+            match nest(op) {
                 Some(Nest::In) => depth += 1,
                 Some(Nest::Out) => depth = depth.saturating_sub(1),
                 Some(Nest::Reset) => depth = 0,
@@ -776,9 +776,7 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
                 .threads
                 .iter()
                 .flat_map(|t| &t.events)
-                .filter(|e| {
-                    matches!(e, ModelEvent::Sync { op: ModelOp::SemPost { sem }, .. } if *sem == s)
-                })
+                .filter(|e| matches!(e.op(), Some(ModelOp::SemPost { sem }) if sem == s))
                 .count() as u32;
             let cap = initial.saturating_add(posts);
             let name = format!("SEM_{}", names.sems[s]);

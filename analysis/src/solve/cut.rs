@@ -108,7 +108,7 @@ fn close(
                 let index = scanned[t];
                 scanned[t] += 1;
                 progress = true;
-                let ModelEvent::Sync { op, .. } = model.threads[t].events[index] else {
+                let Some(op) = model.threads[t].events[index].op() else {
                     continue;
                 };
                 for at in model.rf_needs(At { thread: t, index }) {
@@ -164,7 +164,7 @@ fn close(
 /// the thread holding the lock it waited for and the index of that thread's release of it
 /// (`None`: stuck on something else).
 fn replay(model: &Model, cut: &[usize]) -> Result<Vec<At>, Option<(usize, usize)>> {
-    let events = model.observed_order(cut);
+    let events: Vec<At> = model.observed_order(cut).collect();
     let mut state = State::initial(model);
     for &at in &events {
         let Some(op) = model.op(at) else {
@@ -186,7 +186,7 @@ fn release(model: &Model, state: &State, holder: usize, blocked: ModelOp) -> Opt
     let events = &model.threads[holder].events;
     (s.pos[holder]..events.len()).find(|&i| match events[i] {
         ModelEvent::Sync { op, .. } => {
-            s.apply(model, holder, op);
+            s.apply(model, holder, op.get());
             s.holder(blocked) != Some(holder)
         }
         ModelEvent::Access { .. } => false,

@@ -124,7 +124,7 @@ fn schedule(model: &Model, window: &Window, nodes: &[Node], mut node: usize) -> 
         let n = &nodes[node];
         let through = n.stop.map_or(n.from, |s| s + 1);
         for index in (n.from..through).rev() {
-            if model.threads[n.thread].events[index].observed().is_some() {
+            if model.threads[n.thread].events[index].is_sync() {
                 steps.push(At {
                     thread: n.thread,
                     index,
@@ -134,7 +134,7 @@ fn schedule(model: &Model, window: &Window, nodes: &[Node], mut node: usize) -> 
         node = n.parent;
     }
     steps.reverse();
-    let mut all = model.observed_order(&window.start);
+    let mut all: Vec<At> = model.observed_order(&window.start).collect();
     let prefix = all.len();
     all.extend(steps);
     Schedule { prefix, steps: all }
@@ -161,7 +161,7 @@ fn races(model: &Model, window: &Window, state: &State, var: VarId) -> Vec<(Vec<
     let accesses = |t: usize| {
         segment(model, window, state, t).filter_map(move |index| {
             match model.threads[t].events[index] {
-                ModelEvent::Access { var: v, kind, site } if v == var => {
+                ModelEvent::Access { var: v, kind, site } if v as VarId == var => {
                     Some((At { thread: t, index }, kind, site))
                 }
                 _ => None,
@@ -226,7 +226,7 @@ fn deadlock(model: &Model, window: &Window, state: &State) -> Option<(Vec<SiteId
     }
     let mut key: Vec<SiteId> = blocked
         .iter()
-        .filter_map(|at| model.threads[at.thread].events[at.index].observed())
+        .filter_map(|at| model.threads[at.thread].observed_at(at.index))
         .map(|o| o.site)
         .collect();
     key.sort_unstable();
@@ -239,7 +239,7 @@ fn deadlock(model: &Model, window: &Window, state: &State) -> Option<(Vec<SiteId
 /// The operation of a constraining event ([`ModelOp::Nop`] for anything else).
 fn op_at(model: &Model, thread: usize, index: usize) -> ModelOp {
     match model.threads[thread].events[index] {
-        ModelEvent::Sync { op, .. } => op,
+        ModelEvent::Sync { op, .. } => op.get(),
         ModelEvent::Access { .. } => ModelOp::Nop,
     }
 }
@@ -272,7 +272,7 @@ mod tests {
 
     #[test]
     fn a_window_search_starts_from_the_observed_prefix() {
-        let p = prepare(&sections_then_race().traces());
+        let p = prepare(sections_then_race().traces());
         let (model, _) = p.model.restrict(Some(0));
         let w = split(&model, 8);
         assert_eq!(w.len(), 2);
@@ -292,12 +292,7 @@ mod tests {
         let seqs: Vec<u64> = schedule
             .steps
             .iter()
-            .map(|at| {
-                model.threads[at.thread].events[at.index]
-                    .observed()
-                    .unwrap()
-                    .seq
-            })
+            .map(|at| model.threads[at.thread].observed_at(at.index).unwrap().seq)
             .collect();
         assert_eq!(schedule.prefix, 8);
         assert_eq!(seqs, (1..=10).collect::<Vec<u64>>());

@@ -13,7 +13,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::cut::{self, Verdict};
 use crate::finding::{Finding, Schedule};
-use crate::model::{At, Model, ModelEvent, ModelOp};
+use crate::model::{At, Model, ModelOp};
 use crate::state::{Next, State};
 
 /// Longest cycle looked for (threads in one deadlock).
@@ -88,13 +88,13 @@ pub fn cannot_deadlock(model: &Model) -> bool {
     for t in &model.threads {
         let mut held: Vec<usize> = Vec::new();
         for e in &t.events {
-            let ModelEvent::Sync { op, observed } = e else {
+            let (Some(op), Some(observed)) = (e.op(), t.observed_of(e)) else {
                 continue;
             };
             if observed.seq == ilgen_trace::PENDING {
                 return false;
             }
-            match *op {
+            match op {
                 ModelOp::Lock { mutex } => {
                     graph.extend(held.iter().filter(|&&h| h != mutex).map(|&h| (h, mutex)));
                     held.push(mutex);
@@ -161,10 +161,10 @@ fn edges(model: &Model) -> Vec<Edge> {
     for (thread, t) in model.threads.iter().enumerate() {
         let mut held: Vec<usize> = Vec::new();
         for (index, e) in t.events.iter().enumerate() {
-            let ModelEvent::Sync { op, .. } = e else {
+            let Some(op) = e.op() else {
                 continue;
             };
-            match *op {
+            match op {
                 ModelOp::Lock { mutex } => {
                     for &h in held.iter().filter(|&&h| h != mutex) {
                         let n = count.entry((h, mutex, thread)).or_default();
@@ -227,9 +227,7 @@ fn extend(
 fn settle(model: &Model, mut schedule: Schedule) -> Option<Finding> {
     let mut state = State::initial(model);
     for &at in &schedule.steps {
-        let ModelEvent::Sync { op, .. } = model.threads[at.thread].events[at.index] else {
-            return None;
-        };
+        let op = model.threads[at.thread].events[at.index].op()?;
         state.apply(model, at.thread, op);
         state.pos[at.thread] = at.index + 1;
     }
@@ -245,7 +243,7 @@ fn settle(model: &Model, mut schedule: Schedule) -> Option<Finding> {
                 moved = true;
                 schedule.steps.extend(
                     (from..=stop)
-                        .filter(|&index| model.threads[t].events[index].observed().is_some())
+                        .filter(|&index| model.threads[t].events[index].is_sync())
                         .map(|index| At { thread: t, index }),
                 );
             }
@@ -263,9 +261,7 @@ fn settle(model: &Model, mut schedule: Schedule) -> Option<Finding> {
             Next::Finished => {}
             Next::Cut => return None,
             Next::At(index) => {
-                let ModelEvent::Sync { op, .. } = model.threads[t].events[index] else {
-                    return None;
-                };
+                let op = model.threads[t].events[index].op()?;
                 if state.diverted(t, op) || state.clone().release_to_wait(model, t, op) {
                     return None;
                 }

@@ -23,7 +23,7 @@ fn detect(r: &Run) -> Vec<Candidate> {
         transactions: None,
         max_candidates: usize::MAX,
     };
-    ilgen_analysis::analyze(&r.traces(), &options)
+    ilgen_analysis::analyze(r.traces(), &options)
         .expect("native analysis")
         .1
 }
