@@ -19,9 +19,12 @@ clone fetched by hand; its code is never committed here), the driver:
      and the overlap (findings naming the same pair of source lines), and writes every row to
      RESULTS.md (default `benchmarks/real/RESULTS.md`), with the differences listed per program
      (its hand-written section "Differences explained" is kept).
-A server (a program description with `client(port)`) gets a free port for `{port}`; the client
-drives it from a thread during each run and then ends it. `DETECT_ARGS` (optional) are added to
-`ilgen detect`'s flags.
+A server (a program description with `client(port, alive)`) gets a free port for `{port}`; the
+client drives it from a thread during each run and then ends it, and drives each of `ilgen
+detect`'s replays of the recorded run the same way (a replay runs the server again, on the
+recorded port: it can only follow the recorded schedule if it gets the same requests; replays
+that run at the same time, one per core, are served one after the other). `DETECT_ARGS`
+(optional) are added to `ilgen detect`'s flags.
 With no checkout present it says so in one line and exits 0 (CI has no network; this is not a
 CI step). A build failure or a missing tool names the program and the log; the other programs
 are still measured, and the driver exits 2.
@@ -97,12 +100,13 @@ def free_port():
         return s.getsockname()[1]
 
 
-def driven(prog, cmd, notes, **run_args):
-    """evaluate.run of CMD; for a server (a program with `client(port)`), CMD's `{port}` is a free
-    port and the client drives it from a thread meanwhile (it ends the server when done)."""
+def driven(prog, cmd, notes, port=None, **run_args):
+    """evaluate.run of CMD; for a server (a program with `client(port)`), CMD's `{port}` is PORT
+    (default a free port) and the client drives it from a thread meanwhile (it ends the server
+    when done)."""
     if not hasattr(prog, "client"):
         return evaluate.run(cmd, **run_args)
-    port = free_port()
+    port = port or free_port()
     cmd = [a.replace("{port}", str(port)) for a in cmd]
     failed = []
 
@@ -118,6 +122,49 @@ def driven(prog, cmd, notes, **run_args):
     t.join()
     notes.extend(failed)
     return r
+
+
+def processes_of(exe):
+    """Ids of the running processes whose executable is EXE (a resolved path)."""
+    pids = set()
+    for d in os.listdir("/proc"):
+        try:
+            if d.isdigit() and os.readlink(f"/proc/{d}/exe") == exe:
+                pids.add(int(d))
+        except OSError:
+            pass
+    return pids
+
+
+def replay_clients(prog, exe, port, stop, counts):
+    """Until STOP: every new process of the server EXE (an `ilgen detect` replay, which runs the
+    recorded command line again, so on the recorded PORT) gets one run of the client, as the
+    recorded run had: without requests a replay cannot follow the recorded schedule. The client
+    gives up once its server is gone, so that no request of one replay reaches the next one.
+    COUNTS: replays driven, and those whose client ended with an error (server killed or left the
+    schedule)."""
+    seen = set()
+    while not stop.is_set():
+        new = processes_of(exe) - seen
+        if not new:
+            stop.wait(0.05)
+            continue
+        pid = min(new)
+        seen.add(pid)
+
+        def alive():
+            try:
+                return not stop.is_set() and os.readlink(f"/proc/{pid}/exe") == exe
+            except OSError:
+                return False
+
+        counts["driven"] += 1
+        try:
+            prog.client(port, alive)
+        except OSError:
+            counts["client error"] += 1
+        while alive():
+            stop.wait(0.05)
 
 
 def build(prog, src, work, flavor):
@@ -158,20 +205,31 @@ def measure(prog, src, work, runs):
         trace = work / name
         if trace.exists():
             shutil.rmtree(trace)
+        port = free_port()
         r = driven(prog, [str(ILGEN), "run", "--out", str(trace), "--timeout", str(RUN_TIMEOUT),
-                          "--"] + workload("ilgen", 0), row.notes, cwd=data,
+                          "--"] + workload("ilgen", 0), row.notes, port=port, cwd=data,
                    env=evaluate.clean_env(**options), stdout=str(work / f"{name}.out"),
                    stderr=str(work / f"{name}.err"))
-        return trace, r.wall
+        return trace, r.wall, port
 
     row.nograce = record("trace-nograce", ILGEN_OPTIONS="exit_grace_ms=0")[1]
-    trace, row.record = record("trace")
+    trace, row.record, port = record("trace")
     row.trace_bytes = sum(f.stat().st_size for f in trace.glob("*") if f.is_file())
     report = work / "report.json"
+    stop, counts = threading.Event(), {"driven": 0, "client error": 0}
+    clients = threading.Thread(target=replay_clients,
+                               args=(prog, str(exes["ilgen"].resolve()), port, stop, counts))
+    if hasattr(prog, "client"):
+        clients.start()
     r = evaluate.run([str(ILGEN), "detect", "--format", "json"] +
                      list(getattr(prog, "DETECT_ARGS", [])) + [str(trace)], cwd=data,
                      env=evaluate.clean_env(), timeout=DETECT_TIMEOUT, stdout=str(report),
                      stderr=str(work / "detect.err"))
+    if hasattr(prog, "client"):
+        stop.set()
+        clients.join()
+        row.notes.append(f"replays driven by the client: {counts['driven']} (its requests "
+                         f"ended by an error in {counts['client error']})")
     row.detect, row.detect_rss_mb = r.wall, r.rss_mb
     if r.timed_out:
         row.notes.append(f"ilgen detect killed after {DETECT_TIMEOUT:.0f} s")
