@@ -489,10 +489,10 @@ pub enum ModelOp {
     TryFail {
         target: TryTarget,
     },
-    /// The exit that ended the process (`exit()`, `quick_exit()`, the return from `main`), the
-    /// last operation the run completed: other threads' steps may come before it in any order,
-    /// none after it. An exit the run shows others going on after (exit handlers that ran while
-    /// other threads still took steps, or took steps themselves) is a [`ModelOp::Nop`].
+    /// The exit that ended the process (`exit()`, `quick_exit()`, `_exit()`, `_Exit()`, the return
+    /// from `main`), the last operation the run completed: other threads' steps may come before it
+    /// in any order, none after it. An exit the run shows others going on after (exit handlers that
+    /// ran while other threads still took steps, or took steps themselves) is a [`ModelOp::Nop`].
     Exit,
     /// Constrains nothing in the model: a failed try operation the observed order does not show
     /// busy (its object taken by uninstrumented code, or released just before the failed attempt
@@ -898,7 +898,7 @@ impl Model {
     }
 
     /// Whether thread `t` ends the process once it has run all its events: main (its return is
-    /// an exit), or a thread whose last event is `exit()`/`quick_exit()`.
+    /// an exit), or a thread whose last event is an `exit()` (or `quick_exit()`, `_exit()`...).
     pub fn ends_process(&self, t: usize) -> bool {
         let thread = &self.threads[t];
         thread.tid == 0

@@ -22,9 +22,10 @@ clone fetched by hand; its code is never committed here), the driver:
 A server (a program description with `client(port, alive)`) gets a free port for `{port}`; the
 client drives it from a thread during each run and then ends it, and drives each of `ilgen
 detect`'s replays of the recorded run the same way (a replay runs the server again, on the
-recorded port: it can only follow the recorded schedule if it gets the same requests; replays
-that run at the same time, one per core, are served one after the other). `DETECT_ARGS`
-(optional) are added to `ilgen detect`'s flags.
+recorded port: it can only follow the recorded schedule if it gets the same requests). Replays
+of a server run one at a time (`ilgen detect --replay-jobs 1`): two at once would both want the
+recorded port, and the second would fail to listen. `DETECT_ARGS` (optional) are added to `ilgen
+detect`'s flags.
 With no checkout present it says so in one line and exits 0 (CI has no network; this is not a
 CI step). A build failure or a missing tool names the program and the log; the other programs
 are still measured, and the driver exits 2.
@@ -221,7 +222,8 @@ def measure(prog, src, work, runs):
                                args=(prog, str(exes["ilgen"].resolve()), port, stop, counts))
     if hasattr(prog, "client"):
         clients.start()
-    r = evaluate.run([str(ILGEN), "detect", "--format", "json"] +
+    one_at_a_time = ["--replay-jobs", "1"] if hasattr(prog, "client") else []
+    r = evaluate.run([str(ILGEN), "detect", "--format", "json"] + one_at_a_time +
                      list(getattr(prog, "DETECT_ARGS", [])) + [str(trace)], cwd=data,
                      env=evaluate.clean_env(), timeout=DETECT_TIMEOUT, stdout=str(report),
                      stderr=str(work / "detect.err"))

@@ -55,6 +55,10 @@ pub struct DetectArgs {
     /// Seconds each replay may run before its process group is killed
     #[arg(long, default_value_t = ilgen_confirm::DEFAULT_TIMEOUT_SECS)]
     pub replay_timeout: u64,
+    /// Replays run at once [default: one per core]; 1 when replays of the program would collide
+    /// (a server on a fixed port, a lock file at a fixed path)
+    #[arg(long, value_name = "N")]
+    pub replay_jobs: Option<usize>,
     /// Sync events per window of the exhaustive search
     #[arg(long, default_value_t = window::DEFAULT_SIZE)]
     pub window: usize,
@@ -158,11 +162,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
                 .into(),
         ));
     }
-    if args.replay_timeout == 0 {
-        return Err(CliError::Input(
-            "--replay-timeout must be at least 1".into(),
-        ));
-    }
+    let bounds = ilgen_confirm::run::Bounds::new(args.replay_timeout, args.replay_jobs)?;
     if args.window == 0 || args.max_per_var == 0 || args.max_states == 0 || args.max_candidates == 0
     {
         return Err(CliError::Input(
@@ -199,7 +199,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     }
     if !args.no_replay {
         for dir in &dirs {
-            crate::trust::check(dir, args.trust_trace)?;
+            ilgen_confirm::trust::check(dir, args.trust_trace)?;
         }
     }
     let runs = dirs
@@ -208,7 +208,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         .collect::<Result<Vec<_>, _>>()?;
     match runs.as_slice() {
         [one] if args.no_replay => candidates_only(one, args),
-        _ => confirm(&runs, args, suppressions.as_ref()),
+        _ => confirm(&runs, args, bounds, suppressions.as_ref()),
     }
 }
 
@@ -336,11 +336,12 @@ fn candidates_only(p: &Predicted, args: &DetectArgs) -> Result<i32, CliError> {
     })
 }
 
-/// Replays the candidates of every run (sharing the cores) and prints one report of them all,
+/// Replays the candidates of every run (sharing the `bounds`) and prints one report of them all,
 /// less what `suppressions` hide.
 fn confirm(
     runs: &[Predicted],
     args: &DetectArgs,
+    bounds: ilgen_confirm::run::Bounds,
     suppressions: Option<&Suppressions>,
 ) -> Result<i32, CliError> {
     let progress = Progress::for_stderr(args.progress, args.quiet);
@@ -365,9 +366,8 @@ fn confirm(
         })
         .collect::<Result<Vec<_>, _>>()?;
     progress.replaying(jobs.iter().map(|j| j.candidates.len()).sum());
-    let timeout = std::time::Duration::from_secs(args.replay_timeout);
     let done = || progress.replay_done();
-    let replays = ilgen_confirm::replay_all(&jobs, timeout, !args.quiet, &done)?;
+    let replays = ilgen_confirm::replay_all(&jobs, bounds, !args.quiet, &done)?;
     let mut parts = Vec::new();
     let mut notes = String::new();
     for (i, (p, (binary, replays))) in runs.iter().zip(binaries.iter().zip(replays)).enumerate() {

@@ -18,4 +18,3 @@ pub mod merge;
 pub mod output;
 pub mod replay;
 pub mod run;
-pub mod trust;

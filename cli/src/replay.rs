@@ -6,7 +6,6 @@
 //! with `--gdb`/`--lldb`/`--print-env`, the replay under a debugger ([`crate::debugger`]).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use ilgen_analysis::candidates::{self, CandidatesFile};
 use ilgen_binary::Binary;
@@ -125,14 +124,10 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
             "--stop-at is for a debugger; pass --gdb, --lldb or --print-env".into(),
         ));
     }
-    if args.replay_timeout == 0 {
-        return Err(CliError::Input(
-            "--replay-timeout must be at least 1".into(),
-        ));
-    }
+    let bounds = run::Bounds::new(args.replay_timeout, None)?;
     let suppressions = crate::output::suppressions(args.suppressions.as_deref())?;
     let (dir, n) = parse_finding(&args.finding)?;
-    crate::trust::check(&dir, args.trust_trace)?;
+    ilgen_confirm::trust::check(&dir, args.trust_trace)?;
     let trace = crate::dump::open_trace(&dir, "record a shorter run")?;
     let file = read_candidates(&dir)?;
     let Some(candidate) = file.candidates.get(n - 1) else {
@@ -193,7 +188,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
         "ilgen: replaying: {}",
         run::command_line(&trace.meta, &req)?
     );
-    let r = run::run(&trace.meta, &req, Duration::from_secs(args.replay_timeout))?;
+    let r = run::run(&trace.meta, &req, bounds.timeout)?;
     let verdict = verdict::classify(&r);
     let class = verdict.class;
     let recorded = Run {

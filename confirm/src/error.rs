@@ -35,6 +35,22 @@ pub enum ConfirmError {
     /// Waiting for a replay process failed.
     #[error("failed to wait for replay {pid}: {source}")]
     Wait { pid: u32, source: std::io::Error },
+    /// A trace directory or file could not be read.
+    #[error("failed to read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A trace that someone else could have written: it names the program a replay runs.
+    #[error(
+        "{} {why}: whoever can write a trace chooses the program ilgen replays; record the \
+         program again yourself, or pass --trust-trace if you trust who wrote it",
+        path.display()
+    )]
+    Untrusted { path: PathBuf, why: String },
+    /// A replay flag out of range (`--replay-timeout 0`, `--replay-jobs 0`).
+    #[error("{0} must be at least 1")]
+    Flag(&'static str),
     /// ilgen was stopped by a signal: no more replays start.
     #[error("ilgen is stopping: no more replays start")]
     Stopping,

@@ -4,25 +4,26 @@
 //! [`Meta`] and its candidates; gives, per candidate, a [`run::ReplayRun`] (the program run with
 //! `ILGEN_OPTIONS=mode=replay:schedule=...:outcome_dir=<trace>/replay-<n>`, bounded in time) and
 //! its [`verdict::Verdict`] (confirmed race or deadlock, no error, infeasible, failed).
-//! [`replay_all`] replays the candidates of one or several traces on all cores: first every
-//! candidate that is no fallback, then, round by round, the next fallback of each candidate that
-//! no replay confirmed yet; a fallback whose candidate was confirmed before its turn is not
-//! replayed. Turning verdicts into a report is `ilgen-report`'s.
+//! [`trust::check`] refuses a trace someone else could have written (it names the program a replay
+//! runs). [`replay_all`] replays the candidates of one or several traces on all cores (or as many
+//! at a time as `--replay-jobs` says): first every candidate that is no fallback, then, round by
+//! round, the next fallback of each candidate that no replay confirmed yet; a fallback whose
+//! candidate was confirmed before its turn is not replayed. Turning verdicts into a report is `ilgen-report`'s.
 
 pub mod error;
 pub mod guard;
 pub mod run;
+pub mod trust;
 pub mod verdict;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use ilgen_analysis::candidates::{self, Candidate};
 use ilgen_trace::Meta;
 
 pub use error::ConfirmError;
-use run::{ReplayRun, Request};
+use run::{Bounds, ReplayRun, Request};
 use verdict::Class;
 
 /// Default of `--replay-timeout`, in seconds.
@@ -40,8 +41,8 @@ pub struct Candidates<'a> {
     pub candidates: &'a [Candidate],
 }
 
-/// Replays the candidates of every run in one pool, at most one replay per core at a time (runs
-/// detected together share the cores rather than each taking all of them), in rounds: round 0
+/// Replays the candidates of every run in one pool, at most `bounds.jobs` at a time (runs detected
+/// together share them rather than each taking as many), in rounds: round 0
 /// replays every candidate that is no fallback, round r the r-th fallback of each candidate whose
 /// replays so far all failed to confirm it. Gives each run's replays in candidate order (`None`:
 /// a fallback not replayed, its candidate confirmed first), or the first error in run and
@@ -49,7 +50,7 @@ pub struct Candidates<'a> {
 /// before its round. Calls `done` after each candidate (replayed or not, for progress).
 pub fn replay_all(
     runs: &[Candidates],
-    timeout: Duration,
+    bounds: Bounds,
     announce: bool,
     done: &(dyn Fn() + Sync),
 ) -> Result<Vec<Vec<Option<ReplayRun>>>, ConfirmError> {
@@ -79,7 +80,7 @@ pub fn replay_all(
                 eprintln!("ilgen: replaying candidate {}: {command}", i + 1);
             }
         }
-        let finished = run::run_all(&reqs, timeout, done);
+        let finished = run::run_all(&reqs, bounds, done);
         let mut again = Vec::new();
         for (&(r, i), replay) in round.iter().zip(finished) {
             let replay = replay?;

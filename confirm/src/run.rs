@@ -5,8 +5,8 @@
 //! `replay-outcome.json` it wrote ([`Outcome`]). The program runs in its own process group, with
 //! stdin from /dev/null and stdout/stderr into `stdout.txt`/`stderr.txt` of the output directory;
 //! the whole group is killed on timeout, when the program ends, and when ilgen is stopped by a
-//! signal (see [`crate::guard`]). [`run_all`] runs many replays, of one run or several, on all
-//! cores.
+//! signal (see [`crate::guard`]). [`run_all`] runs many replays, of one run or several, as many
+//! at a time as [`Bounds`] allow (one per core by default).
 
 use std::fs::File;
 use std::os::unix::process::CommandExt as _;
@@ -23,6 +23,32 @@ use crate::guard;
 
 /// The environment variable the runtime reads its options from.
 pub const OPTIONS_VAR: &str = "ILGEN_OPTIONS";
+
+/// How replays are bounded: each one's time, and how many run at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    pub timeout: Duration,
+    /// One per core by default. A program whose replays would collide when run together (a server
+    /// on a fixed port, a lock file at a fixed path) needs 1.
+    pub jobs: usize,
+}
+
+impl Bounds {
+    /// From `--replay-timeout` (seconds) and `--replay-jobs` (`None`: one per core); 0 for either
+    /// is an error naming the flag.
+    pub fn new(timeout_secs: u64, jobs: Option<usize>) -> Result<Bounds, ConfirmError> {
+        if timeout_secs == 0 {
+            return Err(ConfirmError::Flag("--replay-timeout"));
+        }
+        if jobs == Some(0) {
+            return Err(ConfirmError::Flag("--replay-jobs"));
+        }
+        Ok(Bounds {
+            timeout: Duration::from_secs(timeout_secs),
+            jobs: jobs.unwrap_or_else(cores),
+        })
+    }
+}
 
 /// One replay to run: schedule file in, outcome directory out.
 #[derive(Clone, Debug)]
@@ -168,33 +194,52 @@ fn ended(status: ExitStatus) -> Ended {
     }
 }
 
-/// Runs every request, each of the run whose [`Meta`] it comes with, at most one per core at a
+/// Runs every request, each of the run whose [`Meta`] it comes with, at most `bounds.jobs` at a
 /// time, calling `done` after each; results in the requests' order.
 pub fn run_all(
     reqs: &[(&Meta, Request)],
-    timeout: Duration,
+    bounds: Bounds,
     done: &(dyn Fn() + Sync),
 ) -> Vec<Result<ReplayRun, ConfirmError>> {
-    let run_each = || -> Vec<_> {
-        reqs.par_iter()
-            .map(|(meta, req)| {
-                let r = run(meta, req, timeout);
-                done();
-                r
-            })
-            .collect()
+    let one = |(meta, req): &(&Meta, Request)| {
+        let r = run(meta, req, bounds.timeout);
+        done();
+        r
     };
-    // A pool of its own, one thread per core, so that replays never share a core with each other
-    // whatever else uses rayon's global pool; without one, the global pool serves.
+    // A pool of its own, one thread per job (by default one per core, so that replays never share
+    // a core with each other), whatever else uses rayon's global pool. Without one, the global pool
+    // serves, unless replays must not overlap: then one after another on this thread.
     match rayon::ThreadPoolBuilder::new()
-        .num_threads(cores().min(reqs.len()).max(1))
+        .num_threads(bounds.jobs.min(reqs.len()).max(1))
         .build()
     {
-        Ok(pool) => pool.install(run_each),
-        Err(_) => run_each(),
+        Ok(pool) => pool.install(|| reqs.par_iter().map(one).collect()),
+        Err(_) if bounds.jobs > 1 => reqs.par_iter().map(one).collect(),
+        Err(_) => reqs.iter().map(one).collect(),
     }
 }
 
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_refuse_zero_naming_the_flag_and_default_to_one_job_per_core() {
+        let flag = |r: Result<Bounds, ConfirmError>| r.unwrap_err().to_string();
+        assert_eq!(
+            flag(Bounds::new(0, None)),
+            "--replay-timeout must be at least 1"
+        );
+        assert_eq!(
+            flag(Bounds::new(5, Some(0))),
+            "--replay-jobs must be at least 1"
+        );
+        let b = Bounds::new(5, Some(1)).unwrap();
+        assert_eq!((b.timeout, b.jobs), (Duration::from_secs(5), 1));
+        assert_eq!(Bounds::new(5, None).unwrap().jobs, cores());
+    }
 }

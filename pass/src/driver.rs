@@ -242,10 +242,13 @@ dead:
 
     #[test]
     fn main_returns_and_exits_are_sync_even_in_an_excluded_main() {
-        // Two returns and one exit() call in main; `leave` is not main: its return is left alone.
+        // Two returns and calls of exit(), _exit() and _Exit() in main; `leave` is not main: its
+        // return is left alone.
         let text = r#"
 @x = global i32 0
 declare void @exit(i32)
+declare void @_exit(i32)
+declare void @_Exit(i32)
 define void @leave() {
   store i32 1, ptr @x
   ret void
@@ -253,13 +256,21 @@ define void @leave() {
 define i32 @main(i32 %c) {
 entry:
   switch i32 %c, label %one [ i32 0, label %zero
-                              i32 2, label %bye ]
+                              i32 2, label %bye
+                              i32 4, label %now
+                              i32 5, label %now_c ]
 zero:
   ret i32 0
 one:
   ret i32 1
 bye:
   call void @exit(i32 3)
+  unreachable
+now:
+  call void @_exit(i32 4)
+  unreachable
+now_c:
+  call void @_Exit(i32 5)
   unreachable
 }
 "#;
@@ -269,16 +280,19 @@ bye:
             verify(m);
             let out = print(m);
             assert_eq!(stats.accesses, 0, "{out}");
-            assert_eq!(stats.calls, 3, "{out}");
+            assert_eq!(stats.calls, 5, "{out}");
             assert_eq!(
                 out.matches("call void @__ilgen_main_return(").count(),
                 2,
                 "{out}"
             );
-            assert!(
-                out.contains("call void @__ilgen_wrap_exit(i32 3, ptr"),
-                "{out}"
-            );
+            for call in [
+                "@__ilgen_wrap_exit(i32 3, ptr",
+                "@__ilgen_wrap__exit(i32 4, ptr",
+                "@__ilgen_wrap__Exit(i32 5, ptr",
+            ] {
+                assert!(out.contains(&format!("call void {call}")), "{out}");
+            }
         });
     }
 

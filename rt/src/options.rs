@@ -42,7 +42,7 @@ pub struct Options {
     pub flush_timeout_ms: u32,
     /// Install handlers for SIGSEGV, SIGBUS, SIGABRT, SIGINT and SIGTERM.
     pub handle_signals: bool,
-    /// At `exit()`/`quick_exit()`/the return from `main`, how long the other threads may run on to
+    /// At `exit()`/`quick_exit()`/`_exit()`/`_Exit()`/the return from `main`, how long the other threads may run on to
     /// their next blocking operation or their end (0: not at all).
     pub exit_grace_ms: u32,
     /// Print the option table on stderr at start-up.
@@ -180,9 +180,9 @@ pub const TABLE: &[OptionSpec] = &[
     OptionSpec {
         name: "exit_grace_ms",
         default: "200",
-        help: "at exit(), quick_exit() or main's return, the other threads may run this long \
-               (less when all of them are blocked or ended) so what they do is recorded (replay: \
-               after the exit's turn); 0: off",
+        help: "at exit(), quick_exit(), _exit(), _Exit() or main's return, the other threads may \
+               run this long (less when all of them are blocked or ended) so what they do is \
+               recorded (replay: after the exit's turn); 0: off",
         set: |o, v| {
             o.exit_grace_ms = parse_num(v, 0, 60_000)?;
             Ok(())

@@ -76,6 +76,8 @@ pub const WRAPPER_PREFIX: &str = "__ilgen_wrap_";
 pub const WRAPPED_CALLS: &[&str] = &[
     "exit",
     "quick_exit",
+    "_exit",
+    "_Exit",
     "pthread_create",
     "pthread_join",
     "pthread_exit",
@@ -165,9 +167,10 @@ pub const INTERPOSED_CALLS: &[&str] = &[
 /// Prefix of the runtime's definition of an interposed call (the linker's `--wrap` convention).
 pub const INTERPOSER_PREFIX: &str = "__wrap_";
 
-/// Of [`WRAPPED_CALLS`], the ones that end the process and are recorded as `SyncOp::Exit` (not
-/// `_exit`/`_Exit`, which run no exit handler and flush nothing).
-pub const EXIT_CALLS: &[&str] = &["exit", "quick_exit"];
+/// Of [`WRAPPED_CALLS`], the ones that end the process and are recorded as `SyncOp::Exit`.
+/// `_exit` and `_Exit` run no exit handler, the runtime's neither: their wrappers do its part
+/// themselves before the real call.
+pub const EXIT_CALLS: &[&str] = &["exit", "quick_exit", "_exit", "_Exit"];
 
 /// The malloc family, which the runtime replaces (`rt/src/heap.c`): every allocation of the
 /// process, libc's own included, becomes a heap event. A `-static` link reaches the replacement

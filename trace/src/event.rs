@@ -285,11 +285,11 @@ pub enum SyncOp {
     WaitLoopExit {
         cond: u64,
     },
-    /// The process is ending on this thread: `exit()`, `quick_exit()` or the return from `main`
-    /// (the site is the call or the `return`). Written after the exit grace, so the steps that
-    /// other threads took during it come before it in `seq`. Nothing is recorded for `_exit` or
-    /// a fatal signal, nor for an exit from a thread that already ended (the last thread leaving
-    /// after main called `pthread_exit`).
+    /// The process is ending on this thread: `exit()`, `quick_exit()`, `_exit()`, `_Exit()` or the
+    /// return from `main` (the site is the call or the `return`). Written after the exit grace, so
+    /// the steps that other threads took during it come before it in `seq`. Nothing is recorded
+    /// for an `_exit` in uninstrumented code or a fatal signal, nor for an exit from a thread that
+    /// already ended (the last thread leaving after main called `pthread_exit`).
     Exit,
     /// A semaphore got its count: `sem_init` succeeded with `count`, or `sem_open` returned `sem`
     /// holding `count` (read with `sem_getvalue` right after the call: O_CREAT's value for a

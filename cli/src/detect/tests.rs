@@ -75,6 +75,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         show_all: false,
         stats: false,
         replay_timeout: ilgen_confirm::DEFAULT_TIMEOUT_SECS,
+        replay_jobs: None,
         solver: super::Solver::Native,
         trust_trace: false,
         no_reads_from: false,

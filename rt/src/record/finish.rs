@@ -1,7 +1,8 @@
 //! The end of the process: nothing recorded is lost, however it ends.
 //!
 //! Takes `exit()` and `quick_exit()` (their wrappers, then `atexit`/`at_quick_exit` handlers; a
-//! return from `main` is an exit too, announced by the pass's hook), fatal and terminating signals
+//! return from `main` is an exit too, announced by the pass's hook), `_exit()` and `_Exit()` (their
+//! wrappers, which do the handlers' part themselves), fatal and terminating signals
 //! (SIGSEGV, SIGBUS, SIGABRT, which `abort()` raises, SIGINT, SIGTERM) and `fork()`; gives the
 //! exit grace and the `Exit` record, every thread's segment cache flushed into its file and
 //! `meta.json` rewritten with how the run ended.
@@ -14,8 +15,9 @@
 //! has stayed so for [`SETTLED_MS`]; a thread in `sleep`, `read` or a spin is running as far as
 //! the runtime can tell, and uses up the grace. Then it writes `Exit` with the next sequence
 //! number, after every step the others took meanwhile. A program whose other threads all wait
-//! forever loses a few milliseconds; one without other threads, nothing. `_exit` and fatal
-//! signals get no grace: they are not the program's way of finishing.
+//! forever loses a few milliseconds; one without other threads, nothing. `_exit` and `_Exit` get
+//! the grace too (programs such as lbzip2 finish with them); fatal signals do not: they are not
+//! the program's way of finishing.
 //!
 //! Each thread owns its cache. The thread that ends the process flushes its own, then the other
 //! live threads' caches without interrupting them: it claims each one, issues one
@@ -36,9 +38,10 @@
 //! runtime did (if it returns, the program goes on), else the default action is restored and the
 //! signal raised again, so the exit status is the real one. Signals ignored at start stay ignored;
 //! a handler the program installs later replaces the runtime's (its exit path still flushes
-//! through `atexit`). `_exit` and SIGKILL run nothing: the files then end with zero padding after
-//! the last record written, which still reads, and each thread's current segment is in its
-//! pending slot (`pending`), which the reader appends. A fatal signal leaves the pending files
+//! through `atexit`). SIGKILL runs nothing, nor does an `_exit` made where the pass did not see it
+//! (in an uninstrumented library): the files then end with zero padding after the last record
+//! written, which still reads, and each thread's current segment is in its pending slot
+//! (`pending`), which the reader appends. A fatal signal leaves the pending files
 //! too, for a thread that did not flush in time; a sealed exit removes them.
 //!
 //! The exit handler is registered when the runtime initializes (its constructor, or the first
@@ -46,11 +49,11 @@
 //! still recorded, up to the seal.
 //!
 //! A normal exit then seals the trace, as late as the runtime can: from its ELF destructor (which
-//! runs after every exit handler), or at once on `quick_exit`. The same handshake that flushes the
-//! other threads closes their files, no new thread is recorded, and `meta.json` lists every thread
-//! file's length and checksum (`MetaFile::write_sealed`), so the reader can refuse a file changed
-//! afterwards; what runs after the seal (other ELF destructors, libgcc's at the very end) is not
-//! recorded. Sealing needs the handshake; under the signal fallback, or when a thread does not
+//! runs after every exit handler), or at once on `quick_exit`, `_exit` and `_Exit`. The same
+//! handshake that flushes the other threads closes their files, no new thread is recorded, and
+//! `meta.json` lists every thread file's length and checksum (`MetaFile::write_sealed`), so the
+//! reader can refuse a file changed afterwards; what runs after the seal (other ELF destructors,
+//! libgcc's at the very end) is not recorded. Sealing needs the handshake; under the signal fallback, or when a thread does not
 //! leave the runtime in time, the exit stays unsealed, as do a fatal signal's and a truncated run's.
 //!
 //! `fork()`: the child shares the parent's file mappings, so its runtime turns recording off for
@@ -89,8 +92,8 @@ extern "C" {
     fn at_quick_exit(f: extern "C" fn()) -> libc::c_int;
 }
 
-/// The process is ending on the calling thread at `site` (`exit()`, `quick_exit()`, the return
-/// from `main`): the exit grace when it records, then `Exit`. Replay: `Exit` takes its turn in the
+/// The process is ending on the calling thread at `site` (`exit()`, `quick_exit()`, `_exit()`,
+/// `_Exit()`, the return from `main`): the exit grace when it records, then `Exit`. Replay: `Exit` takes its turn in the
 /// schedule, then the same grace (by the replay threads' status), so that the steps the schedule
 /// let the others reach (the racing access right after its last step) are taken before the end.
 pub(crate) fn exiting(site: *const libc::c_void) {
@@ -103,6 +106,27 @@ pub(crate) fn exiting(site: *const libc::c_void) {
             u64::from(r.options.exit_grace_ms),
             replay::thread::others_blocked,
         );
+    }
+}
+
+/// `_exit()`/`_Exit()` at `site`: [`exiting`], then what the exit handlers these calls skip would
+/// have done: the trace written and sealed at once (as on `quick_exit`), or the replay's outcome.
+/// Nothing at all in a `vfork` child: it shares the parent's memory, runtime included, and runs no
+/// fork handler, so its `_exit` (after a failed `exec`) must leave the parent's trace and replay
+/// alone.
+pub(crate) fn exiting_without_handlers(site: *const libc::c_void) {
+    // SAFETY: getpid never fails.
+    let pid = unsafe { libc::getpid() } as u32;
+    let recording = runtime::get().is_some_and(|rt| rt.pid == pid);
+    let replaying = replay::gate::get().is_some_and(|r| r.pid == pid);
+    if !recording && !replaying {
+        return;
+    }
+    exiting(site);
+    if recording {
+        on_quick_exit();
+    } else {
+        replay::report::at_exit();
     }
 }
 
@@ -315,7 +339,8 @@ extern "C" fn on_exit() {
     }
 }
 
-/// `quick_exit` runs no ELF destructor: the exit is written sealed at once.
+/// `quick_exit` runs no ELF destructor (nor do `_exit` and `_Exit`): the exit is written sealed at
+/// once.
 extern "C" fn on_quick_exit() {
     on_exit();
     seal();

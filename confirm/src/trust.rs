@@ -1,8 +1,8 @@
 //! Whether a trace may make ilgen run a program: a trace is like a script.
 //!
 //! Takes a trace directory and `--trust-trace`; gives `Ok` when only the user (or root) could have
-//! written it, else an input error naming the directory or file and what to do. `detect` and
-//! `replay` execute the program and argv that `meta.json` names, so whoever can write a trace
+//! written it, else a [`ConfirmError`] naming the directory or file and what to do. `ilgen detect`
+//! and `ilgen replay` execute the program and argv that `meta.json` names, so whoever can write a trace
 //! chooses what they run: the directory and every file in it must be owned by the user or root
 //! and writable by neither group nor others. Symlinks are not followed here; the reader refuses
 //! them.
@@ -10,15 +10,16 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use crate::error::CliError;
+use crate::error::ConfirmError;
 
 /// Refuses `dir` unless it and its entries are the user's alone, or `trusted`.
-pub fn check(dir: &Path, trusted: bool) -> Result<(), CliError> {
+pub fn check(dir: &Path, trusted: bool) -> Result<(), ConfirmError> {
     if trusted {
         return Ok(());
     }
-    let io = |path: &Path, e: std::io::Error| {
-        CliError::Input(format!("failed to read {}: {e}", path.display()))
+    let io = |path: &Path, source| ConfirmError::Read {
+        path: path.to_path_buf(),
+        source,
     };
     // SAFETY: geteuid never fails.
     let me = unsafe { libc::geteuid() };
@@ -41,11 +42,7 @@ pub fn check(dir: &Path, trusted: bool) -> Result<(), CliError> {
         } else {
             continue;
         };
-        return Err(CliError::Input(format!(
-            "{} {why}: whoever can write a trace chooses the program ilgen replays; record the \
-             program again yourself, or pass --trust-trace if you trust who wrote it",
-            path.display()
-        )));
+        return Err(ConfirmError::Untrusted { path, why });
     }
     Ok(())
 }
