@@ -39,9 +39,7 @@
 //! in between (it would have moved the instant), so every cell stored since was checked against
 //! that covering cell, and every cell stored before was checked when it was. It is also the common
 //! case (a loop between two sync operations, the load and the store of `n++`), which stays as
-//! cheap as FastTrack's same-epoch check. Likewise the accesses of one site, kind and instant to
-//! other bytes of a granule (a loop's `p[i] = ...`) extend one cell, as the trace's ranges do,
-//! rather than filling the granule with a cell per byte and evicting the rest.
+//! cheap as FastTrack's same-epoch check.
 //!
 //! What else is forgotten, and why that is safe:
 //! - at once, a cell that the new access covers and that is of the same site and happened before
@@ -135,24 +133,6 @@ impl Cell {
             && !self.epoch.before(now)
     }
 
-    /// `cur` is the same site's same kind of access at the same instant of the same thread, to
-    /// other bytes (a loop's `p[i] = ...`): one cell over both names the same pairs.
-    #[inline]
-    fn extends(&self, cur: &Cell) -> bool {
-        self.epoch == cur.epoch
-            && self.site == cur.site
-            && self.kind == cur.kind
-            && !(self.free || self.destroy || cur.free || cur.destroy)
-    }
-
-    /// Takes `cur`'s bytes in: the cell then spans both accesses.
-    fn extend(&mut self, cur: &Cell) {
-        let end = (self.addr + u64::from(self.size)).max(cur.addr + u64::from(cur.size));
-        self.addr = self.addr.min(cur.addr);
-        self.size = (end - self.addr).min(u64::from(u32::MAX)) as u32;
-        self.mask |= cur.mask;
-    }
-
     /// Whatever conflicts with `self` conflicts with `by` too: `by` touches all of `self`'s bytes
     /// and is at least as strong (a write over a read, a plain access over an atomic one).
     #[inline]
@@ -244,15 +224,11 @@ impl Granule {
                     && ((c.site == cur.site && c.epoch.before(now))
                         || (c.epoch == cur.epoch && c.kind != cur.kind)))
             });
-            if let Some(c) = self.cells.iter_mut().find(|c| c.extends(&cur)) {
-                c.extend(&cur);
-            } else {
-                if self.cells.len() == CELLS {
-                    let victim = self.victim(&cur, now);
-                    self.cells.remove(victim);
-                }
-                self.cells.push(cur);
+            if self.cells.len() == CELLS {
+                let victim = self.victim(&cur, now);
+                self.cells.remove(victim);
             }
+            self.cells.push(cur);
         }
         if cur.kind == AccessKind::AtomicWrite {
             self.atomic.get_or_insert_with(Default::default).join(now);
@@ -996,25 +972,6 @@ mod tests {
         let mut races = 0;
         access(&mut b, 1, data, 4, 4, AccessKind::Read, |_, _| races += 1);
         assert_eq!(races, 0);
-    }
-
-    #[test]
-    fn one_sites_bytes_at_one_instant_are_one_cell() {
-        let (mut a, mut b) = clocks();
-        let mut g = Granule::default();
-        for byte in 0..GRANULE as u8 {
-            let mut c = cell(0, &a, 1, AccessKind::Write);
-            (c.addr, c.size, c.mask) = (0x1000 + u64::from(byte), 1, 1 << byte);
-            acc(&mut g, c, &mut a);
-        }
-        assert_eq!(g.cells.len(), 1);
-        assert_eq!(
-            (g.cells[0].addr, g.cells[0].size, g.cells[0].mask),
-            (0x1000, 8, 0xff)
-        );
-        let mut other = cell(1, &b, 2, AccessKind::Write);
-        other.mask = 0b0010_0000;
-        assert_eq!(sites(&acc(&mut g, other, &mut b)), vec![1]);
     }
 
     #[test]
