@@ -9,10 +9,19 @@
 //! (any access of it can be made the next event by running the ones before it), and loses no
 //! deadlock, because accesses never block. This is the reference the cut-based path is tested
 //! against.
+//!
+//! Order: a deadlock search is breadth-first. A race search is best-first, guided by a
+//! [`Guide`]: states nearer to a pair of sites not found yet go first (breadth-first among
+//! equals), and a state from which no such pair lies ahead is not expanded, since thread positions
+//! only grow. A bounded search then spends its states where the missing pairs are (a read made
+//! twice near the end of a run against a write made by every worker: c-thread-pool's
+//! `thpool_wait`), and a complete one still visits every state that can show a new pair; the
+//! schedules found are no longer the shortest, which replay does not need.
 
-use std::collections::{HashSet, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
 
-use ilgen_trace::SiteId;
+use ilgen_trace::{AccessKind, SiteId};
 
 use crate::finding::{Finding, Schedule};
 use crate::model::{At, Model, ModelEvent, ModelOp, VarId};
@@ -62,13 +71,29 @@ pub fn search(
     if want == 0 {
         return out;
     }
+    let guide = match goal {
+        Goal::Race { var } => Some(Guide::new(model, window, var)),
+        Goal::Deadlock => None,
+    };
+    // Smallest distance first, then first queued: a deadlock search (all 0) is breadth-first.
+    let distance = |state: &State, seen: &HashSet<Vec<SiteId>>| match &guide {
+        Some(g) => g.distance(model, window, state, seen),
+        None => Some(0),
+    };
     let initial = State::at(model, &window.start);
     let mut visited: HashSet<State> = HashSet::new();
     visited.insert(initial.clone());
     let mut nodes: Vec<Node> = Vec::new();
-    let mut queue: VecDeque<(usize, State)> = VecDeque::new();
-    queue.push_back((ROOT, initial));
-    while let Some((node, state)) = queue.pop_front() {
+    let mut queue: BinaryHeap<Queued> = BinaryHeap::new();
+    let mut queued = 0usize;
+    if let Some(d) = distance(&initial, seen) {
+        queue.push(Queued {
+            order: Reverse((d, queued)),
+            node: ROOT,
+            state: initial,
+        });
+    }
+    while let Some(Queued { node, state, .. }) = queue.pop() {
         out.states += 1;
         let found = match goal {
             Goal::Race { var } => races(model, window, &state, var),
@@ -101,17 +126,151 @@ pub fn search(
             if !visited.insert(next.clone()) {
                 continue;
             }
+            // Nothing new lies ahead of it, nor of any state after it.
+            let Some(d) = distance(&next, seen) else {
+                continue;
+            };
             nodes.push(Node {
                 parent: node,
                 thread: t,
                 from: state.pos[t],
                 stop: step,
             });
-            queue.push_back((nodes.len() - 1, next));
+            queued += 1;
+            queue.push(Queued {
+                order: Reverse((d, queued)),
+                node: nodes.len() - 1,
+                state: next,
+            });
         }
     }
     out.complete = true;
     out
+}
+
+/// A state waiting to be expanded, ordered by its distance, then by when it was queued.
+struct Queued {
+    order: Reverse<(usize, usize)>,
+    node: usize,
+    state: State,
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, other: &Queued) -> bool {
+        self.order == other.order
+    }
+}
+
+impl Eq for Queued {}
+
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Queued) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Queued {
+    fn cmp(&self, other: &Queued) -> std::cmp::Ordering {
+        self.order.cmp(&other.order)
+    }
+}
+
+/// Where a race search's variable is accessed: per thread and per site and kind of access, the
+/// event indices, and which two of those conflict.
+struct Guide {
+    /// The distinct (site, kind) of the variable's accesses in the window.
+    tags: Vec<(SiteId, AccessKind)>,
+    /// `at[thread][tag]`: the indices of the thread's accesses with that tag, ascending.
+    at: Vec<Vec<Vec<usize>>>,
+    /// Conflicting tag pairs, with the key of the race they would show.
+    pairs: Vec<(usize, usize, Vec<SiteId>)>,
+}
+
+impl Guide {
+    fn new(model: &Model, window: &Window, var: VarId) -> Guide {
+        let mut tags: Vec<(SiteId, AccessKind)> = Vec::new();
+        let mut at: Vec<Vec<Vec<usize>>> = vec![Vec::new(); model.threads.len()];
+        for (t, thread) in model.threads.iter().enumerate() {
+            let span = window.start[t]..window.end[t].min(thread.events.len());
+            for index in span {
+                let ModelEvent::Access { var: v, kind, site } = thread.events[index] else {
+                    continue;
+                };
+                if v as VarId != var {
+                    continue;
+                }
+                let tag = match tags.iter().position(|&x| x == (site, kind)) {
+                    Some(tag) => tag,
+                    None => {
+                        tags.push((site, kind));
+                        tags.len() - 1
+                    }
+                };
+                if at[t].len() <= tag {
+                    at[t].resize(tag + 1, Vec::new());
+                }
+                at[t][tag].push(index);
+            }
+        }
+        let mut pairs = Vec::new();
+        for (a, &(sa, ka)) in tags.iter().enumerate() {
+            for (b, &(sb, kb)) in tags.iter().enumerate().skip(a) {
+                if ka.conflicts_with(kb) {
+                    let mut key = vec![sa, sb];
+                    key.sort_unstable();
+                    pairs.push((a, b, key));
+                }
+            }
+        }
+        Guide { tags, at, pairs }
+    }
+
+    /// How far `state` is from showing a race whose key is not in `seen`: over such tag pairs
+    /// and two distinct threads, the least number of events the two must still run for each to
+    /// have its access in its current segment. `None`: no such race lies ahead.
+    fn distance(
+        &self,
+        model: &Model,
+        window: &Window,
+        state: &State,
+        seen: &HashSet<Vec<SiteId>>,
+    ) -> Option<usize> {
+        // Per tag, the two nearest threads: (distance, thread).
+        let mut nearest = vec![[(usize::MAX, usize::MAX); 2]; self.tags.len()];
+        for (t, tags) in self.at.iter().enumerate() {
+            let segment = segment(model, window, state, t);
+            for (tag, indices) in tags.iter().enumerate() {
+                let i = indices.partition_point(|&x| x < segment.start);
+                let Some(&next) = indices.get(i) else {
+                    continue;
+                };
+                let d = if next < segment.end {
+                    0
+                } else {
+                    next - segment.start
+                };
+                let best = &mut nearest[tag];
+                if d < best[0].0 {
+                    best[1] = best[0];
+                    best[0] = (d, t);
+                } else if d < best[1].0 {
+                    best[1] = (d, t);
+                }
+            }
+        }
+        self.pairs
+            .iter()
+            .filter(|(_, _, key)| !seen.contains(key))
+            .filter_map(|&(a, b, _)| {
+                let (x, y) = (nearest[a], nearest[b]);
+                [(x[0], y[0]), (x[0], y[1]), (x[1], y[0])]
+                    .into_iter()
+                    .filter(|(p, q)| p.1 != q.1 && p.0 != usize::MAX && q.0 != usize::MAX)
+                    .map(|(p, q)| p.0 + q.0)
+                    .min()
+            })
+            .min()
+    }
 }
 
 /// A finding waiting for its schedule.
@@ -248,7 +407,7 @@ fn op_at(model: &Model, thread: usize, index: usize) -> ModelOp {
 mod tests {
     use super::*;
     use crate::prepare::prepare;
-    use crate::testkit::{exit_inside_a_critical_section, sections_then_race};
+    use crate::testkit::{exit_inside_a_critical_section, sections_then_race, Run};
     use crate::window::{split, whole};
 
     #[test]
@@ -268,6 +427,60 @@ mod tests {
         // Main's write comes after its unlock, which comes after the exit.
         assert_eq!(races(ModelOp::Exit), 0);
         assert_eq!(races(ModelOp::Nop), 1, "without the exit it races");
+    }
+
+    /// Threads 1 and 2 each run `k` critical sections on a mutex of their own, as main does,
+    /// then write one variable: a race only at the end of both, behind (k + 1)^3 interleavings.
+    fn race_behind_independent_sections(k: usize) -> Model {
+        const D: u64 = 0x100;
+        let mut r = Run::new(3);
+        r.fork(0, 1).start(1).fork(0, 2).start(2);
+        for _ in 0..k {
+            for t in 0..3 {
+                let m = 0x900 + 0x10 * u64::from(t);
+                r.lock(t, m).unlock(t, m);
+            }
+        }
+        r.w(1, D, 1).w(2, D, 2);
+        prepare(r.traces()).model.restrict(Some(0)).0
+    }
+
+    #[test]
+    fn a_race_search_goes_to_the_pair_first() {
+        let model = race_behind_independent_sections(20);
+        let s = search(
+            &model,
+            &whole(&model),
+            Goal::Race { var: 0 },
+            1,
+            1000,
+            &mut HashSet::new(),
+        );
+        let [Finding::Race { first, second, .. }] = &s.findings[..] else {
+            panic!("{s:?}")
+        };
+        assert_eq!((first.thread, second.thread), (1, 2));
+        // Breadth-first, the pair lies past every state with fewer than 80 steps of threads 1
+        // and 2: tens of thousands.
+        assert!(s.states < 1000, "{}", s.states);
+    }
+
+    #[test]
+    fn a_race_search_with_every_pair_found_expands_nothing() {
+        let model = race_behind_independent_sections(20);
+        let mut seen = HashSet::from([vec![1, 2]]);
+        let s = search(
+            &model,
+            &whole(&model),
+            Goal::Race { var: 0 },
+            1,
+            1000,
+            &mut seen,
+        );
+        assert!(
+            s.complete && s.findings.is_empty() && s.states == 0,
+            "{s:?}"
+        );
     }
 
     #[test]
