@@ -53,30 +53,41 @@ pub fn split(model: &Model, size: usize) -> Vec<Window> {
         return vec![whole(model)];
     }
     let bounds: Vec<u64> = seqs.iter().step_by(size).skip(1).copied().collect();
+    // Per thread, the (seq, index) of its sync events: ascending in both, as seqs increase along
+    // a thread, so each window bound is a binary search, not a walk over the thread.
+    let synced: Vec<Vec<(u64, usize)>> = model
+        .threads
+        .iter()
+        .map(|t| {
+            (0..t.events.len())
+                .filter_map(|i| t.observed_at(i).map(|o| (o.seq, i)))
+                .collect()
+        })
+        .collect();
     let mut windows = Vec::with_capacity(bounds.len() + 1);
     let mut lo = 0;
     for &hi in &bounds {
-        windows.push(between(model, lo, Some(hi)));
+        windows.push(between(model, &synced, lo, Some(hi)));
         lo = hi;
     }
-    windows.push(between(model, lo, None));
+    windows.push(between(model, &synced, lo, None));
     windows
 }
 
-/// The window of sync events with `lo <= seq < hi` (no upper bound: through the trace's end).
-fn between(model: &Model, lo: u64, hi: Option<u64>) -> Window {
+/// The window of sync events with `lo <= seq < hi` (no upper bound: through the trace's end);
+/// `synced` as [`split`] makes it.
+fn between(model: &Model, synced: &[Vec<(u64, usize)>], lo: u64, hi: Option<u64>) -> Window {
     let mut start = Vec::with_capacity(model.threads.len());
     let mut end = Vec::with_capacity(model.threads.len());
-    for thread in &model.threads {
-        let seq_at = |i: usize| thread.observed_at(i).map(|o| o.seq);
-        let s = (0..thread.events.len())
-            .rev()
-            .find(|&i| seq_at(i).is_some_and(|seq| seq < lo))
-            .map_or(0, |i| i + 1);
+    for (thread, synced) in model.threads.iter().zip(synced) {
+        // After the thread's last sync event before the window.
+        let before = synced.partition_point(|&(seq, _)| seq < lo);
+        let s = before.checked_sub(1).map_or(0, |k| synced[k].1 + 1);
+        // At its first sync event from the window's end on.
         let e = match hi {
-            Some(hi) => (s..thread.events.len())
-                .find(|&i| seq_at(i).is_some_and(|seq| seq >= hi))
-                .unwrap_or(thread.events.len()),
+            Some(hi) => synced
+                .get(synced.partition_point(|&(seq, _)| seq < hi))
+                .map_or(thread.events.len(), |&(_, i)| i),
             None => thread.events.len(),
         };
         start.push(s);
