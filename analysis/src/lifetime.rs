@@ -153,15 +153,29 @@ impl Lifetimes {
 
     /// The epoch of the bytes at `addr` for an event whose segment ended at sequence number `hi`.
     pub fn epoch(&self, addr: u64, hi: u64) -> u32 {
-        let piece = self.bounds.partition_point(|&x| x <= addr);
-        if piece == 0 || piece == self.bounds.len() {
+        self.epoch_near(addr, hi, &mut 0)
+    }
+
+    /// [`Lifetimes::epoch`], looking at piece `*hint` first (a thread's accesses stay in one
+    /// block for a while), which then holds the piece of `addr`.
+    fn epoch_near(&self, addr: u64, hi: u64, hint: &mut usize) -> u32 {
+        let bounds = &self.bounds;
+        let h = *hint;
+        let piece = if h > 0 && h < bounds.len() && bounds[h - 1] <= addr && addr < bounds[h] {
+            h
+        } else {
+            bounds.partition_point(|&x| x <= addr)
+        };
+        *hint = piece;
+        if piece == 0 || piece == bounds.len() {
             return NO_EPOCH;
         }
-        self.lives[piece - 1]
-            .iter()
-            .rev()
-            .find(|l| l.alloc < hi)
-            .map_or(NO_EPOCH, |l| l.epoch)
+        // The latest lifetime allocated before `hi`; lifetimes are held by allocation.
+        let lives = &self.lives[piece - 1];
+        match lives.partition_point(|l| l.alloc < hi) {
+            0 => NO_EPOCH,
+            k => lives[k - 1].epoch,
+        }
     }
 
     /// The epoch of the sync object at `addr` for its operation numbered `seq`: before the
@@ -208,6 +222,7 @@ pub fn accesses<'a>(trace: &'a ThreadTrace, lifetimes: &'a Lifetimes) -> Walk<'a
         events: trace.events.iter(),
         marks: trace.events.marks(),
         next: 0,
+        piece: 0,
         lifetimes,
     }
 }
@@ -218,6 +233,8 @@ pub struct Walk<'a> {
     marks: &'a [(usize, Event)],
     /// The thread's next sync or heap event, in `marks`.
     next: usize,
+    /// The piece of the lifetimes the last access was in.
+    piece: usize,
     lifetimes: &'a Lifetimes,
 }
 
@@ -235,7 +252,7 @@ impl Iterator for Walk<'_> {
                     Some((_, Event::Heap(h))) => h.seq,
                     Some((_, Event::Access(_))) | None => PENDING,
                 };
-                Some((*a, self.lifetimes.epoch(a.addr, hi)))
+                Some((*a, self.lifetimes.epoch_near(a.addr, hi, &mut self.piece)))
             }
             Event::Heap(h) => {
                 self.next += 1;

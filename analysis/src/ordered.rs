@@ -30,7 +30,7 @@ use ilgen_trace::Event;
 
 use crate::lifetime::{accesses, span, Lifetimes};
 use crate::model::{Model, ModelOp, Wake};
-use crate::objects::Objects;
+use crate::objects::{Hint, Objects};
 
 /// No access yet.
 const NONE: u64 = u64::MAX;
@@ -136,7 +136,7 @@ pub fn unordered(
     };
     let mut events: Vec<_> = traces.iter().map(|t| accesses(t, lifetimes)).collect();
     let mut segment = vec![0u32; threads];
-    let mut hints = vec![0usize; threads];
+    let mut hints = vec![Hint::default(); threads];
     // Each thread up to its next sync event (`stop`), or to its end.
     let mut run = |walk: &mut Walk, t: usize, stop: bool| {
         for (event, access) in events[t].by_ref() {

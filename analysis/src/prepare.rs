@@ -32,7 +32,6 @@
 //! Never fails: a trace the runtime cut short or that comes from partly uninstrumented code is
 //! modelled as far as it goes.
 
-use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap};
 
 use ilgen_trace::format::ThreadTrace;
@@ -43,8 +42,8 @@ use crate::model::{
     BarrierObject, Model, ModelEvent, ModelOp, ModelThread, MutexObject, Observed, SemObject,
     SyncObjects, ThreadBuilder, TryTarget, Wake,
 };
-use crate::objects::Objects;
 pub use crate::objects::SharedObject;
+use crate::objects::{Hint, Objects};
 use crate::ordered;
 
 /// Which shared objects the model keeps the accesses of.
@@ -107,13 +106,6 @@ pub fn prepare(traces: Vec<ThreadTrace>) -> Program {
 /// Object index in [`Program::vars`] of an object left out of the model.
 const LEFT_OUT: u32 = u32::MAX;
 
-/// This segment's record of an object (one per object and segment): an event of the model, or
-/// the kind so far of one left out.
-enum Merged {
-    Event(usize),
-    Left(AccessKind),
-}
-
 pub fn prepare_keeping(traces: Vec<ThreadTrace>, keep: Keep) -> Program {
     let lifetimes = Lifetimes::of(&traces);
     let objects = Objects::of(&traces, &lifetimes);
@@ -138,7 +130,7 @@ pub fn prepare_keeping(traces: Vec<ThreadTrace>, keep: Keep) -> Program {
     drop(kept);
     let mut tallies = Tallies {
         of: match vars.len() < objects.len() {
-            true => vec![Tally::default(); objects.len()],
+            true => vec![Tally::NEW; objects.len()],
             false => Vec::new(),
         },
         pairs: 0,
@@ -150,12 +142,16 @@ pub fn prepare_keeping(traces: Vec<ThreadTrace>, keep: Keep) -> Program {
     } = skeleton;
     let mut accesses_read = 0;
     let mut accesses_kept = 0;
+    // The model has one record per object and segment. Segments are numbered over the whole
+    // walk (from 1): per object kept, the segment of its last record and that record's index.
+    let mut segment = 0u32;
+    let mut records = vec![(0u32, 0u32); vars.len()];
     let mut threads = Vec::with_capacity(traces.len());
     for (t, (trace, syncs)) in traces.iter().zip(sync_threads).enumerate() {
         let mut events: Vec<ModelEvent> = Vec::with_capacity(syncs.events.len());
         let mut next_sync = syncs.events.iter();
-        let mut segment: HashMap<usize, Merged> = HashMap::new();
-        let mut hint = 0;
+        let mut hint = Hint::default();
+        segment += 1;
         for (event, access) in accesses(trace, &lifetimes) {
             if let Some((a, epoch)) = access {
                 match event {
@@ -163,46 +159,42 @@ pub fn prepare_keeping(traces: Vec<ThreadTrace>, keep: Keep) -> Program {
                     // The free is its own access (its site is the one to report), after
                     // whatever the segment did to the block before it; so is the use of a
                     // destroyed sync object, before the operation (which may release it).
-                    Event::Heap(_) | Event::Sync(_) => tallies.segment_ends(t, &mut segment),
+                    Event::Heap(_) | Event::Sync(_) => segment += 1,
                 }
                 let (lo, hi) = span(&a);
                 for object in objects.touched(epoch, lo, hi, &mut hint) {
-                    match segment.entry(object) {
-                        Entry::Occupied(merged) => match merged.into_mut() {
-                            Merged::Event(i) => {
-                                if let ModelEvent::Access { kind, site, .. } = &mut events[*i] {
-                                    let merged = kind.dominant(a.kind);
-                                    if merged != *kind && merged == a.kind {
-                                        *site = a.site;
-                                    }
-                                    *kind = merged;
-                                }
+                    let var = place[object];
+                    if var == LEFT_OUT {
+                        accesses_kept += usize::from(tallies.add(object, t, segment, a.kind));
+                        continue;
+                    }
+                    let record = &mut records[var as usize];
+                    if record.0 == segment {
+                        if let ModelEvent::Access { kind, site, .. } =
+                            &mut events[record.1 as usize]
+                        {
+                            let merged = kind.dominant(a.kind);
+                            if merged != *kind && merged == a.kind {
+                                *site = a.site;
                             }
-                            Merged::Left(kind) => *kind = kind.dominant(a.kind),
-                        },
-                        Entry::Vacant(slot) => {
-                            accesses_kept += 1;
-                            let var = place[object];
-                            if var == LEFT_OUT {
-                                slot.insert(Merged::Left(a.kind));
-                            } else {
-                                slot.insert(Merged::Event(events.len()));
-                                events.push(ModelEvent::Access {
-                                    var,
-                                    kind: a.kind,
-                                    site: a.site,
-                                });
-                            }
+                            *kind = merged;
                         }
+                    } else {
+                        accesses_kept += 1;
+                        *record = (segment, events.len() as u32);
+                        events.push(ModelEvent::Access {
+                            var,
+                            kind: a.kind,
+                            site: a.site,
+                        });
                     }
                 }
             }
             if let Event::Sync(_) = event {
-                tallies.segment_ends(t, &mut segment);
+                segment += 1;
                 events.extend(next_sync.next().copied());
             }
         }
-        tallies.segment_ends(t, &mut segment);
         // Held for the whole analysis: without the slack of growing.
         events.shrink_to_fit();
         threads.push(ModelThread {
@@ -228,14 +220,45 @@ const KINDS: [AccessKind; 4] = [
     AccessKind::AtomicWrite,
 ];
 
-/// The accesses of an object left out of the model, by kind: those of the threads walked before
-/// the last one that accessed it, and that thread's own (threads are walked in order).
-#[derive(Clone, Copy, Default)]
+/// The records of an object left out of the model (one per segment, as the model would have kept
+/// them), by kind: those of the threads walked before the last one that made one (threads are
+/// walked in order), that thread's own, and the one of the segment it last made one in, which
+/// may still grow.
+#[derive(Clone, Copy)]
 struct Tally {
     earlier: [u32; 4],
-    thread: u32,
     own: [u32; 4],
+    thread: u32,
+    segment: u32,
+    kind: AccessKind,
     paired: bool,
+}
+
+impl Tally {
+    const NEW: Tally = Tally {
+        earlier: [0; 4],
+        own: [0; 4],
+        thread: 0,
+        segment: 0,
+        kind: AccessKind::Read,
+        paired: false,
+    };
+
+    /// Counts the record of the last segment, complete now; gives its race-pair candidates
+    /// with the earlier threads' records.
+    fn count(&mut self) -> u64 {
+        if self.segment == 0 {
+            return 0;
+        }
+        let pairs: u64 = (0..4)
+            .filter(|&k| self.kind.conflicts_with(KINDS[k]))
+            .map(|k| u64::from(self.earlier[k]))
+            .sum();
+        self.paired |= pairs > 0;
+        self.own[self.kind as usize] += 1;
+        self.segment = 0;
+        pairs
+    }
 }
 
 /// The race-pair candidates of the objects left out of the model, counted as the filter counts
@@ -246,32 +269,31 @@ struct Tallies {
 }
 
 impl Tallies {
-    /// Counts the records of thread `t`'s segment that ends, and forgets the segment.
-    fn segment_ends(&mut self, t: usize, segment: &mut HashMap<usize, Merged>) {
-        for (&object, merged) in segment.iter() {
-            let Merged::Left(kind) = *merged else {
-                continue;
-            };
-            let tally = &mut self.of[object];
-            if tally.thread != t as u32 {
-                for k in 0..4 {
-                    tally.earlier[k] += tally.own[k];
-                }
-                tally.own = [0; 4];
-                tally.thread = t as u32;
-            }
-            let pairs: u64 = (0..4)
-                .filter(|&k| kind.conflicts_with(KINDS[k]))
-                .map(|k| u64::from(tally.earlier[k]))
-                .sum();
-            tally.paired |= pairs > 0;
-            tally.own[kind as usize] += 1;
-            self.pairs += pairs;
+    /// An access of `kind` to `object` by thread `t` in `segment`; true if it begins the
+    /// segment's record.
+    fn add(&mut self, object: usize, t: usize, segment: u32, kind: AccessKind) -> bool {
+        let tally = &mut self.of[object];
+        if tally.segment == segment {
+            tally.kind = tally.kind.dominant(kind);
+            return false;
         }
-        segment.clear();
+        self.pairs += tally.count();
+        if tally.thread != t as u32 {
+            for k in 0..4 {
+                tally.earlier[k] += tally.own[k];
+            }
+            tally.own = [0; 4];
+            tally.thread = t as u32;
+        }
+        tally.segment = segment;
+        tally.kind = kind;
+        true
     }
 
-    fn ordered(&self, place: &[u32]) -> Ordered {
+    fn ordered(&mut self, place: &[u32]) -> Ordered {
+        for tally in &mut self.of {
+            self.pairs += tally.count();
+        }
         let left = || (0..place.len()).filter(|&o| place[o] == LEFT_OUT);
         Ordered {
             vars: left().count(),
