@@ -74,14 +74,20 @@ pub fn analyze_shard(
 ) -> Result<(Stats, Vec<Candidate>, Vec<Key>), AnalysisError> {
     progress.begin("preparing the model");
     let thread_count = threads.len();
-    let mut program = prepare::prepare(threads);
+    // The atomicity analysis looks at every object; the races only at those happens-before does
+    // not order wholly.
+    let keep = match options.atomicity {
+        true => prepare::Keep::All,
+        false => prepare::Keep::Unordered,
+    };
+    let mut program = prepare::prepare_keeping(threads, keep);
     if matches!(options.backend, Backend::Native) {
         let edges = reads_from::edges(&program.model, &options.deciding);
         program.model.set_reads_from(edges);
     }
     progress.stage(&format!(
         "prepared {} shared objects, {} accesses kept",
-        program.vars.len(),
+        program.shared(),
         program.accesses_kept
     ));
     let (survivors, filter_stats) = filter::filter(&program);

@@ -1,18 +1,20 @@
 //! Filter: the shared objects that can still race, and their race-pair candidates.
 //!
-//! Takes the prepared [`Program`]; gives, per shared object, the pairs of accesses (different
+//! Takes the prepared [`Program`]; gives, per shared object of its model, the pairs of accesses (different
 //! threads, at least one write, not both atomic) that two cheap and exact tests leave: a weakened
 //! happens-before without mutex edges (fork → start, end → join, signal → wait, barrier enters →
 //! exits; vector clocks over the observed seq order), then locksets (a common lock, or a common
 //! rwlock held for writing by one side, keeps two accesses apart). Both only remove pairs that no
 //! order of the model can bring together, so the solver may trust a pair they removed. Also gives
-//! the counts of variables and pairs each test removed.
+//! the counts of variables and pairs each test removed, those of the objects prepare left out of
+//! the model because happens-before orders all their pairs ([`crate::ordered`]) included.
 
 use std::collections::HashMap;
 
 use ilgen_trace::{AccessKind, SiteId};
 
-use crate::model::{At, Model, ModelEvent, ModelOp, VarId, Wake};
+use crate::model::{At, Model, ModelEvent, ModelOp, VarId};
+use crate::ordered::{segment_clocks, Clocks};
 use crate::prepare::Program;
 
 /// Stored race pairs per variable: the cut path tries these; beyond them the variable goes to the
@@ -110,8 +112,14 @@ pub fn filter(program: &Program) -> (Vec<Survivor>, FilterStats) {
             }
         }
     }
+    // The objects prepare left out: happens-before orders every pair of theirs.
+    let ordered = &program.ordered;
     let mut stats = FilterStats {
-        vars_shared: program.vars.len(),
+        vars_shared: program.shared(),
+        vars_without_pair: ordered.vars_without_pair,
+        vars_removed_by_hb: ordered.vars - ordered.vars_without_pair,
+        pairs_total: ordered.pairs,
+        pairs_removed_by_hb: ordered.pairs,
         ..FilterStats::default()
     };
     let mut survivors = Vec::new();
@@ -208,21 +216,6 @@ fn disjoint(x: &[Held], y: &[Held]) -> bool {
             _ => false,
         })
     })
-}
-
-/// Per thread and segment (events between two sync events), the vector clock of the weakened
-/// happens-before. A thread's own component is its segment number plus one. Each thread's
-/// clocks are one flat list, `threads` components a segment.
-struct Clocks {
-    threads: usize,
-    of: Vec<Vec<u32>>,
-}
-
-impl Clocks {
-    fn at(&self, thread: usize, segment: u32) -> &[u32] {
-        let from = segment as usize * self.threads;
-        &self.of[thread][from..from + self.threads]
-    }
 }
 
 /// The access kinds, in the order of their index ([`class`]).
@@ -346,75 +339,6 @@ fn count_pairs(clocks: &Clocks, locksets: &[Vec<Held>], accs: &[Acc]) -> Counted
         }
     }
     out
-}
-
-fn join(into: &mut [u32], from: &[u32]) {
-    for (a, b) in into.iter_mut().zip(from) {
-        *a = (*a).max(*b);
-    }
-}
-
-/// Walks the sync events in seq order (the run obeyed it, so every release comes before the
-/// acquire it orders) and records each segment's clock.
-fn segment_clocks(model: &Model) -> Clocks {
-    let n = model.threads.len();
-    let mut current: Vec<Vec<u32>> = (0..n)
-        .map(|t| {
-            let mut c = vec![0; n];
-            c[t] = 1;
-            c
-        })
-        .collect();
-    // A clock per segment: one more than the thread has sync events.
-    let mut out: Vec<Vec<u32>> = current
-        .iter()
-        .zip(&model.threads)
-        .map(|(c, thread)| {
-            let mut clocks = Vec::with_capacity((thread.observed.len() + 1) * n);
-            clocks.extend_from_slice(c);
-            clocks
-        })
-        .collect();
-    let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
-    let mut forked: Vec<Option<Vec<u32>>> = vec![None; n];
-    let mut ended: Vec<Option<Vec<u32>>> = vec![None; n];
-    let mut signalled: Vec<Option<Vec<u32>>> = vec![None; model.objects.conds.len()];
-    let mut entered: Vec<Vec<u32>> = vec![vec![0; n]; model.objects.barriers.len()];
-    for at in model.observed_order(&lens) {
-        let t = at.thread;
-        let (Some(op), Some(observed)) = (model.op(at), model.threads[t].observed_at(at.index))
-        else {
-            continue;
-        };
-        let completed = observed.seq != ilgen_trace::PENDING;
-        let from = match op {
-            ModelOp::Start { .. } => forked[t].clone(),
-            ModelOp::Join { child } => ended[child].clone(),
-            ModelOp::WaitReturn {
-                wake: Wake::Signal(c),
-                ..
-            }
-            | ModelOp::LoopExit { cond: c, .. } => signalled[c].clone(),
-            ModelOp::BarrierExit { barrier } => Some(entered[barrier].clone()),
-            _ => None,
-        };
-        if let Some(from) = from.filter(|_| completed) {
-            join(&mut current[t], &from);
-        }
-        match op {
-            ModelOp::Fork { child } => forked[child] = Some(current[t].clone()),
-            ModelOp::End => ended[t] = Some(current[t].clone()),
-            ModelOp::Signal { cond } => signalled[cond] = Some(current[t].clone()),
-            ModelOp::BarrierEnter { barrier } => join(&mut entered[barrier], &current[t]),
-            _ => {}
-        }
-        current[t][t] += 1;
-        out[t].extend_from_slice(&current[t]);
-    }
-    Clocks {
-        threads: n,
-        of: out,
-    }
 }
 
 #[cfg(test)]

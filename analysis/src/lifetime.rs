@@ -1,9 +1,9 @@
 //! Object lifetimes: which allocation of an address range each access and each free belongs to.
 //!
-//! Takes every [`ThreadTrace`] of a run; gives, per thread and event, the allocation epoch of the
-//! event's bytes ([`event_epochs`]): 0 for memory no recorded lifetime covers (globals, the main
-//! thread's stack, memory allocated before the runtime started and never freed), otherwise the
-//! epoch of one lifetime. A lifetime is a block from its allocation (`alloc`, a thread's `stack`,
+//! Takes every [`ThreadTrace`] of a run; gives, per thread and event, the memory access the event
+//! makes and the allocation epoch of its bytes ([`accesses`], a walk of the thread in program
+//! order): 0 for memory no recorded lifetime covers (globals, the main thread's stack, memory
+//! allocated before the runtime started and never freed), otherwise the epoch of one lifetime. A lifetime is a block from its allocation (`alloc`, a thread's `stack`,
 //! an anonymous `map`) to its free (a `free` or `unmap` of its address; the next `stack` at the
 //! same address for a stack; never), numbered from 1 in allocation order. A free of a block whose
 //! allocation was not recorded starts its lifetime at the beginning of the run. An `unmap` may end
@@ -25,7 +25,7 @@
 
 use std::collections::HashMap;
 
-use ilgen_trace::format::ThreadTrace;
+use ilgen_trace::format::{Events, ThreadTrace};
 use ilgen_trace::{Access, AccessKind, Event, HeapOp, Sync, PENDING};
 
 /// Epoch of memory that no recorded lifetime covers.
@@ -58,8 +58,8 @@ impl Lifetimes {
     pub fn of(traces: &[ThreadTrace]) -> Lifetimes {
         let mut heap: Vec<(u64, HeapOp)> = traces
             .iter()
-            .flat_map(|t| &t.events)
-            .filter_map(|e| match e {
+            .flat_map(|t| t.events.marks())
+            .filter_map(|(_, e)| match e {
                 Event::Heap(h) => Some((h.seq, h.op)),
                 _ => None,
             })
@@ -115,8 +115,8 @@ impl Lifetimes {
         }
         let mut destroys: Vec<(u64, u64)> = traces
             .iter()
-            .flat_map(|t| &t.events)
-            .filter_map(|e| match e {
+            .flat_map(|t| t.events.marks())
+            .filter_map(|(_, e)| match e {
                 Event::Sync(s) => match s.op.object_access() {
                     Some((addr, AccessKind::Write)) if !s.is_pending() => Some((s.seq, addr)),
                     _ => None,
@@ -153,15 +153,29 @@ impl Lifetimes {
 
     /// The epoch of the bytes at `addr` for an event whose segment ended at sequence number `hi`.
     pub fn epoch(&self, addr: u64, hi: u64) -> u32 {
-        let piece = self.bounds.partition_point(|&x| x <= addr);
-        if piece == 0 || piece == self.bounds.len() {
+        self.epoch_near(addr, hi, &mut 0)
+    }
+
+    /// [`Lifetimes::epoch`], looking at piece `*hint` first (a thread's accesses stay in one
+    /// block for a while), which then holds the piece of `addr`.
+    fn epoch_near(&self, addr: u64, hi: u64, hint: &mut usize) -> u32 {
+        let bounds = &self.bounds;
+        let h = *hint;
+        let piece = if h > 0 && h < bounds.len() && bounds[h - 1] <= addr && addr < bounds[h] {
+            h
+        } else {
+            bounds.partition_point(|&x| x <= addr)
+        };
+        *hint = piece;
+        if piece == 0 || piece == bounds.len() {
             return NO_EPOCH;
         }
-        self.lives[piece - 1]
-            .iter()
-            .rev()
-            .find(|l| l.alloc < hi)
-            .map_or(NO_EPOCH, |l| l.epoch)
+        // The latest lifetime allocated before `hi`; lifetimes are held by allocation.
+        let lives = &self.lives[piece - 1];
+        match lives.partition_point(|l| l.alloc < hi) {
+            0 => NO_EPOCH,
+            k => lives[k - 1].epoch,
+        }
     }
 
     /// The epoch of the sync object at `addr` for its operation numbered `seq`: before the
@@ -175,30 +189,85 @@ impl Lifetimes {
     }
 }
 
-/// Per event of `trace`, the epoch of its bytes: for accesses, frees and the operations on
-/// destroyed sync objects (see the module doc), [`NO_EPOCH`] for every other event.
-pub fn event_epochs(trace: &ThreadTrace, lifetimes: &Lifetimes) -> Vec<u32> {
-    let mut out = vec![NO_EPOCH; trace.events.len()];
-    // The sequence number that ends each event's segment, from the back.
-    let mut hi = PENDING;
-    for (i, e) in trace.events.iter().enumerate().rev() {
-        match e {
-            Event::Access(a) => out[i] = lifetimes.epoch(a.addr, hi),
+/// The event as a memory access: an access, a free (a write over its whole block, at its site;
+/// a block larger than an access record holds is clipped), or an operation on a sync object the
+/// run destroys ([`Lifetimes::sync_access`]).
+pub fn memory_access(event: &Event, lifetimes: &Lifetimes) -> Option<Access> {
+    match event {
+        Event::Access(a) => Some(*a),
+        Event::Heap(h) => match h.op {
+            HeapOp::Free { addr, size } | HeapOp::Unmap { addr, size } => Some(Access {
+                addr,
+                size: size.min(u64::from(u32::MAX)) as u32,
+                site: h.site,
+                kind: AccessKind::Write,
+            }),
+            HeapOp::Alloc { .. } | HeapOp::Stack { .. } | HeapOp::Map { .. } => None,
+        },
+        Event::Sync(s) => lifetimes.sync_access(s),
+    }
+}
+
+/// The bytes an access touches: `[addr, addr + size)`.
+pub fn span(a: &Access) -> (u64, u64) {
+    (a.addr, a.addr.saturating_add(u64::from(a.size)))
+}
+
+/// One thread's events in program order, each with the memory access it makes
+/// ([`memory_access`]) and the epoch of that access's bytes (see the module doc). Decodes the
+/// thread's records as it goes; the sequence number that ends an access's segment comes from
+/// the thread's marks, its sync and heap events.
+pub fn accesses<'a>(trace: &'a ThreadTrace, lifetimes: &'a Lifetimes) -> Walk<'a> {
+    Walk {
+        events: trace.events.iter(),
+        marks: trace.events.marks(),
+        next: 0,
+        piece: 0,
+        lifetimes,
+    }
+}
+
+/// The walk of [`accesses`].
+pub struct Walk<'a> {
+    events: <&'a Events as IntoIterator>::IntoIter,
+    marks: &'a [(usize, Event)],
+    /// The thread's next sync or heap event, in `marks`.
+    next: usize,
+    /// The piece of the lifetimes the last access was in.
+    piece: usize,
+    lifetimes: &'a Lifetimes,
+}
+
+impl Iterator for Walk<'_> {
+    type Item = (Event, Option<(Access, u32)>);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let event = self.events.next()?;
+        let access = match &event {
+            Event::Access(a) => {
+                // The segment ends at the next sync or heap event (never: still open).
+                let hi = match self.marks.get(self.next) {
+                    Some((_, Event::Sync(s))) => s.seq,
+                    Some((_, Event::Heap(h))) => h.seq,
+                    Some((_, Event::Access(_))) | None => PENDING,
+                };
+                Some((*a, self.lifetimes.epoch_near(a.addr, hi, &mut self.piece)))
+            }
             Event::Heap(h) => {
-                if let HeapOp::Free { addr, .. } | HeapOp::Unmap { addr, .. } = h.op {
-                    out[i] = lifetimes.epoch(addr, h.seq);
-                }
-                hi = h.seq;
+                self.next += 1;
+                memory_access(&event, self.lifetimes)
+                    .map(|a| (a, self.lifetimes.epoch(a.addr, h.seq)))
             }
             Event::Sync(s) => {
-                if let Some(a) = lifetimes.sync_access(s) {
-                    out[i] = lifetimes.sync_epoch(a.addr, s.seq);
-                }
-                hi = s.seq;
+                self.next += 1;
+                self.lifetimes
+                    .sync_access(s)
+                    .map(|a| (a, self.lifetimes.sync_epoch(a.addr, s.seq)))
             }
-        }
+        };
+        Some((event, access))
     }
-    out
 }
 
 #[cfg(test)]
@@ -216,8 +285,15 @@ mod tests {
                 parent: NO_THREAD,
                 child_index: 0,
             },
-            events,
+            events: events.into(),
         }
+    }
+
+    /// Per event of `trace`, the epoch of the access it makes, [`NO_EPOCH`] if it makes none.
+    fn event_epochs(trace: &ThreadTrace, lifetimes: &Lifetimes) -> Vec<u32> {
+        accesses(trace, lifetimes)
+            .map(|(_, a)| a.map_or(NO_EPOCH, |(_, epoch)| epoch))
+            .collect()
     }
 
     fn heap(seq: u64, op: HeapOp) -> Event {

@@ -43,7 +43,7 @@ fn in_seq_order(threads: &[ThreadTrace]) -> Vec<(ThreadId, Sync)> {
     let mut all: Vec<(ThreadId, Sync)> = threads
         .iter()
         .flat_map(|t| {
-            t.events.iter().filter_map(move |e| match e {
+            t.events.marks().iter().filter_map(move |(_, e)| match e {
                 Event::Sync(s) if !s.is_pending() => Some((t.header.tid, *s)),
                 _ => None,
             })
@@ -107,7 +107,7 @@ fn signals(order: &[(ThreadId, Sync)], cond: u64, since: u64) -> (bool, Option<(
 /// Whether the thread's last wait-loop marker for `cond` opened a loop it had not left.
 fn in_wait_loop(t: &ThreadTrace, cond: u64) -> bool {
     let mut inside = false;
-    for e in &t.events {
+    for (_, e) in t.events.marks() {
         match e {
             Event::Sync(Sync {
                 op: SyncOp::WaitLoopEnter { cond: c },
@@ -131,8 +131,9 @@ pub fn observed_deadlock(threads: &[ThreadTrace]) -> Option<Observed> {
         threads.iter().any(|t| {
             t.header.tid == tid
                 && t.events
+                    .marks()
                     .iter()
-                    .any(|e| matches!(e, Event::Sync(s) if s.op == SyncOp::End))
+                    .any(|(_, e)| matches!(e, Event::Sync(s) if s.op == SyncOp::End))
         })
     };
     let mut blocked = Vec::new();
@@ -142,7 +143,7 @@ pub fn observed_deadlock(threads: &[ThreadTrace]) -> Option<Observed> {
         if ended(tid) {
             continue;
         }
-        let mut syncs = t.events.iter().filter_map(|e| match e {
+        let mut syncs = t.events.marks().iter().filter_map(|(_, e)| match e {
             Event::Sync(s) => Some(*s),
             Event::Access(_) | Event::Heap(_) => None,
         });

@@ -1,11 +1,12 @@
-//! Prepare: from the per-thread files of one run to the full reorder model.
+//! Prepare: from the per-thread files of one run to the reorder model.
 //!
-//! Takes every [`ThreadTrace`] of a run; gives a [`Program`]: the shared objects (byte ranges of
-//! one allocation epoch that two or more threads touched, at least one of them writing, split
-//! where any access begins or ends; see [`shared_objects`] and [`crate::lifetime`]) and a
-//! [`Model`] holding, per thread, its accesses to those objects (one per object and segment, a
-//! free being a write over its whole block at the free's site) and every sync operation resolved
-//! to its model semantics:
+//! Takes every [`ThreadTrace`] of a run and which shared objects to [`Keep`]; gives a [`Program`]:
+//! the shared objects kept (byte ranges of one allocation epoch that two or more threads touched,
+//! at least one of them writing, split where any access begins or ends; see [`crate::objects`]
+//! and [`crate::lifetime`]), with the counts of those left out ([`Ordered`]: happens-before orders
+//! them wholly, [`crate::ordered`]), and a [`Model`] holding, per thread, its accesses to the
+//! objects kept (one per object and segment, a free being a write over its whole block at the
+//! free's site) and every sync operation resolved to its model semantics:
 //! - condition variables: each signal or broadcast is its own instance; a wait that returned is
 //!   matched to the signal that released it (seq order); a wait loop left without any wait is
 //!   ordered after the earliest earlier signal no wait or other such exit took (a signal that
@@ -23,39 +24,70 @@
 //! - the exit that is the run's last completed step ends the process ([`ModelOp::Exit`]);
 //! - operations the model cannot give meaning to become [`ModelOp::Nop`] (see there).
 //!
+//! The sync operations are resolved first, from the threads' marks ([`skeleton`]: the model
+//! without accesses, whose clocks [`crate::ordered`] needs); then the accesses are walked, each
+//! walk decoding the records again (objects, the happens-before walk, the model), so that no
+//! decoded trace is ever held whole.
+//!
 //! Never fails: a trace the runtime cut short or that comes from partly uninstrumented code is
 //! modelled as far as it goes.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 
 use ilgen_trace::format::ThreadTrace;
-use ilgen_trace::{Access, AccessKind, Event, HeapOp, SyncOp, ThreadId, PENDING};
+use ilgen_trace::{AccessKind, Event, SyncOp, ThreadId, PENDING};
 
-use crate::lifetime::{event_epochs, Lifetimes};
-
+use crate::lifetime::{accesses, span, Lifetimes};
 use crate::model::{
-    BarrierObject, Model, ModelEvent, ModelOp, MutexObject, Observed, SemObject, SyncObjects,
-    ThreadBuilder, TryTarget, VarId, Wake,
+    BarrierObject, Model, ModelEvent, ModelOp, ModelThread, MutexObject, Observed, SemObject,
+    SyncObjects, ThreadBuilder, TryTarget, Wake,
 };
+pub use crate::objects::SharedObject;
+use crate::objects::{Hint, Objects};
+use crate::ordered;
 
-/// A shared object: the bytes `[addr, addr + len)` during one allocation epoch
-/// ([`crate::lifetime`]; [`crate::lifetime::NO_EPOCH`] outside recorded lifetimes). Objects are ordered by epoch,
-/// then address.
+/// Which shared objects the model keeps the accesses of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SharedObject {
-    pub addr: u64,
-    pub len: u64,
-    pub epoch: u32,
+pub enum Keep {
+    /// Every one: what `export-csp` and the atomicity analysis look at.
+    All,
+    /// Those whose accesses by different threads happens-before does not wholly order
+    /// ([`crate::ordered`]): all the race analysis needs.
+    Unordered,
 }
 
 #[derive(Clone, Debug)]
 pub struct Program {
+    /// The shared objects the model keeps the accesses of, by epoch and address: a
+    /// [`crate::model::VarId`] indexes them.
     pub vars: Vec<SharedObject>,
     pub model: Model,
     /// Access records read from the trace.
     pub accesses_read: usize,
-    /// Access records kept (on shared objects, one per object and segment).
+    /// Access records kept (on shared objects, one per object and segment), those of objects
+    /// left out of the model included.
     pub accesses_kept: usize,
+    /// The shared objects left out of the model ([`Keep::Unordered`]).
+    pub ordered: Ordered,
+}
+
+impl Program {
+    /// Shared objects of the run, those left out of the model included.
+    pub fn shared(&self) -> usize {
+        self.vars.len() + self.ordered.vars
+    }
+}
+
+/// The shared objects happens-before orders wholly, left out of the model, as the filter counts
+/// them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ordered {
+    pub vars: usize,
+    /// Of those, the ones without a conflicting pair (e.g. only atomics on one side).
+    pub vars_without_pair: usize,
+    /// Their race-pair candidates: accesses of two threads, at least one writing, not both
+    /// atomic; every one ordered.
+    pub pairs: u64,
 }
 
 /// A sync event of the run: thread index, index among the thread's events, the event.
@@ -66,18 +98,223 @@ struct At {
     seq: u64,
 }
 
+/// The model of every shared object ([`Keep::All`]).
 pub fn prepare(traces: Vec<ThreadTrace>) -> Program {
+    prepare_keeping(traces, Keep::All)
+}
+
+/// Object index in [`Program::vars`] of an object left out of the model.
+const LEFT_OUT: u32 = u32::MAX;
+
+pub fn prepare_keeping(traces: Vec<ThreadTrace>, keep: Keep) -> Program {
     let lifetimes = Lifetimes::of(&traces);
-    let vars = shared_objects_in(&traces, &lifetimes);
+    let objects = Objects::of(&traces, &lifetimes);
+    let skeleton = skeleton(&traces);
+    let kept = match keep {
+        Keep::All => vec![true; objects.len()],
+        Keep::Unordered => ordered::unordered(&traces, &skeleton, &objects, &lifetimes),
+    };
+    let mut vars = Vec::new();
+    // Per object: its index in `vars`, or LEFT_OUT.
+    let place: Vec<u32> = kept
+        .iter()
+        .enumerate()
+        .map(|(object, &kept)| {
+            if !kept {
+                return LEFT_OUT;
+            }
+            vars.push(objects.get(object));
+            u32::try_from(vars.len() - 1).expect("fewer than 2^32 shared objects")
+        })
+        .collect();
+    drop(kept);
+    let mut tallies = Tallies {
+        of: match vars.len() < objects.len() {
+            true => vec![Tally::NEW; objects.len()],
+            false => Vec::new(),
+        },
+        pairs: 0,
+    };
+    let Model {
+        threads: sync_threads,
+        objects: sync_objects,
+        ..
+    } = skeleton;
+    let mut accesses_read = 0;
+    let mut accesses_kept = 0;
+    // The model has one record per object and segment. Segments are numbered over the whole
+    // walk (from 1): per object kept, the segment of its last record and that record's index.
+    let mut segment = 0u32;
+    let mut records = vec![(0u32, 0u32); vars.len()];
+    let mut threads = Vec::with_capacity(traces.len());
+    for (t, (trace, syncs)) in traces.iter().zip(sync_threads).enumerate() {
+        let mut events: Vec<ModelEvent> = Vec::with_capacity(syncs.events.len());
+        let mut next_sync = syncs.events.iter();
+        let mut hint = Hint::default();
+        segment += 1;
+        for (event, access) in accesses(trace, &lifetimes) {
+            if let Some((a, epoch)) = access {
+                match event {
+                    Event::Access(_) => accesses_read += 1,
+                    // The free is its own access (its site is the one to report), after
+                    // whatever the segment did to the block before it; so is the use of a
+                    // destroyed sync object, before the operation (which may release it).
+                    Event::Heap(_) | Event::Sync(_) => segment += 1,
+                }
+                let (lo, hi) = span(&a);
+                for object in objects.touched(epoch, lo, hi, &mut hint) {
+                    let var = place[object];
+                    if var == LEFT_OUT {
+                        accesses_kept += usize::from(tallies.add(object, t, segment, a.kind));
+                        continue;
+                    }
+                    let record = &mut records[var as usize];
+                    if record.0 == segment {
+                        if let ModelEvent::Access { kind, site, .. } =
+                            &mut events[record.1 as usize]
+                        {
+                            let merged = kind.dominant(a.kind);
+                            if merged != *kind && merged == a.kind {
+                                *site = a.site;
+                            }
+                            *kind = merged;
+                        }
+                    } else {
+                        accesses_kept += 1;
+                        *record = (segment, events.len() as u32);
+                        events.push(ModelEvent::Access {
+                            var,
+                            kind: a.kind,
+                            site: a.site,
+                        });
+                    }
+                }
+            }
+            if let Event::Sync(_) = event {
+                segment += 1;
+                events.extend(next_sync.next().copied());
+            }
+        }
+        // Held for the whole analysis: without the slack of growing.
+        events.shrink_to_fit();
+        threads.push(ModelThread {
+            tid: syncs.tid,
+            events,
+            observed: syncs.observed,
+        });
+    }
+    Program {
+        ordered: tallies.ordered(&place),
+        vars,
+        model: Model::new(threads, sync_objects),
+        accesses_read,
+        accesses_kept,
+    }
+}
+
+/// The access kinds, by their index (`kind as usize`).
+const KINDS: [AccessKind; 4] = [
+    AccessKind::Read,
+    AccessKind::Write,
+    AccessKind::AtomicRead,
+    AccessKind::AtomicWrite,
+];
+
+/// The records of an object left out of the model (one per segment, as the model would have kept
+/// them), by kind: those of the threads walked before the last one that made one (threads are
+/// walked in order), that thread's own, and the one of the segment it last made one in, which
+/// may still grow.
+#[derive(Clone, Copy)]
+struct Tally {
+    earlier: [u32; 4],
+    own: [u32; 4],
+    thread: u32,
+    segment: u32,
+    kind: AccessKind,
+    paired: bool,
+}
+
+impl Tally {
+    const NEW: Tally = Tally {
+        earlier: [0; 4],
+        own: [0; 4],
+        thread: 0,
+        segment: 0,
+        kind: AccessKind::Read,
+        paired: false,
+    };
+
+    /// Counts the record of the last segment, complete now; gives its race-pair candidates
+    /// with the earlier threads' records.
+    fn count(&mut self) -> u64 {
+        if self.segment == 0 {
+            return 0;
+        }
+        let pairs: u64 = (0..4)
+            .filter(|&k| self.kind.conflicts_with(KINDS[k]))
+            .map(|k| u64::from(self.earlier[k]))
+            .sum();
+        self.paired |= pairs > 0;
+        self.own[self.kind as usize] += 1;
+        self.segment = 0;
+        pairs
+    }
+}
+
+/// The race-pair candidates of the objects left out of the model, counted as the filter counts
+/// them (on the records the model would have kept) without holding the records.
+struct Tallies {
+    of: Vec<Tally>,
+    pairs: u64,
+}
+
+impl Tallies {
+    /// An access of `kind` to `object` by thread `t` in `segment`; true if it begins the
+    /// segment's record.
+    fn add(&mut self, object: usize, t: usize, segment: u32, kind: AccessKind) -> bool {
+        let tally = &mut self.of[object];
+        if tally.segment == segment {
+            tally.kind = tally.kind.dominant(kind);
+            return false;
+        }
+        self.pairs += tally.count();
+        if tally.thread != t as u32 {
+            for k in 0..4 {
+                tally.earlier[k] += tally.own[k];
+            }
+            tally.own = [0; 4];
+            tally.thread = t as u32;
+        }
+        tally.segment = segment;
+        tally.kind = kind;
+        true
+    }
+
+    fn ordered(&mut self, place: &[u32]) -> Ordered {
+        for tally in &mut self.of {
+            self.pairs += tally.count();
+        }
+        let left = || (0..place.len()).filter(|&o| place[o] == LEFT_OUT);
+        Ordered {
+            vars: left().count(),
+            vars_without_pair: left().filter(|&o| !self.of[o].paired).count(),
+            pairs: self.pairs,
+        }
+    }
+}
+
+/// The model without accesses: every sync event resolved to its model semantics (see the module
+/// doc), failed tries the observed order does not explain made no-ops.
+fn skeleton(traces: &[ThreadTrace]) -> Model {
     let index_of: HashMap<ThreadId, usize> = traces
         .iter()
         .enumerate()
         .map(|(i, t)| (t.header.tid, i))
         .collect();
-    let conds = match_conditions(&traces);
-    let barriers = barrier_instances(&traces);
-    let sems = semaphores(&traces);
-    let forked: BTreeSet<ThreadId> = syncs(&traces)
+    let conds = match_conditions(traces);
+    let barriers = barrier_instances(traces);
+    let sems = semaphores(traces);
+    let forked: BTreeSet<ThreadId> = syncs(traces)
         .filter_map(|(_, s)| match s.op {
             SyncOp::Fork { child } => Some(child),
             _ => None,
@@ -87,14 +324,15 @@ pub fn prepare(traces: Vec<ThreadTrace>) -> Program {
         .iter()
         .filter(|t| {
             t.events
+                .marks()
                 .iter()
-                .any(|e| matches!(e, Event::Sync(s) if s.op == SyncOp::End && !s.is_pending()))
+                .any(|(_, e)| matches!(e, Event::Sync(s) if s.op == SyncOp::End && !s.is_pending()))
         })
         .map(|t| t.header.tid)
         .collect();
 
     // The run's last completed step: an exit there ended the process ([`ModelOp::Exit`]).
-    let last_seq = syncs(&traces)
+    let last_seq = syncs(traces)
         .map(|(at, _)| at.seq)
         .filter(|&seq| seq != PENDING)
         .max();
@@ -108,78 +346,31 @@ pub fn prepare(traces: Vec<ThreadTrace>) -> Program {
     let mut mutexes: Vec<u64> = Vec::new();
     let mut recursive: BTreeSet<usize> = BTreeSet::new();
     let mut rw_ids: HashMap<u64, usize> = HashMap::new();
-    let mut accesses_read = 0;
-    let mut accesses_kept = 0;
     let mut threads = Vec::with_capacity(traces.len());
-    // Each thread's recorded events are dropped once its part of the model is built: the two
-    // are never both held whole.
-    for (t, trace) in traces.into_iter().enumerate() {
-        // Each recorded event gives at most one model event (but an access spanning several
-        // objects, rare), and each sync event one.
-        let syncs = trace
-            .events
-            .iter()
-            .filter(|e| matches!(e, Event::Sync(_)))
-            .count();
-        let mut thread = ThreadBuilder::with_capacity(trace.header.tid, trace.events.len(), syncs);
-        // Where this segment's record of each object is, to merge repeated accesses.
-        let mut segment: HashMap<VarId, usize> = HashMap::new();
+    for (t, trace) in traces.iter().enumerate() {
+        let marks = trace.events.marks();
+        let sync_marks = || {
+            marks.iter().filter_map(|(index, e)| match e {
+                Event::Sync(s) => Some((index, s)),
+                Event::Access(_) | Event::Heap(_) => None,
+            })
+        };
+        let count = sync_marks().count();
+        let mut thread = ThreadBuilder::with_capacity(trace.header.tid, count, count);
         let mut held: HashMap<usize, u32> = HashMap::new();
         let mut rw_held: HashMap<usize, u32> = HashMap::new();
         // Mutexes held, in the order they were taken.
         let mut order: Vec<usize> = Vec::new();
         // A pending operation followed by others was abandoned (the thread was cancelled in it,
         // or jumped out): it never completed, and did not block the thread either.
-        let last_sync = trace
-            .events
-            .iter()
-            .rposition(|e| matches!(e, Event::Sync(_)));
-        let epochs = event_epochs(&trace, &lifetimes);
-        for (index, event) in trace.events.iter().enumerate() {
-            // An allocation orders nothing (a new object is a new epoch): no access, no step.
-            if let Some(a) = memory_access(event, &lifetimes) {
-                match event {
-                    Event::Access(_) => accesses_read += 1,
-                    // The free is its own access (its site is the one to report), after
-                    // whatever the segment did to the block before it; so is the use of a
-                    // destroyed sync object, before the operation (which may release it).
-                    Event::Heap(_) | Event::Sync(_) => segment.clear(),
-                }
-                let epoch = epochs[index];
-                let end = a.addr.saturating_add(u64::from(a.size));
-                let first = vars.partition_point(|v| (v.epoch, v.addr + v.len) <= (epoch, a.addr));
-                for (var, _) in vars
-                    .iter()
-                    .enumerate()
-                    .skip(first)
-                    .take_while(|(_, v)| v.epoch == epoch && v.addr < end)
-                {
-                    match segment.get(&var) {
-                        Some(&i) => {
-                            if let ModelEvent::Access { kind, site, .. } = &mut thread.events[i] {
-                                let merged = kind.dominant(a.kind);
-                                if merged != *kind && merged == a.kind {
-                                    *site = a.site;
-                                }
-                                *kind = merged;
-                            }
-                        }
-                        None => {
-                            segment.insert(var, thread.events.len());
-                            thread.access(var, a.kind, a.site);
-                            accesses_kept += 1;
-                        }
-                    }
-                }
-            }
-            let Event::Sync(sync) = event else { continue };
-            segment.clear();
-            let at = (t, index);
+        let last_sync = sync_marks().next_back().map(|(&index, _)| index);
+        for (index, sync) in sync_marks() {
+            let at = (t, *index);
             let mut mutex = |addr: u64| intern(&mut mutex_ids, &mut mutexes, addr);
             let mut rw = |addr: u64| intern(&mut rw_ids, &mut objects.rwlocks, addr);
             let pending = sync.is_pending();
             let op = match sync.op {
-                _ if pending && Some(index) != last_sync => ModelOp::Nop,
+                _ if pending && Some(*index) != last_sync => ModelOp::Nop,
                 SyncOp::Start => ModelOp::Start {
                     forked: forked.contains(&trace.header.tid),
                 },
@@ -385,12 +576,7 @@ pub fn prepare(traces: Vec<ThreadTrace>) -> Program {
             recursive: recursive.contains(&i),
         })
         .collect();
-    Program {
-        vars,
-        model: explain_try_failures(Model::new(threads, objects)),
-        accesses_read,
-        accesses_kept,
-    }
+    explain_try_failures(Model::new(threads, objects))
 }
 
 /// A failed try operation whose object the observed order does not show busy becomes
@@ -458,13 +644,13 @@ fn release(held: &mut HashMap<usize, u32>, lock: usize) -> bool {
 fn syncs(traces: &[ThreadTrace]) -> impl Iterator<Item = (At, &ilgen_trace::Sync)> {
     traces.iter().enumerate().flat_map(|(thread, t)| {
         t.events
+            .marks()
             .iter()
-            .enumerate()
             .filter_map(move |(index, e)| match e {
                 Event::Sync(s) => Some((
                     At {
                         thread,
-                        index,
+                        index: *index,
                         seq: s.seq,
                     },
                     s,
@@ -474,109 +660,9 @@ fn syncs(traces: &[ThreadTrace]) -> impl Iterator<Item = (At, &ilgen_trace::Sync
     })
 }
 
-/// Byte ranges touched by two or more threads, at least one writing, split at every access's
-/// ends: within one object every byte is touched by the same accesses, so two accesses meet on an
-/// object only if they share a byte. Adjacent pieces are never glued, even when an access spans
-/// them: the runtime merges a segment's adjacent accesses of one instruction into one record (an
-/// array sweep is one range), so a reader sweeping a whole array must not join the disjoint
-/// elements that other threads write into one object, where they would pair with each other
-/// though they share no byte. An access spanning several objects touches each of them.
+/// Every shared object of the run ([`Objects`]).
 pub fn shared_objects(traces: &[ThreadTrace]) -> Vec<SharedObject> {
-    shared_objects_in(traces, &Lifetimes::of(traces))
-}
-
-/// The event as a memory access: an access, a free (a write over its whole block, at its site;
-/// a block larger than an access record holds is clipped), or an operation on a sync object the
-/// run destroys ([`Lifetimes::sync_access`]).
-fn memory_access(event: &Event, lifetimes: &Lifetimes) -> Option<Access> {
-    match event {
-        Event::Access(a) => Some(*a),
-        Event::Heap(h) => match h.op {
-            HeapOp::Free { addr, size } | HeapOp::Unmap { addr, size } => Some(Access {
-                addr,
-                size: size.min(u64::from(u32::MAX)) as u32,
-                site: h.site,
-                kind: AccessKind::Write,
-            }),
-            HeapOp::Alloc { .. } | HeapOp::Stack { .. } | HeapOp::Map { .. } => None,
-        },
-        Event::Sync(s) => lifetimes.sync_access(s),
-    }
-}
-
-fn shared_objects_in(traces: &[ThreadTrace], lifetimes: &Lifetimes) -> Vec<SharedObject> {
-    // Sweep over boundaries, per epoch: +1/-1 for each thread's merged touched ranges and written
-    // ranges. Merging per thread first makes "open touched ranges" count distinct threads. Every
-    // access's ends are boundaries too (with no count), where the shared ranges may split.
-    let mut bounds: Vec<(u32, u64, i32, i32)> = Vec::new();
-    for t in traces {
-        // Each distinct range once: a hot variable is accessed in every segment, and a record
-        // per access would hold the run's accesses several times over.
-        let mut any = HashSet::new();
-        let mut written = HashSet::new();
-        let epochs = event_epochs(t, lifetimes);
-        for (e, &epoch) in t.events.iter().zip(&epochs) {
-            let Some(a) = memory_access(e, lifetimes) else {
-                continue;
-            };
-            let r = (epoch, a.addr, a.addr.saturating_add(u64::from(a.size)));
-            if r.1 < r.2 {
-                any.insert(r);
-                if a.kind.is_write() {
-                    written.insert(r);
-                }
-            }
-        }
-        for &(epoch, lo, hi) in &any {
-            bounds.push((epoch, lo, 0, 0));
-            bounds.push((epoch, hi, 0, 0));
-        }
-        for (epoch, lo, hi) in merge(any.into_iter().collect()) {
-            bounds.push((epoch, lo, 1, 0));
-            bounds.push((epoch, hi, -1, 0));
-        }
-        for (epoch, lo, hi) in merge(written.into_iter().collect()) {
-            bounds.push((epoch, lo, 0, 1));
-            bounds.push((epoch, hi, 0, -1));
-        }
-    }
-    bounds.sort_unstable();
-    let mut shared: Vec<SharedObject> = Vec::new();
-    let (mut threads, mut writers) = (0i32, 0i32);
-    let mut i = 0;
-    while i < bounds.len() {
-        let (epoch, addr) = (bounds[i].0, bounds[i].1);
-        while i < bounds.len() && (bounds[i].0, bounds[i].1) == (epoch, addr) {
-            threads += bounds[i].2;
-            writers += bounds[i].3;
-            i += 1;
-        }
-        // Every epoch's counts return to zero at its last boundary.
-        let Some(&(next_epoch, next, _, _)) = bounds.get(i) else {
-            break;
-        };
-        if next_epoch == epoch && threads >= 2 && writers >= 1 {
-            shared.push(SharedObject {
-                addr,
-                len: next - addr,
-                epoch,
-            });
-        }
-    }
-    shared
-}
-
-/// Sorted, disjoint union of half-open ranges of each epoch (touching ranges merged).
-fn merge(mut ranges: Vec<(u32, u64, u64)>) -> Vec<(u32, u64, u64)> {
-    ranges.sort_unstable();
-    let mut out: Vec<(u32, u64, u64)> = Vec::new();
-    for (epoch, lo, hi) in ranges {
-        match out.last_mut() {
-            Some(last) if epoch == last.0 && lo <= last.2 => last.2 = last.2.max(hi),
-            _ => out.push((epoch, lo, hi)),
-        }
-    }
-    out
+    Objects::of(traces, &Lifetimes::of(traces)).all()
 }
 
 struct Conditions {
@@ -666,7 +752,7 @@ fn match_conditions(traces: &[ThreadTrace]) -> Conditions {
         let mut open_wait: Option<(u64, u64)> = None;
         // Open wait loops: (cond, whether a wait was called inside).
         let mut open_loops: Vec<(u64, bool)> = Vec::new();
-        for (index, e) in t.events.iter().enumerate() {
+        for &(index, e) in t.events.marks() {
             let Event::Sync(s) = e else { continue };
             let at = At {
                 thread,
@@ -927,6 +1013,7 @@ mod tests {
     use ilgen_trace::AccessKind;
 
     use super::*;
+    use crate::model::VarId;
     use crate::testkit::Run;
 
     fn objects(r: &Run) -> Vec<(u64, u64)> {

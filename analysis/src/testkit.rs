@@ -32,7 +32,7 @@ impl Run {
                         parent: if tid == 0 { NO_THREAD } else { 0 },
                         child_index: tid.saturating_sub(1),
                     },
-                    events: Vec::new(),
+                    events: Default::default(),
                 })
                 .collect(),
             seq: 0,

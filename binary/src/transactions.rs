@@ -37,8 +37,8 @@ pub fn selected(
         .collect::<Result<Vec<_>, _>>()?;
     let begins: BTreeMap<SiteId, &str> = threads
         .iter()
-        .flat_map(|t| &t.events)
-        .filter_map(|e| match e {
+        .flat_map(|t| t.events.marks())
+        .filter_map(|(_, e)| match e {
             Event::Sync(s) if s.op == SyncOp::TxBegin => Some(s.site),
             _ => None,
         })

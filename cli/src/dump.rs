@@ -179,7 +179,7 @@ fn write_thread(out: &mut dyn Write, thread: &ThreadTrace, names: &Names) -> io:
         )?;
     }
     for event in &thread.events {
-        let line = match event {
+        let line = match &event {
             Event::Access(a) => access_line(a, names),
             Event::Sync(s) => sync_line(s, names),
             Event::Heap(h) => heap_line(h, names),
@@ -341,7 +341,8 @@ mod tests {
                             },
                         }),
                         sync(PENDING, 5, SyncOp::MutexLock { mutex: 0x2000 }),
-                    ],
+                    ]
+                    .into(),
                 },
                 ThreadTrace {
                     header: ThreadHeader {
@@ -369,7 +370,8 @@ mod tests {
                                 timed_out: true,
                             },
                         ),
-                    ],
+                    ]
+                    .into(),
                 },
             ],
         };

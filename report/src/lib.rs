@@ -62,7 +62,7 @@ impl RecordedRun {
         let mut ended_for = BTreeSet::new();
         let mut exited = false;
         for t in threads {
-            for e in &t.events {
+            for (_, e) in t.events.marks() {
                 let Event::Sync(s) = e else { continue };
                 match s.op {
                     SyncOp::Fork { child } => {

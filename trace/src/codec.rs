@@ -325,6 +325,11 @@ impl<'a> Records<'a> {
         self.at
     }
 
+    /// The cursor the next record's deltas are taken from.
+    pub fn cursor(&self) -> Cursor {
+        self.cursor
+    }
+
     fn truncated(&self, start: usize) -> TraceError {
         TraceError::Truncated {
             path: self.path.into(),

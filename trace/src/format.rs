@@ -37,8 +37,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::codec::Records;
 use crate::event::{Event, SyncOp, ThreadId, NO_THREAD};
+pub use crate::events::Events;
 use crate::meta::Meta;
 
 pub use crate::error::{TraceError, FORMAT_VERSION};
@@ -74,11 +74,11 @@ pub fn thread_file_name(tid: ThreadId) -> String {
     format!("t{tid}.trace")
 }
 
-/// One thread's file, decoded.
+/// One thread's file, read: its header and its events ([`Events`]: held as records).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadTrace {
     pub header: ThreadHeader,
-    pub events: Vec<Event>,
+    pub events: Events,
 }
 
 /// Decodes the bytes of one thread file; `path` only names the file in errors.
@@ -113,13 +113,7 @@ pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceErro
         path: path.into(),
         offset: bytes.len(),
     })?;
-    let records = || Records::new(path, bytes, THREAD_MAGIC.len() + used);
-    // Counted first and sized exactly: collecting would double the capacity as it goes, up to
-    // twice the events' size in address space while the next thread decodes.
-    let mut events: Vec<Event> = Vec::with_capacity(records().count());
-    for event in records() {
-        events.push(event?);
-    }
+    let events = Events::read(path, bytes, THREAD_MAGIC.len() + used)?;
     Ok(ThreadTrace { header, events })
 }
 
@@ -157,7 +151,7 @@ pub fn incomplete(threads: &[ThreadTrace]) -> Vec<String> {
                 "thread T{tid} created outside instrumented code: results incomplete"
             ));
         }
-        for e in &t.events {
+        for &(_, e) in t.events.marks() {
             let verb = match e {
                 Event::Sync(s) if s.op == (SyncOp::Join { child: NO_THREAD }) => "joined",
                 Event::Sync(s) if s.op == (SyncOp::Detach { child: NO_THREAD }) => "detached",
@@ -380,15 +374,16 @@ mod tests {
                 events: vec![
                     sync(SyncOp::Join { child: 1 }),
                     sync(SyncOp::Join { child: NO_THREAD }),
-                ],
+                ]
+                .into(),
             },
             ThreadTrace {
                 header: header(1, 0),
-                events: vec![],
+                events: Events::default(),
             },
             ThreadTrace {
                 header: header(2, NO_THREAD),
-                events: vec![sync(SyncOp::Detach { child: NO_THREAD })],
+                events: vec![sync(SyncOp::Detach { child: NO_THREAD })].into(),
             },
         ];
         assert_eq!(

@@ -5,7 +5,8 @@
 //! - [`event`]: what a thread did ([`Event`]: a memory access, a sync operation or a heap event);
 //! - [`kind`]: the kind of a sync operation ([`OpKind`]), as every later stage names it;
 //! - [`codec`]: the compact records of thread files, written by the runtime and read back;
-//! - [`format`]: thread files and the trace directory, versioned;
+//! - [`format`]: thread files and the trace directory, versioned; a thread's events held as
+//!   their records ([`format::Events`]), decoded on every walk;
 //! - [`validate`]: the checks that a trace directory's files make one run;
 //! - `read`: [`TraceDir::open`], which decodes a trace directory (`format`) and checks it (`validate`);
 //! - [`meta`]: the run's metadata file;
@@ -20,6 +21,7 @@ pub mod abi;
 pub mod codec;
 mod error;
 pub mod event;
+mod events;
 mod file;
 pub mod format;
 mod json;

@@ -218,9 +218,9 @@ pub fn recover(dir: &Path, sealed: bool, threads: &mut [ThreadTrace]) -> Result<
             continue;
         };
         if !matches!(thread.events.last(), Some(Event::Sync(s)) if s.op == SyncOp::End) {
-            thread
-                .events
-                .extend(accesses.into_iter().map(Event::Access));
+            for a in accesses {
+                thread.events.push(Event::Access(a));
+            }
         }
     }
     if let Some((tid, (path, _))) = segments.into_iter().min_by_key(|(tid, _)| *tid) {

@@ -86,7 +86,7 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
         let tid = t.header.tid;
         // Heap events take their numbers from the same counter, but order nothing: only sync
         // operations are checked.
-        let syncs = t.events.iter().filter_map(|e| match e {
+        let syncs = t.events.marks().iter().filter_map(|(_, e)| match e {
             Event::Sync(s) => Some(s),
             Event::Access(_) | Event::Heap(_) => None,
         });
@@ -206,7 +206,7 @@ fn shared_seq(threads: &[ThreadTrace]) -> Option<(u64, ThreadId, ThreadId)> {
     let mut lists: Vec<_> = threads
         .iter()
         .map(|t| {
-            t.events.iter().filter_map(|e| match e {
+            t.events.marks().iter().filter_map(|(_, e)| match e {
                 Event::Sync(s) if s.seq != PENDING => Some(s.seq),
                 _ => None,
             })
@@ -254,10 +254,12 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/Inputs/small");
         let mut trace = TraceDir::open(&dir).expect("the input trace reads");
         // Thread 1's end takes the number of main's second join (13).
-        let Some(Event::Sync(end)) = trace.threads[1].events.last_mut() else {
+        let mut events = trace.threads[1].events.to_vec();
+        let Some(Event::Sync(end)) = events.last_mut() else {
             panic!("thread 1 ends with its end");
         };
         end.seq = 13;
+        trace.threads[1].events = events.into();
         let err = check(&trace).unwrap_err().to_string();
         assert!(
             err.contains("t1.trace") && err.contains("number 13 is also used by thread 0"),

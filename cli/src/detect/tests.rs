@@ -54,7 +54,7 @@ fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
     std::fs::write(dir.join(META_FILE), meta.to_json()).unwrap();
     for t in r.traces() {
         let mut bytes = encode_header(&t.header);
-        bytes.extend(Encoder::default().all(&t.events));
+        bytes.extend(Encoder::default().all(&t.events.to_vec()));
         std::fs::write(dir.join(thread_file_name(t.header.tid)), bytes).unwrap();
     }
     dir

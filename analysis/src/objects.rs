@@ -1,0 +1,521 @@
+//! Shared objects: byte ranges of one allocation epoch that two or more threads touched, at least
+//! one of them writing, split at every access's ends.
+//!
+//! Takes every thread of a run and its [`Lifetimes`]; gives [`Objects`]: the run's shared objects,
+//! ordered by epoch, then address, each by its index ([`Objects::get`]) and the indices an access
+//! touches ([`Objects::touched`], consecutive). Within one object every byte is touched by the
+//! same accesses, so two accesses meet on an object only if they share a byte. Adjacent pieces are
+//! never glued, even when an access spans them: the runtime merges a segment's adjacent accesses
+//! of one instruction into one record (an array sweep is one range), so a reader sweeping a whole
+//! array must not join the disjoint elements that other threads write into one object, where they
+//! would pair with each other though they share no byte. An access spanning several objects
+//! touches each of them.
+//!
+//! Two walks over the accesses, neither holding them: the first merges each thread's touched and
+//! written ranges (per epoch), and where at least two threads' touched ranges and one thread's
+//! written ranges overlap is a shared region; the second marks every access end inside a region,
+//! in a bitmap of the regions' bytes laid end to end (one more walk per further [`BATCH`] bytes).
+//! An object is then the bytes between two consecutive ends, and costs 8 bytes: the cut where it
+//! begins, as an offset into the regions laid end to end (zstd's run has 15 million objects).
+
+use std::ops::Range;
+
+use ilgen_trace::format::ThreadTrace;
+
+use crate::lifetime::{accesses, span, Lifetimes};
+
+/// A shared object: the bytes `[addr, addr + len)` during one allocation epoch
+/// ([`crate::lifetime`]; [`crate::lifetime::NO_EPOCH`] outside recorded lifetimes). Objects are
+/// ordered by epoch, then address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedObject {
+    pub addr: u64,
+    pub len: u64,
+    pub epoch: u32,
+}
+
+/// Bytes `[lo, hi)` of `epoch` where every byte is shared; `base` is the offset of `lo` in the
+/// regions laid end to end.
+#[derive(Clone, Copy, Debug)]
+struct Region {
+    epoch: u32,
+    lo: u64,
+    hi: u64,
+    base: u64,
+}
+
+impl Region {
+    fn key(&self, addr: u64) -> u64 {
+        self.base.saturating_add(addr - self.lo)
+    }
+}
+
+/// The shared objects of a run (see the module doc).
+#[derive(Clone, Debug, Default)]
+pub struct Objects {
+    /// Disjoint, by epoch and address.
+    regions: Vec<Region>,
+    /// Every object's start and the end of the last one, as keys ([`Region::key`]), increasing:
+    /// object `i` is `[cuts[i], cuts[i + 1])`. A region's end is the next region's start.
+    cuts: Vec<u64>,
+}
+
+/// One thread's touched (or written) ranges, per epoch: a range that overlaps or touches the last
+/// one grows it (a sweep is one range), and the list is merged again whenever it has doubled, so
+/// that what a thread touches in every segment is held once.
+#[derive(Default)]
+struct Ranges {
+    items: Vec<(u32, u64, u64)>,
+    merged: usize,
+}
+
+impl Ranges {
+    fn add(&mut self, epoch: u32, lo: u64, hi: u64) {
+        match self.items.last_mut() {
+            Some(last) if last.0 == epoch && lo <= last.2 && last.1 <= hi => {
+                last.1 = last.1.min(lo);
+                last.2 = last.2.max(hi);
+            }
+            _ => {
+                self.items.push((epoch, lo, hi));
+                if self.items.len() >= (2 * self.merged).max(1 << 16) {
+                    merge(&mut self.items);
+                    self.merged = self.items.len();
+                }
+            }
+        }
+    }
+
+    fn merged(mut self) -> Vec<(u32, u64, u64)> {
+        merge(&mut self.items);
+        self.items
+    }
+}
+
+/// Sorted, disjoint union of half-open ranges of each epoch (touching ranges merged).
+fn merge(ranges: &mut Vec<(u32, u64, u64)>) {
+    ranges.sort_unstable();
+    let mut out = 0;
+    for i in 0..ranges.len() {
+        let (epoch, lo, hi) = ranges[i];
+        if out > 0 && epoch == ranges[out - 1].0 && lo <= ranges[out - 1].2 {
+            ranges[out - 1].2 = ranges[out - 1].2.max(hi);
+        } else {
+            ranges[out] = (epoch, lo, hi);
+            out += 1;
+        }
+    }
+    ranges.truncate(out);
+}
+
+/// Bytes of the regions whose cuts one walk collects: in a bitmap of 128 MiB, a bit per byte.
+const BATCH: u64 = 1 << 30;
+
+impl Objects {
+    pub fn of(traces: &[ThreadTrace], lifetimes: &Lifetimes) -> Objects {
+        Objects::in_batches(traces, lifetimes, BATCH)
+    }
+
+    /// [`Objects::of`], collecting the cuts of `batch` bytes of the regions a walk.
+    fn in_batches(traces: &[ThreadTrace], lifetimes: &Lifetimes, batch: u64) -> Objects {
+        let mut objects = Objects {
+            regions: regions(traces, lifetimes),
+            cuts: Vec::new(),
+        };
+        let Some(last) = objects.regions.last() else {
+            return objects;
+        };
+        // Keys run from 0 to the last region's end; each walk collects a batch of them.
+        let end = last.key(last.hi);
+        let mut from = 0;
+        while from <= end {
+            let to = from.saturating_add(batch).min(end + 1);
+            let mut bits = vec![0u64; (to - from).div_ceil(64) as usize];
+            let mut cut = |key: u64| {
+                if (from..to).contains(&key) {
+                    let k = key - from;
+                    bits[(k / 64) as usize] |= 1 << (k % 64);
+                }
+            };
+            for r in &objects.regions {
+                cut(r.base);
+                cut(r.key(r.hi));
+            }
+            for t in traces {
+                let mut hint = 0;
+                for (_, access) in accesses(t, lifetimes) {
+                    let Some((a, epoch)) = access else { continue };
+                    let (lo, hi) = span(&a);
+                    if lo >= hi {
+                        continue;
+                    }
+                    for end in [lo, hi] {
+                        if let Some(r) = objects.inside(epoch, end, &mut hint) {
+                            cut(r.key(end));
+                        }
+                    }
+                }
+            }
+            for (w, &word) in bits.iter().enumerate() {
+                let mut word = word;
+                while word != 0 {
+                    let bit = u64::from(word.trailing_zeros());
+                    objects.cuts.push(from + w as u64 * 64 + bit);
+                    word &= word - 1;
+                }
+            }
+            from = to;
+        }
+        objects.cuts.shrink_to_fit();
+        objects
+    }
+
+    /// The index of the first region that ends after `addr` of `epoch`, looking at `*hint` first.
+    fn region(&self, epoch: u32, addr: u64, hint: &mut usize) -> usize {
+        let regions = &self.regions;
+        let h = *hint;
+        let after = |i: usize| (regions[i].epoch, regions[i].hi) > (epoch, addr);
+        let i = if h < regions.len() && after(h) && (h == 0 || !after(h - 1)) {
+            h
+        } else {
+            regions.partition_point(|r| (r.epoch, r.hi) <= (epoch, addr))
+        };
+        *hint = i;
+        i
+    }
+
+    /// The region `addr` of `epoch` lies strictly inside (not at its start).
+    fn inside(&self, epoch: u32, addr: u64, hint: &mut usize) -> Option<&Region> {
+        let i = self.region(epoch, addr, hint);
+        self.regions
+            .get(i)
+            .filter(|r| r.epoch == epoch && r.lo < addr)
+    }
+
+    pub fn len(&self) -> usize {
+        self.cuts.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Object `i`.
+    pub fn get(&self, i: usize) -> SharedObject {
+        let key = self.cuts[i];
+        let r = &self.regions[self.regions.partition_point(|r| r.base <= key) - 1];
+        SharedObject {
+            addr: r.lo + (key - r.base),
+            len: self.cuts[i + 1] - key,
+            epoch: r.epoch,
+        }
+    }
+
+    /// Every object, in order.
+    pub fn all(&self) -> Vec<SharedObject> {
+        (0..self.len()).map(|i| self.get(i)).collect()
+    }
+
+    /// The objects the bytes `[lo, hi)` of `epoch` touch; `hint` is where the last search ended
+    /// (a walk touches nearby objects one after another).
+    pub fn touched(&self, epoch: u32, lo: u64, hi: u64, hint: &mut Hint) -> Range<usize> {
+        let first = self.region(epoch, lo, &mut hint.region);
+        let Some(a) = self
+            .regions
+            .get(first)
+            .filter(|r| r.epoch == epoch && r.lo < hi)
+        else {
+            return 0..0;
+        };
+        // Most accesses lie in one region.
+        let last = if hi <= a.hi {
+            first
+        } else {
+            self.regions
+                .partition_point(|r| (r.epoch, r.lo) < (epoch, hi))
+                - 1
+        };
+        let b = &self.regions[last];
+        // Both are cuts: an access end inside a region is one, and so is every region end.
+        let from = find(&self.cuts, a.key(lo.max(a.lo)), &mut hint.cut);
+        let to = find(&self.cuts, b.key(hi.min(b.hi)), &mut hint.cut);
+        from..to
+    }
+}
+
+/// Where a walk's last search of [`Objects::touched`] ended.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Hint {
+    region: usize,
+    cut: usize,
+}
+
+/// The index of the first of `sorted` not below `key`, searched outward from `*hint`, which it
+/// then holds.
+fn find(sorted: &[u64], key: u64, hint: &mut usize) -> usize {
+    let at = (*hint).min(sorted.len());
+    let (mut lo, mut hi);
+    if at < sorted.len() && sorted[at] < key {
+        // Forward: gallop until past the key.
+        let mut step = 1;
+        lo = at + 1;
+        hi = at + 1;
+        while hi < sorted.len() && sorted[hi] < key {
+            lo = hi + 1;
+            hi = hi.saturating_add(step).min(sorted.len());
+            step *= 2;
+        }
+    } else {
+        // Backward: the key is at `at` or before.
+        let mut step = 1;
+        hi = at;
+        lo = at;
+        while lo > 0 && sorted[lo - 1] >= key {
+            hi = lo - 1;
+            lo = lo.saturating_sub(step);
+            step *= 2;
+        }
+    }
+    let i = lo + sorted[lo..hi].partition_point(|&c| c < key);
+    *hint = i;
+    i
+}
+
+/// The shared regions: where at least two threads' merged touched ranges and one thread's merged
+/// written ranges overlap, per epoch, adjacent pieces joined.
+fn regions(traces: &[ThreadTrace], lifetimes: &Lifetimes) -> Vec<Region> {
+    // Sweep over boundaries, per epoch: +1/-1 for each thread's merged touched ranges and written
+    // ranges. Merging per thread first makes "open touched ranges" count distinct threads.
+    let mut bounds: Vec<(u32, u64, i32, i32)> = Vec::new();
+    for t in traces {
+        let (mut any, mut written) = (Ranges::default(), Ranges::default());
+        for (_, access) in accesses(t, lifetimes) {
+            let Some((a, epoch)) = access else { continue };
+            let (lo, hi) = span(&a);
+            if lo < hi {
+                any.add(epoch, lo, hi);
+                if a.kind.is_write() {
+                    written.add(epoch, lo, hi);
+                }
+            }
+        }
+        for (epoch, lo, hi) in any.merged() {
+            bounds.push((epoch, lo, 1, 0));
+            bounds.push((epoch, hi, -1, 0));
+        }
+        for (epoch, lo, hi) in written.merged() {
+            bounds.push((epoch, lo, 0, 1));
+            bounds.push((epoch, hi, 0, -1));
+        }
+    }
+    bounds.sort_unstable();
+    let mut regions: Vec<Region> = Vec::new();
+    let (mut threads, mut writers) = (0i32, 0i32);
+    let mut i = 0;
+    while i < bounds.len() {
+        let (epoch, addr) = (bounds[i].0, bounds[i].1);
+        while i < bounds.len() && (bounds[i].0, bounds[i].1) == (epoch, addr) {
+            threads += bounds[i].2;
+            writers += bounds[i].3;
+            i += 1;
+        }
+        // Every epoch's counts return to zero at its last boundary.
+        let Some(&(next_epoch, next, _, _)) = bounds.get(i) else {
+            break;
+        };
+        if next_epoch == epoch && threads >= 2 && writers >= 1 {
+            match regions.last_mut() {
+                Some(r) if r.epoch == epoch && r.hi == addr => r.hi = next,
+                _ => regions.push(Region {
+                    epoch,
+                    lo: addr,
+                    hi: next,
+                    base: 0,
+                }),
+            }
+        }
+    }
+    // The regions' bytes together are fewer than the accesses' (each region lies in their
+    // union), which are fewer than 2^64 for any trace of fewer than 2^32 records.
+    let mut base = 0u64;
+    for r in &mut regions {
+        r.base = base;
+        base = base.saturating_add(r.hi - r.lo);
+    }
+    regions
+}
+
+#[cfg(test)]
+mod tests {
+    use ilgen_trace::format::{ThreadHeader, ThreadTrace};
+    use ilgen_trace::{Access, AccessKind, Event, Heap, HeapOp, Sync, SyncOp};
+    use ilgen_trace::{FORMAT_VERSION, NO_THREAD};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// The objects by their definition: every access end is a boundary, and a piece between two
+    /// boundaries of one epoch is an object where two threads' accesses meet, one writing.
+    fn naive(traces: &[ThreadTrace], lifetimes: &Lifetimes) -> Vec<SharedObject> {
+        let mut ends: Vec<(u32, u64)> = Vec::new();
+        let mut touches: Vec<(usize, u32, u64, u64, bool)> = Vec::new();
+        for (t, trace) in traces.iter().enumerate() {
+            for (_, access) in accesses(trace, lifetimes) {
+                let Some((a, epoch)) = access else { continue };
+                let (lo, hi) = span(&a);
+                if lo < hi {
+                    ends.extend([(epoch, lo), (epoch, hi)]);
+                    touches.push((t, epoch, lo, hi, a.kind.is_write()));
+                }
+            }
+        }
+        ends.sort_unstable();
+        ends.dedup();
+        ends.windows(2)
+            .filter(|w| w[0].0 == w[1].0)
+            .filter_map(|w| {
+                let (epoch, lo, hi) = (w[0].0, w[0].1, w[1].1);
+                let meet = touches
+                    .iter()
+                    .filter(|&&(_, e, l, h, _)| e == epoch && l < hi && lo < h);
+                let mut threads: Vec<usize> = meet.clone().map(|x| x.0).collect();
+                threads.sort_unstable();
+                threads.dedup();
+                (threads.len() >= 2 && meet.clone().any(|x| x.4)).then_some(SharedObject {
+                    addr: lo,
+                    len: hi - lo,
+                    epoch,
+                })
+            })
+            .collect()
+    }
+
+    /// A thread's events from (op, addr, size): op 0-3 an access of that kind, 4 an unlock (a
+    /// segment ends), 5 an allocation and 6 a free of the block at 0x1000.
+    fn thread(tid: u32, ops: &[(u8, u64, u32)], seq: &mut u64) -> ThreadTrace {
+        let kinds = [
+            AccessKind::Read,
+            AccessKind::Write,
+            AccessKind::AtomicRead,
+            AccessKind::AtomicWrite,
+        ];
+        let events = ops
+            .iter()
+            .map(|&(op, addr, size)| {
+                *seq += 1;
+                let block = (0x1000, 0x40);
+                match op {
+                    0..=3 => Event::Access(Access {
+                        addr: 0x1000 + addr,
+                        size,
+                        site: 1,
+                        kind: kinds[usize::from(op)],
+                    }),
+                    4 => Event::Sync(Sync {
+                        seq: *seq,
+                        site: 2,
+                        op: SyncOp::MutexUnlock { mutex: 0x10 },
+                    }),
+                    _ => Event::Heap(Heap {
+                        seq: *seq,
+                        site: 3,
+                        op: match op {
+                            5 => HeapOp::Alloc {
+                                addr: block.0,
+                                size: block.1,
+                            },
+                            _ => HeapOp::Free {
+                                addr: block.0,
+                                size: block.1,
+                            },
+                        },
+                    }),
+                }
+            })
+            .collect::<Vec<_>>();
+        ThreadTrace {
+            header: ThreadHeader {
+                version: FORMAT_VERSION,
+                tid,
+                parent: NO_THREAD,
+                child_index: 0,
+            },
+            events: events.into(),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 1000,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        /// Objects by cuts in a bitmap (in batches of 7 bytes too), and the objects each access
+        /// touches, as the definition gives them.
+        #[test]
+        fn objects_and_what_each_access_touches_are_as_defined(
+            threads in proptest::collection::vec(
+                proptest::collection::vec((0u8..7, 0u64..0x50, 0u32..12), 0..24),
+                1..4,
+            ),
+        ) {
+            let mut seq = 0;
+            let traces: Vec<ThreadTrace> = threads
+                .iter()
+                .enumerate()
+                .map(|(t, ops)| thread(t as u32, ops, &mut seq))
+                .collect();
+            let lifetimes = Lifetimes::of(&traces);
+            let want = naive(&traces, &lifetimes);
+            for batch in [BATCH, 7] {
+                let objects = Objects::in_batches(&traces, &lifetimes, batch);
+                prop_assert_eq!(&objects.all(), &want);
+                for trace in &traces {
+                    let mut hint = Hint::default();
+                    for (_, access) in accesses(trace, &lifetimes) {
+                        let Some((a, epoch)) = access else { continue };
+                        let (lo, hi) = span(&a);
+                        // An empty access (the runtime records none) touches nothing.
+                        let touched: Vec<usize> = (0..want.len())
+                            .filter(|_| lo < hi)
+                            .filter(|&i| {
+                                let o = want[i];
+                                o.epoch == epoch && o.addr < hi && lo < o.addr + o.len
+                            })
+                            .collect();
+                        let got: Vec<usize> = objects.touched(epoch, lo, hi, &mut hint).collect();
+                        prop_assert_eq!(got, touched);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn find_searches_outward_from_the_hint() {
+        let sorted: Vec<u64> = (0..100).map(|i| 3 * i).collect();
+        for hint in [0, 1, 17, 50, 99, 100, 1000] {
+            for key in [0, 1, 3, 4, 150, 297, 298, 400] {
+                let mut h = hint;
+                let got = find(&sorted, key, &mut h);
+                assert_eq!(got, sorted.partition_point(|&c| c < key), "{hint} {key}");
+                assert_eq!(h, got);
+            }
+        }
+        assert_eq!(find(&[], 5, &mut 3), 0);
+    }
+
+    #[test]
+    fn merge_joins_overlapping_and_touching_ranges_of_one_epoch() {
+        let mut r = vec![
+            (1, 10, 20),
+            (0, 5, 6),
+            (1, 20, 25),
+            (1, 30, 31),
+            (1, 12, 14),
+        ];
+        merge(&mut r);
+        assert_eq!(r, vec![(0, 5, 6), (1, 10, 25), (1, 30, 31)]);
+    }
+}

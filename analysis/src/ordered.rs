@@ -1,0 +1,249 @@
+//! Objects happens-before orders: the shared objects every two accesses of which by different
+//! threads, at least one writing, the weakened happens-before orders; and that happens-before's
+//! clocks.
+//!
+//! Takes the threads of a run, its model without accesses (the sync events resolved: fork, join,
+//! signal and wait, barrier; see [`crate::filter`]), the shared objects and the lifetimes; gives
+//! per object whether some two such accesses are unordered ([`unordered`]), in one walk of the
+//! run that holds 16 bytes per object and no access. Also the vector clock of every segment of
+//! that happens-before ([`segment_clocks`]), which the filter uses too.
+//!
+//! What it is for: an object happens-before orders wholly has no race-pair candidate (the filter
+//! would remove every one), and the reads-from edges of its reads ([`crate::reads_from`]) ask
+//! for nothing the model does not already enforce (a read's writer is ordered before it along
+//! fork → start, end → join, signal → wait and barrier edges, which every order of the model
+//! keeps, as do the solvers' cuts). So prepare leaves such objects out of the model: zstd's run
+//! has 15.5 million shared objects, 17 of them left by the filter, and held every access of each.
+//!
+//! How: FastTrack's epochs (Flanagan and Freund, PLDI 2009). The threads are walked together,
+//! each segment when the observed order reaches the sync event that ends it, an order the
+//! happens-before never contradicts. Per object: the epoch (thread, clock) of its last write, and
+//! of its last read, or the clocks of the reads since that write when they are not ordered among
+//! themselves. A read must come after the last write; a write after the last write and every
+//! read since. The first access that does not marks the object; as FastTrack reports the first
+//! race on each variable, an object no access marks has no unordered pair. Accesses are checked
+//! as recorded, not merged per segment as the model merges them: a segment's accesses share one
+//! clock, and a merged access writes if any of them does.
+
+use ilgen_trace::format::ThreadTrace;
+use ilgen_trace::Event;
+
+use crate::lifetime::{accesses, span, Lifetimes};
+use crate::model::{Model, ModelOp, Wake};
+use crate::objects::{Hint, Objects};
+
+/// No access yet.
+const NONE: u64 = u64::MAX;
+/// In [`Last::read`]: the reads since the last write are not ordered among themselves; the rest
+/// is the index of their clocks in [`Walk::reads`].
+const CLOCKS: u64 = 1 << 63;
+
+/// An epoch: thread `t` at clock `c`, as `t << 32 | c`.
+fn epoch(thread: usize, clock: u32) -> u64 {
+    (thread as u64) << 32 | u64::from(clock)
+}
+
+/// The last accesses of one object.
+#[derive(Clone, Copy)]
+struct Last {
+    write: u64,
+    read: u64,
+}
+
+struct Walk<'a> {
+    clocks: &'a Clocks,
+    threads: usize,
+    last: Vec<Last>,
+    unordered: Vec<bool>,
+    /// Read clocks, `threads` components each; and the free ones.
+    reads: Vec<u32>,
+    free: Vec<u64>,
+}
+
+impl Walk<'_> {
+    /// Whether the access at `e` is ordered before an access with clock `clock`.
+    fn before(e: u64, clock: &[u32]) -> bool {
+        e == NONE || (e as u32) <= clock[(e >> 32) as usize]
+    }
+
+    fn access(&mut self, object: usize, thread: usize, segment: u32, write: bool) {
+        if self.unordered[object] {
+            return;
+        }
+        let n = self.threads;
+        let clock = self.clocks.at(thread, segment);
+        let me = epoch(thread, clock[thread]);
+        let last = &mut self.last[object];
+        let mut ordered = Self::before(last.write, clock);
+        if write {
+            if last.read != NONE && last.read & CLOCKS != 0 {
+                let at = (last.read & !CLOCKS) as usize * n;
+                let reads = &self.reads[at..at + n];
+                ordered &= reads.iter().zip(clock).all(|(r, c)| r <= c);
+                self.free.push(last.read & !CLOCKS);
+            } else {
+                ordered &= Self::before(last.read, clock);
+            }
+            *last = Last {
+                write: me,
+                read: NONE,
+            };
+        } else if last.read == NONE || (last.read & CLOCKS == 0 && Self::before(last.read, clock)) {
+            last.read = me;
+        } else if last.read & CLOCKS == 0 {
+            let index = self.free.pop().unwrap_or_else(|| {
+                self.reads.resize(self.reads.len() + n, 0);
+                (self.reads.len() / n - 1) as u64
+            });
+            let at = index as usize * n;
+            self.reads[at..at + n].fill(0);
+            self.reads[at + (last.read >> 32) as usize] = last.read as u32;
+            self.reads[at + thread] = clock[thread];
+            last.read = CLOCKS | index;
+        } else {
+            self.reads[(last.read & !CLOCKS) as usize * n + thread] = clock[thread];
+        }
+        if !ordered {
+            self.unordered[object] = true;
+        }
+    }
+}
+
+/// Per object of `objects`, whether two of its accesses by different threads, at least one
+/// writing, are not ordered by the weakened happens-before of `skeleton` (the run's model
+/// without accesses).
+pub fn unordered(
+    traces: &[ThreadTrace],
+    skeleton: &Model,
+    objects: &Objects,
+    lifetimes: &Lifetimes,
+) -> Vec<bool> {
+    let clocks = segment_clocks(skeleton);
+    let threads = traces.len();
+    let mut walk = Walk {
+        clocks: &clocks,
+        threads,
+        last: vec![
+            Last {
+                write: NONE,
+                read: NONE,
+            };
+            objects.len()
+        ],
+        unordered: vec![false; objects.len()],
+        reads: Vec::new(),
+        free: Vec::new(),
+    };
+    let mut events: Vec<_> = traces.iter().map(|t| accesses(t, lifetimes)).collect();
+    let mut segment = vec![0u32; threads];
+    let mut hints = vec![Hint::default(); threads];
+    // Each thread up to its next sync event (`stop`), or to its end.
+    let mut run = |walk: &mut Walk, t: usize, stop: bool| {
+        for (event, access) in events[t].by_ref() {
+            if let Some((a, epoch)) = access {
+                let (lo, hi) = span(&a);
+                for object in objects.touched(epoch, lo, hi, &mut hints[t]) {
+                    walk.access(object, t, segment[t], a.kind.is_write());
+                }
+            }
+            if let Event::Sync(_) = event {
+                segment[t] += 1;
+                if stop {
+                    return;
+                }
+            }
+        }
+    };
+    let lens: Vec<usize> = skeleton.threads.iter().map(|t| t.events.len()).collect();
+    for at in skeleton.observed_order(&lens) {
+        run(&mut walk, at.thread, true);
+    }
+    for t in 0..threads {
+        run(&mut walk, t, false);
+    }
+    walk.unordered
+}
+
+/// Per thread and segment (events between two sync events), the vector clock of the weakened
+/// happens-before. A thread's own component is its segment number plus one. Each thread's
+/// clocks are one flat list, `threads` components a segment.
+pub struct Clocks {
+    threads: usize,
+    of: Vec<Vec<u32>>,
+}
+
+impl Clocks {
+    pub fn at(&self, thread: usize, segment: u32) -> &[u32] {
+        let from = segment as usize * self.threads;
+        &self.of[thread][from..from + self.threads]
+    }
+}
+
+fn join(into: &mut [u32], from: &[u32]) {
+    for (a, b) in into.iter_mut().zip(from) {
+        *a = (*a).max(*b);
+    }
+}
+
+/// Walks the sync events in seq order (the run obeyed it, so every release comes before the
+/// acquire it orders) and records each segment's clock.
+pub fn segment_clocks(model: &Model) -> Clocks {
+    let n = model.threads.len();
+    let mut current: Vec<Vec<u32>> = (0..n)
+        .map(|t| {
+            let mut c = vec![0; n];
+            c[t] = 1;
+            c
+        })
+        .collect();
+    // A clock per segment: one more than the thread has sync events.
+    let mut out: Vec<Vec<u32>> = current
+        .iter()
+        .zip(&model.threads)
+        .map(|(c, thread)| {
+            let mut clocks = Vec::with_capacity((thread.observed.len() + 1) * n);
+            clocks.extend_from_slice(c);
+            clocks
+        })
+        .collect();
+    let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
+    let mut forked: Vec<Option<Vec<u32>>> = vec![None; n];
+    let mut ended: Vec<Option<Vec<u32>>> = vec![None; n];
+    let mut signalled: Vec<Option<Vec<u32>>> = vec![None; model.objects.conds.len()];
+    let mut entered: Vec<Vec<u32>> = vec![vec![0; n]; model.objects.barriers.len()];
+    for at in model.observed_order(&lens) {
+        let t = at.thread;
+        let (Some(op), Some(observed)) = (model.op(at), model.threads[t].observed_at(at.index))
+        else {
+            continue;
+        };
+        let completed = observed.seq != ilgen_trace::PENDING;
+        let from = match op {
+            ModelOp::Start { .. } => forked[t].clone(),
+            ModelOp::Join { child } => ended[child].clone(),
+            ModelOp::WaitReturn {
+                wake: Wake::Signal(c),
+                ..
+            }
+            | ModelOp::LoopExit { cond: c, .. } => signalled[c].clone(),
+            ModelOp::BarrierExit { barrier } => Some(entered[barrier].clone()),
+            _ => None,
+        };
+        if let Some(from) = from.filter(|_| completed) {
+            join(&mut current[t], &from);
+        }
+        match op {
+            ModelOp::Fork { child } => forked[child] = Some(current[t].clone()),
+            ModelOp::End => ended[t] = Some(current[t].clone()),
+            ModelOp::Signal { cond } => signalled[cond] = Some(current[t].clone()),
+            ModelOp::BarrierEnter { barrier } => join(&mut entered[barrier], &current[t]),
+            _ => {}
+        }
+        current[t][t] += 1;
+        out[t].extend_from_slice(&current[t]);
+    }
+    Clocks {
+        threads: n,
+        of: out,
+    }
+}
