@@ -49,7 +49,9 @@ pub fn selected(
             _ => None,
         })
         .collect();
-    if !atomicity || (globs.is_empty() && !(trace.meta.calls && !markers.is_empty())) {
+    // Without GLOBs the marked blocks are the transactions; only recorded calls need telling apart.
+    let calls_recorded = trace.meta.calls && !markers.is_empty();
+    if !atomicity || (globs.is_empty() && !calls_recorded) {
         return Ok(None);
     }
     let binary = binary.as_ref().map_err(|e| {
@@ -114,6 +116,11 @@ fn unmatched(g: &str, begins: &BTreeMap<SiteId, &str>, calls: bool) -> String {
         "; the run recorded no calls: record it with ILGEN_OPTIONS=calls=1 to make any function \
          that synchronizes a transaction"
     };
+    if listed.is_empty() {
+        return format!(
+            "ilgen: warning: --atomic `{g}` matches no transaction: the run recorded none{hint}"
+        );
+    }
     format!(
         "ilgen: warning: --atomic `{g}` matches none of the recorded transactions ({}){hint}",
         listed.join(", ")
@@ -144,5 +151,7 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("record it with ILGEN_OPTIONS=calls=1 to make any function that synchronizes a transaction"), "{text}");
+        assert!(unmatched("*", &BTreeMap::new(), false)
+            .starts_with("ilgen: warning: --atomic `*` matches no transaction: the run recorded none; the run recorded no calls"));
     }
 }

@@ -79,10 +79,10 @@ pub fn may_synchronize<'ctx>(functions: &[FunctionValue<'ctx>]) -> HashSet<Funct
             match ir::direct_callee(i) {
                 Some(c) if defined.contains(&c) => inner.push(c),
                 Some(c) => syncs |= external_may_sync(c),
-                // SAFETY: `i` is a live call: its called operand exists.
                 None => {
-                    syncs |=
-                        unsafe { LLVMIsAInlineAsm(LLVMGetCalledValue(i.as_value_ref())) }.is_null()
+                    // SAFETY: `i` is a live call: its called operand exists.
+                    let asm = unsafe { LLVMIsAInlineAsm(LLVMGetCalledValue(i.as_value_ref())) };
+                    syncs |= asm.is_null();
                 }
             }
         }
@@ -206,4 +206,125 @@ pub fn mark<'ctx>(
         }
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hooks::Hooks;
+    use crate::testing::{verify, with_module};
+
+    /// The text of function `name` in the printed module.
+    fn body<'a>(out: &'a str, name: &str) -> &'a str {
+        let from = out.find(&format!("@{name}(")).unwrap();
+        let to = out[from..].find("\n}\n").unwrap();
+        &out[from..from + to]
+    }
+
+    #[test]
+    fn functions_that_may_synchronize_get_markers_others_none() {
+        let text = r#"
+@m = global [40 x i8] zeroinitializer
+@x = global i32 0
+declare i32 @pthread_mutex_lock(ptr)
+declare ptr @memcpy(ptr, ptr, i64)
+declare void @elsewhere()
+declare i32 @__gxx_personality_v0(...)
+
+define i32 @leaf() {
+  %v = load i32, ptr @x
+  ret i32 %v
+}
+define void @copies(ptr %a, ptr %b) {
+  %r = call ptr @memcpy(ptr %a, ptr %b, i64 4)
+  %v = call i32 @leaf()
+  ret void
+}
+define void @locks() {
+  %a = alloca i32
+  %r = call i32 @pthread_mutex_lock(ptr @m)
+  ret void
+}
+define void @calls_locks(i1 %c) {
+  br i1 %c, label %one, label %two
+one:
+  call void @locks()
+  ret void
+two:
+  ret void
+}
+define void @through_pointer(ptr %f) {
+  call void %f()
+  ret void
+}
+define void @catches() personality ptr @__gxx_personality_v0 {
+  invoke void @elsewhere() to label %done unwind label %lp
+done:
+  ret void
+lp:
+  %l = landingpad { ptr, i32 } cleanup
+  call void @leaf()
+  ret void
+}
+define void @header() !dbg !5 {
+  call void @locks()
+  ret void
+}
+
+!llvm.dbg.cu = !{!0}
+!llvm.module.flags = !{!3}
+!0 = distinct !DICompileUnit(language: DW_LANG_C_plus_plus_14, file: !1, producer: "t", isOptimized: false, runtimeVersion: 0, emissionKind: FullDebug)
+!1 = !DIFile(filename: "a.cc", directory: "/src")
+!2 = !DIFile(filename: "/usr/include/c++/12/bits/std_thread.h", directory: "/src")
+!3 = !{i32 2, !"Debug Info Version", i32 3}
+!5 = distinct !DISubprogram(name: "header", scope: !2, file: !2, line: 9, spFlags: DISPFlagDefinition, unit: !0)
+"#;
+        with_module(text, |m| {
+            let context = m.get_context();
+            let markers = Markers {
+                builder: context.create_builder(),
+                hooks: Hooks::declare(m),
+                context,
+            };
+            let functions: Vec<_> = ir::functions(m)
+                .into_iter()
+                .filter(|&f| !ir::is_declaration(f) && !ir::function_name(f).starts_with("__"))
+                .collect();
+            mark(&markers, &functions, |_| true).unwrap();
+            verify(m);
+            let out = m.print_to_string().to_string();
+            let count = |name: &str, hook: &str| body(&out, name).matches(hook).count();
+            for name in ["leaf", "copies", "header"] {
+                assert_eq!(count(name, "@__ilgen_call_"), 0, "{name}: {out}");
+            }
+            // Entry and exits; `calls_locks` only through the function it calls.
+            for (name, leaves) in [
+                ("locks", 1),
+                ("calls_locks", 2),
+                ("through_pointer", 1),
+                ("catches", 2 + 1),
+            ] {
+                assert_eq!(count(name, "@__ilgen_call_enter("), 1, "{name}: {out}");
+                assert_eq!(count(name, "@__ilgen_call_leave("), leaves, "{name}: {out}");
+            }
+            let locks = body(&out, "locks");
+            // After the alloca, and each leave gets what the enter gave.
+            assert!(locks.find("alloca").unwrap() < locks.find("@__ilgen_call_enter(").unwrap());
+            let depth = locks
+                .split_once(" = call i32 @__ilgen_call_enter(")
+                .unwrap()
+                .0
+                .rsplit_once('%')
+                .unwrap()
+                .1;
+            assert!(
+                locks.contains(&format!("@__ilgen_call_leave(i32 %{depth},")),
+                "{locks}"
+            );
+            // The landing pad keeps the function's own call open: depth + 1.
+            let catches = body(&out, "catches");
+            let pad = &catches[catches.find("landingpad").unwrap()..];
+            assert!(pad.contains("= add i32 %"), "{catches}");
+        });
+    }
 }

@@ -282,4 +282,33 @@ mod tests {
             "{err}"
         );
     }
+
+    #[test]
+    fn blocks_alternate_and_recorded_calls_nest() {
+        let mut trace = small_with(SyncOp::TxBegin, 1 << 40);
+        for (seq, op) in [
+            (41, SyncOp::TxBegin),
+            (42, SyncOp::TxEnd),
+            (43, SyncOp::TxEnd),
+        ] {
+            let site = 1;
+            trace.threads[0].events.push(Event::Sync(Sync {
+                seq: seq << 40 | 1,
+                site,
+                op,
+            }));
+        }
+        let err = check(&trace).unwrap_err().to_string();
+        assert!(err.contains("inside another one"), "{err}");
+        trace.meta.calls = true;
+        assert_eq!(check(&trace).map_err(|e| e.to_string()), Ok(()));
+        let stray = SyncOp::TxEnd;
+        trace.threads[0].events.push(Event::Sync(Sync {
+            seq: 44 << 40,
+            site: 1,
+            op: stray,
+        }));
+        let err = check(&trace).unwrap_err().to_string();
+        assert!(err.contains("outside any block"), "{err}");
+    }
 }
