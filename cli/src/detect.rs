@@ -99,8 +99,9 @@ pub struct DetectArgs {
     /// default the native solver keeps each such read's observed writer
     #[arg(long)]
     pub no_reads_from: bool,
-    /// Also predict atomicity violations of the transactions the program marks (`ilgen.h`):
-    /// two accesses of one transaction and a conflicting access of another thread between them
+    /// Also predict atomicity violations of the transactions the program marks (`ilgen.h`), or
+    /// of --atomic's: two accesses of one transaction and a conflicting access of another thread
+    /// between them
     #[arg(long)]
     pub atomicity: bool,
     /// Do shard I of N of the analysis of one trace (a deterministic share of its variables,
@@ -108,12 +109,12 @@ pub struct DetectArgs {
     /// `ilgen merge`; its files go to `DIR/shard-I-of-N/`
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
     pub shard: Option<Shard>,
-    /// Make the functions matching GLOB (demangled names; repeatable; implies --atomicity) the
-    /// transactions, in place of the marked blocks: each marked block (in the function, or the
-    /// function marked ILGEN_ATOMIC) and, in a run recorded with ILGEN_OPTIONS=calls=1, each call
-    /// of a function that synchronizes, unless it runs inside another transaction; a thread's
-    /// outermost call (its start routine, main) never is one. `--atomic '*'`: each call a
-    /// thread's start routine makes is a transaction, as methods were in the paper's evaluation
+    /// Check the functions matching GLOB as the transactions (demangled names; repeatable;
+    /// implies --atomicity): each block marked in or on such a function (ILGEN_ATOMIC,
+    /// ILGEN_ATOMIC_BEGIN) and, if the run was recorded with ILGEN_OPTIONS=calls=1, each call of
+    /// such a function that synchronizes; none inside another transaction, nor a thread's
+    /// outermost call (its start routine, main). `ILGEN_OPTIONS=calls=1 ./prog; ilgen detect
+    /// --atomic '*'`: each call a thread's start routine makes, as the paper took methods
     #[arg(long = "atomic", value_name = "GLOB")]
     pub atomic: Vec<String>,
 }

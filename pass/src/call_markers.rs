@@ -3,25 +3,25 @@
 //! transaction (the runtime side is `rt/src/calls.rs`).
 //!
 //! Takes a module's functions at the start of the pipeline (after `atomic.rs`'s markers) and
-//! which of them the pass's filter lets through; gives every function that [`may_synchronize`] `%d = __ilgen_call_enter(site)`
-//! after its leading allocas (the site's line the function's own, as an atomic block's begin),
-//! `__ilgen_call_leave(%d, site)` before each `ret` and `resume`, and
-//! `__ilgen_call_leave(%d + 1, site)` after each `landingpad` (the calls an exception left end
-//! there, the function's own goes on). Sites are null placeholders that
+//! which of them the pass's filter lets through; gives each one that [`may_synchronize`]
+//! `%d = __ilgen_call_enter(site)` after its leading allocas (the site's line the function's own,
+//! as an atomic block's begin), `__ilgen_call_leave(%d, site)` before each `ret` and `resume`,
+//! and `__ilgen_call_leave(%d + 1, site)` after each `landingpad` (the calls an exception left
+//! end there, the function's own goes on). Sites are null placeholders that
 //! `loops::assign_marker_sites` fills in at the end, flagged `FLAG_CALL`.
 //!
 //! Which functions: only those that may synchronize, because a call in which no sync operation
-//! runs holds no atomicity violation, and a marker costs a call even when the runtime records
-//! none (the default), and in a hot leaf function it would also keep the loop around it from
-//! being vectorized. Not the functions of library headers (libstdc++'s `std::thread` and
-//! `std::function` machinery, whose frames would sit between a thread's start and its user code),
-//! nor those `exclude=` leaves uninstrumented or `calls=0` turns off, nor naked functions and
-//! functions with a `musttail` call (no call may go between it and its `ret`).
+//! runs holds no atomicity violation, while a marker costs a call even when the runtime records
+//! none (the default), and in a hot leaf function would keep the loop around it from being
+//! vectorized. Not the functions of library headers (libstdc++'s `std::thread` and `std::mutex`
+//! machinery, whose frames would sit between a thread's start and its user code), nor those
+//! `exclude=` leaves uninstrumented or all with `calls=0`, nor naked functions, functions with a
+//! `musttail` call (no call may go between it and its `ret`) or with funclet EH pads.
 //!
-//! Why at the start of the pipeline: as for the atomic blocks, the inliner would otherwise dissolve
-//! a function into its callers before its entry and exits could be found; markers inserted first
-//! travel with the inlined body, so a call is recorded by the function's name whatever was
-//! inlined.
+//! Why at the start of the pipeline: as for the atomic blocks, the inliner would otherwise
+//! dissolve a function into its callers before its entry and exits could be found; markers
+//! inserted first travel with the inlined body, so a call is recorded by the function's name
+//! whatever was inlined.
 
 use std::collections::HashSet;
 

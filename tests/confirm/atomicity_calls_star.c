@@ -13,6 +13,7 @@
 //
 // RUN: %ilgen cc -g -O0 -I %testinc %s -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace:calls=1 %t
+// RUN: %ilgen dump %t.trace | FileCheck %s --check-prefix=DUMP
 // RUN: sh -c '%ilgen detect --atomic "*" --no-replay %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=PREDICT
 // RUN: env WITHDRAW_REPLAY=1 sh -c '%ilgen detect --atomic "*" %t.trace; echo "exit=$?"' | FileCheck %s
 // The replayed run lost the second customer's withdrawal: 100 - 30 written over 70.
@@ -80,31 +81,44 @@ int main(void) {
   return 0;
 }
 
+// Each customer's calls, begun where a sync operation ran inside (take_turn has none: no call).
+// DUMP:      T1 thread
+// DUMP:      T1 tx_begin seq={{[0-9]+}} at {{.*}}atomicity_calls_star.c:61:0 customer
+// DUMP-NEXT: T1 tx_begin seq={{[0-9]+}} at {{.*}}atomicity_calls_star.c:45:0 withdraw
+// DUMP-NEXT: T1 lock m
+// DUMP:      T1 unlock m {{.*}}:51:3 withdraw
+// DUMP-NEXT: T1 tx_end seq={{[0-9]+}} at {{.*}}atomicity_calls_star.c:52:3 withdraw
+// DUMP-NEXT: T1 tx_begin seq={{[0-9]+}} at {{.*}}atomicity_calls_star.c:55:0 audit
+// DUMP:      T1 tx_end seq={{[0-9]+}} at {{.*}}atomicity_calls_star.c:59:1 audit
+// DUMP-NOT:  tx_begin
+// DUMP:      T1 tx_end seq={{[0-9]+}} at {{.*}}atomicity_calls_star.c:69:3 customer
+// DUMP-NEXT: T1 end
+
 // PREDICT:      ilgen: 1 candidate(s): 0 race(s), 0 deadlock(s), 1 atomicity violation(s)
 // PREDICT:      atomicity: 4 transactions; distinct violations: 1 with a schedule
 // PREDICT:      candidate 1: atomicity violation on balance ({{0x[0-9a-f]+}}) (4 bytes), read-write-write (lost update: the block writes back a stale value)
-// PREDICT-NEXT:   transaction of thread {{[12]}} begun at {{.*}}atomicity_calls_star.c:44 in withdraw
-// PREDICT-NEXT:   e1 read by thread {{[12]}} at {{.*}}atomicity_calls_star.c:46 in withdraw
-// PREDICT-NEXT:   f  write by thread {{[12]}} at {{.*}}atomicity_calls_star.c:49 in withdraw
-// PREDICT-NEXT:   e2 write by thread {{[12]}} at {{.*}}atomicity_calls_star.c:49 in withdraw
+// PREDICT-NEXT:   transaction of thread {{[12]}} begun at {{.*}}atomicity_calls_star.c:45 in withdraw
+// PREDICT-NEXT:   e1 read by thread {{[12]}} at {{.*}}atomicity_calls_star.c:47 in withdraw
+// PREDICT-NEXT:   f  write by thread {{[12]}} at {{.*}}atomicity_calls_star.c:50 in withdraw
+// PREDICT-NEXT:   e2 write by thread {{[12]}} at {{.*}}atomicity_calls_star.c:50 in withdraw
 // PREDICT:      exit=66
 
 // CHECK:      WARNING: ilgen: atomicity violation (pid={{[0-9]+}})
 // CHECK-NEXT:   Transaction of thread T[[TX:[12]]] began at:
-// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_calls_star.c:44:0
+// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_calls_star.c:45:0
 // CHECK:        Read of size 4 at {{0x[0-9a-f]+}} by thread T[[TX]] (e1, in the transaction):
-// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_calls_star.c:46:14
+// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_calls_star.c:47:14
 // CHECK:        Write of size 4 at {{0x[0-9a-f]+}} by thread T{{[12]}} (f, another thread's, between e1 and e2):
-// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_calls_star.c:49:11
+// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_calls_star.c:50:11
 // CHECK:        Write of size 4 at {{0x[0-9a-f]+}} by thread T[[TX]] (e2, in the same transaction):
-// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_calls_star.c:49:11
+// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_calls_star.c:50:11
 // CHECK:        Pattern read-write-write: lost update: the block writes back a stale value.
-// CHECK:      SUMMARY: ilgen: atomicity violation {{.*}}atomicity_calls_star.c:46 in withdraw
+// CHECK:      SUMMARY: ilgen: atomicity violation {{.*}}atomicity_calls_star.c:47 in withdraw
 // CHECK:      ilgen: 1 atomicity violation candidate(s): 1 confirmed
 // CHECK:      exit=66
 
 // NAMED:      atomicity: 2 transactions; distinct violations: 1 with a schedule
-// NAMED:      transaction of thread {{[12]}} begun at {{.*}}atomicity_calls_star.c:44 in withdraw
+// NAMED:      transaction of thread {{[12]}} begun at {{.*}}atomicity_calls_star.c:45 in withdraw
 // NAMED:      exit=66
 
 // NONE:       ilgen: 0 candidate(s): 0 race(s), 0 deadlock(s), 0 atomicity violation(s)

@@ -42,28 +42,25 @@ pub(crate) fn now(site: *const libc::c_void, op: SyncOp) -> Option<usize> {
 }
 
 /// Writes (or, replaying, gates) the `TxBegin` of each open call the trace has not begun: a sync
-/// operation is about to run inside it. Markers take no chaos delay.
+/// operation is about to run inside it.
 fn begin_calls() {
-    calls::begin_open(|site| {
-        let site = site as *const libc::c_void;
-        match thread::current() {
-            Some(st) => {
-                write_now(st, site, SyncOp::TxBegin);
-            }
-            None => replay::sync::now(site, SyncOp::TxBegin),
-        }
-    });
+    calls::begin_open(|site| call_marker(site as *const libc::c_void, SyncOp::TxBegin));
 }
 
 /// Writes (or gates) the `TxEnd` of each of `n` begun calls that returned.
 pub(crate) fn end_calls(n: u32, site: *const libc::c_void) {
     for _ in 0..n {
-        match thread::current() {
-            Some(st) => {
-                write_now(st, site, SyncOp::TxEnd);
-            }
-            None => replay::sync::now(site, SyncOp::TxEnd),
+        call_marker(site, SyncOp::TxEnd);
+    }
+}
+
+/// A call's marker, without the chaos delay of a sync operation.
+fn call_marker(site: *const libc::c_void, op: SyncOp) {
+    match thread::current() {
+        Some(st) => {
+            write_now(st, site, op);
         }
+        None => replay::sync::now(site, op),
     }
 }
 
@@ -99,7 +96,8 @@ pub(crate) fn release(
     rc
 }
 
-/// Before the real call of a try operation (`op` with any outcome): nothing in record mode.
+/// Before the real call of a try operation (`op` with any outcome): in record mode only the
+/// begins of open calls.
 pub(crate) fn turn(site: *const libc::c_void, op: SyncOp) -> Turn {
     begin_calls();
     if thread::current().is_some() {
