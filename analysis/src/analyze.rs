@@ -267,8 +267,11 @@ fn done(program: &Program, solved: solve::Solved) -> Done {
 /// The atomicity violations of the marked transactions (by transaction site, then e1, f and e2
 /// sites).
 fn atomicity_violations(program: &Program, options: &Options) -> Done {
-    let (predictions, counts) =
-        atomicity::predict(program, options.window, options.transactions.as_ref());
+    let (predictions, counts) = atomicity::predict(
+        program,
+        options.window,
+        options.transactions.as_ref().unwrap_or(&Default::default()),
+    );
     let found: Vec<Candidate> = predictions
         .iter()
         .filter_map(|p| candidates::atomicity(&program.model, &program.vars, p))

@@ -3,7 +3,9 @@
 //!
 //! Takes the [`Program`] (its model holds each thread's accesses to shared objects, its sync
 //! operations and its `tx_begin`/`tx_end` markers), the window size and which transactions to
-//! check (by the site of their `tx_begin`; all by default); gives [`Prediction`]s,
+//! check ([`Transactions`]: by the site of their `tx_begin`, every marked block by default, and
+//! under `--atomic GLOB` the chosen blocks and recorded calls, each outermost one of a nest, the
+//! thread's own outermost call never); gives [`Prediction`]s,
 //! one per distinct (transaction site, e1 site, f site, e2 site, pattern): accesses e1 and e2 of
 //! one transaction of thread T to one object, and an access f of another thread T' that conflicts
 //! with both, in an order e1 f e2 the sync semantics allow; with [`Counts`] of what was found and
@@ -42,6 +44,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::finding::Schedule;
 use crate::model::{At, Model, ModelEvent, ModelOp, Observed, VarId};
+use crate::options::Transactions;
 use crate::prepare::Program;
 use crate::state::State;
 
@@ -260,8 +263,13 @@ type WindowWitnesses = Vec<BTreeMap<VarId, Witnesses>>;
 
 /// Phase I's walk of one thread, carried from one window to the next.
 struct Walk<'a> {
-    /// The transactions to check, by the site of their `tx_begin` (`None`: all).
-    selected: Option<&'a BTreeSet<SiteId>>,
+    /// The transactions to check.
+    chosen: &'a Transactions,
+    /// The recorded calls open on the thread, outermost first: whether the transaction began
+    /// with each.
+    calls: Vec<bool>,
+    /// Whether a marked block is open, and whether the transaction began with it.
+    block: Option<bool>,
     /// The next event to walk.
     pos: usize,
     /// The seq of the sync event at `pos` the walk stopped before (`None`: the thread is done).
@@ -274,9 +282,11 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    fn new(keys: &mut Keys, selected: Option<&'a BTreeSet<SiteId>>) -> Walk<'a> {
+    fn new(keys: &mut Keys, chosen: &'a Transactions) -> Walk<'a> {
         Walk {
-            selected,
+            chosen,
+            calls: Vec::new(),
+            block: None,
             pos: 0,
             waiting: None,
             locks: Locks::default(),
@@ -387,15 +397,37 @@ impl<'a> Walk<'a> {
         keys: &mut Keys,
         transactions: &mut usize,
     ) {
+        let call = self.chosen.calls.contains(&recorded.site);
         match recorded.op {
-            SyncOp::TxBegin if self.selected.is_none_or(|s| s.contains(&recorded.site)) => {
-                self.begin = Some((at, recorded.site));
-                *transactions += 1;
-                self.open.clear();
+            SyncOp::TxBegin => {
+                let chosen = match &self.chosen.selected {
+                    None => !call,
+                    // The thread's outermost call is its start routine (or `main`): the calls it
+                    // makes are the transactions, as a thread's methods were in the paper.
+                    Some(s) => s.contains(&recorded.site) && !(call && self.calls.is_empty()),
+                };
+                let begins = chosen && self.begin.is_none();
+                if begins {
+                    self.begin = Some((at, recorded.site));
+                    *transactions += 1;
+                    self.open.clear();
+                }
+                if call {
+                    self.calls.push(begins);
+                } else {
+                    self.block = Some(begins);
+                }
             }
             SyncOp::TxEnd => {
-                self.begin = None;
-                self.open.clear();
+                let began = if call {
+                    self.calls.pop()
+                } else {
+                    self.block.take()
+                };
+                if began == Some(true) {
+                    self.begin = None;
+                    self.open.clear();
+                }
             }
             _ => {}
         }
@@ -491,22 +523,19 @@ fn pair(
     }
 }
 
-/// Every distinct violation of the run, with a schedule, and the counts; the run is walked in
-/// windows of `window` seqs (see the module doc); only the transactions whose `tx_begin` has a
-/// site of `selected` count, if given.
+/// Every distinct violation of the `chosen` transactions of the run, with a schedule, and the
+/// counts; the run is walked in windows of `window` seqs (see the module doc).
 pub fn predict(
     program: &Program,
     window: usize,
-    selected: Option<&BTreeSet<SiteId>>,
+    chosen: &Transactions,
 ) -> (Vec<Prediction>, Counts) {
     let model = &program.model;
     let threads = model.threads.len();
     let width = window.max(1) as u64;
     let mut keys = Keys::default();
     let mut counts = Counts::default();
-    let mut walks: Vec<Walk> = (0..threads)
-        .map(|_| Walk::new(&mut keys, selected))
-        .collect();
+    let mut walks: Vec<Walk> = (0..threads).map(|_| Walk::new(&mut keys, chosen)).collect();
     // The state at the start of the previous window, its sync events and witnesses.
     let mut from = State::initial(model);
     let mut prev_ops: Vec<At> = Vec::new();
@@ -744,7 +773,7 @@ mod tests {
     }
 
     fn predictions(r: &Run) -> (Vec<Prediction>, Counts) {
-        predict(&prepare(r.traces()), 10_000, None)
+        predict(&prepare(r.traces()), 10_000, &Transactions::default())
     }
 
     /// Two threads withdrawing one after the other, the second after the first ended.
@@ -824,8 +853,9 @@ mod tests {
         r.end(1).end(2).join(0, 1).join(0, 2);
         let program = prepare(r.traces());
         let m = &program.model;
-        let (whole, whole_counts) = predict(&program, 10_000, None);
-        let (windowed, counts) = predict(&program, 16, None);
+        let all = Transactions::default();
+        let (whole, whole_counts) = predict(&program, 10_000, &all);
+        let (windowed, counts) = predict(&program, 16, &all);
         // Each sync operation of the testkit has its own site, so each withdraw is a transaction
         // site of its own, and so each pair of withdraws of the two threads a violation.
         assert_eq!(counts.transactions, 10);
@@ -878,15 +908,69 @@ mod tests {
             .find(|o| o.op == SyncOp::TxBegin)
             .unwrap()
             .site;
-        let (found, counts) = predict(&program, 10_000, Some(&BTreeSet::from([begin])));
+        let only = |sites: BTreeSet<SiteId>| Transactions {
+            calls: BTreeSet::new(),
+            selected: Some(sites),
+        };
+        let (found, counts) = predict(&program, 10_000, &only(BTreeSet::from([begin])));
         assert_eq!((counts.transactions, counts.predicted), (1, 1));
         assert_eq!(
             (found[0].begin.thread, site_of(m, found[0].begin)),
             (t1, begin)
         );
-        let (found, counts) = predict(&program, 10_000, Some(&BTreeSet::new()));
+        let (found, counts) = predict(&program, 10_000, &only(BTreeSet::new()));
         assert!(found.is_empty());
         assert_eq!(counts.transactions, 0);
+    }
+
+    #[test]
+    fn recorded_calls_are_transactions_when_chosen_the_start_routine_never() {
+        // Each thread's start routine (a recorded call) calls withdraw (another), recorded
+        // serially, as `calls=1` records them.
+        let mut r = Run::new(3);
+        r.fork(0, 1).fork(0, 2);
+        for t in [1, 2] {
+            r.start(t).sync(t, SyncOp::TxBegin);
+            withdraw(&mut r, t);
+            r.sync(t, SyncOp::TxEnd).end(t);
+        }
+        r.join(0, 1).join(0, 2);
+        let program = prepare(r.traces());
+        let m = &program.model;
+        let markers = |ops: &[SyncOp]| -> Vec<Vec<SiteId>> {
+            m.threads
+                .iter()
+                .map(|t| {
+                    let sites = t.observed.iter().filter(|o| ops.contains(&o.op));
+                    sites.map(|o| o.site).collect()
+                })
+                .collect()
+        };
+        let calls: BTreeSet<SiteId> = markers(&[SyncOp::TxBegin, SyncOp::TxEnd])
+            .into_iter()
+            .flatten()
+            .collect();
+        let begins = markers(&[SyncOp::TxBegin]);
+        let chose = |selected: Option<BTreeSet<SiteId>>| {
+            let chosen = Transactions {
+                calls: calls.clone(),
+                selected,
+            };
+            predict(&program, 10_000, &chosen)
+        };
+        // `--atomic '*'`: every call, of which the withdraws are the transactions.
+        let (found, counts) = chose(Some(begins.iter().flatten().copied().collect()));
+        assert_eq!((counts.transactions, counts.predicted), (2, 2));
+        assert!(found.iter().all(|p| p.pattern == Pattern::ReadWriteWrite));
+        let withdraw_begins: BTreeSet<SiteId> =
+            begins.iter().filter_map(|b| b.get(1)).copied().collect();
+        assert!(found
+            .iter()
+            .all(|p| withdraw_begins.contains(&site_of(m, p.begin))));
+        // Without GLOBs calls are no transactions; the start routines alone never are.
+        assert_eq!(chose(None).1.transactions, 0);
+        let starts = begins.iter().filter_map(|b| b.first()).copied().collect();
+        assert_eq!(chose(Some(starts)).1.transactions, 0);
     }
 
     #[test]

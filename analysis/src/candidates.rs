@@ -523,6 +523,29 @@ pub fn schedule_file_name(number: usize) -> String {
     format!("schedule-{number}.json")
 }
 
+/// Writes `file` as `dir/candidates.json` and each candidate's replay schedule as
+/// `dir/schedule-<n>.json` ([`replay_schedule`], threads named by `headers`), creating `dir`; the
+/// error names the path that failed.
+pub fn write_dir(
+    dir: &Path,
+    file: &CandidatesFile,
+    headers: &[ThreadHeader],
+) -> Result<(), String> {
+    let failed =
+        |path: &Path, e: std::io::Error| format!("failed to write {}: {e}", path.display());
+    std::fs::create_dir_all(dir).map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
+    let path = dir.join(FILE_NAME);
+    std::fs::File::create(&path)
+        .and_then(|f| write(file, f))
+        .map_err(|e| failed(&path, e))?;
+    for (i, c) in file.candidates.iter().enumerate() {
+        let schedule = replay_schedule(c, headers, &file.build_id);
+        let path = dir.join(schedule_file_name(i + 1));
+        std::fs::write(&path, format!("{}\n", schedule.to_json())).map_err(|e| failed(&path, e))?;
+    }
+    Ok(())
+}
+
 /// The candidate's schedule as replay reads it: threads by their stable identity, steps by each
 /// thread's n-th sync operation.
 pub fn replay_schedule(

@@ -42,4 +42,4 @@ pub mod window;
 pub use analyze::{analyze, analyze_shard, analyze_with};
 pub use candidates::{Candidate, CandidatesFile, Stats};
 pub use error::AnalysisError;
-pub use options::{Backend, Checker, Options};
+pub use options::{Backend, Checker, Options, Transactions};

@@ -31,9 +31,9 @@ pub struct Options {
     pub deciding: Deciding,
     /// Also predict atomicity violations of the marked transactions ([`crate::atomicity`]).
     pub atomicity: bool,
-    /// Of the recorded transactions, only those whose `tx_begin` has one of these sites
-    /// (`ilgen detect --atomic GLOB`); `None`: all of them.
-    pub transactions: Option<BTreeSet<SiteId>>,
+    /// Which recorded blocks and calls are the transactions; `None`: every marked block (the
+    /// default [`Transactions`]).
+    pub transactions: Option<Transactions>,
     /// Candidates kept, the first in the output order; the rest are only counted
     /// ([`crate::Stats::not_written`]), so that memory and the file stay bounded.
     pub max_candidates: usize,
@@ -41,6 +41,20 @@ pub struct Options {
     /// fallback candidates ([`crate::solve::Fallback`]): replay tries them in turn when the
     /// candidate's own schedule does not confirm it. They do not count toward `max_per_var`.
     pub fallbacks: usize,
+}
+
+/// The transactions `--atomicity` checks ([`crate::atomicity`]), by the sites of their
+/// `tx_begin`s. The default: every atomic block the program marked, and no call.
+#[derive(Clone, Debug, Default)]
+pub struct Transactions {
+    /// The sites of the markers that begin and end the calls a run recorded (`calls=1`), which
+    /// are no block the program marked: each a call's entry or one of its returns.
+    pub calls: BTreeSet<SiteId>,
+    /// `ilgen detect --atomic GLOB`: the begin sites (of marked blocks and of calls) whose
+    /// function matches. A chosen block or call is a transaction unless it runs inside another
+    /// one, and a thread's outermost call (its start routine, `main`) never is: the calls it
+    /// makes are. `None`: every marked block.
+    pub selected: Option<BTreeSet<SiteId>>,
 }
 
 #[derive(Clone, Debug)]

@@ -168,9 +168,9 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
         });
         // The read saw its own thread's write if that thread wrote after the writer's segment.
         let own_starts = writes.get(&(r.var, thread)).map(|w| &w.starts[..]);
-        // A read-modify-write reads before its own segment's write. The starts ascend by seq:
-        // the first one after the writer's decides (a scan of them all made a run's reads
-        // quadratic).
+        // A read-modify-write reads before its own segment's write. The starts are in seq order,
+        // so the first one after the writer's is the one to look at (a search, not a scan: a
+        // thread writes one object in as many segments as the run is long).
         let own_later = |w_seq: u64| {
             own_starts.is_some_and(|starts| {
                 let next = starts.partition_point(|&(st, _)| st <= w_seq);

@@ -9,8 +9,12 @@ schedule, and per detect the wall time, the CPU time (user + system: the machine
 and the peak RSS (GNU time). The atomicity analysis's own cost is the difference of the two.
 
 Usage: python3 benchmarks/atomicity/scaling.py [--ilgen target/release/ilgen]
-       [--apps bank,workqueue,elevator] [--max-events 1e7] [--threads 4] [--timeout 900]
-Sizes are the powers of ten from 10^6 up to --max-events. Python 3 standard library only.
+       [--apps bank,workqueue,elevator] [--min-events 1e6] [--max-events 1e7] [--threads 4]
+       [--timeout 900] [--memory-limit GIB]
+Sizes are the powers of ten from --min-events up to --max-events. With --memory-limit each detect
+runs under `prlimit --as` (its address space at most GIB GiB), so that a run too big for the
+machine fails on its own allocation, with the row saying so, instead of taking memory from the
+machine's other work. Python 3 standard library only.
 """
 
 import argparse
@@ -29,17 +33,23 @@ from scaling import GNU_TIME, record  # noqa: E402  (the detect sweep's recorder
 APPS = ("bank", "workqueue", "elevator")
 
 
-def detect(ilgen, trace, atomicity, timeout):
-    """Runs detect under GNU time; gives (wall s, cpu s, peak RSS KiB, candidates.json) or None."""
+def detect(ilgen, trace, atomicity, timeout, memory_limit=None):
+    """Runs detect under GNU time; gives (wall s, cpu s, peak RSS KiB, candidates.json), None on
+    a timeout, or the last line of its stderr when it failed within --memory-limit."""
     cmd = [GNU_TIME, "-f", "%e %U %S %M", ilgen, "detect", "--no-replay", trace]
     if atomicity:
         cmd.insert(-1, "--atomicity")
+    if memory_limit:
+        cmd = ["prlimit", f"--as={int(memory_limit * 2**30)}"] + cmd
     try:
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                            timeout=timeout)
     except subprocess.TimeoutExpired:
         return None
     if p.returncode not in (0, 66):
+        lines = p.stderr.strip().splitlines()
+        if memory_limit and lines:
+            return f"failed within {memory_limit:g} GiB: {lines[-2] if len(lines) > 1 else lines[-1]}"
         sys.exit(f"scaling.py: ilgen detect failed on {trace}:\n{p.stderr}")
     wall, user, system, rss = p.stderr.strip().splitlines()[-1].split()
     with open(os.path.join(trace, "candidates.json")) as f:
@@ -55,7 +65,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ilgen", default=os.path.join(ROOT, "target", "release", "ilgen"))
     ap.add_argument("--apps", default=",".join(APPS))
+    ap.add_argument("--min-events", type=float, default=1e6)
     ap.add_argument("--max-events", type=float, default=1e7)
+    ap.add_argument("--memory-limit", type=float, metavar="GIB",
+                    help="address space of each detect (prlimit --as), in GiB")
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--timeout", type=float, default=900, help="seconds per detect run")
     args = ap.parse_args()
@@ -63,7 +76,7 @@ def main():
         sys.exit(f"scaling.py: {args.ilgen} not found; run `cargo build --release --workspace`")
     if not os.access(GNU_TIME, os.X_OK):
         sys.exit(f"scaling.py: {GNU_TIME} not found; install GNU time (Debian package `time`)")
-    sizes = [10 ** k for k in range(6, 9) if 10 ** k <= args.max_events]
+    sizes = [10 ** k for k in range(6, 9) if args.min_events <= 10 ** k <= args.max_events]
     print(f"| app | threads | captured events | transactions | violations | "
           f"detect s (CPU s) | RSS | --atomicity s (CPU s) | RSS | atomicity CPU s |\n"
           f"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|", flush=True)
@@ -78,9 +91,16 @@ def main():
             for target in sizes:
                 iters = max(1, round(target / per_iter))
                 record(exe, args.threads, iters, trace)
-                plain = detect(args.ilgen, trace, False, args.timeout)
-                atom = detect(args.ilgen, trace, True, args.timeout)
+                plain = detect(args.ilgen, trace, False, args.timeout, args.memory_limit)
+                atom = None
+                if not isinstance(plain, str):
+                    atom = detect(args.ilgen, trace, True, args.timeout, args.memory_limit)
                 shutil.rmtree(trace, ignore_errors=True)
+                failed = next((r for r in (plain, atom) if isinstance(r, str)), None)
+                if failed:
+                    print(f"| {app} | {args.threads} | ({iters} iterations) | | | {failed} | | "
+                          f"| | |", flush=True)
+                    break
                 if plain is None or atom is None:
                     print(f"| {app} | {args.threads} | ({iters} iterations) | | | timeout | | "
                           f"| | |", flush=True)

@@ -224,7 +224,7 @@ impl Session<'_> {
     /// `ILGEN_OPTIONS` of the replay: no divergence while the user is stopped, a program being
     /// debugged is not stopped after its race, and the first access's stop when asked.
     fn options(&self, stop_at: StopAt) -> Result<String, CliError> {
-        let mut o = run::options(self.schedule, self.out_dir)?;
+        let mut o = run::options(self.meta, self.schedule, self.out_dir)?;
         o.push_str(":replay_timeout_ms=3600000:verdict_grace_ms=0");
         if stop_at == StopAt::First {
             // A race's first access, an atomicity violation's e1.

@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use ilgen_analysis::candidates::{self, CandidatesFile, Limits};
 use ilgen_analysis::progress::Progress;
 use ilgen_analysis::shard::{Key, Shard};
-use ilgen_analysis::{window, Backend, Checker, Options};
-use ilgen_binary::Binary;
+use ilgen_analysis::{window, Backend, Checker, Options, Transactions};
+use ilgen_binary::{transactions, Binary};
 use ilgen_report::limits::{self, with_names};
 use ilgen_report::shard::ShardInfo;
 use ilgen_report::suppress::Suppressions;
@@ -103,8 +103,9 @@ pub struct DetectArgs {
     /// default the native solver keeps each such read's observed writer
     #[arg(long)]
     pub no_reads_from: bool,
-    /// Also predict atomicity violations of the transactions the program marks (`ilgen.h`):
-    /// two accesses of one transaction and a conflicting access of another thread between them
+    /// Also predict atomicity violations of the transactions the program marks (`ilgen.h`), or
+    /// of --atomic's: two accesses of one transaction and a conflicting access of another thread
+    /// between them
     #[arg(long)]
     pub atomicity: bool,
     /// Do shard I of N of the analysis of one trace (a deterministic share of its variables,
@@ -112,10 +113,12 @@ pub struct DetectArgs {
     /// `ilgen merge`; its files go to `DIR/shard-I-of-N/`
     #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
     pub shard: Option<Shard>,
-    /// Check only the recorded transactions whose function (where their `tx_begin` is: the
-    /// marked function, or the one holding ILGEN_ATOMIC_BEGIN) matches GLOB; repeatable; implies
-    /// --atomicity. It selects among what the run recorded: a function not marked when compiling
-    /// is no transaction (mark by name then: ILGEN_PASS_OPTIONS=atomic=fun:GLOB)
+    /// Check the functions matching GLOB as the transactions (demangled names; repeatable;
+    /// implies --atomicity): each block marked in or on such a function (ILGEN_ATOMIC,
+    /// ILGEN_ATOMIC_BEGIN) and, if the run was recorded with ILGEN_OPTIONS=calls=1, each call of
+    /// such a function that synchronizes; none inside another transaction, nor a thread's
+    /// outermost call (its start routine, main). `ILGEN_OPTIONS=calls=1 ./prog; ilgen detect
+    /// --atomic '*'`: each call a thread's start routine makes, as the paper took methods
     #[arg(long = "atomic", value_name = "GLOB")]
     pub atomic: Vec<String>,
 }
@@ -245,8 +248,13 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         }),
     };
     let binary = Binary::load(&trace.meta);
-    let transactions = ilgen_binary::transactions::selected(&trace.threads, &binary, &args.atomic)
-        .map_err(CliError::Input)?;
+    let atomicity = args.atomicity || !args.atomic.is_empty();
+    let transactions = transactions::selected(&trace, &binary, &args.atomic, atomicity)
+        .map_err(CliError::Input)?
+        .map(|s| Transactions {
+            calls: s.calls,
+            selected: s.selected,
+        });
     let options = Options {
         max_per_var: args.max_per_var,
         all_sites: args.all_sites,
@@ -258,7 +266,7 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
             Ok(binary) if !args.no_reads_from => binary.deciding_sites(),
             _ => Default::default(),
         },
-        atomicity: args.atomicity || !args.atomic.is_empty(),
+        atomicity,
         transactions,
         max_candidates: args.max_candidates,
         fallbacks: args.fallbacks,
@@ -281,26 +289,13 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         stats,
         candidates,
     };
-    let failed = |path: &Path, e: std::io::Error| {
-        CliError::Input(format!("failed to write {}: {e}", path.display()))
-    };
-    std::fs::create_dir_all(&out)
-        .map_err(|e| CliError::Input(format!("failed to create {}: {e}", out.display())))?;
-    let path = out.join(candidates::FILE_NAME);
-    std::fs::File::create(&path)
-        .and_then(|f| candidates::write(&file, f))
-        .map_err(|e| failed(&path, e))?;
+    ilgen_confirm::remove_old_outputs(&out);
+    candidates::write_dir(&out, &file, &headers).map_err(CliError::Input)?;
     // On stderr, so that a report on stdout stays as it was; the summary has it too.
     eprint!(
         "{}",
         candidates::not_written_text(&file.stats, &limits(args))
     );
-    ilgen_confirm::remove_old_outputs(&out);
-    for (i, c) in file.candidates.iter().enumerate() {
-        let schedule = candidates::replay_schedule(c, &headers, &file.build_id);
-        let path = out.join(candidates::schedule_file_name(i + 1));
-        std::fs::write(&path, format!("{}\n", schedule.to_json())).map_err(|e| failed(&path, e))?;
-    }
     Ok(Predicted {
         dir: dir.to_path_buf(),
         out,

@@ -301,6 +301,7 @@ mod tests {
             started_unix_ms: 0,
             truncated: false,
             chaos_seed: None,
+            calls: false,
             end,
             files: None,
             checksum: None,

@@ -75,9 +75,11 @@ pub struct ReplayRun {
     pub out_dir: PathBuf,
 }
 
-/// The `ILGEN_OPTIONS` value that replays `schedule` with its outcome in `out_dir`. The runtime
-/// splits options at `:` and white space, so neither path may contain them.
-pub fn options(schedule: &Path, out_dir: &Path) -> Result<String, ConfirmError> {
+/// The `ILGEN_OPTIONS` value that replays `schedule` of the run `meta` with its outcome in
+/// `out_dir`, recording calls as the run did (`calls=1`: their markers are among each thread's
+/// sync operations the schedule counts). The runtime splits options at `:` and white space, so
+/// neither path may contain them.
+pub fn options(meta: &Meta, schedule: &Path, out_dir: &Path) -> Result<String, ConfirmError> {
     for p in [schedule, out_dir] {
         let s = p.to_string_lossy();
         if s.contains(':') || s.chars().any(char::is_whitespace) {
@@ -85,9 +87,10 @@ pub fn options(schedule: &Path, out_dir: &Path) -> Result<String, ConfirmError> 
         }
     }
     Ok(format!(
-        "mode=replay:schedule={}:outcome_dir={}",
+        "mode=replay:schedule={}:outcome_dir={}{}",
         schedule.display(),
-        out_dir.display()
+        out_dir.display(),
+        if meta.calls { ":calls=1" } else { "" }
     ))
 }
 
@@ -113,7 +116,7 @@ pub fn command_line(meta: &Meta, req: &Request) -> Result<String, ConfirmError> 
     let mut line = format!(
         "cd {} && {OPTIONS_VAR}={} {}",
         quote(&meta.cwd),
-        quote(&options(&req.schedule, &req.out_dir)?),
+        quote(&options(meta, &req.schedule, &req.out_dir)?),
         quote(&binary.to_string_lossy())
     );
     for a in &args {
@@ -128,7 +131,7 @@ pub fn command_line(meta: &Meta, req: &Request) -> Result<String, ConfirmError> 
 
 /// Runs one replay, killing its process group after `timeout`.
 pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, ConfirmError> {
-    let options = options(&req.schedule, &req.out_dir)?;
+    let options = options(meta, &req.schedule, &req.out_dir)?;
     std::fs::create_dir_all(&req.out_dir).map_err(|source| ConfirmError::Create {
         path: req.out_dir.clone(),
         source,

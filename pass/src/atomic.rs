@@ -18,7 +18,7 @@
 use ilgen_trace::abi;
 use inkwell::builder::BuilderError;
 use inkwell::module::{Linkage, Module};
-use inkwell::values::{AsValueRef, FunctionValue, InstructionOpcode};
+use inkwell::values::{AsValueRef, FunctionValue, InstructionOpcode, InstructionValue};
 use llvm_sys::core::{
     LLVMGetAsString, LLVMGetInitializer, LLVMGetNumOperands, LLVMGetOperand,
     LLVMIsAConstantDataArray, LLVMIsAFunction, LLVMIsAGlobalVariable,
@@ -99,19 +99,43 @@ pub fn marked_functions<'ctx>(module: &Module<'ctx>, filter: &Filter) -> Vec<Fun
     out
 }
 
-/// Puts the begin marker at `f`'s entry (after its leading allocas, which must stay first for
-/// the promotion to registers) and an end marker before each exit; returns how many it put.
+/// The instruction the entry markers of `f` go before: the first of its entry block after the
+/// leading allocas, which must stay first for the promotion to registers.
+pub fn entry_point(f: FunctionValue<'_>) -> Option<InstructionValue<'_>> {
+    ir::instructions(f.get_first_basic_block()?)
+        .into_iter()
+        .find(|i| i.get_opcode() != InstructionOpcode::Alloca)
+}
+
+/// Gives `marker` the line of `f`'s own declaration, the site a block that begins with the
+/// function has; nothing without debug info.
+pub fn locate_at_function_line<'ctx>(
+    m: &Markers<'ctx>,
+    f: FunctionValue<'ctx>,
+    marker: InstructionValue<'ctx>,
+) {
+    let Some(sp) = f.get_subprogram() else {
+        return;
+    };
+    // inkwell builds locations only through a debug-info builder of a new compile unit, llvm-sys
+    // from the context alone.
+    // SAFETY: live context, subprogram and instruction of this module.
+    unsafe {
+        let line = LLVMDISubprogramGetLine(sp.as_mut_ptr());
+        let ctx = m.context.raw();
+        let loc =
+            LLVMDIBuilderCreateDebugLocation(ctx, line, 0, sp.as_mut_ptr(), std::ptr::null_mut());
+        LLVMInstructionSetDebugLoc(marker.as_value_ref(), loc);
+    }
+}
+
+/// Puts the begin marker at `f`'s entry ([`entry_point`]) and an end marker before each exit;
+/// returns how many it put.
 pub fn insert_markers<'ctx>(
     m: &Markers<'ctx>,
     f: FunctionValue<'ctx>,
 ) -> Result<usize, BuilderError> {
-    let Some(entry) = f.get_first_basic_block() else {
-        return Ok(0);
-    };
-    let Some(first) = ir::instructions(entry)
-        .into_iter()
-        .find(|i| i.get_opcode() != InstructionOpcode::Alloca)
-    else {
+    let Some(first) = entry_point(f) else {
         return Ok(0);
     };
     let exits: Vec<_> = ir::all_instructions(f)
@@ -126,22 +150,9 @@ pub fn insert_markers<'ctx>(
     let null = m.hooks.ptr_ty.const_null();
     m.builder.position_before(&first);
     hooks::call(&m.builder, m.hooks.tx_begin, &[null.into()], None)?;
-    if let (Some(sp), Some(begin)) = (f.get_subprogram(), first.get_previous_instruction()) {
-        // The begin's site is the function's own line: inkwell builds locations only through a
-        // debug-info builder of a new compile unit, llvm-sys from the context alone.
-        // SAFETY: live context, subprogram and instruction of this module.
-        unsafe {
-            let line = LLVMDISubprogramGetLine(sp.as_mut_ptr());
-            let ctx = m.context.raw();
-            let loc = LLVMDIBuilderCreateDebugLocation(
-                ctx,
-                line,
-                0,
-                sp.as_mut_ptr(),
-                std::ptr::null_mut(),
-            );
-            LLVMInstructionSetDebugLoc(begin.as_value_ref(), loc);
-        }
+    if let Some(begin) = first.get_previous_instruction() {
+        // The begin's site is the function's own line.
+        locate_at_function_line(m, f, begin);
     }
     for exit in &exits {
         m.builder.position_before(exit);

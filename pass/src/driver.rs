@@ -6,7 +6,8 @@
 //!   pipeline: loop rotation (-O1 and up) turns `while (!p) wait();` into
 //!   `if (!p) do wait(); while (!p);`, after which a predicate that already holds never enters
 //!   the loop and markers placed on the rotated loop's edges would never run. The atomic-block
-//!   markers of functions marked `ILGEN_ATOMIC` go in at the same time, before inlining.
+//!   markers of functions marked `ILGEN_ATOMIC` and the call markers go in at the same time,
+//!   before inlining.
 //! - [`run`]: per function, instrument memory accesses and follow `sprintf`-family calls with
 //!   the hook that records what they wrote (if the filter says so; never the instructions cloned
 //!   for a marker's argument), rewrite wrapped calls, give markers their sites; then emit the
@@ -18,9 +19,9 @@ use inkwell::builder::BuilderError;
 use inkwell::module::Module;
 use inkwell::targets::TargetData;
 use inkwell::values::FunctionValue;
-use llvm_sys::debuginfo::{LLVMDIFileGetDirectory, LLVMDIFileGetFilename, LLVMDIScopeGetFile};
 
 use crate::atomic;
+use crate::call_markers;
 use crate::calls;
 use crate::ctx::Ctx;
 use crate::hooks::Hooks;
@@ -59,26 +60,7 @@ fn source_files(source: &str, f: FunctionValue<'_>) -> Vec<String> {
             out.push(cwd.join(source).to_string_lossy().into_owned());
         }
     }
-    if let Some(sp) = f.get_subprogram() {
-        // inkwell gives a function's subprogram but not a scope's file, nor a file's names.
-        // SAFETY: `sp` is live debug info; the getters return null/empty when absent, and the
-        // strings are valid for the lengths they give.
-        let (dir, name) = unsafe {
-            let file = LLVMDIScopeGetFile(sp.as_mut_ptr());
-            if file.is_null() {
-                return out;
-            }
-            let (mut dl, mut fl) = (0u32, 0u32);
-            let dir = ir::bytes_to_string(LLVMDIFileGetDirectory(file, &mut dl), dl as usize);
-            let name = ir::bytes_to_string(LLVMDIFileGetFilename(file, &mut fl), fl as usize);
-            (dir, name)
-        };
-        if name.starts_with('/') || dir.is_empty() {
-            out.push(name);
-        } else if !name.is_empty() {
-            out.push(format!("{}/{}", dir.trim_end_matches('/'), name));
-        }
-    }
+    out.extend(ir::subprogram_file(f));
     out
 }
 
@@ -108,9 +90,9 @@ fn program_functions<'ctx>(module: &Module<'ctx>) -> Vec<FunctionValue<'ctx>> {
         .collect()
 }
 
-/// Puts enter/exit markers (with null sites) around every wait loop of `module`, and begin/end
-/// markers around every function marked atomic (in the source, or by `filter`), once; returns how
-/// many it inserted.
+/// Puts enter/exit markers (with null sites) around every wait loop of `module`, begin/end
+/// markers around every function marked atomic (in the source, or by `filter`), and call markers
+/// into every function that may synchronize (`call_markers`), once; returns how many it inserted.
 pub fn mark_wait_loops(module: &Module<'_>, filter: &Filter) -> Result<usize, BuilderError> {
     if has_flag(module, MARKED) {
         return Ok(0);
@@ -127,6 +109,12 @@ pub fn mark_wait_loops(module: &Module<'_>, filter: &Filter) -> Result<usize, Bu
     }
     for f in atomic::marked_functions(module, filter) {
         n += atomic::insert_markers(&m, f)?;
+    }
+    if !filter.no_calls {
+        let source = module.get_source_file_name().to_string_lossy().into_owned();
+        n += call_markers::mark(&m, &program_functions(module), |f| {
+            filter.instruments(&ir::function_name(f), &source_files(&source, f))
+        })?;
     }
     m.hooks.remove_unused();
     // A module without wait loops stays untouched; marking it again later finds none either.
@@ -233,8 +221,9 @@ dead:
             // The load and the unreachable store; both waits rewritten, the indirect call not.
             assert_eq!(stats.accesses, 2, "{out}");
             assert_eq!(stats.calls, 2, "{out}");
-            // One enter; exits: the switch edge(s) to %exit and the unwind edge to %lp.
-            assert_eq!(stats.markers, 3, "{out}");
+            // One enter; exits: the switch edge(s) to %exit and the unwind edge to %lp. Then the
+            // call markers: the entry, the `ret`, the `resume` and the landing pad.
+            assert_eq!(stats.markers, 3 + 4, "{out}");
             assert!(out.contains("section \"ilgen_sites\""), "{out}");
             assert!(!out.contains("placeholder"), "{out}");
         });
@@ -396,7 +385,8 @@ define void @_Z4taskv() !dbg !21 {
 !31 = !DILocation(line: 15, column: 13, scope: !22, inlinedAt: !27)
 "#;
         with_module(text, |m| {
-            run(m, &Filter::default()).unwrap();
+            // The call markers of `f` and `task` would add sites of their own.
+            run(m, &Filter::from_sources("", "", Some("calls=0"))).unwrap();
             verify(m);
             let (blob, offsets) = blob_and_offsets(m);
             assert_eq!(blob.len() % UNIT, 0);
@@ -476,7 +466,8 @@ define void @g() {
 }
 "#;
         with_module(text, |m| {
-            let stats = run(m, &Filter::default()).unwrap();
+            // A marked block is a sync operation: `f` would get call markers too.
+            let stats = run(m, &Filter::from_sources("", "", Some("calls=0"))).unwrap();
             verify(m);
             let out = m.print_to_string().to_string();
             assert_eq!(stats.markers, 3, "{out}");

@@ -9,7 +9,7 @@ use inkwell::builder::{Builder, BuilderError};
 use inkwell::debug_info::DILocation;
 use inkwell::module::Module;
 use inkwell::types::{FunctionType, IntType, PointerType};
-use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue, ValueKind};
 use inkwell::AddressSpace;
 
 use crate::ir;
@@ -34,6 +34,8 @@ pub struct Hooks<'ctx> {
     pub sem_opened: Hook<'ctx>,
     pub tx_begin: Hook<'ctx>,
     pub tx_end: Hook<'ctx>,
+    pub call_enter: Hook<'ctx>,
+    pub call_leave: Hook<'ctx>,
     pub func_enter: Hook<'ctx>,
     pub func_call: Hook<'ctx>,
     pub func_exit: Hook<'ctx>,
@@ -82,6 +84,11 @@ impl<'ctx> Hooks<'ctx> {
             sem_opened: decl(abi::SEM_OPENED, marker_ty),
             tx_begin: decl(abi::TX_BEGIN, site_ty),
             tx_end: decl(abi::TX_END, site_ty),
+            call_enter: decl(abi::CALL_ENTER, i32_ty.fn_type(&[ptr_ty.into()], false)),
+            call_leave: decl(
+                abi::CALL_LEAVE,
+                void_ty.fn_type(&[i32_ty.into(), ptr_ty.into()], false),
+            ),
             func_enter: decl(abi::FUNC_ENTER, i32_ty.fn_type(&[ptr_ty.into()], false)),
             func_call: decl(abi::FUNC_CALL, site_ty),
             func_exit: decl(abi::FUNC_EXIT, void_ty.fn_type(&[], false)),
@@ -106,6 +113,8 @@ impl<'ctx> Hooks<'ctx> {
             self.sem_opened,
             self.tx_begin,
             self.tx_end,
+            self.call_enter,
+            self.call_leave,
             self.func_enter,
             self.func_call,
             self.func_exit,
@@ -147,4 +156,19 @@ pub fn call<'ctx>(
         i.set_debug_location(dbg);
     }
     Ok(())
+}
+
+/// Emits `hook(args...)`, a hook that returns an integer, at the builder's position without a
+/// debug location; gives the result.
+pub fn call_value<'ctx>(
+    builder: &Builder<'ctx>,
+    hook: Hook<'ctx>,
+    args: &[BasicMetadataValueEnum<'ctx>],
+) -> Result<IntValue<'ctx>, BuilderError> {
+    let address = hook.func.as_global_value().as_pointer_value();
+    let call = builder.build_indirect_call(hook.ty, address, args, "")?;
+    match call.try_as_basic_value() {
+        ValueKind::Basic(v) => Ok(v.into_int_value()),
+        ValueKind::Instruction(_) => unreachable!("the hook's type returns an integer"),
+    }
 }

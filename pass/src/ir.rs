@@ -43,6 +43,37 @@ pub fn function_name(f: FunctionValue<'_>) -> String {
     f.get_name().to_string_lossy().into_owned()
 }
 
+/// The file `f`'s debug info names (its directory prefixed to a relative name), if it has any.
+pub fn subprogram_file(f: FunctionValue<'_>) -> Option<String> {
+    let sp = f.get_subprogram()?;
+    // inkwell gives a function's subprogram but not a scope's file, nor a file's names.
+    // SAFETY: `sp` is live debug info; the getters return null/empty when absent, and the
+    // strings are valid for the lengths they give.
+    let (dir, name) = unsafe {
+        let file = llvm_sys::debuginfo::LLVMDIScopeGetFile(sp.as_mut_ptr());
+        if file.is_null() {
+            return None;
+        }
+        let (mut dl, mut fl) = (0u32, 0u32);
+        let dir = bytes_to_string(
+            llvm_sys::debuginfo::LLVMDIFileGetDirectory(file, &mut dl),
+            dl as usize,
+        );
+        let name = bytes_to_string(
+            llvm_sys::debuginfo::LLVMDIFileGetFilename(file, &mut fl),
+            fl as usize,
+        );
+        (dir, name)
+    };
+    if name.starts_with('/') || dir.is_empty() {
+        Some(name)
+    } else if !name.is_empty() {
+        Some(format!("{}/{}", dir.trim_end_matches('/'), name))
+    } else {
+        None
+    }
+}
+
 pub fn functions<'ctx>(m: &Module<'ctx>) -> Vec<FunctionValue<'ctx>> {
     m.get_functions().collect()
 }

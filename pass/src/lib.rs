@@ -11,6 +11,8 @@
 //! - `__ilgen_wait_loop_enter/exit` markers around each loop that waits on a condition variable,
 //! - `__ilgen_tx_begin/end` markers at the entry and exits of each function marked `ILGEN_ATOMIC`
 //!   (annotation `ilgen_atomic`; `ilgen.h`),
+//! - `__ilgen_call_enter/leave` at the entry, exits and landing pads of each function that may
+//!   synchronize (the calls a run records under `ILGEN_OPTIONS=calls=1`),
 //! - a `__ilgen_main_return` call before every return of `main` (the end of the process),
 //! - a `__ilgen_sem_opened` call after every `sem_open` (the semaphore's count),
 //! - one site table blob in section `ilgen_sites`.
@@ -32,6 +34,7 @@ use inkwell::module::Module;
 use llvm_sys::prelude::LLVMModuleRef;
 
 mod atomic;
+mod call_markers;
 mod calls;
 mod ctx;
 mod decides;

@@ -252,15 +252,19 @@ pub struct Markers<'ctx> {
     pub context: ContextRef<'ctx>,
 }
 
-/// Gives every marker call of `f` (wait loops, and the atomic blocks of [`crate::atomic`] and of
-/// `ILGEN_ATOMIC_BEGIN/END()`) that still has the null placeholder its site, from the marker's
-/// debug location; returns how many it gave.
+/// Gives every marker call of `f` (wait loops, the atomic blocks of [`crate::atomic`] and of
+/// `ILGEN_ATOMIC_BEGIN/END()`, and the calls of [`crate::call_markers`], whose sites are flagged
+/// as calls') that still has the null placeholder its site, from the marker's debug location;
+/// returns how many it gave.
 pub fn assign_marker_sites<'ctx>(ctx: &mut Ctx<'_, 'ctx>, f: FunctionValue<'ctx>) -> usize {
+    let calls = [ctx.hooks.call_enter.func, ctx.hooks.call_leave.func];
     let markers = [
         ctx.hooks.wait_loop_enter.func,
         ctx.hooks.wait_loop_exit.func,
         ctx.hooks.tx_begin.func,
         ctx.hooks.tx_end.func,
+        calls[0],
+        calls[1],
     ];
     let mut n = 0;
     for i in ir::all_instructions(f) {
@@ -274,7 +278,8 @@ pub fn assign_marker_sites<'ctx>(ctx: &mut Ctx<'_, 'ctx>, f: FunctionValue<'ctx>
         if !matches!(ir::operand(i, last), Some(BasicValueEnum::PointerValue(p)) if p.is_null()) {
             continue;
         }
-        let site = ctx.sites.add_for(i, &ir::function_name(f));
+        let call = ir::direct_callee(i).is_some_and(|c| calls.contains(&c));
+        let site = ctx.sites.add_marker(i, &ir::function_name(f), call);
         // The site operand is a pointer like the new value.
         i.set_operand(last, site);
         n += 1;

@@ -8,7 +8,9 @@
 //! sanitizer-ignorelist style: `fun:GLOB` matches the function's symbol name (mangled for C++),
 //! `src:GLOB` the module's source file name. Synchronization calls are rewritten regardless: a
 //! missed lock would make every later report wrong. `stacks=0` leaves out the shadow-stack hooks
-//! (`stacks`), for the pass tests that pin the other instrumentation line by line.
+//! (`stacks`), for the pass tests that pin the other instrumentation line by line; `calls=0` the
+//! call markers (`call_markers`), which cost a call per call of a function that synchronizes
+//! even when the run records no calls.
 
 use glob::Pattern;
 
@@ -40,6 +42,8 @@ pub struct Filter {
     atomic: Vec<Pattern>,
     /// `stacks=0`: no shadow-stack hooks.
     pub no_stacks: bool,
+    /// `calls=0`: no call markers (`call_markers`).
+    pub no_calls: bool,
     /// Malformed entries, reported once by the caller (a pass must not abort the compiler).
     pub errors: Vec<String>,
 }
@@ -56,7 +60,8 @@ impl Filter {
         f
     }
 
-    /// `exclude=LIST;include=LIST;atomic=LIST;stacks=0|1` (each part optional, any order).
+    /// `exclude=LIST;include=LIST;atomic=LIST;stacks=0|1;calls=0|1` (each part optional, any
+    /// order).
     fn add_env(&mut self, env: &str) {
         for part in env.split(';').map(str::trim).filter(|p| !p.is_empty()) {
             match part.split_once('=') {
@@ -65,9 +70,11 @@ impl Filter {
                 Some(("atomic", list)) => self.add_atomic(list),
                 Some(("stacks", "0")) => self.no_stacks = true,
                 Some(("stacks", "1")) => self.no_stacks = false,
+                Some(("calls", "0")) => self.no_calls = true,
+                Some(("calls", "1")) => self.no_calls = false,
                 _ => self.errors.push(format!(
-                    "{ENV}: expected exclude=..., include=..., atomic=... or stacks=0|1, got \
-                     `{part}`"
+                    "{ENV}: expected exclude=..., include=..., atomic=..., stacks=0|1 or \
+                     calls=0|1, got `{part}`"
                 )),
             }
         }

@@ -12,7 +12,7 @@
 //! placeholder declaration, which [`Sites::finish`] replaces with the real global.
 
 use ilgen_trace::sites::{
-    is_user_file, Frame, SiteTableBuilder, FLAG_DECIDES, FLAG_PREDICATE, SECTION, UNIT,
+    is_user_file, Frame, SiteTableBuilder, FLAG_CALL, FLAG_DECIDES, FLAG_PREDICATE, SECTION, UNIT,
 };
 use inkwell::module::{Linkage, Module};
 use inkwell::types::IntType;
@@ -128,6 +128,19 @@ impl<'ctx> Sites<'ctx> {
         if self.predicates.contains(&inst) {
             flags |= FLAG_PREDICATE;
         }
+        self.add(&at, &inlined, &callers, flags)
+    }
+
+    /// Adds the site of marker call `inst` of `function`, flagged [`FLAG_CALL`] when it is a call
+    /// marker (`call_markers`).
+    pub fn add_marker(
+        &mut self,
+        inst: InstructionValue<'ctx>,
+        function: &str,
+        call: bool,
+    ) -> PointerValue<'ctx> {
+        let (at, inlined, callers) = site_of(inst, function);
+        let flags = if call { FLAG_CALL } else { 0 };
         self.add(&at, &inlined, &callers, flags)
     }
 

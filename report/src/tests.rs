@@ -746,6 +746,7 @@ fn exited_run() -> RecordedRun {
             started_unix_ms: 0,
             truncated: false,
             chaos_seed: None,
+            calls: false,
             end: Some(RunEnd::Exit),
             files: None,
             checksum: None,

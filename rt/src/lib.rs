@@ -16,6 +16,7 @@
 //! - `options`: the `ILGEN_OPTIONS` table;
 //! - `thread`: thread identity, the thread-local state, the in-runtime flag;
 //! - `alloc`: the runtime's own allocator (glibc's, past the replaced malloc family of `heap.c`);
+//! - `calls`: each thread's stack of open calls, which `calls=1` records;
 //! - `arch`: the architecture-specific parts (the thread-local state pointer, the report hook's registers);
 //! - `exe`: the executable's load base and ELF build id, from its mapped program headers;
 //! - `registry`: live threads and `pthread_t` handles (slow path);
@@ -24,6 +25,7 @@
 //! - `sites`: site pointer → site id (with the C shim `sites.c`; `build.rs` also generates the
 //!   resolvers of the real pthread functions);
 //! - `intercept/`: what the pass's calls land on: `memory` (access hooks, wait-loop markers),
+//!   `atomic` (atomic-block markers, the call hooks of `calls=1`),
 //!   `strings` (libc memory and string wrappers as byte ranges), `heap` (allocations and frees
 //!   that `heap.c`, the replaced malloc family, reports; thread stacks), `threads`, `mutex`,
 //!   `rwlock`, `cond`, `barrier`, `spin`, `sem`, `once` (the pthread wrappers, one family per
@@ -58,6 +60,7 @@
 
 mod alloc;
 mod arch;
+mod calls;
 mod exe;
 mod intercept;
 mod options;

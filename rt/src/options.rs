@@ -70,6 +70,8 @@ pub struct Options {
     pub chaos_delay_us: u32,
     /// Record: sync operations per thread that are perturbed (the rest run undelayed).
     pub chaos_ops: u32,
+    /// Record the calls of functions that may synchronize (`crate::calls`); replay: the run did.
+    pub calls: bool,
 }
 
 /// One option: its key, default (as the user would write it), help line and setter.
@@ -278,6 +280,17 @@ pub const TABLE: &[OptionSpec] = &[
         },
     },
     OptionSpec {
+        name: "calls",
+        default: "0",
+        help: "record each call of a function that may synchronize in which a sync operation \
+               runs (its begin and end), so that `ilgen detect --atomic GLOB` can make any such \
+               function a transaction; replay: set by ilgen when the run recorded them",
+        set: |o, v| {
+            o.calls = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    OptionSpec {
         name: "stop_at",
         default: "",
         help: "replay: SITE,TID calls __ilgen_stop_hook before thread TID's access at site SITE \
@@ -352,6 +365,7 @@ impl Default for Options {
             chaos_depth: 0,
             chaos_delay_us: 0,
             chaos_ops: 0,
+            calls: false,
         };
         for spec in TABLE {
             // The table's defaults are valid by construction (a unit test checks it).

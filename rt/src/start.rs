@@ -121,6 +121,7 @@ fn start_recording(options: Options) -> Option<Runtime> {
         pid,
         &cwd,
         (options.chaos != 0).then_some(options.chaos),
+        options.calls,
     ) {
         Ok(m) => m,
         Err(e) => {
@@ -137,6 +138,9 @@ fn start_recording(options: Options) -> Option<Runtime> {
     }
     if options.verbosity >= 1 {
         say(&format!("ilgen: recording to {}", dir.display()));
+    }
+    if options.calls {
+        crate::calls::turn_on();
     }
     Some(Runtime {
         options,
@@ -211,6 +215,9 @@ fn start_replaying(options: Options) -> Option<&'static Replay> {
             plan.steps.len(),
             dir.display()
         ));
+    }
+    if options.calls {
+        crate::calls::turn_on();
     }
     let r = gate::install(Replay::new(options, plan, build_id, dir))?;
     replay::stack::turn_on();

@@ -3,8 +3,8 @@
 // update in `withdraw` and two different reads in `audit`, recorded serially (the test barrier is
 // no sync operation). Without --atomic both are reported; `--atomic 'with*'` keeps withdraw's,
 // `--atomic audit` audit's, both globs both; a glob that matches no recorded transaction is
-// reported as such, and then nothing is checked. It selects among what the run recorded: a
-// function not marked when compiling cannot be made a transaction here.
+// reported as such, and then nothing is checked. It selects among what the run recorded: here
+// no calls (ILGEN_OPTIONS=calls=1 records them, atomicity_calls_star.c), so marked blocks only.
 //
 // RUN: %ilgen cc -g -O0 -I %testinc %s -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t

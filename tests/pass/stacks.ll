@@ -4,8 +4,8 @@
 ; wrappers, intrinsics), exit before each return, unwound after each landing pad. A function
 ; that calls nothing gets none, and one with a musttail call none (no code may come between the
 ; call and its return).
-; RUN: %opt -load-pass-plugin=%plugin -passes=ilgen -S %s | FileCheck %s
-; RUN: env ILGEN_PASS_OPTIONS=stacks=0 %opt -load-pass-plugin=%plugin -passes=ilgen -S %s \
+; RUN: env ILGEN_PASS_OPTIONS=calls=0 %opt -load-pass-plugin=%plugin -passes=ilgen -S %s | FileCheck %s
+; RUN: env 'ILGEN_PASS_OPTIONS=stacks=0;calls=0' %opt -load-pass-plugin=%plugin -passes=ilgen -S %s \
 ; RUN:   | FileCheck %s --check-prefix=OFF
 
 @x = global i32 0

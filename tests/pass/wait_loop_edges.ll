@@ -1,6 +1,6 @@
 ; Wait-loop markers: every edge into the header from outside gets __ilgen_wait_loop_enter, every
 ; edge out of the loop __ilgen_wait_loop_exit; critical edges are split for them.
-; RUN: env ILGEN_PASS_OPTIONS=stacks=0 %opt -load-pass-plugin=%plugin -passes=ilgen -S %s | FileCheck %s
+; RUN: env 'ILGEN_PASS_OPTIONS=stacks=0;calls=0' %opt -load-pass-plugin=%plugin -passes=ilgen -S %s | FileCheck %s
 
 @c = global [48 x i8] zeroinitializer
 @m = global [40 x i8] zeroinitializer

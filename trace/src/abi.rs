@@ -18,6 +18,11 @@
 //! // entry and every return of a function marked `ILGEN_ATOMIC`, and `ILGEN_ATOMIC_BEGIN/END()`
 //! void __ilgen_tx_begin(const void *site);
 //! void __ilgen_tx_end(const void *site);
+//! // entry (returns the thread's depth of open calls before it) and every return of each function
+//! // that may synchronize, and after each of its landing pads (depth + 1): the calls the runtime
+//! // records under `calls=1`
+//! uint32_t __ilgen_call_enter(const void *site);
+//! void __ilgen_call_leave(uint32_t depth, const void *site);
 //! R __ilgen_wrap_NAME(ARGS..., const void *site);   // every NAME that `is_wrapped`
 //! // right after every call in FORMATTED_CALLS: `max` is its length argument, or UINT64_MAX
 //! void __ilgen_printf_written(void *buf, uint64_t max, int64_t ret, const void *site);
@@ -47,6 +52,8 @@ pub const SEM_OPENED: &str = "__ilgen_sem_opened";
 pub const SEM_OPEN: &str = "sem_open";
 pub const TX_BEGIN: &str = "__ilgen_tx_begin";
 pub const TX_END: &str = "__ilgen_tx_end";
+pub const CALL_ENTER: &str = "__ilgen_call_enter";
+pub const CALL_LEAVE: &str = "__ilgen_call_leave";
 pub const STACKS_FLAG: &str = "__ilgen_stacks";
 pub const FUNC_ENTER: &str = "__ilgen_func_enter";
 pub const FUNC_CALL: &str = "__ilgen_func_call";

@@ -327,10 +327,15 @@ pub enum SyncOp {
         barrier: u64,
     },
     /// The thread entered an atomic block (a function marked `ILGEN_ATOMIC`, or
-    /// `ILGEN_ATOMIC_BEGIN()`); only the outermost block of a nest is recorded, so begins and
-    /// ends alternate along a thread. A marker: it ends a segment and orders nothing.
+    /// `ILGEN_ATOMIC_BEGIN()`); only the outermost block of a nest is recorded, so these begins
+    /// and ends alternate along a thread. Under the runtime option `calls=1` it also marks the
+    /// start of a recorded call (its site flagged [`crate::sites::FLAG_CALL`]): a call of a
+    /// function that may synchronize, recorded when a sync operation runs inside it (the accesses
+    /// it made before its first one lie before its begin); calls nest, and a call left by
+    /// `longjmp` or an exception ends at the next end of a call it was made from. A marker: it
+    /// ends a segment and orders nothing.
     TxBegin,
-    /// The thread left its outermost atomic block.
+    /// The thread left its outermost atomic block, or a recorded call returned.
     TxEnd,
 }
 

@@ -31,7 +31,10 @@
 //!   (anonymous mappings, appended); `SyncOp::MutexDestroy`, `CondDestroy`, `RwDestroy`,
 //!   `BarrierDestroy`, then `SyncOp::TxBegin`/`TxEnd`, the outermost atomic blocks (appended).
 //! - 5: compact records (tags, LEB128 deltas and slots, see [`crate::codec`]) instead of a length byte and the
-//!   fixed-int bincode of every event: ~4 bytes per record instead of ~25.
+//!   fixed-int bincode of every event: ~4 bytes per record instead of ~25. Later, with the same
+//!   bytes: a run recorded with `calls=1` says so in `meta.json` (`calls`), and its
+//!   `TxBegin`/`TxEnd` also mark calls, which nest (an older reader refuses such a trace: its
+//!   atomic blocks would begin inside one another); every other trace is as before.
 
 use std::path::{Path, PathBuf};
 

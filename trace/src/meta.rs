@@ -49,6 +49,11 @@ pub struct Meta {
     /// the same perturbation decisions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chaos_seed: Option<u64>,
+    /// The run recorded calls (runtime option `calls=1`): its `TxBegin`/`TxEnd` markers also
+    /// begin and end calls, which nest; a replay records them too, or its count of each thread's
+    /// sync operations would not be the schedule's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub calls: bool,
     /// `None` while the process runs, and after it was killed by a signal it could not catch.
     pub end: Option<RunEnd>,
     /// Each thread file (by name) as the runtime left it when the run finished normally; absent
@@ -195,6 +200,7 @@ mod tests {
             started_unix_ms: 0,
             truncated: false,
             chaos_seed: Some(7),
+            calls: false,
             end: Some(end),
             files: None,
             checksum: None,

@@ -33,7 +33,9 @@
 //! Flags: bit 0 ([`FLAG_DECIDES`]) marks a load whose value decides an address, bit 1
 //! ([`FLAG_PREDICATE`]) a load whose value decides a branch of a loop that waits for another
 //! thread (`ilgen-pass`'s `decides`): a predicted schedule keeps what such a read saw. A table
-//! written before bit 1 existed reads as no predicate loads.
+//! written before bit 1 existed reads as no predicate loads. Bit 2 ([`FLAG_CALL`]) marks the entry
+//! or an exit of a function whose calls the runtime records under `ILGEN_OPTIONS=calls=1`
+//! (`ilgen-pass`'s `call_markers`); older tables have none.
 //!
 //! Versions: 1, first layout (column: u32, no flags; still read, as flags 0); 2, flags: u16 (still
 //! read: its high byte was always 0, which version 3 reads as no inlined frames); 3, sites in user
@@ -53,6 +55,8 @@ pub const FLAG_DECIDES: u8 = 1;
 const FRAME_CALLER: u32 = 1;
 /// [`Site::predicate`] in a site's flags.
 pub const FLAG_PREDICATE: u8 = 2;
+/// [`Site::call`] in a site's flags.
+pub const FLAG_CALL: u8 = 4;
 
 /// Where the system's and the compiler's headers live: a frame in a file under one of these is
 /// library code, never a site's own frame while a user frame is known.
@@ -237,6 +241,9 @@ pub struct Site {
     /// A load whose value decides a branch of a loop that waits for another thread: a wait
     /// loop's predicate, a spin or polling loop's condition ([`FLAG_PREDICATE`]).
     pub predicate: bool,
+    /// The entry or an exit of a function, where a recorded call begins or ends ([`FLAG_CALL`]):
+    /// its `tx_begin`/`tx_end` is a call, not an atomic block the program marked.
+    pub call: bool,
     /// The library frames inlined at [`Site::frame`], from its call inward: the operation itself
     /// is in the last one. Empty when the instruction is the line's own.
     pub inlined: Vec<Frame>,
@@ -323,6 +330,7 @@ impl SiteTable {
                     frame: at_site,
                     decides: flags & FLAG_DECIDES != 0,
                     predicate: flags & FLAG_PREDICATE != 0,
+                    call: flags & FLAG_CALL != 0,
                     inlined: inlined.into_iter().map(|(f, _, _)| f).collect(),
                     callers: callers.into_iter().map(|(f, _, _)| f).collect(),
                 };

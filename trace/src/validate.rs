@@ -12,7 +12,8 @@
 //! - sync sequence numbers are unique in the run and increase along each thread;
 //! - a semaphore's `SemInit` is never pending: the runtime writes it after its call returned;
 //! - atomic-block begins and ends alternate along each thread, starting with a begin (the runtime
-//!   records only the outermost block of a nest).
+//!   records only the outermost block of a nest); in a run that recorded calls (`Meta::calls`),
+//!   whose markers also begin and end calls, no end closes more than began.
 //!
 //! - a sealed run (one that finished normally: `meta.json` lists its files, see `meta`) has
 //!   exactly the files it lists, each of the length and checksum listed ([`check_sealed`]).
@@ -101,7 +102,8 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
             }
         }
         let mut last_seq = None;
-        let mut in_tx = false;
+        // Open blocks (and calls, when recorded).
+        let mut open = 0u32;
         for s in syncs {
             if s.seq != PENDING {
                 if last_seq.is_some_and(|l| s.seq <= l) {
@@ -152,7 +154,12 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
                 }
                 SyncOp::TxBegin | SyncOp::TxEnd => {
                     let begin = s.op == SyncOp::TxBegin;
-                    if begin == in_tx {
+                    let misplaced = if begin {
+                        open > 0 && !trace.meta.calls
+                    } else {
+                        open == 0
+                    };
+                    if misplaced {
                         return fail(
                             file(tid),
                             format!(
@@ -167,7 +174,7 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
                             ),
                         );
                     }
-                    in_tx = begin;
+                    open = if begin { open + 1 } else { open - 1 };
                 }
                 SyncOp::SemInit { .. } if s.seq == PENDING => {
                     return fail(
@@ -276,5 +283,34 @@ mod tests {
             err.contains("t0.trace") && err.contains("sem_init record is pending"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn blocks_alternate_and_recorded_calls_nest() {
+        let mut trace = small_with(SyncOp::TxBegin, 1 << 40);
+        for (seq, op) in [
+            (41, SyncOp::TxBegin),
+            (42, SyncOp::TxEnd),
+            (43, SyncOp::TxEnd),
+        ] {
+            let site = 1;
+            trace.threads[0].events.push(Event::Sync(Sync {
+                seq: seq << 40 | 1,
+                site,
+                op,
+            }));
+        }
+        let err = check(&trace).unwrap_err().to_string();
+        assert!(err.contains("inside another one"), "{err}");
+        trace.meta.calls = true;
+        assert_eq!(check(&trace).map_err(|e| e.to_string()), Ok(()));
+        let stray = SyncOp::TxEnd;
+        trace.threads[0].events.push(Event::Sync(Sync {
+            seq: 44 << 40,
+            site: 1,
+            op: stray,
+        }));
+        let err = check(&trace).unwrap_err().to_string();
+        assert!(err.contains("outside any block"), "{err}");
     }
 }

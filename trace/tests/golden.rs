@@ -354,6 +354,7 @@ fn sealed_meta_file_has_its_golden_text() {
         started_unix_ms: 1,
         truncated: false,
         chaos_seed: None,
+        calls: false,
         end: Some(RunEnd::Exit),
         files: Some(
             [("t0.trace".to_owned(), FileSum::of(b"ILGENTHR"))]

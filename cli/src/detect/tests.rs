@@ -47,6 +47,7 @@ fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
         started_unix_ms: 0,
         truncated: false,
         chaos_seed: None,
+        calls: false,
         end: Some(RunEnd::Exit),
         files: None,
         checksum: None,

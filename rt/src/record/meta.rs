@@ -67,7 +67,7 @@ fn cstring(p: &Path) -> std::io::Result<CString> {
 }
 
 /// What the process is: collected once at start-up.
-fn collect(pid: u32, cwd: &Path, chaos_seed: Option<u64>) -> Meta {
+fn collect(pid: u32, cwd: &Path, chaos_seed: Option<u64>, calls: bool) -> Meta {
     let argv = std::fs::read("/proc/self/cmdline")
         .map(|b| {
             b.split(|&c| c == 0)
@@ -92,6 +92,7 @@ fn collect(pid: u32, cwd: &Path, chaos_seed: Option<u64>) -> Meta {
         started_unix_ms,
         truncated: false,
         chaos_seed,
+        calls,
         end: None,
         files: None,
         checksum: None,
@@ -123,8 +124,9 @@ impl MetaFile {
         pid: u32,
         cwd: &Path,
         chaos_seed: Option<u64>,
+        calls: bool,
     ) -> std::io::Result<MetaFile> {
-        let mut meta = collect(pid, cwd, chaos_seed);
+        let mut meta = collect(pid, cwd, chaos_seed, calls);
         let running = meta.to_json().into_bytes();
         meta.end = Some(RunEnd::Exit);
         let exit = meta.to_json().into_bytes();
@@ -323,7 +325,7 @@ mod tests {
     fn start_then_signal_and_exit_rewrites_read_back() {
         let dir = std::env::temp_dir().join(format!("ilgen-rt-meta-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let m = MetaFile::start(&dir, 4242, Path::new("/somewhere"), None).unwrap();
+        let m = MetaFile::start(&dir, 4242, Path::new("/somewhere"), None, false).unwrap();
         let read = Meta::read(&dir).unwrap();
         assert_eq!(read.pid, 4242);
         assert_eq!(read.end, None);
@@ -348,7 +350,7 @@ mod tests {
         let victim = dir.join("victim");
         std::fs::write(&victim, b"keep").unwrap();
         std::os::unix::fs::symlink(&victim, dir.join("meta.json.tmp")).unwrap();
-        MetaFile::start(&dir, 1, Path::new("/"), None).unwrap();
+        MetaFile::start(&dir, 1, Path::new("/"), None, false).unwrap();
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
         assert_eq!(Meta::read(&dir).unwrap().pid, 1);
         use std::os::unix::fs::PermissionsExt;

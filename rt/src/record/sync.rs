@@ -11,10 +11,13 @@
 //!
 //! In replay mode no thread records (`thread::current` is `None`): each function hands the same
 //! operation to its mirror in `replay::sync`, which gates it on the schedule instead.
+//!
+//! Under `calls=1` every operation is first preceded by the `TxBegin` of each open call not begun
+//! yet ([`crate::calls`]), in both modes.
 
 use ilgen_trace::{SyncOp, PENDING};
 
-use crate::{record, replay, runtime, sites, thread};
+use crate::{calls, record, replay, runtime, sites, thread};
 
 /// A record written before a blocking call, to be completed (or retracted) after it.
 pub(crate) struct Pending {
@@ -29,12 +32,36 @@ pub(crate) struct Turn(Option<replay::sync::Token>);
 /// Flushes the segment and writes `op` with the next sequence number. Returns the record's
 /// offset (for [`retract`]).
 pub(crate) fn now(site: *const libc::c_void, op: SyncOp) -> Option<usize> {
+    begin_calls();
     let Some(st) = thread::current() else {
         replay::sync::now(site, op);
         return None;
     };
     perturb();
     write_now(st, site, op)
+}
+
+/// Writes (or, replaying, gates) the `TxBegin` of each open call the trace has not begun: a sync
+/// operation is about to run inside it.
+fn begin_calls() {
+    calls::begin_open(|site| call_marker(site as *const libc::c_void, SyncOp::TxBegin));
+}
+
+/// Writes (or gates) the `TxEnd` of each of `n` begun calls that returned.
+pub(crate) fn end_calls(n: u32, site: *const libc::c_void) {
+    for _ in 0..n {
+        call_marker(site, SyncOp::TxEnd);
+    }
+}
+
+/// A call's marker, without the chaos delay of a sync operation.
+fn call_marker(site: *const libc::c_void, op: SyncOp) {
+    match thread::current() {
+        Some(st) => {
+            write_now(st, site, op);
+        }
+        None => replay::sync::now(site, op),
+    }
 }
 
 fn write_now(st: &thread::ThreadState, site: *const libc::c_void, op: SyncOp) -> Option<usize> {
@@ -60,6 +87,7 @@ pub(crate) fn release(
         }
         return rc;
     }
+    begin_calls();
     let tok = replay::sync::release(site, op);
     let rc = real();
     if let Some(tok) = tok {
@@ -68,8 +96,10 @@ pub(crate) fn release(
     rc
 }
 
-/// Before the real call of a try operation (`op` with any outcome): nothing in record mode.
+/// Before the real call of a try operation (`op` with any outcome): in record mode only the
+/// begins of open calls.
 pub(crate) fn turn(site: *const libc::c_void, op: SyncOp) -> Turn {
+    begin_calls();
     if thread::current().is_some() {
         perturb();
         return Turn(None);
@@ -91,6 +121,7 @@ pub(crate) fn now_after(turn: Turn, site: *const libc::c_void, op: SyncOp) -> Op
 
 /// Flushes the segment and writes `op` as pending.
 pub(crate) fn pending(site_ptr: *const libc::c_void, op: SyncOp) -> Pending {
+    begin_calls();
     let site = sites::id(site_ptr as usize);
     let Some(st) = thread::current() else {
         return Pending {
