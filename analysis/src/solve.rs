@@ -141,6 +141,7 @@ pub fn races_with(
     let mut reserves = Reserves::new(options.fallbacks);
     let mut undecided = survivor.truncated;
     let mut cut_undecided = Vec::new();
+    let mut cuts = cut::Cuts::new(&model);
     let local = |at: At| {
         origin[at.thread]
             .binary_search(&at.index)
@@ -167,14 +168,14 @@ pub fn races_with(
         key.sort_unstable();
         // Another pair at the same two sites already has a candidate: this one is at most its
         // fallback.
-        if reserves.offer(&model, &key, (x, y)) {
+        if reserves.offer(&mut cuts, &key, (x, y)) {
             continue;
         }
         if full {
             stats.pairs_not_tried += 1;
             continue;
         }
-        match cut::race(&model, x, y) {
+        match cuts.race(x, y) {
             cut::Verdict::Witness(schedule) => {
                 stats.pairs_witnessed += 1;
                 reserves.open(key.clone(), findings.len(), (x, y));
@@ -193,7 +194,7 @@ pub fn races_with(
             }
         }
     }
-    let (fallbacks, same_sites) = reserves.finish(&model);
+    let (fallbacks, same_sites) = reserves.finish(&mut cuts);
     stats.pairs_same_sites += same_sites;
     stats.pairs_fallback += fallbacks.len() as u64;
     let mut not_decided = None;
@@ -488,11 +489,33 @@ mod tests {
                     thread: at.thread,
                     index: origin[at.thread].binary_search(&at.index).unwrap(),
                 };
-                let verdicts: Vec<cut::Verdict> = survivor
+                let pairs: Vec<(At, At)> = survivor
                     .pairs
                     .iter()
-                    .map(|&(x, y)| cut::race(&model, local(x), local(y)))
+                    .map(|&(x, y)| (local(x), local(y)))
                     .collect();
+                let verdicts: Vec<cut::Verdict> = pairs
+                    .iter()
+                    .map(|&(x, y)| cut::race_alone(&model, x, y))
+                    .collect();
+                // The closures one model's pairs share give each pair what its own would, asked
+                // in any order and again.
+                let mut cuts = cut::Cuts::new(&model);
+                for (i, &(x, y)) in pairs
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .chain(pairs.iter().enumerate())
+                {
+                    prop_assert_eq!(
+                        &cuts.race(x, y),
+                        &verdicts[i],
+                        "var {}: pair {:?} with kept closures\n{:#?}",
+                        var,
+                        (x, y),
+                        run.traces()
+                    );
+                }
                 for v in &verdicts {
                     if let cut::Verdict::Witness(schedule) = v {
                         assert_prefixes(&model, schedule);
