@@ -13,6 +13,7 @@
 use std::collections::{HashSet, VecDeque};
 
 use ilgen_trace::SiteId;
+use rustc_hash::FxHashSet;
 
 use crate::finding::{Finding, Schedule};
 use crate::model::{At, Model, ModelEvent, ModelOp, VarId};
@@ -63,7 +64,9 @@ pub fn search(
         return out;
     }
     let initial = State::at(model, &window.start);
-    let mut visited: HashSet<State> = HashSet::new();
+    // Every state reached is hashed: FxHash, since SipHash (the default, made to resist keys an
+    // adversary picks) buys nothing on states of our own making and cost 21% of memcached's detect.
+    let mut visited: FxHashSet<State> = FxHashSet::default();
     visited.insert(initial.clone());
     let mut nodes: Vec<Node> = Vec::new();
     let mut queue: VecDeque<(usize, State)> = VecDeque::new();

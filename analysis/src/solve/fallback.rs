@@ -12,9 +12,8 @@
 //! their schedules differ most. The cut tries per candidate are bounded ([`TRIES`] per fallback
 //! wanted), so that sites hit a million times cost little.
 
-use std::collections::HashMap;
-
 use ilgen_trace::SiteId;
+use rustc_hash::FxHashMap;
 
 use super::cut::{self, Cuts};
 use crate::finding::Finding;
@@ -34,7 +33,8 @@ pub struct Fallback {
 /// The reserves of one variable's candidates, by their two sites (sorted).
 pub(super) struct Reserves {
     wanted: usize,
-    by_sites: HashMap<Vec<SiteId>, usize>,
+    /// Looked up for every race pair of the variable: FxHash rather than SipHash.
+    by_sites: FxHashMap<Vec<SiteId>, usize>,
     reserves: Vec<Reserve>,
     found: Vec<Fallback>,
     /// Pairs at the sites of a candidate that did not become a fallback of it.
@@ -73,7 +73,7 @@ impl Reserves {
     pub(super) fn new(wanted: usize) -> Reserves {
         Reserves {
             wanted,
-            by_sites: HashMap::new(),
+            by_sites: FxHashMap::default(),
             reserves: Vec::new(),
             found: Vec::new(),
             same_sites: 0,
