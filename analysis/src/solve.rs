@@ -370,6 +370,7 @@ mod tests {
     use super::*;
     use crate::filter::filter;
     use crate::finding::Schedule;
+    use crate::model::RfEdge;
     use crate::options::Backend;
     use crate::prepare::prepare;
     use crate::testkit::check_random_runs;
@@ -397,6 +398,42 @@ mod tests {
         );
         assert!(s.complete || !s.findings.is_empty());
         !s.findings.is_empty()
+    }
+
+    /// The reads-from edges a model of `var` keeps ([`Model::restrict`]), from their definition:
+    /// of each order of `full`'s edges, the first edge of a read of another variable whose
+    /// segment has no access of `var` before it (`None`: the first edge), at the indices of the
+    /// kept events (`origin`); a read not kept stands at the last kept event before it.
+    fn kept_edges(full: &Model, var: Option<VarId>, origin: &[Vec<usize>]) -> Vec<RfEdge> {
+        let accessed = |read: At, v: VarId| {
+            full.threads[read.thread].events[..read.index]
+                .iter()
+                .rev()
+                .take_while(|e| !e.constrains())
+                .any(|e| matches!(e, ModelEvent::Access { var, .. } if *var as VarId == v))
+        };
+        let local = |at: At| At {
+            thread: at.thread,
+            index: origin[at.thread]
+                .partition_point(|&i| i <= at.index)
+                .saturating_sub(1),
+        };
+        let edges = &full.sources().reads_from;
+        edges
+            .chunk_by(|a, b| (a.after, a.before) == (b.after, b.before))
+            .filter_map(|order| {
+                let e = match var {
+                    None => order.first()?,
+                    Some(v) => order.iter().find(|e| e.var != v && !accessed(e.read, v))?,
+                };
+                Some(RfEdge {
+                    after: local(e.after),
+                    before: local(e.before),
+                    var: e.var,
+                    read: local(e.read),
+                })
+            })
+            .collect()
     }
 
     #[test]
@@ -464,6 +501,12 @@ mod tests {
                 program.model.set_reads_from(edges);
             }
             let (survivors, _) = filter(&program);
+            let (sync_only, origin) = program.model.restrict(None);
+            prop_assert_eq!(
+                &sync_only.sources().reads_from,
+                &kept_edges(&program.model, None, &origin),
+                "the deadlock model keeps other reads-from edges"
+            );
             for var in 0..program.vars.len() {
                 let reference = exhaustive_race(&program, var);
                 if reference {
@@ -477,6 +520,11 @@ mod tests {
                 };
                 // The cut path alone, pair by pair.
                 let (model, origin) = program.model.restrict(Some(var));
+                prop_assert_eq!(
+                    &model.sources().reads_from,
+                    &kept_edges(&program.model, Some(var), &origin),
+                    "restrict keeps other reads-from edges"
+                );
                 if !reads_from {
                     let rebuilt = Model::new(model.threads.clone(), model.objects.clone());
                     prop_assert_eq!(
