@@ -76,12 +76,28 @@ struct EventIndex {
     orders: Vec<Order>,
 }
 
-/// `before` must run before `after` for these reads (`var`, `read`).
+/// `before` must run before `after` for these reads. Each event comes with the count of its
+/// thread's sync events before it: a restricted model keeps them all, so its index there is that
+/// count plus the kept accesses before it, found without a search over the thread's events (a
+/// model per variable, thousands of variables, an order per hand-off).
 #[derive(Clone, Debug)]
 struct Order {
     after: At,
     before: At,
-    reads: Vec<(VarId, At)>,
+    syncs_before: (u32, u32),
+    reads: Vec<OrderRead>,
+}
+
+/// A deciding read of `var` that an [`Order`] keeps.
+#[derive(Clone, Debug)]
+struct OrderRead {
+    var: VarId,
+    read: At,
+    /// Its thread's sync events before it.
+    syncs_before: u32,
+    /// The index of the first event of its segment (right after its thread's last constraining
+    /// event before it).
+    segment: u32,
 }
 
 impl EventIndex {
@@ -104,18 +120,6 @@ impl EventIndex {
             accesses: counts.into_iter().map(Vec::with_capacity).collect(),
             orders: Vec::new(),
         };
-        for e in edges {
-            match index.orders.last_mut() {
-                Some(o) if (o.after, o.before) == (e.after, e.before) => {
-                    o.reads.push((e.var, e.read))
-                }
-                _ => index.orders.push(Order {
-                    after: e.after,
-                    before: e.before,
-                    reads: vec![(e.var, e.read)],
-                }),
-            }
-        }
         for (thread, t) in threads.iter().enumerate() {
             for (i, e) in t.events.iter().enumerate() {
                 match e {
@@ -126,20 +130,56 @@ impl EventIndex {
                 }
             }
         }
+        let syncs_before = |at: At| -> u32 {
+            let syncs = &index.syncs[at.thread];
+            syncs.partition_point(|&s| (s as usize) < at.index) as u32
+        };
+        let mut orders: Vec<Order> = Vec::new();
+        for e in edges {
+            let read_syncs = syncs_before(e.read);
+            let events = &threads[e.read.thread].events;
+            let segment = index.syncs[e.read.thread][..read_syncs as usize]
+                .iter()
+                .rev()
+                .find(|&&s| events[s as usize].constrains())
+                .map_or(0, |&s| s + 1);
+            let read = OrderRead {
+                var: e.var,
+                read: e.read,
+                syncs_before: read_syncs,
+                segment,
+            };
+            match orders.last_mut() {
+                Some(o) if (o.after, o.before) == (e.after, e.before) => o.reads.push(read),
+                _ => orders.push(Order {
+                    after: e.after,
+                    before: e.before,
+                    syncs_before: (syncs_before(e.after), syncs_before(e.before)),
+                    reads: vec![read],
+                }),
+            }
+        }
+        index.orders = orders;
         index
+    }
+
+    /// The accesses of `var` by `thread` (none for `None`), by index.
+    fn accesses_of(&self, thread: usize, var: Option<VarId>) -> &[(u32, u32)] {
+        let all = var
+            .and_then(|v| self.accesses.get(v))
+            .map_or(&[][..], |a| a);
+        let from = all.partition_point(|a| (a.0 as usize) < thread);
+        let to = all.partition_point(|a| a.0 as usize <= thread);
+        &all[from..to]
     }
 
     /// The indices of `thread`'s events a model of `var` keeps (every sync event, and the
     /// accesses of `var`; `None`: sync events only), in order.
     fn kept(&self, thread: usize, var: Option<VarId>) -> Vec<usize> {
         let syncs = &self.syncs[thread];
-        let all = var
-            .and_then(|v| self.accesses.get(v))
-            .map_or(&[][..], |a| a);
-        let from = all.partition_point(|a| (a.0 as usize) < thread);
-        let to = all.partition_point(|a| a.0 as usize <= thread);
-        let accesses = all[from..to].iter().map(|a| a.1 as usize);
-        let mut kept = Vec::with_capacity(syncs.len() + (to - from));
+        let own = self.accesses_of(thread, var);
+        let accesses = own.iter().map(|a| a.1 as usize);
+        let mut kept = Vec::with_capacity(syncs.len() + own.len());
         let mut syncs = syncs.iter().map(|&s| s as usize).peekable();
         for a in accesses {
             while let Some(s) = syncs.next_if(|&s| s < a) {
@@ -809,47 +849,42 @@ impl Model {
         // what they see. It also drops those of reads that come after an access of the object in
         // their segment: the race can be taken at that access, before the read happens (`while
         // (q.len || working)` races on `q.len` whatever `working` would then have read).
+        let own: Vec<&[(u32, u32)]> = (0..self.threads.len())
+            .map(|thread| index.accesses_of(thread, var))
+            .collect();
+        // The kept accesses of `at`'s thread before it.
+        let accesses_before =
+            |at: At| own[at.thread].partition_point(|a| (a.1 as usize) < at.index);
+        let kept_at = |at: At, syncs_before: u32| At {
+            thread: at.thread,
+            index: syncs_before as usize + accesses_before(at),
+        };
         model.sources.reads_from = index
             .orders
             .iter()
             .filter_map(|o| {
-                let &(var, read) = match var {
+                let r = match var {
                     None => o.reads.first()?,
-                    Some(v) => o
-                        .reads
-                        .iter()
-                        .find(|&&(w, read)| w != v && !model.accessed_before(&origin, read))?,
+                    Some(v) => o.reads.iter().find(|r| {
+                        let before = accesses_before(r.read);
+                        r.var != v && (before == 0 || own[r.read.thread][before - 1].1 < r.segment)
+                    })?,
                 };
                 // A read the model does not keep (the deadlock model keeps no access) stands at
                 // the last event kept before it.
-                let kept = &origin[read.thread];
-                let read = At {
-                    thread: read.thread,
-                    index: kept.partition_point(|&i| i <= read.index).saturating_sub(1),
-                };
+                let read = kept_at(r.read, r.syncs_before);
                 Some(RfEdge {
-                    after: local(&o.after)?,
-                    before: local(&o.before)?,
-                    var,
-                    read,
+                    after: kept_at(o.after, o.syncs_before.0),
+                    before: kept_at(o.before, o.syncs_before.1),
+                    var: r.var,
+                    read: At {
+                        thread: read.thread,
+                        index: read.index.saturating_sub(1),
+                    },
                 })
             })
             .collect();
         (model, origin)
-    }
-
-    /// Whether, in this model of one variable restricted from another (`origin`: per thread, the
-    /// index there of each event kept here), `at`'s thread accesses the variable between its last
-    /// constraining event before `at` and `at` (`at` indexes the other model). Only the variable's
-    /// accesses were kept, so the walk back is over them and the sync events, not the whole
-    /// segment: a compressor's segments hold many thousands of other accesses.
-    fn accessed_before(&self, origin: &[Vec<usize>], at: At) -> bool {
-        let before = origin[at.thread].partition_point(|&i| i < at.index);
-        self.threads[at.thread].events[..before]
-            .iter()
-            .rev()
-            .take_while(|e| !e.constrains())
-            .any(|e| matches!(e, ModelEvent::Access { .. }))
     }
 
     /// The sync events before `upto[t]` of each thread, in the observed order: by seq, and an

@@ -141,6 +141,7 @@ pub fn races_with(
     let mut reserves = Reserves::new(options.fallbacks);
     let mut undecided = survivor.truncated;
     let mut cut_undecided = Vec::new();
+    let mut cuts = cut::Cuts::new(&model);
     let local = |at: At| {
         origin[at.thread]
             .binary_search(&at.index)
@@ -167,14 +168,14 @@ pub fn races_with(
         key.sort_unstable();
         // Another pair at the same two sites already has a candidate: this one is at most its
         // fallback.
-        if reserves.offer(&model, &key, (x, y)) {
+        if reserves.offer(&mut cuts, &key, (x, y)) {
             continue;
         }
         if full {
             stats.pairs_not_tried += 1;
             continue;
         }
-        match cut::race(&model, x, y) {
+        match cuts.race(x, y) {
             cut::Verdict::Witness(schedule) => {
                 stats.pairs_witnessed += 1;
                 reserves.open(key.clone(), findings.len(), (x, y));
@@ -193,7 +194,7 @@ pub fn races_with(
             }
         }
     }
-    let (fallbacks, same_sites) = reserves.finish(&model);
+    let (fallbacks, same_sites) = reserves.finish(&mut cuts);
     stats.pairs_same_sites += same_sites;
     stats.pairs_fallback += fallbacks.len() as u64;
     let mut not_decided = None;
@@ -369,6 +370,7 @@ mod tests {
     use super::*;
     use crate::filter::filter;
     use crate::finding::Schedule;
+    use crate::model::RfEdge;
     use crate::options::Backend;
     use crate::prepare::prepare;
     use crate::testkit::check_random_runs;
@@ -396,6 +398,42 @@ mod tests {
         );
         assert!(s.complete || !s.findings.is_empty());
         !s.findings.is_empty()
+    }
+
+    /// The reads-from edges a model of `var` keeps ([`Model::restrict`]), from their definition:
+    /// of each order of `full`'s edges, the first edge of a read of another variable whose
+    /// segment has no access of `var` before it (`None`: the first edge), at the indices of the
+    /// kept events (`origin`); a read not kept stands at the last kept event before it.
+    fn kept_edges(full: &Model, var: Option<VarId>, origin: &[Vec<usize>]) -> Vec<RfEdge> {
+        let accessed = |read: At, v: VarId| {
+            full.threads[read.thread].events[..read.index]
+                .iter()
+                .rev()
+                .take_while(|e| !e.constrains())
+                .any(|e| matches!(e, ModelEvent::Access { var, .. } if *var as VarId == v))
+        };
+        let local = |at: At| At {
+            thread: at.thread,
+            index: origin[at.thread]
+                .partition_point(|&i| i <= at.index)
+                .saturating_sub(1),
+        };
+        let edges = &full.sources().reads_from;
+        edges
+            .chunk_by(|a, b| (a.after, a.before) == (b.after, b.before))
+            .filter_map(|order| {
+                let e = match var {
+                    None => order.first()?,
+                    Some(v) => order.iter().find(|e| e.var != v && !accessed(e.read, v))?,
+                };
+                Some(RfEdge {
+                    after: local(e.after),
+                    before: local(e.before),
+                    var: e.var,
+                    read: local(e.read),
+                })
+            })
+            .collect()
     }
 
     #[test]
@@ -463,6 +501,12 @@ mod tests {
                 program.model.set_reads_from(edges);
             }
             let (survivors, _) = filter(&program);
+            let (sync_only, origin) = program.model.restrict(None);
+            prop_assert_eq!(
+                &sync_only.sources().reads_from,
+                &kept_edges(&program.model, None, &origin),
+                "the deadlock model keeps other reads-from edges"
+            );
             for var in 0..program.vars.len() {
                 let reference = exhaustive_race(&program, var);
                 if reference {
@@ -476,6 +520,11 @@ mod tests {
                 };
                 // The cut path alone, pair by pair.
                 let (model, origin) = program.model.restrict(Some(var));
+                prop_assert_eq!(
+                    &model.sources().reads_from,
+                    &kept_edges(&program.model, Some(var), &origin),
+                    "restrict keeps other reads-from edges"
+                );
                 if !reads_from {
                     let rebuilt = Model::new(model.threads.clone(), model.objects.clone());
                     prop_assert_eq!(
@@ -488,11 +537,33 @@ mod tests {
                     thread: at.thread,
                     index: origin[at.thread].binary_search(&at.index).unwrap(),
                 };
-                let verdicts: Vec<cut::Verdict> = survivor
+                let pairs: Vec<(At, At)> = survivor
                     .pairs
                     .iter()
-                    .map(|&(x, y)| cut::race(&model, local(x), local(y)))
+                    .map(|&(x, y)| (local(x), local(y)))
                     .collect();
+                let verdicts: Vec<cut::Verdict> = pairs
+                    .iter()
+                    .map(|&(x, y)| cut::race_alone(&model, x, y))
+                    .collect();
+                // The closures one model's pairs share give each pair what its own would, asked
+                // in any order and again.
+                let mut cuts = cut::Cuts::new(&model);
+                for (i, &(x, y)) in pairs
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .chain(pairs.iter().enumerate())
+                {
+                    prop_assert_eq!(
+                        &cuts.race(x, y),
+                        &verdicts[i],
+                        "var {}: pair {:?} with kept closures\n{:#?}",
+                        var,
+                        (x, y),
+                        run.traces()
+                    );
+                }
                 for v in &verdicts {
                     if let cut::Verdict::Witness(schedule) = v {
                         assert_prefixes(&model, schedule);

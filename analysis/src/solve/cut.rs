@@ -1,6 +1,7 @@
 //! The cut-based fast path: decide one race-pair candidate from the smallest cut around it.
 //!
-//! Takes a [`Model`] and two conflicting accesses of different threads; gives a [`Verdict`]:
+//! Takes a [`Model`] and two conflicting accesses of different threads ([`Cuts::race`], which
+//! keeps the work one pair's cut shares with the model's other pairs); gives a [`Verdict`]:
 //! a witness schedule (checked step by step against the sync semantics, so it is always right),
 //! `Excluded` when no reachable state holds both accesses (exact: a thread would have to pass
 //! one of them to satisfy an ordering every schedule obeys), or `Unknown` (the caller then runs
@@ -20,6 +21,10 @@
 //! after. Other schedules could keep the object busy with another holder, so this part of the
 //! closure never excludes a pair: a cut that cannot take it gives `Unknown`.
 
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashSet;
+
 use crate::finding::Schedule;
 use crate::model::{At, Model, ModelEvent, ModelOp, Wake};
 use crate::state::State;
@@ -32,46 +37,189 @@ pub enum Verdict {
 }
 
 /// Why a closure failed.
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Closed {
     Ok,
-    /// A thread had to run past its limit, or an event in the cut can never run.
+    /// An event in the cut can never run.
     Unreachable,
 }
 
-/// Race-pair candidate `x`, `y` (accesses of different threads).
-pub fn race(model: &Model, x: At, y: At) -> Verdict {
+/// The race pairs of one model, decided by cuts. The closures of single-thread cuts are kept:
+/// every requirement is of one event on another, so a union of closed cuts is closed, and the
+/// closure of a pair's cut is the union (per thread, the larger prefix) of the closures of its two
+/// threads' cuts. A variable has thousands of pairs over a few thousand accesses: closing each
+/// pair's cut from empty made the fast path cost pairs x prefix, while a thread's closures, asked
+/// for in growing positions, cost one pass over the model together.
+pub struct Cuts<'m> {
+    model: &'m Model,
+    /// Per thread, by position, the closure of the cut where only that thread has run that many
+    /// events (`None`: it holds an event that can never run); without the requirements of failed
+    /// try operations, and with them.
+    plain: Vec<BTreeMap<usize, Option<Vec<usize>>>>,
+    busy: Vec<BTreeMap<usize, Option<Vec<usize>>>>,
+    /// Pairs the replay of their cut left undecided, by [`Start`]s: another pair with the same
+    /// starts has the same cut and the same limits, so the same verdict.
+    undecided: FxHashSet<(Start, Start)>,
+}
+
+/// Where a race pair's access stops its thread: after `cut` events, and never past `limit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Start {
+    thread: usize,
+    cut: usize,
+    limit: usize,
+}
+
+impl Start {
+    /// The thread stops right after its last constraining event before the access, and must not
+    /// run its next one.
+    fn of(model: &Model, at: At) -> Start {
+        let events = &model.threads[at.thread].events;
+        Start {
+            thread: at.thread,
+            cut: (0..at.index)
+                .rev()
+                .find(|&i| events[i].constrains())
+                .map_or(0, |i| i + 1),
+            limit: model.next_stop(at.thread, at.index).unwrap_or(events.len()),
+        }
+    }
+}
+
+impl<'m> Cuts<'m> {
+    pub fn new(model: &'m Model) -> Cuts<'m> {
+        let n = model.threads.len();
+        Cuts {
+            model,
+            plain: vec![BTreeMap::new(); n],
+            busy: vec![BTreeMap::new(); n],
+            undecided: FxHashSet::default(),
+        }
+    }
+
+    pub fn model(&self) -> &'m Model {
+        self.model
+    }
+
+    /// Race-pair candidate `x`, `y` (accesses of different threads).
+    pub fn race(&mut self, x: At, y: At) -> Verdict {
+        if x.thread == y.thread {
+            return Verdict::Excluded;
+        }
+        let (mut a, mut b) = (Start::of(self.model, x), Start::of(self.model, y));
+        if a.thread > b.thread {
+            std::mem::swap(&mut a, &mut b);
+        }
+        if self.undecided.contains(&(a, b)) {
+            return Verdict::Unknown;
+        }
+        let mut limit: Vec<usize> = self.model.threads.iter().map(|t| t.events.len()).collect();
+        limit[a.thread] = a.limit;
+        limit[b.thread] = b.limit;
+        match self.union(false, a, b) {
+            Some(cut) if within(&cut, &limit) => {}
+            _ => return Verdict::Excluded,
+        }
+        // Then what made each failed try operation in the cut fail in the run: not required of
+        // every schedule, so a cut that cannot hold it is no proof of anything.
+        let cut = match self.union(true, a, b) {
+            Some(cut) if within(&cut, &limit) => cut,
+            _ => return Verdict::Unknown,
+        };
+        let verdict = repair(self.model, cut, &limit);
+        if verdict == Verdict::Unknown {
+            self.undecided.insert((a, b));
+        }
+        verdict
+    }
+
+    /// The closure of the cut where `a`'s and `b`'s threads have run to their starts.
+    fn union(&mut self, busy: bool, a: Start, b: Start) -> Option<Vec<usize>> {
+        let mut cut = self.closure(busy, a)?.to_vec();
+        for (c, &o) in cut.iter_mut().zip(self.closure(busy, b)?) {
+            *c = (*c).max(o);
+        }
+        Some(cut)
+    }
+
+    /// The closure of the cut where only `start`'s thread has run, grown from the closure at the
+    /// nearest position before it that is known.
+    fn closure(&mut self, busy: bool, start: Start) -> Option<&[usize]> {
+        let model = self.model;
+        // Without failed try operations to explain, both closures are the same.
+        let known = if busy && !model.sources().busy_of.is_empty() {
+            &mut self.busy[start.thread]
+        } else {
+            &mut self.plain[start.thread]
+        };
+        if !known.contains_key(&start.cut) {
+            let below = known
+                .range(..start.cut)
+                .next_back()
+                .map(|(_, closed)| closed.clone());
+            let closed = match below {
+                // Unreachable events stay in every larger cut.
+                Some(None) => None,
+                below => {
+                    let mut cut = below
+                        .flatten()
+                        .unwrap_or_else(|| vec![0; model.threads.len()]);
+                    // A closed cut has every event in it scanned.
+                    let mut scanned = cut.clone();
+                    cut[start.thread] = cut[start.thread].max(start.cut);
+                    (close(model, &mut cut, &mut scanned, busy) == Closed::Ok).then_some(cut)
+                }
+            };
+            known.insert(start.cut, closed);
+        }
+        known[&start.cut].as_deref()
+    }
+}
+
+/// [`Cuts::race`] with nothing kept: the pair's cut closed from empty, the reference the kept
+/// closures are tested against.
+#[cfg(test)]
+pub(super) fn race_alone(model: &Model, x: At, y: At) -> Verdict {
     if x.thread == y.thread {
         return Verdict::Excluded;
     }
-    let n = model.threads.len();
-    let mut cut = vec![0; n];
+    let mut cut = vec![0; model.threads.len()];
     let mut limit: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
     for at in [x, y] {
-        let events = &model.threads[at.thread].events;
-        // The thread stops right after its last constraining event before the access, and must not
-        // run its next one.
-        cut[at.thread] = (0..at.index)
-            .rev()
-            .find(|&i| events[i].constrains())
-            .map_or(0, |i| i + 1);
-        limit[at.thread] = model.next_stop(at.thread, at.index).unwrap_or(events.len());
+        let start = Start::of(model, at);
+        cut[start.thread] = start.cut;
+        limit[start.thread] = start.limit;
     }
     schedule(model, cut, &limit)
+}
+
+/// Whether no thread of `cut` ran past its `limit`.
+fn within(cut: &[usize], limit: &[usize]) -> bool {
+    cut.iter().zip(limit).all(|(c, l)| c <= l)
 }
 
 /// Whether the threads can be brought to `cut` (each has run that many events) without running
 /// any thread past its `limit`, and in which order.
 pub fn schedule(model: &Model, mut cut: Vec<usize>, limit: &[usize]) -> Verdict {
     let n = model.threads.len();
-    if let Closed::Unreachable = close(model, &mut cut, &mut vec![0; n], limit, false) {
+    if close(model, &mut cut, &mut vec![0; n], false) == Closed::Unreachable || !within(&cut, limit)
+    {
         return Verdict::Excluded;
     }
     // Then what made each failed try operation in the cut fail in the run: not required of every
     // schedule, so a cut that cannot hold it is no proof of anything.
-    let mut scanned = vec![0; n];
-    if let Closed::Unreachable = close(model, &mut cut, &mut scanned, limit, true) {
+    if close(model, &mut cut, &mut vec![0; n], true) == Closed::Unreachable || !within(&cut, limit)
+    {
         return Verdict::Unknown;
     }
+    repair(model, cut, limit)
+}
+
+/// Runs `cut` (closed, with the requirements of failed try operations) in the observed order,
+/// completing the critical section of each thread that holds a lock another one is stuck on,
+/// until it runs through.
+fn repair(model: &Model, mut cut: Vec<usize>, limit: &[usize]) -> Verdict {
+    let mut scanned = cut.clone();
     // Each repair completes one critical section; more repairs than events cannot be needed.
     let total: usize = model.threads.iter().map(|t| t.events.len()).sum();
     for _ in 0..=total {
@@ -80,7 +228,9 @@ pub fn schedule(model: &Model, mut cut: Vec<usize>, limit: &[usize]) -> Verdict 
             Err(None) => return Verdict::Unknown,
             Err(Some((holder, release))) => {
                 cut[holder] = cut[holder].max(release + 1);
-                if let Closed::Unreachable = close(model, &mut cut, &mut scanned, limit, true) {
+                if close(model, &mut cut, &mut scanned, true) == Closed::Unreachable
+                    || !within(&cut, limit)
+                {
                     return Verdict::Unknown;
                 }
             }
@@ -92,72 +242,78 @@ pub fn schedule(model: &Model, mut cut: Vec<usize>, limit: &[usize]) -> Verdict 
 /// Grows `cut` until every event in it has its required predecessors in it (`scanned`: how much of
 /// each thread was already looked at); with `busy`, also the events that kept the object of each
 /// failed try operation busy in the run ([`crate::model::Sources::busy_of`]).
-fn close(
-    model: &Model,
-    cut: &mut [usize],
-    scanned: &mut [usize],
-    limit: &[usize],
-    busy: bool,
-) -> Closed {
+fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], busy: bool) -> Closed {
     let sources = model.sources();
+    // Sorted by the event that waits: the edges of the events a scan of one thread meets follow
+    // each other, found once per scan rather than once per event ([`Model::rf_needs`]).
+    let edges = &sources.reads_from;
     let mut progress = true;
     while progress {
         progress = false;
         for t in 0..cut.len() {
+            if scanned[t] >= cut[t] {
+                continue;
+            }
+            progress = true;
+            let first = At {
+                thread: t,
+                index: scanned[t],
+            };
+            let mut edge = edges.partition_point(|e| e.after < first);
             while scanned[t] < cut[t] {
-                let index = scanned[t];
+                let at = At {
+                    thread: t,
+                    index: scanned[t],
+                };
                 scanned[t] += 1;
-                progress = true;
-                let Some(op) = model.threads[t].events[index].op() else {
+                while let Some(e) = edges.get(edge).filter(|e| e.after == at) {
+                    need(cut, e.before);
+                    edge += 1;
+                }
+                let Some(op) = model.threads[t].events[at.index].op() else {
                     continue;
                 };
-                for at in model.rf_needs(At { thread: t, index }) {
-                    cut[at.thread] = cut[at.thread].max(at.index + 1);
-                }
-                let needs: Vec<At> = match op {
-                    ModelOp::Start { forked: true } => match sources.fork_of[t] {
-                        Some(at) => vec![at],
-                        None => return Closed::Unreachable,
-                    },
-                    ModelOp::Join { child } => match sources.end_of[child] {
-                        Some(at) => vec![at],
-                        None => return Closed::Unreachable,
-                    },
+                let source = match op {
+                    ModelOp::Start { forked: true } => sources.fork_of[t],
+                    ModelOp::Join { child } => sources.end_of[child],
                     ModelOp::WaitReturn {
                         wake: Wake::Signal(cond),
                         ..
                     }
-                    | ModelOp::LoopExit { cond, .. } => match sources.signal_of[cond] {
-                        Some(at) => vec![at],
-                        None => return Closed::Unreachable,
-                    },
+                    | ModelOp::LoopExit { cond, .. } => sources.signal_of[cond],
                     ModelOp::WaitReturn {
                         wake: Wake::Never, ..
-                    } => return Closed::Unreachable,
+                    } => None,
                     ModelOp::BarrierExit { barrier } => {
                         if !model.objects.barriers[barrier].released {
                             return Closed::Unreachable;
                         }
-                        sources.enters_of[barrier].clone()
+                        for &enter in &sources.enters_of[barrier] {
+                            need(cut, enter);
+                        }
+                        continue;
                     }
-                    ModelOp::TryFail { .. } if busy => sources
-                        .busy_of
-                        .get(&At { thread: t, index })
-                        .cloned()
-                        .unwrap_or_default(),
-                    _ => Vec::new(),
+                    ModelOp::TryFail { .. } if busy => {
+                        for &holder in sources.busy_of.get(&at).into_iter().flatten() {
+                            need(cut, holder);
+                        }
+                        continue;
+                    }
+                    _ => continue,
                 };
-                for at in needs {
-                    cut[at.thread] = cut[at.thread].max(at.index + 1);
+                match source {
+                    Some(source) => need(cut, source),
+                    None => return Closed::Unreachable,
                 }
             }
         }
     }
-    if cut.iter().zip(limit).any(|(c, l)| c > l) {
-        Closed::Unreachable
-    } else {
-        Closed::Ok
-    }
+    Closed::Ok
+}
+
+/// Puts `at` into `cut`.
+fn need(cut: &mut [usize], at: At) {
+    cut[at.thread] = cut[at.thread].max(at.index + 1);
 }
 
 /// Runs the cut's sync events in the observed order; gives them, or where that order got stuck:

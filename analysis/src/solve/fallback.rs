@@ -12,13 +12,12 @@
 //! their schedules differ most. The cut tries per candidate are bounded ([`TRIES`] per fallback
 //! wanted), so that sites hit a million times cost little.
 
-use std::collections::HashMap;
-
 use ilgen_trace::SiteId;
+use rustc_hash::FxHashMap;
 
-use super::cut;
+use super::cut::{self, Cuts};
 use crate::finding::Finding;
-use crate::model::{At, Model};
+use crate::model::At;
 
 /// Cut tries per fallback wanted, of one candidate.
 const TRIES: usize = 4;
@@ -34,7 +33,8 @@ pub struct Fallback {
 /// The reserves of one variable's candidates, by their two sites (sorted).
 pub(super) struct Reserves {
     wanted: usize,
-    by_sites: HashMap<Vec<SiteId>, usize>,
+    /// Looked up for every race pair of the variable: FxHash rather than SipHash.
+    by_sites: FxHashMap<Vec<SiteId>, usize>,
     reserves: Vec<Reserve>,
     found: Vec<Fallback>,
     /// Pairs at the sites of a candidate that did not become a fallback of it.
@@ -73,7 +73,7 @@ impl Reserves {
     pub(super) fn new(wanted: usize) -> Reserves {
         Reserves {
             wanted,
-            by_sites: HashMap::new(),
+            by_sites: FxHashMap::default(),
             reserves: Vec::new(),
             found: Vec::new(),
             same_sites: 0,
@@ -99,7 +99,7 @@ impl Reserves {
     /// Takes `pair` if its `sites` have a candidate: tries it as a fallback (now, or deferred to
     /// [`Reserves::finish`]) or counts it as a pair whose sites had one. False: no candidate has
     /// these sites.
-    pub(super) fn offer(&mut self, model: &Model, sites: &[SiteId], pair: (At, At)) -> bool {
+    pub(super) fn offer(&mut self, cuts: &mut Cuts, sites: &[SiteId], pair: (At, At)) -> bool {
         let Some(&r) = self.by_sites.get(sites) else {
             return false;
         };
@@ -107,7 +107,7 @@ impl Reserves {
         if !reserve.wants(self.wanted) {
             self.same_sites += 1;
         } else if reserve.differs(pair) {
-            self.try_pair(model, r, pair);
+            self.try_pair(cuts, r, pair);
         } else if reserve.deferred.len() < reserve.tries {
             reserve.deferred.push(pair);
         } else {
@@ -119,11 +119,11 @@ impl Reserves {
     /// Tries the deferred pairs of every candidate that still wants fallbacks; gives the
     /// fallbacks by candidate, each candidate's in the order they were found, and the count of
     /// the pairs offered that are none.
-    pub(super) fn finish(mut self, model: &Model) -> (Vec<Fallback>, u64) {
+    pub(super) fn finish(mut self, cuts: &mut Cuts) -> (Vec<Fallback>, u64) {
         for r in 0..self.reserves.len() {
             for pair in std::mem::take(&mut self.reserves[r].deferred) {
                 if self.reserves[r].wants(self.wanted) {
-                    self.try_pair(model, r, pair);
+                    self.try_pair(cuts, r, pair);
                 } else {
                     self.same_sites += 1;
                 }
@@ -133,10 +133,10 @@ impl Reserves {
         (self.found, self.same_sites)
     }
 
-    fn try_pair(&mut self, model: &Model, r: usize, (x, y): (At, At)) {
+    fn try_pair(&mut self, cuts: &mut Cuts, r: usize, (x, y): (At, At)) {
         let reserve = &mut self.reserves[r];
         reserve.tries -= 1;
-        match cut::race(model, x, y) {
+        match cuts.race(x, y) {
             cut::Verdict::Witness(schedule) => {
                 reserve.kept.push((x, y));
                 self.found.push(Fallback {
