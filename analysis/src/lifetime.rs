@@ -272,22 +272,10 @@ impl Iterator for Walk<'_> {
 
 #[cfg(test)]
 mod tests {
-    use ilgen_trace::format::ThreadHeader;
-    use ilgen_trace::{Access, AccessKind, Heap, Sync, SyncOp, FORMAT_VERSION, NO_THREAD};
+    use ilgen_trace::{Access, AccessKind, Heap, Sync, SyncOp};
 
     use super::*;
-
-    fn thread(tid: u32, events: Vec<Event>) -> ThreadTrace {
-        ThreadTrace {
-            header: ThreadHeader {
-                version: FORMAT_VERSION,
-                tid,
-                parent: NO_THREAD,
-                child_index: 0,
-            },
-            events: events.into(),
-        }
-    }
+    use crate::testkit::thread;
 
     /// Per event of `trace`, the epoch of the access it makes, [`NO_EPOCH`] if it makes none.
     fn event_epochs(trace: &ThreadTrace, lifetimes: &Lifetimes) -> Vec<u32> {

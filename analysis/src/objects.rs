@@ -531,15 +531,7 @@ mod tests {
                 }
             })
             .collect::<Vec<_>>();
-        ThreadTrace {
-            header: ThreadHeader {
-                version: FORMAT_VERSION,
-                tid,
-                parent: NO_THREAD,
-                child_index: 0,
-            },
-            events: events.into(),
-        }
+        crate::testkit::thread(tid, events)
     }
 
     proptest! {

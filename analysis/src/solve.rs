@@ -481,21 +481,7 @@ mod tests {
             let mut c = coverage.borrow_mut();
             let mut program = prepare(run.traces());
             if reads_from {
-                // Every read deciding: odd sites a waiting loop's branch, even ones an address.
-                let (predicates, addresses) = program
-                    .model
-                    .threads
-                    .iter()
-                    .flat_map(|t| &t.events)
-                    .filter_map(|e| match *e {
-                        ModelEvent::Access { kind, site, .. } if !kind.is_write() => Some(site),
-                        _ => None,
-                    })
-                    .partition(|site| site % 2 == 1);
-                let deciding = ilgen_trace::sites::Deciding {
-                    addresses,
-                    predicates,
-                };
+                let deciding = crate::testkit::every_read_deciding(&program.model);
                 let edges = crate::reads_from::edges(&program.model, &deciding);
                 c.with_edges += usize::from(!edges.is_empty());
                 program.model.set_reads_from(edges);

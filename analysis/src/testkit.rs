@@ -117,6 +117,36 @@ pub const LISTING1_X: u64 = 0x1000;
 pub const LISTING1_Y: u64 = 0x2000;
 pub const LISTING1_M: u64 = 0x9000;
 
+/// A trace of thread `tid` (main's child 0 when it is not main: no parent) holding `events`.
+pub fn thread(tid: ThreadId, events: Vec<Event>) -> ThreadTrace {
+    ThreadTrace {
+        header: ThreadHeader {
+            version: FORMAT_VERSION,
+            tid,
+            parent: NO_THREAD,
+            child_index: 0,
+        },
+        events: events.into(),
+    }
+}
+
+/// Every read of `model` deciding: odd sites a waiting loop's branch, even ones an address.
+pub fn every_read_deciding(model: &Model) -> ilgen_trace::sites::Deciding {
+    let (predicates, addresses) = model
+        .threads
+        .iter()
+        .flat_map(|t| &t.events)
+        .filter_map(|e| match *e {
+            crate::model::ModelEvent::Access { kind, site, .. } if !kind.is_write() => Some(site),
+            _ => None,
+        })
+        .partition(|site| site % 2 == 1);
+    ilgen_trace::sites::Deciding {
+        addresses,
+        predicates,
+    }
+}
+
 /// The paper's Listing 1, recorded with main locking first.
 pub fn listing1() -> Run {
     let mut r = Run::new(2);

@@ -1135,23 +1135,8 @@ fn same_without_the_ordered_objects(
     let mut deciding = None;
     let [all, unordered] = [Keep::All, Keep::Unordered].map(|keep| {
         let mut program = prepare_keeping(run.traces(), keep);
-        // Every read deciding: odd sites a waiting loop's branch, even ones an address.
-        let deciding = deciding.get_or_insert_with(|| {
-            let (predicates, addresses) = program
-                .model
-                .threads
-                .iter()
-                .flat_map(|t| &t.events)
-                .filter_map(|e| match *e {
-                    ModelEvent::Access { kind, site, .. } if !kind.is_write() => Some(site),
-                    _ => None,
-                })
-                .partition(|site| site % 2 == 1);
-            ilgen_trace::sites::Deciding {
-                addresses,
-                predicates,
-            }
-        });
+        let deciding =
+            deciding.get_or_insert_with(|| crate::testkit::every_read_deciding(&program.model));
         let edges = reads_from::edges(&program.model, deciding);
         let edge_count = edges.len();
         program.model.set_reads_from(edges);
