@@ -445,9 +445,8 @@ fn regions(traces: &[ThreadTrace], lifetimes: &Lifetimes) -> Vec<Region> {
 
 #[cfg(test)]
 mod tests {
-    use ilgen_trace::format::{ThreadHeader, ThreadTrace};
+    use ilgen_trace::format::ThreadTrace;
     use ilgen_trace::{Access, AccessKind, Event, Heap, HeapOp, Sync, SyncOp};
-    use ilgen_trace::{FORMAT_VERSION, NO_THREAD};
     use proptest::prelude::*;
 
     use super::*;

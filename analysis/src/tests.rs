@@ -1128,7 +1128,6 @@ fn same_without_the_ordered_objects(
 ) -> Result<(bool, bool, bool), proptest::test_runner::TestCaseError> {
     use proptest::prelude::*;
 
-    use crate::model::ModelEvent;
     use crate::prepare::{prepare_keeping, Keep};
     use crate::{candidates, filter, reads_from, solve};
 
