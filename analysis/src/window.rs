@@ -52,48 +52,53 @@ pub fn split(model: &Model, size: usize) -> Vec<Window> {
     if seqs.len() <= size {
         return vec![whole(model)];
     }
-    let bounds: Vec<u64> = seqs.iter().step_by(size).skip(1).copied().collect();
-    let mut windows = Vec::with_capacity(bounds.len() + 1);
-    let mut lo = 0;
-    for &hi in &bounds {
-        windows.push(between(model, lo, Some(hi)));
-        lo = hi;
-    }
-    windows.push(between(model, lo, None));
-    windows
-}
-
-/// The window of sync events with `lo <= seq < hi` (no upper bound: through the trace's end).
-fn between(model: &Model, lo: u64, hi: Option<u64>) -> Window {
-    let mut start = Vec::with_capacity(model.threads.len());
-    let mut end = Vec::with_capacity(model.threads.len());
+    // Window k holds the sync events with `bounds[k] <= seq < bounds[k + 1]` (the last: through
+    // the trace's end).
+    let bounds: Vec<u64> = std::iter::once(0)
+        .chain(seqs.iter().step_by(size).skip(1).copied())
+        .collect();
+    let mut windows: Vec<Window> = bounds
+        .iter()
+        .map(|&first_seq| Window {
+            first_seq,
+            start: Vec::with_capacity(model.threads.len()),
+            end: Vec::with_capacity(model.threads.len()),
+        })
+        .collect();
     for thread in &model.threads {
+        // A thread's completed seqs increase along it (a pending one comes last, above every
+        // bound), so one pass finds every window's start and end: the start is just after the
+        // thread's last sync event below the window's bound, the end at its first one at or
+        // above the next window's bound.
         let seq_at = |i: usize| thread.observed_at(i).map(|o| o.seq);
-        let s = (0..thread.events.len())
-            .rev()
-            .find(|&i| seq_at(i).is_some_and(|seq| seq < lo))
-            .map_or(0, |i| i + 1);
-        let e = match hi {
-            Some(hi) => (s..thread.events.len())
-                .find(|&i| seq_at(i).is_some_and(|seq| seq >= hi))
-                .unwrap_or(thread.events.len()),
-            None => thread.events.len(),
-        };
-        start.push(s);
-        end.push(e);
+        let len = thread.events.len();
+        let (mut next, mut start) = (0, 0);
+        for k in 0..windows.len() {
+            let lo = bounds[k];
+            while next < len && seq_at(next).is_none_or(|seq| seq < lo) {
+                if seq_at(next).is_some() {
+                    start = next + 1;
+                }
+                next += 1;
+            }
+            windows[k].start.push(start);
+            let end = match bounds.get(k + 1) {
+                Some(&hi) => (next..len)
+                    .find(|&i| seq_at(i).is_some_and(|seq| seq >= hi))
+                    .unwrap_or(len),
+                None => len,
+            };
+            windows[k].end.push(end);
+        }
     }
-    Window {
-        first_seq: lo,
-        start,
-        end,
-    }
+    windows
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::prepare::prepare;
-    use crate::testkit::sections_then_race;
+    use crate::testkit::{sections_then_race, Run};
 
     #[test]
     fn windows_split_by_seq_and_start_where_the_prefix_left_each_thread() {
@@ -112,5 +117,44 @@ mod tests {
         assert_eq!(w[2].start, vec![5, 3]);
         assert_eq!(w[2].end, vec![6, 6]);
         assert_eq!(split(&p.model, 100), vec![whole(&p.model)]);
+    }
+
+    #[test]
+    fn each_window_is_the_slice_its_seq_bounds_say() {
+        // Three threads taking turns, with accesses between their operations.
+        let mut r = Run::new(3);
+        r.fork(0, 1).fork(0, 2).start(1).start(2);
+        for i in 0..12u64 {
+            let t = (i % 3) as u32;
+            r.lock(t, 0x900)
+                .w(t, 0x100 + i, 1)
+                .unlock(t, 0x900)
+                .r(t, 0x200, 2);
+        }
+        r.end(1).end(2).join(0, 1).join(0, 2);
+        let p = prepare(r.traces());
+        let m = &p.model;
+        for size in 1..12 {
+            let windows = split(m, size);
+            assert!(windows.len() > 1, "{size}");
+            for (k, w) in windows.iter().enumerate() {
+                let hi = windows.get(k + 1).map(|n| n.first_seq);
+                for (t, thread) in m.threads.iter().enumerate() {
+                    let seq = |i: usize| thread.observed_at(i).map(|o| o.seq);
+                    // The prefix: through the last sync event below the bound; the end: the
+                    // first one at or above the next bound.
+                    let start = (0..thread.events.len())
+                        .rev()
+                        .find(|&i| seq(i).is_some_and(|s| s < w.first_seq))
+                        .map_or(0, |i| i + 1);
+                    let end = hi.map_or(thread.events.len(), |hi| {
+                        (start..thread.events.len())
+                            .find(|&i| seq(i).is_some_and(|s| s >= hi))
+                            .unwrap_or(thread.events.len())
+                    });
+                    assert_eq!((w.start[t], w.end[t]), (start, end), "{size} {k} {t}");
+                }
+            }
+        }
     }
 }
