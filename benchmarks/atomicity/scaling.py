@@ -6,7 +6,9 @@ once per size (a calibration run of 2000 iterations gives the events per iterati
 `ilgen detect --no-replay` on the trace twice: without and with `--atomicity`. Prints a Markdown
 table: captured events (sync events + access records), transactions, distinct violations with a
 schedule, and per detect the wall time, the CPU time (user + system: the machine may be shared)
-and the peak RSS (GNU time). The atomicity analysis's own cost is the difference of the two.
+and the peak RSS (GNU time). The atomicity analysis's own cost, the last column, is measured
+alone: `analysis/examples/atomicity_time.rs` prepares the trace's model and times the prediction
+on its thread (the difference of the two detects' CPU times is as noisy as they are).
 
 Usage: python3 benchmarks/atomicity/scaling.py [--ilgen target/release/ilgen]
        [--apps bank,workqueue,elevator] [--min-events 1e6] [--max-events 1e7] [--threads 4]
@@ -57,6 +59,15 @@ def detect(ilgen, trace, atomicity, timeout, memory_limit=None):
     return float(wall), float(user) + float(system), int(rss), c
 
 
+def alone(timer, trace, memory_limit):
+    """The atomicity analysis's own CPU seconds on `trace` (atomicity_time), or None."""
+    cmd = [timer, trace]
+    if memory_limit:
+        cmd = ["prlimit", f"--as={int(memory_limit * 2**30)}"] + cmd
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return float(p.stdout.split()[2]) if p.returncode == 0 else None
+
+
 def captured(stats):
     return stats["sync_events"] + stats["accesses_read"]
 
@@ -65,6 +76,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ilgen", default=os.path.join(ROOT, "target", "release", "ilgen"))
     ap.add_argument("--apps", default=",".join(APPS))
+    ap.add_argument("--timer", default=os.path.join(ROOT, "target", "release", "examples",
+                                                    "atomicity_time"))
     ap.add_argument("--min-events", type=float, default=1e6)
     ap.add_argument("--max-events", type=float, default=1e7)
     ap.add_argument("--memory-limit", type=float, metavar="GIB",
@@ -74,11 +87,14 @@ def main():
     args = ap.parse_args()
     if not os.access(args.ilgen, os.X_OK):
         sys.exit(f"scaling.py: {args.ilgen} not found; run `cargo build --release --workspace`")
+    if not os.access(args.timer, os.X_OK):
+        sys.exit(f"scaling.py: {args.timer} not found; run `cargo build --release -p "
+                 f"ilgen-analysis --example atomicity_time`")
     if not os.access(GNU_TIME, os.X_OK):
         sys.exit(f"scaling.py: {GNU_TIME} not found; install GNU time (Debian package `time`)")
     sizes = [10 ** k for k in range(6, 9) if args.min_events <= 10 ** k <= args.max_events]
     print(f"| app | threads | captured events | transactions | violations | "
-          f"detect s (CPU s) | RSS | --atomicity s (CPU s) | RSS | atomicity CPU s |\n"
+          f"detect s (CPU s) | RSS | --atomicity s (CPU s) | RSS | atomicity alone CPU s |\n"
           f"|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     with tempfile.TemporaryDirectory(prefix="ilgen-atomicity-bench-") as tmp:
         for app in args.apps.split(","):
@@ -95,6 +111,7 @@ def main():
                 atom = None
                 if not isinstance(plain, str):
                     atom = detect(args.ilgen, trace, True, args.timeout, args.memory_limit)
+                own = alone(args.timer, trace, args.memory_limit)
                 shutil.rmtree(trace, ignore_errors=True)
                 failed = next((r for r in (plain, atom) if isinstance(r, str)), None)
                 if failed:
@@ -110,7 +127,7 @@ def main():
                 print(f"| {app} | {args.threads} | {captured(s):,} | {a['transactions']:,} | "
                       f"{a['predicted']} | {plain[0]:.1f} ({plain[1]:.1f}) | "
                       f"{plain[2] / 1024:.0f} MiB | {atom[0]:.1f} ({atom[1]:.1f}) | "
-                      f"{atom[2] / 1024:.0f} MiB | {atom[1] - plain[1]:.1f} |", flush=True)
+                      f"{atom[2] / 1024:.0f} MiB | {'?' if own is None else f'{own:.2f}'} |", flush=True)
 
 
 if __name__ == "__main__":
