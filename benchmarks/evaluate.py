@@ -217,10 +217,12 @@ class RunResult:
     rss_mb: float = 0.0  # peak resident set of the process (and the children it waited for)
 
 
-def run(cmd, *, cwd=None, env=None, timeout=None, stdout=None, stderr=None):
-    """Runs CMD in its own process group; on timeout kills the group with SIGKILL. Returns the
-    exit status (negative: killed by that signal), wall time and user+sys CPU of the process and
-    the children it waited for. STDOUT/STDERR: paths (files written) or None (discarded)."""
+def run(cmd, *, cwd=None, env=None, timeout=None, stdout=None, stderr=None, term_grace=None):
+    """Runs CMD in its own process group; on timeout kills the group with SIGKILL (with
+    TERM_GRACE seconds: first SIGTERM, then SIGKILL if it still runs after them, so that an
+    `ilgen detect` stopped in its replays prints what they proved). Returns the exit status
+    (negative: killed by that signal), wall time and user+sys CPU of the process and the children
+    it waited for. STDOUT/STDERR: paths (files written) or None (discarded)."""
     out = open(stdout, "wb") if stdout else subprocess.DEVNULL
     err = open(stderr, "wb") if stderr else subprocess.DEVNULL
     timed_out = threading.Event()
@@ -232,14 +234,21 @@ def run(cmd, *, cwd=None, env=None, timeout=None, stdout=None, stderr=None):
         except OSError as e:
             raise InputError(f"cannot run {cmd[0]}: {e}")
 
-        def kill():
+        def kill(sig=signal.SIGKILL):
             timed_out.set()
             try:
-                os.killpg(p.pid, signal.SIGKILL)
+                os.killpg(p.pid, sig)
             except ProcessLookupError:
                 pass
 
-        timer = threading.Timer(timeout, kill) if timeout else None
+        hard = threading.Timer(term_grace or 0, kill)
+
+        def stop():
+            kill(signal.SIGTERM)
+            hard.start()
+
+        timer = (threading.Timer(timeout, stop if term_grace else kill) if timeout
+                 else None)
         if timer:
             timer.start()
         try:
@@ -247,6 +256,7 @@ def run(cmd, *, cwd=None, env=None, timeout=None, stdout=None, stderr=None):
         finally:
             if timer:
                 timer.cancel()
+            hard.cancel()
         wall = time.monotonic() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
         # whatever the program left running in its group (it was a session leader) goes too
@@ -720,11 +730,20 @@ ACCESS_RE = re.compile(r"^\s+(?:Previous )?(?:[Aa]tomic )?(?:[Rr]ead|[Ww]rite) o
 ACQUIRE_RE = re.compile(r"^\s+Mutex \S+ acquired here while holding")
 
 
+# A frame whose code has no line in the debug info (line 0, common at -O2): `#0 fn /src/f.c (m+0x..)`.
+LINELESS_FRAME_RE = re.compile(r"^\s*#\d+\s+(\S+)\s+(/\S+)\s+\(")
+
+
 def first_frame_in(block, base):
-    """The first (innermost) frame of a stack that lies in the scenario's file, as an error line."""
+    """The first (innermost) frame of a stack that lies in the scenario's file, as an error line.
+    Elsewhere (real programs, BASE ""): `file:line`, or `file:function` for a frame without a
+    line (never the caller's line instead: that would name a line that did not race)."""
     first_other = None
     for ln in block:
         m = FRAME_RE.match(ln)
+        lineless = None if m else LINELESS_FRAME_RE.match(ln)
+        if lineless and first_other is None and not lineless.group(2).startswith("/usr/"):
+            first_other = f"{os.path.basename(lineless.group(2))}:{lineless.group(1)}"
         if not m:
             continue
         f, line = m.group(2), int(m.group(3))

@@ -35,6 +35,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -56,6 +57,8 @@ RUN_TIMEOUT = 600.0
 EXPLAINED = "## Differences explained"
 # A detect that takes longer is a finding of the table (noted in its row), not worth more time.
 DETECT_TIMEOUT = 420.0
+# Then SIGTERM: a detect in its replays prints what the finished ones proved; SIGKILL after this.
+DETECT_GRACE = 30.0
 
 
 @dataclass
@@ -226,19 +229,22 @@ def measure(prog, src, work, runs):
     r = evaluate.run([str(ILGEN), "detect", "--format", "json"] + one_at_a_time +
                      list(getattr(prog, "DETECT_ARGS", [])) + [str(trace)], cwd=data,
                      env=evaluate.clean_env(), timeout=DETECT_TIMEOUT, stdout=str(report),
-                     stderr=str(work / "detect.err"))
+                     stderr=str(work / "detect.err"), term_grace=DETECT_GRACE)
     if hasattr(prog, "client"):
         stop.set()
         clients.join()
         row.notes.append(f"replays driven by the client: {counts['driven']} (its requests "
                          f"ended by an error in {counts['client error']})")
     row.detect, row.detect_rss_mb = r.wall, r.rss_mb
+    reported = r.rc in (0, 66, 128 + signal.SIGTERM)
     if r.timed_out:
-        row.notes.append(f"ilgen detect killed after {DETECT_TIMEOUT:.0f} s")
-    elif r.rc not in (0, 66):
+        row.notes.append(f"ilgen detect stopped (SIGTERM) after {DETECT_TIMEOUT:.0f} s: " +
+                         ("the findings are those its finished replays confirmed" if reported
+                          else "no report (still analysing, or killed)"))
+    elif not reported:
         row.notes.append(f"ilgen detect exited {r.rc}: "
                          f"{evaluate.tail(work / 'detect.err', 3).strip()}")
-    else:
+    if reported:
         rep = json.loads(report.read_text())
         row.ilgen = evaluate.findings_to_errors(rep, "")
         for f in rep.get("findings", []):

@@ -362,7 +362,14 @@ fn confirm(
         .collect::<Result<Vec<_>, _>>()?;
     progress.replaying(jobs.iter().map(|j| j.candidates.len()).sum());
     let done = || progress.replay_done();
+    ilgen_confirm::guard::keep_report();
     let replays = ilgen_confirm::replay_all(&jobs, bounds, !args.quiet, &done)?;
+    let cut_short = replays
+        .iter()
+        .flatten()
+        .flatten()
+        .filter(|r| matches!(r.ended, ilgen_confirm::run::Ended::Stopped(_)))
+        .count();
     let mut parts = Vec::new();
     let mut notes = String::new();
     for (i, (p, (binary, replays))) in runs.iter().zip(binaries.iter().zip(replays)).enumerate() {
@@ -409,10 +416,18 @@ fn confirm(
         text.push_str(&notes);
     }
     print_out(&text)?;
-    Ok(if report.confirmed() {
-        exit::FINDINGS
-    } else {
-        exit::CLEAN
+    let stopped = ilgen_confirm::guard::stopped_by();
+    if let Some(sig) = stopped {
+        eprintln!(
+            "ilgen: stopped by {}: {cut_short} replay(s) cut short or not run; the report has what \
+             the others proved",
+            dump::signal_name(sig).map_or_else(|| format!("signal {sig}"), str::to_owned)
+        );
+    }
+    Ok(match stopped {
+        _ if report.confirmed() => exit::FINDINGS,
+        Some(sig) => exit::stopped(sig),
+        None => exit::CLEAN,
     })
 }
 

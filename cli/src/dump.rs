@@ -139,7 +139,8 @@ fn header(meta: &Meta, threads: usize) -> String {
     )
 }
 
-fn signal_name(signal: i32) -> Option<&'static str> {
+/// The name `kill -l` gives signal `signal` (for the common ones).
+pub fn signal_name(signal: i32) -> Option<&'static str> {
     Some(match signal {
         1 => "SIGHUP",
         2 => "SIGINT",

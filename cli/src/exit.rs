@@ -19,3 +19,11 @@ pub const TIMEOUT: i32 = 124;
 pub const CANNOT_RUN: i32 = 126;
 /// `ilgen run`: the program was not found (the shell's code).
 pub const NOT_FOUND: i32 = 127;
+
+/// `ilgen detect` stopped by signal `sig` during its replays, with nothing confirmed before: the
+/// shell's code for a command killed by that signal (130 for SIGINT, 143 for SIGTERM), so that no
+/// script takes the cut-short run for a clean one. With a confirmed finding it exits
+/// [`FINDINGS`], after printing the report.
+pub fn stopped(sig: i32) -> i32 {
+    128 + sig
+}

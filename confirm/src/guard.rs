@@ -8,8 +8,16 @@
 //! registering a group happen under one lock that the watcher also takes, so no replay can start
 //! unseen between the two. Signals that were ignored when ilgen started (a background job's
 //! SIGINT) stay ignored.
+//!
+//! Once replays have proved something, dying would lose it: after [`keep_report`] (called by
+//! `ilgen detect` before its replays) the first signal only kills the live groups and stops
+//! further spawns, so the replays in flight end at once and the command goes on to print what the
+//! finished ones proved ([`stopped_by`] says which signal stopped it); a second signal ends ilgen
+//! as before. A user's Ctrl-C on a long detect, or a batch scheduler's SIGTERM at the time limit,
+//! so still gets the confirmed findings.
 
 use std::process::{Child, Command};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
@@ -25,6 +33,10 @@ static GROUPS: Mutex<Groups> = Mutex::new(Groups {
     stopping: false,
 });
 static WATCHER: OnceLock<()> = OnceLock::new();
+/// Whether the first signal leaves ilgen running to report ([`keep_report`]).
+static KEEP_REPORT: AtomicBool = AtomicBool::new(false);
+/// The signal that stopped the replays (0: none).
+static STOPPED_BY: AtomicI32 = AtomicI32::new(0);
 
 /// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (and so in every thread it starts
 /// later) and starts the watcher. Call it from `main` before anything starts a thread.
@@ -49,17 +61,27 @@ pub fn install() {
     });
 }
 
+/// From now on the first signal stops the replays without ending ilgen, so that the caller can
+/// report what the finished ones proved; a second signal still ends it.
+pub fn keep_report() {
+    KEEP_REPORT.store(true, Ordering::SeqCst);
+}
+
+/// The signal that stopped the replays, if one did (after [`keep_report`]).
+pub fn stopped_by() -> Option<i32> {
+    Some(STOPPED_BY.load(Ordering::SeqCst)).filter(|&s| s != 0)
+}
+
 fn watch(set: libc::sigset_t) {
     let mut sig: libc::c_int = 0;
-    // SAFETY: waiting for one of the signals this thread (like every other) has blocked.
-    if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
-        return;
-    }
-    if let Ok(mut groups) = GROUPS.lock() {
-        groups.stopping = true;
-        for &pgid in &groups.live {
-            // SAFETY: kill(2) of a process group ilgen created.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    loop {
+        // SAFETY: waiting for one of the signals this thread (like every other) has blocked.
+        if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
+            return;
+        }
+        stop_groups();
+        if !KEEP_REPORT.load(Ordering::SeqCst) || STOPPED_BY.swap(sig, Ordering::SeqCst) != 0 {
+            break;
         }
     }
     // SAFETY: restore the default action and deliver the signal to ilgen itself, unblocked in
@@ -71,6 +93,16 @@ fn watch(set: libc::sigset_t) {
         libc::sigaddset(&mut one, sig);
         libc::pthread_sigmask(libc::SIG_UNBLOCK, &one, std::ptr::null_mut());
         libc::raise(sig);
+    }
+}
+
+/// Kills every live group and lets no more start.
+fn stop_groups() {
+    let mut groups = GROUPS.lock().unwrap_or_else(|e| e.into_inner());
+    groups.stopping = true;
+    for &pgid in &groups.live {
+        // SAFETY: kill(2) of a process group ilgen created.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
     }
 }
 

@@ -64,6 +64,9 @@ pub enum Ended {
     Signaled(i32),
     /// Still running after the timeout: its process group was killed.
     TimedOut,
+    /// Not run, or killed while it ran, because ilgen was stopped by this signal
+    /// ([`guard::keep_report`]).
+    Stopped(i32),
 }
 
 #[derive(Clone, Debug)]
@@ -154,12 +157,21 @@ pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, C
     if let Some(argv0) = meta.argv.first() {
         cmd.arg0(argv0);
     }
-    let mut child = guard::spawn(&mut cmd)
-        .ok_or(ConfirmError::Stopping)?
-        .map_err(|source| ConfirmError::Start {
-            binary: binary.clone(),
-            source,
-        })?;
+    let stopped = |pid| {
+        guard::stopped_by().map(|sig| ReplayRun {
+            pid,
+            ended: Ended::Stopped(sig),
+            outcome: Outcome::read(&req.out_dir).map_err(|e| e.to_string()),
+            out_dir: req.out_dir.clone(),
+        })
+    };
+    let Some(child) = guard::spawn(&mut cmd) else {
+        return stopped(0).ok_or(ConfirmError::Stopping);
+    };
+    let mut child = child.map_err(|source| ConfirmError::Start {
+        binary: binary.clone(),
+        source,
+    })?;
     let pid = child.id();
     let start = Instant::now();
     let ended = loop {
@@ -179,6 +191,12 @@ pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, C
     };
     // Children the program left behind in its group end with it.
     guard::kill(pid);
+    // Killed by the stop, not by itself: a race it wrote before still counts.
+    if ended == Ended::Signaled(libc::SIGKILL) {
+        if let Some(run) = stopped(pid) {
+            return Ok(run);
+        }
+    }
     let outcome = Outcome::read(&req.out_dir).map_err(|e| e.to_string());
     Ok(ReplayRun {
         pid,

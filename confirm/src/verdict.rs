@@ -49,11 +49,26 @@ pub fn classify(run: &ReplayRun) -> Verdict {
         .outcome
         .as_ref()
         .is_ok_and(|o| matches!(o.result, ResultKind::Race | ResultKind::Deadlock));
-    if run.ended == Ended::TimedOut && !found {
-        return v(
-            Class::Failed,
-            "the replay did not end within --replay-timeout; its process group was killed".into(),
-        );
+    match run.ended {
+        Ended::TimedOut if !found => {
+            return v(
+                Class::Failed,
+                "the replay did not end within --replay-timeout; its process group was killed"
+                    .into(),
+            )
+        }
+        Ended::Stopped(sig) if !found => {
+            let how = if run.pid == 0 {
+                "not replayed"
+            } else {
+                "cut short"
+            };
+            return v(
+                Class::Failed,
+                format!("{how}: ilgen was stopped by signal {sig}"),
+            );
+        }
+        _ => {}
     }
     let o = match &run.outcome {
         Ok(o) => o,
@@ -62,7 +77,7 @@ pub fn classify(run: &ReplayRun) -> Verdict {
                 Ended::Exited(EXIT_BAD_SCHEDULE) => "the runtime refused the schedule".to_owned(),
                 Ended::Exited(c) => format!("the program exited with status {c}"),
                 Ended::Signaled(s) => format!("the program was killed by signal {s}"),
-                Ended::TimedOut => unreachable!("handled above"),
+                Ended::TimedOut | Ended::Stopped(_) => unreachable!("handled above"),
             };
             return v(
                 Class::Failed,
@@ -193,6 +208,15 @@ mod tests {
         assert_eq!(v.class, Class::Failed);
         assert!(v.reason.contains("--replay-timeout"), "{}", v.reason);
         assert_eq!(c(Ended::TimedOut, None).class, Class::Failed);
+        let cut = c(Ended::Stopped(15), None);
+        assert_eq!(
+            (cut.class, cut.reason.as_str()),
+            (Class::Failed, "cut short: ilgen was stopped by signal 15")
+        );
+        assert_eq!(
+            c(Ended::Stopped(15), Some(ResultKind::Race)).class,
+            Class::ConfirmedRace
+        );
         assert_eq!(
             c(Ended::TimedOut, Some(ResultKind::Race)).class,
             Class::ConfirmedRace
