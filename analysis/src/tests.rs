@@ -762,6 +762,47 @@ fn max_candidates_keeps_the_first_in_order_and_counts_the_rest() {
 }
 
 #[test]
+fn a_cut_keeps_each_pair_of_sites_before_a_second_candidate_of_one() {
+    // Objects 0x100, 0x200 and 0x300 race at one pair of sites (1, 2), 0x400 at another (3, 4):
+    // report order gives three candidates of the first pair before the second's.
+    let mut r = Run::new(2);
+    r.fork(0, 1);
+    for addr in [0x100, 0x200, 0x300] {
+        r.w(0, addr, 1);
+    }
+    r.w(0, 0x400, 3).start(1);
+    for addr in [0x100, 0x200, 0x300] {
+        r.w(1, addr, 2);
+    }
+    r.w(1, 0x400, 4).end(1).join(0, 1);
+    let sites = |o: &Options| {
+        let (stats, found) = crate::analyze(r.traces(), o).expect("native analysis");
+        let pairs: Vec<[u32; 2]> = found
+            .iter()
+            .map(|c| match c {
+                Candidate::Race { accesses, .. } => [accesses[0].site, accesses[1].site],
+                Candidate::Deadlock { .. } | Candidate::Atomicity { .. } => panic!("{c:?}"),
+            })
+            .map(|mut p| {
+                p.sort_unstable();
+                p
+            })
+            .collect();
+        (pairs, stats.not_written)
+    };
+    assert_eq!(
+        sites(&options()),
+        (vec![[1, 2], [1, 2], [1, 2], [3, 4]], 0),
+        "uncut: report order"
+    );
+    let capped = Options {
+        max_candidates: 2,
+        ..options()
+    };
+    assert_eq!(sites(&capped), (vec![[1, 2], [3, 4]], 2));
+}
+
+#[test]
 fn candidates_file_stores_schedules_as_deltas_and_reads_them_back_whole() {
     use crate::candidates::{read, write};
     let all_sites = Options {

@@ -55,7 +55,8 @@ CXX = {"native": "clang++-19", "ilgen": f"{ILGEN} c++", "tsan": "clang++-19 -fsa
 RUN_TIMEOUT = 600.0
 # RESULTS.md from this heading on is written by hand and kept by every new measurement.
 EXPLAINED = "## Differences explained"
-# A detect that takes longer is a finding of the table (noted in its row), not worth more time.
+# A detect that takes longer is a finding of the table (noted in its row), not worth more time
+# (a program's module may set its own DETECT_TIMEOUT).
 DETECT_TIMEOUT = 420.0
 # Then SIGTERM: a detect in its replays prints what the finished ones proved; SIGKILL after this.
 DETECT_GRACE = 30.0
@@ -226,9 +227,10 @@ def measure(prog, src, work, runs):
     if hasattr(prog, "client"):
         clients.start()
     one_at_a_time = ["--replay-jobs", "1"] if hasattr(prog, "client") else []
+    detect_timeout = getattr(prog, "DETECT_TIMEOUT", DETECT_TIMEOUT)
     r = evaluate.run([str(ILGEN), "detect", "--format", "json"] + one_at_a_time +
                      list(getattr(prog, "DETECT_ARGS", [])) + [str(trace)], cwd=data,
-                     env=evaluate.clean_env(), timeout=DETECT_TIMEOUT, stdout=str(report),
+                     env=evaluate.clean_env(), timeout=detect_timeout, stdout=str(report),
                      stderr=str(work / "detect.err"), term_grace=DETECT_GRACE)
     if hasattr(prog, "client"):
         stop.set()
@@ -238,7 +240,7 @@ def measure(prog, src, work, runs):
     row.detect, row.detect_rss_mb = r.wall, r.rss_mb
     reported = r.rc in (0, 66, 128 + signal.SIGTERM)
     if r.timed_out:
-        row.notes.append(f"ilgen detect stopped (SIGTERM) after {DETECT_TIMEOUT:.0f} s: " +
+        row.notes.append(f"ilgen detect stopped (SIGTERM) after {detect_timeout:.0f} s: " +
                          ("the findings are those its finished replays confirmed" if reported
                           else "no report (still analysing, or killed)"))
     elif not reported:
