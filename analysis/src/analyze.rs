@@ -213,22 +213,23 @@ pub fn analyze_shard(
 /// 257 candidates at one pair) fills the cap with that pair and never replays the others.
 fn new_site_pairs_first(all: &mut Vec<(Key, Option<Key>, Candidate)>) {
     let mut seen: HashMap<[SiteId; 2], usize> = HashMap::new();
-    let mut round = |(key, _, c): &(Key, Option<Key>, Candidate)| match c {
-        Candidate::Race { accesses, .. } if key.0 == 0 => {
-            let mut pair = [accesses[0].site, accesses[1].site];
-            pair.sort_unstable();
-            let n = seen.entry(pair).or_default();
-            *n += 1;
-            *n - 1
-        }
-        _ => 0,
-    };
-    let mut keyed: Vec<(usize, usize, (Key, Option<Key>, Candidate))> = std::mem::take(all)
-        .into_iter()
-        .map(|c| (c.0 .0, round(&c), c))
+    let rounds: Vec<(usize, usize)> = all
+        .iter()
+        .map(|(key, _, c)| match c {
+            Candidate::Race { accesses, .. } if key.0 == 0 => {
+                let mut pair = [accesses[0].site, accesses[1].site];
+                pair.sort_unstable();
+                let n = seen.entry(pair).or_default();
+                *n += 1;
+                (0, *n - 1)
+            }
+            _ => (key.0, 0),
+        })
         .collect();
-    keyed.sort_by_key(|&(rank, round, _)| (rank, round));
-    all.extend(keyed.into_iter().map(|(_, _, c)| c));
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    order.sort_by_key(|&i| rounds[i]);
+    let mut taken: Vec<Option<_>> = std::mem::take(all).into_iter().map(Some).collect();
+    all.extend(order.into_iter().filter_map(|i| taken[i].take()));
 }
 
 /// The races of one surviving variable.
