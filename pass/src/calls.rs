@@ -52,9 +52,13 @@ fn collect(f: FunctionValue<'_>) -> Vec<InstructionValue<'_>> {
 }
 
 /// Whether a wrapped call is a synchronization operation (pthread or semaphore API, process
-/// exit), which is always rewritten: a missed lock or join would make every later finding wrong.
+/// exit, a descriptor's close or creation), which is always rewritten: a missed lock or join
+/// would make every later finding wrong.
 pub fn is_sync(name: &str) -> bool {
-    name.starts_with("pthread_") || name.starts_with("sem_") || abi::EXIT_CALLS.contains(&name)
+    name.starts_with("pthread_")
+        || name.starts_with("sem_")
+        || abi::EXIT_CALLS.contains(&name)
+        || abi::FD_CALLS.contains(&name)
 }
 
 /// Puts `__ilgen_main_return(site)` before every `ret` of `f` if it is `main`: the return from

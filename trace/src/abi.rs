@@ -227,6 +227,29 @@ pub const NEW_DELETE_CALLS: &[&str] = &[
 /// (trace files) are not. `mremap` ends the old range and begins the new one.
 pub const MAP_CALLS: &[&str] = &["mmap", "mmap64", "munmap", "mremap"];
 
+/// File descriptors: closing one and creating one (which may reuse the closed number). Replay's
+/// race detector orders a `close(fd)` before the next call that returns the same `fd`, as the
+/// kernel does: a program that finds per-connection state by descriptor number (memcached's
+/// `conns[fd]`) hands that state from the thread that closed the old connection to the one that
+/// serves the new, with no pthread operation in between. The variadic `open`/`openat`/`fcntl`
+/// are not among them.
+pub const FD_CALLS: &[&str] = &[
+    "close",
+    "accept",
+    "accept4",
+    "socket",
+    "socketpair",
+    "pipe",
+    "pipe2",
+    "dup",
+    "dup2",
+    "dup3",
+    "creat",
+    "eventfd",
+    "epoll_create",
+    "epoll_create1",
+];
+
 /// The variadic calls among the wrapped ones, with the number of parameters of their wrapper: the
 /// pass passes the call's arguments and null pointers for the trailing ones it left out (their
 /// variadic arguments are pointers), then the site. `mremap`'s is `new_address`, read only with
@@ -340,11 +363,18 @@ pub fn interpose_link_flags(static_link: bool) -> Vec<String> {
 }
 
 /// Whether the pass rewrites calls to `name` (of [`WRAPPED_CALLS`], [`HEAP_CALLS`],
-/// [`NEW_DELETE_CALLS`] or [`MAP_CALLS`]), and so never instruments them as plain calls.
+/// [`NEW_DELETE_CALLS`], [`MAP_CALLS`] or [`FD_CALLS`]), and so never instruments them as plain
+/// calls.
 pub fn is_wrapped(name: &str) -> bool {
-    [WRAPPED_CALLS, HEAP_CALLS, NEW_DELETE_CALLS, MAP_CALLS]
-        .iter()
-        .any(|list| list.contains(&name))
+    [
+        WRAPPED_CALLS,
+        HEAP_CALLS,
+        NEW_DELETE_CALLS,
+        MAP_CALLS,
+        FD_CALLS,
+    ]
+    .iter()
+    .any(|list| list.contains(&name))
 }
 
 #[cfg(test)]

@@ -177,7 +177,7 @@ fn errno() -> libc::c_int {
 }
 
 /// Runs the bookkeeping `f` with the program's errno kept across it.
-fn keeping_errno(f: impl FnOnce()) {
+pub(crate) fn keeping_errno(f: impl FnOnce()) {
     let saved = errno();
     f();
     // SAFETY: writing this thread's errno.

@@ -110,6 +110,8 @@ pub(crate) enum Role {
     Cond,
     Barrier,
     Sem,
+    /// A file descriptor number (the object is the number): closed, then created again.
+    Fd,
 }
 
 impl SyncClocks {

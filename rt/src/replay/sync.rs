@@ -42,7 +42,7 @@
 //! condition wait) ends by itself, so it never counts as blocked: all threads in timed waits are
 //! no deadlock.
 
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
 
 use ilgen_trace::replay::ThreadRef;
@@ -50,7 +50,7 @@ use ilgen_trace::{known_thread, AccessKind, SiteId, SyncOp, ThreadId, NO_SITE};
 
 use crate::real;
 use crate::replay;
-use crate::replay::hb::{Role, VectorClock};
+use crate::replay::hb::{Role, SyncClocks, VectorClock};
 use crate::replay::thread::{self, ReplayThread, Slot, Status};
 use crate::{runtime, sites};
 
@@ -196,6 +196,32 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         | SyncOp::TxEnd
         | SyncOp::Exit => {}
     }
+}
+
+/// The calling thread closes descriptor `fd`: a release into its number, which the next call
+/// that creates `fd` acquires ([`fd_created`]). Not a step of the schedule (nothing is recorded):
+/// only the race detector's order.
+pub(crate) fn fd_closing(fd: c_int) {
+    fd_order(fd, |clocks, object, tid, clock| {
+        clocks.release(object, Role::Fd, tid, clock)
+    });
+}
+
+/// The calling thread got descriptor `fd` from a call that creates one.
+pub(crate) fn fd_created(fd: c_int) {
+    fd_order(fd, |clocks, object, _, clock| {
+        clocks.acquire(object, Role::Fd, clock)
+    });
+}
+
+fn fd_order(fd: c_int, f: impl FnOnce(&mut SyncClocks, u64, ThreadId, &mut VectorClock)) {
+    let Some(t) = current() else {
+        return;
+    };
+    let tid = t.tid();
+    let Some(mut inner) = t.enter() else { return };
+    inner.settle_atomic();
+    replay::hb::with_clocks(|c| f(c, fd as u64, tid, &mut inner.clock));
 }
 
 /// An operation recorded at once ([`crate::record::sync::now`]).
