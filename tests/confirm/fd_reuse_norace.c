@@ -6,7 +6,7 @@
 // number. The prediction does not know that order, so it predicts the two writes the other way
 // round (one candidate); replay must not confirm it: the kernel cannot give the number back
 // before the close, and the replay's race detector orders the close before that dup, as the
-// kernel does. (Without that order replay confirmed such pairs: 47 false races on memcached.)
+// kernel does. (Without that order replay confirmed such pairs on memcached, whose conns[fd] is this.)
 //
 // RUN: %ilgen cc -g -O0 %s -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
