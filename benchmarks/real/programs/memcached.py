@@ -14,9 +14,9 @@ ARGV = ["{exe}", "-t", "4", "-p", "{port}", "-U", "0", "-l", "127.0.0.1", "-u", 
         "-m", "64"]
 # real.py's client drives every replay too; a replay that loses the schedule waits for requests
 # that the client has already sent: a few candidates, each given little time (see RESULTS.md).
-# The analysis takes about 4 minutes and gives about 25 distinct pairs of lines (257 candidates,
-# most of them slab items racing at one pair): 30 candidates, one replay each, one at a time.
-DETECT_ARGS = ["--max-candidates", "30", "--fallbacks", "0", "--replay-timeout", "10"]
+# The analysis takes about 4 minutes and gives 25-40 distinct pairs of lines (257 candidates,
+# most of them slab items racing at one pair): 60 candidates, one replay each, one at a time.
+DETECT_ARGS = ["--max-candidates", "60", "--fallbacks", "0", "--replay-timeout", "10"]
 DETECT_TIMEOUT = 900.0
 CONNECTIONS = 4
 REQUESTS = 300
