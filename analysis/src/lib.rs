@@ -30,6 +30,7 @@ pub mod ordered;
 pub mod prepare;
 pub mod progress;
 pub mod reads_from;
+pub mod screen;
 pub mod semantics;
 pub mod shard;
 pub mod solve;

@@ -19,8 +19,6 @@ use crate::event::Event;
 pub struct Events {
     records: Vec<u8>,
     len: usize,
-    /// Every sync and heap event, with its index among all events.
-    marks: Vec<(usize, Event)>,
     last: Option<Event>,
     /// Where the next record's deltas are taken from.
     encoder: Encoder,
@@ -28,28 +26,28 @@ pub struct Events {
 
 impl Events {
     /// The records of `bytes` from `at` on, up to the end or the zero padding, each checked; `path`
-    /// only names the file in errors.
-    pub fn read(path: &Path, bytes: &[u8], at: usize) -> Result<Events, TraceError> {
-        let mut records = Records::new(path, bytes, at);
-        let mut events = Events::default();
+    /// only names the file in errors. The records stay in `bytes`, which is not copied.
+    pub fn read(path: &Path, mut bytes: Vec<u8>, at: usize) -> Result<Events, TraceError> {
+        let mut records = Records::new(path, &bytes, at);
+        let (mut len, mut last) = (0, None);
         let mut end = at;
         while let Some(event) = records.next() {
-            events.note(event?);
+            last = Some(event?);
+            len += 1;
             end = records.offset();
         }
-        events.records = bytes[at..end].to_vec();
-        events.marks.shrink_to_fit();
-        events.encoder.rewind(records.cursor());
-        Ok(events)
-    }
-
-    /// Counts `event`, which the records now end with.
-    fn note(&mut self, event: Event) {
-        if !matches!(event, Event::Access(_)) {
-            self.marks.push((self.len, event));
-        }
-        self.len += 1;
-        self.last = Some(event);
+        let cursor = records.cursor();
+        bytes.truncate(end);
+        bytes.drain(..at);
+        bytes.shrink_to_fit();
+        let mut encoder = Encoder::default();
+        encoder.rewind(cursor);
+        Ok(Events {
+            records: bytes,
+            len,
+            last,
+            encoder,
+        })
     }
 
     /// Appends `event`.
@@ -57,7 +55,8 @@ impl Events {
         let mut buf = [0u8; MAX_RECORD];
         let n = self.encoder.event(&event, &mut buf);
         self.records.extend_from_slice(&buf[..n]);
-        self.note(event);
+        self.len += 1;
+        self.last = Some(event);
     }
 
     pub fn len(&self) -> usize {
@@ -76,9 +75,14 @@ impl Events {
         self.last
     }
 
-    /// The sync and heap events, each with its index among all events, in program order.
-    pub fn marks(&self) -> &[(usize, Event)] {
-        &self.marks
+    /// The sync and heap events, each with its index among all events, in program order: decoded
+    /// on every walk, skipping the accesses, so that a run of 10^8 sync events is never held
+    /// decoded.
+    pub fn marks(&self) -> Marks<'_> {
+        Marks {
+            records: Records::new(Path::new(""), &self.records, 0),
+            index: 0,
+        }
     }
 
     /// Bytes the records take.
@@ -99,8 +103,20 @@ impl Events {
 }
 
 /// The events of [`Events::iter`].
+#[derive(Clone)]
 pub struct Iter<'a> {
     records: Records<'a>,
+}
+
+impl Iter<'_> {
+    /// The next sync or heap event from here on, found without moving.
+    pub fn next_mark(&self) -> Option<Event> {
+        let mut ahead = Marks {
+            records: self.records.clone(),
+            index: 0,
+        };
+        ahead.next().map(|(_, e)| e)
+    }
 }
 
 impl Iterator for Iter<'_> {
@@ -114,6 +130,30 @@ impl Iterator for Iter<'_> {
                 .next()?
                 .expect("records are checked as they are read"),
         )
+    }
+}
+
+/// The events of [`Events::marks`].
+pub struct Marks<'a> {
+    records: Records<'a>,
+    /// Index of the next record among all events.
+    index: usize,
+}
+
+impl Iterator for Marks<'_> {
+    type Item = (usize, Event);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, Event)> {
+        while self.records.skip_access() {
+            self.index += 1;
+        }
+        let event = self
+            .records
+            .next()?
+            .expect("records are checked as they are read");
+        self.index += 1;
+        Some((self.index - 1, event))
     }
 }
 
@@ -206,16 +246,19 @@ mod tests {
         assert_eq!(events, sample());
         assert_eq!(events.len(), 5);
         assert_eq!(events.last(), sample().last().copied());
-        let marks: Vec<usize> = events.marks().iter().map(|&(i, _)| i).collect();
+        let marks: Vec<usize> = events.marks().map(|(i, _)| i).collect();
         assert_eq!(marks, [0, 2, 4]);
         // Read back from the bytes, then pushed to: the deltas go on from the last record.
-        let mut read = Events::read(Path::new("t0.trace"), &events.records, 0).unwrap();
+        let mut read = Events::read(Path::new("t0.trace"), events.records.clone(), 0).unwrap();
         assert_eq!(read, events);
         let more = sample()[1];
         read.push(more);
         let mut all = sample();
         all.push(more);
         assert_eq!(read.to_vec(), all);
-        assert_eq!(read.marks(), events.marks());
+        assert!(read.marks().eq(events
+            .marks()
+            .chain([(5, more)])
+            .filter(|(_, e)| !matches!(e, Event::Access(_)))));
     }
 }

@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Event, SyncOp, ThreadId, NO_THREAD};
-pub use crate::events::Events;
+pub use crate::events::{Events, Marks};
 use crate::meta::Meta;
 
 pub use crate::error::{TraceError, FORMAT_VERSION};
@@ -86,12 +86,17 @@ pub struct ThreadTrace {
 
 /// Decodes the bytes of one thread file; `path` only names the file in errors.
 pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceError> {
+    read_thread(path, bytes.to_vec())
+}
+
+/// [`decode_thread`], keeping the records in `bytes`: a thread file is never held twice.
+pub fn read_thread(path: &Path, bytes: Vec<u8>) -> Result<ThreadTrace, TraceError> {
     if bytes.len() < THREAD_MAGIC.len() || bytes[..THREAD_MAGIC.len()] != THREAD_MAGIC {
         return Err(crate::error::without_magic(
             path,
             "an ilgen thread file",
             "ILGENTHR",
-            bytes,
+            &bytes,
         ));
     }
     let rest = &bytes[THREAD_MAGIC.len()..];
@@ -154,7 +159,7 @@ pub fn incomplete(threads: &[ThreadTrace]) -> Vec<String> {
                 "thread T{tid} created outside instrumented code: results incomplete"
             ));
         }
-        for &(_, e) in t.events.marks() {
+        for (_, e) in t.events.marks() {
             let verb = match e {
                 Event::Sync(s) if s.op == (SyncOp::Join { child: NO_THREAD }) => "joined",
                 Event::Sync(s) if s.op == (SyncOp::Detach { child: NO_THREAD }) => "detached",
