@@ -56,14 +56,21 @@ struct Block {
 
 impl Lifetimes {
     pub fn of(traces: &[ThreadTrace]) -> Lifetimes {
-        let mut heap: Vec<(u64, HeapOp)> = traces
-            .iter()
-            .flat_map(|t| t.events.marks())
-            .filter_map(|(_, e)| match e {
-                Event::Heap(h) => Some((h.seq, h.op)),
-                _ => None,
-            })
-            .collect();
+        // One walk of the marks: the heap events, and the destroys of sync objects.
+        let mut heap: Vec<(u64, HeapOp)> = Vec::new();
+        let mut destroys: Vec<(u64, u64)> = Vec::new();
+        for (_, e) in traces.iter().flat_map(|t| t.events.marks()) {
+            match e {
+                Event::Heap(h) => heap.push((h.seq, h.op)),
+                Event::Sync(s) => match s.op.object_access() {
+                    Some((addr, AccessKind::Write)) if !s.is_pending() => {
+                        destroys.push((s.seq, addr))
+                    }
+                    _ => {}
+                },
+                Event::Access(_) => {}
+            }
+        }
         heap.sort_by_key(|&(seq, _)| seq);
         let mut blocks: Vec<Block> = Vec::new();
         // Blocks alive, by start address.
@@ -113,17 +120,6 @@ impl Lifetimes {
                 piece += 1;
             }
         }
-        let mut destroys: Vec<(u64, u64)> = traces
-            .iter()
-            .flat_map(|t| t.events.marks())
-            .filter_map(|(_, e)| match e {
-                Event::Sync(s) => match s.op.object_access() {
-                    Some((addr, AccessKind::Write)) if !s.is_pending() => Some((s.seq, addr)),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect();
         destroys.sort_unstable();
         let mut renewed: HashMap<u64, Vec<Life>> = HashMap::new();
         for (i, &(seq, addr)) in destroys.iter().enumerate() {

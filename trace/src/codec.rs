@@ -358,6 +358,8 @@ pub struct Records<'a> {
     at: usize,
     cursor: Cursor,
     done: bool,
+    /// Offset in the file of `bytes[0]`, for errors.
+    base: usize,
 }
 
 impl<'a> Records<'a> {
@@ -369,6 +371,24 @@ impl<'a> Records<'a> {
             at,
             cursor: Cursor::default(),
             done: false,
+            base: 0,
+        }
+    }
+
+    /// The records of `bytes` from `at` on, the next one's deltas taken from `cursor`: a piece
+    /// of a file that begins at its byte `base` (named in errors), read on from where an earlier
+    /// piece's records left off.
+    pub fn resume(
+        path: &'a Path,
+        bytes: &'a [u8],
+        at: usize,
+        cursor: Cursor,
+        base: usize,
+    ) -> Records<'a> {
+        Records {
+            cursor,
+            base,
+            ..Records::new(path, bytes, at)
         }
     }
 
@@ -417,14 +437,14 @@ impl<'a> Records<'a> {
     fn truncated(&self, start: usize) -> TraceError {
         TraceError::Truncated {
             path: self.path.into(),
-            offset: start,
+            offset: self.base + start,
         }
     }
 
     fn corrupt(&self, offset: usize, reason: String) -> TraceError {
         TraceError::Corrupt {
             path: self.path.into(),
-            offset,
+            offset: self.base + offset,
             reason,
         }
     }
@@ -573,7 +593,10 @@ impl Iterator for Records<'_> {
             let at = self.bytes[start..].iter().position(|&b| b != 0)?;
             return Some(Err(self.corrupt(
                 start + at,
-                format!("data after the end of the records (at byte {start})"),
+                format!(
+                    "data after the end of the records (at byte {})",
+                    self.base + start
+                ),
             )));
         }
         let record = self.record(start);

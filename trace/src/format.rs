@@ -91,12 +91,39 @@ pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceErro
 
 /// [`decode_thread`], keeping the records in `bytes`: a thread file is never held twice.
 pub fn read_thread(path: &Path, bytes: Vec<u8>) -> Result<ThreadTrace, TraceError> {
+    let (header, at) = header(path, &bytes)?;
+    let events = Events::read(path, bytes, at)?;
+    Ok(ThreadTrace { header, events })
+}
+
+/// A thread file of `size` bytes, its records checked and left in the file ([`Events::open`]),
+/// with the sum of the file.
+pub fn open_thread(
+    path: &Path,
+    file: std::fs::File,
+    size: u64,
+) -> Result<(ThreadTrace, crate::meta::FileSum), TraceError> {
+    use std::os::unix::fs::FileExt;
+    // The header is a few dozen bytes.
+    let mut head = vec![0u8; size.min(4096) as usize];
+    file.read_exact_at(&mut head, 0)
+        .map_err(|source| TraceError::Io {
+            path: path.into(),
+            source,
+        })?;
+    let (header, at) = header(path, &head)?;
+    let (events, sum) = Events::open(path, file, &head[..at], size)?;
+    Ok((ThreadTrace { header, events }, sum))
+}
+
+/// The header of the thread file that `bytes` begin, and where its records begin.
+fn header(path: &Path, bytes: &[u8]) -> Result<(ThreadHeader, usize), TraceError> {
     if bytes.len() < THREAD_MAGIC.len() || bytes[..THREAD_MAGIC.len()] != THREAD_MAGIC {
         return Err(crate::error::without_magic(
             path,
             "an ilgen thread file",
             "ILGENTHR",
-            &bytes,
+            bytes,
         ));
     }
     let rest = &bytes[THREAD_MAGIC.len()..];
@@ -121,8 +148,7 @@ pub fn read_thread(path: &Path, bytes: Vec<u8>) -> Result<ThreadTrace, TraceErro
         path: path.into(),
         offset: bytes.len(),
     })?;
-    let events = Events::read(path, bytes, THREAD_MAGIC.len() + used)?;
-    Ok(ThreadTrace { header, events })
+    Ok((header, THREAD_MAGIC.len() + used))
 }
 
 /// A whole recorded run: its metadata and every thread, ordered by thread id.
@@ -234,6 +260,77 @@ mod tests {
             Err(TraceError::Corrupt { offset, .. }) => assert_eq!(offset, end + 20),
             other => panic!("expected corrupt, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_file_read_in_pieces_gives_what_its_bytes_give() {
+        use crate::meta::FileSum;
+        let event = |i: u64| match i % 7 {
+            0 => Event::Sync(Sync {
+                seq: i,
+                site: 3,
+                op: SyncOp::MutexLock { mutex: 0x90 },
+            }),
+            3 => Event::Sync(Sync {
+                seq: i,
+                site: 4,
+                op: SyncOp::MutexUnlock { mutex: 0x90 },
+            }),
+            5 if i % 700 == 5 => Event::Heap(Heap {
+                seq: i,
+                site: 5,
+                op: HeapOp::Alloc {
+                    addr: i << 8,
+                    size: 24,
+                },
+            }),
+            _ => Event::Access(Access {
+                addr: 0x1000 + (i * 40) % 4096,
+                size: 4,
+                site: 9,
+                kind: AccessKind::Write,
+            }),
+        };
+        // Some 40 pieces of records, and padding.
+        let events: Vec<Event> = (0..500_000).map(event).collect();
+        let mut bytes = file(&events);
+        bytes.extend_from_slice(&[0u8; 1000]);
+        let dir = std::env::temp_dir().join(format!("ilgen-pieces-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t3.trace");
+        let open = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            let file = std::fs::File::open(&path).unwrap();
+            open_thread(&path, file, bytes.len() as u64)
+        };
+        let (piecewise, sum) = open(&bytes).unwrap();
+        let whole = decode_thread(&path, &bytes).unwrap();
+        assert_eq!(sum, FileSum::of(&bytes));
+        assert_eq!(piecewise, whole);
+        assert!(piecewise.events.marks().eq(whole.events.marks()));
+        let (mut a, mut b) = (piecewise.events.iter(), whole.events.iter());
+        loop {
+            assert_eq!(a.next_mark(), b.next_mark());
+            let next = a.next();
+            assert_eq!(next, b.next());
+            if next.is_none() {
+                break;
+            }
+        }
+        // Errors name the same byte as when the file is read whole.
+        let end = bytes.len();
+        bytes[end - 10] = 7;
+        let err = |r: Result<_, TraceError>| r.err().map(|e| e.to_string());
+        assert_eq!(
+            err(open(&bytes).map(|_| ())),
+            err(decode_thread(&path, &bytes).map(|_| ()))
+        );
+        let cut = &bytes[..end - 1003];
+        assert_eq!(
+            err(open(cut).map(|_| ())),
+            err(decode_thread(&path, cut).map(|_| ()))
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

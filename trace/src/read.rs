@@ -10,8 +10,9 @@ use std::path::Path;
 
 use crate::error::not_a_dir;
 use crate::event::ThreadId;
-use crate::file::read_regular;
-use crate::format::{read_thread, TraceDir, TraceError};
+use crate::events::IN_FILE;
+use crate::file::{open_regular, read_regular};
+use crate::format::{open_thread, read_thread, TraceDir, TraceError};
 use crate::meta::{FileSum, Meta};
 
 impl TraceDir {
@@ -40,14 +41,19 @@ impl TraceDir {
                 continue;
             };
             let path = entry.path();
-            let bytes = read_regular(&path)?;
-            // Summed first: the records stay in the bytes, which decoding keeps.
-            let sum = meta.files.is_some().then(|| FileSum::of(&bytes));
+            let (file, size) = open_regular(&path)?;
             // Decoded first: a file of another version or no thread file at all is named so.
-            let thread = read_thread(&path, bytes)?;
-            if let Some(sum) = sum {
-                crate::validate::check_sealed(&meta, &path, &sum)?;
-            }
+            // A large file's records stay in it (read in pieces, summed as they are checked);
+            // a small one's are read, summed and kept in memory.
+            let (thread, sum) = if size >= IN_FILE {
+                open_thread(&path, file, size)?
+            } else {
+                drop(file);
+                let bytes = read_regular(&path)?;
+                let sum = FileSum::of(&bytes);
+                (read_thread(&path, bytes)?, sum)
+            };
+            crate::validate::check_sealed(&meta, &path, &sum)?;
             if thread.header.tid != tid {
                 return Err(TraceError::Inconsistent {
                     path,
