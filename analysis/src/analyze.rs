@@ -1,6 +1,7 @@
 //! The whole analysis of one run: prepare → filter → solve (the races of each surviving variable,
 //! the deadlocks and, with [`Options::atomicity`], the atomicity violations: units of work solved
-//! in parallel) → candidates.
+//! in parallel) → candidates; a run the [`screen`] clears (plain synchronization, no race pair
+//! left) skips them all, with the same counts and no candidate.
 //!
 //! Takes the recorded threads, the [`Options`] and the [`Shard`] to do; gives the per-stage
 //! [`Stats`] and the first `max_candidates` [`Candidate`]s (races by object address, then

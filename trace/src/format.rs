@@ -291,10 +291,11 @@ mod tests {
                 kind: AccessKind::Write,
             }),
         };
-        // Some 40 pieces of records, and padding.
+        // Some 40 pieces of records, and padding of more than a piece.
         let events: Vec<Event> = (0..500_000).map(event).collect();
         let mut bytes = file(&events);
-        bytes.extend_from_slice(&[0u8; 1000]);
+        let records_end = bytes.len();
+        bytes.extend_from_slice(&[0u8; 200_000]);
         let dir = std::env::temp_dir().join(format!("ilgen-pieces-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("t3.trace");
@@ -317,19 +318,20 @@ mod tests {
                 break;
             }
         }
-        // Errors name the same byte as when the file is read whole.
-        let end = bytes.len();
-        bytes[end - 10] = 7;
-        let err = |r: Result<_, TraceError>| r.err().map(|e| e.to_string());
-        assert_eq!(
-            err(open(&bytes).map(|_| ())),
-            err(decode_thread(&path, &bytes).map(|_| ()))
-        );
-        let cut = &bytes[..end - 1003];
-        assert_eq!(
-            err(open(cut).map(|_| ())),
-            err(decode_thread(&path, cut).map(|_| ()))
-        );
+        // Errors name the same byte as when the file is read whole: garbage in the padding near
+        // the records and a piece beyond them, records cut short.
+        let same_error = |bytes: &[u8]| {
+            let piecewise = open(bytes).err().map(|e| e.to_string());
+            let whole = decode_thread(&path, bytes).err().map(|e| e.to_string());
+            assert!(piecewise.is_some());
+            assert_eq!(piecewise, whole);
+        };
+        bytes[records_end + 10] = 7;
+        same_error(&bytes);
+        bytes[records_end + 10] = 0;
+        bytes[records_end + 150_000] = 7;
+        same_error(&bytes);
+        same_error(&bytes[..records_end - 3]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
