@@ -1,6 +1,7 @@
 //! The whole analysis of one run: prepare → filter → solve (the races of each surviving variable,
 //! the deadlocks and, with [`Options::atomicity`], the atomicity violations: units of work solved
-//! in parallel) → candidates.
+//! in parallel) → candidates; a run the [`screen`] clears (plain synchronization, no race pair
+//! left) skips them all, with the same counts and no candidate.
 //!
 //! Takes the recorded threads, the [`Options`] and the [`Shard`] to do; gives the per-stage
 //! [`Stats`] and the first `max_candidates` [`Candidate`]s (races by object address, then
@@ -23,11 +24,13 @@ use crate::atomicity::Counts as AtomicityCounts;
 use crate::candidates::{self, Candidate, NotDecided, Stats};
 use crate::csp;
 use crate::error::AnalysisError;
+use crate::lifetime::Lifetimes;
+use crate::objects::Objects;
 use crate::options::{Backend, Options};
 use crate::prepare::Program;
 use crate::progress::Progress;
 use crate::shard::{Key, Shard};
-use crate::{atomicity, filter, prepare, reads_from, solve};
+use crate::{atomicity, filter, prepare, reads_from, screen, solve};
 
 /// One unit of work, in report order: the races of survivor `i`, the deadlocks, the atomicity
 /// violations.
@@ -84,7 +87,36 @@ pub fn analyze_shard(
         true => prepare::Keep::All,
         false => prepare::Keep::Unordered,
     };
-    let mut program = prepare::prepare_keeping(threads, keep);
+    let lifetimes = Lifetimes::of(&threads);
+    let objects = Objects::of(&threads, &lifetimes);
+    // A run the screen clears needs no model: no unit finds anything in it.
+    let plain = match (keep, &options.backend) {
+        (prepare::Keep::Unordered, Backend::Native) => screen::plain(&threads),
+        _ => None,
+    };
+    if let Some(clean) = plain.and_then(|p| screen::screen(&threads, &p, &lifetimes, &objects)) {
+        progress.stage(&format!(
+            "screened {} shared objects: no race pair left, no deadlock possible",
+            clean.filter.vars_shared
+        ));
+        let stats = Stats {
+            threads: thread_count,
+            sync_events: clean.sync_events,
+            accesses_read: clean.accesses_read,
+            accesses_kept: clean.accesses_kept,
+            semaphores: 0,
+            semaphores_inferred: 0,
+            filter: clean.filter,
+            solve: solve::SolveStats::default(),
+            findings_unconvertible: 0,
+            not_decided: Vec::new(),
+            not_written: 0,
+            atomicity: None,
+        };
+        return Ok((stats, Vec::new(), Vec::new()));
+    }
+    let mut program = prepare::prepare_from(threads, keep, &lifetimes, &objects);
+    drop((lifetimes, objects));
     if matches!(options.backend, Backend::Native) {
         let edges = reads_from::edges(&program.model, &options.deciding);
         program.model.set_reads_from(edges);

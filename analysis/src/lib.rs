@@ -3,8 +3,9 @@
 //! Takes the threads of a trace ([`ilgen_trace::TraceDir`]) and [`Options`]; gives [`Candidate`]s
 //! with per-stage [`Stats`] ([`analyze`](fn@analyze)), written as `candidates.json` and one
 //! replayable `schedule-<n>.json` each ([`candidates`]). The stages, one module each, in the order
-//! data flows: [`prepare`] (trace → shared objects ([`objects`]) and the [`model`] of those
-//! happens-before does not order wholly ([`ordered`])) → [`filter`] (weakened
+//! data flows: [`screen`] (whether the run needs a model at all) → [`prepare`] (trace → shared
+//! objects ([`objects`]) and the [`model`] of those happens-before does not order wholly
+//! ([`ordered`])) → [`filter`] (weakened
 //! happens-before and locksets) → [`solve`] (per surviving variable: cut-based fast path, else
 //! exhaustive search over [`window`]s; deadlocks on the sync-only model) or [`csp`] (the same model
 //! as CSP_M, decided by a CSP checker) → [`finding`] → [`candidates`]. Every solver moves through
@@ -30,6 +31,7 @@ pub mod ordered;
 pub mod prepare;
 pub mod progress;
 pub mod reads_from;
+pub mod screen;
 pub mod semantics;
 pub mod shard;
 pub mod solve;

@@ -56,14 +56,21 @@ struct Block {
 
 impl Lifetimes {
     pub fn of(traces: &[ThreadTrace]) -> Lifetimes {
-        let mut heap: Vec<(u64, HeapOp)> = traces
-            .iter()
-            .flat_map(|t| t.events.marks())
-            .filter_map(|(_, e)| match e {
-                Event::Heap(h) => Some((h.seq, h.op)),
-                _ => None,
-            })
-            .collect();
+        // One walk of the marks: the heap events, and the destroys of sync objects.
+        let mut heap: Vec<(u64, HeapOp)> = Vec::new();
+        let mut destroys: Vec<(u64, u64)> = Vec::new();
+        for (_, e) in traces.iter().flat_map(|t| t.events.marks()) {
+            match e {
+                Event::Heap(h) => heap.push((h.seq, h.op)),
+                Event::Sync(s) => match s.op.object_access() {
+                    Some((addr, AccessKind::Write)) if !s.is_pending() => {
+                        destroys.push((s.seq, addr))
+                    }
+                    _ => {}
+                },
+                Event::Access(_) => {}
+            }
+        }
         heap.sort_by_key(|&(seq, _)| seq);
         let mut blocks: Vec<Block> = Vec::new();
         // Blocks alive, by start address.
@@ -113,17 +120,6 @@ impl Lifetimes {
                 piece += 1;
             }
         }
-        let mut destroys: Vec<(u64, u64)> = traces
-            .iter()
-            .flat_map(|t| t.events.marks())
-            .filter_map(|(_, e)| match e {
-                Event::Sync(s) => match s.op.object_access() {
-                    Some((addr, AccessKind::Write)) if !s.is_pending() => Some((s.seq, addr)),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect();
         destroys.sort_unstable();
         let mut renewed: HashMap<u64, Vec<Life>> = HashMap::new();
         for (i, &(seq, addr)) in destroys.iter().enumerate() {
@@ -153,15 +149,21 @@ impl Lifetimes {
 
     /// The epoch of the bytes at `addr` for an event whose segment ended at sequence number `hi`.
     pub fn epoch(&self, addr: u64, hi: u64) -> u32 {
-        self.epoch_near(addr, hi, &mut 0)
+        self.epoch_near(addr, || hi, &mut 0)
     }
 
     /// [`Lifetimes::epoch`], looking at piece `*hint` first (a thread's accesses stay in one
     /// block for a while), which then holds the piece of `addr`.
-    fn epoch_near(&self, addr: u64, hi: u64, hint: &mut usize) -> u32 {
+    /// `hi` is asked for only when some lifetime covers `addr`: most accesses are to globals.
+    fn epoch_near(&self, addr: u64, hi: impl FnOnce() -> u64, hint: &mut usize) -> u32 {
         let bounds = &self.bounds;
         let h = *hint;
-        let piece = if h > 0 && h < bounds.len() && bounds[h - 1] <= addr && addr < bounds[h] {
+        // Piece 0 and the last one are open-ended: the hint holds there too (globals lie below
+        // the heap, and every access to one would search again).
+        let hinted = h <= bounds.len()
+            && (h == 0 || bounds[h - 1] <= addr)
+            && (h == bounds.len() || addr < bounds[h]);
+        let piece = if hinted {
             h
         } else {
             bounds.partition_point(|&x| x <= addr)
@@ -172,6 +174,10 @@ impl Lifetimes {
         }
         // The latest lifetime allocated before `hi`; lifetimes are held by allocation.
         let lives = &self.lives[piece - 1];
+        if lives.is_empty() {
+            return NO_EPOCH;
+        }
+        let hi = hi();
         match lives.partition_point(|l| l.alloc < hi) {
             0 => NO_EPOCH,
             k => lives[k - 1].epoch,
@@ -220,8 +226,7 @@ pub fn span(a: &Access) -> (u64, u64) {
 pub fn accesses<'a>(trace: &'a ThreadTrace, lifetimes: &'a Lifetimes) -> Walk<'a> {
     Walk {
         events: trace.events.iter(),
-        marks: trace.events.marks(),
-        next: 0,
+        hi: None,
         piece: 0,
         lifetimes,
     }
@@ -230,9 +235,8 @@ pub fn accesses<'a>(trace: &'a ThreadTrace, lifetimes: &'a Lifetimes) -> Walk<'a
 /// The walk of [`accesses`].
 pub struct Walk<'a> {
     events: <&'a Events as IntoIterator>::IntoIter,
-    marks: &'a [(usize, Event)],
-    /// The thread's next sync or heap event, in `marks`.
-    next: usize,
+    /// The sequence number that ends the current segment, once an access needed it.
+    hi: Option<u64>,
     /// The piece of the lifetimes the last access was in.
     piece: usize,
     lifetimes: &'a Lifetimes,
@@ -247,20 +251,23 @@ impl Iterator for Walk<'_> {
         let access = match &event {
             Event::Access(a) => {
                 // The segment ends at the next sync or heap event (never: still open).
-                let hi = match self.marks.get(self.next) {
-                    Some((_, Event::Sync(s))) => s.seq,
-                    Some((_, Event::Heap(h))) => h.seq,
-                    Some((_, Event::Access(_))) | None => PENDING,
+                let (events, hi) = (&self.events, &mut self.hi);
+                let hi = || {
+                    *hi.get_or_insert_with(|| match events.next_mark() {
+                        Some(Event::Sync(s)) => s.seq,
+                        Some(Event::Heap(h)) => h.seq,
+                        Some(Event::Access(_)) | None => PENDING,
+                    })
                 };
                 Some((*a, self.lifetimes.epoch_near(a.addr, hi, &mut self.piece)))
             }
             Event::Heap(h) => {
-                self.next += 1;
+                self.hi = None;
                 memory_access(&event, self.lifetimes)
                     .map(|a| (a, self.lifetimes.epoch(a.addr, h.seq)))
             }
             Event::Sync(s) => {
-                self.next += 1;
+                self.hi = None;
                 self.lifetimes
                     .sync_access(s)
                     .map(|a| (a, self.lifetimes.sync_epoch(a.addr, s.seq)))

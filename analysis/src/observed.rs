@@ -43,8 +43,8 @@ fn in_seq_order(threads: &[ThreadTrace]) -> Vec<(ThreadId, Sync)> {
     let mut all: Vec<(ThreadId, Sync)> = threads
         .iter()
         .flat_map(|t| {
-            t.events.marks().iter().filter_map(move |(_, e)| match e {
-                Event::Sync(s) if !s.is_pending() => Some((t.header.tid, *s)),
+            t.events.marks().filter_map(move |(_, e)| match e {
+                Event::Sync(s) if !s.is_pending() => Some((t.header.tid, s)),
                 _ => None,
             })
         })
@@ -112,11 +112,11 @@ fn in_wait_loop(t: &ThreadTrace, cond: u64) -> bool {
             Event::Sync(Sync {
                 op: SyncOp::WaitLoopEnter { cond: c },
                 ..
-            }) if *c == cond || *c == 0 => inside = true,
+            }) if c == cond || c == 0 => inside = true,
             Event::Sync(Sync {
                 op: SyncOp::WaitLoopExit { cond: c },
                 ..
-            }) if *c == cond || *c == 0 => inside = false,
+            }) if c == cond || c == 0 => inside = false,
             _ => {}
         }
     }
@@ -125,33 +125,36 @@ fn in_wait_loop(t: &ThreadTrace, cond: u64) -> bool {
 
 /// The deadlock the run ended in, if it ended in one (see the module doc).
 pub fn observed_deadlock(threads: &[ThreadTrace]) -> Option<Observed> {
-    let order = in_seq_order(threads);
-    let held = holders(&order);
-    let ended = |tid: ThreadId| {
-        threads.iter().any(|t| {
-            t.header.tid == tid
-                && t.events
-                    .marks()
-                    .iter()
-                    .any(|(_, e)| matches!(e, Event::Sync(s) if s.op == SyncOp::End))
-        })
-    };
-    let mut blocked = Vec::new();
-    let mut lost_wakeups = Vec::new();
+    // Each thread that did not end, with its last two sync operations: every last one must be
+    // pending, which is known before the run's order is built (a run that ended well holds no
+    // list of its sync operations).
+    let mut ended = std::collections::BTreeSet::new();
+    let mut stuck = Vec::new();
     for t in threads {
-        let tid = t.header.tid;
-        if ended(tid) {
+        let (mut before, mut last) = (None, None);
+        for (_, e) in t.events.marks() {
+            if let Event::Sync(s) = e {
+                (before, last) = (last, Some(s));
+                if s.op == SyncOp::End {
+                    ended.insert(t.header.tid);
+                }
+            }
+        }
+        if ended.contains(&t.header.tid) {
             continue;
         }
-        let mut syncs = t.events.marks().iter().filter_map(|(_, e)| match e {
-            Event::Sync(s) => Some(*s),
-            Event::Access(_) | Event::Heap(_) => None,
-        });
-        let last = syncs.next_back()?;
+        let last: Sync = last?;
         if !last.is_pending() {
             return None;
         }
-        let before = syncs.next_back();
+        stuck.push((t, before, last));
+    }
+    let order = in_seq_order(threads);
+    let held = holders(&order);
+    let mut blocked = Vec::new();
+    let mut lost_wakeups = Vec::new();
+    for (t, before, last) in stuck {
+        let tid = t.header.tid;
         let since = before.map_or(0, |s| s.seq);
         let owners = |l: u64| held.get(&l).filter(|v| !v.is_empty());
         let waits_for: Vec<ThreadId> = match last.op {
@@ -203,7 +206,7 @@ pub fn observed_deadlock(threads: &[ThreadTrace]) -> Option<Observed> {
             _ => return None,
         };
         if let SyncOp::Join { child } = last.op {
-            if ended(child) {
+            if ended.contains(&child) {
                 return None;
             }
         }

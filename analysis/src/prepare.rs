@@ -109,10 +109,20 @@ const LEFT_OUT: u32 = u32::MAX;
 pub fn prepare_keeping(traces: Vec<ThreadTrace>, keep: Keep) -> Program {
     let lifetimes = Lifetimes::of(&traces);
     let objects = Objects::of(&traces, &lifetimes);
+    prepare_from(traces, keep, &lifetimes, &objects)
+}
+
+/// [`prepare_keeping`] with the run's lifetimes and shared objects already found.
+pub fn prepare_from(
+    traces: Vec<ThreadTrace>,
+    keep: Keep,
+    lifetimes: &Lifetimes,
+    objects: &Objects,
+) -> Program {
     let skeleton = skeleton(&traces);
     let kept = match keep {
         Keep::All => vec![true; objects.len()],
-        Keep::Unordered => ordered::unordered(&traces, &skeleton, &objects, &lifetimes),
+        Keep::Unordered => ordered::unordered(&traces, &skeleton, objects, lifetimes),
     };
     let mut vars = Vec::new();
     // Per object: its index in `vars`, or LEFT_OUT.
@@ -152,7 +162,7 @@ pub fn prepare_keeping(traces: Vec<ThreadTrace>, keep: Keep) -> Program {
         let mut next_sync = syncs.events.iter();
         let mut hint = Hint::default();
         segment += 1;
-        for (event, access) in accesses(trace, &lifetimes) {
+        for (event, access) in accesses(trace, lifetimes) {
             if let Some((a, epoch)) = access {
                 match event {
                     Event::Access(_) => accesses_read += 1,
@@ -306,15 +316,28 @@ impl Tallies {
 /// The model without accesses: every sync event resolved to its model semantics (see the module
 /// doc), failed tries the observed order does not explain made no-ops.
 fn skeleton(traces: &[ThreadTrace]) -> Model {
+    // Decoded once here: the trace holds its records only.
+    let marks: Marks = traces
+        .iter()
+        .map(|t| {
+            t.events
+                .marks()
+                .filter_map(|(index, e)| match e {
+                    Event::Sync(s) => Some((index, s)),
+                    Event::Access(_) | Event::Heap(_) => None,
+                })
+                .collect()
+        })
+        .collect();
     let index_of: HashMap<ThreadId, usize> = traces
         .iter()
         .enumerate()
         .map(|(i, t)| (t.header.tid, i))
         .collect();
-    let conds = match_conditions(traces);
-    let barriers = barrier_instances(traces);
-    let sems = semaphores(traces);
-    let forked: BTreeSet<ThreadId> = syncs(traces)
+    let conds = match_conditions(&marks);
+    let barriers = barrier_instances(&marks);
+    let sems = semaphores(&marks);
+    let forked: BTreeSet<ThreadId> = syncs(&marks)
         .filter_map(|(_, s)| match s.op {
             SyncOp::Fork { child } => Some(child),
             _ => None,
@@ -322,17 +345,16 @@ fn skeleton(traces: &[ThreadTrace]) -> Model {
         .collect();
     let ended: BTreeSet<ThreadId> = traces
         .iter()
-        .filter(|t| {
-            t.events
-                .marks()
-                .iter()
-                .any(|(_, e)| matches!(e, Event::Sync(s) if s.op == SyncOp::End && !s.is_pending()))
+        .zip(&marks)
+        .filter(|(_, m)| {
+            m.iter()
+                .any(|(_, s)| s.op == SyncOp::End && !s.is_pending())
         })
-        .map(|t| t.header.tid)
+        .map(|(t, _)| t.header.tid)
         .collect();
 
     // The run's last completed step: an exit there ended the process ([`ModelOp::Exit`]).
-    let last_seq = syncs(traces)
+    let last_seq = syncs(&marks)
         .map(|(at, _)| at.seq)
         .filter(|&seq| seq != PENDING)
         .max();
@@ -347,15 +369,8 @@ fn skeleton(traces: &[ThreadTrace]) -> Model {
     let mut recursive: BTreeSet<usize> = BTreeSet::new();
     let mut rw_ids: HashMap<u64, usize> = HashMap::new();
     let mut threads = Vec::with_capacity(traces.len());
-    for (t, trace) in traces.iter().enumerate() {
-        let marks = trace.events.marks();
-        let sync_marks = || {
-            marks.iter().filter_map(|(index, e)| match e {
-                Event::Sync(s) => Some((index, s)),
-                Event::Access(_) | Event::Heap(_) => None,
-            })
-        };
-        let count = sync_marks().count();
+    for (t, (trace, sync_marks)) in traces.iter().zip(&marks).enumerate() {
+        let count = sync_marks.len();
         let mut thread = ThreadBuilder::with_capacity(trace.header.tid, count, count);
         let mut held: HashMap<usize, u32> = HashMap::new();
         let mut rw_held: HashMap<usize, u32> = HashMap::new();
@@ -363,8 +378,8 @@ fn skeleton(traces: &[ThreadTrace]) -> Model {
         let mut order: Vec<usize> = Vec::new();
         // A pending operation followed by others was abandoned (the thread was cancelled in it,
         // or jumped out): it never completed, and did not block the thread either.
-        let last_sync = sync_marks().next_back().map(|(&index, _)| index);
-        for (index, sync) in sync_marks() {
+        let last_sync = sync_marks.last().map(|&(index, _)| index);
+        for (index, sync) in sync_marks {
             let at = (t, *index);
             let mut mutex = |addr: u64| intern(&mut mutex_ids, &mut mutexes, addr);
             let mut rw = |addr: u64| intern(&mut rw_ids, &mut objects.rwlocks, addr);
@@ -641,22 +656,21 @@ fn release(held: &mut HashMap<usize, u32>, lock: usize) -> bool {
     }
 }
 
-fn syncs(traces: &[ThreadTrace]) -> impl Iterator<Item = (At, &ilgen_trace::Sync)> {
-    traces.iter().enumerate().flat_map(|(thread, t)| {
-        t.events
-            .marks()
-            .iter()
-            .filter_map(move |(index, e)| match e {
-                Event::Sync(s) => Some((
-                    At {
-                        thread,
-                        index: *index,
-                        seq: s.seq,
-                    },
-                    s,
-                )),
-                Event::Access(_) | Event::Heap(_) => None,
-            })
+/// Per thread, its sync events with their indices among its events.
+type Marks = Vec<Vec<(usize, ilgen_trace::Sync)>>;
+
+fn syncs(marks: &Marks) -> impl Iterator<Item = (At, &ilgen_trace::Sync)> {
+    marks.iter().enumerate().flat_map(|(thread, m)| {
+        m.iter().map(move |(index, s)| {
+            (
+                At {
+                    thread,
+                    index: *index,
+                    seq: s.seq,
+                },
+                s,
+            )
+        })
     })
 }
 
@@ -683,7 +697,7 @@ struct Conditions {
 /// broadcast in its interval, else the earliest signal no other wait used (a signal wakes at most
 /// one waiter): the greedy that matches the most waits. Then orders each wait loop left without
 /// a wait after one earlier signal or broadcast (see the comment on that step).
-fn match_conditions(traces: &[ThreadTrace]) -> Conditions {
+fn match_conditions(marks: &Marks) -> Conditions {
     let mut c = Conditions {
         instances: Vec::new(),
         signals: HashMap::new(),
@@ -691,7 +705,7 @@ fn match_conditions(traces: &[ThreadTrace]) -> Conditions {
         loop_exits: HashMap::new(),
         mutex_of: HashMap::new(),
     };
-    let mut all: Vec<(At, SyncOp)> = syncs(traces)
+    let mut all: Vec<(At, SyncOp)> = syncs(marks)
         .filter(|(_, s)| {
             matches!(
                 s.op,
@@ -748,12 +762,11 @@ fn match_conditions(traces: &[ThreadTrace]) -> Conditions {
     }
     let mut waits: Vec<WaitInterval> = Vec::new();
     let mut loops: Vec<(u64, At)> = Vec::new();
-    for (thread, t) in traces.iter().enumerate() {
+    for (thread, m) in marks.iter().enumerate() {
         let mut open_wait: Option<(u64, u64)> = None;
         // Open wait loops: (cond, whether a wait was called inside).
         let mut open_loops: Vec<(u64, bool)> = Vec::new();
-        for &(index, e) in t.events.marks() {
-            let Event::Sync(s) = e else { continue };
+        for &(index, s) in m {
             let at = At {
                 thread,
                 index,
@@ -871,12 +884,12 @@ struct Barriers {
 /// since enters take their seq before the real call and exits after it; so in seq order an enter
 /// opens a new instance exactly when the current one has seen an exit. An exit belongs to the
 /// instance its thread entered.
-fn barrier_instances(traces: &[ThreadTrace]) -> Barriers {
+fn barrier_instances(marks: &Marks) -> Barriers {
     let mut b = Barriers {
         instances: Vec::new(),
         of: HashMap::new(),
     };
-    let mut all: Vec<(At, SyncOp)> = syncs(traces)
+    let mut all: Vec<(At, SyncOp)> = syncs(marks)
         .filter(|(_, s)| {
             matches!(
                 s.op,
@@ -940,8 +953,8 @@ struct Semaphores {
 /// least count under which the observed order never waits on zero. A later `SemInit` with no
 /// destroy before it (the semaphore opened again) does not reset the model's counter: the
 /// initial count is then raised to what the observed order needs, if it needs more.
-fn semaphores(traces: &[ThreadTrace]) -> Semaphores {
-    let mut all: Vec<(At, SyncOp)> = syncs(traces)
+fn semaphores(marks: &Marks) -> Semaphores {
+    let mut all: Vec<(At, SyncOp)> = syncs(marks)
         .filter(|(_, s)| {
             matches!(
                 s.op,

@@ -298,14 +298,68 @@ pub fn slot_len(bytes: &[u8]) -> Option<usize> {
     (bytes.len() >= 2 && bytes[0] == SLOT).then(|| usize::from(bytes[1]) + 2)
 }
 
+/// A bincode varint `u64` at `*at`, if it is in its shortest form (else bincode decides).
+#[inline]
+fn bincode_u64(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let first = *bytes.get(*at)?;
+    let wide = |n: usize| -> Option<u64> {
+        let mut le = [0u8; 8];
+        le[..n].copy_from_slice(bytes.get(*at + 1..*at + 1 + n)?);
+        Some(u64::from_le_bytes(le))
+    };
+    let (value, used) = match first {
+        0..=250 => (u64::from(first), 1),
+        251 => (wide(2).filter(|&v| v > 250)?, 3),
+        252 => (wide(4).filter(|&v| v > u64::from(u16::MAX))?, 5),
+        253 => (wide(8).filter(|&v| v > u64::from(u32::MAX))?, 9),
+        _ => return None,
+    };
+    *at += used;
+    Some(value)
+}
+
+/// The operation at `*at` if it is one of those a lock loop is made of (no field, or one object
+/// delta), decoded without bincode's serde visitors, which took a quarter of a walk of 10^7
+/// sync records; `None` leaves the others (and any encoding not in its shortest form) to bincode.
+#[inline]
+fn common_op(bytes: &[u8], at: &mut usize) -> Option<SyncOp> {
+    use SyncOp::*;
+    let mut i = *at;
+    let variant = bincode_u64(bytes, &mut i)?;
+    let op = match variant {
+        0 => Start,
+        1 => End,
+        28 => Exit,
+        36 => TxBegin,
+        37 => TxEnd,
+        5 | 8 | 16 | 17 | 20 | 22 => {
+            let d = bincode_u64(bytes, &mut i)?;
+            match variant {
+                5 => MutexLock { mutex: d },
+                8 => MutexUnlock { mutex: d },
+                16 => CondSignal { cond: d },
+                17 => CondBroadcast { cond: d },
+                20 => SpinLock { lock: d },
+                _ => SpinUnlock { lock: d },
+            }
+        }
+        _ => return None,
+    };
+    *at = i;
+    Some(op)
+}
+
 /// The events of the records in `bytes` from `at` on, up to the end or the zero padding; each item
 /// is an event or the error that ends the iteration.
+#[derive(Clone)]
 pub struct Records<'a> {
     path: &'a Path,
     bytes: &'a [u8],
     at: usize,
     cursor: Cursor,
     done: bool,
+    /// Offset in the file of `bytes[0]`, for errors.
+    base: usize,
 }
 
 impl<'a> Records<'a> {
@@ -317,6 +371,24 @@ impl<'a> Records<'a> {
             at,
             cursor: Cursor::default(),
             done: false,
+            base: 0,
+        }
+    }
+
+    /// The records of `bytes` from `at` on, the next one's deltas taken from `cursor`: a piece
+    /// of a file that begins at its byte `base` (named in errors), read on from where an earlier
+    /// piece's records left off.
+    pub fn resume(
+        path: &'a Path,
+        bytes: &'a [u8],
+        at: usize,
+        cursor: Cursor,
+        base: usize,
+    ) -> Records<'a> {
+        Records {
+            cursor,
+            base,
+            ..Records::new(path, bytes, at)
         }
     }
 
@@ -330,17 +402,49 @@ impl<'a> Records<'a> {
         self.cursor
     }
 
+    /// Steps over the next record if it is an access, without decoding it: true if it did. The
+    /// access deltas are left behind, so only a walk that decodes no access may use it
+    /// ([`crate::events::Marks`]); a record it cannot step over is left to [`Iterator::next`].
+    #[inline]
+    pub fn skip_access(&mut self) -> bool {
+        let Some(&tag) = self.bytes.get(self.at) else {
+            return false;
+        };
+        if self.done || !(ACCESS..=0x53).contains(&tag) {
+            return false;
+        }
+        let numbers = if (tag >> 2) & 0xf == SIZE_FOLLOWS {
+            3
+        } else {
+            2
+        };
+        let mut at = self.at + 1;
+        for _ in 0..numbers {
+            loop {
+                let Some(&byte) = self.bytes.get(at) else {
+                    return false;
+                };
+                at += 1;
+                if byte & 0x80 == 0 {
+                    break;
+                }
+            }
+        }
+        self.at = at;
+        true
+    }
+
     fn truncated(&self, start: usize) -> TraceError {
         TraceError::Truncated {
             path: self.path.into(),
-            offset: start,
+            offset: self.base + start,
         }
     }
 
     fn corrupt(&self, offset: usize, reason: String) -> TraceError {
         TraceError::Corrupt {
             path: self.path.into(),
-            offset,
+            offset: self.base + offset,
             reason,
         }
     }
@@ -348,6 +452,19 @@ impl<'a> Records<'a> {
     /// One LEB128 number of the record at `start`, at `*at`.
     #[inline]
     fn number(&self, start: usize, at: &mut usize) -> Result<u64, TraceError> {
+        // Most deltas take one byte.
+        match self.bytes.get(*at) {
+            Some(&byte) if byte < 0x80 => {
+                *at += 1;
+                Ok(u64::from(byte))
+            }
+            _ => self.long_number(start, at),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn long_number(&self, start: usize, at: &mut usize) -> Result<u64, TraceError> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let Some(&byte) = self.bytes.get(*at) else {
@@ -422,7 +539,10 @@ impl<'a> Records<'a> {
                     let op = self.value(start, &mut at, end, varint())?;
                     Event::Heap(Heap { seq, site, op })
                 } else {
-                    let deltas: SyncOp = self.value(start, &mut at, end, varint())?;
+                    let deltas: SyncOp = match common_op(self.bytes, &mut at) {
+                        Some(op) => op,
+                        None => self.value(start, &mut at, end, varint())?,
+                    };
                     let mut prev = c.object;
                     let op = map_objects(deltas, |d| {
                         prev = undelta(prev, d);
@@ -473,7 +593,10 @@ impl Iterator for Records<'_> {
             let at = self.bytes[start..].iter().position(|&b| b != 0)?;
             return Some(Err(self.corrupt(
                 start + at,
-                format!("data after the end of the records (at byte {start})"),
+                format!(
+                    "data after the end of the records (at byte {})",
+                    self.base + start
+                ),
             )));
         }
         let record = self.record(start);
@@ -485,6 +608,51 @@ impl Iterator for Records<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn common_ops_decode_as_bincode_does() {
+        use SyncOp::*;
+        let values = [
+            0,
+            1,
+            250,
+            251,
+            0xffff,
+            0x1_0000,
+            0xffff_ffff,
+            0x1_0000_0000,
+            u64::MAX,
+        ];
+        for v in values {
+            for op in [
+                Start,
+                End,
+                Exit,
+                TxBegin,
+                TxEnd,
+                MutexLock { mutex: v },
+                MutexUnlock { mutex: v },
+                CondSignal { cond: v },
+                CondBroadcast { cond: v },
+                SpinLock { lock: v },
+                SpinUnlock { lock: v },
+                MutexTryLock {
+                    mutex: v,
+                    acquired: true,
+                },
+            ] {
+                let mut bytes = [0u8; 32];
+                let n = encode_varint(op, &mut bytes);
+                let mut at = 0;
+                match common_op(&bytes[..n], &mut at) {
+                    Some(fast) => assert_eq!((fast, at), (op, n)),
+                    None => assert!(matches!(op, MutexTryLock { .. })),
+                }
+            }
+        }
+        // Not in its shortest form: left to bincode.
+        assert_eq!(common_op(&[5, 251, 7, 0], &mut 0), None);
+    }
     use crate::event::{HeapOp, NO_SITE, PENDING};
 
     fn decode(bytes: &[u8]) -> Result<Vec<Event>, TraceError> {

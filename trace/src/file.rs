@@ -1,6 +1,6 @@
 //! Opening the files of a trace directory: regular files only.
 //!
-//! Takes a path; gives its bytes, or a [`TraceError`] naming the file. The file is opened with
+//! Takes a path; gives its bytes or the opened file, or a [`TraceError`] naming the file. The file is opened with
 //! `O_NOFOLLOW | O_NONBLOCK` and checked with `fstat` before a byte is read, so a symlink (to
 //! `/dev/zero`, say), a FIFO or a device planted in a trace directory is refused at once instead
 //! of hanging or exhausting the reader; memory for the bytes is reserved fallibly, so a file too
@@ -14,11 +14,29 @@ use crate::error::TraceError;
 
 /// Reads `path`, which must be a regular file (not a symlink to one).
 pub fn read_regular(path: &Path) -> Result<Vec<u8>, TraceError> {
+    let (mut file, size) = open_regular(path)?;
+    let mut bytes = Vec::new();
+    crate::memory::fallibly(|| bytes.try_reserve_exact(size as usize)).map_err(|_| {
+        TraceError::TooLarge {
+            path: path.into(),
+            size,
+        }
+    })?;
+    file.read_to_end(&mut bytes)
+        .map_err(|source| TraceError::Io {
+            path: path.into(),
+            source,
+        })?;
+    Ok(bytes)
+}
+
+/// Opens `path`, which must be a regular file (not a symlink to one), and gives its size.
+pub fn open_regular(path: &Path) -> Result<(std::fs::File, u64), TraceError> {
     let io = |source| TraceError::Io {
         path: path.into(),
         source,
     };
-    let mut file = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
@@ -48,15 +66,7 @@ pub fn read_regular(path: &Path) -> Result<Vec<u8>, TraceError> {
             kind,
         });
     }
-    let mut bytes = Vec::new();
-    crate::memory::fallibly(|| bytes.try_reserve_exact(meta.len() as usize)).map_err(|_| {
-        TraceError::TooLarge {
-            path: path.into(),
-            size: meta.len(),
-        }
-    })?;
-    file.read_to_end(&mut bytes).map_err(io)?;
-    Ok(bytes)
+    Ok((file, meta.len()))
 }
 
 #[cfg(test)]

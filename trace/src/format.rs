@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Event, SyncOp, ThreadId, NO_THREAD};
-pub use crate::events::Events;
+pub use crate::events::{Events, Marks};
 use crate::meta::Meta;
 
 pub use crate::error::{TraceError, FORMAT_VERSION};
@@ -86,6 +86,38 @@ pub struct ThreadTrace {
 
 /// Decodes the bytes of one thread file; `path` only names the file in errors.
 pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceError> {
+    read_thread(path, bytes.to_vec())
+}
+
+/// [`decode_thread`], keeping the records in `bytes`: a thread file is never held twice.
+pub fn read_thread(path: &Path, bytes: Vec<u8>) -> Result<ThreadTrace, TraceError> {
+    let (header, at) = header(path, &bytes)?;
+    let events = Events::read(path, bytes, at)?;
+    Ok(ThreadTrace { header, events })
+}
+
+/// A thread file of `size` bytes, its records checked and left in the file ([`Events::open`]),
+/// with the sum of the file.
+pub fn open_thread(
+    path: &Path,
+    file: std::fs::File,
+    size: u64,
+) -> Result<(ThreadTrace, crate::meta::FileSum), TraceError> {
+    use std::os::unix::fs::FileExt;
+    // The header is a few dozen bytes.
+    let mut head = vec![0u8; size.min(4096) as usize];
+    file.read_exact_at(&mut head, 0)
+        .map_err(|source| TraceError::Io {
+            path: path.into(),
+            source,
+        })?;
+    let (header, at) = header(path, &head)?;
+    let (events, sum) = Events::open(path, file, &head[..at], size)?;
+    Ok((ThreadTrace { header, events }, sum))
+}
+
+/// The header of the thread file that `bytes` begin, and where its records begin.
+fn header(path: &Path, bytes: &[u8]) -> Result<(ThreadHeader, usize), TraceError> {
     if bytes.len() < THREAD_MAGIC.len() || bytes[..THREAD_MAGIC.len()] != THREAD_MAGIC {
         return Err(crate::error::without_magic(
             path,
@@ -116,8 +148,7 @@ pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceErro
         path: path.into(),
         offset: bytes.len(),
     })?;
-    let events = Events::read(path, bytes, THREAD_MAGIC.len() + used)?;
-    Ok(ThreadTrace { header, events })
+    Ok((header, THREAD_MAGIC.len() + used))
 }
 
 /// A whole recorded run: its metadata and every thread, ordered by thread id.
@@ -154,7 +185,7 @@ pub fn incomplete(threads: &[ThreadTrace]) -> Vec<String> {
                 "thread T{tid} created outside instrumented code: results incomplete"
             ));
         }
-        for &(_, e) in t.events.marks() {
+        for (_, e) in t.events.marks() {
             let verb = match e {
                 Event::Sync(s) if s.op == (SyncOp::Join { child: NO_THREAD }) => "joined",
                 Event::Sync(s) if s.op == (SyncOp::Detach { child: NO_THREAD }) => "detached",
@@ -229,6 +260,79 @@ mod tests {
             Err(TraceError::Corrupt { offset, .. }) => assert_eq!(offset, end + 20),
             other => panic!("expected corrupt, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_file_read_in_pieces_gives_what_its_bytes_give() {
+        use crate::meta::FileSum;
+        let event = |i: u64| match i % 7 {
+            0 => Event::Sync(Sync {
+                seq: i,
+                site: 3,
+                op: SyncOp::MutexLock { mutex: 0x90 },
+            }),
+            3 => Event::Sync(Sync {
+                seq: i,
+                site: 4,
+                op: SyncOp::MutexUnlock { mutex: 0x90 },
+            }),
+            5 if i % 700 == 5 => Event::Heap(Heap {
+                seq: i,
+                site: 5,
+                op: HeapOp::Alloc {
+                    addr: i << 8,
+                    size: 24,
+                },
+            }),
+            _ => Event::Access(Access {
+                addr: 0x1000 + (i * 40) % 4096,
+                size: 4,
+                site: 9,
+                kind: AccessKind::Write,
+            }),
+        };
+        // Some 40 pieces of records, and padding of more than a piece.
+        let events: Vec<Event> = (0..500_000).map(event).collect();
+        let mut bytes = file(&events);
+        let records_end = bytes.len();
+        bytes.extend_from_slice(&[0u8; 200_000]);
+        let dir = std::env::temp_dir().join(format!("ilgen-pieces-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t3.trace");
+        let open = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            let file = std::fs::File::open(&path).unwrap();
+            open_thread(&path, file, bytes.len() as u64)
+        };
+        let (piecewise, sum) = open(&bytes).unwrap();
+        let whole = decode_thread(&path, &bytes).unwrap();
+        assert_eq!(sum, FileSum::of(&bytes));
+        assert_eq!(piecewise, whole);
+        assert!(piecewise.events.marks().eq(whole.events.marks()));
+        let (mut a, mut b) = (piecewise.events.iter(), whole.events.iter());
+        loop {
+            assert_eq!(a.next_mark(), b.next_mark());
+            let next = a.next();
+            assert_eq!(next, b.next());
+            if next.is_none() {
+                break;
+            }
+        }
+        // Errors name the same byte as when the file is read whole: garbage in the padding near
+        // the records and a piece beyond them, records cut short.
+        let same_error = |bytes: &[u8]| {
+            let piecewise = open(bytes).err().map(|e| e.to_string());
+            let whole = decode_thread(&path, bytes).err().map(|e| e.to_string());
+            assert!(piecewise.is_some());
+            assert_eq!(piecewise, whole);
+        };
+        bytes[records_end + 10] = 7;
+        same_error(&bytes);
+        bytes[records_end + 10] = 0;
+        bytes[records_end + 150_000] = 7;
+        same_error(&bytes);
+        same_error(&bytes[..records_end - 3]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

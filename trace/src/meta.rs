@@ -98,10 +98,15 @@ impl FileSum {
                 Err(e) => return Err(e),
             }
         }
-        Ok(FileSum {
+        Ok(FileSum::of_hasher(len, &hasher))
+    }
+
+    /// The sum of the `len` bytes `hasher` was given.
+    pub fn of_hasher(len: u64, hasher: &Xxh3) -> FileSum {
+        FileSum {
             len,
             xxh3: hex(hasher.digest()),
-        })
+        }
     }
 }
 

@@ -218,6 +218,7 @@ pub fn recover(dir: &Path, sealed: bool, threads: &mut [ThreadTrace]) -> Result<
             continue;
         };
         if !matches!(thread.events.last(), Some(Event::Sync(s)) if s.op == SyncOp::End) {
+            thread.events.load()?;
             for a in accesses {
                 thread.events.push(Event::Access(a));
             }

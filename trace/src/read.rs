@@ -10,9 +10,10 @@ use std::path::Path;
 
 use crate::error::not_a_dir;
 use crate::event::ThreadId;
-use crate::file::read_regular;
-use crate::format::{decode_thread, TraceDir, TraceError};
-use crate::meta::Meta;
+use crate::events::IN_FILE;
+use crate::file::{open_regular, read_regular};
+use crate::format::{open_thread, read_thread, TraceDir, TraceError};
+use crate::meta::{FileSum, Meta};
 
 impl TraceDir {
     /// Reads `dir/meta.json` and every `dir/t<tid>.trace`, checks each against the length and
@@ -40,10 +41,19 @@ impl TraceDir {
                 continue;
             };
             let path = entry.path();
-            let bytes = read_regular(&path)?;
+            let (file, size) = open_regular(&path)?;
             // Decoded first: a file of another version or no thread file at all is named so.
-            let thread = decode_thread(&path, &bytes)?;
-            crate::validate::check_sealed(&meta, &path, &bytes)?;
+            // A large file's records stay in it (read in pieces, summed as they are checked);
+            // a small one's are read, summed and kept in memory.
+            let (thread, sum) = if size >= IN_FILE {
+                open_thread(&path, file, size)?
+            } else {
+                drop(file);
+                let bytes = read_regular(&path)?;
+                let sum = FileSum::of(&bytes);
+                (read_thread(&path, bytes)?, sum)
+            };
+            crate::validate::check_sealed(&meta, &path, &sum)?;
             if thread.header.tid != tid {
                 return Err(TraceError::Inconsistent {
                     path,

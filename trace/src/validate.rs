@@ -30,10 +30,10 @@ use crate::event::{Event, SyncOp, ThreadId, NO_THREAD, PENDING};
 use crate::format::{thread_file_name, ThreadTrace, TraceDir, TraceError};
 use crate::meta::{FileSum, Meta};
 
-/// Checks the bytes of the thread file at `path` against the length and checksum a sealed
-/// `meta.json` lists for it; nothing to check when the run was not sealed. One pass over the
-/// bytes the reader has already read.
-pub fn check_sealed(meta: &Meta, path: &Path, bytes: &[u8]) -> Result<(), TraceError> {
+/// Checks the sum of the thread file at `path` (of the bytes the reader has already read)
+/// against the length and checksum a sealed `meta.json` lists for it; nothing to check when the
+/// run was not sealed.
+pub fn check_sealed(meta: &Meta, path: &Path, sum: &FileSum) -> Result<(), TraceError> {
     let Some(files) = &meta.files else {
         return Ok(());
     };
@@ -47,14 +47,13 @@ pub fn check_sealed(meta: &Meta, path: &Path, bytes: &[u8]) -> Result<(), TraceE
     let Some(listed) = files.get(name.as_ref()) else {
         return changed("meta.json does not list it".into());
     };
-    if bytes.len() as u64 != listed.len {
+    if sum.len != listed.len {
         return changed(format!(
             "it has {} bytes, meta.json lists {}",
-            bytes.len(),
-            listed.len
+            sum.len, listed.len
         ));
     }
-    if FileSum::of(bytes) != *listed {
+    if sum != listed {
         return changed("checksum mismatch".into());
     }
     Ok(())
@@ -87,7 +86,7 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
         let tid = t.header.tid;
         // Heap events take their numbers from the same counter, but order nothing: only sync
         // operations are checked.
-        let syncs = t.events.marks().iter().filter_map(|(_, e)| match e {
+        let syncs = t.events.marks().filter_map(|(_, e)| match e {
             Event::Sync(s) => Some(s),
             Event::Access(_) | Event::Heap(_) => None,
         });
@@ -213,7 +212,7 @@ fn shared_seq(threads: &[ThreadTrace]) -> Option<(u64, ThreadId, ThreadId)> {
     let mut lists: Vec<_> = threads
         .iter()
         .map(|t| {
-            t.events.marks().iter().filter_map(|(_, e)| match e {
+            t.events.marks().filter_map(|(_, e)| match e {
                 Event::Sync(s) if s.seq != PENDING => Some(s.seq),
                 _ => None,
             })

@@ -126,7 +126,7 @@ pub fn cannot_deadlock(model: &Model) -> bool {
 }
 
 /// Kahn's algorithm: every node can be removed in dependency order.
-fn acyclic(graph: &BTreeSet<(usize, usize)>) -> bool {
+pub fn acyclic(graph: &BTreeSet<(usize, usize)>) -> bool {
     let mut indegree: HashMap<usize, usize> = HashMap::new();
     let mut out: HashMap<usize, Vec<usize>> = HashMap::new();
     for &(a, b) in graph {
