@@ -22,11 +22,11 @@
 //! race is exactly a change of what those reads see ([`crate::model::Model::restrict`]).
 //!
 //! A predicate read (a waiting loop's condition, a branch guarding a sync operation) keeps more,
-//! since its value may be the sum of many writes (a counter every worker bumps) and a "not yet"
-//! must stay "not yet": every other thread's latest writing segment ends before `s`, and every
-//! other thread's first writing segment that began after `r`'s segment ended (at `e`) still
-//! begins after `e`. A write at a predicate site is a read-modify-write whose read decided (the
-//! recorder keeps such a pair's write alone).
+//! since its value may be the sum of many writes (a counter every worker bumps, the reader too)
+//! and a "not yet" must stay "not yet": every other thread's latest writing segment ends before
+//! `s`, whether or not `T` wrote `v` since, and every other thread's first writing segment that
+//! began after `r`'s segment ended (at `e`) still begins after `e`. A write at a predicate site
+//! is a read-modify-write whose read decided (the recorder keeps such a pair's write alone).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -51,8 +51,6 @@ struct Read {
     /// The sync event that ends its segment (a predicate read only), and that event's seq.
     end: Option<(usize, u64)>,
     predicate: bool,
-    /// Read by a read-modify-write: before the thread's own write of its segment.
-    rmw: bool,
 }
 
 /// One thread's segments that wrote one object, in its program order (so by seq).
@@ -111,7 +109,6 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                                 start,
                                 end: None,
                                 predicate,
-                                rmw: kind.is_write(),
                             });
                         }
                     }
@@ -166,36 +163,39 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
             let before = ends.partition_point(|&(seq, _)| seq < r.start.1);
             before.checked_sub(1).map(|k| ends[k])
         });
-        // The read saw its own thread's write if that thread wrote after the writer's segment.
-        let own_starts = writes.get(&(r.var, thread)).map(|w| &w.starts[..]);
-        // A read-modify-write reads before its own segment's write. The starts are in seq order,
-        // so the first one after the writer's is the one to look at (a search, not a scan: a
-        // thread writes one object in as many segments as the run is long).
-        let own_later = |w_seq: u64| {
-            own_starts.is_some_and(|starts| {
-                let next = starts.partition_point(|&(st, _)| st <= w_seq);
-                starts
-                    .get(next)
-                    .is_some_and(|&(st, _)| st < r.start.1 || (st == r.start.1 && !r.rmw))
-            })
-        };
         let kept: Vec<(u64, At)> = if r.predicate {
             // What a waiting loop saw may be the sum of every write before it (a counter each
-            // worker bumped): every other thread's latest one stays before the read.
+            // worker bumped): every other thread's latest one stays before the read, even when
+            // the reader wrote the object since. Its own `working++` added to theirs, it did not
+            // replace it, and without their bump a worker's `--working == 0` is true where the
+            // run saw it false, and the replay signals where the run did not.
             latest.collect()
         } else {
-            // The one write whose value the address came from.
-            latest.max().into_iter().collect()
+            // The one write whose value the address came from, unless the reader's own thread
+            // wrote the object after that writer's segment (in the read's segment or before it):
+            // the read then saw its own write. The starts are in seq order, so the first one
+            // after the writer's is the one to look at (a search, not a scan: a thread writes one
+            // object in as many segments as the run is long).
+            let own_starts = writes.get(&(r.var, thread)).map(|w| &w.starts[..]);
+            let own_later = |w_seq: u64| {
+                own_starts.is_some_and(|starts| {
+                    let next = starts.partition_point(|&(st, _)| st <= w_seq);
+                    starts.get(next).is_some_and(|&(st, _)| st <= r.start.1)
+                })
+            };
+            latest
+                .max()
+                .filter(|&(w_seq, _)| !own_later(w_seq))
+                .into_iter()
+                .collect()
         };
-        for (w_seq, writer) in kept {
-            if !own_later(w_seq) {
-                out.insert(RfEdge {
-                    after: reader,
-                    before: writer,
-                    var: r.var,
-                    read: r.at,
-                });
-            }
+        for (_, writer) in kept {
+            out.insert(RfEdge {
+                after: reader,
+                before: writer,
+                var: r.var,
+                read: r.at,
+            });
         }
         // And a waiting loop's read that saw "not yet" must not see the next write: each other
         // thread's first write whose segment began after the read's ended stays after it.
@@ -374,6 +374,34 @@ mod tests {
                 read: at(0, 1),
             }]
         );
+    }
+
+    /// Two workers bump `working` (var 0, site 1) under mutex 0; worker 0, after its own bump,
+    /// reads it at site 9 in a later section (`if (!working) signal`).
+    fn own_bump() -> Model {
+        let mut w0 = section(0, 2, AccessKind::Write, 1);
+        w0.extend(section(0, 4, AccessKind::Read, 9));
+        model(vec![w0, section(0, 0, AccessKind::Write, 1)])
+    }
+
+    #[test]
+    fn a_predicate_keeps_the_other_writer_though_its_own_thread_wrote_since() {
+        let deciding = Deciding {
+            addresses: BTreeSet::new(),
+            predicates: BTreeSet::from([9]),
+        };
+        // Worker 1's bump stays before worker 0's test: without it `working` would be 0 there.
+        assert_eq!(
+            edges(&own_bump(), &deciding),
+            vec![RfEdge {
+                after: at(0, 3),
+                before: at(1, 2),
+                var: 0,
+                read: at(0, 4),
+            }]
+        );
+        // An address read saw its own thread's later write: it keeps nothing.
+        assert!(edges(&own_bump(), &addresses(&[9])).is_empty());
     }
 
     #[test]
