@@ -51,6 +51,8 @@ struct Read {
     /// The sync event that ends its segment (a predicate read only), and that event's seq.
     end: Option<(usize, u64)>,
     predicate: bool,
+    /// A predicate of a loop with no sync operation inside: the loop ended in this segment.
+    spin: bool,
 }
 
 /// One thread's segments that wrote one object, in its program order (so by seq).
@@ -91,6 +93,7 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                         }
                     }
                     let predicate = deciding.predicates.contains(&site);
+                    let spin = deciding.spins.contains(&site);
                     // A write at a predicate site is a read-modify-write whose read decided: the
                     // recorder kept its write alone.
                     let read =
@@ -109,6 +112,7 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                                 start,
                                 end: None,
                                 predicate,
+                                spin,
                             });
                         }
                     }
@@ -157,12 +161,17 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
             .into_iter()
             .flatten()
             .filter(move |&&w| w != thread);
-        // Per other thread: its latest write whose segment ended before the read's began.
-        let latest = others.clone().filter_map(|&w| {
-            let ends = &writes.get(&(r.var, w))?.ends;
-            let before = ends.partition_point(|&(seq, _)| seq < r.start.1);
-            before.checked_sub(1).map(|k| ends[k])
-        });
+        // Per other thread: its latest write whose segment ended before `bound`.
+        let writes = &writes;
+        let latest_before = |bound: u64| {
+            others.clone().filter_map(move |&w| {
+                let ends = &writes.get(&(r.var, w))?.ends;
+                let before = ends.partition_point(|&(seq, _)| seq < bound);
+                before.checked_sub(1).map(|k| ends[k])
+            })
+        };
+        // The read's segment began after them.
+        let latest = latest_before(r.start.1);
         let kept: Vec<(u64, At)> = if r.predicate {
             // What a waiting loop saw may be the sum of every write before it (a counter each
             // worker bumped): every other thread's latest one stays before the read, even when
@@ -202,6 +211,20 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
         let Some((end, end_seq)) = r.end.filter(|_| r.predicate) else {
             continue;
         };
+        if r.spin {
+            // A spin loop ran from this read to its exit within the segment, and the read that
+            // left it saw every other thread's latest write whose segment ended before this one
+            // did: the thread's next event stays after them (`while (alive != n) {}` and then
+            // the work, which no replay reaches while a bump is missing).
+            for (_, writer) in latest_before(end_seq) {
+                out.insert(RfEdge {
+                    after: At { thread, index: end },
+                    before: writer,
+                    var: r.var,
+                    read: r.at,
+                });
+            }
+        }
         for &w in others {
             let Some(starts) = writes.get(&(r.var, w)).map(|w| &w.starts) else {
                 continue;
@@ -244,6 +267,7 @@ mod tests {
         Deciding {
             addresses: sites.iter().copied().collect(),
             predicates: BTreeSet::new(),
+            spins: BTreeSet::new(),
         }
     }
 
@@ -338,6 +362,7 @@ mod tests {
         let deciding = Deciding {
             addresses: BTreeSet::new(),
             predicates: BTreeSet::from([9]),
+            spins: BTreeSet::new(),
         };
         assert_eq!(
             edges(&counter(), &deciding),
@@ -389,6 +414,7 @@ mod tests {
         let deciding = Deciding {
             addresses: BTreeSet::new(),
             predicates: BTreeSet::from([9]),
+            spins: BTreeSet::new(),
         };
         // Worker 1's bump stays before worker 0's test: without it `working` would be 0 there.
         assert_eq!(
@@ -402,6 +428,50 @@ mod tests {
         );
         // An address read saw its own thread's later write: it keeps nothing.
         assert!(edges(&own_bump(), &addresses(&[9])).is_empty());
+    }
+
+    /// Main reads `alive` (var 0) at site 11 in one segment during which two workers bump it
+    /// under mutex 0: `while (alive != 2) {}` between two of main's sync events.
+    fn spin() -> Model {
+        model(vec![
+            vec![
+                sync(0, ModelOp::Lock { mutex: 1 }),
+                access(0, AccessKind::Read, 11),
+                sync(5, ModelOp::Unlock { mutex: 1 }),
+            ],
+            section(0, 1, AccessKind::Write, 1),
+            section(0, 3, AccessKind::Write, 1),
+        ])
+    }
+
+    #[test]
+    fn a_spin_keeps_the_writes_its_segment_saw_before_its_next_event() {
+        let mut deciding = Deciding {
+            addresses: BTreeSet::new(),
+            predicates: BTreeSet::from([11]),
+            spins: BTreeSet::new(),
+        };
+        // As a wait loop's read it saw only the first value: nothing was written before it.
+        assert!(edges(&spin(), &deciding).is_empty());
+        // The spin left its loop in that segment: both bumps stay before main's next event.
+        deciding.spins.insert(11);
+        assert_eq!(
+            edges(&spin(), &deciding),
+            vec![
+                RfEdge {
+                    after: at(0, 2),
+                    before: at(1, 2),
+                    var: 0,
+                    read: at(0, 1),
+                },
+                RfEdge {
+                    after: at(0, 2),
+                    before: at(2, 2),
+                    var: 0,
+                    read: at(0, 1),
+                },
+            ]
+        );
     }
 
     #[test]
@@ -423,6 +493,7 @@ mod tests {
         let deciding = Deciding {
             addresses: BTreeSet::new(),
             predicates: BTreeSet::from([9]),
+            spins: BTreeSet::new(),
         };
         m.set_reads_from(edges(&m, &deciding));
         assert_eq!(m.sources().reads_from.len(), 2);

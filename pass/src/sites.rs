@@ -12,16 +12,17 @@
 //! placeholder declaration, which [`Sites::finish`] replaces with the real global.
 
 use ilgen_trace::sites::{
-    is_user_file, Frame, SiteTableBuilder, FLAG_CALL, FLAG_DECIDES, FLAG_PREDICATE, SECTION, UNIT,
+    is_user_file, Frame, SiteTableBuilder, FLAG_CALL, FLAG_DECIDES, FLAG_PREDICATE, FLAG_SPIN,
+    SECTION, UNIT,
 };
 use inkwell::module::{Linkage, Module};
 use inkwell::types::IntType;
-use std::collections::HashSet;
 
 use inkwell::values::{GlobalValue, InstructionValue, PointerValue};
 
 use crate::decides;
 use crate::glue::{self, DebugFrame};
+use crate::predicates::Predicates;
 
 /// The site of instruction `inst` of `function` (its symbol): the first frame of the debug
 /// location's inlined-at chain that is in the user's code ([`is_user_file`]), or the innermost
@@ -75,9 +76,9 @@ pub struct Sites<'ctx> {
     placeholder: GlobalValue<'ctx>,
     i8_ty: IntType<'ctx>,
     i64_ty: IntType<'ctx>,
-    /// The loads of the function being instrumented that decide a waiting loop's branch or a
-    /// sync guard.
-    predicates: HashSet<InstructionValue<'ctx>>,
+    /// The loads (and stores) of the function being instrumented that decide a waiting loop's
+    /// branch or a sync guard.
+    predicates: Predicates<'ctx>,
 }
 
 const PLACEHOLDER: &str = "__ilgen_sites.placeholder";
@@ -92,7 +93,7 @@ impl<'ctx> Sites<'ctx> {
             placeholder: module.add_global(i8_ty, None, PLACEHOLDER),
             i8_ty,
             i64_ty: ctx.i64_type(),
-            predicates: HashSet::new(),
+            predicates: Predicates::default(),
         }
     }
 
@@ -125,8 +126,11 @@ impl<'ctx> Sites<'ctx> {
         if decides::decides(inst) {
             flags |= FLAG_DECIDES;
         }
-        if self.predicates.contains(&inst) {
+        if self.predicates.all.contains(&inst) {
             flags |= FLAG_PREDICATE;
+        }
+        if self.predicates.spins.contains(&inst) {
+            flags |= FLAG_SPIN;
         }
         self.add(&at, &inlined, &callers, flags)
     }
@@ -146,15 +150,18 @@ impl<'ctx> Sites<'ctx> {
 
     /// Called before a function's instructions get their sites, with its predicate loads and
     /// stores (`predicates.rs`, found before any hook changed its blocks).
-    pub fn enter(&mut self, predicates: HashSet<InstructionValue<'ctx>>) {
+    pub fn enter(&mut self, predicates: Predicates<'ctx>) {
         self.predicates = predicates;
     }
 
     /// The store of a read-modify-write whose load decides a predicate decides it too: the
     /// recorder keeps the pair's write alone, so the trace shows the read only through it.
     pub fn carry_predicate(&mut self, load: InstructionValue<'ctx>, store: InstructionValue<'ctx>) {
-        if self.predicates.contains(&load) {
-            self.predicates.insert(store);
+        if self.predicates.all.contains(&load) {
+            self.predicates.all.insert(store);
+        }
+        if self.predicates.spins.contains(&load) {
+            self.predicates.spins.insert(store);
         }
     }
 
