@@ -27,6 +27,11 @@
 //! `s`, whether or not `T` wrote `v` since, and every other thread's first writing segment that
 //! began after `r`'s segment ended (at `e`) still begins after `e`. A write at a predicate site
 //! is a read-modify-write whose read decided (the recorder keeps such a pair's write alone).
+//!
+//! A spin's read (a predicate of a loop with no sync operation inside, [`Deciding::spins`]) is the
+//! first of many: the loop ran to its exit within `r`'s segment, and the recorder kept only the
+//! first round's read. The round that left saw more, so every other thread's latest writing
+//! segment that ended before `e` also stays before `e`.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -206,8 +211,6 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                 read: r.at,
             });
         }
-        // And a waiting loop's read that saw "not yet" must not see the next write: each other
-        // thread's first write whose segment began after the read's ended stays after it.
         let Some((end, end_seq)) = r.end.filter(|_| r.predicate) else {
             continue;
         };
@@ -225,6 +228,8 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                 });
             }
         }
+        // And a waiting loop's read that saw "not yet" must not see the next write: each other
+        // thread's first write whose segment began after the read's ended stays after it.
         for &w in others {
             let Some(starts) = writes.get(&(r.var, w)).map(|w| &w.starts) else {
                 continue;
