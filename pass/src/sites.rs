@@ -17,12 +17,12 @@ use ilgen_trace::sites::{
 };
 use inkwell::module::{Linkage, Module};
 use inkwell::types::IntType;
+use std::collections::HashSet;
 
 use inkwell::values::{GlobalValue, InstructionValue, PointerValue};
 
 use crate::decides;
 use crate::glue::{self, DebugFrame};
-use crate::predicates::Predicates;
 
 /// The site of instruction `inst` of `function` (its symbol): the first frame of the debug
 /// location's inlined-at chain that is in the user's code ([`is_user_file`]), or the innermost
@@ -77,8 +77,9 @@ pub struct Sites<'ctx> {
     i8_ty: IntType<'ctx>,
     i64_ty: IntType<'ctx>,
     /// The loads (and stores) of the function being instrumented that decide a waiting loop's
-    /// branch or a sync guard.
-    predicates: Predicates<'ctx>,
+    /// branch or a sync guard, and those of them that decide a spin.
+    predicates: HashSet<InstructionValue<'ctx>>,
+    spins: HashSet<InstructionValue<'ctx>>,
 }
 
 const PLACEHOLDER: &str = "__ilgen_sites.placeholder";
@@ -93,7 +94,8 @@ impl<'ctx> Sites<'ctx> {
             placeholder: module.add_global(i8_ty, None, PLACEHOLDER),
             i8_ty,
             i64_ty: ctx.i64_type(),
-            predicates: Predicates::default(),
+            predicates: HashSet::new(),
+            spins: HashSet::new(),
         }
     }
 
@@ -126,10 +128,10 @@ impl<'ctx> Sites<'ctx> {
         if decides::decides(inst) {
             flags |= FLAG_DECIDES;
         }
-        if self.predicates.all.contains(&inst) {
+        if self.predicates.contains(&inst) {
             flags |= FLAG_PREDICATE;
         }
-        if self.predicates.spins.contains(&inst) {
+        if self.spins.contains(&inst) {
             flags |= FLAG_SPIN;
         }
         self.add(&at, &inlined, &callers, flags)
@@ -149,19 +151,25 @@ impl<'ctx> Sites<'ctx> {
     }
 
     /// Called before a function's instructions get their sites, with its predicate loads and
-    /// stores (`predicates.rs`, found before any hook changed its blocks).
-    pub fn enter(&mut self, predicates: Predicates<'ctx>) {
+    /// stores and those of them that decide a spin (`predicates.rs`, found before any hook
+    /// changed its blocks).
+    pub fn enter(
+        &mut self,
+        predicates: HashSet<InstructionValue<'ctx>>,
+        spins: HashSet<InstructionValue<'ctx>>,
+    ) {
         self.predicates = predicates;
+        self.spins = spins;
     }
 
     /// The store of a read-modify-write whose load decides a predicate decides it too: the
     /// recorder keeps the pair's write alone, so the trace shows the read only through it.
     pub fn carry_predicate(&mut self, load: InstructionValue<'ctx>, store: InstructionValue<'ctx>) {
-        if self.predicates.all.contains(&load) {
-            self.predicates.all.insert(store);
+        if self.predicates.contains(&load) {
+            self.predicates.insert(store);
         }
-        if self.predicates.spins.contains(&load) {
-            self.predicates.spins.insert(store);
+        if self.spins.contains(&load) {
+            self.spins.insert(store);
         }
     }
 
