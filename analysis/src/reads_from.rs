@@ -22,11 +22,16 @@
 //! race is exactly a change of what those reads see ([`crate::model::Model::restrict`]).
 //!
 //! A predicate read (a waiting loop's condition, a branch guarding a sync operation) keeps more,
-//! since its value may be the sum of many writes (a counter every worker bumps) and a "not yet"
-//! must stay "not yet": every other thread's latest writing segment ends before `s`, and every
-//! other thread's first writing segment that began after `r`'s segment ended (at `e`) still
-//! begins after `e`. A write at a predicate site is a read-modify-write whose read decided (the
-//! recorder keeps such a pair's write alone).
+//! since its value may be the sum of many writes (a counter every worker bumps, the reader too)
+//! and a "not yet" must stay "not yet": every other thread's latest writing segment ends before
+//! `s`, whether or not `T` wrote `v` since, and every other thread's first writing segment that
+//! began after `r`'s segment ended (at `e`) still begins after `e`. A write at a predicate site
+//! is a read-modify-write whose read decided (the recorder keeps such a pair's write alone).
+//!
+//! A spin's read (a predicate of a loop with no sync operation inside, [`Deciding::spins`]) is the
+//! first of many: the loop ran to its exit within `r`'s segment, and the recorder kept only the
+//! first round's read. The round that left saw more, so every other thread's latest writing
+//! segment that ended before `e` also stays before `e`.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -51,8 +56,8 @@ struct Read {
     /// The sync event that ends its segment (a predicate read only), and that event's seq.
     end: Option<(usize, u64)>,
     predicate: bool,
-    /// Read by a read-modify-write: before the thread's own write of its segment.
-    rmw: bool,
+    /// A predicate of a loop with no sync operation inside: the loop ended in this segment.
+    spin: bool,
 }
 
 /// One thread's segments that wrote one object, in its program order (so by seq).
@@ -93,6 +98,7 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                         }
                     }
                     let predicate = deciding.predicates.contains(&site);
+                    let spin = deciding.spins.contains(&site);
                     // A write at a predicate site is a read-modify-write whose read decided: the
                     // recorder kept its write alone.
                     let read =
@@ -111,7 +117,7 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                                 start,
                                 end: None,
                                 predicate,
-                                rmw: kind.is_write(),
+                                spin,
                             });
                         }
                     }
@@ -160,37 +166,62 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
             .into_iter()
             .flatten()
             .filter(move |&&w| w != thread);
-        // Per other thread: its latest write whose segment ended before the read's began.
-        let latest = others.clone().filter_map(|&w| {
-            let ends = &writes.get(&(r.var, w))?.ends;
-            let before = ends.partition_point(|&(seq, _)| seq < r.start.1);
-            before.checked_sub(1).map(|k| ends[k])
-        });
-        // The read saw its own thread's write if that thread wrote after the writer's segment.
-        let own_starts = writes.get(&(r.var, thread)).map(|w| &w.starts[..]);
-        // A read-modify-write reads before its own segment's write. The starts are in seq order,
-        // so the first one after the writer's is the one to look at (a search, not a scan: a
-        // thread writes one object in as many segments as the run is long).
-        let own_later = |w_seq: u64| {
-            own_starts.is_some_and(|starts| {
-                let next = starts.partition_point(|&(st, _)| st <= w_seq);
-                starts
-                    .get(next)
-                    .is_some_and(|&(st, _)| st < r.start.1 || (st == r.start.1 && !r.rmw))
+        // Per other thread: its latest write whose segment ended before `bound`.
+        let writes = &writes;
+        let latest_before = |bound: u64| {
+            others.clone().filter_map(move |&w| {
+                let ends = &writes.get(&(r.var, w))?.ends;
+                let before = ends.partition_point(|&(seq, _)| seq < bound);
+                before.checked_sub(1).map(|k| ends[k])
             })
         };
+        // The read's segment began after them.
+        let latest = latest_before(r.start.1);
         let kept: Vec<(u64, At)> = if r.predicate {
             // What a waiting loop saw may be the sum of every write before it (a counter each
-            // worker bumped): every other thread's latest one stays before the read.
+            // worker bumped): every other thread's latest one stays before the read, even when
+            // the reader wrote the object since. Its own `working++` added to theirs, it did not
+            // replace it, and without their bump a worker's `--working == 0` is true where the
+            // run saw it false, and the replay signals where the run did not.
             latest.collect()
         } else {
-            // The one write whose value the address came from.
-            latest.max().into_iter().collect()
+            // The one write whose value the address came from, unless the reader's own thread
+            // wrote the object after that writer's segment (in the read's segment or before it):
+            // the read then saw its own write. The starts are in seq order, so the first one
+            // after the writer's is the one to look at (a search, not a scan: a thread writes one
+            // object in as many segments as the run is long).
+            let own_starts = writes.get(&(r.var, thread)).map(|w| &w.starts[..]);
+            let own_later = |w_seq: u64| {
+                own_starts.is_some_and(|starts| {
+                    let next = starts.partition_point(|&(st, _)| st <= w_seq);
+                    starts.get(next).is_some_and(|&(st, _)| st <= r.start.1)
+                })
+            };
+            latest
+                .max()
+                .filter(|&(w_seq, _)| !own_later(w_seq))
+                .into_iter()
+                .collect()
         };
-        for (w_seq, writer) in kept {
-            if !own_later(w_seq) {
+        for (_, writer) in kept {
+            out.insert(RfEdge {
+                after: reader,
+                before: writer,
+                var: r.var,
+                read: r.at,
+            });
+        }
+        let Some((end, end_seq)) = r.end.filter(|_| r.predicate) else {
+            continue;
+        };
+        if r.spin {
+            // A spin loop ran from this read to its exit within the segment, and the read that
+            // left it saw every other thread's latest write whose segment ended before this one
+            // did: the thread's next event stays after them (`while (alive != n) {}` and then
+            // the work, which no replay reaches while a bump is missing).
+            for (_, writer) in latest_before(end_seq) {
                 out.insert(RfEdge {
-                    after: reader,
+                    after: At { thread, index: end },
                     before: writer,
                     var: r.var,
                     read: r.at,
@@ -199,9 +230,6 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
         }
         // And a waiting loop's read that saw "not yet" must not see the next write: each other
         // thread's first write whose segment began after the read's ended stays after it.
-        let Some((end, end_seq)) = r.end.filter(|_| r.predicate) else {
-            continue;
-        };
         for &w in others {
             let Some(starts) = writes.get(&(r.var, w)).map(|w| &w.starts) else {
                 continue;
@@ -244,6 +272,7 @@ mod tests {
         Deciding {
             addresses: sites.iter().copied().collect(),
             predicates: BTreeSet::new(),
+            spins: BTreeSet::new(),
         }
     }
 
@@ -338,6 +367,7 @@ mod tests {
         let deciding = Deciding {
             addresses: BTreeSet::new(),
             predicates: BTreeSet::from([9]),
+            spins: BTreeSet::new(),
         };
         assert_eq!(
             edges(&counter(), &deciding),
@@ -376,6 +406,79 @@ mod tests {
         );
     }
 
+    /// Two workers bump `working` (var 0, site 1) under mutex 0; worker 0, after its own bump,
+    /// reads it at site 9 in a later section (`if (!working) signal`).
+    fn own_bump() -> Model {
+        let mut w0 = section(0, 2, AccessKind::Write, 1);
+        w0.extend(section(0, 4, AccessKind::Read, 9));
+        model(vec![w0, section(0, 0, AccessKind::Write, 1)])
+    }
+
+    #[test]
+    fn a_predicate_keeps_the_other_writer_though_its_own_thread_wrote_since() {
+        let deciding = Deciding {
+            addresses: BTreeSet::new(),
+            predicates: BTreeSet::from([9]),
+            spins: BTreeSet::new(),
+        };
+        // Worker 1's bump stays before worker 0's test: without it `working` would be 0 there.
+        assert_eq!(
+            edges(&own_bump(), &deciding),
+            vec![RfEdge {
+                after: at(0, 3),
+                before: at(1, 2),
+                var: 0,
+                read: at(0, 4),
+            }]
+        );
+        // An address read saw its own thread's later write: it keeps nothing.
+        assert!(edges(&own_bump(), &addresses(&[9])).is_empty());
+    }
+
+    /// Main reads `alive` (var 0) at site 11 in one segment during which two workers bump it
+    /// under mutex 0: `while (alive != 2) {}` between two of main's sync events.
+    fn spin() -> Model {
+        model(vec![
+            vec![
+                sync(0, ModelOp::Lock { mutex: 1 }),
+                access(0, AccessKind::Read, 11),
+                sync(5, ModelOp::Unlock { mutex: 1 }),
+            ],
+            section(0, 1, AccessKind::Write, 1),
+            section(0, 3, AccessKind::Write, 1),
+        ])
+    }
+
+    #[test]
+    fn a_spin_keeps_the_writes_its_segment_saw_before_its_next_event() {
+        let mut deciding = Deciding {
+            addresses: BTreeSet::new(),
+            predicates: BTreeSet::from([11]),
+            spins: BTreeSet::new(),
+        };
+        // As a wait loop's read it saw only the first value: nothing was written before it.
+        assert!(edges(&spin(), &deciding).is_empty());
+        // The spin left its loop in that segment: both bumps stay before main's next event.
+        deciding.spins.insert(11);
+        assert_eq!(
+            edges(&spin(), &deciding),
+            vec![
+                RfEdge {
+                    after: at(0, 2),
+                    before: at(1, 2),
+                    var: 0,
+                    read: at(0, 1),
+                },
+                RfEdge {
+                    after: at(0, 2),
+                    before: at(2, 2),
+                    var: 0,
+                    read: at(0, 1),
+                },
+            ]
+        );
+    }
+
     #[test]
     fn a_plain_read_keeps_nothing() {
         assert!(edges(&queue(8), &addresses(&[9])).is_empty());
@@ -395,6 +498,7 @@ mod tests {
         let deciding = Deciding {
             addresses: BTreeSet::new(),
             predicates: BTreeSet::from([9]),
+            spins: BTreeSet::new(),
         };
         m.set_reads_from(edges(&m, &deciding));
         assert_eq!(m.sources().reads_from.len(), 2);

@@ -6,7 +6,7 @@
 //! property tests over them ([`check_random_runs`]); and a hand-made model whose race needs a
 //! step after the exit ([`exit_inside_a_critical_section`]), which no run records.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use ilgen_trace::format::{ThreadHeader, ThreadTrace};
 
@@ -130,9 +130,10 @@ pub fn thread(tid: ThreadId, events: Vec<Event>) -> ThreadTrace {
     }
 }
 
-/// Every read of `model` deciding: odd sites a waiting loop's branch, even ones an address.
+/// Every read of `model` deciding: odd sites a waiting loop's branch (those `3 mod 4` a spin
+/// loop's), even ones an address.
 pub fn every_read_deciding(model: &Model) -> ilgen_trace::sites::Deciding {
-    let (predicates, addresses) = model
+    let (predicates, addresses): (BTreeSet<_>, _) = model
         .threads
         .iter()
         .flat_map(|t| &t.events)
@@ -141,9 +142,15 @@ pub fn every_read_deciding(model: &Model) -> ilgen_trace::sites::Deciding {
             _ => None,
         })
         .partition(|site| site % 2 == 1);
+    let spins = predicates
+        .iter()
+        .copied()
+        .filter(|site| site % 4 == 3)
+        .collect();
     ilgen_trace::sites::Deciding {
         addresses,
         predicates,
+        spins,
     }
 }
 

@@ -136,6 +136,7 @@ impl Binary {
         Deciding {
             addresses: flagged(|s| s.decides),
             predicates: flagged(|s| s.predicate),
+            spins: flagged(|s| s.spin),
         }
     }
 

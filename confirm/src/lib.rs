@@ -7,8 +7,9 @@
 //! [`trust::check`] refuses a trace someone else could have written (it names the program a replay
 //! runs). [`replay_all`] replays the candidates of one or several traces on all cores (or as many
 //! at a time as `--replay-jobs` says): first every candidate that is no fallback, then, round by
-//! round, the next fallback of each candidate that no replay confirmed yet; a fallback whose
-//! candidate was confirmed before its turn is not replayed. Turning verdicts into a report is `ilgen-report`'s.
+//! round, the next fallback of each candidate that no replay confirmed yet (its own race, not
+//! another one it ran into: [`verdict::confirms`]); a fallback whose candidate was confirmed
+//! before its turn is not replayed. Turning verdicts into a report is `ilgen-report`'s.
 
 pub mod error;
 pub mod guard;
@@ -24,7 +25,6 @@ use ilgen_trace::Meta;
 
 pub use error::ConfirmError;
 use run::{Bounds, ReplayRun, Request};
-use verdict::Class;
 
 /// Default of `--replay-timeout`, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
@@ -84,7 +84,7 @@ pub fn replay_all(
         let mut again = Vec::new();
         for (&(r, i), replay) in round.iter().zip(finished) {
             let replay = replay?;
-            if !confirmed(&replay) {
+            if !verdict::confirms(&runs[r].candidates[i], &replay) {
                 again.extend(next[r][i].map(|j| (r, j)));
             }
             replays[r][i] = Some(replay);
@@ -117,13 +117,6 @@ fn next_fallbacks(candidates: &[Candidate]) -> Vec<Option<usize>> {
         }
     }
     next
-}
-
-fn confirmed(replay: &ReplayRun) -> bool {
-    matches!(
-        verdict::classify(replay).class,
-        Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity
-    )
 }
 
 /// The replay of candidate `number` (1-based): its schedule and outcome directory.

@@ -5,8 +5,11 @@
 //! watched accesses e1, f, e2 ran in that order, each in its predicted segment), no error (the schedule was followed and
 //! nothing happened), infeasible (the program took another path: the schedule diverged) or failed
 //! (no outcome: timeout, crash, refused schedule), each with its reason in words. A race or
-//! deadlock the runtime wrote is final: a hang, crash or timeout after it changes nothing.
+//! deadlock the runtime wrote is final: a hang, crash or timeout after it changes nothing. And
+//! [`confirms`]: whether the replay proved its own candidate, which decides if the candidate's
+//! fallbacks are still worth replaying.
 
+use ilgen_analysis::candidates::Candidate;
 use ilgen_trace::replay::{ResultKind, EXIT_BAD_SCHEDULE};
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +44,32 @@ pub struct Verdict {
     pub class: Class,
     /// Why, in one lowercase sentence (empty for confirmed findings).
     pub reason: String,
+}
+
+/// Whether `run` proved `candidate` itself. A race candidate needs a race at its own two sites: a
+/// replay may run into another race first (one on the way, while the schedule still holds the
+/// threads) and then diverge or stall before its own, and its fallbacks (the other pairs at
+/// those two sites) may still reach it. Any confirmed verdict proves the other kinds.
+pub fn confirms(candidate: &Candidate, run: &ReplayRun) -> bool {
+    let class = classify(run).class;
+    match candidate {
+        Candidate::Race { accesses, .. } => {
+            let mut own = [accesses[0].site, accesses[1].site];
+            own.sort_unstable();
+            class == Class::ConfirmedRace
+                && run.outcome.as_ref().is_ok_and(|o| {
+                    o.races.iter().any(|r| {
+                        let mut found = [r.current.site, r.previous.site];
+                        found.sort_unstable();
+                        found == own
+                    })
+                })
+        }
+        Candidate::Deadlock { .. } | Candidate::Atomicity { .. } => matches!(
+            class,
+            Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity
+        ),
+    }
 }
 
 pub fn classify(run: &ReplayRun) -> Verdict {
@@ -125,7 +154,11 @@ pub fn classify(run: &ReplayRun) -> Verdict {
 
 #[cfg(test)]
 mod tests {
-    use ilgen_trace::replay::{Divergence, Outcome, OUTCOME_VERSION};
+    use ilgen_analysis::candidates::{AccessName, AccessSide, ObjectRange, ScheduleOut};
+    use ilgen_trace::replay::{
+        Divergence, Outcome, RaceAccess, RaceReport, ThreadRef, EXIT_DIVERGED, OUTCOME_VERSION,
+    };
+    use ilgen_trace::{AccessKind, SiteId};
 
     use super::*;
 
@@ -162,6 +195,74 @@ mod tests {
                 .ok_or_else(|| "no outcome".to_owned()),
             out_dir: "/r".into(),
         }
+    }
+
+    #[test]
+    fn a_race_candidate_is_confirmed_only_by_a_race_at_its_own_two_sites() {
+        let side = |tid, site| AccessSide {
+            tid,
+            site,
+            access: AccessName::Write,
+        };
+        let candidate = Candidate::Race {
+            object: ObjectRange { addr: 0x10, len: 4 },
+            accesses: [side(0, 7), side(1, 9)],
+            schedule: ScheduleOut {
+                prefix_steps: 0,
+                steps: Vec::new(),
+            },
+            fallback_of: None,
+        };
+        let found = |pairs: &[(SiteId, SiteId)]| {
+            let access = |tid, site| RaceAccess {
+                thread: ThreadRef {
+                    tid,
+                    parent: None,
+                    child_index: 0,
+                },
+                kind: AccessKind::Write,
+                addr: 0x10,
+                size: 4,
+                site,
+                free: false,
+                unmap: false,
+                destroy: false,
+                stack: vec![],
+                locks: vec![],
+            };
+            let mut r = run(Ended::Exited(EXIT_DIVERGED), Some(ResultKind::Race));
+            if let Ok(o) = &mut r.outcome {
+                o.races = pairs
+                    .iter()
+                    .map(|&(current, previous)| RaceReport {
+                        current: access(1, current),
+                        previous: access(0, previous),
+                        heap_block: None,
+                    })
+                    .collect();
+            }
+            confirms(&candidate, &r)
+        };
+        // Another race on the way, then a divergence: the fallbacks may still reach it.
+        assert!(!found(&[(3, 4)]));
+        assert!(found(&[(3, 4), (9, 7)]));
+        assert!(found(&[(7, 9)]));
+        // A deadlock's replay is proven by anything it confirmed.
+        let deadlock = Candidate::Deadlock {
+            blocked: Vec::new(),
+            schedule: ScheduleOut {
+                prefix_steps: 0,
+                steps: Vec::new(),
+            },
+        };
+        assert!(confirms(
+            &deadlock,
+            &run(Ended::Exited(87), Some(ResultKind::Deadlock))
+        ));
+        assert!(!confirms(
+            &deadlock,
+            &run(Ended::Exited(0), Some(ResultKind::NoError))
+        ));
     }
 
     #[test]

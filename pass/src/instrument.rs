@@ -48,7 +48,8 @@ pub fn instrument_function<'ctx>(
     ctx: &mut Ctx<'_, 'ctx>,
     f: FunctionValue<'ctx>,
 ) -> Result<usize, BuilderError> {
-    ctx.sites.enter(predicates::of(f));
+    let predicates = predicates::of(f);
+    ctx.sites.enter(predicates.all, predicates.spins);
     let locals = escape::local_allocas(f);
     let accesses = collect(&ctx.module.get_context(), f);
     let ranges = loop_ranges(ctx, f, &locals, &accesses);

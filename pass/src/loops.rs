@@ -200,27 +200,44 @@ const LOCK_CALLS: &[&str] = &[
     "pthread_spin_unlock",
 ];
 
-/// The bodies of `f`'s loops that wait for another thread: each wait loop
+/// How a waiting loop waits, which decides where the recorder sees its reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waits {
+    /// Around a condition wait, or polling under a lock: each round is a segment of its own,
+    /// whose first read of the condition is the one the recorder keeps.
+    Synced,
+    /// With no sync operation inside (a spin, or a loop that only yields or sleeps): every round
+    /// is in one segment, and the recorder keeps the first round's read, not the one that left.
+    Spins,
+}
+
+/// The bodies of `f`'s loops that wait for another thread, with how each waits: each wait loop
 /// ([`find_wait_loops`]), and each innermost spin or polling loop ([`polls`]).
-pub fn waiting_loops(f: FunctionValue<'_>) -> Vec<HashSet<BasicBlock<'_>>> {
+pub fn waiting_loops(f: FunctionValue<'_>) -> Vec<(HashSet<BasicBlock<'_>>, Waits)> {
     let loops: Vec<NaturalLoop<'_>> = natural_loops(f).into_iter().map(|(l, _)| l).collect();
-    let mut out: Vec<_> = find_wait_loops(f).into_iter().map(|w| w.body).collect();
+    let mut out: Vec<_> = find_wait_loops(f)
+        .into_iter()
+        .map(|w| (w.body, Waits::Synced))
+        .collect();
     for l in &loops {
         let innermost = !loops
             .iter()
             .any(|m| m.header != l.header && l.body.contains(&m.header));
-        if innermost && !out.contains(&l.body) && polls(&l.body) {
-            out.push(l.body.clone());
+        if innermost && !out.iter().any(|(body, _)| *body == l.body) {
+            if let Some(waits) = polls(&l.body) {
+                out.push((l.body.clone(), waits));
+            }
         }
     }
     out
 }
 
-/// Whether loop `body` spins or polls: it calls nothing but intrinsics and runtime hooks (a spin
-/// loop), or passes time ([`YIELD_CALLS`]) and otherwise takes only [`LOCK_CALLS`] (a polling
-/// loop). A loop that locks without ever yielding walks shared data under the lock (a bounded
-/// pass over a journal); its reads are data, and any other call may do the thread's work.
-fn polls(body: &HashSet<BasicBlock<'_>>) -> bool {
+/// Whether loop `body` spins or polls, and how: it calls nothing but intrinsics and runtime hooks
+/// (a spin loop), or passes time ([`YIELD_CALLS`]) and otherwise takes only [`LOCK_CALLS`] (a
+/// polling loop, synced when it locks). A loop that locks without ever yielding walks shared data
+/// under the lock (a bounded pass over a journal); its reads are data, and any other call may do
+/// the thread's work.
+fn polls(body: &HashSet<BasicBlock<'_>>) -> Option<Waits> {
     let mut yields = false;
     let mut locks = false;
     for i in body.iter().flat_map(|&b| ir::instructions(b)) {
@@ -230,18 +247,20 @@ fn polls(body: &HashSet<BasicBlock<'_>>) -> bool {
         ) {
             continue;
         }
-        let Some(name) = ir::direct_callee(i).map(ir::function_name) else {
-            return false;
-        };
+        let name = ir::direct_callee(i).map(ir::function_name)?;
         if YIELD_CALLS.contains(&name.as_str()) {
             yields = true;
         } else if LOCK_CALLS.contains(&name.as_str()) {
             locks = true;
         } else if !name.starts_with("llvm.") && !name.starts_with(abi::RUNTIME_PREFIX) {
-            return false;
+            return None;
         }
     }
-    yields || !locks
+    match (yields, locks) {
+        (_, false) => Some(Waits::Spins),
+        (true, true) => Some(Waits::Synced),
+        (false, true) => None,
+    }
 }
 
 /// What marker insertion needs: a builder, the hook declarations, and the context the

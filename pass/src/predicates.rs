@@ -3,7 +3,8 @@
 //!
 //! Takes one function, before any hook is inserted into it; gives the loads (and stores) whose
 //! sites the pass flags `FLAG_PREDICATE` (`ilgen_trace::sites`): a predicted schedule keeps what
-//! they saw (`ilgen-analysis`'s `reads_from`). The walk from a load to a branch is
+//! they saw (`ilgen-analysis`'s `reads_from`); those of a loop with no sync operation inside also
+//! `FLAG_SPIN`. The walk from a load to a branch is
 //! [`decides::reaches`]'s; the loops are [`loops::waiting_loops`], the guards
 //! [`guards::sync_guards`].
 
@@ -19,9 +20,17 @@ use crate::ir;
 use crate::loops;
 use crate::redundant;
 
+/// The predicate loads and stores of one function, and which of them decide a loop with no sync
+/// operation inside ([`loops::Waits::Spins`]).
+#[derive(Debug, Default)]
+pub struct Predicates<'ctx> {
+    pub all: HashSet<InstructionValue<'ctx>>,
+    pub spins: HashSet<InstructionValue<'ctx>>,
+}
+
 /// The loads of `f` whose value decides a branch inside a loop that waits for another thread
 /// ([`loops::waiting_loops`]: a wait loop, a spin loop or a polling loop) or a branch that guards
-/// a sync operation ([`guards::sync_guards`]).
+/// a sync operation ([`guards::sync_guards`]), with the stores they read back.
 ///
 /// Why these branches and not every branch: a waiting loop leaves only when another thread's
 /// write lets it, and what each of its reads saw (not yet / now) is what the run's order of the
@@ -29,35 +38,46 @@ use crate::redundant;
 /// of it early), which no replay can follow. A guard decides which sync operations the thread
 /// does, which is what a schedule lists. Reads deciding other branches stay data (see `decides.rs`
 /// doc). Every branch in a waiting loop counts, not only the exiting ones: `while (a || b)`
-/// leaves through the branch on `b` only, yet `a` decided to go there.
-pub fn of(f: FunctionValue<'_>) -> HashSet<InstructionValue<'_>> {
+/// leaves through the branch on `b` only, yet `a` decided to go there. The loads of a loop that
+/// spins are told apart: the recorder keeps the read of its first round, and the analysis infers
+/// what the round that left saw.
+pub fn of(f: FunctionValue<'_>) -> Predicates<'_> {
     let mut branches = guards::sync_guards(f);
-    let mut loads: HashSet<InstructionValue<'_>> = HashSet::new();
-    for body in loops::waiting_loops(f) {
-        let instructions: Vec<_> = body.iter().flat_map(|&b| ir::instructions(b)).collect();
-        branches.extend(
-            instructions
-                .iter()
-                .copied()
+    let mut spinning = HashSet::new();
+    for (body, waits) in loops::waiting_loops(f) {
+        let exits =
+            body.iter()
+                .flat_map(|&b| ir::instructions(b))
                 .filter(|i| match i.get_opcode() {
                     InstructionOpcode::Br => i.get_num_operands() == 3,
                     InstructionOpcode::Switch => true,
                     _ => false,
-                }),
-        );
+                });
+        for branch in exits {
+            branches.insert(branch);
+            if waits == loops::Waits::Spins {
+                spinning.insert(branch);
+            }
+        }
     }
+    let mut out = Predicates::default();
     if branches.is_empty() {
-        return loads;
+        return out;
     }
-    loads.extend(
-        ir::all_instructions(f)
-            .into_iter()
-            .filter(|&i| i.get_opcode() == InstructionOpcode::Load)
-            .filter(|&i| reaches(i, |user, idx| idx == 0 && branches.contains(&user))),
-    );
-    let stores: Vec<_> = loads.iter().filter_map(|&l| own_store_before(l)).collect();
-    loads.extend(stores);
-    loads
+    for load in ir::all_instructions(f)
+        .into_iter()
+        .filter(|&i| i.get_opcode() == InstructionOpcode::Load)
+    {
+        if !reaches(load, |user, idx| idx == 0 && branches.contains(&user)) {
+            continue;
+        }
+        let store = own_store_before(load);
+        out.all.extend(std::iter::once(load).chain(store));
+        if reaches(load, |user, idx| idx == 0 && spinning.contains(&user)) {
+            out.spins.extend(std::iter::once(load).chain(store));
+        }
+    }
+    out
 }
 
 /// The store that `load` reads back: the last store before it in its block to the same address
@@ -118,19 +138,23 @@ mod tests {
     use super::*;
     use crate::testing::with_module;
 
-    /// The names (`%name`) of `f`'s predicate loads and stores, sorted.
-    fn predicate_names(ir_text: &str, f: &str) -> Vec<String> {
+    /// The names (`%name`) of `f`'s predicate loads and stores, sorted; and of those that
+    /// decide a spin.
+    fn predicate_names(ir_text: &str, f: &str) -> (Vec<String>, Vec<String>) {
         with_module(ir_text, |m| {
-            let f = m.get_function(f).unwrap();
-            let mut names: Vec<String> = of(f)
-                .into_iter()
-                .map(|i| {
-                    let name = i.get_name().map(|n| n.to_string_lossy().into_owned());
-                    name.unwrap_or_else(|| format!("{:?}", i.get_opcode()))
-                })
-                .collect();
-            names.sort();
-            names
+            let p = of(m.get_function(f).unwrap());
+            let names = |set: &HashSet<InstructionValue<'_>>| {
+                let mut names: Vec<String> = set
+                    .iter()
+                    .map(|i| {
+                        let name = i.get_name().map(|n| n.to_string_lossy().into_owned());
+                        name.unwrap_or_else(|| format!("{:?}", i.get_opcode()))
+                    })
+                    .collect();
+                names.sort();
+                names
+            };
+            (names(&p.all), names(&p.spins))
         })
     }
 
@@ -178,10 +202,37 @@ out:
   ret void
 }
 "#;
-        assert_eq!(predicate_names(text, "spin"), ["a"]);
-        assert!(predicate_names(text, "busy").is_empty());
+        assert_eq!(
+            predicate_names(text, "spin"),
+            (vec!["a".into()], vec!["a".into()])
+        );
+        assert!(predicate_names(text, "busy").0.is_empty());
         // Locking without yielding: a bounded pass over shared data, not a wait.
-        assert!(predicate_names(text, "walk").is_empty());
+        assert!(predicate_names(text, "walk").0.is_empty());
+    }
+
+    #[test]
+    fn a_loop_polling_under_a_lock_is_no_spin() {
+        let text = r#"
+declare i32 @usleep(i32)
+declare i32 @pthread_mutex_lock(ptr)
+declare i32 @pthread_mutex_unlock(ptr)
+define void @poll(ptr %ready, ptr %m) {
+entry:
+  br label %head
+head:
+  %l = call i32 @pthread_mutex_lock(ptr %m)
+  %r = load i32, ptr %ready
+  %u = call i32 @pthread_mutex_unlock(ptr %m)
+  %s = call i32 @usleep(i32 100)
+  %go = icmp eq i32 %r, 0
+  br i1 %go, label %head, label %out
+out:
+  ret void
+}
+"#;
+        // Each round is a segment of its own: the recorder keeps the read that left.
+        assert_eq!(predicate_names(text, "poll"), (vec!["r".into()], vec![]));
     }
 
     #[test]
@@ -208,6 +259,9 @@ out:
 "#;
         // The reloaded count decides, and the store it reads back carries it; the first load
         // only feeds the store, and `other` decides nothing.
-        assert_eq!(predicate_names(text, "idle"), ["Store", "again"]);
+        assert_eq!(
+            predicate_names(text, "idle"),
+            (vec!["Store".into(), "again".into()], vec![])
+        );
     }
 }

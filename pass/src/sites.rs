@@ -12,7 +12,8 @@
 //! placeholder declaration, which [`Sites::finish`] replaces with the real global.
 
 use ilgen_trace::sites::{
-    is_user_file, Frame, SiteTableBuilder, FLAG_CALL, FLAG_DECIDES, FLAG_PREDICATE, SECTION, UNIT,
+    is_user_file, Frame, SiteTableBuilder, FLAG_CALL, FLAG_DECIDES, FLAG_PREDICATE, FLAG_SPIN,
+    SECTION, UNIT,
 };
 use inkwell::module::{Linkage, Module};
 use inkwell::types::IntType;
@@ -75,9 +76,10 @@ pub struct Sites<'ctx> {
     placeholder: GlobalValue<'ctx>,
     i8_ty: IntType<'ctx>,
     i64_ty: IntType<'ctx>,
-    /// The loads of the function being instrumented that decide a waiting loop's branch or a
-    /// sync guard.
+    /// The loads (and stores) of the function being instrumented that decide a waiting loop's
+    /// branch or a sync guard, and those of them that decide a spin.
     predicates: HashSet<InstructionValue<'ctx>>,
+    spins: HashSet<InstructionValue<'ctx>>,
 }
 
 const PLACEHOLDER: &str = "__ilgen_sites.placeholder";
@@ -93,6 +95,7 @@ impl<'ctx> Sites<'ctx> {
             i8_ty,
             i64_ty: ctx.i64_type(),
             predicates: HashSet::new(),
+            spins: HashSet::new(),
         }
     }
 
@@ -128,6 +131,9 @@ impl<'ctx> Sites<'ctx> {
         if self.predicates.contains(&inst) {
             flags |= FLAG_PREDICATE;
         }
+        if self.spins.contains(&inst) {
+            flags |= FLAG_SPIN;
+        }
         self.add(&at, &inlined, &callers, flags)
     }
 
@@ -145,9 +151,15 @@ impl<'ctx> Sites<'ctx> {
     }
 
     /// Called before a function's instructions get their sites, with its predicate loads and
-    /// stores (`predicates.rs`, found before any hook changed its blocks).
-    pub fn enter(&mut self, predicates: HashSet<InstructionValue<'ctx>>) {
+    /// stores and those of them that decide a spin (`predicates.rs`, found before any hook
+    /// changed its blocks).
+    pub fn enter(
+        &mut self,
+        predicates: HashSet<InstructionValue<'ctx>>,
+        spins: HashSet<InstructionValue<'ctx>>,
+    ) {
         self.predicates = predicates;
+        self.spins = spins;
     }
 
     /// The store of a read-modify-write whose load decides a predicate decides it too: the
@@ -155,6 +167,9 @@ impl<'ctx> Sites<'ctx> {
     pub fn carry_predicate(&mut self, load: InstructionValue<'ctx>, store: InstructionValue<'ctx>) {
         if self.predicates.contains(&load) {
             self.predicates.insert(store);
+        }
+        if self.spins.contains(&load) {
+            self.spins.insert(store);
         }
     }
 

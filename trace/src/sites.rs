@@ -35,7 +35,9 @@
 //! thread (`ilgen-pass`'s `decides`): a predicted schedule keeps what such a read saw. A table
 //! written before bit 1 existed reads as no predicate loads. Bit 2 ([`FLAG_CALL`]) marks the entry
 //! or an exit of a function whose calls the runtime records under `ILGEN_OPTIONS=calls=1`
-//! (`ilgen-pass`'s `call_markers`); older tables have none.
+//! (`ilgen-pass`'s `call_markers`); older tables have none. Bit 3 ([`FLAG_SPIN`]) marks those
+//! predicate loads whose loop has no sync operation inside (`ilgen-pass`'s `predicates`); older
+//! tables have none, and their spin loops are modelled as before it.
 //!
 //! Versions: 1, first layout (column: u32, no flags; still read, as flags 0); 2, flags: u16 (still
 //! read: its high byte was always 0, which version 3 reads as no inlined frames); 3, sites in user
@@ -57,6 +59,8 @@ const FRAME_CALLER: u32 = 1;
 pub const FLAG_PREDICATE: u8 = 2;
 /// [`Site::call`] in a site's flags.
 pub const FLAG_CALL: u8 = 4;
+/// [`Site::spin`] in a site's flags.
+pub const FLAG_SPIN: u8 = 8;
 
 /// Where the system's and the compiler's headers live: a frame in a file under one of these is
 /// library code, never a site's own frame while a user frame is known.
@@ -88,6 +92,8 @@ pub struct Deciding {
     pub addresses: BTreeSet<SiteId>,
     /// Loads whose value decides a waiting loop's branch ([`FLAG_PREDICATE`]).
     pub predicates: BTreeSet<SiteId>,
+    /// Those of the predicates that decide a loop with no sync operation inside ([`FLAG_SPIN`]).
+    pub spins: BTreeSet<SiteId>,
 }
 
 impl Deciding {
@@ -244,6 +250,10 @@ pub struct Site {
     /// The entry or an exit of a function, where a recorded call begins or ends ([`FLAG_CALL`]):
     /// its `tx_begin`/`tx_end` is a call, not an atomic block the program marked.
     pub call: bool,
+    /// A predicate load of a loop with no sync operation inside (a spin, or a loop that only
+    /// yields or sleeps) ([`FLAG_SPIN`]): the loop runs from its first read to its exit within
+    /// one segment, where the recorder keeps the first read only.
+    pub spin: bool,
     /// The library frames inlined at [`Site::frame`], from its call inward: the operation itself
     /// is in the last one. Empty when the instruction is the line's own.
     pub inlined: Vec<Frame>,
@@ -331,6 +341,7 @@ impl SiteTable {
                     decides: flags & FLAG_DECIDES != 0,
                     predicate: flags & FLAG_PREDICATE != 0,
                     call: flags & FLAG_CALL != 0,
+                    spin: flags & FLAG_SPIN != 0,
                     inlined: inlined.into_iter().map(|(f, _, _)| f).collect(),
                     callers: callers.into_iter().map(|(f, _, _)| f).collect(),
                 };
@@ -386,7 +397,11 @@ mod tests {
             1
         );
         let mut b = SiteTableBuilder::new();
-        b.add(&Frame::new("dir/b.c", 17, 5, "task"), &[], FLAG_PREDICATE);
+        b.add(
+            &Frame::new("dir/b.c", 17, 5, "task"),
+            &[],
+            FLAG_PREDICATE | FLAG_SPIN,
+        );
         let a = a.finish();
         let b = b.finish();
         assert_eq!(a.len() % UNIT, 0);
@@ -398,7 +413,10 @@ mod tests {
         assert!(table.get(id_a0 as SiteId).unwrap().inlined.is_empty());
         let id_a1 = SiteTableBuilder::byte_offset(1) / UNIT;
         let s = table.get(id_a1 as SiteId).unwrap();
-        assert_eq!((s.frame.line, s.decides, s.predicate), (6, true, false));
+        assert_eq!(
+            (s.frame.line, s.decides, s.predicate, s.spin),
+            (6, true, false, false)
+        );
         let mut want = header.to_vec();
         want[0].function = "_ZN1M4LOCKEV".into();
         want[1].function = "GTHREAD_LOCK".into();
@@ -407,7 +425,10 @@ mod tests {
         let s = table.get(id_b0 as SiteId).unwrap();
         let mut want = Frame::new("dir/b.c", 17, 5, "task");
         want.function = "TASK".into();
-        assert_eq!((&s.frame, s.decides, s.predicate), (&want, false, true));
+        assert_eq!(
+            (&s.frame, s.decides, s.predicate, s.spin),
+            (&want, false, true, true)
+        );
     }
 
     #[test]
