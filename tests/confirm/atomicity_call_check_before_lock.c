@@ -11,6 +11,9 @@
 // segment as the call's entry but before it, outside the transaction, so `--atomic deposit` finds
 // nothing (deposit's one write is serializable).
 //
+// Marked ILGEN_ATOMIC instead (MARKED), withdraw begins at its entry, so its check was always in
+// the transaction: `--atomicity` on a run recorded without calls=1 finds the same.
+//
 // Under replay (WITHDRAW_REPLAY set) the test barrier is skipped: the schedule orders the threads.
 //
 // RUN: %ilgen cc -g -O0 -I %testinc %s -o %t
@@ -22,11 +25,21 @@
 // RUN: grep '^balance 70 ' %t.trace/replay-1/stdout.txt
 // RUN: sh -c '%ilgen detect --atomic "*" --no-replay %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=STAR
 // RUN: sh -c '%ilgen detect --atomic deposit --no-replay %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=DEPOSIT
+// RUN: %ilgen cc -g -O0 -I %testinc -DMARKED %s -o %t.marked
+// RUN: rm -rf %t.marked.trace && env ILGEN_OPTIONS=trace_dir=%t.marked.trace %t.marked
+// RUN: sh -c '%ilgen detect --atomicity --no-replay %t.marked.trace; echo "exit=$?"' | FileCheck %s --check-prefix=PREDICT
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "ilgen_test.h"
+
+#ifdef MARKED
+#include <ilgen.h>
+#define WITHDRAW ILGEN_ATOMIC
+#else
+#define WITHDRAW
+#endif
 
 pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 int balance = 100;
@@ -41,7 +54,7 @@ void take_turn(void) {
 }
 
 // Called with m held; returns with it held.
-void withdraw(int amount) {
+WITHDRAW void withdraw(int amount) {
   int seen = balance; // the check
   pthread_mutex_unlock(&m);
   slips++;
@@ -83,43 +96,43 @@ int main(void) {
 }
 
 // withdraw's tx_begin comes before its check, deposit's after its caller's read.
-// DUMP:      T1 lock m {{.*}}:63:3 customer
-// DUMP-NEXT: T1 tx_begin seq={{[0-9]+}} at {{.*}}atomicity_call_check_before_lock.c:44:0 withdraw
-// DUMP-NEXT: T1 read balance size=4 at {{.*}}atomicity_call_check_before_lock.c:45:14 withdraw
-// DUMP-NEXT: T1 unlock m {{.*}}:46:3 withdraw
-// DUMP:      T1 tx_end seq={{[0-9]+}} at {{.*}}atomicity_call_check_before_lock.c:50:1 withdraw
-// DUMP-NEXT: T1 read savings size=4 at {{.*}}atomicity_call_check_before_lock.c:65:14 customer
-// DUMP-NEXT: T1 tx_begin seq={{[0-9]+}} at {{.*}}atomicity_call_check_before_lock.c:53:0 deposit
-// DUMP-NEXT: T1 unlock m {{.*}}:54:3 deposit
+// DUMP:      T1 lock m {{.*}}:76:3 customer
+// DUMP-NEXT: T1 tx_begin seq={{[0-9]+}} at {{.*}}atomicity_call_check_before_lock.c:57:0 withdraw
+// DUMP-NEXT: T1 read balance size=4 at {{.*}}atomicity_call_check_before_lock.c:58:14 withdraw
+// DUMP-NEXT: T1 unlock m {{.*}}:59:3 withdraw
+// DUMP:      T1 tx_end seq={{[0-9]+}} at {{.*}}atomicity_call_check_before_lock.c:63:1 withdraw
+// DUMP-NEXT: T1 read savings size=4 at {{.*}}atomicity_call_check_before_lock.c:78:14 customer
+// DUMP-NEXT: T1 tx_begin seq={{[0-9]+}} at {{.*}}atomicity_call_check_before_lock.c:66:0 deposit
+// DUMP-NEXT: T1 unlock m {{.*}}:67:3 deposit
 
 // PREDICT:      ilgen: 1 candidate(s): 0 race(s), 0 deadlock(s), 1 atomicity violation(s)
 // PREDICT:      atomicity: 2 transactions; distinct violations: 1 with a schedule
 // PREDICT:      candidate 1: atomicity violation on balance ({{0x[0-9a-f]+}}) (4 bytes), read-write-write (lost update: the block writes back a stale value)
-// PREDICT-NEXT:   transaction of thread {{[12]}} begun at {{.*}}atomicity_call_check_before_lock.c:44 in withdraw
-// PREDICT-NEXT:   e1 read by thread {{[12]}} at {{.*}}atomicity_call_check_before_lock.c:45 in withdraw
-// PREDICT-NEXT:   f  write by thread {{[12]}} at {{.*}}atomicity_call_check_before_lock.c:49 in withdraw
-// PREDICT-NEXT:   e2 write by thread {{[12]}} at {{.*}}atomicity_call_check_before_lock.c:49 in withdraw
+// PREDICT-NEXT:   transaction of thread {{[12]}} begun at {{.*}}atomicity_call_check_before_lock.c:57 in withdraw
+// PREDICT-NEXT:   e1 read by thread {{[12]}} at {{.*}}atomicity_call_check_before_lock.c:58 in withdraw
+// PREDICT-NEXT:   f  write by thread {{[12]}} at {{.*}}atomicity_call_check_before_lock.c:62 in withdraw
+// PREDICT-NEXT:   e2 write by thread {{[12]}} at {{.*}}atomicity_call_check_before_lock.c:62 in withdraw
 // PREDICT:      exit=66
 
 // CHECK:      WARNING: ilgen: atomicity violation (pid={{[0-9]+}})
 // CHECK-NEXT:   Transaction of thread T[[TX:[12]]] began at:
-// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_call_check_before_lock.c:44:0
+// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_call_check_before_lock.c:57:0
 // CHECK:        Read of size 4 at {{0x[0-9a-f]+}} by thread T[[TX]] (e1, in the transaction):
-// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_call_check_before_lock.c:45:14
+// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_call_check_before_lock.c:58:14
 // CHECK:        Write of size 4 at {{0x[0-9a-f]+}} by thread T{{[12]}} (f, another thread's, between e1 and e2):
-// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_call_check_before_lock.c:49:11
+// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_call_check_before_lock.c:62:11
 // CHECK:        Write of size 4 at {{0x[0-9a-f]+}} by thread T[[TX]] (e2, in the same transaction):
-// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_call_check_before_lock.c:49:11
+// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_call_check_before_lock.c:62:11
 // CHECK:        Pattern read-write-write: lost update: the block writes back a stale value.
-// CHECK:      SUMMARY: ilgen: atomicity violation {{.*}}atomicity_call_check_before_lock.c:45 in withdraw
+// CHECK:      SUMMARY: ilgen: atomicity violation {{.*}}atomicity_call_check_before_lock.c:58 in withdraw
 // CHECK:      ilgen: 1 atomicity violation candidate(s): 1 confirmed
 // CHECK:      exit=66
 
 // STAR:       ilgen: 1 candidate(s): 0 race(s), 0 deadlock(s), 1 atomicity violation(s)
 // STAR:       atomicity: 4 transactions; distinct violations: 1 with a schedule
 // STAR:       candidate 1: atomicity violation on balance ({{0x[0-9a-f]+}}) (4 bytes), read-write-write
-// STAR-NEXT:    transaction of thread {{[12]}} begun at {{.*}}atomicity_call_check_before_lock.c:44 in withdraw
-// STAR-NEXT:    e1 read by thread {{[12]}} at {{.*}}atomicity_call_check_before_lock.c:45 in withdraw
+// STAR-NEXT:    transaction of thread {{[12]}} begun at {{.*}}atomicity_call_check_before_lock.c:57 in withdraw
+// STAR-NEXT:    e1 read by thread {{[12]}} at {{.*}}atomicity_call_check_before_lock.c:58 in withdraw
 // STAR:       exit=66
 
 // DEPOSIT:    ilgen: 0 candidate(s): 0 race(s), 0 deadlock(s), 0 atomicity violation(s)
