@@ -824,9 +824,11 @@ fn match_conditions(marks: &Marks) -> Conditions {
     };
     for w in &waits {
         let in_range = |seq: u64| seq > w.from && seq < w.wake.seq;
-        let broadcast = broadcasts
-            .get(&w.cond)
-            .and_then(|b| b.iter().find(|(seq, _)| in_range(*seq)));
+        // Broadcasts are in seq order: the earliest in the interval is the first after `from`.
+        let broadcast = broadcasts.get(&w.cond).and_then(|b| {
+            b.get(b.partition_point(|(seq, _)| *seq <= w.from))
+                .filter(|(seq, _)| in_range(*seq))
+        });
         let signal = || {
             let set = signals.get_mut(&w.cond)?;
             let &(seq, inst) = set.range((w.from.saturating_add(1), 0)..).next()?;
@@ -854,15 +856,25 @@ fn match_conditions(marks: &Marks) -> Conditions {
     // for a count to reach N needs all N signals, not the first, and a race pair whose schedule
     // diverges is not tried again with another.
     loops.sort_by_key(|(_, exit)| (exit.seq, exit.thread));
+    // Per condition variable: the index in its signal list of the first one a loop exit may take
+    // (a broadcast, or a signal not taken). Taken signals stay taken, so the cursor only moves
+    // forward and all the exits together walk each list once.
+    let mut first_free: HashMap<u64, usize> = HashMap::new();
     for (cond, exit) in loops {
         let Some(list) = all_signals.get(&cond) else {
             continue;
         };
+        let cursor = first_free.entry(cond).or_insert(0);
+        while list
+            .get(*cursor)
+            .is_some_and(|&(_, inst)| used[inst] && !is_broadcast[inst])
+        {
+            *cursor += 1;
+        }
         let before = list.partition_point(|(seq, _)| *seq < exit.seq);
         let earlier = &list[..before];
         let pick = earlier
-            .iter()
-            .find(|(_, inst)| is_broadcast[*inst] || !used[*inst])
+            .get(*cursor)
             // Every earlier signal is taken: the exit sees state left over from one of them (a
             // flag signalled once, a batch under one signal, an item a woken waiter came too late
             // for); the latest is the likeliest to have published it.

@@ -2,20 +2,26 @@
 //! them the trace has begun.
 //!
 //! Takes the pass's call hooks (`__ilgen_call_enter`/`__ilgen_call_leave`, see
-//! `intercept::atomic`) and, right before each sync operation, `record::sync`'s question which
-//! calls to begin; gives the sites of the calls to begin (outermost first) and, when a call
+//! `intercept::atomic`) with, at each entry, the point the thread's segment had reached (a
+//! [`Mark`]), and, right before each sync operation, `record::sync`'s question which calls to
+//! begin; gives the site and mark of each call to begin (outermost first) and, when a call
 //! returns, how many begun calls end. Both modes keep the same stack, so record and replay count
 //! the same markers among a thread's sync operations.
 //!
 //! Why lazily: a call in which no sync operation runs cannot hold an atomicity violation (its
 //! accesses all lie in one segment), and most calls are such. Entering a call only pushes its site
-//! on a thread-local array; its `TxBegin` is written right before the first sync operation that
-//! runs inside it (so accesses made before that operation lie before the begin), and then its
-//! `TxEnd` when it returns. Calls deeper than [`MAX_DEPTH`] are counted, never begun. Off (the
-//! default) each hook costs a load and a return.
+//! and a mark of the thread's segment cache on thread-local arrays; its `TxBegin` is written right
+//! before the first sync operation that runs inside it, and then its `TxEnd` when it returns. The
+//! accesses the call made before that operation are still in the segment cache, after the mark:
+//! the accesses before the mark are written out first, then the `TxBegin`, so the transaction
+//! holds every access of the call (unless the cache filled up in between and wrote them out before
+//! the begin). Calls deeper than [`MAX_DEPTH`] are counted, never begun. Off (the default) each
+//! hook costs a load and a return.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::record::cache::Mark;
 
 /// Set at start-up when the process records (or replays a run that recorded) calls.
 static ON: AtomicBool = AtomicBool::new(false);
@@ -26,6 +32,8 @@ pub(crate) const MAX_DEPTH: usize = 128;
 struct Stack {
     /// The raw site pointer of each open call's entry, outermost first.
     sites: [Cell<usize>; MAX_DEPTH],
+    /// Where each open call's accesses begin in the segment.
+    marks: [Cell<Mark>; MAX_DEPTH],
     /// Open calls.
     depth: Cell<u32>,
     /// The first `begun` open calls have their `TxBegin` in the trace (begun calls are always the
@@ -39,6 +47,7 @@ thread_local! {
     static STACK: Stack = const {
         Stack {
             sites: [const { Cell::new(0) }; MAX_DEPTH],
+            marks: [const { Cell::new(0) }; MAX_DEPTH],
             depth: Cell::new(0),
             begun: Cell::new(0),
         }
@@ -50,9 +59,10 @@ pub(crate) fn turn_on() {
     ON.store(true, Ordering::Relaxed);
 }
 
-/// A call of the function whose entry has site `site` is entered; gives the depth before it.
+/// A call of the function whose entry has site `site` is entered, at the point of the segment
+/// `mark` gives; gives the depth before it.
 #[inline]
-pub(crate) fn enter(site: usize) -> u32 {
+pub(crate) fn enter(site: usize, mark: impl FnOnce() -> Mark) -> u32 {
     if !ON.load(Ordering::Relaxed) {
         return 0;
     }
@@ -60,6 +70,7 @@ pub(crate) fn enter(site: usize) -> u32 {
         let depth = s.depth.get();
         if let Some(slot) = s.sites.get(depth as usize) {
             slot.set(site);
+            s.marks[depth as usize].set(mark());
         }
         s.depth.set(depth.saturating_add(1));
         depth
@@ -89,10 +100,10 @@ pub(crate) fn leave(depth: u32) -> u32 {
     })
 }
 
-/// Before a sync operation of this thread: `begin(site)` for each open call not begun yet,
+/// Before a sync operation of this thread: `begin(site, mark)` for each open call not begun yet,
 /// outermost first.
 #[inline]
-pub(crate) fn begin_open(mut begin: impl FnMut(usize)) {
+pub(crate) fn begin_open(mut begin: impl FnMut(usize, Mark)) {
     if !ON.load(Ordering::Relaxed) {
         return;
     }
@@ -103,19 +114,37 @@ pub(crate) fn begin_open(mut begin: impl FnMut(usize)) {
             return;
         }
         s.begun.set(top as u32);
-        for slot in &s.sites[from..top] {
-            begin(slot.get());
+        for (site, mark) in s.sites[from..top].iter().zip(&s.marks[from..top]) {
+            begin(site.get(), mark.get());
         }
     });
+}
+
+/// Open calls of this thread whose `TxBegin` has not run (calls deeper than [`MAX_DEPTH`] never
+/// begin).
+pub(crate) fn unbegun() -> u32 {
+    if !ON.load(Ordering::Relaxed) {
+        return 0;
+    }
+    STACK.with(|s| (s.depth.get().min(MAX_DEPTH as u32)).saturating_sub(s.begun.get()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Enters a call whose entry takes the mark `site + 1`.
+    fn enter_at(site: usize) -> u32 {
+        enter(site, || site as Mark + 1)
+    }
+
+    /// The sites of the calls begun, each with the mark its entry took.
     fn begun() -> Vec<usize> {
         let mut out = Vec::new();
-        begin_open(|s| out.push(s));
+        begin_open(|s, mark| {
+            assert_eq!(mark, s as Mark + 1);
+            out.push(s)
+        });
         out
     }
 
@@ -124,20 +153,22 @@ mod tests {
         turn_on();
         // Run on a thread of its own: the stack is per thread.
         std::thread::spawn(|| {
-            let outer = enter(10);
+            let outer = enter_at(10);
             assert_eq!(outer, 0);
-            let helper = enter(20);
+            let helper = enter_at(20);
             // A call without a sync operation inside: nothing begins, nothing ends.
             assert_eq!(leave(helper), 0);
-            let inner = enter(30);
+            let inner = enter_at(30);
+            assert_eq!(unbegun(), 2);
             assert_eq!(begun(), vec![10, 30]);
+            assert_eq!(unbegun(), 0);
             assert_eq!(begun(), Vec::<usize>::new(), "begun once");
-            let leaf = enter(40);
+            let leaf = enter_at(40);
             assert_eq!(leave(leaf), 0);
             assert_eq!(leave(inner), 1);
             // A landing pad of `outer` (depth + 1) while two calls an exception left are open.
-            let a = enter(50);
-            enter(60);
+            let a = enter_at(50);
+            enter_at(60);
             assert_eq!(begun(), vec![50, 60]);
             assert_eq!(leave(outer + 1), 2);
             assert_eq!(a, 1);
@@ -152,7 +183,7 @@ mod tests {
     fn calls_deeper_than_the_stack_are_counted_not_begun() {
         turn_on();
         std::thread::spawn(|| {
-            let depths: Vec<u32> = (0..MAX_DEPTH + 2).map(enter).collect();
+            let depths: Vec<u32> = (0..MAX_DEPTH + 2).map(enter_at).collect();
             assert_eq!(begun().len(), MAX_DEPTH);
             assert_eq!(leave(depths[MAX_DEPTH + 1]), 0);
             assert_eq!(leave(depths[MAX_DEPTH]), 0);

@@ -31,7 +31,7 @@ use ilgen_trace::{
 };
 
 use crate::record::altstack::{self, AltStack};
-use crate::record::cache::SegmentCache;
+use crate::record::cache::{Entry, Mark, SegmentCache};
 use crate::record::pending::Pool;
 use crate::record::writer::{self, Writer};
 use crate::registry::Registry;
@@ -563,14 +563,13 @@ impl Inner {
     /// Writes the segment cache out as access records and empties it.
     pub fn flush(&mut self) {
         let Inner { cache, writer, .. } = self;
-        cache.drain(|e| {
-            writer.write_access(&Access {
-                addr: e.addr,
-                size: e.size,
-                site: sites::id(e.site),
-                kind: e.kind,
-            });
-        });
+        cache.drain(|e| write_access(writer, e));
+    }
+
+    /// Writes out the accesses of the segment recorded before `mark` (see [`SegmentCache::mark`]).
+    pub fn flush_to(&mut self, mark: Mark) {
+        let Inner { cache, writer, .. } = self;
+        cache.drain_to(mark, |e| write_access(writer, e));
     }
 
     /// Writes one sync record; returns its offset for completion or retraction.
@@ -594,6 +593,15 @@ impl Inner {
         self.flush();
         self.cache.record(addr, size, kind, site);
     }
+}
+
+fn write_access(writer: &mut Writer, e: &Entry) {
+    writer.write_access(&Access {
+        addr: e.addr,
+        size: e.size,
+        site: sites::id(e.site),
+        kind: e.kind,
+    });
 }
 
 /// Flushing another thread's cache from the thread that ends the process, without interrupting

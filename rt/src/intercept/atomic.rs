@@ -11,9 +11,10 @@
 //!
 //! The call hooks are at the entry, every return and every landing pad of each function that may
 //! synchronize; under `calls=1` they keep the thread's stack of open calls ([`crate::calls`]),
-//! whose begins `record::sync` writes before a sync operation runs inside them, and a return
-//! writes the `TxEnd` of each begun call it leaves. Its site is the return's, flagged as a call's
-//! like the entry's.
+//! each with where the thread's segment was at its entry, whose begins `record::sync` writes
+//! before a sync operation runs inside them (after the accesses made before the entry), and a
+//! return writes the `TxEnd` of each begun call it leaves. Its site is the return's, flagged as a
+//! call's like the entry's.
 
 use std::cell::Cell;
 use std::ffi::c_void;
@@ -69,7 +70,7 @@ pub unsafe extern "C" fn __ilgen_tx_end(site: *const c_void) {
 /// Callable from any thread; `site` is a site unit of the `ilgen_sites` section, or null.
 #[no_mangle]
 pub unsafe extern "C" fn __ilgen_call_enter(site: *const c_void) -> u32 {
-    calls::enter(site as usize)
+    calls::enter(site as usize, record::sync::mark)
 }
 
 /// Returning from that function (`depth`: what its enter gave), or landed in one of its landing

@@ -13,7 +13,7 @@ use std::ffi::c_void;
 
 use ilgen_trace::{AccessKind, SyncOp};
 
-use crate::{record, replay, sites, thread};
+use crate::{calls, record, replay, sites, thread};
 
 #[inline(always)]
 fn access(addr: *const c_void, size: u64, site: *const c_void, kind: AccessKind) {
@@ -55,7 +55,7 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
     replay::debug::access(tid, site, replay.and_then(|r| r.options.stop_at));
     if let Some(r) = replay {
         let syncs = t.info.syncs.load(std::sync::atomic::Ordering::Acquire);
-        if r.plan.saw(tid, site, syncs) {
+        if r.plan.saw(tid, site, syncs, calls::unbegun()) {
             replay::report::atomicity(site);
         }
     }

@@ -38,6 +38,13 @@
 //! in between repeats them, harmlessly). A store into that mapping costs what a store into the
 //! heap costs; the fast path is unchanged.
 //!
+//! A segment can also be cut at a [`Mark`] without a sync event: a recorded call takes one when
+//! it is entered, and when its `TxBegin` is written (lazily, see `crate::calls`) the ranges before
+//! the mark are written out first ([`SegmentCache::drain_to`]), so the call's own accesses follow
+//! its begin. Taking a mark starts a new generation when the segment has ranges, so no access
+//! after the mark extends a range before it. The ranges written out by `drain_to` stay in the
+//! slot, below `start`, until the segment ends: a process killed before that repeats them.
+//!
 //! Memory per thread: `capacity` ranges of 32 bytes, `2 * capacity` (rounded up to a power of
 //! two) slots of 8 bytes and 2 x [`STREAMS`] streams of 16 bytes: 200 KiB at the default 4096
 //! ranges, preallocated when the thread starts (zeroed pages, touched only as the table fills) and
@@ -59,6 +66,13 @@ pub(crate) const STREAMS: usize = 256;
 
 /// Drains between two real clearings of the tables: generations live in 15 bits (see [`Stream`]).
 const GENERATIONS: u32 = 1 << 15;
+
+/// A point in a thread's stream of accesses: the segment (counted by drains) and the number of
+/// ranges before it; [`NO_MARK`] when none could be taken.
+pub(crate) type Mark = u64;
+
+/// No mark: `drain_to` it drains the whole segment.
+pub(crate) const NO_MARK: Mark = u64::MAX;
 
 /// One range of one segment, as drained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,6 +128,10 @@ pub(crate) struct SegmentCache {
     /// `capacity` ranges in `memory`, the first `len` in use.
     ranges: *mut Range,
     len: usize,
+    /// Ranges below it were written out by [`SegmentCache::drain_to`].
+    start: usize,
+    /// Drains so far (wrapping): the segment a [`Mark`] belongs to.
+    drains: u32,
     /// `generation << 49`, or'ed into stream keys.
     generation_key: u64,
     /// `generation << 32 | range index`; a slot of an older generation is empty.
@@ -191,6 +209,8 @@ impl SegmentCache {
             // SAFETY: `memory` holds a slot header and `capacity` ranges, 8-aligned.
             ranges: unsafe { memory.base().add(SLOT_HEADER).cast() },
             len: 0,
+            start: 0,
+            drains: 0,
             generation_key: 1 << 49,
             // Zeroed memory: pages are touched only as the table fills.
             slots: vec![0u64; slots].into_boxed_slice(),
@@ -389,10 +409,36 @@ impl SegmentCache {
         }
     }
 
-    /// Gives every range in insertion order to `emit` (one longer than `u32::MAX` bytes as
-    /// several entries), then empties the cache.
-    pub fn drain(&mut self, mut emit: impl FnMut(&Entry)) {
-        for index in 0..self.len {
+    /// Gives every range not yet written out, in insertion order, to `emit`, then empties the
+    /// cache.
+    pub fn drain(&mut self, emit: impl FnMut(&Entry)) {
+        self.emit(self.len, emit);
+        self.clear();
+    }
+
+    /// The current point of the segment; accesses after it never extend a range before it.
+    pub fn mark(&mut self) -> Mark {
+        if self.len > self.start {
+            self.new_generation();
+        }
+        u64::from(self.drains) << 32 | self.len as u64
+    }
+
+    /// Gives the ranges recorded before `mark` to `emit`, in insertion order, if the segment has
+    /// not been drained since it was taken (otherwise they were drained with it); later ones stay.
+    /// [`NO_MARK`]: [`SegmentCache::drain`].
+    pub fn drain_to(&mut self, mark: Mark, emit: impl FnMut(&Entry)) {
+        if mark == NO_MARK {
+            self.drain(emit);
+        } else if (mark >> 32) as u32 == self.drains {
+            self.emit((mark as u32 as usize).min(self.len), emit);
+        }
+    }
+
+    /// Gives the ranges from `start` up to `end` to `emit` (one longer than `u32::MAX` bytes as
+    /// several entries), and moves `start` there.
+    fn emit(&mut self, end: usize, mut emit: impl FnMut(&Entry)) {
+        for index in self.start..end {
             let r = *self.range(index);
             for (addr, size) in pending::split(r.lo, r.hi) {
                 emit(&Entry {
@@ -403,12 +449,19 @@ impl SegmentCache {
                 });
             }
         }
-        self.clear();
+        self.start = self.start.max(end);
     }
 
     fn clear(&mut self) {
         self.len = 0;
+        self.start = 0;
+        self.drains = self.drains.wrapping_add(1);
         self.publish();
+        self.new_generation();
+    }
+
+    /// Forgets every stream and slot (ranges stay).
+    fn new_generation(&mut self) {
         self.generation += 1;
         if self.generation == GENERATIONS {
             // Out of generations: really clear slots and streams, once every 32768 drains.
@@ -560,6 +613,40 @@ mod tests {
         c.record(0x10, 4, Read, 2);
         assert_eq!(drained(&mut c), vec![e(0x10, 4, Read, 2)]);
         assert_eq!(c.len(), 0);
+    }
+
+    #[test]
+    fn a_mark_cuts_the_segment_where_it_was_taken() {
+        let drained_to = |c: &mut SegmentCache, mark| {
+            let mut out = Vec::new();
+            c.drain_to(mark, |e| out.push(*e));
+            out
+        };
+        let mut c = SegmentCache::new(16);
+        c.record(0x10, 4, Read, 1);
+        let outer = c.mark();
+        // The same variable and the same site after the mark: a range of its own.
+        c.record(0x10, 4, Read, 1);
+        c.record(0x14, 4, Write, 2);
+        let inner = c.mark();
+        let empty = c.mark();
+        c.record(0x20, 4, Write, 3);
+        assert_eq!(drained_to(&mut c, outer), vec![e(0x10, 4, Read, 1)]);
+        assert_eq!(
+            drained_to(&mut c, inner),
+            vec![e(0x10, 4, Read, 1), e(0x14, 4, Write, 2)]
+        );
+        assert_eq!(drained_to(&mut c, empty), vec![]);
+        assert_eq!(drained_to(&mut c, NO_MARK), vec![e(0x20, 4, Write, 3)]);
+        assert_eq!(drained(&mut c), vec![]);
+        // A mark of a segment drained since (the cache was full): its ranges went with it.
+        c.record(0x30, 4, Write, 4);
+        let stale = c.mark();
+        c.record(0x40, 4, Write, 5);
+        assert_eq!(drained(&mut c).len(), 2);
+        c.record(0x50, 4, Write, 6);
+        assert_eq!(drained_to(&mut c, stale), vec![]);
+        assert_eq!(drained(&mut c), vec![e(0x50, 4, Write, 6)]);
     }
 
     #[test]

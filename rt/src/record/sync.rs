@@ -17,6 +17,7 @@
 
 use ilgen_trace::{SyncOp, PENDING};
 
+use crate::record::cache::{Mark, NO_MARK};
 use crate::{calls, record, replay, runtime, sites, thread};
 
 /// A record written before a blocking call, to be completed (or retracted) after it.
@@ -42,25 +43,45 @@ pub(crate) fn now(site: *const libc::c_void, op: SyncOp) -> Option<usize> {
 }
 
 /// Writes (or, replaying, gates) the `TxBegin` of each open call the trace has not begun: a sync
-/// operation is about to run inside it.
+/// operation is about to run inside it. The accesses the thread made before the call was entered
+/// go first, so those the call made follow its begin.
 fn begin_calls() {
-    calls::begin_open(|site| call_marker(site as *const libc::c_void, SyncOp::TxBegin));
+    calls::begin_open(|site, mark| {
+        let site = site as *const libc::c_void;
+        match thread::current() {
+            Some(st) => {
+                if let Some(mut inner) = st.enter() {
+                    inner.flush_to(mark);
+                    inner.write_sync(
+                        runtime::next_seq(),
+                        sites::id(site as usize),
+                        SyncOp::TxBegin,
+                    );
+                }
+            }
+            None => replay::sync::now(site, SyncOp::TxBegin),
+        }
+    });
 }
 
-/// Writes (or gates) the `TxEnd` of each of `n` begun calls that returned.
+/// Where the calling thread's segment is, for a call entered now ([`NO_MARK`] when it records
+/// nothing or is inside the runtime: its call's begin then writes the whole segment before it).
+pub(crate) fn mark() -> Mark {
+    thread::current()
+        .and_then(|st| st.enter())
+        .map_or(NO_MARK, |mut inner| inner.cache.mark())
+}
+
+/// Writes (or gates) the `TxEnd` of each of `n` begun calls that returned, without the chaos
+/// delay of a sync operation.
 pub(crate) fn end_calls(n: u32, site: *const libc::c_void) {
     for _ in 0..n {
-        call_marker(site, SyncOp::TxEnd);
-    }
-}
-
-/// A call's marker, without the chaos delay of a sync operation.
-fn call_marker(site: *const libc::c_void, op: SyncOp) {
-    match thread::current() {
-        Some(st) => {
-            write_now(st, site, op);
+        match thread::current() {
+            Some(st) => {
+                write_now(st, site, SyncOp::TxEnd);
+            }
+            None => replay::sync::now(site, SyncOp::TxEnd),
         }
-        None => replay::sync::now(site, op),
     }
 }
 

@@ -118,15 +118,24 @@ impl Plan {
         })
     }
 
-    /// Thread `tid` runs `site` having done `syncs` sync operations: ranks the watched access it
-    /// is, the first time. Accesses of one candidate are ordered by the schedule's steps between
-    /// them, so the ranks follow the order they ran in. True when this access completes them in
-    /// their order (e2 after e1 and f: the violation is confirmed).
+    /// Thread `tid` runs `site` having done `syncs` sync operations, inside `unbegun` recorded
+    /// calls whose `TxBegin` has not run: ranks the watched access it is, the first time. The
+    /// recorded trace puts a call's accesses after its `TxBegin`, which runs only at the call's
+    /// first sync operation, so such an access was counted after `syncs` plus however many of
+    /// those calls were still open then; any of these counts matches. (Another run of the line
+    /// in the same stretch, in a call that returned without a sync operation, may take the rank
+    /// first: it ran earlier, so at worst the order comes out wrong and nothing is confirmed.)
+    /// Accesses of one candidate are ordered by the schedule's steps between them, so the ranks
+    /// follow the order they ran in. True when this access completes them in their order (e2
+    /// after e1 and f: the violation is confirmed).
     #[inline]
-    pub fn saw(&self, tid: ThreadId, site: SiteId, syncs: u32) -> bool {
+    pub fn saw(&self, tid: ThreadId, site: SiteId, syncs: u32, unbegun: u32) -> bool {
         let mut completed = false;
         for (w, rank) in &self.watch {
-            if (w.tid, w.site, w.after) == (tid, site, syncs) && rank.load(Ordering::Acquire) == 0 {
+            if (w.tid, w.site) == (tid, site)
+                && w.after.checked_sub(syncs).is_some_and(|d| d <= unbegun)
+                && rank.load(Ordering::Acquire) == 0
+            {
                 let next = self.ranks.fetch_add(1, Ordering::AcqRel) + 1;
                 let _ = rank.compare_exchange(0, next, Ordering::AcqRel, Ordering::Acquire);
                 completed = next as usize == self.watch.len()
@@ -414,22 +423,31 @@ mod tests {
         let plan = Plan::new(&schedule).unwrap();
         assert_eq!(plan.watched(), [None, None, None]);
         // The same line in another segment, or by another thread: not the watched run.
-        assert!(!plan.saw(1, 5, 1));
-        assert!(!plan.saw(0, 5, 2));
-        assert!(!plan.saw(1, 5, 2));
-        assert!(!plan.saw(1, 5, 2));
-        assert!(!plan.saw(1, 7, 4));
+        assert!(!plan.saw(1, 5, 1, 0));
+        assert!(!plan.saw(0, 5, 2, 0));
+        assert!(!plan.saw(1, 5, 2, 0));
+        assert!(!plan.saw(1, 5, 2, 0));
+        assert!(!plan.saw(1, 7, 4, 0));
         assert_eq!(plan.watched(), [Some(1), None, Some(2)]);
         // The last one ran, but out of order: nothing confirmed.
-        assert!(!plan.saw(0, 6, 3));
+        assert!(!plan.saw(0, 6, 3, 0));
         assert_eq!(plan.watched(), [Some(1), Some(3), Some(2)]);
         assert!(!ilgen_trace::replay::watched_in_order(&plan.watched()));
         // In order: e2, the last, confirms.
         let plan = Plan::new(&schedule).unwrap();
-        assert!(!plan.saw(1, 5, 2));
-        assert!(!plan.saw(0, 6, 3));
-        assert!(plan.saw(1, 7, 4));
-        assert!(!plan.saw(1, 7, 4), "confirmed once");
+        assert!(!plan.saw(1, 5, 2, 0));
+        assert!(!plan.saw(0, 6, 3, 0));
+        assert!(plan.saw(1, 7, 4, 0));
+        assert!(!plan.saw(1, 7, 4, 0), "confirmed once");
+        // Inside calls not begun yet: their `TxBegin`s may still come before the watched segment,
+        // never after it.
+        let plan = Plan::new(&schedule).unwrap();
+        assert!(!plan.saw(1, 5, 0, 1));
+        assert!(!plan.saw(1, 5, 3, 2));
+        assert_eq!(plan.watched(), [None, None, None]);
+        assert!(!plan.saw(1, 5, 1, 1));
+        assert!(!plan.saw(0, 6, 1, 2));
+        assert_eq!(plan.watched(), [Some(1), Some(2), None]);
     }
 
     #[test]
