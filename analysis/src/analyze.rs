@@ -158,13 +158,7 @@ pub fn analyze_shard(
     results.sort_by_key(|(u, _)| *u);
     let mut stats = Stats {
         threads: thread_count,
-        sync_events: program
-            .model
-            .threads
-            .iter()
-            .flat_map(|t| &t.events)
-            .filter(|e| e.is_sync())
-            .count(),
+        sync_events: program.sync_events(),
         accesses_read: program.accesses_read,
         accesses_kept: program.accesses_kept,
         semaphores: program.model.objects.sems.len(),

@@ -76,6 +76,16 @@ impl Program {
     pub fn shared(&self) -> usize {
         self.vars.len() + self.ordered.vars
     }
+
+    /// Sync events of the model, all threads.
+    pub fn sync_events(&self) -> usize {
+        self.model
+            .threads
+            .iter()
+            .flat_map(|t| &t.events)
+            .filter(|e| e.is_sync())
+            .count()
+    }
 }
 
 /// The shared objects happens-before orders wholly, left out of the model, as the filter counts

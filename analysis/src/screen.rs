@@ -531,13 +531,7 @@ mod tests {
         };
         let deadlocks = solve::deadlocks_with(&program, &options, &|| {});
         let clean = Clean {
-            sync_events: program
-                .model
-                .threads
-                .iter()
-                .flat_map(|t| &t.events)
-                .filter(|e| e.is_sync())
-                .count(),
+            sync_events: program.sync_events(),
             accesses_read: program.accesses_read,
             accesses_kept: program.accesses_kept,
             filter,
