@@ -114,11 +114,12 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
-    /// Completes the acquire of the last atomic access, now that its instruction has run.
+    /// Completes the acquire of the last atomic access of the thread (`tid`), now that its
+    /// instruction has run.
     #[inline]
-    pub fn settle_atomic(&mut self) {
+    pub fn settle_atomic(&mut self, tid: ThreadId) {
         if self.atomic_after != 0 {
-            crate::replay::shadow::acquire_again(self.atomic_after - 1, &mut self.clock);
+            crate::replay::shadow::acquire_again(self.atomic_after - 1, tid, &mut self.clock);
             self.atomic_after = 0;
         }
     }
