@@ -535,18 +535,23 @@ fn owned(tid: ThreadId) -> u64 {
     u64::from(tid) + 1
 }
 
-/// A leaf's mode, and how much its owner used it: the sections it made since it took it, up to
-/// [`PAYOFF`] (then no longer written). Alone in its cache line: the owner writes it, others read
-/// the mode.
+/// A leaf's mode, and how its threads used it: the sections its owner made since it took it, up to
+/// [`PAYOFF`] (then no longer written); in a shared leaf, the thread of the last section
+/// (`owned(tid)`, written when it changes); and how many times an owner that had used it too little
+/// lost it (see [`PAYOFF`]). Alone in its cache line: in the common cases only one thread writes it.
 #[repr(C, align(64))]
 struct Owner {
     mode: AtomicU64,
     sections: AtomicU32,
+    last: AtomicU32,
+    lost: AtomicU32,
 }
 
 /// Sections that pay for a membarrier: an owner that made this many keeps the leaf owned when
 /// another thread takes it over (else the leaf becomes shared), and a thread that made this many
-/// in a row in a shared leaf (none on another leaf between) takes it over.
+/// in a row in a shared leaf (no other thread's, and none on another leaf, between) takes it over;
+/// twice as many for each time the leaf was lost that way before (threads that take turns on a
+/// leaf, each for a few sections, keep it shared).
 const PAYOFF: u32 = 64;
 
 /// Per thread (by tid): the leaf it is in a section on, if any (what a thread taking a leaf over
@@ -681,9 +686,14 @@ impl Section {
                 }
                 HANDING => Self::wait_handed(leaf),
                 _ => {
-                    let used = leaf.owner.sections.load(Ordering::Relaxed);
-                    let next = if used >= PAYOFF { me } else { SHARED };
-                    Self::hand(leaf, mode, next, |_| wait_out((mode - 1) as usize, leaf));
+                    let o = &leaf.owner;
+                    let used = o.sections.load(Ordering::Relaxed) >= PAYOFF;
+                    let next = if used { me } else { SHARED };
+                    if Self::hand(leaf, mode, next, |_| wait_out((mode - 1) as usize, leaf))
+                        && !used
+                    {
+                        o.lost.fetch_add(1, Ordering::Relaxed);
+                    }
                 }
             }
         }
@@ -783,14 +793,17 @@ impl Drop for Section {
             return;
         }
         let leaf = std::ptr::from_ref(self.leaf).cast_mut();
-        if marker.shared.load(Ordering::Relaxed) != leaf {
+        let me = owned(self.tid) as u32;
+        if o.last.load(Ordering::Relaxed) != me || marker.shared.load(Ordering::Relaxed) != leaf {
+            o.last.store(me, Ordering::Relaxed);
             marker.shared.store(leaf, Ordering::Relaxed);
             marker.streak.store(1, Ordering::Relaxed);
             return;
         }
         let n = marker.streak.load(Ordering::Relaxed) + 1;
         marker.streak.store(n, Ordering::Relaxed);
-        if n >= PAYOFF
+        let payoff = PAYOFF << o.lost.load(Ordering::Relaxed).min(16);
+        if n >= payoff
             && o.mode.load(Ordering::Relaxed) == SHARED
             && Self::hand(self.leaf, SHARED, owned(self.tid), |leaf| {
                 for tid in 0..MARKERS_USED.load(Ordering::Relaxed) {
@@ -1927,12 +1940,13 @@ mod tests {
             .unwrap();
         assert_eq!(r, [1, 2]);
         let third = mode(base);
-        // And thread 0 again, in the shared leaf, races with both; enough sections in a row and
-        // it owns the leaf again, and a write of thread 2 that knows nothing of the others races
-        // with all their cells.
+        // And thread 0 again, in the shared leaf, races with both; enough sections in a row
+        // (twice as many: the leaf was lost once by an owner that used it too little) and it owns
+        // the leaf again, and a write of thread 2 that knows nothing of the others races with all
+        // their cells.
         let mut a = a;
         assert_eq!(writes(&mut a, 0, base, 1, 4), [2, 3]);
-        assert_eq!(writes(&mut a, 0, base, PAYOFF as u64, 5), [2, 3]);
+        assert_eq!(writes(&mut a, 0, base, 2 * PAYOFF as u64 - 1, 5), [2, 3]);
         let fourth = mode(base);
         let mut c = VectorClock::default();
         c.set(2, 9);
@@ -2020,5 +2034,20 @@ mod tests {
             seen.push(p.site)
         });
         assert_eq!(seen, [1, 1, 1]);
+    }
+
+    #[test]
+    fn threads_taking_turns_on_a_leaf_keep_it_shared() {
+        let base = 0x77f0_0000u64;
+        let (mut a, mut b) = clocks();
+        writes(&mut a, 0, base, 1, 1);
+        writes(&mut b, 1, base + GRANULE, 1, 2);
+        for _ in 0..4 * PAYOFF {
+            writes(&mut a, 0, base, 1, 1);
+            writes(&mut b, 1, base + GRANULE, 1, 2);
+        }
+        if barriers() {
+            assert_eq!(mode(base), SHARED);
+        }
     }
 }
