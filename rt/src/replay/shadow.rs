@@ -90,7 +90,9 @@
 //! either the owner saw the new mode, or the taker sees its marker and waits for its section to
 //! end. A leaf whose owner made [`PAYOFF`] sections goes to the taker (a buffer handed from one
 //! thread to the next), else it becomes shared (data that threads take turns on); a thread that
-//! makes [`PAYOFF`] sections in a row in a shared leaf takes it over, waiting for every marker.
+//! makes [`PAYOFF`] sections in a row in a shared leaf, no other thread's between, takes it over,
+//! waiting for every marker (twice as many for each time the leaf became shared that way, so that
+//! threads taking turns on it do not hand it back and forth).
 //! Threads beyond [`MARKED`], and every thread when the kernel refuses membarrier, never own a
 //! leaf and make those they touch sticky: shared for good. The fast path reads the state word
 //! only, and needs none of this: a section writes a granule's state last, with a hint that names
