@@ -116,7 +116,7 @@ fn event_as(op: HeapOp, shadow_op: HeapOp, site: usize) {
     };
     let tid = t.tid();
     let Some(mut inner) = t.enter() else { return };
-    inner.settle_atomic(tid);
+    inner.settle_atomic();
     let site = sites::id(site);
     // Reports name the block as asked for; the shadow forgets or frees its whole span.
     replay::blocks::note(tid, op, site);

@@ -46,7 +46,7 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
     };
     let tid = t.tid();
     let Some(mut inner) = t.enter() else { return };
-    inner.settle_atomic(tid);
+    inner.settle_atomic();
     if kind.is_atomic() {
         inner.atomic_after = addr as u64 / replay::shadow::GRANULE + 1;
     }

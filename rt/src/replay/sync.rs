@@ -110,7 +110,7 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
     let tid = t.tid();
     // Interrupted inside the runtime by a program signal handler: no clock to update safely.
     let Some(mut inner) = t.enter() else { return };
-    inner.settle_atomic(tid);
+    inner.settle_atomic();
     let clock = &mut inner.clock;
     // The use of the object before its effect (a release must not order it before a destroy
     // it races with): an atomic read, a destroy a write (`SyncOp::object_access`).
