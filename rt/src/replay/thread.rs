@@ -113,17 +113,6 @@ pub(crate) struct Inner {
     pub atomic_after: u64,
 }
 
-impl Inner {
-    /// Completes the acquire of the last atomic access, now that its instruction has run.
-    #[inline]
-    pub fn settle_atomic(&mut self) {
-        if self.atomic_after != 0 {
-            crate::replay::shadow::acquire_again(self.atomic_after - 1, &mut self.clock);
-            self.atomic_after = 0;
-        }
-    }
-}
-
 impl ReplayThread {
     pub fn tid(&self) -> ThreadId {
         self.info.me.tid
@@ -145,6 +134,19 @@ impl ReplayThread {
 }
 
 pub(crate) struct Entered<'a>(&'a ReplayThread);
+
+impl Entered<'_> {
+    /// Completes the acquire of the thread's last atomic access, now that its instruction has run.
+    #[inline]
+    pub fn settle_atomic(&mut self) {
+        let tid = self.0.tid();
+        let inner = &mut **self;
+        if inner.atomic_after != 0 {
+            crate::replay::shadow::acquire_again(inner.atomic_after - 1, tid, &mut inner.clock);
+            inner.atomic_after = 0;
+        }
+    }
+}
 
 impl std::ops::Deref for Entered<'_> {
     type Target = Inner;
