@@ -11,18 +11,25 @@
 //! would pair with each other though they share no byte. An access spanning several objects
 //! touches each of them.
 //!
-//! Two walks over the accesses, neither holding them: the first merges each thread's touched and
-//! written ranges (per epoch), and where at least two threads' touched ranges and one thread's
-//! written ranges overlap is a shared region; the second marks every access end inside a region,
-//! in a bitmap of the regions' bytes laid end to end (one more walk per further [`BATCH`] bytes).
-//! An object is then the bytes between two consecutive ends, and costs 8 bytes: the cut where it
-//! begins, as an offset into the regions laid end to end (zstd's run has 15 million objects).
+//! Two walks over the accesses, each thread's on a core of its own, neither holding them: the
+//! first merges each thread's touched and written ranges (per epoch), and where at least two
+//! threads' touched ranges and one thread's written ranges overlap is a shared region; the second
+//! marks every access end inside a region, in a bitmap of the regions' bytes laid end to end (one
+//! more walk per further [`BATCH`] bytes). The first walk also keeps the distinct access ends
+//! while they are few ([`ENDS`]): then the marks come from them and the second walk is not
+//! needed (a lock loop over a few thousand shared objects touches a few thousand places 10^8
+//! times). An object is then the bytes between two consecutive ends, and costs 8 bytes: the cut
+//! where it begins, as an offset into the regions laid end to end (zstd's run has 15 million
+//! objects).
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use ilgen_trace::format::ThreadTrace;
+use rayon::prelude::*;
+use rustc_hash::FxHashSet;
 
-use crate::lifetime::{accesses, span, Lifetimes};
+use crate::lifetime::{accesses, span, Lifetimes, NO_EPOCH};
 
 /// A shared object: the bytes `[addr, addr + len)` during one allocation epoch
 /// ([`crate::lifetime`]; [`crate::lifetime::NO_EPOCH`] outside recorded lifetimes). Objects are
@@ -202,15 +209,58 @@ fn merge(ranges: &mut Vec<(u32, u64, u64)>) {
 /// Bytes of the regions whose cuts one walk collects: in a bitmap of 128 MiB, a bit per byte.
 const BATCH: u64 = 1 << 30;
 
-impl Objects {
-    pub fn of(traces: &[ThreadTrace], lifetimes: &Lifetimes) -> Objects {
-        Objects::in_batches(traces, lifetimes, BATCH)
+/// Distinct access ends the first walk keeps, over all threads (16 bytes each, 4 MiB): a run
+/// whose threads each touch fewer than their share of them needs no second walk.
+const ENDS: usize = 1 << 18;
+
+/// The distinct ends, by epoch, of one thread's accesses, while there are at most a given number.
+struct Ends {
+    seen: Option<FxHashSet<(u32, u64)>>,
+    cap: usize,
+    /// The last access's: a loop touches the same places again and again.
+    last: (u32, u64, u64),
+}
+
+impl Ends {
+    fn new(cap: usize) -> Ends {
+        Ends {
+            seen: Some(FxHashSet::default()),
+            cap,
+            last: (NO_EPOCH, 0, 0),
+        }
     }
 
-    /// [`Objects::of`], collecting the cuts of `batch` bytes of the regions a walk.
-    fn in_batches(traces: &[ThreadTrace], lifetimes: &Lifetimes, batch: u64) -> Objects {
+    fn add(&mut self, epoch: u32, lo: u64, hi: u64) {
+        let Some(seen) = &mut self.seen else { return };
+        if (epoch, lo, hi) == self.last {
+            return;
+        }
+        self.last = (epoch, lo, hi);
+        seen.insert((epoch, lo));
+        seen.insert((epoch, hi));
+        if seen.len() > self.cap {
+            self.seen = None;
+        }
+    }
+}
+
+impl Objects {
+    pub fn of(traces: &[ThreadTrace], lifetimes: &Lifetimes) -> Objects {
+        Objects::in_batches(traces, lifetimes, BATCH, ENDS)
+    }
+
+    /// [`Objects::of`], collecting the cuts of `batch` bytes of the regions a walk, or from the
+    /// ends of the first walk when no thread's accesses have more than its share of `ends`
+    /// distinct ones.
+    fn in_batches(
+        traces: &[ThreadTrace],
+        lifetimes: &Lifetimes,
+        batch: u64,
+        ends: usize,
+    ) -> Objects {
+        let (regions, ends) = regions(traces, lifetimes, ends);
         let mut objects = Objects {
-            regions: regions(traces, lifetimes),
+            regions,
             cuts: Cuts::default(),
         };
         let Some(last) = objects.regions.last() else {
@@ -222,32 +272,51 @@ impl Objects {
         let mut from = 0;
         while from <= end {
             let to = from.saturating_add(batch).min(end + 1);
-            let mut words = vec![0u64; (to - from).div_ceil(64) as usize];
-            let mut cut = |key: u64| {
+            // The threads are walked on all cores, into one bitmap: a bit once set stays set,
+            // whichever thread set it.
+            let shared: Vec<AtomicU64> = (0..(to - from).div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect();
+            let cut = |key: u64| {
                 if (from..to).contains(&key) {
-                    let k = key - from;
-                    words[(k / 64) as usize] |= 1 << (k % 64);
+                    let (k, bit) = (key - from, 1 << ((key - from) % 64));
+                    let word = &shared[(k / 64) as usize];
+                    // A sweep ends at the same places again and again: no write once set.
+                    if word.load(Ordering::Relaxed) & bit == 0 {
+                        word.fetch_or(bit, Ordering::Relaxed);
+                    }
                 }
             };
             for r in &objects.regions {
                 cut(r.base);
                 cut(r.key(r.hi));
             }
-            for t in traces {
-                let mut hint = 0;
-                for (_, access) in accesses(t, lifetimes) {
-                    let Some((a, epoch)) = access else { continue };
-                    let (lo, hi) = span(&a);
-                    if lo >= hi {
-                        continue;
-                    }
-                    for end in [lo, hi] {
+            let mut hint = 0;
+            match &ends {
+                Some(ends) => {
+                    for &(epoch, end) in ends {
                         if let Some(r) = objects.inside(epoch, end, &mut hint) {
                             cut(r.key(end));
                         }
                     }
                 }
+                None => traces.par_iter().for_each(|t| {
+                    let mut hint = 0;
+                    for (_, access) in accesses(t, lifetimes) {
+                        let Some((a, epoch)) = access else { continue };
+                        let (lo, hi) = span(&a);
+                        if lo >= hi {
+                            continue;
+                        }
+                        for end in [lo, hi] {
+                            if let Some(r) = objects.inside(epoch, end, &mut hint) {
+                                cut(r.key(end));
+                            }
+                        }
+                    }
+                }),
             }
+            let words: Vec<u64> = shared.into_iter().map(AtomicU64::into_inner).collect();
             // One batch whose bits take no more than its keys would: kept as they are.
             let count: usize = words.iter().map(|w| w.count_ones() as usize).sum();
             if from == 0 && to == end + 1 && words.len() <= count {
@@ -380,28 +449,47 @@ fn find(sorted: &[u64], key: u64, hint: &mut usize) -> usize {
 }
 
 /// The shared regions: where at least two threads' merged touched ranges and one thread's merged
-/// written ranges overlap, per epoch, adjacent pieces joined.
-fn regions(traces: &[ThreadTrace], lifetimes: &Lifetimes) -> Vec<Region> {
+/// written ranges overlap, per epoch, adjacent pieces joined; with every access's ends, sorted,
+/// if no thread has more than its share of `ends` distinct ones.
+fn regions(
+    traces: &[ThreadTrace],
+    lifetimes: &Lifetimes,
+    ends: usize,
+) -> (Vec<Region>, Option<Vec<(u32, u64)>>) {
     // Sweep over boundaries, per epoch: +1/-1 for each thread's merged touched ranges and written
     // ranges. Merging per thread first makes "open touched ranges" count distinct threads.
-    let mut bounds: Vec<(u32, u64, i32, i32)> = Vec::new();
-    for t in traces {
-        let (mut any, mut written) = (Ranges::default(), Ranges::default());
-        for (_, access) in accesses(t, lifetimes) {
-            let Some((a, epoch)) = access else { continue };
-            let (lo, hi) = span(&a);
-            if lo < hi {
-                any.add(epoch, lo, hi);
-                if a.kind.is_write() {
-                    written.add(epoch, lo, hi);
+    // Each thread's ranges are its own: the threads are walked on all cores.
+    let merged: Vec<_> = traces
+        .par_iter()
+        .map(|t| {
+            let (mut any, mut written) = (Ranges::default(), Ranges::default());
+            let mut seen = Ends::new(ends / traces.len());
+            for (_, access) in accesses(t, lifetimes) {
+                let Some((a, epoch)) = access else { continue };
+                let (lo, hi) = span(&a);
+                if lo < hi {
+                    seen.add(epoch, lo, hi);
+                    any.add(epoch, lo, hi);
+                    if a.kind.is_write() {
+                        written.add(epoch, lo, hi);
+                    }
                 }
             }
-        }
-        for (epoch, lo, hi) in any.merged() {
+            (any.merged(), written.merged(), seen.seen)
+        })
+        .collect();
+    let mut bounds: Vec<(u32, u64, i32, i32)> = Vec::new();
+    let mut all_ends = Some(FxHashSet::default());
+    for (any, written, seen) in merged {
+        all_ends = all_ends.zip(seen).map(|(mut all, seen)| {
+            all.extend(seen);
+            all
+        });
+        for (epoch, lo, hi) in any {
             bounds.push((epoch, lo, 1, 0));
             bounds.push((epoch, hi, -1, 0));
         }
-        for (epoch, lo, hi) in written.merged() {
+        for (epoch, lo, hi) in written {
             bounds.push((epoch, lo, 0, 1));
             bounds.push((epoch, hi, 0, -1));
         }
@@ -440,7 +528,12 @@ fn regions(traces: &[ThreadTrace], lifetimes: &Lifetimes) -> Vec<Region> {
         r.base = base;
         base = base.saturating_add(r.hi - r.lo);
     }
-    regions
+    let ends = all_ends.map(|all| {
+        let mut ends: Vec<(u32, u64)> = all.into_iter().collect();
+        ends.sort_unstable();
+        ends
+    });
+    (regions, ends)
 }
 
 #[cfg(test)]
@@ -557,8 +650,8 @@ mod tests {
                 .collect();
             let lifetimes = Lifetimes::of(&traces);
             let want = naive(&traces, &lifetimes);
-            for batch in [BATCH, 7] {
-                let objects = Objects::in_batches(&traces, &lifetimes, batch);
+            for (batch, ends) in [(BATCH, ENDS), (BATCH, 0), (7, ENDS), (7, 12)] {
+                let objects = Objects::in_batches(&traces, &lifetimes, batch, ends);
                 prop_assert_eq!(&objects.all(), &want);
                 for trace in &traces {
                     let mut hint = Hint::default();

@@ -7,12 +7,13 @@
 
 use std::fs;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::not_a_dir;
 use crate::event::ThreadId;
 use crate::events::IN_FILE;
 use crate::file::{open_regular, read_regular};
-use crate::format::{open_thread, read_thread, TraceDir, TraceError};
+use crate::format::{open_thread, read_thread, ThreadTrace, TraceDir, TraceError};
 use crate::meta::{FileSum, Meta};
 
 impl TraceDir {
@@ -33,38 +34,19 @@ impl TraceDir {
             });
         }
         let meta = Meta::read(dir)?;
-        let mut threads = Vec::new();
+        let mut files = Vec::new();
         for entry in fs::read_dir(dir).map_err(|e| io(dir, e))? {
             let entry = entry.map_err(|e| io(dir, e))?;
             let name = entry.file_name();
-            let Some(tid) = name.to_str().and_then(thread_file_tid) else {
-                continue;
-            };
-            let path = entry.path();
-            let (file, size) = open_regular(&path)?;
-            // Decoded first: a file of another version or no thread file at all is named so.
-            // A large file's records stay in it (read in pieces, summed as they are checked);
-            // a small one's are read, summed and kept in memory.
-            let (thread, sum) = if size >= IN_FILE {
-                open_thread(&path, file, size)?
-            } else {
-                drop(file);
-                let bytes = read_regular(&path)?;
-                let sum = FileSum::of(&bytes);
-                (read_thread(&path, bytes)?, sum)
-            };
-            crate::validate::check_sealed(&meta, &path, &sum)?;
-            if thread.header.tid != tid {
-                return Err(TraceError::Inconsistent {
-                    path,
-                    reason: format!(
-                        "its header says it is thread {}, its name says thread {tid}",
-                        thread.header.tid
-                    ),
-                });
+            if let Some(tid) = name.to_str().and_then(thread_file_tid) {
+                files.push((tid, entry.path()));
             }
-            threads.push(thread);
         }
+        // Checking a file decodes every record of it: the files are checked on all cores. The
+        // first error in directory order is the one reported, whichever file failed first.
+        let mut threads = on_all_cores(&files, |(tid, path)| open_checked(&meta, *tid, path))
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?;
         threads.sort_by_key(|t| t.header.tid);
         crate::pending::recover(dir, meta.files.is_some(), &mut threads)?;
         let trace = TraceDir {
@@ -75,6 +57,61 @@ impl TraceDir {
         crate::validate::check(&trace)?;
         Ok(trace)
     }
+}
+
+/// The thread file `path` of thread `tid`, decoded and checked against `meta`.
+fn open_checked(meta: &Meta, tid: ThreadId, path: &Path) -> Result<ThreadTrace, TraceError> {
+    let (file, size) = open_regular(path)?;
+    // Decoded first: a file of another version or no thread file at all is named so.
+    // A large file's records stay in it (read in pieces, summed as they are checked);
+    // a small one's are read, summed and kept in memory.
+    let (thread, sum) = if size >= IN_FILE {
+        open_thread(path, file, size)?
+    } else {
+        drop(file);
+        let bytes = read_regular(path)?;
+        let sum = FileSum::of(&bytes);
+        (read_thread(path, bytes)?, sum)
+    };
+    crate::validate::check_sealed(meta, path, &sum)?;
+    if thread.header.tid != tid {
+        return Err(TraceError::Inconsistent {
+            path: path.into(),
+            reason: format!(
+                "its header says it is thread {}, its name says thread {tid}",
+                thread.header.tid
+            ),
+        });
+    }
+    Ok(thread)
+}
+
+/// `f` of every item, in their order, computed by as many threads as there are cores (each
+/// takes the next item left).
+fn on_all_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let work = || {
+            let mut mine = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else {
+                    return mine;
+                };
+                mine.push((i, f(item)));
+            }
+        };
+        let handles: Vec<_> = (0..workers.min(items.len()))
+            .map(|_| s.spawn(work))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    done.sort_unstable_by_key(|&(i, _)| i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The thread id in a thread file name `t<tid>.trace`, `None` for any other name.
