@@ -165,6 +165,9 @@ struct Queued {
     state: usize,
 }
 
+/// States per chunk of [`Visited`].
+const CHUNK: usize = 4096;
+
 /// The states the search reached, each stored once (the queue names them by index), found by
 /// their hash. Every state reached is hashed with FxHash, since SipHash (the default, made to
 /// resist keys an adversary picks) buys nothing on states of our own making and cost 21% of
@@ -173,7 +176,10 @@ struct Queued {
 /// the samples of pigz's detect).
 #[derive(Default)]
 struct Visited {
-    states: Vec<State>,
+    /// In chunks of [`CHUNK`], never moved: one `Vec` of millions of states spent a sixth of
+    /// app_tpool's detect copying them as it doubled.
+    states: Vec<Vec<State>>,
+    len: usize,
     /// Per state, the index of the state added before it with the same hash, if any.
     same_hash: Vec<Option<usize>>,
     /// Per hash, the index of the last state added with it.
@@ -182,7 +188,7 @@ struct Visited {
 
 impl Visited {
     fn get(&self, index: usize) -> &State {
-        &self.states[index]
+        &self.states[index / CHUNK][index % CHUNK]
     }
 
     /// Adds `state`, which must be new; gives its index.
@@ -196,7 +202,7 @@ impl Visited {
         let hash = FxBuildHasher.hash_one(state);
         let mut at = self.last.get(&hash).copied();
         while let Some(i) = at {
-            if self.states[i] == *state {
+            if self.get(i) == state {
                 return None;
             }
             at = self.same_hash[i];
@@ -205,8 +211,12 @@ impl Visited {
     }
 
     fn push(&mut self, hash: u64, state: &State) -> usize {
-        let index = self.states.len();
-        self.states.push(state.clone());
+        let index = self.len;
+        if index % CHUNK == 0 {
+            self.states.push(Vec::with_capacity(CHUNK));
+        }
+        self.states[index / CHUNK].push(state.clone());
+        self.len += 1;
         self.same_hash.push(self.last.insert(hash, index));
         index
     }
