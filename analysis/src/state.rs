@@ -15,7 +15,7 @@ use crate::semantics::{
     Termination, TerminationOp,
 };
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct State {
     /// Per thread: how many of its events have run.
     pub pos: Vec<usize>,
@@ -33,6 +33,30 @@ pub struct State {
     /// bare wait ([`crate::model::Sources::bare_waits_of`]), so it never wakes that wait.
     /// Sorted; almost always empty.
     lost: Vec<(usize, usize)>,
+}
+
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            pos: self.pos.clone(),
+            held: self.held.clone(),
+            rw: self.rw.clone(),
+            sem: self.sem.clone(),
+            waiting: self.waiting.clone(),
+            lost: self.lost.clone(),
+        }
+    }
+
+    /// Field by field, into the buffers `self` has: the exhaustive search tries every thread's
+    /// step on one scratch copy, which then allocates nothing.
+    fn clone_from(&mut self, source: &State) {
+        self.pos.clone_from(&source.pos);
+        self.held.clone_from(&source.held);
+        self.rw.clone_from(&source.rw);
+        self.sem.clone_from(&source.sem);
+        self.waiting.clone_from(&source.waiting);
+        self.lost.clone_from(&source.lost);
+    }
 }
 
 /// Where a thread stands, given the end of the part of it the search may run.

@@ -20,9 +20,10 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
+use std::hash::BuildHasher as _;
 
 use ilgen_trace::{AccessKind, SiteId};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::finding::{Finding, Schedule};
 use crate::model::{At, Model, ModelEvent, ModelOp, VarId};
@@ -82,25 +83,30 @@ pub fn search(
         None => Some(0),
     };
     let initial = State::at(model, &window.start);
-    // Every state reached is hashed: FxHash, since SipHash (the default, made to resist keys an
-    // adversary picks) buys nothing on states of our own making and cost 21% of memcached's detect.
-    let mut visited: FxHashSet<State> = FxHashSet::default();
-    visited.insert(initial.clone());
+    let mut visited = Visited::default();
+    let first = visited.add(&initial);
+    // Each thread's step is tried on this copy, so that a step that cannot be taken or leads to a
+    // state already visited (most of them, where interleavings meet again) allocates nothing.
+    let mut next = initial.clone();
+    let mut current = initial;
     let mut nodes: Vec<Node> = Vec::new();
     let mut queue: BinaryHeap<Queued> = BinaryHeap::new();
     let mut queued = 0usize;
-    if let Some(d) = distance(&initial, seen) {
+    if let Some(d) = distance(visited.get(first), seen) {
         queue.push(Queued {
             order: Reverse((d, queued)),
             node: ROOT,
-            state: initial,
+            state: first,
         });
     }
     while let Some(Queued { node, state, .. }) = queue.pop() {
         out.states += 1;
+        // A copy, into buffers kept from the last one: the states visited grow as it expands.
+        current.clone_from(visited.get(state));
+        let state = &current;
         let found = match goal {
-            Goal::Race { var } => races(model, window, &state, var),
-            Goal::Deadlock => deadlock(model, window, &state).into_iter().collect(),
+            Goal::Race { var } => races(model, window, state, var),
+            Goal::Deadlock => deadlock(model, window, state).into_iter().collect(),
         };
         for (key, finding) in found {
             if seen.insert(key) {
@@ -118,7 +124,7 @@ pub fn search(
             let Next::At(stop) = state.next(model, t, window.end[t]) else {
                 continue;
             };
-            let mut next = state.clone();
+            next.clone_from(state);
             let step = if next.advance(model, t, stop) {
                 Some(stop)
             } else if next.release_to_wait(model, t, op_at(model, t, stop)) {
@@ -126,9 +132,9 @@ pub fn search(
             } else {
                 continue;
             };
-            if !visited.insert(next.clone()) {
+            let Some(kept) = visited.add_new(&next) else {
                 continue;
-            }
+            };
             // Nothing new lies ahead of it, nor of any state after it.
             let Some(d) = distance(&next, seen) else {
                 continue;
@@ -143,7 +149,7 @@ pub fn search(
             queue.push(Queued {
                 order: Reverse((d, queued)),
                 node: nodes.len() - 1,
-                state: next,
+                state: kept,
             });
         }
     }
@@ -155,7 +161,65 @@ pub fn search(
 struct Queued {
     order: Reverse<(usize, usize)>,
     node: usize,
-    state: State,
+    /// Its index in [`Visited`].
+    state: usize,
+}
+
+/// States per chunk of [`Visited`].
+const CHUNK: usize = 4096;
+
+/// The states the search reached, each stored once (the queue names them by index), found by
+/// their hash. Every state reached is hashed with FxHash, since SipHash (the default, made to
+/// resist keys an adversary picks) buys nothing on states of our own making and cost 21% of
+/// memcached's detect; each hash is computed once, so that growing the table rehashes numbers,
+/// not states (with a `HashSet<State>`, hashing states and growing the set took about a third of
+/// the samples of pigz's detect).
+#[derive(Default)]
+struct Visited {
+    /// In chunks of [`CHUNK`], never moved: one `Vec` of millions of states spent a sixth of
+    /// app_tpool's detect copying them as it doubled.
+    states: Vec<Vec<State>>,
+    len: usize,
+    /// Per state, the index of the state added before it with the same hash, if any.
+    same_hash: Vec<Option<usize>>,
+    /// Per hash, the index of the last state added with it.
+    last: FxHashMap<u64, usize>,
+}
+
+impl Visited {
+    fn get(&self, index: usize) -> &State {
+        &self.states[index / CHUNK][index % CHUNK]
+    }
+
+    /// Adds `state`, which must be new; gives its index.
+    fn add(&mut self, state: &State) -> usize {
+        let hash = FxBuildHasher.hash_one(state);
+        self.push(hash, state)
+    }
+
+    /// Adds a copy of `state` unless an equal one is there; gives the new one's index.
+    fn add_new(&mut self, state: &State) -> Option<usize> {
+        let hash = FxBuildHasher.hash_one(state);
+        let mut at = self.last.get(&hash).copied();
+        while let Some(i) = at {
+            if self.get(i) == state {
+                return None;
+            }
+            at = self.same_hash[i];
+        }
+        Some(self.push(hash, state))
+    }
+
+    fn push(&mut self, hash: u64, state: &State) -> usize {
+        let index = self.len;
+        if index % CHUNK == 0 {
+            self.states.push(Vec::with_capacity(CHUNK));
+        }
+        self.states[index / CHUNK].push(state.clone());
+        self.len += 1;
+        self.same_hash.push(self.last.insert(hash, index));
+        index
+    }
 }
 
 impl PartialEq for Queued {
