@@ -410,15 +410,24 @@ impl State {
             .all(|w| self.passed(Some(w)))
     }
 
+    /// Whether [`State::advance`] would run `thread` through `stop`: a search asks before it
+    /// copies the state, since most threads of a state are blocked.
+    pub fn may_advance(&self, model: &Model, thread: usize, stop: usize) -> bool {
+        self.ready(model, thread, stop).is_some()
+    }
+
+    /// The operation at `stop`, if `thread` may run it now.
+    fn ready(&self, model: &Model, thread: usize, stop: usize) -> Option<ModelOp> {
+        let op = model.threads[thread].events[stop].op()?;
+        (self.enabled(model, thread, op) && self.rf_ready(model, thread, stop)).then_some(op)
+    }
+
     /// Runs `thread` through its constraining event at `stop` (and the accesses and no-ops
     /// before it), if that event is enabled.
     pub fn advance(&mut self, model: &Model, thread: usize, stop: usize) -> bool {
-        let Some(op) = model.threads[thread].events[stop].op() else {
+        let Some(op) = self.ready(model, thread, stop) else {
             return false;
         };
-        if !self.enabled(model, thread, op) || !self.rf_ready(model, thread, stop) {
-            return false;
-        }
         if let ModelOp::Signal { cond } = op {
             self.lose_signal(model, cond);
         }

@@ -77,9 +77,12 @@ pub fn search(
         Goal::Race { var } => Some(Guide::new(model, window, var)),
         Goal::Deadlock => None,
     };
+    // The race keys the guide still looks for, refreshed as findings add to `seen`.
+    let mut open = guide.as_ref().map_or(Vec::new(), |g| g.open(seen));
+    let mut nearest = Vec::new();
     // Smallest distance first, then first queued: a deadlock search (all 0) is breadth-first.
-    let distance = |state: &State, seen: &HashSet<Vec<SiteId>>| match &guide {
-        Some(g) => g.distance(model, window, state, seen),
+    let mut distance = |state: &State, open: &[usize]| match &guide {
+        Some(g) => g.distance(model, window, state, open, &mut nearest),
         None => Some(0),
     };
     let initial = State::at(model, &window.start);
@@ -92,7 +95,7 @@ pub fn search(
     let mut nodes: Vec<Node> = Vec::new();
     let mut queue: BinaryHeap<Queued> = BinaryHeap::new();
     let mut queued = 0usize;
-    if let Some(d) = distance(visited.get(first), seen) {
+    if let Some(d) = distance(visited.get(first), &open) {
         queue.push(Queued {
             order: Reverse((d, queued)),
             node: ROOT,
@@ -115,6 +118,9 @@ pub fn search(
                 if out.findings.len() >= want {
                     return out;
                 }
+                if let Some(g) = &guide {
+                    open = g.open(seen);
+                }
             }
         }
         if out.states >= max_states {
@@ -124,19 +130,28 @@ pub fn search(
             let Next::At(stop) = state.next(model, t, window.end[t]) else {
                 continue;
             };
-            next.clone_from(state);
-            let step = if next.advance(model, t, stop) {
+            // Copied only for a thread that can move: most of a state's threads are blocked.
+            let op = op_at(model, t, stop);
+            let step = if state.may_advance(model, t, stop) {
                 Some(stop)
-            } else if next.release_to_wait(model, t, op_at(model, t, stop)) {
+            } else if matches!(op, ModelOp::LoopExit { mutex: Some(_), .. }) {
                 None
             } else {
                 continue;
             };
+            next.clone_from(state);
+            let moved = match step {
+                Some(stop) => next.advance(model, t, stop),
+                None => next.release_to_wait(model, t, op),
+            };
+            if !moved {
+                continue;
+            }
             let Some(kept) = visited.add_new(&next) else {
                 continue;
             };
             // Nothing new lies ahead of it, nor of any state after it.
-            let Some(d) = distance(&next, seen) else {
+            let Some(d) = distance(&next, &open) else {
                 continue;
             };
             nodes.push(Node {
@@ -292,18 +307,30 @@ impl Guide {
         Guide { tags, at, pairs }
     }
 
-    /// How far `state` is from showing a race whose key is not in `seen`: over such tag pairs
-    /// and two distinct threads, the least number of events the two must still run for each to
-    /// have its access in its current segment. `None`: no such race lies ahead.
+    /// The indices in `pairs` of those whose key is not in `seen`.
+    fn open(&self, seen: &HashSet<Vec<SiteId>>) -> Vec<usize> {
+        (0..self.pairs.len())
+            .filter(|&p| !seen.contains(&self.pairs[p].2))
+            .collect()
+    }
+
+    /// How far `state` is from showing a race of one of the `open` tag pairs: over those and two
+    /// distinct threads, the least number of events the two must still run for each to have its
+    /// access in its current segment. `None`: no such race lies ahead. `nearest` is scratch room.
     fn distance(
         &self,
         model: &Model,
         window: &Window,
         state: &State,
-        seen: &HashSet<Vec<SiteId>>,
+        open: &[usize],
+        nearest: &mut Vec<[(usize, usize); 2]>,
     ) -> Option<usize> {
+        if open.is_empty() {
+            return None;
+        }
         // Per tag, the two nearest threads: (distance, thread).
-        let mut nearest = vec![[(usize::MAX, usize::MAX); 2]; self.tags.len()];
+        nearest.clear();
+        nearest.resize(self.tags.len(), [(usize::MAX, usize::MAX); 2]);
         for (t, tags) in self.at.iter().enumerate() {
             let segment = segment(model, window, state, t);
             for (tag, indices) in tags.iter().enumerate() {
@@ -325,9 +352,8 @@ impl Guide {
                 }
             }
         }
-        self.pairs
-            .iter()
-            .filter(|(_, _, key)| !seen.contains(key))
+        open.iter()
+            .map(|&p| &self.pairs[p])
             .filter_map(|&(a, b, _)| {
                 let (x, y) = (nearest[a], nearest[b]);
                 [(x[0], y[0]), (x[0], y[1]), (x[1], y[0])]
