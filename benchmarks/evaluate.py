@@ -214,7 +214,6 @@ class RunResult:
     wall: float
     cpu: float
     timed_out: bool
-    rss_mb: float = 0.0  # peak resident set of the process (and the children it waited for)
 
 
 def run(cmd, *, cwd=None, env=None, timeout=None, stdout=None, stderr=None, term_grace=None):
@@ -264,8 +263,7 @@ def run(cmd, *, cwd=None, env=None, timeout=None, stdout=None, stderr=None, term
             os.killpg(p.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        return RunResult(p.returncode, wall, ru.ru_utime + ru.ru_stime, timed_out.is_set(),
-                         ru.ru_maxrss / 1024)
+        return RunResult(p.returncode, wall, ru.ru_utime + ru.ru_stime, timed_out.is_set())
     finally:
         if stdout:
             out.close()

@@ -11,7 +11,7 @@ clone fetched by hand; its code is never committed here), the driver:
      `clang-19 -fsanitize=thread`, all at -O2 -g;
   2. runs the workload natively, recorded by ilgen once (`ilgen run`) and once more with the exit
      grace off (`ILGEN_OPTIONS=exit_grace_ms=0`), then `ilgen detect --format json` on the first
-     trace (time and peak RSS through wait4), and under TSan N times;
+     trace (time, and peak RSS through `benchmarks/peak_rss.py`), and under TSan N times;
   3. prints one row: program, commit, workload, native / record / grace-off / TSan seconds, the
      exit grace's cost (record - grace off: the wall time threads still running at exit were
      given), trace size, detect
@@ -50,6 +50,7 @@ sys.path[:0] = [str(HERE.parent), str(HERE), str(HERE / "programs")]
 import evaluate  # noqa: E402  (run, clean_env, parse_tsan, findings_to_errors, InputError)
 
 ILGEN = ROOT / "target" / "release" / "ilgen"
+PEAK_RSS = HERE.parent / "peak_rss.py"
 CC = {"native": "clang-19", "ilgen": f"{ILGEN} cc", "tsan": "clang-19 -fsanitize=thread"}
 CXX = {"native": "clang++-19", "ilgen": f"{ILGEN} c++", "tsan": "clang++-19 -fsanitize=thread"}
 RUN_TIMEOUT = 600.0
@@ -73,7 +74,7 @@ class Row:
     tsan: float = 0.0
     trace_bytes: int = 0
     detect: float = 0.0
-    detect_rss_mb: float = 0.0
+    detect_rss_mb: float | None = None
     ilgen: set = field(default_factory=set)
     ilgen_counts: dict = field(default_factory=dict)
     tsan_found: set = field(default_factory=set)
@@ -228,8 +229,11 @@ def measure(prog, src, work, runs):
         clients.start()
     one_at_a_time = ["--replay-jobs", "1"] if hasattr(prog, "client") else []
     detect_timeout = getattr(prog, "DETECT_TIMEOUT", DETECT_TIMEOUT)
-    r = evaluate.run([str(ILGEN), "detect", "--format", "json"] + one_at_a_time +
-                     list(getattr(prog, "DETECT_ARGS", [])) + [str(trace)], cwd=data,
+    rss = work / "detect.rss"
+    rss.unlink(missing_ok=True)
+    r = evaluate.run([sys.executable, str(PEAK_RSS), str(rss), str(ILGEN), "detect", "--format",
+                      "json"] + one_at_a_time + list(getattr(prog, "DETECT_ARGS", [])) +
+                     [str(trace)], cwd=data,
                      env=evaluate.clean_env(), timeout=detect_timeout, stdout=str(report),
                      stderr=str(work / "detect.err"), term_grace=DETECT_GRACE)
     if hasattr(prog, "client"):
@@ -237,7 +241,8 @@ def measure(prog, src, work, runs):
         clients.join()
         row.notes.append(f"replays driven by the client: {counts['driven']} (its requests "
                          f"ended by an error in {counts['client error']})")
-    row.detect, row.detect_rss_mb = r.wall, r.rss_mb
+    row.detect = r.wall
+    row.detect_rss_mb = int(rss.read_text()) / 1024 if rss.exists() else None
     reported = r.rc in (0, 66, 128 + signal.SIGTERM)
     if r.timed_out:
         row.notes.append(f"ilgen detect stopped (SIGTERM) after {detect_timeout:.0f} s: " +
@@ -280,7 +285,7 @@ def table(rows, runs):
         out.append(f"| {r.name} | {r.commit} | {r.workload} | {r.native:.2f} | {r.record:.2f} | "
                    f"{r.nograce:.2f} | {(r.record - r.nograce) * 1000:+.0f} ms | {r.tsan:.2f} | "
                    f"{ratio:.2f} | {r.trace_bytes / 1e6:.1f} | {r.detect:.1f} | "
-                   f"{r.detect_rss_mb:.0f} | {counts} | {len(r.tsan_found)} ({runs}) | "
+                   f"{'-' if r.detect_rss_mb is None else f'{r.detect_rss_mb:.0f}'} | {counts} | {len(r.tsan_found)} ({runs}) | "
                    f"{len(r.ilgen & r.tsan_found)} |")
     return "\n".join(out)
 
