@@ -499,9 +499,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::options::{Backend, Options};
     use crate::prepare::{prepare_keeping, Keep};
-    use crate::testkit::{check_random_runs, Run};
+    use crate::testkit::{check_random_runs, options, Run};
     use crate::{filter, solve};
 
     /// The screen of `traces`, or why it gave none: not plain, or a pair left.
@@ -517,18 +516,7 @@ mod tests {
     fn modelled(traces: Vec<ThreadTrace>) -> (Clean, bool) {
         let program = prepare_keeping(traces, Keep::Unordered);
         let (survivors, filter) = filter::filter(&program);
-        let options = Options {
-            max_per_var: 1,
-            all_sites: false,
-            window: 10_000,
-            max_states: 100_000,
-            backend: Backend::Native,
-            deciding: Default::default(),
-            atomicity: false,
-            transactions: None,
-            max_candidates: usize::MAX,
-            fallbacks: 0,
-        };
+        let options = options();
         let deadlocks = solve::deadlocks_with(&program, &options, &|| {});
         let clean = Clean {
             sync_events: program.sync_events(),

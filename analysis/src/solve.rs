@@ -371,9 +371,8 @@ mod tests {
     use crate::filter::filter;
     use crate::finding::Schedule;
     use crate::model::RfEdge;
-    use crate::options::Backend;
     use crate::prepare::prepare;
-    use crate::testkit::check_random_runs;
+    use crate::testkit::{check_random_runs, options};
 
     /// Each thread's steps are its first sync events, in program order (replay needs no more).
     fn assert_prefixes(model: &Model, schedule: &Schedule) {
@@ -462,16 +461,8 @@ mod tests {
 
     fn cut_path_agrees_on_random_runs(reads_from: bool) {
         let options = Options {
-            max_per_var: 1,
-            all_sites: false,
-            window: 10_000,
             max_states: usize::MAX,
-            backend: Backend::Native,
-            deciding: Default::default(),
-            atomicity: false,
-            transactions: None,
-            max_candidates: usize::MAX,
-            fallbacks: 0,
+            ..options()
         };
         let is_try = |model: &Model, at: &At| {
             matches!(model.op(*at), Some(crate::model::ModelOp::TryFail { .. }))
@@ -700,15 +691,9 @@ mod tests {
         use std::sync::atomic::{AtomicU64, Ordering};
         let options = Options {
             max_per_var: usize::MAX,
-            all_sites: false,
             window: 3,
             max_states: usize::MAX,
-            backend: Backend::Native,
-            deciding: Default::default(),
-            atomicity: false,
-            transactions: None,
-            max_candidates: usize::MAX,
-            fallbacks: 0,
+            ..options()
         };
         let searched = Cell::new(0);
         check_random_runs(0x5851_f42d_4c95_7f2d, 300, |run| {

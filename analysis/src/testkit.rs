@@ -4,16 +4,35 @@
 //! [`ThreadTrace`]s the runtime would have written, seq numbers taken from the call order.
 //! Also random small runs ([`random_run`]) and, in this crate's tests, the proptest runner of the
 //! property tests over them ([`check_random_runs`]); and a hand-made model whose race needs a
-//! step after the exit ([`exit_inside_a_critical_section`]), which no run records.
+//! step after the exit ([`exit_inside_a_critical_section`]), which no run records; and the
+//! analysis options tests start from ([`options`]).
 
 use std::collections::{BTreeSet, HashMap};
 
 use ilgen_trace::format::{ThreadHeader, ThreadTrace};
 
 use crate::model::{Model, ModelOp, MutexObject, Observed, SyncObjects, ThreadBuilder};
+use crate::options::{Backend, Options};
 use ilgen_trace::{
     Access, AccessKind, Event, SiteId, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_THREAD, PENDING,
 };
+
+/// The options of `ilgen detect` with its defaults but a smaller state bound, no cut of the
+/// candidates and no fallbacks: tests change what they exercise with `..options()`.
+pub fn options() -> Options {
+    Options {
+        max_per_var: 1,
+        all_sites: false,
+        window: 10_000,
+        max_states: 100_000,
+        backend: Backend::Native,
+        deciding: Default::default(),
+        atomicity: false,
+        transactions: None,
+        max_candidates: usize::MAX,
+        fallbacks: 0,
+    }
+}
 
 pub struct Run {
     threads: Vec<ThreadTrace>,

@@ -4,7 +4,7 @@ use ilgen_trace::SyncOp;
 
 use crate::candidates::{AccessName, Candidate, Step};
 use crate::options::Options;
-use crate::testkit::{listing1, Run, LISTING1_M, LISTING1_X, LISTING1_Y};
+use crate::testkit::{listing1, options, Run, LISTING1_M, LISTING1_X, LISTING1_Y};
 
 const X: u64 = LISTING1_X;
 const Y: u64 = LISTING1_Y;
@@ -12,21 +12,6 @@ const D: u64 = 0x3000;
 const M: u64 = LISTING1_M;
 const M2: u64 = 0x9100;
 const C: u64 = 0xc000;
-
-fn options() -> Options {
-    Options {
-        max_per_var: 1,
-        all_sites: false,
-        window: 10_000,
-        max_states: 100_000,
-        backend: crate::options::Backend::Native,
-        deciding: Default::default(),
-        atomicity: false,
-        transactions: None,
-        max_candidates: usize::MAX,
-        fallbacks: 0,
-    }
-}
 
 fn detect(r: &Run) -> Vec<Candidate> {
     let found = crate::analyze(r.traces(), &options())

@@ -12,7 +12,7 @@ use super::translate::{self, Naming, Target};
 use crate::filter;
 use crate::finding::Finding;
 use crate::model::{Model, ModelOp};
-use crate::options::{Backend, Options};
+use crate::options::Options;
 use crate::prepare::{self, Program};
 use crate::solve;
 use crate::state::State;
@@ -160,16 +160,9 @@ fn schedule_runs(model: &Model, steps: &[crate::model::At]) -> bool {
 
 fn native_options() -> Options {
     Options {
-        max_per_var: 1,
-        all_sites: false,
         window: usize::MAX,
         max_states: usize::MAX,
-        backend: Backend::Native,
-        deciding: Default::default(),
-        atomicity: false,
-        transactions: None,
-        max_candidates: usize::MAX,
-        fallbacks: 0,
+        ..crate::testkit::options()
     }
 }
 
