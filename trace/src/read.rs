@@ -87,7 +87,8 @@ fn open_checked(meta: &Meta, tid: ThreadId, path: &Path) -> Result<ThreadTrace, 
 }
 
 /// `f` of every item, in their order, computed by as many threads as there are cores (each
-/// takes the next item left).
+/// takes the next item left). Scoped threads of std rather than rayon, which the analysis crates
+/// use: this crate is linked into the runtime too, which should carry no thread pool.
 fn on_all_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let next = AtomicUsize::new(0);
