@@ -181,6 +181,14 @@ impl Plan {
         }
     }
 
+    /// The recorded outcome of thread `tid`'s timed operation `index`, if it is a step that has
+    /// one: `Some(true)` when it timed out.
+    pub fn recorded_timeout(&self, tid: ThreadId, index: u32) -> Option<bool> {
+        self.at
+            .get(&(tid, index))
+            .and_then(|&p| self.steps[p].timed_out)
+    }
+
     pub fn step_ref(&self, p: usize) -> StepRef {
         let s = &self.steps[p];
         StepRef {
@@ -375,6 +383,7 @@ mod tests {
             index,
             op,
             site: Some(0),
+            timed_out: None,
         };
         Schedule {
             watch: Vec::new(),
