@@ -35,8 +35,9 @@
 //!   candidate was found in; each step has `tid`, `op` (the name `ilgen dump` prints, one of
 //!   [`ilgen_trace::OpKind`]), `object` (address, for operations on an object), `peer` (the other
 //!   thread of fork and join, absent when it is no recorded thread), `site` (`null` for thread
-//!   start and end), `seq` (observed seq, absent for an operation that never completed) and
-//!   `op_index` (the thread's n-th sync operation, 0-based: replay matches operations by it).
+//!   start and end), `seq` (observed seq, absent for an operation that never completed),
+//!   `op_index` (the thread's n-th sync operation, 0-based: replay matches operations by it)
+//!   and, for a timed operation, `timed_out` (its recorded outcome, which replay enforces).
 //!   In the file a schedule is a delta on the previous candidate's: `shared` (its first steps are
 //!   the previous candidate's first `shared` steps; 0 for the first candidate), then `steps`, the
 //!   rest. Schedules run from the start of the run, so most of two schedules is the same observed
@@ -54,6 +55,8 @@
 //! - 4: a schedule is a delta on the previous candidate's (`shared`); `stats.not_written`.
 //! - 5: fallback candidates (`fallback_of` on races, after every other candidate);
 //!   `stats.solve.pairs_fallback`.
+//! - 6: a step's `timed_out` (absent unless the operation is timed): the recorded outcome of
+//!   the wake of a timed condition wait, a timed lock or a timed semaphore wait.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -63,7 +66,9 @@ use std::path::Path;
 
 use ilgen_trace::format::ThreadHeader;
 use ilgen_trace::schedule as replay;
-use ilgen_trace::{known_site, known_thread, AccessKind, OpKind, SiteId, ThreadId, PENDING};
+use ilgen_trace::{
+    known_site, known_thread, AccessKind, OpKind, SiteId, SyncOp, ThreadId, PENDING,
+};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
@@ -75,7 +80,7 @@ use crate::model::{At, Model, ModelEvent, VarId};
 use crate::prepare::SharedObject;
 use crate::solve::{Limit, SolveStats};
 
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 pub const FILE_NAME: &str = "candidates.json";
 
 /// The file in memory, every schedule whole.
@@ -340,6 +345,10 @@ pub struct Step {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
     pub op_index: u32,
+    /// A timed operation's recorded outcome ([`SyncOp::timed_out`]), for the wake of a timed
+    /// wait, a timed lock and a timed semaphore wait only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_out: Option<bool>,
 }
 
 /// The candidate of one finding; `None` if its events are not those of `model` (never, for
@@ -383,6 +392,15 @@ fn schedule_out(model: &Model, schedule: &Schedule) -> Option<ScheduleOut> {
 fn step(model: &Model, at: At) -> Option<Step> {
     let thread = model.threads.get(at.thread)?;
     let o = thread.observed_at(at.index)?;
+    // A wake counts as timed only after a wait that had a time limit: the thread's sync
+    // operation before it (the predicate's reads may come between).
+    let timed = match o.op {
+        SyncOp::CondWake { .. } => (0..at.index)
+            .rev()
+            .find_map(|i| thread.observed_at(i))
+            .is_some_and(|w| matches!(w.op, SyncOp::CondWait { timed: true, .. })),
+        _ => true,
+    };
     Some(Step {
         tid: thread.tid,
         op: o.op.kind(),
@@ -391,6 +409,7 @@ fn step(model: &Model, at: At) -> Option<Step> {
         site: known_site(o.site),
         seq: (o.seq != PENDING).then_some(o.seq),
         op_index: o.op_index,
+        timed_out: o.op.timed_out().filter(|_| timed),
     })
 }
 
@@ -575,6 +594,7 @@ pub fn replay_schedule(
                 index: s.op_index,
                 op: s.op,
                 site: s.site,
+                timed_out: s.timed_out,
             })
             .collect(),
         watch: match candidate {

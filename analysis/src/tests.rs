@@ -1,6 +1,6 @@
 //! Whole-pipeline tests: hand-written runs in, candidates out.
 
-use ilgen_trace::SyncOp;
+use ilgen_trace::{OpKind, SyncOp};
 
 use crate::candidates::{AccessName, Candidate, Step};
 use crate::options::Options;
@@ -172,8 +172,9 @@ fn every_race_pair_left_by_the_filter_is_accounted_for() {
     assert_eq!(counts(&all_sites), (2, 2, 1, 0));
 }
 
-#[test]
-fn producer_consumer_with_wait_called_is_clean() {
+/// main waits for the producer's signal (with a time limit when `timed`); the producer writes D
+/// again after its signal, which races with main's read of D after the loop.
+fn producer_consumer_with_wait_called(timed: bool) -> Run {
     let mut r = Run::new(2);
     r.fork(0, 1)
         .lock(0, M)
@@ -184,7 +185,7 @@ fn producer_consumer_with_wait_called_is_clean() {
             SyncOp::CondWait {
                 cond: C,
                 mutex: M,
-                timed: false,
+                timed,
             },
         )
         .start(1)
@@ -209,8 +210,13 @@ fn producer_consumer_with_wait_called_is_clean() {
         .end(1)
         .join(0, 1)
         .w(0, D, 7);
+    r
+}
+
+#[test]
+fn producer_consumer_with_wait_called_is_clean() {
     // The producer writes D again after signalling: that one does race with main's read.
-    let found = detect(&r);
+    let found = detect(&producer_consumer_with_wait_called(false));
     assert_eq!(found.len(), 1, "{found:#?}");
     let Candidate::Race { accesses, .. } = &found[0] else {
         panic!("{found:#?}")
@@ -218,6 +224,28 @@ fn producer_consumer_with_wait_called_is_clean() {
     let mut sites: Vec<_> = accesses.iter().map(|a| a.site).collect();
     sites.sort_unstable();
     assert_eq!(sites, vec![5, 6]);
+}
+
+/// A timed wait's wake carries its recorded outcome into the schedule, which replay enforces;
+/// an untimed wait's wake and every other step carry none.
+#[test]
+fn the_wake_of_a_timed_wait_carries_its_outcome() {
+    for timed in [true, false] {
+        let found = detect(&producer_consumer_with_wait_called(timed));
+        assert_eq!(found.len(), 1, "{found:#?}");
+        let outcomes: Vec<_> = found[0]
+            .schedule()
+            .steps
+            .iter()
+            .filter_map(|s| s.timed_out.map(|t| (s.op, t)))
+            .collect();
+        let expected = if timed {
+            vec![(OpKind::Wake, false)]
+        } else {
+            vec![]
+        };
+        assert_eq!(outcomes, expected, "timed: {timed}");
+    }
 }
 
 /// Producer sets the predicate and signals before the consumer looks: only the loop markers

@@ -28,6 +28,7 @@ fn race_after_lock_at_site_2() -> Candidate {
         site: Some(2),
         seq: Some(2),
         op_index: 1,
+        timed_out: None,
     });
     c
 }
@@ -52,6 +53,7 @@ fn candidate(sites: [SiteId; 2]) -> Candidate {
                     site: Some(9),
                     seq: Some(0),
                     op_index: 0,
+                    timed_out: None,
                 },
                 // No instrumented instruction starts a thread: its location has no site.
                 Step {
@@ -62,6 +64,7 @@ fn candidate(sites: [SiteId; 2]) -> Candidate {
                     site: None,
                     seq: Some(1),
                     op_index: 0,
+                    timed_out: None,
                 },
             ],
         },
@@ -549,6 +552,7 @@ fn lost_update(begin: SiteId) -> Candidate {
             site: Some(begin),
             seq: Some(2),
             op_index: 1,
+            timed_out: None,
         },
         accesses: [
             side(0, 5, AccessName::Read),

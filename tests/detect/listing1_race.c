@@ -67,7 +67,7 @@ int main(void) {
 //
 // The same candidate as JSON (the candidates.json file).
 // CHECK-NEXT: {
-// CHECK-NEXT:   "format_version": 5,
+// CHECK-NEXT:   "format_version": 6,
 // CHECK:        "candidates": [
 // CHECK-NEXT:     {
 // CHECK-NEXT:       "kind": "race",

@@ -10,7 +10,7 @@
 // RUN: FileCheck --check-prefix=CAP-ERR %s < %t.err
 // RUN: test -f %t.trace/schedule-1.json && test ! -e %t.trace/schedule-2.json
 // RUN: sh -c '%ilgen replay %t.trace:2; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=NO-SECOND %s
-// RUN: sed -i 's/"format_version": 5/"format_version": 4/' %t.trace/candidates.json
+// RUN: sed -i 's/"format_version": 6/"format_version": 5/' %t.trace/candidates.json
 // RUN: sh -c '%ilgen replay %t.trace:1; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=OLD %s
 // RUN: sh -c '%ilgen detect --no-replay --max-candidates 0 %t.trace; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=ZERO %s
 #include <pthread.h>
@@ -48,7 +48,7 @@ int main(void) {
 // NO-SECOND: ilgen: error: {{.*}}candidates.json has 1 candidate(s), no candidate 2
 // NO-SECOND: exit=2
 
-// OLD: ilgen: error: {{.*}}.trace/candidates.json has format version 4, this ilgen reads 5; run `ilgen detect` again
+// OLD: ilgen: error: {{.*}}.trace/candidates.json has format version 5, this ilgen reads 6; run `ilgen detect` again
 // OLD: exit=2
 
 // ZERO: ilgen: error: --window, --max-per-var, --max-states and --max-candidates must be at least 1

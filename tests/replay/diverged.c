@@ -72,7 +72,7 @@ int main(void) {
 // KIND-OUTCOME-NEXT:     "index": 1,
 // KIND-OUTCOME-NEXT:     "op": "lock",
 
-// NEVER:      ilgen: replay diverged: step 3 (T0 operation #9 lock at site 0) cannot be taken: T0 waits at the gate before its operation #1 (exit status 86)
+// NEVER:      ilgen: replay diverged: step 3 (T0 operation #9 lock at no site) cannot be taken: T0 waits at the gate before its operation #1 (exit status 86)
 // NEVER-NEXT: exit status 86
 // NEVER-OUTCOME:      "result": "diverged",
 // NEVER-OUTCOME-NEXT: "schedule_followed": false,
@@ -86,3 +86,11 @@ int main(void) {
 
 // The CSP back end decides the recorded run as the native solver does (tests/csp).
 // RUN: python3 %S/../csp/Inputs/solvers_agree.py %ilgen %t.trace
+
+// The same kind at another site is another operation: a divergence at that step, naming both.
+// RUN: python3 %S/Inputs/schedule.py %t.trace --recorded \
+// RUN:   | python3 -c "import json,sys; s=json.load(sys.stdin); [t.update(site=999999) for t in s['steps'] if (t['tid'], t['index']) == (1, 1)]; json.dump(s, sys.stdout)" > %t.site.json
+// RUN: env ILGEN_OPTIONS=mode=replay:schedule=%t.site.json:trace_dir=%t.trace \
+// RUN:   bash -c '%t; echo "exit status $?"' 2>&1 | FileCheck %s --check-prefix=SITE
+// SITE:      ilgen: replay diverged: step {{[0-9]+}} expects T1 operation #1 to be lock at site 999999, but it is lock at site {{[0-9]+}} (exit status 86)
+// SITE-NEXT: exit status 86

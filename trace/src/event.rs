@@ -430,4 +430,17 @@ impl SyncOp {
             _ => None,
         }
     }
+
+    /// Whether a timed operation ran out of time: a wake not signalled, a timed lock or
+    /// semaphore wait that took nothing. `None` for operations without a time limit (a wake
+    /// answers for its wait, which may have had none).
+    pub fn timed_out(&self) -> Option<bool> {
+        match *self {
+            SyncOp::CondWake { timed_out, .. } => Some(timed_out),
+            SyncOp::MutexTimedLock { acquired, .. } | SyncOp::SemTimedWait { acquired, .. } => {
+                Some(!acquired)
+            }
+            _ => None,
+        }
+    }
 }

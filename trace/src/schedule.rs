@@ -18,6 +18,9 @@
 //!   one of the names of [`crate::OpKind`] (the same spelling as before, now checked on reading).
 //! - 3: `build_id` (the recorded executable's ELF build id) replaces `binary_hash`; `watch`,
 //!   the accesses the replay of an atomicity candidate looks for (absent: none).
+//! - 4: a step's `timed_out`: the recorded outcome of a timed operation (the wake of a timed
+//!   condition wait, a timed lock, a timed semaphore wait), which the replay enforces: a slower
+//!   replay must not let the real clock run out where the recording was woken, or the reverse.
 
 use std::path::Path;
 
@@ -28,7 +31,7 @@ use crate::event::{SiteId, ThreadId};
 use crate::json::read_versioned;
 use crate::kind::OpKind;
 
-pub const SCHEDULE_VERSION: u32 = 3;
+pub const SCHEDULE_VERSION: u32 = 4;
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Schedule {
@@ -72,6 +75,10 @@ pub struct Step {
     /// Where it was recorded, for messages; `None` for an operation no instrumented instruction
     /// made (thread start and end).
     pub site: Option<SiteId>,
+    /// For a timed operation, whether it timed out in the recording (a wake not signalled, a
+    /// lock or semaphore not acquired); absent for every other operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_out: Option<bool>,
 }
 
 impl Schedule {

@@ -260,7 +260,7 @@ fn thread_header_has_its_golden_bytes() {
 #[test]
 fn schedule_file_has_its_golden_text() {
     let schedule = Schedule {
-        format_version: 3,
+        format_version: 4,
         build_id: "ab12".into(),
         threads: vec![
             ScheduleThread {
@@ -280,18 +280,27 @@ fn schedule_file_has_its_golden_text() {
                 index: 0,
                 op: OpKind::Start,
                 site: None,
+                timed_out: None,
             },
             Step {
                 tid: 1,
                 index: 2,
                 op: OpKind::Lock,
                 site: Some(7),
+                timed_out: None,
+            },
+            Step {
+                tid: 0,
+                index: 4,
+                op: OpKind::Wake,
+                site: Some(8),
+                timed_out: Some(false),
             },
         ],
         watch: Vec::new(),
     };
     let golden = r#"{
-  "format_version": 3,
+  "format_version": 4,
   "build_id": "ab12",
   "threads": [
     {
@@ -317,6 +326,13 @@ fn schedule_file_has_its_golden_text() {
       "index": 2,
       "op": "lock",
       "site": 7
+    },
+    {
+      "tid": 0,
+      "index": 4,
+      "op": "wake",
+      "site": 8,
+      "timed_out": false
     }
   ]
 }"#;

@@ -5,6 +5,8 @@
 //! with a sequence number before the real call) followed by `CondWake` (pending across the call,
 //! completed when it returns with the mutex held again, with `timed_out`), and `CondSignal` /
 //! `CondBroadcast` before the real call. Waits are cancellation points: `extern "C-unwind"`.
+//! A replayed timed wait whose wake has a recorded outcome returns that outcome without a real
+//! wait (`replay::sync`).
 
 use std::ffi::c_void;
 
@@ -42,7 +44,16 @@ fn wait(
         timed_out,
     };
     let p = record::sync::pending(site, wake(false));
-    let rc = call();
+    // Replaying a wake with a recorded outcome, no real wait: the gate holds the wake until its
+    // turn, its mutex let go meanwhile, and the schedule puts the signal that woke it (if any)
+    // before it. A real wait would let the clock decide (a slower replay times out where the
+    // recording was signalled), and a real untimed wait entered after the scheduled signal
+    // (a signaller that does not hold the mutex) would never return.
+    let rc = match record::sync::recorded_timeout(&p) {
+        Some(true) => libc::ETIMEDOUT,
+        Some(false) => 0,
+        None => call(),
+    };
     record::sync::complete(p, wake(rc == libc::ETIMEDOUT));
     rc
 }

@@ -107,12 +107,23 @@ fn timed(
         acquired,
     };
     let mut p = record::sync::pending(site, op(false));
-    // SAFETY: the program's own call.
-    let rc = record::sync::acquire(
-        &mut p,
-        || busy(unsafe { libc::pthread_mutex_trylock(m) }),
-        call,
-    );
+    // Replaying with a recorded outcome (`replay::sync`): timed out, no real call; acquired,
+    // without the time limit that a slower replay could run out of.
+    let rc = match record::sync::recorded_timeout(&p) {
+        Some(true) => libc::ETIMEDOUT,
+        // SAFETY: the program's own calls.
+        Some(false) => record::sync::acquire(
+            &mut p,
+            || busy(unsafe { libc::pthread_mutex_trylock(m) }),
+            || unsafe { real::pthread_mutex_lock(m) },
+        ),
+        // SAFETY: as above.
+        None => record::sync::acquire(
+            &mut p,
+            || busy(unsafe { libc::pthread_mutex_trylock(m) }),
+            call,
+        ),
+    };
     record::sync::complete(p, op(rc == 0));
     rc
 }

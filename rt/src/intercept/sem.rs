@@ -97,7 +97,7 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_sem_wait(
 ) -> libc::c_int {
     let op = SyncOp::SemWait { sem: s as u64 };
     // SAFETY: the program's own call.
-    let (p, rc) = wait(s, site, op, || unsafe { sem_wait(s) });
+    let (p, rc) = wait(s, site, op, |_| unsafe { sem_wait(s) });
     if rc == 0 {
         record::sync::complete(p, op);
     } else {
@@ -142,20 +142,37 @@ fn timed_wait(
         sem: s as u64,
         acquired,
     };
-    let (p, rc) = wait(s, site, op(false), call);
+    let (p, rc) = wait(s, site, op(false), |recorded| match recorded {
+        // Replaying with a recorded outcome (`replay::sync`): timed out, no real call; took
+        // the semaphore, without the time limit that a slower replay could run out of.
+        Some(true) => {
+            // SAFETY: this thread's errno.
+            unsafe { *libc::__errno_location() = libc::ETIMEDOUT };
+            -1
+        }
+        // SAFETY: the program's own call.
+        Some(false) => unsafe { sem_wait(s) },
+        None => call(),
+    });
     keeping_errno(|| record::sync::complete(p, op(rc == 0)));
     rc
 }
 
 /// Writes `op` pending and makes the blocking `call` (replay: `sem_trywait` first), again when
-/// only the runtime's flush signal interrupted it. Gives the record to complete and the result.
+/// only the runtime's flush signal interrupted it; `call` is given the recorded outcome the
+/// replay enforces, and alone decides a recorded time-out. Gives the record to complete and the
+/// result.
 fn wait(
     s: *mut libc::sem_t,
     site: *const c_void,
     op: SyncOp,
-    call: impl Fn() -> libc::c_int,
+    call: impl Fn(Option<bool>) -> libc::c_int,
 ) -> (record::sync::Pending, libc::c_int) {
     let mut p = record::sync::pending(site, op);
+    let recorded = record::sync::recorded_timeout(&p);
+    if recorded == Some(true) {
+        return (p, call(recorded));
+    }
     let attempt = || {
         // SAFETY: the program's own call.
         let rc = unsafe { libc::sem_trywait(s) };
@@ -163,7 +180,7 @@ fn wait(
     };
     let rc = record::sync::acquire(&mut p, attempt, || loop {
         let seen = thread::flush_signals_seen();
-        let rc = call();
+        let rc = call(recorded);
         if !(rc != 0 && errno() == libc::EINTR && thread::flush_signals_seen() != seen) {
             break rc;
         }

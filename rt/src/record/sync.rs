@@ -164,6 +164,13 @@ pub(crate) fn pending(site_ptr: *const libc::c_void, op: SyncOp) -> Pending {
     }
 }
 
+/// Replay mode: the recorded outcome of the pending timed operation `p`, which the wrapper
+/// enforces (`Some(true)`: it timed out); `None` when the real call decides, always in record
+/// mode (see `replay::sync`).
+pub(crate) fn recorded_timeout(p: &Pending) -> Option<bool> {
+    p.replay.as_ref().and_then(replay::sync::recorded_timeout)
+}
+
 /// Runs the real call of a blocking acquire whose record is `p`. Record mode: `real`. Replay
 /// mode: `attempt` (the non-blocking form; `None` when it would block) first, and only if it
 /// would block, `real`, after the schedule moved on (see `replay::sync`).

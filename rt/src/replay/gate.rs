@@ -12,7 +12,8 @@
 //! every scheduled one (see [`Plan::child_tid`]).
 //!
 //! The gate, for the thread's operation number `index` of kind `op` ([`Plan::verdict`]):
-//! - the schedule has step p = (tid, index): its kind must be `op`, or the replay diverges at once;
+//! - the schedule has step p = (tid, index): its kind must be `op` and its site (when both are
+//!   known) the operation's, or the replay diverges at once;
 //!   the thread waits until the cursor (steps taken so far) is p, and the cursor moves past p when
 //!   `replay::sync` says the step is taken;
 //! - no step for it and the schedule is unfinished: it waits until the schedule is finished;
@@ -172,13 +173,33 @@ impl Plan {
             .map(|t| t.tid)
     }
 
-    pub fn verdict(&self, tid: ThreadId, index: u32, op: OpKind, cursor: usize) -> Verdict {
+    /// `site`: where the operation is made, `None` when unknown (thread start and end); a step
+    /// recorded at another site is a mismatch too (the same binary gives a call site the same id
+    /// in every run, inlined copies included, so this is another operation of the same kind).
+    pub fn verdict(
+        &self,
+        tid: ThreadId,
+        index: u32,
+        op: OpKind,
+        site: Option<SiteId>,
+        cursor: usize,
+    ) -> Verdict {
+        let other_site =
+            |p: usize| matches!((self.steps[p].site, site), (Some(a), Some(b)) if a != b);
         match self.at.get(&(tid, index)) {
-            Some(&p) if self.steps[p].op != op => Verdict::Mismatch(p),
+            Some(&p) if self.steps[p].op != op || other_site(p) => Verdict::Mismatch(p),
             Some(&p) if p >= cursor => Verdict::Turn(p),
             _ if cursor < self.steps.len() => Verdict::AfterSchedule,
             _ => Verdict::Free,
         }
+    }
+
+    /// The recorded outcome of thread `tid`'s timed operation `index`, if it is a step that has
+    /// one: `Some(true)` when it timed out.
+    pub fn recorded_timeout(&self, tid: ThreadId, index: u32) -> Option<bool> {
+        self.at
+            .get(&(tid, index))
+            .and_then(|&p| self.steps[p].timed_out)
     }
 
     pub fn step_ref(&self, p: usize) -> StepRef {
@@ -293,21 +314,34 @@ impl Replay {
         mut on_wait: impl FnMut(bool),
     ) -> Result<Option<usize>, Divergence> {
         let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
-        let verdict = self.plan.verdict(tid, index, op, *cursor);
+        let verdict = self.plan.verdict(tid, index, op, known_site(site), *cursor);
         let target = match verdict {
             Verdict::Free => return Ok(None),
             Verdict::Mismatch(p) => {
                 let expected = self.plan.step_ref(p);
-                return Err(Divergence {
-                    step: Some(p as u32),
-                    reason: format!(
+                let reason = if expected.op == op {
+                    format!(
+                        "step {p} expects T{} operation #{} to be {} at {}, but it is {} at {}",
+                        expected.tid,
+                        expected.index,
+                        expected.op,
+                        site_text(expected.site),
+                        op,
+                        site_text(known_site(site))
+                    )
+                } else {
+                    format!(
                         "step {p} expects T{} operation #{} to be {}, but it is {} ({})",
                         expected.tid,
                         expected.index,
                         expected.op,
                         op,
                         site_text(known_site(site))
-                    ),
+                    )
+                };
+                return Err(Divergence {
+                    step: Some(p as u32),
+                    reason,
                     expected: Some(expected),
                     got: Some(StepRef {
                         tid,
@@ -375,6 +409,7 @@ mod tests {
             index,
             op,
             site: Some(0),
+            timed_out: None,
         };
         Schedule {
             watch: Vec::new(),
@@ -453,20 +488,46 @@ mod tests {
     #[test]
     fn verdicts_follow_the_cursor() {
         let plan = Plan::new(&listing1()).unwrap();
-        assert_eq!(plan.verdict(0, 0, OpKind::Fork, 0), Verdict::Turn(0));
-        assert_eq!(plan.verdict(1, 1, OpKind::Lock, 0), Verdict::Turn(2));
+        assert_eq!(
+            plan.verdict(0, 0, OpKind::Fork, Some(0), 0),
+            Verdict::Turn(0)
+        );
+        assert_eq!(
+            plan.verdict(1, 1, OpKind::Lock, Some(0), 0),
+            Verdict::Turn(2)
+        );
         // Main's lock is not in the schedule: it waits for the end of the schedule.
-        assert_eq!(plan.verdict(0, 1, OpKind::Lock, 1), Verdict::AfterSchedule);
-        assert_eq!(plan.verdict(0, 1, OpKind::Lock, 4), Verdict::Free);
-        assert_eq!(plan.verdict(7, 0, OpKind::Start, 4), Verdict::Free);
+        assert_eq!(
+            plan.verdict(0, 1, OpKind::Lock, Some(0), 1),
+            Verdict::AfterSchedule
+        );
+        assert_eq!(plan.verdict(0, 1, OpKind::Lock, Some(0), 4), Verdict::Free);
+        assert_eq!(plan.verdict(7, 0, OpKind::Start, None, 4), Verdict::Free);
     }
 
     #[test]
     fn another_kind_at_a_step_is_a_mismatch() {
         let plan = Plan::new(&listing1()).unwrap();
-        assert_eq!(plan.verdict(1, 1, OpKind::Unlock, 2), Verdict::Mismatch(2));
-        assert_eq!(plan.verdict(1, 2, OpKind::Lock, 0), Verdict::Mismatch(3));
+        assert_eq!(
+            plan.verdict(1, 1, OpKind::Unlock, Some(0), 2),
+            Verdict::Mismatch(2)
+        );
+        assert_eq!(
+            plan.verdict(1, 2, OpKind::Lock, Some(0), 0),
+            Verdict::Mismatch(3)
+        );
         assert_eq!(plan.step_ref(2).op, OpKind::Lock);
+    }
+
+    #[test]
+    fn the_same_kind_at_another_site_is_a_mismatch() {
+        let plan = Plan::new(&listing1()).unwrap();
+        assert_eq!(
+            plan.verdict(1, 1, OpKind::Lock, Some(3), 0),
+            Verdict::Mismatch(2)
+        );
+        // Thread start has no site: only its kind is compared.
+        assert_eq!(plan.verdict(1, 0, OpKind::Start, None, 0), Verdict::Turn(1));
     }
 
     #[test]

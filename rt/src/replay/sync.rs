@@ -37,15 +37,27 @@
 //!   `pthread_cond_wait`, as far as the program can tell) and taking it back after; then it
 //!   acquires and the cursor moves.
 //!
+//! A timed operation (timedlock, sem_timedwait, the wake of a timed condition wait) that is a step
+//! of the schedule has its recorded outcome there ([`recorded_timeout`]), and the wrappers
+//! enforce it: the replay runs slower than the recording (gated threads, the race detector), so
+//! the real clock would often run out where the recording was woken, and the program would take
+//! another path (xz's encoder leaves its wait loop on a time-out). Timed out in the recording: no
+//! real call, the operation fails at its turn (for a wait, the gate at the wake's turn lets the
+//! mutex go meanwhile, as the waiting thread would). Woken or acquired in the recording: a wait
+//! needs no real call either, since the gate holds its wake until the scheduled signal has been
+//! taken; a lock or semaphore takes it without a time limit. An outcome that still differs (an
+//! interrupted semaphore wait) ends the replay with a divergence saying so ([`complete`]).
+//! Without a recorded outcome, or after the schedule, the real call decides.
+//!
 //! The watchdog learns each thread's status here: gated while at the gate, blocked while inside a
-//! blocking real call, running otherwise. A timed operation (timedlock, sem_timedwait, a timed
-//! condition wait) ends by itself, so it never counts as blocked: all threads in timed waits are
-//! no deadlock.
+//! blocking real call, running otherwise. A timed operation left to the real clock ends by
+//! itself, so it never counts as blocked: all threads in timed waits are no deadlock. One whose
+//! recorded outcome is success does count: it no longer ends by itself.
 
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
 
-use ilgen_trace::replay::ThreadRef;
+use ilgen_trace::replay::{Divergence, StepRef, ThreadRef};
 use ilgen_trace::{known_thread, AccessKind, SiteId, SyncOp, ThreadId, NO_SITE};
 
 use crate::real;
@@ -296,7 +308,7 @@ pub(crate) fn pending(site: *const c_void, op: SyncOp) -> Option<Token> {
         SyncOp::MutexTimedLock { .. } | SyncOp::SemTimedWait { .. } => true,
         SyncOp::CondWake { .. } => t.info.timed_wait.load(Ordering::Relaxed),
         _ => false,
-    };
+    } && recorded(t) != Some(false);
     if !timed {
         t.info.set(Status::Blocked {
             op,
@@ -311,6 +323,19 @@ pub(crate) fn pending(site: *const c_void, op: SyncOp) -> Option<Token> {
         counted: false,
         wake,
     })
+}
+
+/// The recorded outcome of the calling thread's next operation, if it is a step with one.
+fn recorded(t: &ReplayThread) -> Option<bool> {
+    let r = replay::gate::get()?;
+    r.plan
+        .recorded_timeout(t.tid(), t.info.syncs.load(Ordering::Relaxed))
+}
+
+/// The recorded outcome of the pending timed operation `tok`, which the replay enforces:
+/// `Some(true)` when it timed out in the recording. `None`: the real call decides.
+pub(crate) fn recorded_timeout(tok: &Token) -> Option<bool> {
+    recorded(tok.thread)
 }
 
 /// The operation would block: it counts now, and the schedule moves on while it waits.
@@ -331,14 +356,52 @@ pub(crate) fn complete(tok: Token, op: SyncOp) {
             _ => None,
         };
         let step = gate(t, &op, tok.site, mutex);
+        check_outcome(step, &op, tok.site);
         apply(t, &op, tok.site);
         count(t, step);
     } else {
+        check_outcome(tok.step, &op, tok.site);
         apply(t, &op, tok.site);
         if !tok.counted {
             count(t, tok.step);
         }
     }
+}
+
+/// Ends the replay if step `step`'s timed operation `op` came out otherwise than recorded: the
+/// program goes on from another outcome, and the next step would only report another kind.
+fn check_outcome(step: Option<usize>, op: &SyncOp, site: SiteId) {
+    let (Some(p), Some(r)) = (step, replay::gate::get()) else {
+        return;
+    };
+    let (Some(recorded), Some(now)) = (r.plan.steps[p].timed_out, op.timed_out()) else {
+        return;
+    };
+    if recorded == now {
+        return;
+    }
+    let (what, success) = match op {
+        SyncOp::CondWake { .. } => ("timed wait", "was signalled"),
+        SyncOp::MutexTimedLock { .. } => ("timed lock", "acquired the lock"),
+        _ => ("timed semaphore wait", "took the semaphore"),
+    };
+    let said = |timed_out| if timed_out { "timed out" } else { success };
+    let expected = r.plan.step_ref(p);
+    replay::report::diverged(Divergence {
+        step: Some(p as u32),
+        reason: format!(
+            "step {p}: T{}'s {what} #{} {} in the replay but {} in the recording",
+            expected.tid,
+            expected.index,
+            said(now),
+            said(recorded)
+        ),
+        got: Some(StepRef {
+            site: ilgen_trace::known_site(site),
+            ..expected.clone()
+        }),
+        expected: Some(expected),
+    });
 }
 
 /// The real call of a blocking operation failed: record mode retracts its record, so the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a schedule (trace/src/schedule.rs, version 3) for a recorded trace, on stdout.
+"""Writes a schedule (trace/src/schedule.rs, version 4) for a recorded trace, on stdout.
 
 usage: schedule.py TRACE_DIR [--build-id ID] (STEP... | --recorded)
 where STEP is TID:INDEX:OP (a thread's INDEX-th sync record, 0-based, of kind OP as
@@ -116,7 +116,8 @@ for path in sorted(glob.glob(os.path.join(trace, "t*.trace"))):
 steps = [s for _, s in sorted(recorded, key=lambda r: r[0])] if args == ["--recorded"] else []
 for s in args if args != ["--recorded"] else []:
     tid, index, op = s.split(":")
-    steps.append({"tid": int(tid), "index": int(index), "op": op, "site": 0})
-json.dump({"format_version": 3, "build_id": build_id, "threads": threads, "steps": steps},
+    # No site: the replay compares a step's site only when the schedule has one.
+    steps.append({"tid": int(tid), "index": int(index), "op": op, "site": None})
+json.dump({"format_version": 4, "build_id": build_id, "threads": threads, "steps": steps},
           sys.stdout, indent=1)
 print()
