@@ -11,6 +11,9 @@
 //! exceptions are a loop that waits for another thread and a branch that guards a sync operation
 //! (`predicates.rs`): a schedule that changes what their condition saw does not refute itself, it
 //! hangs, leaves the loop early or skips a sync operation, and the replay follows nothing after.
+//! So are the reads that decide what a function returns, when its caller cannot be seen from
+//! here (`predicates.rs`: a query's value, a branch choosing the returned value): the waiting
+//! loop may be in another translation unit, branching on the call.
 //! A value that goes through a function-local stack slot (`-O0` keeps every variable in one) is
 //! followed through that slot's loads. A value passed to a call or stored to memory is not
 //! followed: the analysis then treats the read as data only, as it treated every read before.

@@ -49,7 +49,8 @@ pub fn instrument_function<'ctx>(
     f: FunctionValue<'ctx>,
 ) -> Result<usize, BuilderError> {
     let predicates = predicates::of(f);
-    ctx.sites.enter(predicates.all, predicates.spins);
+    ctx.sites
+        .enter(predicates.all, predicates.spins, predicates.returned);
     let locals = escape::local_allocas(f);
     let accesses = collect(&ctx.module.get_context(), f);
     let ranges = loop_ranges(ctx, f, &locals, &accesses);

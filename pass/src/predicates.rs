@@ -4,7 +4,8 @@
 //! Takes one function, before any hook is inserted into it; gives the loads (and stores) whose
 //! sites the pass flags `FLAG_PREDICATE` (`ilgen_trace::sites`): a predicted schedule keeps what
 //! they saw (`ilgen-analysis`'s `reads_from`); those of a loop with no sync operation inside also
-//! `FLAG_SPIN`. The walk from a load to a branch is
+//! `FLAG_SPIN`; and the loads that decide what the function returns to a caller that may wait
+//! for it, flagged `FLAG_DECIDES` ([`Predicates::returned`]). The walk from a load to a branch is
 //! [`decides::reaches`]'s; the loops are [`loops::waiting_loops`], the guards
 //! [`guards::sync_guards`].
 
@@ -15,6 +16,7 @@ use inkwell::values::{
 };
 
 use crate::decides::reaches;
+use crate::escape;
 use crate::guards;
 use crate::ir;
 use crate::loops;
@@ -26,6 +28,11 @@ use crate::redundant;
 pub struct Predicates<'ctx> {
     pub all: HashSet<InstructionValue<'ctx>>,
     pub spins: HashSet<InstructionValue<'ctx>>,
+    /// The loads that decide what `f` returns, when `f` is a query ([`is_query`]) or through a
+    /// branch choosing it ([`guards::return_guards`]): not predicates, but deciding (the
+    /// analysis keeps their writers) like an address, since the caller, maybe in another
+    /// translation unit, may wait for that value.
+    pub returned: HashSet<InstructionValue<'ctx>>,
 }
 
 /// The loads of `f` whose value decides a branch inside a loop that waits for another thread
@@ -60,14 +67,23 @@ pub fn of(f: FunctionValue<'_>) -> Predicates<'_> {
             }
         }
     }
+    let returning = guards::return_guards(f);
+    let query = is_query(f);
     let mut out = Predicates::default();
-    if branches.is_empty() {
+    if branches.is_empty() && returning.is_empty() && !query {
         return out;
     }
     for load in ir::all_instructions(f)
         .into_iter()
         .filter(|&i| i.get_opcode() == InstructionOpcode::Load)
     {
+        let returned = |user: InstructionValue<'_>, idx: u32| {
+            (idx == 0 && returning.contains(&user))
+                || (query && user.get_opcode() == InstructionOpcode::Return)
+        };
+        if reaches(load, returned) {
+            out.returned.insert(load);
+        }
         if !reaches(load, |user, idx| idx == 0 && branches.contains(&user)) {
             continue;
         }
@@ -78,6 +94,38 @@ pub fn of(f: FunctionValue<'_>) -> Predicates<'_> {
         }
     }
     out
+}
+
+/// Whether `f` is a query: it returns a value, writes no memory but its own stack slots and
+/// calls nothing but intrinsics that write nothing. Its one effect is the value it returns, so a
+/// caller that calls it at all decides something by that value (`lzma_outq_is_readable` of a
+/// waiting loop in another file): its loads that reach the returned value are deciding. A
+/// function with effects is not taken: the status a `withdraw` returns is often ignored, and
+/// keeping the writer of the balance it read and returns would hide its lost update.
+fn is_query(f: FunctionValue<'_>) -> bool {
+    if f.get_type().get_return_type().is_none() {
+        return false;
+    }
+    let locals = escape::local_allocas(f);
+    let local = |p: Option<BasicValueEnum<'_>>| {
+        p.map(ir::underlying_object)
+            .and_then(|o| o.as_instruction_value())
+            .is_some_and(|o| locals.contains(&o))
+    };
+    ir::all_instructions(f)
+        .into_iter()
+        .all(|i| match i.get_opcode() {
+            InstructionOpcode::Store => local(ir::operand(i, 1)),
+            InstructionOpcode::AtomicRMW
+            | InstructionOpcode::AtomicCmpXchg
+            | InstructionOpcode::Fence => false,
+            InstructionOpcode::Call | InstructionOpcode::Invoke => ir::direct_callee(i)
+                .is_some_and(|c| {
+                    let name = ir::function_name(c);
+                    name.starts_with("llvm.") && !name.starts_with("llvm.mem")
+                }),
+            _ => true,
+        })
 }
 
 /// The store that `load` reads back: the last store before it in its block to the same address
@@ -263,5 +311,150 @@ out:
             predicate_names(text, "idle"),
             (vec!["Store".into(), "again".into()], vec![])
         );
+    }
+
+    /// The names of `f`'s loads that decide what it returns, sorted.
+    fn returned_names(ir_text: &str, f: &str) -> Vec<String> {
+        with_module(ir_text, |m| {
+            let mut names: Vec<String> = of(m.get_function(f).unwrap())
+                .returned
+                .iter()
+                .filter_map(|i| i.get_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect();
+            names.sort();
+            names
+        })
+    }
+
+    #[test]
+    fn a_branch_choosing_the_returned_value_decides_and_one_returning_alike_does_not() {
+        let text = r#"
+declare void @copy(ptr, i32)
+define i32 @read(ptr %buf, ptr %extra, ptr %out) {
+entry:
+  %pos = load i32, ptr %buf
+  call void @copy(ptr %buf, i32 %pos)
+  %f = getelementptr i8, ptr %buf, i64 4
+  %finished = load i32, ptr %f
+  %no = icmp eq i32 %finished, 0
+  br i1 %no, label %done, label %more
+more:
+  %x = load i32, ptr %extra
+  store i32 %x, ptr %out
+  br label %done
+done:
+  %r = phi i32 [ 0, %entry ], [ 1, %more ]
+  ret i32 %r
+}
+define i32 @same(ptr %buf, ptr %out) {
+entry:
+  %v = load i32, ptr %buf
+  %no = icmp eq i32 %v, 0
+  br i1 %no, label %early, label %late
+early:
+  ret i32 0
+late:
+  store i32 %v, ptr %out
+  ret i32 0
+}
+define void @nothing(ptr %buf, ptr %out) {
+entry:
+  %v = load i32, ptr %buf
+  %no = icmp eq i32 %v, 0
+  br i1 %no, label %early, label %late
+early:
+  ret void
+late:
+  store i32 1, ptr %out
+  ret void
+}
+"#;
+        // `finished` picks 0 or 1; `pos` only bounds a copy, `x` is only stored.
+        assert_eq!(returned_names(text, "read"), vec!["finished"]);
+        // Deciding, not a predicate: no loop waits on it and no sync operation hangs on it.
+        assert!(predicate_names(text, "read").0.is_empty());
+        assert!(returned_names(text, "same").is_empty());
+        assert!(returned_names(text, "nothing").is_empty());
+    }
+
+    #[test]
+    fn minus_o0_chooses_the_returned_value_by_the_slot_it_stores() {
+        let text = r#"
+define i32 @read(ptr %buf) {
+entry:
+  %retval = alloca i32
+  %f = getelementptr i8, ptr %buf, i64 4
+  %finished = load i32, ptr %f
+  %no = icmp eq i32 %finished, 0
+  br i1 %no, label %early, label %late
+early:
+  store i32 0, ptr %retval
+  br label %return
+late:
+  %pos = load i32, ptr %buf
+  store i32 0, ptr %buf
+  store i32 %pos, ptr %retval
+  br label %return
+return:
+  %back = load i32, ptr %retval
+  ret i32 %back
+}
+define i32 @set_before(ptr %buf) {
+entry:
+  %r = alloca i32
+  store i32 0, ptr %r
+  %v = load i32, ptr %buf
+  %c = icmp ne i32 %v, 0
+  br i1 %c, label %then, label %end
+then:
+  store i32 1, ptr %r
+  br label %end
+end:
+  %back = load i32, ptr %r
+  ret i32 %back
+}
+"#;
+        assert_eq!(returned_names(text, "read"), vec!["finished"]);
+        // The value stored in the branch's own block stays unless the branch stores another
+        // (`set_before` is a query too: `back`, the reloaded slot, is returned, and a stack slot
+        // is never instrumented).
+        assert_eq!(returned_names(text, "set_before"), vec!["back", "v"]);
+    }
+
+    #[test]
+    fn what_a_query_returns_decides_and_what_a_function_with_effects_returns_does_not() {
+        let text = r#"
+declare void @use(i32)
+define i32 @ready(ptr %q) {
+  %slot = alloca ptr
+  store ptr %q, ptr %slot
+  %p = load ptr, ptr %slot
+  %f = getelementptr i8, ptr %p, i64 4
+  %finished = load i32, ptr %f
+  %pos = load i32, ptr %p
+  %some = icmp ne i32 %pos, 0
+  %r = zext i1 %some to i32
+  %any = or i32 %r, %finished
+  ret i32 %any
+}
+define i32 @withdraw(ptr %balance, i32 %amount) {
+  %seen = load i32, ptr %balance
+  %left = sub i32 %seen, %amount
+  store i32 %left, ptr %balance
+  %ok = icmp sge i32 %seen, %amount
+  %r = zext i1 %ok to i32
+  ret i32 %r
+}
+define i32 @logged(ptr %q) {
+  %v = load i32, ptr %q
+  call void @use(i32 %v)
+  ret i32 %v
+}
+"#;
+        // `ready` writes only its own stack slot: both reads make up its value (`p`, the
+        // reloaded argument, is an address: `decides.rs`).
+        assert_eq!(returned_names(text, "ready"), vec!["finished", "pos"]);
+        assert!(returned_names(text, "withdraw").is_empty());
+        assert!(returned_names(text, "logged").is_empty());
     }
 }

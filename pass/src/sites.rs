@@ -80,6 +80,8 @@ pub struct Sites<'ctx> {
     /// branch or a sync guard, and those of them that decide a spin.
     predicates: HashSet<InstructionValue<'ctx>>,
     spins: HashSet<InstructionValue<'ctx>>,
+    /// Its loads that decide a branch choosing what it returns.
+    returned: HashSet<InstructionValue<'ctx>>,
 }
 
 const PLACEHOLDER: &str = "__ilgen_sites.placeholder";
@@ -96,6 +98,7 @@ impl<'ctx> Sites<'ctx> {
             i64_ty: ctx.i64_type(),
             predicates: HashSet::new(),
             spins: HashSet::new(),
+            returned: HashSet::new(),
         }
     }
 
@@ -120,12 +123,12 @@ impl<'ctx> Sites<'ctx> {
     }
 
     /// Adds a site for instruction `inst` of `function` ([`site_of`]), flagged when it is a
-    /// load that decides an address ([`decides::decides`]) or a waiting loop's branch
-    /// (`predicates.rs`).
+    /// load that decides an address ([`decides::decides`]) or what its function returns, or a
+    /// waiting loop's branch (`predicates.rs`).
     pub fn add_for(&mut self, inst: InstructionValue<'ctx>, function: &str) -> PointerValue<'ctx> {
         let (at, inlined, callers) = site_of(inst, function);
         let mut flags = 0;
-        if decides::decides(inst) {
+        if decides::decides(inst) || self.returned.contains(&inst) {
             flags |= FLAG_DECIDES;
         }
         if self.predicates.contains(&inst) {
@@ -151,15 +154,17 @@ impl<'ctx> Sites<'ctx> {
     }
 
     /// Called before a function's instructions get their sites, with its predicate loads and
-    /// stores and those of them that decide a spin (`predicates.rs`, found before any hook
-    /// changed its blocks).
+    /// stores, those of them that decide a spin, and its loads that decide what it returns
+    /// (`predicates.rs`, found before any hook changed its blocks).
     pub fn enter(
         &mut self,
         predicates: HashSet<InstructionValue<'ctx>>,
         spins: HashSet<InstructionValue<'ctx>>,
+        returned: HashSet<InstructionValue<'ctx>>,
     ) {
         self.predicates = predicates;
         self.spins = spins;
+        self.returned = returned;
     }
 
     /// The store of a read-modify-write whose load decides a predicate decides it too: the
