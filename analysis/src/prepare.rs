@@ -706,7 +706,8 @@ struct Conditions {
 /// the wait's release and its return. Waits are taken by return order and each gets the earliest
 /// broadcast in its interval, else the earliest signal no other wait used (a signal wakes at most
 /// one waiter): the greedy that matches the most waits. Then orders each wait loop left without
-/// a wait after one earlier signal or broadcast (see the comment on that step).
+/// a wait after one earlier signal or broadcast (see the comment on that step), and hands the
+/// signals out again in the order the waits and exits returned ([`in_take_order`]).
 fn match_conditions(marks: &Marks) -> Conditions {
     let mut c = Conditions {
         instances: Vec::new(),
@@ -769,6 +770,9 @@ fn match_conditions(marks: &Marks) -> Conditions {
         cond: u64,
         from: u64,
         wake: At,
+        /// The thread went on past the wait: it did not wait again right away on the same
+        /// condition variable (a wait loop whose predicate still failed).
+        went_on: bool,
     }
     let mut waits: Vec<WaitInterval> = Vec::new();
     let mut loops: Vec<(u64, At)> = Vec::new();
@@ -776,7 +780,14 @@ fn match_conditions(marks: &Marks) -> Conditions {
         let mut open_wait: Option<(u64, u64)> = None;
         // Open wait loops: (cond, whether a wait was called inside).
         let mut open_loops: Vec<(u64, bool)> = Vec::new();
+        // The thread's last wait, if it returned at its last sync event.
+        let mut just_woken: Option<usize> = None;
         for &(index, s) in m {
+            if let Some(i) = just_woken.take() {
+                if matches!(s.op, SyncOp::CondWait { cond, .. } if cond == waits[i].cond) {
+                    waits[i].went_on = false;
+                }
+            }
             let at = At {
                 thread,
                 index,
@@ -802,10 +813,12 @@ fn match_conditions(marks: &Marks) -> Conditions {
                     } else if timed_out {
                         c.wakes.insert((thread, index), Wake::Unsignalled);
                     } else {
+                        just_woken = Some(waits.len());
                         waits.push(WaitInterval {
                             cond,
                             from,
                             wake: at,
+                            went_on: true,
                         });
                     }
                 }
@@ -870,7 +883,7 @@ fn match_conditions(marks: &Marks) -> Conditions {
     // (a broadcast, or a signal not taken). Taken signals stay taken, so the cursor only moves
     // forward and all the exits together walk each list once.
     let mut first_free: HashMap<u64, usize> = HashMap::new();
-    for (cond, exit) in loops {
+    for &(cond, exit) in &loops {
         let Some(list) = all_signals.get(&cond) else {
             continue;
         };
@@ -894,7 +907,94 @@ fn match_conditions(marks: &Marks) -> Conditions {
             c.loop_exits.insert((exit.thread, exit.index), inst);
         }
     }
+    let waits = waits.iter().map(|w| Taker {
+        cond: w.cond,
+        at: w.wake,
+        after: Some(w.from),
+        went_on: w.went_on,
+    });
+    let exits = loops.iter().map(|&(cond, at)| Taker {
+        cond,
+        at,
+        after: None,
+        went_on: true,
+    });
+    in_take_order(&mut c, &all_signals, &is_broadcast, waits.chain(exits));
     c
+}
+
+/// A returned wait (`after`: the seq it released its mutex at) or a wait loop left without a
+/// wait (`after`: `None`) on condition variable `cond`.
+struct Taker {
+    cond: u64,
+    at: At,
+    after: Option<u64>,
+    /// Whether the thread went on past it (every exit does; a wait followed by another wait on
+    /// the same condition variable did not).
+    went_on: bool,
+}
+
+/// Hands the signals of each condition variable out again to the waits and loop exits that took
+/// one (not a broadcast), in the order they returned: first to those the thread went on past,
+/// each the earliest signal not handed out that it can have followed, then likewise to waits
+/// that only waited again; one that finds none keeps what it had (shared). Waits were matched
+/// alone, by the greedy that matches the most, and exits after them; so a waiter that returned
+/// after an exit could hold the earlier signal and the exit the later one, or a waiter that found
+/// nothing and waited again the signal of a job another took. On a job queue
+/// (`benchmarks/detect/workloads/compress_jobs.c`) the waiter's reads of the job it took, written
+/// after the signal it held, were left unordered by happens-before (64,330 objects a run) in the
+/// runs whose schedule had a worker find a job queued while another slept. Handed out by return
+/// order, the k-th dequeue follows the k-th enqueue's signal; taking the earliest that fits, by
+/// return, matches as many as any order does (points to intervals by right end).
+fn in_take_order(
+    c: &mut Conditions,
+    all_signals: &HashMap<u64, Vec<(u64, usize)>>,
+    is_broadcast: &[bool],
+    takers: impl Iterator<Item = Taker>,
+) {
+    // Per condition variable: the takers of a signal, those the thread went on past first, each
+    // part in return order.
+    let mut of: HashMap<u64, Vec<Taker>> = HashMap::new();
+    for t in takers {
+        let key = (t.at.thread, t.at.index);
+        let inst = match t.after {
+            Some(_) => match c.wakes.get(&key) {
+                Some(&Wake::Signal(inst)) => inst,
+                _ => continue,
+            },
+            None => match c.loop_exits.get(&key) {
+                Some(&inst) => inst,
+                None => continue,
+            },
+        };
+        if !is_broadcast[inst] {
+            of.entry(t.cond).or_default().push(t);
+        }
+    }
+    for (cond, mut list) in of {
+        list.sort_by_key(|t| (!t.went_on, t.at.seq, t.at.thread));
+        let mut pool: BTreeSet<(u64, usize)> = all_signals[&cond]
+            .iter()
+            .filter(|&&(_, inst)| !is_broadcast[inst])
+            .copied()
+            .collect();
+        for t in &list {
+            let from = t.after.map_or(0, |f| f.saturating_add(1));
+            let Some(&pick) = pool.range((from, 0)..).next() else {
+                continue;
+            };
+            if pick.0 >= t.at.seq {
+                continue;
+            }
+            pool.remove(&pick);
+            let key = (t.at.thread, t.at.index);
+            if t.after.is_some() {
+                c.wakes.insert(key, Wake::Signal(pick.1));
+            } else {
+                c.loop_exits.insert(key, pick.1);
+            }
+        }
+    }
 }
 
 struct Barriers {
@@ -1305,6 +1405,88 @@ mod tests {
         exit(&mut r, 1);
         let p = prepare(r.traces());
         assert_eq!((exits(&p, 1), exits(&p, 2)), (vec![0, 1], vec![1]));
+    }
+
+    #[test]
+    fn a_waiter_woken_after_an_exit_took_a_job_is_ordered_after_the_later_job() {
+        // compress_jobs.c's queue: worker 1 sleeps; main queues job A (signal 0), then job B
+        // (signal 1); worker 2 finds A queued and takes it, then worker 1 wakes and takes B.
+        let (c, m, a, b) = (0xc0, 0x90, 0x1000, 0x2000);
+        let signal = SyncOp::CondSignal { cond: c };
+        let (wait, wake) = wait_and_wake(c, m);
+        let mut r = Run::new(3);
+        r.lock(1, m)
+            .sync(1, SyncOp::WaitLoopEnter { cond: c })
+            .sync(1, wait);
+        r.w(0, a, 1).lock(0, m).sync(0, signal).unlock(0, m);
+        r.w(0, b, 2).lock(0, m).sync(0, signal).unlock(0, m);
+        r.lock(2, m)
+            .sync(2, SyncOp::WaitLoopEnter { cond: c })
+            .sync(2, SyncOp::WaitLoopExit { cond: c })
+            .unlock(2, m)
+            .r(2, a, 3);
+        r.sync(1, wake)
+            .sync(1, SyncOp::WaitLoopExit { cond: c })
+            .unlock(1, m)
+            .r(1, b, 4);
+        let p = prepare(r.traces());
+        let wake_of = ops(&p, 1).into_iter().find_map(|op| match op {
+            ModelOp::WaitReturn { wake, .. } => Some(wake),
+            _ => None,
+        });
+        let exit_of = ops(&p, 2).into_iter().find_map(|op| match op {
+            ModelOp::LoopExit { cond, .. } => Some(cond),
+            _ => None,
+        });
+        assert_eq!((wake_of, exit_of), (Some(Wake::Signal(1)), Some(0)));
+        // Each job is read after the signal that follows its writing.
+        let (_, stats) = crate::filter::filter(&p);
+        assert_eq!((stats.vars_removed_by_hb, stats.vars_left), (2, 0));
+    }
+
+    #[test]
+    fn a_waiter_that_waits_again_takes_no_signal_from_one_that_took_a_job() {
+        // Main queues job A (signal 0); worker 2 finds it queued and takes it; main queues job B
+        // (signal 1); worker 1, asleep since before A, wakes and takes B; worker 3, asleep as
+        // long, wakes to an empty queue and waits again.
+        let (c, m, a, b) = (0xc0, 0x90, 0x1000, 0x2000);
+        let signal = SyncOp::CondSignal { cond: c };
+        let (wait, wake) = wait_and_wake(c, m);
+        let mut r = Run::new(4);
+        for t in [1, 3] {
+            r.lock(t, m)
+                .sync(t, SyncOp::WaitLoopEnter { cond: c })
+                .sync(t, wait);
+        }
+        r.w(0, a, 1).lock(0, m).sync(0, signal).unlock(0, m);
+        r.lock(2, m)
+            .sync(2, SyncOp::WaitLoopEnter { cond: c })
+            .sync(2, SyncOp::WaitLoopExit { cond: c })
+            .unlock(2, m)
+            .r(2, a, 3);
+        r.w(0, b, 2).lock(0, m).sync(0, signal).unlock(0, m);
+        r.sync(1, wake)
+            .sync(1, SyncOp::WaitLoopExit { cond: c })
+            .unlock(1, m)
+            .r(1, b, 4);
+        r.sync(3, wake).pending(3, wait);
+        let p = prepare(r.traces());
+        let wake_of = |t| {
+            ops(&p, t).into_iter().find_map(|op| match op {
+                ModelOp::WaitReturn { wake, .. } => Some(wake),
+                _ => None,
+            })
+        };
+        let exit_of = ops(&p, 2).into_iter().find_map(|op| match op {
+            ModelOp::LoopExit { cond, .. } => Some(cond),
+            _ => None,
+        });
+        assert_eq!(
+            (exit_of, wake_of(1), wake_of(3)),
+            (Some(0), Some(Wake::Signal(1)), Some(Wake::Signal(1)))
+        );
+        let (_, stats) = crate::filter::filter(&p);
+        assert_eq!((stats.vars_removed_by_hb, stats.vars_left), (2, 0));
     }
 
     #[test]
