@@ -22,6 +22,10 @@
 //! a barrier, a reader lock) waits for the wall clock, `deadlock_ms` and `replay_timeout_ms`, as
 //! a last resort: a loaded machine then delays a verdict but does not change it.
 //!
+//! The expected thread's own CPU time counts as progress too, up to a bound: replay runs slower
+//! than the recording, and a thread that computes for seconds between two sync operations is not
+//! lost.
+//!
 //! Time the whole process spends stopped (a debugger at a breakpoint, SIGSTOP) is not counted: a
 //! watchdog tick that comes back much later than it slept for restarts both clocks.
 //!
@@ -41,6 +45,9 @@ use crate::replay::gate::{now_ms, Replay};
 use crate::replay::owners;
 use crate::replay::stack::StackId;
 use crate::replay::thread::{Status, ThreadInfo};
+
+/// How many times `replay_timeout_ms` of CPU time a step's thread may use while the step waits.
+const COMPUTE_ALLOWANCE: u64 = 4;
 
 /// Condition variable → signals and broadcasts so far; thread → (condition, that count when it
 /// began to wait).
@@ -157,6 +164,9 @@ fn watch(r: &'static Replay) {
     // The cursor and every thread's (tid, status generation) at the last tick: a state seen
     // twice in a row is settled.
     let mut last_state: Option<(usize, Vec<(ThreadId, u64)>)> = None;
+    // The cursor the schedule waits at, and the CPU time (µs) of the thread whose step it is
+    // when first seen there and at the last tick.
+    let mut computing: Option<(usize, u64, u64)> = None;
     let mut last_tick = now_ms();
     loop {
         std::thread::sleep(Duration::from_millis(tick));
@@ -224,6 +234,27 @@ fn watch(r: &'static Replay) {
             });
             if settled && (ended || (next_stuck && others_wait)) {
                 replay::report::diverged(divergence(r, &threads, "cannot be taken"));
+            }
+            // A thread computing toward its step (a compressor's block, slowed by the race
+            // detector) makes progress no sync operation shows: while its CPU time grows the
+            // step's clock restarts, for up to COMPUTE_ALLOWANCE times the timeout of its CPU
+            // time (not wall time: a loaded machine gives it less), so a thread that spins for a
+            // step that never comes still diverges.
+            let cpu = next.and_then(|(i, s, _)| match s {
+                Status::Running => i.cpu_us(),
+                _ => None,
+            });
+            let cursor = r.cursor();
+            match (computing, cpu) {
+                (Some((p, first, last)), Some(cpu)) if p == cursor => {
+                    let allowance = COMPUTE_ALLOWANCE * u64::from(o.replay_timeout_ms) * 1000;
+                    if cpu > last && cpu - first < allowance {
+                        r.touch();
+                    }
+                    computing = Some((p, first, cpu));
+                }
+                (_, Some(cpu)) => computing = Some((cursor, cpu, cpu)),
+                (_, None) => computing = None,
             }
             if now.saturating_sub(r.last_progress_ms()) >= u64::from(o.replay_timeout_ms) {
                 let within = format!("was not taken within {} ms", o.replay_timeout_ms);

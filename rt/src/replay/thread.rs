@@ -69,6 +69,9 @@ pub(crate) struct ThreadInfo {
     pub syncs: AtomicU32,
     /// The last condition wait entered was a timed one: its wake is not a block (it times out).
     pub timed_wait: AtomicBool,
+    /// The thread's CPU-time clock (`None` where the system gives none): the watchdog tells a
+    /// thread that computes toward its next step from one that waits elsewhere.
+    cpu_clock: Option<libc::clockid_t>,
 }
 
 impl ThreadInfo {
@@ -84,6 +87,7 @@ impl ThreadInfo {
             generation: AtomicU64::new(0),
             syncs: AtomicU32::new(0),
             timed_wait: AtomicBool::new(false),
+            cpu_clock: None,
         }
     }
 
@@ -96,6 +100,28 @@ impl ThreadInfo {
         *self.status.lock().unwrap_or_else(|e| e.into_inner()) = s;
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
+
+    /// CPU time the thread has used, in microseconds; `None` without a clock or once the thread
+    /// is gone.
+    pub fn cpu_us(&self) -> Option<u64> {
+        let clock = self.cpu_clock?;
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a clock id of this process's thread; a thread that ended makes the call fail.
+        if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+            return None;
+        }
+        Some(ts.tv_sec as u64 * 1_000_000 + ts.tv_nsec as u64 / 1_000)
+    }
+}
+
+/// The calling thread's CPU-time clock.
+fn own_cpu_clock() -> Option<libc::clockid_t> {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: the calling thread's own handle and a local out-parameter.
+    (unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) } == 0).then_some(clock)
 }
 
 pub(crate) struct ReplayThread {
@@ -224,6 +250,7 @@ pub(crate) fn register(me: ThreadRef, clock: VectorClock) -> &'static ReplayThre
         generation: AtomicU64::new(0),
         syncs: AtomicU32::new(0),
         timed_wait: AtomicBool::new(false),
+        cpu_clock: own_cpu_clock(),
     });
     THREADS
         .lock()
