@@ -3,7 +3,10 @@
 //! Takes one function. [`find_wait_loops`] builds the CFG, its dominator tree
 //! (`petgraph::algo::dominators::simple_fast`) and natural loops (back edge b→h where h dominates
 //! b; body = h plus every block that reaches b without passing h) and gives, for each innermost
-//! loop holding a call of `abi::COND_WAIT_CALLS`, a [`WaitLoop`]. [`insert_markers`] then puts
+//! loop holding a condition wait, a [`WaitLoop`]. A condition wait is a call of
+//! `abi::COND_WAIT_CALLS`, or of a wait helper: a function of this module that passes one of its
+//! parameters to a condition wait outside any loop of its own, as xz's `mythread_cond_timedwait`
+//! does (see [`waited_arg`]). [`insert_markers`] then puts
 //! `__ilgen_wait_loop_enter(cond, site)` on every edge entering the header from outside and
 //! `__ilgen_wait_loop_exit(cond, site)` on every edge leaving the body, splitting critical edges.
 //!
@@ -48,9 +51,9 @@ pub struct WaitLoop<'ctx> {
     pub body: HashSet<BasicBlock<'ctx>>,
     /// Blocks that dominate the header: values defined there are available on every edge.
     pub header_dominators: HashSet<BasicBlock<'ctx>>,
-    /// The wait call's first argument (the condition variable).
+    /// The wait call's condition variable argument (the first, or the one a helper waits on).
     pub cond: BasicValueEnum<'ctx>,
-    /// The wait call's debug location: the markers' sites are read from it later.
+    /// The wait call's debug location (the helper call's): the markers' sites are read from it.
     pub dbg: Option<DILocation<'ctx>>,
 }
 
@@ -137,23 +140,25 @@ pub fn natural_loops(f: FunctionValue<'_>) -> Vec<LoopWithDominators<'_>> {
 /// The wait loops of `f`, one per innermost loop holding a condition wait. When one loop holds
 /// several waits, the first (in block order) provides the condition variable.
 pub fn find_wait_loops(f: FunctionValue<'_>) -> Vec<WaitLoop<'_>> {
-    let waits: Vec<InstructionValue<'_>> = ir::all_instructions(f)
-        .into_iter()
-        .filter(|&i| {
-            calls::wrapped_callee(i).is_some_and(|n| abi::COND_WAIT_CALLS.contains(&n.as_str()))
-        })
-        .collect();
-    if waits.is_empty() {
-        return Vec::new();
-    }
     let loops = natural_loops(f);
+    // A wait outside any loop (an `if`, a bug in the program) gets no markers; only calls inside
+    // loops are worth looking into as helpers.
+    let looping: HashSet<BasicBlock<'_>> = loops
+        .iter()
+        .flat_map(|(l, _)| l.body.iter().copied())
+        .collect();
+    let mut helpers = HashMap::new();
+    let waits: Vec<(InstructionValue<'_>, u32)> = ir::all_instructions(f)
+        .into_iter()
+        .filter(|i| i.get_parent().is_some_and(|b| looping.contains(&b)))
+        .filter_map(|i| Some((i, waited_arg(i, HELPER_DEPTH, &mut helpers)?)))
+        .collect();
     let mut out: Vec<WaitLoop<'_>> = Vec::new();
     let mut taken: HashSet<BasicBlock<'_>> = HashSet::new();
-    for w in waits {
+    for (w, arg) in waits {
         let Some(block) = w.get_parent() else {
             continue;
         };
-        // A wait outside any loop (an `if`, a bug in the program) gets no markers.
         let Some((l, doms)) = loops
             .iter()
             .filter(|(l, _)| l.body.contains(&block))
@@ -161,10 +166,10 @@ pub fn find_wait_loops(f: FunctionValue<'_>) -> Vec<WaitLoop<'_>> {
         else {
             continue;
         };
-        if !taken.insert(l.header) || ir::num_call_args(w) == 0 {
+        if !taken.insert(l.header) {
             continue;
         }
-        let Some(cond) = ir::operand(w, 0) else {
+        let Some(cond) = ir::operand(w, arg) else {
             continue;
         };
         out.push(WaitLoop {
@@ -176,6 +181,119 @@ pub fn find_wait_loops(f: FunctionValue<'_>) -> Vec<WaitLoop<'_>> {
         });
     }
     out
+}
+
+/// How deep a chain of wait helpers may go: a helper calling a condition wait (`depth` 1), or a
+/// helper calling such a helper (2).
+const HELPER_DEPTH: u32 = 2;
+
+/// Which helpers (with the depth they were looked into at) wait on which parameter.
+type Helpers<'ctx> = HashMap<(FunctionValue<'ctx>, u32), Option<u32>>;
+
+/// The index of the argument of `call` that is the condition variable it waits on: 0 for a call
+/// of `abi::COND_WAIT_CALLS` (or of its runtime wrapper, which a function instrumented earlier
+/// in the module calls by then), or the parameter a wait helper at most `depth` helpers deep
+/// waits on ([`helper_cond_param`]).
+fn waited_arg<'ctx>(
+    call: InstructionValue<'ctx>,
+    depth: u32,
+    helpers: &mut Helpers<'ctx>,
+) -> Option<u32> {
+    let callee = ir::direct_callee(call)?;
+    let arg = if let Some(name) = calls::library_callee(call) {
+        abi::COND_WAIT_CALLS
+            .iter()
+            .any(|w| name == *w || name == abi::wrapper_name(w))
+            .then_some(0)?
+    } else if depth == 0 || ir::is_declaration(callee) {
+        return None;
+    } else if let Some(&known) = helpers.get(&(callee, depth)) {
+        known?
+    } else {
+        let param = helper_cond_param(callee, depth, helpers);
+        helpers.insert((callee, depth), param);
+        param?
+    };
+    (arg < ir::num_call_args(call)).then_some(arg)
+}
+
+/// The parameter `helper` waits on, when it is a wait helper: its every condition wait (at most
+/// `depth - 1` helpers further down) waits on that one parameter, and none is in a loop of its
+/// own. A helper looping around its wait has its own wait loop, and a caller's loop around it is
+/// an enclosing loop (a worker's main loop around `queue_pop`); a helper waiting on a condition
+/// it does not take as parameter gives its callers nothing to name in their markers.
+fn helper_cond_param<'ctx>(
+    helper: FunctionValue<'ctx>,
+    depth: u32,
+    helpers: &mut Helpers<'ctx>,
+) -> Option<u32> {
+    let mut param = None;
+    let mut blocks = HashSet::new();
+    for i in ir::all_instructions(helper) {
+        let Some(arg) = waited_arg(i, depth - 1, helpers) else {
+            continue;
+        };
+        let p = parameter_index(helper, ir::operand(i, arg)?)?;
+        if param.is_some_and(|q| q != p) {
+            return None;
+        }
+        param = Some(p);
+        blocks.extend(i.get_parent());
+    }
+    let param = param?;
+    let looping = natural_loops(helper)
+        .iter()
+        .any(|(l, _)| blocks.iter().any(|b| l.body.contains(b)));
+    (!looping).then_some(param)
+}
+
+/// The index of `f`'s parameter whose address `v` is: the parameter itself, or a load of the
+/// stack slot the parameter alone was stored to (the markers are placed before `mem2reg`, even at
+/// -O2), maybe through a zero-offset GEP (xz's `&cond->cond`, the first field).
+fn parameter_index(f: FunctionValue<'_>, v: BasicValueEnum<'_>) -> Option<u32> {
+    let v = same_address(v);
+    let value = match v.as_instruction_value() {
+        Some(load) if load.get_opcode() == InstructionOpcode::Load => {
+            let slot = ir::operand(load, 0)?
+                .as_instruction_value()
+                .filter(|s| s.get_opcode() == InstructionOpcode::Alloca)?;
+            let mut stored = None;
+            for (user, idx) in ir::uses(slot)? {
+                match user.get_opcode() {
+                    InstructionOpcode::Load => {}
+                    // The slot as the stored-to address (operand 1), once.
+                    InstructionOpcode::Store if idx == 1 && stored.is_none() => {
+                        stored = ir::operand(user, 0);
+                    }
+                    _ => return None,
+                }
+            }
+            stored?
+        }
+        _ => v,
+    };
+    let value = same_address(value);
+    let index = f.get_param_iter().position(|p| p == value)?;
+    u32::try_from(index).ok()
+}
+
+/// The pointer `v` is the same address as, through bitcasts and GEPs whose indices are all zero.
+fn same_address(mut v: BasicValueEnum<'_>) -> BasicValueEnum<'_> {
+    while let Some(i) = v.as_instruction_value() {
+        let zero_gep = i.get_opcode() == InstructionOpcode::GetElementPtr
+            && (1..i.get_num_operands()).all(|k| {
+                matches!(ir::operand(i, k), Some(BasicValueEnum::IntValue(n))
+                    if n.get_zero_extended_constant() == Some(0))
+            });
+        if !zero_gep && i.get_opcode() != InstructionOpcode::BitCast {
+            break;
+        }
+        let Some(base) = ir::operand(i, 0) else {
+            break;
+        };
+        v = base;
+    }
+    v
 }
 
 /// Calls that only pass time: a loop that makes them waits for something.
@@ -575,6 +693,115 @@ define void @g(ptr %c, ptr %m) {
 "#;
         with_module(text, |m| {
             assert!(find_wait_loops(function(m, "g")).is_empty())
+        });
+    }
+
+    const HELPERS: &str = r#"
+@g = global [48 x i8] zeroinitializer
+@m = global [40 x i8] zeroinitializer
+declare i32 @pthread_cond_timedwait(ptr, ptr, ptr)
+declare i32 @pthread_cond_wait(ptr, ptr)
+declare i32 @external_wait(ptr, ptr)
+
+; xz's mythread_cond_timedwait at -O0: the condition is the first field of the parameter that
+; comes back from its stack slot.
+define internal i32 @timed(ptr %m, ptr %c, ptr %t) {
+  %c.addr = alloca ptr
+  store ptr %c, ptr %c.addr
+  %c1 = load ptr, ptr %c.addr
+  %cc = getelementptr inbounds { [48 x i8], i32 }, ptr %c1, i32 0, i32 0
+  %r = call i32 @pthread_cond_timedwait(ptr %cc, ptr %m, ptr %t)
+  ret i32 %r
+}
+; Two helpers deep.
+define internal i32 @outer(ptr %c, ptr %m) {
+  %r = call i32 @timed(ptr %m, ptr %c, ptr null)
+  ret i32 %r
+}
+; Waits on a condition it creates itself, or on one it does not take as parameter.
+define internal i32 @own(ptr %m) {
+  %c = alloca [48 x i8]
+  %r = call i32 @pthread_cond_wait(ptr %c, ptr %m)
+  ret i32 %r
+}
+define internal i32 @global(ptr %c, ptr %m) {
+  %r = call i32 @pthread_cond_wait(ptr @g, ptr %m)
+  ret i32 %r
+}
+; Waits on a field of its parameter at an offset the caller's marker would have to rebuild.
+define internal i32 @field(ptr %c, ptr %m) {
+  %f = getelementptr i8, ptr %c, i64 8
+  %r = call i32 @pthread_cond_wait(ptr %f, ptr %m)
+  ret i32 %r
+}
+; Loops around its own wait: a caller's loop around it is not the waiting loop.
+define internal void @pop(ptr %c, ptr %m, ptr %ready) {
+entry:
+  br label %head
+head:
+  %v = load i32, ptr %ready
+  %z = icmp eq i32 %v, 0
+  br i1 %z, label %wait, label %done
+wait:
+  %r = call i32 @pthread_cond_wait(ptr %c, ptr %m)
+  br label %head
+done:
+  ret void
+}
+
+define void @loops(ptr %q, ptr %ready) {
+entry:
+  %qc = getelementptr i8, ptr %q, i64 40
+  br label %h1
+h1:
+  %a = call i32 @timed(ptr @m, ptr %qc, ptr null)
+  %s1 = icmp eq i32 %a, 0
+  br i1 %s1, label %h1, label %h2
+h2:
+  %b = call i32 @outer(ptr %q, ptr @m)
+  %s2 = icmp eq i32 %b, 0
+  br i1 %s2, label %h2, label %h3
+h3:
+  %d = call i32 @own(ptr @m)
+  %s3 = icmp eq i32 %d, 0
+  br i1 %s3, label %h3, label %h4
+h4:
+  %e = call i32 @global(ptr %q, ptr @m)
+  %s4 = icmp eq i32 %e, 0
+  br i1 %s4, label %h4, label %h5
+h5:
+  %f = call i32 @external_wait(ptr %q, ptr @m)
+  %s5 = icmp eq i32 %f, 0
+  br i1 %s5, label %h5, label %h7
+h7:
+  %g = call i32 @field(ptr %q, ptr @m)
+  %s7 = icmp eq i32 %g, 0
+  br i1 %s7, label %h7, label %h6
+h6:
+  call void @pop(ptr %q, ptr @m, ptr %ready)
+  br label %h6
+}
+"#;
+
+    #[test]
+    fn a_loop_around_a_wait_helper_waits_on_the_argument_it_passes() {
+        with_module(HELPERS, |m| {
+            let w = find_wait_loops(function(m, "loops"));
+            let found: Vec<(Vec<String>, String)> = w
+                .iter()
+                .map(|l| (names(&l.body), l.cond.get_name().to_string_lossy().into()))
+                .collect();
+            // %h3 (own condition), %h4 (a global, not a parameter), %h5 (no body here), %h7 (a
+            // field at an offset) and %h6 (the helper loops itself) are no wait loops.
+            assert_eq!(
+                found,
+                vec![
+                    (vec!["h1".into()], "qc".into()),
+                    (vec!["h2".into()], "q".into())
+                ]
+            );
+            // The helper's own loop is its wait loop.
+            assert_eq!(find_wait_loops(function(m, "pop")).len(), 1);
         });
     }
 }
