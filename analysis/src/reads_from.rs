@@ -18,8 +18,9 @@
 //! order with `r` the run did not fix, which is a race itself), unless `T` wrote `v` itself after
 //! that `f` (then `r` read `T`'s own write). The edge `f → s` is stronger than "w before r" (it asks
 //! `W` to finish its segment), but the run obeyed it (`seq(f) < seq(s)`), and every back end can
-//! enforce it like fork → start. A model of object `v` drops the edges of reads of `v` itself: its
-//! race is exactly a change of what those reads see ([`crate::model::Model::restrict`]).
+//! enforce it like fork → start. A model of object `v` lets the reads of `v` itself see another
+//! write (its race is exactly a change of what those reads see), but what their thread does after
+//! the read's segment still waits for the writer ([`crate::model::Model::restrict`]).
 //!
 //! A predicate read (a waiting loop's condition, a branch guarding a sync operation) keeps more,
 //! since its value may be the sum of many writes (a counter every worker bumps, the reader too)
