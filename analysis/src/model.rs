@@ -98,6 +98,9 @@ struct OrderRead {
     /// The index of the first event of its segment (right after its thread's last constraining
     /// event before it).
     segment: u32,
+    /// The constraining event that ends its segment (its index, and its thread's sync events
+    /// before it), if the thread has one after the read.
+    end: Option<(u32, u32)>,
 }
 
 impl EventIndex {
@@ -143,11 +146,17 @@ impl EventIndex {
                 .rev()
                 .find(|&&s| events[s as usize].constrains())
                 .map_or(0, |&s| s + 1);
+            let end = index.syncs[e.read.thread][read_syncs as usize..]
+                .iter()
+                .zip(read_syncs..)
+                .find(|(&s, _)| events[s as usize].constrains())
+                .map(|(&s, before)| (s, before));
             let read = OrderRead {
                 var: e.var,
                 read: e.read,
                 syncs_before: read_syncs,
                 segment,
+                end,
             };
             match orders.last_mut() {
                 Some(o) if (o.after, o.before) == (e.after, e.before) => o.reads.push(read),
@@ -845,10 +854,15 @@ impl Model {
                 Some((local(at)?, busy.iter().map(local).collect::<Option<_>>()?))
             })
             .collect();
-        // A model of one object drops the edges of reads of that object: its race is a change of
-        // what they see. It also drops those of reads that come after an access of the object in
+        // A model of one object lets the reads of that object see another write: its race is a
+        // change of what they see. So are the reads that come after an access of the object in
         // their segment: the race can be taken at that access, before the read happens (`while
-        // (q.len || working)` races on `q.len` whatever `working` would then have read).
+        // (q.len || working)` races on `q.len` whatever `working` would then have read). Such an
+        // edge still holds from the end of the read's segment on: the race is taken inside the
+        // segment or not at all, and a thread that went on past a read that saw another pointer
+        // would go elsewhere (a worker's `p->head = t->next` read NULL where the run read the
+        // next task; it would not free the task the submitter then links to). An edge that keeps
+        // another thread's write after the read is dropped.
         let own: Vec<&[(u32, u32)]> = (0..self.threads.len())
             .map(|thread| index.accesses_of(thread, var))
             .collect();
@@ -859,31 +873,47 @@ impl Model {
             thread: at.thread,
             index: syncs_before as usize + accesses_before(at),
         };
-        model.sources.reads_from = index
+        let touches = |r: &OrderRead, v: VarId| {
+            let before = accesses_before(r.read);
+            r.var == v || (before > 0 && own[r.read.thread][before - 1].1 >= r.segment)
+        };
+        let mut reads_from: Vec<RfEdge> = index
             .orders
             .iter()
             .filter_map(|o| {
-                let r = match var {
-                    None => o.reads.first()?,
-                    Some(v) => o.reads.iter().find(|r| {
-                        let before = accesses_before(r.read);
-                        r.var != v && (before == 0 || own[r.read.thread][before - 1].1 < r.segment)
-                    })?,
+                let (r, after) = match var {
+                    None => (o.reads.first()?, kept_at(o.after, o.syncs_before.0)),
+                    Some(v) => match o.reads.iter().find(|r| !touches(r, v)) {
+                        Some(r) => (r, kept_at(o.after, o.syncs_before.0)),
+                        None => o.reads.iter().find_map(|r| {
+                            let (end, syncs) = r.end.filter(|_| o.after.thread == r.read.thread)?;
+                            let end = At {
+                                thread: r.read.thread,
+                                index: end as usize,
+                            };
+                            Some((r, kept_at(end, syncs)))
+                        })?,
+                    },
                 };
                 // A read the model does not keep (the deadlock model keeps no access) stands at
                 // the last event kept before it.
                 let read = kept_at(r.read, r.syncs_before);
+                let kept = var == Some(r.var);
                 Some(RfEdge {
-                    after: kept_at(o.after, o.syncs_before.0),
+                    after,
                     before: kept_at(o.before, o.syncs_before.1),
                     var: r.var,
                     read: At {
                         thread: read.thread,
-                        index: read.index.saturating_sub(1),
+                        index: read.index - usize::from(!kept && read.index > 0),
                     },
                 })
             })
             .collect();
+        // An edge moved to its read's segment end is out of the order the others are in.
+        reads_from.sort_unstable();
+        reads_from.dedup_by_key(|e| (e.after, e.before));
+        model.sources.reads_from = reads_from;
         (model, origin)
     }
 

@@ -401,8 +401,10 @@ mod tests {
 
     /// The reads-from edges a model of `var` keeps ([`Model::restrict`]), from their definition:
     /// of each order of `full`'s edges, the first edge of a read of another variable whose
-    /// segment has no access of `var` before it (`None`: the first edge), at the indices of the
-    /// kept events (`origin`); a read not kept stands at the last kept event before it.
+    /// segment has no access of `var` before it (`None`: the first edge); failing that, the
+    /// first edge waiting in its read's thread, moved to the constraining event that ends the
+    /// read's segment; at the indices of the kept events (`origin`), sorted, one per order; a
+    /// read not kept stands at the last kept event before it.
     fn kept_edges(full: &Model, var: Option<VarId>, origin: &[Vec<usize>]) -> Vec<RfEdge> {
         let accessed = |read: At, v: VarId| {
             full.threads[read.thread].events[..read.index]
@@ -417,22 +419,40 @@ mod tests {
                 .partition_point(|&i| i <= at.index)
                 .saturating_sub(1),
         };
+        let segment_end = |read: At| {
+            (read.index..full.threads[read.thread].events.len())
+                .find(|&i| full.threads[read.thread].events[i].constrains())
+                .map(|index| At {
+                    thread: read.thread,
+                    index,
+                })
+        };
         let edges = &full.sources().reads_from;
-        edges
+        let mut kept: Vec<RfEdge> = edges
             .chunk_by(|a, b| (a.after, a.before) == (b.after, b.before))
             .filter_map(|order| {
-                let e = match var {
-                    None => order.first()?,
-                    Some(v) => order.iter().find(|e| e.var != v && !accessed(e.read, v))?,
+                let (e, after) = match var {
+                    None => (order.first()?, order.first()?.after),
+                    Some(v) => match order.iter().find(|e| e.var != v && !accessed(e.read, v)) {
+                        Some(e) => (e, e.after),
+                        None => order.iter().find_map(|e| {
+                            let end =
+                                segment_end(e.read).filter(|_| e.after.thread == e.read.thread)?;
+                            Some((e, end))
+                        })?,
+                    },
                 };
                 Some(RfEdge {
-                    after: local(e.after),
+                    after: local(after),
                     before: local(e.before),
                     var: e.var,
                     read: local(e.read),
                 })
             })
-            .collect()
+            .collect();
+        kept.sort_unstable();
+        kept.dedup_by_key(|e| (e.after, e.before));
+        kept
     }
 
     #[test]
