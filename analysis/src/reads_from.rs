@@ -26,8 +26,12 @@
 //! since its value may be the sum of many writes (a counter every worker bumps, the reader too)
 //! and a "not yet" must stay "not yet": every other thread's latest writing segment ends before
 //! `s`, whether or not `T` wrote `v` since, and every other thread's first writing segment that
-//! began after `r`'s segment ended (at `e`) still begins after `e`. A write at a predicate site
-//! is a read-modify-write whose read decided (the recorder keeps such a pair's write alone).
+//! began after `r`'s segment ended (at `e`) still begins after `e`.
+//!
+//! A write at a deciding site is a read first: the pass flags a store whose segment read the same
+//! pointer before it (`if (p->tail) p->tail->next = t; ...; p->tail = t;`, or `x++`) with what
+//! that read decided, since the recorder keeps the segment's write alone. Its own write, in its
+//! own segment, came after the read and is not what the read saw.
 //!
 //! A spin's read (a predicate of a loop with no sync operation inside, [`Deciding::spins`]) is the
 //! first of many: the loop ran to its exit within `r`'s segment, and the recorder kept only the
@@ -37,7 +41,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use ilgen_trace::sites::Deciding;
-use ilgen_trace::{AccessKind, PENDING};
+use ilgen_trace::PENDING;
 
 use crate::model::{At, Model, ModelEvent, RfEdge, VarId};
 
@@ -59,6 +63,8 @@ struct Read {
     predicate: bool,
     /// A predicate of a loop with no sync operation inside: the loop ended in this segment.
     spin: bool,
+    /// Recorded as its segment's later write of the object (a write at a deciding site).
+    write: bool,
 }
 
 /// One thread's segments that wrote one object, in its program order (so by seq).
@@ -100,11 +106,9 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                     }
                     let predicate = deciding.predicates.contains(&site);
                     let spin = deciding.spins.contains(&site);
-                    // A write at a predicate site is a read-modify-write whose read decided: the
-                    // recorder kept its write alone.
-                    let read =
-                        predicate || matches!(kind, AccessKind::Read | AccessKind::AtomicRead);
-                    if read && (predicate || deciding.addresses.contains(&site)) {
+                    // A write at a deciding site is a store whose segment read the object first
+                    // and decided by it: the recorder kept its write alone.
+                    if predicate || deciding.addresses.contains(&site) {
                         if let Some(start) = start {
                             if predicate {
                                 open_reads.push(reads.len());
@@ -119,6 +123,7 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                                 end: None,
                                 predicate,
                                 spin,
+                                write: kind.is_write(),
                             });
                         }
                     }
@@ -190,12 +195,15 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
             // wrote the object after that writer's segment (in the read's segment or before it):
             // the read then saw its own write. The starts are in seq order, so the first one
             // after the writer's is the one to look at (a search, not a scan: a thread writes one
-            // object in as many segments as the run is long).
+            // object in as many segments as the run is long). A read recorded as its segment's
+            // write came before that write: only earlier segments' writes count.
             let own_starts = writes.get(&(r.var, thread)).map(|w| &w.starts[..]);
             let own_later = |w_seq: u64| {
                 own_starts.is_some_and(|starts| {
                     let next = starts.partition_point(|&(st, _)| st <= w_seq);
-                    starts.get(next).is_some_and(|&(st, _)| st <= r.start.1)
+                    starts
+                        .get(next)
+                        .is_some_and(|&(st, _)| st < r.start.1 || (st == r.start.1 && !r.write))
                 })
             };
             latest
@@ -253,7 +261,7 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
 mod tests {
     use super::*;
     use crate::model::{ModelOp, MutexObject, Observed, SyncObjects, ThreadBuilder};
-    use ilgen_trace::{SiteId, SyncOp, NO_SITE};
+    use ilgen_trace::{AccessKind, SiteId, SyncOp, NO_SITE};
 
     /// An event of a hand-made thread.
     enum Step {
@@ -350,6 +358,26 @@ mod tests {
                 read: at(1, 1),
             }]
         );
+    }
+
+    #[test]
+    fn a_write_at_a_deciding_site_is_a_read_first_that_keeps_its_writer() {
+        // The worker's `if (tail) ...; tail = n;` (site 9): the recorder kept its write alone.
+        // Its own write, in the same segment, came after the read and is not what it saw.
+        let m = model(vec![
+            section(0, 0, AccessKind::Write, 1),
+            section(0, 2, AccessKind::Write, 9),
+        ]);
+        assert_eq!(
+            edges(&m, &addresses(&[9])),
+            vec![RfEdge {
+                after: at(1, 0),
+                before: at(0, 2),
+                var: 0,
+                read: at(1, 1),
+            }]
+        );
+        assert!(edges(&m, &addresses(&[8])).is_empty());
     }
 
     /// Two workers bump a counter (var 0) under mutex 0; main reads it in a waiting loop's

@@ -61,6 +61,9 @@ pub fn instrument_function<'ctx>(
             .then(|| plain_access(ctx, &locals, i))
             .flatten()
     });
+    for (&store, &load) in &plan.read_first {
+        ctx.sites.carry_read(load, store);
+    }
     let mut n = 0;
     for r in &ranges {
         let hook = if r.inst.get_opcode() == InstructionOpcode::Store {
@@ -329,7 +332,6 @@ fn instrument_read_modify_write<'ctx>(
     };
     let name = ir::function_name(f);
     let read_site = ctx.sites.add_for(load, &name);
-    ctx.sites.carry_predicate(load, store);
     let write_site = ctx.sites.add_for(store, &name);
     let size = ctx.hooks.i64_ty.const_int(size, false);
     ctx.builder.position_before(&load);

@@ -30,6 +30,12 @@
 //! read and then the write, as the two hooks did. Before the load and not at the store: the hook
 //! then covers, as a write, every access to that pointer between the two.
 //!
+//! A store whose segment read the same pointer before it (a read that dominates it, nothing that
+//! may sync between: a read-modify-write pair, or `if (p->tail) ...; p->tail = t;` across blocks)
+//! also has its read recorded through its write alone: the recorder turns the read's range into
+//! the store's write with the store's site. [`Plan::read_first`] names each such store's read, so
+//! that the store's site can say what that read decided (`sites.rs`).
+//!
 //! Volatile and atomic accesses are never left out and never cover another: the runtime records
 //! atomics apart and a volatile access is one the program wants seen. Atomics, fences and calls
 //! not known to be free of synchronization end what an earlier access covers.
@@ -53,6 +59,9 @@ pub struct Plan<'ctx> {
     pub skip: HashSet<InstructionValue<'ctx>>,
     /// Store → the load of its read-modify-write: one hook for both goes before the load.
     pub hoist: HashMap<InstructionValue<'ctx>, InstructionValue<'ctx>>,
+    /// Store with a hook → the read of the same pointer earlier in its segment whose range the
+    /// recorder turns into the store's write (every pair of `hoist` among them).
+    pub read_first: HashMap<InstructionValue<'ctx>, InstructionValue<'ctx>>,
 }
 
 /// One plain load or store with a hook: its pointer, its store size, whether it writes.
@@ -170,6 +179,12 @@ fn scan_block<'ctx>(
             continue;
         }
         if a.write {
+            let read = covering
+                .iter()
+                .find(|c| !c.access.write && c.access.ptr == a.ptr);
+            if let Some(c) = read {
+                plan.read_first.insert(inst, c.inst);
+            }
             // The store of a read-modify-write: one hook for both goes to the load, which then
             // covers as a write from there on.
             let load = covering.iter_mut().find(|c| {
@@ -239,9 +254,11 @@ mod tests {
     use super::*;
     use crate::testing::with_module;
 
-    /// The names of `f`'s skipped accesses and its (store, load) pairs, with every load and store
-    /// taken as 4-byte plain accesses unless volatile or atomic.
-    fn decide(text: &str) -> (Vec<String>, Vec<(String, String)>) {
+    /// The names of `f`'s skipped accesses, its hoisted (store, load) pairs and its (store, read
+    /// first) pairs, with every load and store taken as 4-byte plain accesses unless volatile or
+    /// atomic.
+    type Pairs = Vec<(String, String)>;
+    fn decide(text: &str) -> (Vec<String>, Pairs, Pairs) {
         with_module(text, |m| {
             let f = m.get_function("f").unwrap();
             let name = |i: InstructionValue<'_>| {
@@ -264,10 +281,12 @@ mod tests {
             });
             let mut skip: Vec<String> = p.skip.iter().map(|&i| name(i)).collect();
             skip.sort();
-            let mut hoist: Vec<(String, String)> =
-                p.hoist.iter().map(|(&s, &l)| (name(s), name(l))).collect();
-            hoist.sort();
-            (skip, hoist)
+            let pairs = |m: &HashMap<InstructionValue<'_>, InstructionValue<'_>>| {
+                let mut v: Pairs = m.iter().map(|(&s, &l)| (name(s), name(l))).collect();
+                v.sort();
+                v
+            };
+            (skip, pairs(&p.hoist), pairs(&p.read_first))
         })
     }
 
@@ -297,9 +316,10 @@ exit:
   ret void
 }
 "#;
-        let (skip, hoist) = decide(text);
+        let (skip, hoist, read_first) = decide(text);
         assert_eq!(skip, vec!["b"]);
         assert!(hoist.is_empty());
+        assert!(read_first.is_empty());
     }
 
     #[test]
@@ -314,9 +334,70 @@ define void @f() {
   ret void
 }
 "#;
-        let (skip, hoist) = decide(text);
+        let (skip, hoist, read_first) = decide(text);
         assert_eq!(skip, vec!["again", "v"]);
         assert_eq!(hoist.len(), 1);
         assert_eq!(hoist[0].1, "v");
+        assert_eq!(read_first, hoist);
+    }
+
+    #[test]
+    fn a_store_after_a_read_of_its_pointer_in_another_block_reads_first() {
+        // `if (tail) tail->next = n; else head = n; tail = n;`: the store to @tail in %join
+        // follows the read %t of @tail in %entry on every path, with nothing that may sync.
+        let text = r#"
+@tail = global ptr null
+@head = global ptr null
+define void @f(ptr %n) {
+entry:
+  %t = load ptr, ptr @tail
+  %null = icmp eq ptr %t, null
+  br i1 %null, label %empty, label %link
+empty:
+  store ptr %n, ptr @head
+  br label %join
+link:
+  store ptr %n, ptr %t
+  br label %join
+join:
+  store ptr %n, ptr @tail
+  ret void
+}
+"#;
+        let (skip, hoist, read_first) = decide(text);
+        assert!(skip.is_empty());
+        assert!(hoist.is_empty());
+        assert_eq!(read_first.len(), 1);
+        assert!(read_first[0].0.contains("ptr @tail"));
+        assert_eq!(read_first[0].1, "t");
+    }
+
+    #[test]
+    fn a_store_after_a_call_that_may_sync_or_to_another_pointer_does_not_read_first() {
+        // %t's segment may end at @g before the store to @tail, in the same block or across
+        // one; the store to @head has a pointer of its own.
+        let text = r#"
+@tail = global ptr null
+@head = global ptr null
+declare void @g()
+define void @f(ptr %n, i1 %k) {
+entry:
+  %t = load ptr, ptr @tail
+  store ptr %n, ptr @head
+  call void @g()
+  store ptr %n, ptr @tail
+  %u = load ptr, ptr @tail
+  br i1 %k, label %call, label %join
+call:
+  call void @g()
+  br label %join
+join:
+  store ptr %u, ptr @tail
+  ret void
+}
+"#;
+        let (_, hoist, read_first) = decide(text);
+        assert!(hoist.is_empty());
+        assert!(read_first.is_empty());
     }
 }

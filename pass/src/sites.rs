@@ -82,6 +82,8 @@ pub struct Sites<'ctx> {
     spins: HashSet<InstructionValue<'ctx>>,
     /// Its loads that decide a branch choosing what it returns.
     returned: HashSet<InstructionValue<'ctx>>,
+    /// Its stores that carry the address-deciding flag of their segment's earlier read.
+    carried: HashSet<InstructionValue<'ctx>>,
 }
 
 const PLACEHOLDER: &str = "__ilgen_sites.placeholder";
@@ -99,6 +101,7 @@ impl<'ctx> Sites<'ctx> {
             predicates: HashSet::new(),
             spins: HashSet::new(),
             returned: HashSet::new(),
+            carried: HashSet::new(),
         }
     }
 
@@ -128,7 +131,7 @@ impl<'ctx> Sites<'ctx> {
     pub fn add_for(&mut self, inst: InstructionValue<'ctx>, function: &str) -> PointerValue<'ctx> {
         let (at, inlined, callers) = site_of(inst, function);
         let mut flags = 0;
-        if decides::decides(inst) || self.returned.contains(&inst) {
+        if decides::decides(inst) || self.returned.contains(&inst) || self.carried.contains(&inst) {
             flags |= FLAG_DECIDES;
         }
         if self.predicates.contains(&inst) {
@@ -165,11 +168,16 @@ impl<'ctx> Sites<'ctx> {
         self.predicates = predicates;
         self.spins = spins;
         self.returned = returned;
+        self.carried.clear();
     }
 
-    /// The store of a read-modify-write whose load decides a predicate decides it too: the
-    /// recorder keeps the pair's write alone, so the trace shows the read only through it.
-    pub fn carry_predicate(&mut self, load: InstructionValue<'ctx>, store: InstructionValue<'ctx>) {
+    /// A store whose segment read its pointer first (`redundant::Plan::read_first`) decides
+    /// what that read decided: the recorder keeps the store's write alone, with the store's
+    /// site, so the trace shows the read only through it. Called before either gets its site.
+    pub fn carry_read(&mut self, load: InstructionValue<'ctx>, store: InstructionValue<'ctx>) {
+        if decides::decides(load) || self.returned.contains(&load) {
+            self.carried.insert(store);
+        }
         if self.predicates.contains(&load) {
             self.predicates.insert(store);
         }
