@@ -11,10 +11,10 @@
 // `while (finished < WORKERS)`, and after every wakeup sums the progress slots for a progress
 // line, under batch_lock: but the slots are written outside it.
 //
-// In the natural run the second worker starts late (a sleep), after main has already woken for
-// the first worker and printed: the first worker's slot is ordered before main's read by its
-// unlock and main's wake, main's read of the second slot before the second worker's write by
-// main's wait (which releases batch_lock) and the second worker's later lock to take its slice.
+// In the natural run both workers start late (sleeps: main waits first), the second after main
+// has woken for the first worker and printed: the first worker's slot is ordered before main's
+// read by its unlock and main's wake, main's read of the second slot before the second worker's
+// write by main's wait (which releases batch_lock) and the second worker's later lock (slice).
 // Every read of the progress slots is ordered with every write: the race is hidden. It needs
 // the second worker to take its slice before main's first wakeup; the schedule that does so must
 // still let main's counter loop read the counts it read in the run (1, then 2), or the replay
@@ -68,7 +68,7 @@ static void wait_for_batch(void) {
 
 int main(void) {
   pthread_t th[WORKERS];
-  int delay_us[WORKERS] = {0, 150000};
+  int delay_us[WORKERS] = {30000, 180000}; // main waits before the first worker finishes
   for (int i = 0; i < WORKERS * ROWS; i++)
     table[i] = i % 17;
   for (int i = 0; i < WORKERS; i++)
