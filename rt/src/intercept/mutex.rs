@@ -112,16 +112,13 @@ fn timed(
     let rc = match record::sync::recorded_timeout(&p) {
         Some(true) => libc::ETIMEDOUT,
         // SAFETY: the program's own calls.
-        Some(false) => record::sync::acquire(
+        recorded => record::sync::acquire(
             &mut p,
             || busy(unsafe { libc::pthread_mutex_trylock(m) }),
-            || unsafe { real::pthread_mutex_lock(m) },
-        ),
-        // SAFETY: as above.
-        None => record::sync::acquire(
-            &mut p,
-            || busy(unsafe { libc::pthread_mutex_trylock(m) }),
-            call,
+            || match recorded {
+                Some(false) => unsafe { real::pthread_mutex_lock(m) },
+                _ => call(),
+            },
         ),
     };
     record::sync::complete(p, op(rc == 0));

@@ -319,26 +319,22 @@ impl Replay {
             Verdict::Free => return Ok(None),
             Verdict::Mismatch(p) => {
                 let expected = self.plan.step_ref(p);
-                let reason = if expected.op == op {
-                    format!(
-                        "step {p} expects T{} operation #{} to be {} at {}, but it is {} at {}",
-                        expected.tid,
-                        expected.index,
-                        expected.op,
-                        site_text(expected.site),
-                        op,
-                        site_text(known_site(site))
+                // The same kind at another site names both sites; another kind, the one made.
+                let (wanted, made) = if expected.op == op {
+                    (
+                        format!("{} at {}", expected.op, site_text(expected.site)),
+                        format!("{op} at {}", site_text(known_site(site))),
                     )
                 } else {
-                    format!(
-                        "step {p} expects T{} operation #{} to be {}, but it is {} ({})",
-                        expected.tid,
-                        expected.index,
-                        expected.op,
-                        op,
-                        site_text(known_site(site))
+                    (
+                        expected.op.to_string(),
+                        format!("{op} ({})", site_text(known_site(site))),
                     )
                 };
+                let reason = format!(
+                    "step {p} expects T{} operation #{} to be {wanted}, but it is {made}",
+                    expected.tid, expected.index
+                );
                 return Err(Divergence {
                     step: Some(p as u32),
                     reason,
