@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 NAME = "memcached"
 CHECKOUT = "memcached"
 EXE = "memcached"
-WORKLOAD = "memcached -t 4, 4 clients x 300 set+get, then shutdown"
+WORKLOAD = "memcached -t 4, 4 clients (connected in turn) x 300 set+get, then shutdown"
 ARGV = ["{exe}", "-t", "4", "-p", "{port}", "-U", "0", "-l", "127.0.0.1", "-u", "root", "-A",
         "-m", "64"]
 # real.py's client drives every replay too; a replay that loses the schedule waits for requests
@@ -50,24 +50,37 @@ def expect(s, ending):
     return buf
 
 
-def session(port, n, deadline, alive):
-    with connect(port, deadline, alive) as s:
-        for i in range(REQUESTS):
-            key = f"k{(n * 7 + i) % 97}"
-            value = f"v{n}-{i}" * (1 + i % 5)
-            s.sendall(f"set {key} 0 0 {len(value)}\r\n{value}\r\n".encode())
-            expect(s, b"STORED\r\n")
-            s.sendall(f"get {key}\r\n".encode())
-            expect(s, b"END\r\n")
+def session(s, n):
+    for i in range(REQUESTS):
+        key = f"k{(n * 7 + i) % 97}"
+        value = f"v{n}-{i}" * (1 + i % 5)
+        s.sendall(f"set {key} 0 0 {len(value)}\r\n{value}\r\n".encode())
+        expect(s, b"STORED\r\n")
+        s.sendall(f"get {key}\r\n".encode())
+        expect(s, b"END\r\n")
 
 
 def client(port, alive=lambda: True):
     """Drives the server on PORT (waiting up to 60 s for it to listen, while ALIVE() holds: the
     server process being waited for still runs), then shuts it down."""
     deadline = time.monotonic() + 60
-    with ThreadPoolExecutor(CONNECTIONS) as pool:
-        for f in [pool.submit(session, port, n, deadline, alive) for n in range(CONNECTIONS)]:
-            f.result()
+    # The connections open one after another, each answered once before the next connects: the
+    # server accepts them in this order and hands them to its workers in turn, so every run (the
+    # recorded one and each replay) has each worker serve the same client's keys. Opened at
+    # once, they reach the workers in whatever order they connect, and a replay whose worker
+    # sets another client's key (new where the recording replaced one) leaves the schedule.
+    socks = []
+    try:
+        for _ in range(CONNECTIONS):
+            socks.append(connect(port, deadline, alive))
+            socks[-1].sendall(b"version\r\n")
+            expect(socks[-1], b"\r\n")
+        with ThreadPoolExecutor(CONNECTIONS) as pool:
+            for f in [pool.submit(session, s, n) for n, s in enumerate(socks)]:
+                f.result()
+    finally:
+        for s in socks:
+            s.close()
     with connect(port, deadline, alive) as s:
         s.sendall(b"shutdown\r\n")
         try:
