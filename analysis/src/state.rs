@@ -881,6 +881,59 @@ mod tests {
     }
 
     #[test]
+    fn a_state_decodes_from_its_words_to_itself() {
+        let objects = SyncObjects {
+            rwlocks: vec![7, 8],
+            ..one_sem(2)
+        };
+        let objects = SyncObjects {
+            mutexes: vec![
+                MutexObject {
+                    addr: 1,
+                    recursive: true,
+                };
+                3
+            ],
+            ..objects
+        };
+        let m = model(vec![vec![]; 34], objects);
+        let mut s = State::initial(&m);
+        let words = |s: &State| {
+            let mut w = Vec::new();
+            s.encode(&mut w);
+            w
+        };
+        let empty = words(&s);
+        s.apply(&m, 5, ModelOp::Lock { mutex: 2 });
+        s.apply(&m, 5, ModelOp::Lock { mutex: 2 });
+        s.apply(&m, 1, ModelOp::Lock { mutex: 0 });
+        s.apply(&m, 3, ModelOp::ReadLock { rw: 1 });
+        s.apply(&m, 4, ModelOp::ReadLock { rw: 1 });
+        s.apply(&m, 6, ModelOp::WriteLock { rw: 0 });
+        s.apply(&m, 2, ModelOp::SemWait { sem: 0 });
+        s.pos[33] = 9;
+        s.waiting[33] = true;
+        s.waiting[0] = true;
+        s.lost = vec![(0, 2), (1, 33)];
+        let full = words(&s);
+        let mut back = State::initial(&m);
+        back.decode(&full);
+        assert_eq!(back, s);
+        back.decode(&empty);
+        assert_eq!(
+            back,
+            State::initial(&m),
+            "the buffers are emptied, not kept"
+        );
+        s.waiting[33] = false;
+        assert_ne!(
+            words(&s),
+            full,
+            "a thread past the first 32 has its own bit"
+        );
+    }
+
+    #[test]
     fn semaphore_counts_from_its_initial_value() {
         let m = model(vec![vec![], vec![]], one_sem(1));
         let mut s = State::initial(&m);
