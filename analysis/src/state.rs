@@ -59,6 +59,75 @@ impl Clone for State {
     }
 }
 
+/// A field of [`State::encode`]'s words that has no value: a free rwlock's writer.
+const NONE: u32 = u32::MAX;
+
+impl State {
+    /// Appends the state to `out` as words: what the exhaustive search keeps of each state it
+    /// visited, so that a state is one slice of a shared buffer rather than six vectors of its
+    /// own (allocating, freeing and comparing those was a fifth of app_tpool's detect). Two
+    /// states of one model are equal exactly when their words are: every variable-length part
+    /// is preceded by its length, and the number of threads, rwlocks and semaphores is the
+    /// model's.
+    pub fn encode(&self, out: &mut Vec<u32>) {
+        let word = |x: usize| u32::try_from(x).expect("a model's indices fit in 32 bits");
+        out.extend(self.pos.iter().map(|&p| word(p)));
+        out.extend(self.waiting.chunks(32).map(|bits| {
+            bits.iter()
+                .enumerate()
+                .fold(0u32, |w, (i, &b)| w | (u32::from(b) << i))
+        }));
+        out.push(word(self.held.len()));
+        for &(mutex, (holder, count)) in &self.held {
+            out.extend([word(mutex), word(holder), count]);
+        }
+        for rw in &self.rw {
+            out.push(rw.writer.map_or(NONE, word));
+            out.push(word(rw.readers.len()));
+            out.extend(rw.readers.iter().map(|&r| word(r)));
+        }
+        out.extend(&self.sem);
+        out.push(word(self.lost.len()));
+        for &(cond, thread) in &self.lost {
+            out.extend([word(cond), word(thread)]);
+        }
+    }
+
+    /// Makes `self` the state whose [`State::encode`] gave `words`, reusing its buffers. `self`
+    /// must be a state of the same model (it gives the number of threads, rwlocks and
+    /// semaphores).
+    pub fn decode(&mut self, words: &[u32]) {
+        let mut words = words.iter().map(|&w| w as usize);
+        let mut next = || words.next().expect("a state's words, as encoded");
+        let threads = self.pos.len();
+        self.pos.clear();
+        self.pos.extend((0..threads).map(|_| next()));
+        self.waiting.clear();
+        for chunk in 0..threads.div_ceil(32) {
+            let bits = next();
+            let n = (threads - 32 * chunk).min(32);
+            self.waiting.extend((0..n).map(|i| bits >> i & 1 == 1));
+        }
+        let held = next();
+        self.held.clear();
+        self.held
+            .extend((0..held).map(|_| (next(), (next(), next() as u32))));
+        for rw in &mut self.rw {
+            let writer = next();
+            rw.writer = (writer != NONE as usize).then_some(writer);
+            let readers = next();
+            rw.readers.clear();
+            rw.readers.extend((0..readers).map(|_| next()));
+        }
+        for sem in &mut self.sem {
+            *sem = next() as u32;
+        }
+        let lost = next();
+        self.lost.clear();
+        self.lost.extend((0..lost).map(|_| (next(), next())));
+    }
+}
+
 /// Where a thread stands, given the end of the part of it the search may run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
@@ -809,6 +878,59 @@ mod tests {
             }],
             ..SyncObjects::default()
         }
+    }
+
+    #[test]
+    fn a_state_decodes_from_its_words_to_itself() {
+        let objects = SyncObjects {
+            rwlocks: vec![7, 8],
+            ..one_sem(2)
+        };
+        let objects = SyncObjects {
+            mutexes: vec![
+                MutexObject {
+                    addr: 1,
+                    recursive: true,
+                };
+                3
+            ],
+            ..objects
+        };
+        let m = model(vec![vec![]; 34], objects);
+        let mut s = State::initial(&m);
+        let words = |s: &State| {
+            let mut w = Vec::new();
+            s.encode(&mut w);
+            w
+        };
+        let empty = words(&s);
+        s.apply(&m, 5, ModelOp::Lock { mutex: 2 });
+        s.apply(&m, 5, ModelOp::Lock { mutex: 2 });
+        s.apply(&m, 1, ModelOp::Lock { mutex: 0 });
+        s.apply(&m, 3, ModelOp::ReadLock { rw: 1 });
+        s.apply(&m, 4, ModelOp::ReadLock { rw: 1 });
+        s.apply(&m, 6, ModelOp::WriteLock { rw: 0 });
+        s.apply(&m, 2, ModelOp::SemWait { sem: 0 });
+        s.pos[33] = 9;
+        s.waiting[33] = true;
+        s.waiting[0] = true;
+        s.lost = vec![(0, 2), (1, 33)];
+        let full = words(&s);
+        let mut back = State::initial(&m);
+        back.decode(&full);
+        assert_eq!(back, s);
+        back.decode(&empty);
+        assert_eq!(
+            back,
+            State::initial(&m),
+            "the buffers are emptied, not kept"
+        );
+        s.waiting[33] = false;
+        assert_ne!(
+            words(&s),
+            full,
+            "a thread past the first 32 has its own bit"
+        );
     }
 
     #[test]

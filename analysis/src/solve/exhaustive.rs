@@ -87,15 +87,15 @@ pub fn search(
     };
     let initial = State::at(model, &window.start);
     let mut visited = Visited::default();
-    let first = visited.add(&initial);
+    let first = visited.add_new(&initial).expect("the first state is new");
     // Each thread's step is tried on this copy, so that a step that cannot be taken or leads to a
     // state already visited (most of them, where interleavings meet again) allocates nothing.
     let mut next = initial.clone();
-    let mut current = initial;
+    let mut current = initial.clone();
     let mut nodes: Vec<Node> = Vec::new();
     let mut queue: BinaryHeap<Queued> = BinaryHeap::new();
     let mut queued = 0usize;
-    if let Some(d) = distance(visited.get(first), &open) {
+    if let Some(d) = distance(&initial, &open) {
         queue.push(Queued {
             order: Reverse((d, queued)),
             node: ROOT,
@@ -104,8 +104,8 @@ pub fn search(
     }
     while let Some(Queued { node, state, .. }) = queue.pop() {
         out.states += 1;
-        // A copy, into buffers kept from the last one: the states visited grow as it expands.
-        current.clone_from(visited.get(state));
+        // Decoded into buffers kept from the last one: the states visited grow as it expands.
+        current.decode(visited.get(state));
         let state = &current;
         let found = match goal {
             Goal::Race { var } => races(model, window, state, var),
@@ -180,60 +180,76 @@ struct Queued {
     state: usize,
 }
 
-/// States per chunk of [`Visited`].
-const CHUNK: usize = 4096;
+/// Words per chunk of [`Visited`].
+const CHUNK: usize = 1 << 16;
 
-/// The states the search reached, each stored once (the queue names them by index), found by
-/// their hash. Every state reached is hashed with FxHash, since SipHash (the default, made to
-/// resist keys an adversary picks) buys nothing on states of our own making and cost 21% of
-/// memcached's detect; each hash is computed once, so that growing the table rehashes numbers,
-/// not states (with a `HashSet<State>`, hashing states and growing the set took about a third of
-/// the samples of pigz's detect).
+/// The states the search reached, each stored once as the words of [`State::encode`] (the queue
+/// names them by index), found by their hash. Every state reached is hashed with FxHash, since
+/// SipHash (the default, made to resist keys an adversary picks) buys nothing on states of our own
+/// making and cost 21% of memcached's detect; each hash is computed once, so that growing the
+/// table rehashes numbers, not states (with a `HashSet<State>`, hashing states and growing the set
+/// took about a third of the samples of pigz's detect).
 #[derive(Default)]
 struct Visited {
-    /// In chunks of [`CHUNK`], never moved: one `Vec` of millions of states spent a sixth of
-    /// app_tpool's detect copying them as it doubled.
-    states: Vec<Vec<State>>,
-    len: usize,
-    /// Per state, the index of the state added before it with the same hash, if any.
-    same_hash: Vec<Option<usize>>,
+    /// The states' words, in chunks of [`CHUNK`] (or one state's, if more) that never move: one
+    /// `Vec` of millions of states spent a sixth of app_tpool's detect copying them as it
+    /// doubled, and one of words, growing by `mremap`, had the kernel fault in fresh pages for
+    /// every search.
+    chunks: Vec<Vec<u32>>,
+    /// Per state, its chunk, where its words begin in it, and how many there are: in `u32`,
+    /// as `same_hash`, since every byte per state is a page the kernel faults in per search.
+    spans: Vec<[u32; 3]>,
+    /// The words of the state being added.
+    scratch: Vec<u32>,
+    /// Per state, the index of the state added before it with the same hash ([`NO_STATE`]: none).
+    same_hash: Vec<u32>,
     /// Per hash, the index of the last state added with it.
-    last: FxHashMap<u64, usize>,
+    last: FxHashMap<u64, u32>,
+}
+
+/// No state, in [`Visited::same_hash`].
+const NO_STATE: u32 = u32::MAX;
+
+/// A count or index of the search in 32 bits.
+fn word(x: usize) -> u32 {
+    u32::try_from(x).expect("a search's states and words fit in 32 bits")
 }
 
 impl Visited {
-    fn get(&self, index: usize) -> &State {
-        &self.states[index / CHUNK][index % CHUNK]
+    /// The words of state `index`.
+    fn get(&self, index: usize) -> &[u32] {
+        let [chunk, start, len] = self.spans[index].map(|x| x as usize);
+        &self.chunks[chunk][start..start + len]
     }
 
-    /// Adds `state`, which must be new; gives its index.
-    fn add(&mut self, state: &State) -> usize {
-        let hash = FxBuildHasher.hash_one(state);
-        self.push(hash, state)
-    }
-
-    /// Adds a copy of `state` unless an equal one is there; gives the new one's index.
+    /// Adds `state` unless an equal one is there; gives the new one's index.
     fn add_new(&mut self, state: &State) -> Option<usize> {
-        let hash = FxBuildHasher.hash_one(state);
-        let mut at = self.last.get(&hash).copied();
-        while let Some(i) = at {
-            if self.get(i) == state {
+        self.scratch.clear();
+        state.encode(&mut self.scratch);
+        let hash = FxBuildHasher.hash_one(&self.scratch);
+        let mut at = self.last.get(&hash).copied().unwrap_or(NO_STATE);
+        while at != NO_STATE {
+            if self.get(at as usize) == self.scratch {
                 return None;
             }
-            at = self.same_hash[i];
+            at = self.same_hash[at as usize];
         }
-        Some(self.push(hash, state))
-    }
-
-    fn push(&mut self, hash: u64, state: &State) -> usize {
-        let index = self.len;
-        if index % CHUNK == 0 {
-            self.states.push(Vec::with_capacity(CHUNK));
+        let words = self.scratch.len();
+        if self
+            .chunks
+            .last()
+            .is_none_or(|c| c.capacity() - c.len() < words)
+        {
+            self.chunks.push(Vec::with_capacity(CHUNK.max(words)));
         }
-        self.states[index / CHUNK].push(state.clone());
-        self.len += 1;
-        self.same_hash.push(self.last.insert(hash, index));
-        index
+        let chunk = self.chunks.len() - 1;
+        let start = self.chunks[chunk].len();
+        self.chunks[chunk].extend_from_slice(&self.scratch);
+        let index = self.spans.len();
+        self.spans.push([word(chunk), word(start), word(words)]);
+        let before = self.last.insert(hash, word(index));
+        self.same_hash.push(before.unwrap_or(NO_STATE));
+        Some(index)
     }
 }
 
