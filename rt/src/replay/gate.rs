@@ -13,7 +13,8 @@
 //!
 //! The gate, for the thread's operation number `index` of kind `op` ([`Plan::verdict`]):
 //! - the schedule has step p = (tid, index): its kind must be `op` and its site (when both are
-//!   known) the operation's, or the replay diverges at once;
+//!   known) the operation's, or the replay diverges at once (but for a try-lock, which
+//!   `replay::sync` lets run outside the schedule);
 //!   the thread waits until the cursor (steps taken so far) is p, and the cursor moves past p when
 //!   `replay::sync` says the step is taken;
 //! - no step for it and the schedule is unfinished: it waits until the schedule is finished;
