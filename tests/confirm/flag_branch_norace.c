@@ -19,13 +19,17 @@
 // RUN: python3 %S/Inputs/validate.py %S/Inputs/sarif-2.1.0-rtm.5.json %t.sarif | FileCheck %s --check-prefix=VALID
 // RUN: python3 %S/Inputs/sarif_summary.py %t.sarif | FileCheck %s --check-prefix=SARIF
 //
-// Without BRANCH_REPLAY task waits at the test barrier for main, which the schedule holds back:
-// the schedule's next step is never taken, so the replay is infeasible (diverged), not reported;
-// --stats: 1 of 1 replays diverged.
-// RUN: sh -c '%ilgen detect --show-all --stats %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=STUCK
+// Without BRANCH_REPLAY task waits at the test barrier for main, which the schedule holds back
+// (main's lock comes after the schedule's last step): an order the trace does not show. Once the
+// schedule has not moved for a quarter of the step timeout, the gate lets main go, main reaches
+// the barrier, and the schedule is followed: no error.
+// RUN: sh -c '%ilgen detect --show-all %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=HELD
+// With STUCK_REPLAY set, task sleeps for a minute before its step instead: the step is never
+// taken, so the replay is infeasible (diverged), not reported; --stats: 1 of 1 replays diverged.
+// RUN: env STUCK_REPLAY=1 sh -c '%ilgen detect --show-all --stats %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=STUCK
 // With --replay-timeout 1 ilgen does not wait for the runtime's own 2 s: it kills the replay's
 // process group after 1 s and counts the candidate as failed; no replayed process is left.
-// RUN: sh -c '%ilgen detect --show-all --replay-timeout 1 %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=TIMEOUT
+// RUN: env STUCK_REPLAY=1 sh -c '%ilgen detect --show-all --replay-timeout 1 %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=TIMEOUT
 // RUN: sh -c 'pgrep -fx "%t" || echo "none left"' | FileCheck %s --check-prefix=GONE
 //
 // `ilgen replay` of the candidate: followed without error, exit 0.
@@ -40,16 +44,19 @@
 // RUN: sh -c '%ilgen replay %t.trace:x; echo "exit=$?"' 2>&1 | FileCheck %s --check-prefix=BAD-FINDING
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "ilgen_test.h"
 
 int flag, data;
 pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 ilgen_test_barrier_t main_first;
-int replaying;
+int replaying, stuck;
 
 void *task(void *arg) {
-  if (!replaying)
+  if (stuck)
+    sleep(60);
+  else if (!replaying)
     __ilgen_testonly_barrier_wait(&main_first);
   pthread_mutex_lock(&m);
   int ready = flag;
@@ -62,6 +69,7 @@ void *task(void *arg) {
 int main(void) {
   pthread_t t;
   replaying = getenv("BRANCH_REPLAY") != NULL;
+  stuck = getenv("STUCK_REPLAY") != NULL;
   __ilgen_testonly_barrier_init(&main_first, 2);
   pthread_create(&t, NULL, task, NULL);
   data = 2;
@@ -76,8 +84,8 @@ int main(void) {
 
 // PREDICTED:      ilgen: 1 candidate(s): 1 race(s), 0 deadlock(s)
 // PREDICTED:      candidate 1: data race on data
-// PREDICTED-NEXT:   write by thread 0 at {{.*}}flag_branch_norace.c:67 in main
-// PREDICTED-NEXT:   write by thread 1 at {{.*}}flag_branch_norace.c:58 in task
+// PREDICTED-NEXT:   write by thread 0 at {{.*}}flag_branch_norace.c:75 in main
+// PREDICTED-NEXT:   write by thread 1 at {{.*}}flag_branch_norace.c:65 in task
 // PREDICTED:      exit=66
 
 // CHECK-NOT:  WARNING
@@ -90,7 +98,7 @@ int main(void) {
 // ALL-NOT:  WARNING
 // ALL:      ilgen: 1 candidate(s) replayed: 0 confirmed race(s), 0 confirmed deadlock(s), 1 no error, 0 infeasible, 0 failed
 // ALL-NEXT: ilgen: 0 finding(s) confirmed (deduplicated by source lines)
-// ALL-NEXT: candidate 1: race at /{{.*}}flag_branch_norace.c:67 and /{{.*}}flag_branch_norace.c:58: no error: the schedule was followed (4/4 steps) and no race or deadlock happened
+// ALL-NEXT: candidate 1: race at /{{.*}}flag_branch_norace.c:75 and /{{.*}}flag_branch_norace.c:65: no error: the schedule was followed (4/4 steps) and no race or deadlock happened
 // ALL-NEXT: ilgen: analysis:
 // ALL:      ilgen: replay: 0 of 1 replay(s) diverged (divergence rate 0%)
 // ALL-NEXT: exit=0
@@ -108,6 +116,11 @@ int main(void) {
 // JSON-NEXT:     "reason": "the schedule was followed (4/4 steps) and no race or deadlock happened",
 // SARIF:      rule ilgen/deadlock
 // SARIF-NOT:  result
+
+// HELD-NOT:  WARNING
+// HELD:      ilgen: 1 candidate(s) replayed: 0 confirmed race(s), 0 confirmed deadlock(s), 1 no error, 0 infeasible, 0 failed
+// HELD:      candidate 1: race at {{.*}}: no error: the schedule was followed (4/4 steps) and no race or deadlock happened
+// HELD:      exit=0
 
 // STUCK-NOT:  WARNING
 // STUCK:      ilgen: 1 candidate(s) replayed: 0 confirmed race(s), 0 confirmed deadlock(s), 0 no error, 1 infeasible, 0 failed

@@ -76,13 +76,15 @@ int main(void) {
 // VALID: valid
 // SAME: same
 //
-// Every candidate's replay meets all four races; the deadlock's replay cannot follow its schedule
-// (the worker waits at the test barrier, which the model does not know).
-// MERGED:      race a [1, 2, 3, 4]
-// MERGED-NEXT: race b [1, 2, 3, 4]
-// MERGED-NEXT: race c [1, 2, 3, 4]
-// MERGED-NEXT: race d [1, 2, 3, 4]
-// MERGED-NEXT: unconfirmed 5 deadlock
+// Every candidate's replay meets all four races, the deadlock's too: its schedule leaves the
+// worker's second lock for after its end while main waits at the test barrier (which the model
+// does not know) for the worker, so the gate lets the worker go once the schedule stops moving;
+// main then passes the barrier and no deadlock can happen.
+// MERGED:      race a [1, 2, 3, 4, 5]
+// MERGED-NEXT: race b [1, 2, 3, 4, 5]
+// MERGED-NEXT: race c [1, 2, 3, 4, 5]
+// MERGED-NEXT: race d [1, 2, 3, 4, 5]
+// MERGED-NOT:  unconfirmed
 //
 // TEXT: ilgen: 4 finding(s) confirmed
 // TEXT: exit=66

@@ -22,6 +22,12 @@
 //! a barrier, a reader lock) waits for the wall clock, `deadlock_ms` and `replay_timeout_ms`, as
 //! a last resort: a loaded machine then delays a verdict but does not change it.
 //!
+//! Before either divergence, threads that wait at the gate for the end of the schedule are let
+//! go (`Replay::release_waiters`): the next step may wait for one of them through an order the
+//! trace does not show (a server's worker waits for its client's next request, the client for
+//! another worker's reply that the schedule leaves for later). What they do is real and the race
+//! detector sees it; they only make the schedule's order less strict.
+//!
 //! The expected thread's own CPU time counts as progress too, up to a bound: replay runs slower
 //! than the recording, and a thread that computes for seconds between two sync operations is not
 //! lost.
@@ -232,7 +238,30 @@ fn watch(r: &'static Replay) {
                 Status::Gated { index } => index < step.index,
                 _ => proven(i, s),
             });
-            if settled && (ended || (next_stuck && others_wait)) {
+            // Threads at the gate for the end of the schedule (their next operation is no step)
+            // may be what the next step waits for through an order the trace does not show (a
+            // pipe, a socket, the client process of a server): before the schedule is given up
+            // as lost, once it is stuck or has not moved for a quarter of the timeout, they run.
+            let waiting_for_end = live.iter().any(|(i, s, _)| {
+                i.me.tid != expected
+                    && matches!(*s, Status::Gated { index } if !r.plan.is_step(i.me.tid, index))
+            });
+            let stalled =
+                now.saturating_sub(r.last_progress_ms()) >= u64::from(o.replay_timeout_ms) / 4;
+            // Not while a thread created where the runtime did not see it (no parent, not main)
+            // lives: nothing orders it after its creator, and running others free beside it
+            // would report races with it that no execution has.
+            let main = r.plan.main_tid();
+            let no_orphan = live
+                .iter()
+                .all(|(i, _, _)| i.me.parent.is_some() || i.me.tid == main);
+            let release = waiting_for_end
+                && no_orphan
+                && !r.waiters_released()
+                && (stalled || (settled && next_stuck && others_wait));
+            if release {
+                r.release_waiters();
+            } else if settled && (ended || (next_stuck && others_wait)) {
                 replay::report::diverged(divergence(r, &threads, "cannot be taken"));
             }
             // A thread computing toward its step (a compressor's block, slowed by the race

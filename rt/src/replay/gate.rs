@@ -13,10 +13,13 @@
 //!
 //! The gate, for the thread's operation number `index` of kind `op` ([`Plan::verdict`]):
 //! - the schedule has step p = (tid, index): its kind must be `op` and its site (when both are
-//!   known) the operation's, or the replay diverges at once;
+//!   known) the operation's, or the replay diverges at once (but for a try-lock, which
+//!   `replay::sync` lets run outside the schedule);
 //!   the thread waits until the cursor (steps taken so far) is p, and the cursor moves past p when
 //!   `replay::sync` says the step is taken;
-//! - no step for it and the schedule is unfinished: it waits until the schedule is finished;
+//! - no step for it and the schedule is unfinished: it waits until the schedule is finished, or
+//!   until the watchdog finds the schedule stopped and lets such threads go
+//!   ([`Replay::release_waiters`]);
 //! - after the last step: it runs free.
 //!
 //! The gate's own locks and condition variable are the runtime's, not the program's: the
@@ -29,7 +32,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -194,6 +197,11 @@ impl Plan {
         }
     }
 
+    /// Whether thread `tid`'s operation `index` is a step of the schedule.
+    pub fn is_step(&self, tid: ThreadId, index: u32) -> bool {
+        self.at.contains_key(&(tid, index))
+    }
+
     /// The recorded outcome of thread `tid`'s timed operation `index`, if it is a step that has
     /// one: `Some(true)` when it timed out.
     pub fn recorded_timeout(&self, tid: ThreadId, index: u32) -> Option<bool> {
@@ -227,6 +235,9 @@ pub(crate) struct Replay {
     moved: Condvar,
     /// When the cursor last moved (or the replay started), in ms of CLOCK_MONOTONIC.
     last_progress_ms: AtomicU64,
+    /// The threads that wait for the end of the schedule may run: the schedule stopped moving
+    /// ([`Replay::release_waiters`]); cleared when the cursor moves.
+    released: AtomicBool,
     /// Per step, the stack of the thread that took it ([`NOT_TAKEN`] before).
     stacks: Box<[AtomicU32]>,
 }
@@ -269,6 +280,7 @@ impl Replay {
             cursor_fast: AtomicUsize::new(0),
             moved: Condvar::new(),
             last_progress_ms: AtomicU64::new(now_ms()),
+            released: AtomicBool::new(false),
             stacks: (0..plan.steps.len())
                 .map(|_| AtomicU32::new(NOT_TAKEN))
                 .collect(),
@@ -360,6 +372,13 @@ impl Replay {
                     // step could do it, and `Plan::new` refuses those. Run free.
                     break;
                 }
+                // Never the thread of the next step itself: it is behind its own step.
+                if verdict == Verdict::AfterSchedule
+                    && self.released.load(Ordering::Acquire)
+                    && self.plan.steps.get(*cursor).is_some_and(|s| s.tid != tid)
+                {
+                    break;
+                }
                 cursor = self
                     .moved
                     .wait_timeout(cursor, Duration::from_millis(50))
@@ -375,6 +394,21 @@ impl Replay {
         })
     }
 
+    /// Lets the threads that wait for the end of the schedule run, until the cursor moves: the
+    /// schedule stopped moving, and what its next step waits for may be one of theirs that the
+    /// trace cannot show (a server's worker waits for a client's request, and the client for
+    /// another worker's reply that the schedule leaves for after its end).
+    pub fn release_waiters(&self) {
+        let _cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
+        self.released.store(true, Ordering::Release);
+        self.moved.notify_all();
+    }
+
+    /// Whether [`Replay::release_waiters`] let them go since the cursor last moved.
+    pub fn waiters_released(&self) -> bool {
+        self.released.load(Ordering::Acquire)
+    }
+
     /// Restarts the no-progress clock (after the process was stopped).
     pub fn touch(&self) {
         self.last_progress_ms.store(now_ms(), Ordering::Relaxed);
@@ -387,6 +421,7 @@ impl Replay {
             *cursor = p + 1;
             self.cursor_fast.store(p + 1, Ordering::Release);
             self.last_progress_ms.store(now_ms(), Ordering::Relaxed);
+            self.released.store(false, Ordering::Release);
             // Under the lock: a debugger stopped in the step hook sees no later step taken.
             crate::replay::debug::step_taken(p);
             self.moved.notify_all();

@@ -49,6 +49,15 @@
 //! interrupted semaphore wait) ends the replay with a divergence saying so ([`complete`]).
 //! Without a recorded outcome, or after the schedule, the real call decides.
 //!
+//! A try-lock (of a mutex, rwlock or spinlock) where the schedule has another operation of that
+//! thread takes the thread outside the schedule instead of ending the replay, until it lets that
+//! lock go (its unlock, or at once if the try-lock fails): those operations are real, the race
+//! detector sees them, and they do not count, so the thread's next operation is the step it was
+//! to make. A try-lock never waits, so this cannot hold up a scheduled thread for long; it is what
+//! a timer callback run more often by the slower replay does (memcached's clock handler, once a
+//! second on main, tries the hash table's maintenance lock). Any other operation the schedule
+//! does not have there still ends the replay.
+//!
 //! The watchdog learns each thread's status here: gated while at the gate, blocked while inside a
 //! blocking real call, running otherwise. A timed operation left to the real clock ends by
 //! itself, so it never counts as blocked: all threads in timed waits are no deadlock. One whose
@@ -86,6 +95,9 @@ fn is_wake(op: &SyncOp) -> bool {
 /// while waiting (a condition wake's).
 fn gate(t: &ReplayThread, op: &SyncOp, site: SiteId, unlock: Option<u64>) -> Option<usize> {
     let r = replay::gate::get()?;
+    if t.info.outside.load(Ordering::Relaxed) != 0 {
+        return None;
+    }
     let index = t.info.syncs.load(Ordering::Relaxed);
     let turn = r.wait_turn(t.tid(), index, op.kind(), site, |waiting| {
         if waiting {
@@ -102,23 +114,72 @@ fn gate(t: &ReplayThread, op: &SyncOp, site: SiteId, unlock: Option<u64>) -> Opt
             t.info.set(Status::Running);
         }
     });
-    let step = turn.unwrap_or_else(|d| replay::report::diverged(d));
+    let step = match turn {
+        Ok(step) => step,
+        Err(d) => match try_lock_object(op) {
+            Some(lock) => {
+                t.info.outside.store(lock, Ordering::Relaxed);
+                return None;
+            }
+            None => replay::report::diverged(d),
+        },
+    };
     if let Some(p) = step {
         r.taking(p, replay::stack::current());
     }
     step
 }
 
-/// The operation counts (a record would be written) and, if it is a step, the schedule moves on.
-fn count(t: &ReplayThread, step: Option<usize>) {
+/// The lock a try-lock acts on, if it is a try-lock of a mutex, rwlock or spinlock: the
+/// operations that may leave the schedule.
+fn try_lock_object(op: &SyncOp) -> Option<u64> {
+    match *op {
+        SyncOp::MutexTryLock { mutex: lock, .. }
+        | SyncOp::RwTryRdLock { lock, .. }
+        | SyncOp::RwTryWrLock { lock, .. }
+        | SyncOp::SpinTryLock { lock, .. } => Some(lock),
+        _ => None,
+    }
+}
+
+/// The operation counts (a record would be written) and, if it is a step, the schedule moves
+/// on; outside the schedule it does not count (and the thread is back on it if the operation
+/// let the lock go). Gives whether it counted.
+fn count(t: &ReplayThread, step: Option<usize>) -> bool {
+    if t.info.outside.load(Ordering::Relaxed) != 0 {
+        if t.info.outside_ends.swap(false, Ordering::Relaxed) {
+            t.info.outside.store(0, Ordering::Relaxed);
+        }
+        return false;
+    }
     t.info.syncs.fetch_add(1, Ordering::Relaxed);
     if let (Some(p), Some(r)) = (step, replay::gate::get()) {
         r.advance(p);
+    }
+    true
+}
+
+/// Outside the schedule, `op` lets go of the lock that took the thread out (an unlock of it, or
+/// the try-lock that would have taken it failing): the thread is back on the schedule after it.
+fn back_on_schedule(t: &ReplayThread, op: &SyncOp) {
+    let outside = t.info.outside.load(Ordering::Relaxed);
+    if outside == 0 {
+        return;
+    }
+    let lets_go = match *op {
+        SyncOp::MutexUnlock { mutex: lock }
+        | SyncOp::RwUnlock { lock }
+        | SyncOp::SpinUnlock { lock } => lock == outside,
+        _ => try_lock_object(op) == Some(outside) && op.acquired() == Some(false),
+    };
+    if lets_go {
+        t.info.outside_ends.store(true, Ordering::Relaxed);
     }
 }
 
 /// The happens-before effect of `op` on the calling thread and the object, and lock ownership.
 fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
+    back_on_schedule(t, op);
     let tid = t.tid();
     // Interrupted inside the runtime by a program signal handler: no clock to update safely.
     let Some(mut inner) = t.enter() else { return };
@@ -328,6 +389,9 @@ pub(crate) fn pending(site: *const c_void, op: SyncOp) -> Option<Token> {
 /// The recorded outcome of the calling thread's next operation, if it is a step with one.
 fn recorded(t: &ReplayThread) -> Option<bool> {
     let r = replay::gate::get()?;
+    if t.info.outside.load(Ordering::Relaxed) != 0 {
+        return None;
+    }
     r.plan
         .recorded_timeout(t.tid(), t.info.syncs.load(Ordering::Relaxed))
 }
@@ -341,8 +405,7 @@ pub(crate) fn recorded_timeout(tok: &Token) -> Option<bool> {
 /// The operation would block: it counts now, and the schedule moves on while it waits.
 pub(crate) fn entering(tok: &mut Token) {
     if !tok.wake && !tok.counted {
-        tok.counted = true;
-        count(tok.thread, tok.step);
+        tok.counted = count(tok.thread, tok.step);
     }
 }
 
@@ -421,6 +484,9 @@ pub(crate) fn retract() {
 }
 
 fn uncount(t: &ReplayThread) {
+    if t.info.outside.load(Ordering::Relaxed) != 0 {
+        return;
+    }
     let _ = t
         .info
         .syncs

@@ -69,6 +69,12 @@ pub(crate) struct ThreadInfo {
     pub syncs: AtomicU32,
     /// The last condition wait entered was a timed one: its wake is not a block (it times out).
     pub timed_wait: AtomicBool,
+    /// Outside the schedule: the lock (its address) that a try-lock the schedule did not have
+    /// there took, until the thread lets it go; 0: on the schedule (`replay::sync`).
+    pub outside: AtomicU64,
+    /// The operation under way lets `outside`'s lock go: the thread is back on the schedule once
+    /// it is done.
+    pub outside_ends: AtomicBool,
     /// The thread's CPU-time clock (`None` where the system gives none): the watchdog tells a
     /// thread that computes toward its next step from one that waits elsewhere.
     cpu_clock: Option<libc::clockid_t>,
@@ -87,6 +93,8 @@ impl ThreadInfo {
             generation: AtomicU64::new(0),
             syncs: AtomicU32::new(0),
             timed_wait: AtomicBool::new(false),
+            outside: AtomicU64::new(0),
+            outside_ends: AtomicBool::new(false),
             cpu_clock: None,
         }
     }
@@ -250,6 +258,8 @@ pub(crate) fn register(me: ThreadRef, clock: VectorClock) -> &'static ReplayThre
         generation: AtomicU64::new(0),
         syncs: AtomicU32::new(0),
         timed_wait: AtomicBool::new(false),
+        outside: AtomicU64::new(0),
+        outside_ends: AtomicBool::new(false),
         cpu_clock: own_cpu_clock(),
     });
     THREADS
