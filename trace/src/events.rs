@@ -97,6 +97,8 @@ struct Window<'a> {
     end: u64,
     /// The next record, in the bytes, and its cursor.
     at: usize,
+    /// Where a next record begins too close to the end of the bytes, which must move on.
+    limit: usize,
     cursor: Cursor,
     /// Everything read so far, when the walk sums the file.
     sum: Option<Xxh3>,
@@ -125,6 +127,7 @@ impl<'a> Window<'a> {
                 base: 0,
                 end: bytes.len() as u64,
                 at: 0,
+                limit: usize::MAX,
                 cursor: Cursor::default(),
                 sum: None,
             },
@@ -137,6 +140,7 @@ impl<'a> Window<'a> {
                 base: *from,
                 end: *to,
                 at: 0,
+                limit: 0,
                 cursor: Cursor::default(),
                 sum: None,
             },
@@ -161,6 +165,9 @@ impl<'a> Window<'a> {
     /// the file has more.
     #[inline]
     fn fill(&mut self) -> std::io::Result<()> {
+        if self.at < self.limit {
+            return Ok(());
+        }
         let len = self.bytes().len();
         if len - self.at >= AHEAD || self.whole() {
             return Ok(());
@@ -177,6 +184,10 @@ impl<'a> Window<'a> {
         *mapped = Some(next);
         self.base = from;
         self.at = 0;
+        self.limit = match self.whole() {
+            true => usize::MAX,
+            false => self.bytes().len() - AHEAD + 1,
+        };
         Ok(())
     }
 
@@ -290,6 +301,7 @@ impl Events {
             base: at,
             end: size,
             at: 0,
+            limit: 0,
             cursor: Cursor::default(),
             sum: Some(sum),
         };
