@@ -213,31 +213,27 @@ impl<'a> Window<'a> {
         Some(event)
     }
 
-    /// Steps over the accesses up to the next other record (see [`Records::skip_access`]); gives
-    /// how many.
+    /// Steps over the accesses up to the next other record (see [`Records::skip_access`]) and
+    /// decodes that one; gives how many were stepped over, and the record.
     #[inline]
-    fn skip_accesses(&mut self) -> usize {
+    fn next_mark(&mut self) -> (usize, Option<Result<Event, TraceError>>) {
         let mut skipped = 0;
         loop {
-            if self.fill().is_err() {
-                return skipped;
+            if let Err(e) = self.fill() {
+                return (skipped, Some(Err(self.io(e))));
             }
-            // Up to where the window must move on (it holds at least AHEAD bytes more then).
-            let whole = self.whole();
-            let until = match whole {
-                true => usize::MAX,
-                false => self.bytes().len() - AHEAD,
-            };
+            // Records beginning before the limit are whole in the bytes (and beyond, at the end).
+            let limit = self.limit;
             let mut records = self.records();
-            let mut more = true;
-            while more && records.offset() <= until {
-                more = records.skip_access();
-                skipped += usize::from(more);
+            while records.offset() < limit && records.skip_access() {
+                skipped += 1;
+            }
+            if records.offset() < limit {
+                let event = records.next();
+                (self.at, self.cursor) = (records.offset(), records.cursor());
+                return (skipped, event);
             }
             self.at = records.offset();
-            if !more || whole {
-                return skipped;
-            }
         }
     }
 
@@ -521,8 +517,9 @@ impl Iterator for Marks<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<(usize, Event)> {
-        self.index += self.window.skip_accesses();
-        let event = checked(self.window.next()?);
+        let (skipped, event) = self.window.next_mark();
+        self.index += skipped;
+        let event = checked(event?);
         self.index += 1;
         Some((self.index - 1, event))
     }
