@@ -594,6 +594,7 @@ impl<'a> Records<'a> {
 impl Iterator for Records<'_> {
     type Item = Result<Event, TraceError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.done || self.at >= self.bytes.len() {
             return None;

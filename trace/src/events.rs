@@ -163,11 +163,17 @@ impl<'a> Window<'a> {
 
     /// Maps the next window from the next record on when fewer than [`AHEAD`] bytes are left and
     /// the file has more.
-    #[inline]
+    #[inline(always)]
     fn fill(&mut self) -> std::io::Result<()> {
-        if self.at < self.limit {
-            return Ok(());
+        match self.at < self.limit {
+            true => Ok(()),
+            false => self.move_on(),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn move_on(&mut self) -> std::io::Result<()> {
         let len = self.bytes().len();
         if len - self.at >= AHEAD || self.whole() {
             return Ok(());
@@ -202,7 +208,7 @@ impl<'a> Window<'a> {
     }
 
     /// The next record, decoded (`Err` only while records are checked).
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Result<Event, TraceError>> {
         if let Err(e) = self.fill() {
             return Some(Err(self.io(e)));
