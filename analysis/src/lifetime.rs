@@ -56,10 +56,10 @@ struct Block {
 
 impl Lifetimes {
     pub fn of(traces: &[ThreadTrace]) -> Lifetimes {
-        // One walk of the marks: the heap events, and the destroys of sync objects.
+        // The heap events, and the destroys of sync objects: the marks of the threads' lifecycles.
         let mut heap: Vec<(u64, HeapOp)> = Vec::new();
         let mut destroys: Vec<(u64, u64)> = Vec::new();
-        for (_, e) in traces.iter().flat_map(|t| t.events.marks()) {
+        for (_, e) in traces.iter().flat_map(|t| t.events.lifecycle()) {
             match e {
                 Event::Heap(h) => heap.push((h.seq, h.op)),
                 Event::Sync(s) => match s.op.object_access() {

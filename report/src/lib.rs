@@ -62,7 +62,8 @@ impl RecordedRun {
         let mut ended_for = BTreeSet::new();
         let mut exited = false;
         for t in threads {
-            for (_, e) in t.events.marks() {
+            // Forks, joins, detaches and the exit are all lifecycle marks.
+            for (_, e) in t.events.lifecycle() {
                 let Event::Sync(s) = e else { continue };
                 match s.op {
                     SyncOp::Fork { child } => {

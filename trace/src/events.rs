@@ -1,45 +1,51 @@
 //! One thread's events as the reader holds them: its compact records, decoded on every walk.
 //!
 //! Takes a thread file's records (checked once, as they are read: [`Events::read`] from bytes in
-//! memory, [`Events::open`] from a large file, read in pieces) or events one at a time
-//! ([`Events::push`]); gives the events back in program order ([`Events::iter`]) and the
-//! thread's sync and heap events with their positions ([`Events::marks`], which steps over the
-//! accesses). An [`Event`] takes 48 bytes and its record about 5: zstd's run of 62 million
-//! accesses took 3 GB decoded, its records take 300 MB. So nothing decoded is held, and the
-//! records of a file of [`IN_FILE`] bytes or more stay in the file: every walk reads it again in
-//! pieces of [`PIECE`] bytes, so that the reader's memory does not grow with the run (issue 14's
-//! probe, 2.5·10^8 events in 1.2 GB of records, reads in a few MB).
+//! memory, [`Events::open`] from a large file, read through a memory map) or events one at a time
+//! ([`Events::push`]); gives the events back in program order ([`Events::iter`]), the thread's
+//! sync and heap events with their positions ([`Events::marks`], which steps over the accesses)
+//! and those of them that begin or end a thread or an object ([`Events::lifecycle`]). An [`Event`]
+//! takes 48 bytes and its record about 5: zstd's run of 62 million accesses took 3 GB decoded, its
+//! records take 300 MB. So nothing decoded is held, and the records of a file of [`IN_FILE`] bytes
+//! or more stay in the file: every walk maps a window of [`WINDOW`] bytes of it at a time, so that
+//! neither the reader's memory nor its resident pages grow with the run (issue 14's probe,
+//! 2.5·10^8 events in 1.2 GB of records, reads in a few MB) and no byte is copied out of the page
+//! cache.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use memmap2::{Mmap, MmapOptions};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::codec::{Cursor, Encoder, Records, MAX_RECORD};
 use crate::error::TraceError;
-use crate::event::Event;
+use crate::event::{Event, SyncOp};
 use crate::meta::FileSum;
 
 /// Thread files with at least this many bytes keep their records in the file.
 pub const IN_FILE: u64 = 8 << 20;
-/// Bytes a walk of a file reads at a time.
-const PIECE: usize = 64 << 10;
+/// Bytes of a file a walk maps at a time.
+const WINDOW: usize = 1 << 20;
 /// Bytes a walk keeps ahead of its next record: more than any record takes (a slot's length byte
-/// allows 257), so that a record is never cut by the end of a piece.
+/// allows 257), so that a record is never cut by the end of a window.
 const AHEAD: usize = 512;
+/// [`Events::lifecycle`] events a file's records keep in memory; a thread with more has them
+/// found by a walk of its marks.
+const LIFECYCLE_KEPT: usize = 1 << 12;
 
 /// Where the records are.
 #[derive(Clone, Debug)]
 enum Store {
     Memory(Vec<u8>),
-    /// Bytes `from..to` of the file at `path`.
+    /// Bytes `from..to` of the file at `path`, with its [`Events::lifecycle`] events while they
+    /// are few.
     File {
         path: PathBuf,
         from: u64,
         to: u64,
+        lifecycle: Option<Vec<(usize, Event)>>,
     },
 }
 
@@ -59,20 +65,57 @@ pub struct Events {
     encoder: Encoder,
 }
 
-/// What a walk reads the records through: all of them in memory, or a piece of the file that
-/// moves along with it.
+/// Whether a mark begins or ends a thread or an object: a heap event, a fork, join or detach, the
+/// exit, the destroy of a sync object.
+fn is_lifecycle(event: &Event) -> bool {
+    match event {
+        Event::Access(_) => false,
+        Event::Heap(_) => true,
+        Event::Sync(s) => {
+            s.op.peer_thread().is_some()
+                || s.op == SyncOp::Exit
+                || matches!(
+                    s.op.object_access(),
+                    Some((_, crate::event::AccessKind::Write))
+                )
+        }
+    }
+}
+
+/// What a walk reads the records from: all of them in memory, or a window of the file mapped.
+enum Source<'a> {
+    Memory(&'a [u8]),
+    File { file: File, map: Option<Mmap> },
+}
+
+/// A walk's place in the records.
 struct Window<'a> {
     path: &'a Path,
-    bytes: Cow<'a, [u8]>,
-    file: Option<File>,
-    /// Offset in the file of `bytes[0]`, and where what is read ends.
+    source: Source<'a>,
+    /// Offset in the file of the first byte of [`Window::bytes`], and where what is read ends.
     base: u64,
     end: u64,
-    /// The next record, in `bytes`, and its cursor.
+    /// The next record, in the bytes, and its cursor.
     at: usize,
+    /// Where a next record begins too close to the end of the bytes, which must move on.
+    limit: usize,
     cursor: Cursor,
     /// Everything read so far, when the walk sums the file.
     sum: Option<Xxh3>,
+}
+
+/// Bytes `from..from + len` of `file`, mapped (and their pages mapped at once: the walk reads
+/// them all).
+fn map(file: &File, from: u64, len: usize) -> std::io::Result<Mmap> {
+    // SAFETY: the map is only read. A trace file is not written once its run is over; one
+    // truncated while it is analysed would fault on a page that went, as a read of it would fail.
+    unsafe {
+        MmapOptions::new()
+            .offset(from)
+            .len(len)
+            .populate()
+            .map(file)
+    }
 }
 
 impl<'a> Window<'a> {
@@ -80,54 +123,84 @@ impl<'a> Window<'a> {
         match &events.store {
             Store::Memory(bytes) => Window {
                 path: Path::new(""),
-                bytes: Cow::Borrowed(bytes),
-                file: None,
+                source: Source::Memory(bytes),
                 base: 0,
                 end: bytes.len() as u64,
                 at: 0,
+                limit: usize::MAX,
                 cursor: Cursor::default(),
                 sum: None,
             },
-            Store::File { path, from, to } => Window {
+            Store::File { path, from, to, .. } => Window {
                 path,
-                bytes: Cow::Owned(Vec::new()),
-                file: Some(File::open(path).unwrap_or_else(|e| gone(path, e))),
+                source: Source::File {
+                    file: File::open(path).unwrap_or_else(|e| gone(path, e)),
+                    map: None,
+                },
                 base: *from,
                 end: *to,
                 at: 0,
+                limit: 0,
                 cursor: Cursor::default(),
                 sum: None,
             },
         }
     }
 
-    /// Reads on when fewer than [`AHEAD`] bytes are left and the file has more.
     #[inline]
+    fn bytes(&self) -> &[u8] {
+        match &self.source {
+            Source::Memory(bytes) => bytes,
+            Source::File { map, .. } => map.as_deref().unwrap_or(&[]),
+        }
+    }
+
+    /// Whether the bytes reach the end of what is read.
+    #[inline]
+    fn whole(&self) -> bool {
+        self.base + self.bytes().len() as u64 >= self.end
+    }
+
+    /// Maps the next window from the next record on when fewer than [`AHEAD`] bytes are left and
+    /// the file has more.
+    #[inline(always)]
     fn fill(&mut self) -> std::io::Result<()> {
-        let Some(file) = &self.file else {
+        match self.at < self.limit {
+            true => Ok(()),
+            false => self.move_on(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn move_on(&mut self) -> std::io::Result<()> {
+        let len = self.bytes().len();
+        if len - self.at >= AHEAD || self.whole() {
+            return Ok(());
+        }
+        let Source::File { file, map: mapped } = &mut self.source else {
             return Ok(());
         };
-        let read = self.base + self.bytes.len() as u64;
-        if self.bytes.len() - self.at >= AHEAD || read >= self.end {
-            return Ok(());
-        }
-        let buf = self.bytes.to_mut();
-        buf.drain(..self.at);
-        self.base += self.at as u64;
-        self.at = 0;
-        let old = buf.len();
-        buf.resize(old + PIECE.min((self.end - read) as usize), 0);
-        file.read_exact_at(&mut buf[old..], read)?;
+        let from = self.base + self.at as u64;
+        let next = map(file, from, WINDOW.min((self.end - from) as usize))?;
         if let Some(sum) = &mut self.sum {
-            sum.update(&buf[old..]);
+            // The bytes up to the old window's end were summed with it.
+            sum.update(&next[len - self.at..]);
         }
+        *mapped = Some(next);
+        self.base = from;
+        self.at = 0;
+        self.limit = match self.whole() {
+            true => usize::MAX,
+            false => self.bytes().len() - AHEAD + 1,
+        };
         Ok(())
     }
 
     fn records(&self) -> Records<'_> {
         Records::resume(
             self.path,
-            &self.bytes,
+            self.bytes(),
             self.at,
             self.cursor,
             self.base as usize,
@@ -135,7 +208,7 @@ impl<'a> Window<'a> {
     }
 
     /// The next record, decoded (`Err` only while records are checked).
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Result<Event, TraceError>> {
         if let Err(e) = self.fill() {
             return Some(Err(self.io(e)));
@@ -146,31 +219,27 @@ impl<'a> Window<'a> {
         Some(event)
     }
 
-    /// Steps over the accesses up to the next other record (see [`Records::skip_access`]); gives
-    /// how many.
+    /// Steps over the accesses up to the next other record (see [`Records::skip_access`]) and
+    /// decodes that one; gives how many were stepped over, and the record.
     #[inline]
-    fn skip_accesses(&mut self) -> usize {
+    fn next_mark(&mut self) -> (usize, Option<Result<Event, TraceError>>) {
         let mut skipped = 0;
         loop {
-            if self.fill().is_err() {
-                return skipped;
+            if let Err(e) = self.fill() {
+                return (skipped, Some(Err(self.io(e))));
             }
-            // Up to where the piece must be read on (it holds at least AHEAD bytes more then).
-            let whole = self.file.is_none() || self.base + self.bytes.len() as u64 >= self.end;
-            let until = match whole {
-                true => usize::MAX,
-                false => self.bytes.len() - AHEAD,
-            };
+            // Records beginning before the limit are whole in the bytes (and beyond, at the end).
+            let limit = self.limit;
             let mut records = self.records();
-            let mut more = true;
-            while more && records.offset() <= until {
-                more = records.skip_access();
-                skipped += usize::from(more);
+            while records.offset() < limit && records.skip_access() {
+                skipped += 1;
+            }
+            if records.offset() < limit {
+                let event = records.next();
+                (self.at, self.cursor) = (records.offset(), records.cursor());
+                return (skipped, event);
             }
             self.at = records.offset();
-            if !more || whole {
-                return skipped;
-            }
         }
     }
 
@@ -217,7 +286,7 @@ impl Events {
     }
 
     /// The records of the file at `path`, of `size` bytes, from byte `at` on, each checked as
-    /// [`Events::read`] does, read in pieces and left in the file; `head` is the file's first
+    /// [`Events::read`] does, read through a map and left in the file; `head` is the file's first
     /// `at` bytes, already read. Gives the sum of the whole file too.
     pub fn open(
         path: &Path,
@@ -230,26 +299,34 @@ impl Events {
         let at = head.len() as u64;
         let mut window = Window {
             path,
-            bytes: Cow::Owned(Vec::new()),
-            file: Some(file),
+            source: Source::File { file, map: None },
             base: at,
             end: size,
             at: 0,
+            limit: 0,
             cursor: Cursor::default(),
             sum: Some(sum),
         };
         let (mut len, mut last) = (0, None);
+        let mut lifecycle = Some(Vec::new());
         let mut end = at;
         while let Some(event) = window.next() {
-            last = Some(event?);
+            let event = event?;
+            if let Some(kept) = lifecycle.as_mut().filter(|_| is_lifecycle(&event)) {
+                kept.push((len, event));
+                if kept.len() > LIFECYCLE_KEPT {
+                    lifecycle = None;
+                }
+            }
+            last = Some(event);
             len += 1;
             end = window.base + window.at as u64;
         }
-        // The zero padding: the first piece of it was checked with the last records.
-        while window.base + (window.bytes.len() as u64) < size {
-            window.at = window.bytes.len();
+        // The zero padding: the first window of it was checked with the last records.
+        while !window.whole() {
+            window.at = window.bytes().len();
             window.fill().map_err(|e| window.io(e))?;
-            if let Some(i) = window.bytes.iter().position(|&b| b != 0) {
+            if let Some(i) = window.bytes().iter().position(|&b| b != 0) {
                 return Err(TraceError::Corrupt {
                     path: path.into(),
                     offset: window.base as usize + i,
@@ -265,6 +342,7 @@ impl Events {
                 path: path.into(),
                 from: at,
                 to: end,
+                lifecycle,
             },
             len,
             last,
@@ -275,7 +353,8 @@ impl Events {
 
     /// Holds the records in memory from now on, so that events can be pushed.
     pub fn load(&mut self) -> Result<(), TraceError> {
-        if let Store::File { path, from, to } = &self.store {
+        if let Store::File { path, from, to, .. } = &self.store {
+            use std::os::unix::fs::FileExt;
             let mut bytes = vec![0; (to - from) as usize];
             File::open(path)
                 .and_then(|f| f.read_exact_at(&mut bytes, *from))
@@ -325,6 +404,19 @@ impl Events {
         }
     }
 
+    /// The marks that begin or end a thread or an object (heap events; forks, joins and detaches;
+    /// the exit; destroys of sync objects), each with its index among all events, in program
+    /// order: kept in memory when a file's records had few, else found by a walk of the marks.
+    pub fn lifecycle(&self) -> Lifecycle<'_> {
+        match &self.store {
+            Store::File {
+                lifecycle: Some(kept),
+                ..
+            } => Lifecycle::Kept(kept.iter()),
+            _ => Lifecycle::Walked(Box::new(self.marks())),
+        }
+    }
+
     /// Bytes the records take.
     pub fn record_bytes(&self) -> usize {
         match &self.store {
@@ -369,26 +461,43 @@ impl Iter<'_> {
     /// The next sync or heap event from here on, found without moving.
     pub fn next_mark(&self) -> Option<Event> {
         let w = &self.window;
-        let mut bytes: Cow<[u8]> = Cow::Borrowed(&w.bytes);
+        let mut ahead: Option<Mmap> = None;
         let (mut at, mut cursor, mut base) = (w.at, w.cursor, w.base);
         loop {
-            let mut records = Records::resume(w.path, &bytes, at, cursor, base as usize);
+            let bytes = ahead.as_deref().unwrap_or(w.bytes());
+            let mut records = Records::resume(w.path, bytes, at, cursor, base as usize);
             while records.skip_access() {}
             let left = bytes.len() - records.offset();
             let read = base + bytes.len() as u64;
-            if left >= AHEAD || read >= w.end || w.file.is_none() {
+            let Source::File { file, .. } = &w.source else {
+                return records.next().map(checked);
+            };
+            if left >= AHEAD || read >= w.end {
                 return records.next().map(checked);
             }
-            // Near the end of the piece: read on in a copy of its rest.
-            let (from, rest) = (records.offset(), records.cursor());
-            let mut more = bytes[from..].to_vec();
-            let old = more.len();
-            more.resize(old + PIECE.min((w.end - read) as usize), 0);
-            if let Some(file) = &w.file {
-                file.read_exact_at(&mut more[old..], read)
-                    .unwrap_or_else(|e| gone(w.path, e));
-            }
-            (bytes, at, cursor, base) = (Cow::Owned(more), 0, rest, base + from as u64);
+            // Near the end of the window: map the next one, from the record on.
+            let from = base + records.offset() as u64;
+            cursor = records.cursor();
+            let next = map(file, from, WINDOW.min((w.end - from) as usize))
+                .unwrap_or_else(|e| gone(w.path, e));
+            (ahead, at, base) = (Some(next), 0, from);
+        }
+    }
+}
+
+/// The events of [`Events::lifecycle`].
+pub enum Lifecycle<'a> {
+    Kept(std::slice::Iter<'a, (usize, Event)>),
+    Walked(Box<Marks<'a>>),
+}
+
+impl Iterator for Lifecycle<'_> {
+    type Item = (usize, Event);
+
+    fn next(&mut self) -> Option<(usize, Event)> {
+        match self {
+            Lifecycle::Kept(kept) => kept.next().copied(),
+            Lifecycle::Walked(marks) => marks.find(|(_, e)| is_lifecycle(e)),
         }
     }
 }
@@ -414,8 +523,9 @@ impl Iterator for Marks<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<(usize, Event)> {
-        self.index += self.window.skip_accesses();
-        let event = checked(self.window.next()?);
+        let (skipped, event) = self.window.next_mark();
+        self.index += skipped;
+        let event = checked(event?);
         self.index += 1;
         Some((self.index - 1, event))
     }

@@ -185,7 +185,8 @@ pub fn incomplete(threads: &[ThreadTrace]) -> Vec<String> {
                 "thread T{tid} created outside instrumented code: results incomplete"
             ));
         }
-        for (_, e) in t.events.marks() {
+        // Joins and detaches are lifecycle marks.
+        for (_, e) in t.events.lifecycle() {
             let verb = match e {
                 Event::Sync(s) if s.op == (SyncOp::Join { child: NO_THREAD }) => "joined",
                 Event::Sync(s) if s.op == (SyncOp::Detach { child: NO_THREAD }) => "detached",
@@ -309,6 +310,9 @@ mod tests {
         assert_eq!(sum, FileSum::of(&bytes));
         assert_eq!(piecewise, whole);
         assert!(piecewise.events.marks().eq(whole.events.marks()));
+        // Kept in memory against walked for.
+        assert!(piecewise.events.lifecycle().eq(whole.events.lifecycle()));
+        assert!(piecewise.events.lifecycle().count() > 700);
         let (mut a, mut b) = (piecewise.events.iter(), whole.events.iter());
         loop {
             assert_eq!(a.next_mark(), b.next_mark());

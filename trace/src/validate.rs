@@ -23,7 +23,7 @@
 //! `End` before a join. Those checks are then skipped; everything else still holds.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::event::{Event, SyncOp, ThreadId, NO_THREAD, PENDING};
@@ -81,15 +81,20 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
     if !trace.meta.truncated && !by_tid.contains_key(&0) {
         return fail(file(0), "the main thread's file is missing".into());
     }
+    // One walk of the sync events: the threads' in sequence-number order, which finds a number
+    // two threads use, each checked on its own as the walk takes it. Only whether a child was
+    // forked before depends on the threads before in file order: the forks are checked after,
+    // thread by thread, before each thread's own first failure, so the first failure in file
+    // order is the one reported, as a walk of each thread in turn would find it.
+    let mut threads: Vec<Thread> = trace
+        .threads
+        .iter()
+        .map(|t| Thread::new(trace, t, &by_tid))
+        .collect();
+    let shared = shared_seq(&mut threads);
     let mut forked_by: HashMap<ThreadId, ThreadId> = HashMap::new();
-    for t in &trace.threads {
+    for (t, walked) in trace.threads.iter().zip(threads) {
         let tid = t.header.tid;
-        // Heap events take their numbers from the same counter, but order nothing: only sync
-        // operations are checked.
-        let syncs = t.events.marks().filter_map(|(_, e)| match e {
-            Event::Sync(s) => Some(s),
-            Event::Access(_) | Event::Heap(_) => None,
-        });
         if tid != 0 {
             if let Some(first) = t.events.first() {
                 if !matches!(first, Event::Sync(s) if s.op == SyncOp::Start) {
@@ -100,92 +105,19 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
                 }
             }
         }
-        let mut last_seq = None;
-        // Open blocks (and calls, when recorded).
-        let mut open = 0u32;
-        for s in syncs {
-            if s.seq != PENDING {
-                if last_seq.is_some_and(|l| s.seq <= l) {
-                    return fail(
-                        file(tid),
-                        format!(
-                            "sync sequence number {} follows {} in the same thread",
-                            s.seq,
-                            last_seq.unwrap_or_default()
-                        ),
-                    );
-                }
-                last_seq = Some(s.seq);
-            }
-            match s.op {
-                SyncOp::Fork { child } => {
-                    if let Some(first) = forked_by.insert(child, tid) {
-                        return fail(
-                            file(tid),
-                            format!("thread {child} is forked again (thread {first} forked it)"),
-                        );
-                    }
-                    match by_tid.get(&child) {
-                        Some(c) if c.header.parent != tid => {
-                            return fail(
-                                file(child),
-                                format!(
-                                    "thread {tid} forked it, its header names thread {} as parent",
-                                    c.header.parent
-                                ),
-                            )
-                        }
-                        // No file: the process ended before the thread started (exit with the
-                        // exit grace off or spent). A joined thread must have one (below).
-                        _ => {}
-                    }
-                }
-                SyncOp::Join { child } if s.seq != PENDING && !trace.meta.truncated => {
-                    let ended = by_tid.get(&child).is_some_and(
-                        |c| matches!(c.events.last(), Some(Event::Sync(e)) if e.op == SyncOp::End),
-                    );
-                    if !ended {
-                        return fail(
-                            file(child),
-                            format!("thread {tid} joined thread {child}, whose file does not end"),
-                        );
-                    }
-                }
-                SyncOp::TxBegin | SyncOp::TxEnd => {
-                    let begin = s.op == SyncOp::TxBegin;
-                    let misplaced = if begin {
-                        open > 0 && !trace.meta.calls
-                    } else {
-                        open == 0
-                    };
-                    if misplaced {
-                        return fail(
-                            file(tid),
-                            format!(
-                                "atomic block {} (sync sequence number {}) {}",
-                                if begin { "begins" } else { "ends" },
-                                s.seq,
-                                if begin {
-                                    "inside another one"
-                                } else {
-                                    "outside any block"
-                                }
-                            ),
-                        );
-                    }
-                    open = if begin { open + 1 } else { open - 1 };
-                }
-                SyncOp::SemInit { .. } if s.seq == PENDING => {
-                    return fail(
-                        file(tid),
-                        "a sem_init record is pending, which the runtime never writes".into(),
-                    );
-                }
-                _ => {}
+        for child in walked.forks {
+            if let Some(first) = forked_by.insert(child, tid) {
+                return fail(
+                    file(tid),
+                    format!("thread {child} is forked again (thread {first} forked it)"),
+                );
             }
         }
+        if let Some((path, reason)) = walked.failure {
+            return fail(path, reason);
+        }
     }
-    if let Some((seq, tid, other)) = shared_seq(&trace.threads) {
+    if let Some((seq, tid, other)) = shared {
         return fail(
             file(tid),
             format!("sync sequence number {seq} is also used by thread {other}"),
@@ -205,37 +137,175 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
     Ok(())
 }
 
-/// A sync sequence number that two threads use: (seq, the later thread, the earlier one).
-/// Each thread's numbers increase (checked before), so one merge of the threads' lists finds it
-/// without holding every number of the run.
-fn shared_seq(threads: &[ThreadTrace]) -> Option<(u64, ThreadId, ThreadId)> {
-    let mut lists: Vec<_> = threads
-        .iter()
-        .map(|t| {
-            t.events.marks().filter_map(|(_, e)| match e {
-                Event::Sync(s) if s.seq != PENDING => Some(s.seq),
-                _ => None,
-            })
-        })
-        .collect();
+/// One thread's sync events as the walk of [`check`] takes them, with the checks that look at
+/// this thread alone: its first failure, and the children it forked before it.
+struct Thread<'a> {
+    trace: &'a TraceDir,
+    tid: ThreadId,
+    by_tid: &'a HashMap<ThreadId, &'a ThreadTrace>,
+    marks: crate::events::Marks<'a>,
+    last_seq: Option<u64>,
+    /// Open blocks (and calls, when recorded).
+    open: u32,
+    forks: Vec<ThreadId>,
+    forked: HashSet<ThreadId>,
+    failure: Option<(PathBuf, String)>,
+}
+
+impl<'a> Thread<'a> {
+    fn new(
+        trace: &'a TraceDir,
+        t: &'a ThreadTrace,
+        by_tid: &'a HashMap<ThreadId, &'a ThreadTrace>,
+    ) -> Thread<'a> {
+        Thread {
+            trace,
+            tid: t.header.tid,
+            by_tid,
+            // Heap events take their numbers from the same counter, but order nothing: only
+            // sync operations are checked.
+            marks: t.events.marks(),
+            last_seq: None,
+            open: 0,
+            forks: Vec::new(),
+            forked: HashSet::new(),
+            failure: None,
+        }
+    }
+
+    /// The next sequence number the thread's sync events use, each event checked on the way;
+    /// `None` at their end or at the first failure.
+    fn next_seq(&mut self) -> Option<u64> {
+        while self.failure.is_none() {
+            let Event::Sync(s) = self.marks.next()?.1 else {
+                continue;
+            };
+            if let Err(failure) = self.check(&s) {
+                self.failure = Some(failure);
+                return None;
+            }
+            if s.seq != PENDING {
+                return Some(s.seq);
+            }
+        }
+        None
+    }
+
+    fn check(&mut self, s: &crate::event::Sync) -> Result<(), (PathBuf, String)> {
+        let (tid, trace) = (self.tid, self.trace);
+        let file = |tid: ThreadId| trace.path.join(thread_file_name(tid));
+        if s.seq != PENDING {
+            if self.last_seq.is_some_and(|l| s.seq <= l) {
+                return Err((
+                    file(tid),
+                    format!(
+                        "sync sequence number {} follows {} in the same thread",
+                        s.seq,
+                        self.last_seq.unwrap_or_default()
+                    ),
+                ));
+            }
+            self.last_seq = Some(s.seq);
+        }
+        match s.op {
+            SyncOp::Fork { child } => {
+                if !self.forked.insert(child) {
+                    return Err((
+                        file(tid),
+                        format!("thread {child} is forked again (thread {tid} forked it)"),
+                    ));
+                }
+                self.forks.push(child);
+                match self.by_tid.get(&child) {
+                    Some(c) if c.header.parent != tid => {
+                        return Err((
+                            file(child),
+                            format!(
+                                "thread {tid} forked it, its header names thread {} as parent",
+                                c.header.parent
+                            ),
+                        ))
+                    }
+                    // No file: the process ended before the thread started (exit with the exit
+                    // grace off or spent). A joined thread must have one (below).
+                    _ => {}
+                }
+            }
+            SyncOp::Join { child } if s.seq != PENDING && !trace.meta.truncated => {
+                let ended = self.by_tid.get(&child).is_some_and(
+                    |c| matches!(c.events.last(), Some(Event::Sync(e)) if e.op == SyncOp::End),
+                );
+                if !ended {
+                    return Err((
+                        file(child),
+                        format!("thread {tid} joined thread {child}, whose file does not end"),
+                    ));
+                }
+            }
+            SyncOp::TxBegin | SyncOp::TxEnd => {
+                let begin = s.op == SyncOp::TxBegin;
+                let misplaced = if begin {
+                    self.open > 0 && !trace.meta.calls
+                } else {
+                    self.open == 0
+                };
+                if misplaced {
+                    return Err((
+                        file(tid),
+                        format!(
+                            "atomic block {} (sync sequence number {}) {}",
+                            if begin { "begins" } else { "ends" },
+                            s.seq,
+                            if begin {
+                                "inside another one"
+                            } else {
+                                "outside any block"
+                            }
+                        ),
+                    ));
+                }
+                self.open = if begin { self.open + 1 } else { self.open - 1 };
+            }
+            SyncOp::SemInit { .. } if s.seq == PENDING => {
+                return Err((
+                    file(tid),
+                    "a sem_init record is pending, which the runtime never writes".into(),
+                ));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// A sync sequence number that two threads use: (seq, the later thread, the earlier one), of a
+/// merge of the threads' numbers (each thread's increase, or the thread fails); every thread
+/// walked to its end or its first failure.
+fn shared_seq(threads: &mut [Thread]) -> Option<(u64, ThreadId, ThreadId)> {
     // The next number of each thread, smallest first.
-    let mut next: BinaryHeap<Reverse<(u64, usize)>> = lists
+    let mut next: BinaryHeap<Reverse<(u64, usize)>> = threads
         .iter_mut()
         .enumerate()
-        .filter_map(|(i, l)| Some(Reverse((l.next()?, i))))
+        .filter_map(|(i, t)| Some(Reverse((t.next_seq()?, i))))
         .collect();
     let mut last: Option<(u64, usize)> = None;
+    let mut shared = None;
     while let Some(Reverse((seq, i))) = next.pop() {
         if let Some((_, other)) = last.filter(|&(s, _)| s == seq) {
             let (a, b) = (other.min(i), other.max(i));
-            return Some((seq, threads[b].header.tid, threads[a].header.tid));
+            shared = Some((seq, threads[b].tid, threads[a].tid));
+            break;
         }
         last = Some((seq, i));
-        if let Some(n) = lists[i].next() {
+        if let Some(n) = threads[i].next_seq() {
             next.push(Reverse((n, i)));
         }
     }
-    None
+    // The rest of each thread is still checked: a failure there comes first.
+    for t in threads.iter_mut() {
+        while t.next_seq().is_some() {}
+    }
+    shared
 }
 
 #[cfg(test)]
@@ -269,6 +339,44 @@ mod tests {
         let err = check(&trace).unwrap_err().to_string();
         assert!(
             err.contains("t1.trace") && err.contains("number 13 is also used by thread 0"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_thread_s_own_failure_comes_before_a_shared_number_and_the_first_file_s_first() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/Inputs/small");
+        let trace = TraceDir::open(&dir).expect("the input trace reads");
+        // A block that ends outside any (pending: its number checks nothing).
+        let stray = Event::Sync(Sync {
+            seq: PENDING,
+            site: 1,
+            op: SyncOp::TxEnd,
+        });
+        // Thread 1's end takes main's number 13, and a block ends outside any just before it:
+        // thread 1's own failure, found after the shared number.
+        let mut shared = trace.clone();
+        let mut events = shared.threads[1].events.to_vec();
+        let Some(Event::Sync(end)) = events.last_mut() else {
+            panic!("thread 1 ends with its end");
+        };
+        end.seq = 13;
+        events.insert(events.len() - 1, stray);
+        shared.threads[1].events = events.into();
+        let err = check(&shared).unwrap_err().to_string();
+        assert!(
+            err.contains("t1.trace") && err.contains("outside any block"),
+            "{err}"
+        );
+        // Main's failure at its last event comes before thread 1's at its first.
+        let mut both = trace.clone();
+        both.threads[0].events.push(stray);
+        let mut events = both.threads[1].events.to_vec();
+        events.insert(1, stray);
+        both.threads[1].events = events.into();
+        let err = check(&both).unwrap_err().to_string();
+        assert!(
+            err.contains("t0.trace") && err.contains("outside any block"),
             "{err}"
         );
     }
