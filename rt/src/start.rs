@@ -3,8 +3,8 @@
 //! Takes `ILGEN_OPTIONS` and the process environment; gives the `runtime::Init` that `runtime`
 //! publishes: a [`Runtime`] with its trace directory and `meta.json` when recording (then the
 //! exit, fork and signal handlers, once the runtime is in place), the replay runtime
-//! (`replay::gate::Replay`: the schedule checked against this binary, then the exit and fork
-//! handlers and the watchdog) when replaying, or off. `runtime` reaches this module through the two
+//! (`replay::gate::Replay`: the schedule checked against this binary, the recorded reads'
+//! outcomes beside it, then the exit and fork handlers and the watchdog) when replaying, or off. `runtime` reaches this module through the two
 //! link-time symbols below, not by import: the start-up knows every layer of the runtime, and
 //! `runtime` sits under all of them.
 //!

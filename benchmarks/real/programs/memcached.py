@@ -50,8 +50,8 @@ def expect(s, ending):
     return buf
 
 
-def session(port, n, deadline, alive):
-    with connect(port, deadline, alive) as s:
+def session(s, n):
+    with s:
         for i in range(REQUESTS):
             key = f"k{(n * 7 + i) % 97}"
             value = f"v{n}-{i}" * (1 + i % 5)
@@ -65,8 +65,12 @@ def client(port, alive=lambda: True):
     """Drives the server on PORT (waiting up to 60 s for it to listen, while ALIVE() holds: the
     server process being waited for still runs), then shuts it down."""
     deadline = time.monotonic() + 60
+    # Connected one after the other, then driven at once: memcached accepts them in that order and
+    # hands them to its workers round robin, so each worker serves the same session (the same
+    # bytes) in the recorded run and in every replay, whose reads get their recorded counts.
+    sockets = [connect(port, deadline, alive) for _ in range(CONNECTIONS)]
     with ThreadPoolExecutor(CONNECTIONS) as pool:
-        for f in [pool.submit(session, port, n, deadline, alive) for n in range(CONNECTIONS)]:
+        for f in [pool.submit(session, s, n) for n, s in enumerate(sockets)]:
             f.result()
     with connect(port, deadline, alive) as s:
         s.sendall(b"shutdown\r\n")
