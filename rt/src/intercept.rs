@@ -1,7 +1,7 @@
 //! What the pass's calls land on, in both modes: the access hooks, wait-loop and atomic-block
 //! markers, the libc memory and string wrappers, the heap events of the replaced malloc family and
-//! of anonymous mappings, the pthread wrappers, one family per file, the process exits and the
-//! file descriptors' close and creation.
+//! of anonymous mappings, the pthread wrappers, one family per file, the process exits, the
+//! file descriptors' close and creation, and the reads of streams.
 //!
 //! Takes the program's calls (`ilgen_trace::abi`); gives each one to `record` or `replay` by mode
 //! (`thread::current` is `None` when the process replays), after running the real call.
@@ -13,6 +13,7 @@ pub(crate) mod destroy;
 pub(crate) mod exit;
 pub(crate) mod fd;
 pub(crate) mod heap;
+pub(crate) mod input;
 pub(crate) mod interpose;
 pub(crate) mod mapping;
 pub(crate) mod memory;

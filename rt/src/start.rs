@@ -3,8 +3,8 @@
 //! Takes `ILGEN_OPTIONS` and the process environment; gives the `runtime::Init` that `runtime`
 //! publishes: a [`Runtime`] with its trace directory and `meta.json` when recording (then the
 //! exit, fork and signal handlers, once the runtime is in place), the replay runtime
-//! (`replay::gate::Replay`: the schedule checked against this binary, then the exit and fork
-//! handlers and the watchdog) when replaying, or off. `runtime` reaches this module through the two
+//! (`replay::gate::Replay`: the schedule checked against this binary, the recorded reads'
+//! outcomes beside it, then the exit and fork handlers and the watchdog) when replaying, or off. `runtime` reaches this module through the two
 //! link-time symbols below, not by import: the start-up knows every layer of the runtime, and
 //! `runtime` sits under all of them.
 //!
@@ -63,7 +63,7 @@ fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Removes thread and pending files of an earlier run from a reused directory (an explicit
+/// Removes thread, inputs and pending files of an earlier run from a reused directory (an explicit
 /// `trace_dir`), so that the reader does not mix that run's threads or segments into this one.
 fn remove_stale_threads(dir: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -74,6 +74,7 @@ fn remove_stale_threads(dir: &std::path::Path) {
         let name = name.to_string_lossy();
         let name = name.strip_suffix(".tmp").unwrap_or(&name);
         if ilgen_trace::thread_file_tid(name).is_some()
+            || ilgen_trace::inputs::inputs_file_tid(name).is_some()
             || ilgen_trace::pending::file_index(name).is_some()
         {
             let _ = std::fs::remove_file(entry.path());
@@ -168,7 +169,7 @@ fn outcome_dir(options: &Options) -> PathBuf {
     cwd.join(dir)
 }
 
-/// Reads and checks the schedule, then starts the replay: the gate, the exit and fork handlers,
+/// Reads and checks the schedule and the recorded reads' outcomes, then starts the replay: the gate, the exit and fork handlers,
 /// the watchdog. On failure: one message, an outcome saying why, and exit status
 /// `EXIT_BAD_SCHEDULE`; the program does not run.
 fn start_replaying(options: Options) -> Option<&'static Replay> {
@@ -204,6 +205,13 @@ fn start_replaying(options: Options) -> Option<&'static Replay> {
             options.schedule
         )),
     };
+    // The inputs files sit beside the schedule, in the trace directory `ilgen detect` wrote it to.
+    let trace_dir = std::path::Path::new(&options.schedule)
+        .parent()
+        .unwrap_or(std::path::Path::new("."));
+    if let Err(e) = replay::inputs::load(trace_dir) {
+        refuse(format!("cannot replay: {e}"));
+    }
     if !replay::sync::create_exit_key() {
         refuse("failed to create a thread key".into());
     }

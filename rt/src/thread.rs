@@ -90,6 +90,9 @@ pub(crate) struct ThreadState {
 /// What only the owning thread touches, and only with `in_rt` set.
 pub(crate) struct Inner {
     pub tid: ThreadId,
+    /// The identity of the thread file's header (`NO_THREAD` for main and orphans).
+    pub parent: ThreadId,
+    pub child_index: u32,
     /// Children created so far: the next child's index.
     pub children: u32,
     /// `End` was written (or is not due: main).
@@ -278,6 +281,8 @@ fn start_recording(
         unblocked: AtomicU32::new(0),
         inner: UnsafeCell::new(Inner {
             tid,
+            parent,
+            child_index,
             children: 0,
             ended: is_main,
             cache: new_cache(rt, tid),

@@ -250,6 +250,13 @@ pub const FD_CALLS: &[&str] = &[
     "epoll_create1",
 ];
 
+/// Reads of a descriptor: on a stream socket, a pipe or a FIFO the runtime records each one's
+/// outcome (`crate::inputs`) and a replay gives it back, so that a request split differently by a
+/// new run of the client (or a nonblocking read that now finds data) does not send the reader down
+/// another path. `readv` and `recvmsg` (scattered buffers) and the fortified `__read_chk` are not
+/// among them.
+pub const INPUT_CALLS: &[&str] = &["read", "recv", "recvfrom"];
+
 /// The variadic calls among the wrapped ones, with the number of parameters of their wrapper: the
 /// pass passes the call's arguments and null pointers for the trailing ones it left out (their
 /// variadic arguments are pointers), then the site. `mremap`'s is `new_address`, read only with
@@ -363,8 +370,8 @@ pub fn interpose_link_flags(static_link: bool) -> Vec<String> {
 }
 
 /// Whether the pass rewrites calls to `name` (of [`WRAPPED_CALLS`], [`HEAP_CALLS`],
-/// [`NEW_DELETE_CALLS`], [`MAP_CALLS`] or [`FD_CALLS`]), and so never instruments them as plain
-/// calls.
+/// [`NEW_DELETE_CALLS`], [`MAP_CALLS`], [`FD_CALLS`] or [`INPUT_CALLS`]), and so never instruments
+/// them as plain calls.
 pub fn is_wrapped(name: &str) -> bool {
     [
         WRAPPED_CALLS,
@@ -372,6 +379,7 @@ pub fn is_wrapped(name: &str) -> bool {
         NEW_DELETE_CALLS,
         MAP_CALLS,
         FD_CALLS,
+        INPUT_CALLS,
     ]
     .iter()
     .any(|list| list.contains(&name))

@@ -132,6 +132,7 @@ pub(crate) fn what_it_is(bytes: &[u8]) -> String {
         ),
         (b"ILGENTHR", "an ilgen thread file"),
         (b"ILGENPND", "an ilgen pending segment"),
+        (b"ILGENIN\0", "an ilgen inputs file"),
         (b"#!", "a script"),
         (b"\x1f\x8b", "a gzip archive"),
         (b"PK\x03\x04", "a zip archive"),

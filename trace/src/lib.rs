@@ -10,6 +10,7 @@
 //! - [`validate`]: the checks that a trace directory's files make one run;
 //! - `read`: [`TraceDir::open`], which decodes a trace directory (`format`) and checks it (`validate`);
 //! - [`meta`]: the run's metadata file;
+//! - [`inputs`]: what each read of a socket, pipe or FIFO returned, per thread (a side file);
 //! - [`pending`]: a thread's current segment, which survives the process being killed;
 //! - [`schedule`]: the order of sync operations a replay enforces;
 //! - [`replay`]: what a replay of a schedule found (`replay-outcome.json`) and its exit statuses;
@@ -24,6 +25,7 @@ pub mod event;
 mod events;
 mod file;
 pub mod format;
+pub mod inputs;
 mod json;
 pub mod kind;
 pub mod memory;

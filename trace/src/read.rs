@@ -2,7 +2,8 @@
 //!
 //! Takes a directory path; gives [`TraceDir::open`]'s [`TraceDir`]: `meta.json` and every
 //! `t<tid>.trace` decoded (`format`), with the segment a `pending.<n>` file holds for it when the
-//! thread did not end (`pending`), once the files make one run (`validate`). Above both, so that
+//! thread did not end (`pending`), once the files make one run (`validate`) and each inputs file
+//! (`inputs`) belongs to one of its threads. Above both, so that
 //! the checks can take the decoded types and the reader can call the checks.
 
 use std::fs;
@@ -55,8 +56,33 @@ impl TraceDir {
             threads,
         };
         crate::validate::check(&trace)?;
+        check_inputs(&trace)?;
         Ok(trace)
     }
+}
+
+/// The inputs files of `trace` (`crate::inputs`) read and each matched to its thread: replay reads
+/// them, so a bad one is refused here, before a candidate is replayed.
+fn check_inputs(trace: &TraceDir) -> Result<(), TraceError> {
+    for file in crate::inputs::read_dir(&trace.path)? {
+        let h = file.header;
+        let thread = trace.threads.iter().find(|t| t.header.tid == h.tid);
+        if thread
+            .is_none_or(|t| (t.header.parent, t.header.child_index) != (h.parent, h.child_index))
+        {
+            return Err(TraceError::Inconsistent {
+                path: trace.path.join(crate::inputs::inputs_file_name(h.tid)),
+                reason: format!(
+                    "it names thread {} (child {} of {}), which the trace has not",
+                    h.tid,
+                    h.child_index,
+                    crate::event::known_thread(h.parent)
+                        .map_or_else(|| "no thread".to_owned(), |p| format!("thread {p}"))
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The thread file `path` of thread `tid`, decoded and checked against `meta`.

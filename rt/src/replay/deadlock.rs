@@ -348,6 +348,9 @@ fn divergence(r: &Replay, threads: &[Arc<ThreadInfo>], why: &str) -> Divergence 
         Some((Status::Gated { index }, _)) => {
             format!("waits at the gate before its operation #{index}")
         }
+        Some((Status::Input { fd, nth, want }, _)) => format!(
+            "waits in its read #{nth} on fd {fd} for the peer ({want} bytes in the recording)"
+        ),
         Some((Status::Running, n)) => format!(
             "did {n} sync operations and has not reached the next (another branch, or blocked \
              outside sync operations)"

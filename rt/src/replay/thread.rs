@@ -57,6 +57,13 @@ pub(crate) enum Status {
         /// Its callers (`replay::stack`).
         stack: StackId,
     },
+    /// Inside a read whose recorded outcome it waits for (`replay::inputs`): the thread's
+    /// `nth` read, on `fd`, `want` bytes in the recording.
+    Input {
+        fd: i32,
+        nth: u32,
+        want: i64,
+    },
     Ended,
 }
 
@@ -67,6 +74,8 @@ pub(crate) struct ThreadInfo {
     generation: AtomicU64,
     /// Sync operations done (the schedule index of the next one).
     pub syncs: AtomicU32,
+    /// Reads of streams done (`replay::inputs`: the index of the next recorded outcome).
+    pub inputs: AtomicU32,
     /// The last condition wait entered was a timed one: its wake is not a block (it times out).
     pub timed_wait: AtomicBool,
     /// Outside the schedule: the lock (its address) that a try-lock the schedule did not have
@@ -92,6 +101,7 @@ impl ThreadInfo {
             status: Mutex::new(Status::Running),
             generation: AtomicU64::new(0),
             syncs: AtomicU32::new(0),
+            inputs: AtomicU32::new(0),
             timed_wait: AtomicBool::new(false),
             outside: AtomicU64::new(0),
             outside_ends: AtomicBool::new(false),
@@ -257,6 +267,7 @@ pub(crate) fn register(me: ThreadRef, clock: VectorClock) -> &'static ReplayThre
         status: Mutex::new(Status::Running),
         generation: AtomicU64::new(0),
         syncs: AtomicU32::new(0),
+        inputs: AtomicU32::new(0),
         timed_wait: AtomicBool::new(false),
         outside: AtomicU64::new(0),
         outside_ends: AtomicBool::new(false),
@@ -325,7 +336,7 @@ pub(crate) fn others_blocked() -> Option<(u64, u64)> {
                 live += 1;
                 moves = moves.wrapping_add(generation);
             }
-            Status::Running => return None,
+            Status::Running | Status::Input { .. } => return None,
         }
     }
     Some((live, moves))
