@@ -19,7 +19,7 @@
 //! schedules found are no longer the shortest, which replay does not need.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::{BinaryHeap, HashSet, VecDeque};
 use std::hash::BuildHasher as _;
 
 use ilgen_trace::{AccessKind, SiteId};
@@ -96,16 +96,17 @@ pub fn search(
     let mut next = initial.clone();
     let mut current = initial.clone();
     let mut nodes: Vec<Node> = Vec::new();
-    let mut queue: BinaryHeap<Queued> = BinaryHeap::new();
-    let mut queued = 0usize;
+    let mut queue = Queue::default();
     if let Some(d) = distance(&initial, &open) {
-        queue.push(Queued {
-            order: Reverse((d, queued)),
-            node: ROOT,
-            state: first,
-        });
+        queue.push(
+            d,
+            Queued {
+                node: ROOT,
+                state: first,
+            },
+        );
     }
-    while let Some(Queued { node, state, .. }) = queue.pop() {
+    while let Some(Queued { node, state }) = queue.pop() {
         out.states += 1;
         // Decoded into buffers kept from the last one: the states visited grow as it expands.
         current.decode(visited.get(state));
@@ -163,24 +164,58 @@ pub fn search(
                 from: state.pos[t],
                 stop: step,
             });
-            queued += 1;
-            queue.push(Queued {
-                order: Reverse((d, queued)),
-                node: nodes.len() - 1,
-                state: kept,
-            });
+            queue.push(
+                d,
+                Queued {
+                    node: nodes.len() - 1,
+                    state: kept,
+                },
+            );
         }
     }
     out.complete = true;
     out
 }
 
-/// A state waiting to be expanded, ordered by its distance, then by when it was queued.
+/// A state waiting to be expanded.
 struct Queued {
-    order: Reverse<(usize, usize)>,
     node: usize,
     /// Its index in [`Visited`].
     state: usize,
+}
+
+/// The states waiting, smallest distance first, then first queued. Distances are event counts,
+/// so each has a first-in first-out list of its own, and a heap holds only the distances that
+/// have states: one heap of all the states (ordered by distance and a running count) was a
+/// thirteenth of app_tpool's detect.
+#[derive(Default)]
+struct Queue {
+    /// Per distance, its states in the order they were queued.
+    at: Vec<VecDeque<Queued>>,
+    /// The distances whose lists are not empty, each once.
+    distances: BinaryHeap<Reverse<usize>>,
+}
+
+impl Queue {
+    fn push(&mut self, distance: usize, queued: Queued) {
+        if self.at.len() <= distance {
+            self.at.resize_with(distance + 1, VecDeque::new);
+        }
+        if self.at[distance].is_empty() {
+            self.distances.push(Reverse(distance));
+        }
+        self.at[distance].push_back(queued);
+    }
+
+    fn pop(&mut self) -> Option<Queued> {
+        let &Reverse(distance) = self.distances.peek()?;
+        let list = &mut self.at[distance];
+        let queued = list.pop_front();
+        if list.is_empty() {
+            self.distances.pop();
+        }
+        queued
+    }
 }
 
 /// Words per chunk of [`Visited`].
@@ -253,26 +288,6 @@ impl Visited {
         let before = self.last.insert(hash, word(index));
         self.same_hash.push(before.unwrap_or(NO_STATE));
         Some(index)
-    }
-}
-
-impl PartialEq for Queued {
-    fn eq(&self, other: &Queued) -> bool {
-        self.order == other.order
-    }
-}
-
-impl Eq for Queued {}
-
-impl PartialOrd for Queued {
-    fn partial_cmp(&self, other: &Queued) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Queued {
-    fn cmp(&self, other: &Queued) -> std::cmp::Ordering {
-        self.order.cmp(&other.order)
     }
 }
 
