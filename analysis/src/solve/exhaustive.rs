@@ -682,6 +682,21 @@ mod tests {
     }
 
     #[test]
+    fn the_queue_gives_the_nearest_state_first_then_the_first_queued() {
+        let mut queue = Queue::default();
+        let push =
+            |queue: &mut Queue, distance, node| queue.push(distance, Queued { node, state: node });
+        for (distance, node) in [(2, 0), (0, 1), (2, 2), (1, 3), (0, 4)] {
+            push(&mut queue, distance, node);
+        }
+        let mut popped = vec![queue.pop().unwrap().node];
+        // A nearer state queued later still goes before the farther ones.
+        push(&mut queue, 0, 5);
+        popped.extend(std::iter::from_fn(|| queue.pop()).map(|q| q.node));
+        assert_eq!(popped, [1, 4, 5, 3, 0, 2]);
+    }
+
+    #[test]
     fn a_window_search_starts_from_the_observed_prefix() {
         let p = prepare(sections_then_race().traces());
         let (model, _) = p.model.restrict(Some(0));
