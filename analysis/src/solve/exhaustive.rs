@@ -19,7 +19,7 @@
 //! schedules found are no longer the shortest, which replay does not need.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::{BinaryHeap, HashSet, VecDeque};
 use std::hash::BuildHasher as _;
 
 use ilgen_trace::{AccessKind, SiteId};
@@ -79,10 +79,13 @@ pub fn search(
     };
     // The race keys the guide still looks for, refreshed as findings add to `seen`.
     let mut open = guide.as_ref().map_or(Vec::new(), |g| g.open(seen));
-    let mut nearest = Vec::new();
+    let mut reach = None;
     // Smallest distance first, then first queued: a deadlock search (all 0) is breadth-first.
     let mut distance = |state: &State, open: &[usize]| match &guide {
-        Some(g) => g.distance(model, window, state, open, &mut nearest),
+        Some(g) => {
+            let reach = reach.get_or_insert_with(|| Reach::new(model, window));
+            g.distance(model, window, state, open, reach)
+        }
         None => Some(0),
     };
     let initial = State::at(model, &window.start);
@@ -93,16 +96,17 @@ pub fn search(
     let mut next = initial.clone();
     let mut current = initial.clone();
     let mut nodes: Vec<Node> = Vec::new();
-    let mut queue: BinaryHeap<Queued> = BinaryHeap::new();
-    let mut queued = 0usize;
+    let mut queue = Queue::default();
     if let Some(d) = distance(&initial, &open) {
-        queue.push(Queued {
-            order: Reverse((d, queued)),
-            node: ROOT,
-            state: first,
-        });
+        queue.push(
+            d,
+            Queued {
+                node: ROOT,
+                state: first,
+            },
+        );
     }
-    while let Some(Queued { node, state, .. }) = queue.pop() {
+    while let Some(Queued { node, state }) = queue.pop() {
         out.states += 1;
         // Decoded into buffers kept from the last one: the states visited grow as it expands.
         current.decode(visited.get(state));
@@ -160,24 +164,58 @@ pub fn search(
                 from: state.pos[t],
                 stop: step,
             });
-            queued += 1;
-            queue.push(Queued {
-                order: Reverse((d, queued)),
-                node: nodes.len() - 1,
-                state: kept,
-            });
+            queue.push(
+                d,
+                Queued {
+                    node: nodes.len() - 1,
+                    state: kept,
+                },
+            );
         }
     }
     out.complete = true;
     out
 }
 
-/// A state waiting to be expanded, ordered by its distance, then by when it was queued.
+/// A state waiting to be expanded.
 struct Queued {
-    order: Reverse<(usize, usize)>,
     node: usize,
     /// Its index in [`Visited`].
     state: usize,
+}
+
+/// The states waiting, smallest distance first, then first queued. Distances are event counts,
+/// so each has a first-in first-out list of its own, and a heap holds only the distances that
+/// have states: one heap of all the states (ordered by distance and a running count) was a
+/// thirteenth of app_tpool's detect.
+#[derive(Default)]
+struct Queue {
+    /// Per distance, its states in the order they were queued.
+    at: Vec<VecDeque<Queued>>,
+    /// The distances whose lists are not empty, each once.
+    distances: BinaryHeap<Reverse<usize>>,
+}
+
+impl Queue {
+    fn push(&mut self, distance: usize, queued: Queued) {
+        if self.at.len() <= distance {
+            self.at.resize_with(distance + 1, VecDeque::new);
+        }
+        if self.at[distance].is_empty() {
+            self.distances.push(Reverse(distance));
+        }
+        self.at[distance].push_back(queued);
+    }
+
+    fn pop(&mut self) -> Option<Queued> {
+        let &Reverse(distance) = self.distances.peek()?;
+        let list = &mut self.at[distance];
+        let queued = list.pop_front();
+        if list.is_empty() {
+            self.distances.pop();
+        }
+        queued
+    }
 }
 
 /// Words per chunk of [`Visited`].
@@ -253,26 +291,6 @@ impl Visited {
     }
 }
 
-impl PartialEq for Queued {
-    fn eq(&self, other: &Queued) -> bool {
-        self.order == other.order
-    }
-}
-
-impl Eq for Queued {}
-
-impl PartialOrd for Queued {
-    fn partial_cmp(&self, other: &Queued) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Queued {
-    fn cmp(&self, other: &Queued) -> std::cmp::Ordering {
-        self.order.cmp(&other.order)
-    }
-}
-
 /// Where a race search's variable is accessed: per thread and per site and kind of access, the
 /// event indices, and which two of those conflict.
 struct Guide {
@@ -332,33 +350,24 @@ impl Guide {
 
     /// How far `state` is from showing a race of one of the `open` tag pairs: over those and two
     /// distinct threads, the least number of events the two must still run for each to have its
-    /// access in its current segment. `None`: no such race lies ahead. `nearest` is scratch room.
+    /// access in its current segment. `None`: no such race lies ahead.
     fn distance(
         &self,
         model: &Model,
         window: &Window,
         state: &State,
         open: &[usize],
-        nearest: &mut Vec<[(usize, usize); 2]>,
+        reach: &mut Reach,
     ) -> Option<usize> {
         if open.is_empty() {
             return None;
         }
         // Per tag, the two nearest threads: (distance, thread).
+        let mut nearest = std::mem::take(&mut reach.nearest);
         nearest.clear();
         nearest.resize(self.tags.len(), [(usize::MAX, usize::MAX); 2]);
-        for (t, tags) in self.at.iter().enumerate() {
-            let segment = segment(model, window, state, t);
-            for (tag, indices) in tags.iter().enumerate() {
-                let i = indices.partition_point(|&x| x < segment.start);
-                let Some(&next) = indices.get(i) else {
-                    continue;
-                };
-                let d = if next < segment.end {
-                    0
-                } else {
-                    next - segment.start
-                };
+        for t in 0..self.at.len() {
+            for (tag, &d) in self.row(model, window, state, t, reach).iter().enumerate() {
                 let best = &mut nearest[tag];
                 if d < best[0].0 {
                     best[1] = best[0];
@@ -368,17 +377,97 @@ impl Guide {
                 }
             }
         }
-        open.iter()
-            .map(|&p| &self.pairs[p])
-            .filter_map(|&(a, b, _)| {
-                let (x, y) = (nearest[a], nearest[b]);
-                [(x[0], y[0]), (x[0], y[1]), (x[1], y[0])]
-                    .into_iter()
-                    .filter(|(p, q)| p.1 != q.1 && p.0 != usize::MAX && q.0 != usize::MAX)
-                    .map(|(p, q)| p.0 + q.0)
-                    .min()
+        // A plain loop that stops at 0: an app's variable can have hundreds of open pairs, and
+        // the iterator chain this was (a closure call per pair) took half of the distance's time.
+        let mut least = usize::MAX;
+        for &p in open {
+            let (a, b, _) = &self.pairs[p];
+            let (x, y) = (nearest[*a], nearest[*b]);
+            for (p, q) in [(x[0], y[0]), (x[0], y[1]), (x[1], y[0])] {
+                if p.1 != q.1 && p.0 != usize::MAX && q.0 != usize::MAX {
+                    least = least.min(p.0 + q.0);
+                }
+            }
+            if least == 0 {
+                break;
+            }
+        }
+        reach.nearest = nearest;
+        (least != usize::MAX).then_some(least)
+    }
+
+    /// Per tag, how many events thread `t` must still run from where `state` has it for its next
+    /// access with that tag to be in its current segment (`usize::MAX`: it makes none), computed
+    /// the first time the search has the thread there.
+    fn row<'r>(
+        &self,
+        model: &Model,
+        window: &Window,
+        state: &State,
+        t: usize,
+        reach: &'r mut Reach,
+    ) -> &'r [usize] {
+        let tags = self.tags.len();
+        let slot = 2 * (state.pos[t] - window.start[t]) + usize::from(state.waiting(t));
+        let mut row = reach.row_at[t][slot];
+        if row == NOT_YET {
+            row = u32::try_from(reach.rows.len() / tags.max(1))
+                .expect("a search's rows fit in 32 bits");
+            reach.row_at[t][slot] = row;
+            let segment = segment(model, window, state, t);
+            let at = &self.at[t];
+            reach.rows.extend((0..tags).map(|tag| {
+                let Some(indices) = at.get(tag) else {
+                    return usize::MAX;
+                };
+                let i = indices.partition_point(|&x| x < segment.start);
+                match indices.get(i) {
+                    None => usize::MAX,
+                    Some(&next) if next < segment.end => 0,
+                    Some(&next) => next - segment.start,
+                }
+            }));
+        }
+        let start = row as usize * tags;
+        &reach.rows[start..start + tags]
+    }
+}
+
+/// No row yet, in [`Reach::row_at`].
+const NOT_YET: u32 = u32::MAX;
+
+/// What a race search's [`Guide`] keeps between states: a thread's distances to the tags
+/// depend only on its position and whether it waits, and a search reaches each thread at few of
+/// those, each in many states (the scan to the segment's end and a binary search per tag, done
+/// afresh for every state, were a sixth of app_tpool's detect).
+struct Reach {
+    /// Per thread, per position from the window's start (times two, plus one if it waits): the
+    /// row's number in `rows`, or [`NOT_YET`].
+    row_at: Vec<Vec<u32>>,
+    /// The rows, one distance per tag each.
+    rows: Vec<usize>,
+    /// Per tag, the two nearest threads, rebuilt for each state.
+    nearest: Vec<[(usize, usize); 2]>,
+}
+
+impl Reach {
+    /// Room for every position the search can have each thread at: from the window's start to
+    /// the end of the part of the thread it may run.
+    fn new(model: &Model, window: &Window) -> Reach {
+        let row_at = model
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(t, thread)| {
+                let end = window.end[t].min(thread.events.len());
+                vec![NOT_YET; 2 * (end.saturating_sub(window.start[t]) + 1)]
             })
-            .min()
+            .collect();
+        Reach {
+            row_at,
+            rows: Vec::new(),
+            nearest: Vec::new(),
+        }
     }
 }
 
@@ -590,6 +679,21 @@ mod tests {
             s.complete && s.findings.is_empty() && s.states == 0,
             "{s:?}"
         );
+    }
+
+    #[test]
+    fn the_queue_gives_the_nearest_state_first_then_the_first_queued() {
+        let mut queue = Queue::default();
+        let push =
+            |queue: &mut Queue, distance, node| queue.push(distance, Queued { node, state: node });
+        for (distance, node) in [(2, 0), (0, 1), (2, 2), (1, 3), (0, 4)] {
+            push(&mut queue, distance, node);
+        }
+        let mut popped = vec![queue.pop().unwrap().node];
+        // A nearer state queued later still goes before the farther ones.
+        push(&mut queue, 0, 5);
+        popped.extend(std::iter::from_fn(|| queue.pop()).map(|q| q.node));
+        assert_eq!(popped, [1, 4, 5, 3, 0, 2]);
     }
 
     #[test]
