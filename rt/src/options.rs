@@ -231,7 +231,10 @@ pub const TABLE: &[OptionSpec] = &[
     },
     OptionSpec {
         name: "verdict_grace_ms",
-        default: "1000",
+        // Longer than a second: servers run timers once a second (memcached's clock handler,
+        // whose tick is main's only sync operation while idle), and a race still to come (main's
+        // read of `stop_main_loop` after the next tick) must not be cut off by the first.
+        default: "3000",
         help: "replay: once a race is confirmed (and on disk), the program is stopped when it \
                completes no sync operation for this long (exit 89); 0: never",
         set: |o, v| {
