@@ -370,9 +370,51 @@ impl SiteTable {
     }
 }
 
+/// Whether sites `a` and `b` are one statement: the same file, line and function of one module's
+/// table (the optimizer's copies of one call, such as an unlock duplicated into the two paths
+/// after a loop, or calls on one line). `unit(i)` gives the section's unit `i` (a site's id is its
+/// unit's index): a site's table begins at the nearest unit before it that starts with [`MAGIC`],
+/// since its sites follow its header and a site unit starts with its line.
+pub fn same_statement(unit: impl Fn(usize) -> [u8; UNIT], a: SiteId, b: SiteId) -> bool {
+    let table_of = |site: usize| (0..=site).rev().find(|&i| unit(i)[..4] == MAGIC);
+    let (a, b) = (a as usize, b as usize);
+    // line | column, flags, inlined count | file | function: all but the second word.
+    let key = |u: [u8; UNIT]| {
+        let word = |at: usize| u32::from_le_bytes([u[at], u[at + 1], u[at + 2], u[at + 3]]);
+        (word(0), word(8), word(12))
+    };
+    a == b || (table_of(a).is_some() && table_of(a) == table_of(b) && key(unit(a)) == key(unit(b)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn copies_of_one_line_are_one_statement_and_other_lines_or_modules_are_not() {
+        let mut a = SiteTableBuilder::new();
+        a.add(&Frame::new("a.c", 7, 3, "task"), &[], 0);
+        a.add(&Frame::new("a.c", 7, 41, "task"), &[], 0);
+        a.add(&Frame::new("a.c", 8, 3, "task"), &[], 0);
+        a.add(&Frame::new("a.c", 7, 3, "main"), &[], 0);
+        let mut b = SiteTableBuilder::new();
+        b.add(&Frame::new("a.c", 7, 3, "task"), &[], 0);
+        let mut section = a.finish();
+        let b_start = section.len();
+        section.extend_from_slice(&b.finish());
+        let unit =
+            |i: usize| -> [u8; UNIT] { section[i * UNIT..(i + 1) * UNIT].try_into().unwrap() };
+        let id = |i: usize| (SiteTableBuilder::byte_offset(i) / UNIT) as SiteId;
+        assert!(same_statement(unit, id(0), id(1)), "two calls on line 7");
+        assert!(same_statement(unit, id(1), id(1)));
+        assert!(!same_statement(unit, id(0), id(2)), "another line");
+        assert!(!same_statement(unit, id(0), id(3)), "another function");
+        let other = (b_start / UNIT + SiteTableBuilder::byte_offset(0) / UNIT) as SiteId;
+        assert!(
+            !same_statement(unit, id(0), other),
+            "another module's table"
+        );
+    }
 
     #[test]
     fn ids_are_unit_indices_and_null_is_no_site() {

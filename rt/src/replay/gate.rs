@@ -178,7 +178,9 @@ impl Plan {
 
     /// `site`: where the operation is made, `None` when unknown (thread start and end); a step
     /// recorded at another site is a mismatch too (the same binary gives a call site the same id
-    /// in every run, inlined copies included, so this is another operation of the same kind).
+    /// in every run, inlined copies included, so this is another operation of the same kind),
+    /// unless both sites are one statement (the optimizer's copies of one unlock in two paths:
+    /// the operation is the same for every thread and the race detector).
     pub fn verdict(
         &self,
         tid: ThreadId,
@@ -187,8 +189,10 @@ impl Plan {
         site: Option<SiteId>,
         cursor: usize,
     ) -> Verdict {
-        let other_site =
-            |p: usize| matches!((self.steps[p].site, site), (Some(a), Some(b)) if a != b);
+        let other_site = |p: usize| {
+            matches!((self.steps[p].site, site), (Some(a), Some(b))
+                if a != b && !crate::sites::same_statement(a, b))
+        };
         match self.at.get(&(tid, index)) {
             Some(&p) if self.steps[p].op != op || other_site(p) => Verdict::Mismatch(p),
             Some(&p) if p >= cursor => Verdict::Turn(p),
