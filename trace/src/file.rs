@@ -4,7 +4,8 @@
 //! `O_NOFOLLOW | O_NONBLOCK` and checked with `fstat` before a byte is read, so a symlink (to
 //! `/dev/zero`, say), a FIFO or a device planted in a trace directory is refused at once instead
 //! of hanging or exhausting the reader; memory for the bytes is reserved fallibly, so a file too
-//! large for memory is an error too, not an abort.
+//! large for memory is an error too, not an abort. Gives too the little-endian fields that the
+//! fixed layouts (the pending file, the inputs files, the site table) are read with.
 
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -67,6 +68,16 @@ pub fn open_regular(path: &Path) -> Result<(std::fs::File, u64), TraceError> {
         });
     }
     Ok((file, meta.len()))
+}
+
+/// The little-endian `u32` at byte `at` of `bytes` (which the caller has checked is long enough).
+pub(crate) fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+}
+
+/// The little-endian `u64` at byte `at` of `bytes` (which the caller has checked is long enough).
+pub(crate) fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use std::path::Path;
 
 use crate::error::{without_magic, TraceError};
 use crate::event::ThreadId;
-use crate::file::read_regular;
+use crate::file::{read_regular, u32_at, u64_at};
 
 pub const INPUTS_MAGIC: &[u8; 8] = b"ILGENIN\0";
 pub const INPUTS_VERSION: u32 = 1;
@@ -85,10 +85,6 @@ pub fn encode(input: &Input) -> [u8; RECORD_LEN] {
     out
 }
 
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
-}
-
 /// Decodes the bytes of one inputs file; `path` only names the file in errors.
 pub fn decode(path: &Path, bytes: &[u8]) -> Result<ThreadInputs, TraceError> {
     if !bytes.starts_with(INPUTS_MAGIC) {
@@ -128,7 +124,7 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<ThreadInputs, TraceError> {
     let mut inputs = Vec::with_capacity(body.len() / RECORD_LEN);
     for (i, r) in body.chunks_exact(RECORD_LEN).enumerate() {
         let input = Input {
-            result: i64::from_le_bytes(r[..8].try_into().expect("8 bytes")),
+            result: u64_at(r, 0) as i64,
             errno: u32_at(r, 8) as i32,
             fd: u32_at(r, 12) as i32,
         };

@@ -33,7 +33,7 @@ use std::path::Path;
 
 use crate::error::{TraceError, FORMAT_VERSION};
 use crate::event::{Access, AccessKind, Event, SyncOp, ThreadId, NO_THREAD};
-use crate::file::read_regular;
+use crate::file::{read_regular, u32_at, u64_at};
 use crate::format::ThreadTrace;
 
 pub const MAGIC: [u8; 8] = *b"ILGENPND";
@@ -79,14 +79,6 @@ pub fn split(lo: u64, hi: u64) -> impl Iterator<Item = (u64, u32)> {
             (at, size)
         })
     })
-}
-
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
 }
 
 /// The segments of the pending file `bytes`, by thread: every taken slot with ranges in use.

@@ -46,6 +46,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::event::SiteId;
+use crate::file::u32_at;
 
 pub const SECTION: &str = "ilgen_sites";
 pub const UNIT: usize = 16;
@@ -275,7 +276,6 @@ impl SiteTable {
     pub fn parse(section: &[u8], demangle: impl Fn(&str) -> String) -> Result<SiteTable, String> {
         let mut sites = HashMap::new();
         let mut unit = 0usize;
-        let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
         while (unit + 1) * UNIT <= section.len() {
             let blob = &section[unit * UNIT..];
             if blob[..UNIT].iter().all(|&b| b == 0) {
@@ -379,11 +379,11 @@ pub fn same_statement(unit: impl Fn(usize) -> [u8; UNIT], a: SiteId, b: SiteId) 
     let table_of = |site: usize| (0..=site).rev().find(|&i| unit(i)[..4] == MAGIC);
     let (a, b) = (a as usize, b as usize);
     // line | column, flags, inlined count | file | function: all but the second word.
-    let key = |u: [u8; UNIT]| {
-        let word = |at: usize| u32::from_le_bytes([u[at], u[at + 1], u[at + 2], u[at + 3]]);
-        (word(0), word(8), word(12))
-    };
-    a == b || (table_of(a).is_some() && table_of(a) == table_of(b) && key(unit(a)) == key(unit(b)))
+    let key = |u: [u8; UNIT]| (u32_at(&u, 0), u32_at(&u, 8), u32_at(&u, 12));
+    a == b || {
+        let table = table_of(a);
+        table.is_some() && table == table_of(b) && key(unit(a)) == key(unit(b))
+    }
 }
 
 #[cfg(test)]
