@@ -95,7 +95,7 @@ fn is_wake(op: &SyncOp) -> bool {
 /// while waiting (a condition wake's).
 fn gate(t: &ReplayThread, op: &SyncOp, site: SiteId, unlock: Option<u64>) -> Option<usize> {
     let r = replay::gate::get()?;
-    if t.info.outside.load(Ordering::Relaxed) != 0 {
+    if t.info.outside_schedule() {
         return None;
     }
     let index = t.info.syncs.load(Ordering::Relaxed);
@@ -146,7 +146,7 @@ fn try_lock_object(op: &SyncOp) -> Option<u64> {
 /// on; outside the schedule it does not count (and the thread is back on it if the operation
 /// let the lock go). Gives whether it counted.
 fn count(t: &ReplayThread, step: Option<usize>) -> bool {
-    if t.info.outside.load(Ordering::Relaxed) != 0 {
+    if t.info.outside_schedule() {
         if t.info.outside_ends.swap(false, Ordering::Relaxed) {
             t.info.outside.store(0, Ordering::Relaxed);
         }
@@ -389,7 +389,7 @@ pub(crate) fn pending(site: *const c_void, op: SyncOp) -> Option<Token> {
 /// The recorded outcome of the calling thread's next operation, if it is a step with one.
 fn recorded(t: &ReplayThread) -> Option<bool> {
     let r = replay::gate::get()?;
-    if t.info.outside.load(Ordering::Relaxed) != 0 {
+    if t.info.outside_schedule() {
         return None;
     }
     r.plan
@@ -484,7 +484,7 @@ pub(crate) fn retract() {
 }
 
 fn uncount(t: &ReplayThread) {
-    if t.info.outside.load(Ordering::Relaxed) != 0 {
+    if t.info.outside_schedule() {
         return;
     }
     let _ = t

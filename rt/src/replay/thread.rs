@@ -119,6 +119,11 @@ impl ThreadInfo {
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
+    /// Whether the thread runs outside the schedule (`outside`).
+    pub fn outside_schedule(&self) -> bool {
+        self.outside.load(Ordering::Relaxed) != 0
+    }
+
     /// CPU time the thread has used, in microseconds; `None` without a clock or once the thread
     /// is gone.
     pub fn cpu_us(&self) -> Option<u64> {
