@@ -640,6 +640,13 @@ impl ModelEvent {
 }
 
 impl ModelThread {
+    /// Whether event `index` is a try or timed operation that took its object in the run: where
+    /// the object is not free, the real call fails or times out instead of waiting for good, so a
+    /// thread stopped before it is not blocked, and it requests no lock of the lock graph.
+    pub fn acquires_by_try(&self, index: usize) -> bool {
+        self.observed_at(index).and_then(|o| o.op.acquired()) == Some(true)
+    }
+
     /// What the trace recorded of event `index`, a sync event.
     pub fn observed_at(&self, index: usize) -> Option<&Observed> {
         match self.events.get(index)? {

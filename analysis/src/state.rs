@@ -369,6 +369,17 @@ impl State {
         matches!(op, ModelOp::TryFail { target } if !self.busy(thread, target))
     }
 
+    /// Whether `thread`, stopped before its event `index` (operation `op`) that the model cannot
+    /// run now, is still not blocked there in the real program: a failed try that cannot fail
+    /// ([`State::diverted`]), a try or timed acquisition, which fails or times out where it
+    /// cannot take its object ([`crate::model::ModelThread::acquires_by_try`]), or a wait-loop
+    /// exit that would wait ([`State::release_to_wait`]). No deadlock has such a thread.
+    pub fn escapes(&self, model: &Model, thread: usize, index: usize, op: ModelOp) -> bool {
+        self.diverted(thread, op)
+            || model.threads[thread].acquires_by_try(index)
+            || self.clone().release_to_wait(model, thread, op)
+    }
+
     /// Performs `op` for `thread` (positions are the caller's business): each object it touches
     /// takes the transition of [`crate::semantics`]; an object that does not allow the operation
     /// is left as it is rather than panicking.

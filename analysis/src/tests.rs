@@ -507,6 +507,35 @@ fn lock_order_inversion_gives_a_deadlock_candidate() {
 }
 
 #[test]
+fn an_inversion_whose_second_locks_are_tried_is_no_deadlock() {
+    // s20's back-off: where the other thread holds the lock, the real trylock fails (and a timed
+    // lock times out) instead of waiting, so neither thread is blocked there.
+    for second in [
+        |mutex| SyncOp::MutexTryLock {
+            mutex,
+            acquired: true,
+        },
+        |mutex| SyncOp::MutexTimedLock {
+            mutex,
+            acquired: true,
+        },
+    ] {
+        let mut r = Run::new(3);
+        r.fork(0, 1).fork(0, 2);
+        for (t, first, then) in [(1, M, M2), (2, M2, M)] {
+            r.start(t)
+                .lock(t, first)
+                .sync(t, second(then))
+                .unlock(t, then)
+                .unlock(t, first)
+                .end(t);
+        }
+        r.join(0, 1).join(0, 2);
+        assert_eq!(detect(&r), vec![], "{:?}", second(M));
+    }
+}
+
+#[test]
 fn a_run_that_deadlocked_is_reported_from_its_pending_operations() {
     let mut r = Run::new(3);
     r.fork(0, 1)

@@ -83,10 +83,10 @@ pub const EXITED: &str = "exited";
 const EXITED_PROC: &str = "EXITED";
 pub const RUNNING: &str = "running";
 pub const RELEASE: &str = "release";
-/// A thread at a failed try operation that cannot fail now would take the other branch: it is
-/// never blocked there (`diverted.ti` loops), as [`State::diverted`] rules.
+/// A thread at a try operation whose recorded outcome cannot happen now would take the other
+/// branch: it is never blocked there (`diverted.ti` loops), as [`State::escapes`] rules.
 ///
-/// [`State::diverted`]: crate::state::State::diverted
+/// [`State::escapes`]: crate::state::State::escapes
 pub const DIVERTED: &str = "diverted";
 
 /// The accesses a monitor tells apart, with the channel of each: atomics never race with atomics.
@@ -201,10 +201,11 @@ enum Step {
         exit: Ev,
         release: Ev,
     },
-    /// A failed try operation: it happens while its object is busy; until then the thread may
-    /// divert (and so is never blocked here).
-    TryFail {
-        fail: Ev,
+    /// A try or timed operation: it happens with its recorded outcome (a failure while its
+    /// object is busy, an acquisition while it is free); until then the thread may divert (and so
+    /// is never blocked here).
+    Try {
+        event: Ev,
         divert: Ev,
     },
     /// The thread blocks for good here (a wait nothing can wake).
@@ -217,7 +218,7 @@ impl Step {
         match self {
             Step::Event(e) => vec![e],
             Step::LoopExit { exit, release } => vec![exit, release],
-            Step::TryFail { fail, divert } => vec![fail, divert],
+            Step::Try { event, divert } => vec![event, divert],
             Step::Block => vec![],
         }
     }
@@ -231,8 +232,8 @@ impl Step {
                 Box::new(exit.prefix(next.clone())),
                 Box::new(release.prefix(exit.prefix(next))),
             ),
-            Step::TryFail { fail, divert } => {
-                Proc::ExtChoice(Box::new(fail.prefix(next)), Box::new(divert.prefix(here)))
+            Step::Try { event, divert } => {
+                Proc::ExtChoice(Box::new(event.prefix(next)), Box::new(divert.prefix(here)))
             }
             Step::Block => Proc::Stop,
         }
@@ -426,15 +427,22 @@ fn sync_step(model: &Model, names: &Names, t: usize, i: usize, op: ModelOp) -> O
                 TryTarget::RwWrite(rw) => Ev::new("trywrlock", &[me, &names.rwlocks[rw]]),
                 TryTarget::Sem(sem) => Ev::new("trywait", &[me, &names.sems[sem]]),
             };
-            return Some(Step::TryFail {
-                fail,
+            return Some(Step::Try {
+                event: fail,
                 divert: Ev::new(DIVERTED, &[me]),
             });
         }
         // Constrains nothing: the thread runs it with its segment.
         ModelOp::Nop => return None,
     };
-    Some(Step::Event(ev))
+    Some(if model.threads[t].acquires_by_try(i) {
+        Step::Try {
+            event: ev,
+            divert: Ev::new(DIVERTED, &[me]),
+        }
+    } else {
+        Step::Event(ev)
+    })
 }
 
 /// Prefixes per definition: keeps each right-nested chain shallow for parsers and readers.
@@ -469,7 +477,7 @@ fn thread_defs(model: &Model, t: usize, steps: &[(usize, Step)]) -> Vec<Item> {
                     k += 1;
                 }
             }
-            Step::LoopExit { .. } | Step::TryFail { .. } => {
+            Step::LoopExit { .. } | Step::Try { .. } => {
                 defs.push(def(part(k), close(&mut chain, call(&part(k + 1)))));
                 k += 1;
                 let body = step.process(call(&part(k)), call(&part(k + 1)));

@@ -551,8 +551,8 @@ fn races(model: &Model, window: &Window, state: &State, var: VarId) -> Vec<(Vec<
 }
 
 /// Live threads of which none can move, keyed by the sites of the operations they block in. A
-/// thread at a failed try operation is never one of them: where the failure cannot happen, the
-/// real operation succeeds and the thread goes on beyond the model.
+/// thread at a try operation is never one of them: where the recorded outcome cannot happen, the
+/// real operation has the other and the thread goes on beyond the model ([`State::escapes`]).
 fn deadlock(model: &Model, window: &Window, state: &State) -> Option<(Vec<SiteId>, Pending)> {
     if !model.process_alive(&state.pos) {
         return None;
@@ -564,11 +564,7 @@ fn deadlock(model: &Model, window: &Window, state: &State) -> Option<(Vec<SiteId
             Next::Cut => return None,
             Next::At(stop) => {
                 let op = op_at(model, t, stop);
-                // A failed try operation that cannot fail now would succeed: not blocked either.
-                if state.enabled(model, t, op)
-                    || state.diverted(t, op)
-                    || state.clone().release_to_wait(model, t, op)
-                {
+                if state.enabled(model, t, op) || state.escapes(model, t, stop, op) {
                     return None;
                 }
                 blocked.push(At {

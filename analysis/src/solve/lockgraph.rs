@@ -2,9 +2,9 @@
 //!
 //! Takes the sync-only [`Model`]; gives deadlock findings with schedules, and how many patterns
 //! it could not decide (the caller then runs the exhaustive search). An edge m1 → m2 says a thread
-//! requested m2 while holding m1 (a failed try operation requests nothing: it never waits, so it
-//! makes no edge, and a lock it failed on is not held); a cycle of edges of distinct threads over distinct locks is a
-//! pattern: each thread stopped at its request, holding its first lock. The cut path brings the
+//! requested m2 while holding m1 (a try or timed operation requests nothing: it never waits for
+//! good, so it makes no edge; a lock it took is held, one it failed on is not); a cycle of edges
+//! of distinct threads over distinct locks is a pattern: each thread stopped at its request, holding its first lock. The cut path brings the
 //! threads there (observed order, completing critical sections that block it); every other thread
 //! then runs while it can. If in the end no thread can move, that state is a deadlock of the
 //! model, and the schedule leads to it.
@@ -82,12 +82,12 @@ pub fn deadlocks(model: &Model, want: usize) -> Outcome {
 /// finishes holding one; nothing was pending when the run ended; and the lock graph has no cycle.
 /// Then a blocked thread waits for a lock whose holder is blocked on another lock, or for a thread
 /// that is blocked: a chain that would have to close into a lock-graph cycle. (A thread stopped at
-/// a failed try operation that cannot fail is not blocked, and no state with one is a deadlock.)
+/// a try or timed operation is not blocked, [`State::escapes`], so those request no edge.)
 pub fn cannot_deadlock(model: &Model) -> bool {
     let mut graph: BTreeSet<(usize, usize)> = BTreeSet::new();
     for t in &model.threads {
         let mut held: Vec<usize> = Vec::new();
-        for e in &t.events {
+        for (index, e) in t.events.iter().enumerate() {
             let (Some(op), Some(observed)) = (e.op(), t.observed_of(e)) else {
                 continue;
             };
@@ -96,7 +96,9 @@ pub fn cannot_deadlock(model: &Model) -> bool {
             }
             match op {
                 ModelOp::Lock { mutex } => {
-                    graph.extend(held.iter().filter(|&&h| h != mutex).map(|&h| (h, mutex)));
+                    if !t.acquires_by_try(index) {
+                        graph.extend(held.iter().filter(|&&h| h != mutex).map(|&h| (h, mutex)));
+                    }
                     held.push(mutex);
                 }
                 ModelOp::Unlock { mutex } => {
@@ -165,6 +167,7 @@ fn edges(model: &Model) -> Vec<Edge> {
                 continue;
             };
             match op {
+                ModelOp::Lock { mutex } if t.acquires_by_try(index) => held.push(mutex),
                 ModelOp::Lock { mutex } => {
                     for &h in held.iter().filter(|&&h| h != mutex) {
                         let n = count.entry((h, mutex, thread)).or_default();
@@ -262,7 +265,7 @@ fn settle(model: &Model, mut schedule: Schedule) -> Option<Finding> {
             Next::Cut => return None,
             Next::At(index) => {
                 let op = model.threads[t].events[index].op()?;
-                if state.diverted(t, op) || state.clone().release_to_wait(model, t, op) {
+                if state.escapes(model, t, index, op) {
                     return None;
                 }
                 blocked.push(At { thread: t, index });
