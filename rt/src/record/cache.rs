@@ -292,7 +292,7 @@ impl SegmentCache {
     /// cache is full: the caller drains it and records again.
     #[inline(always)]
     pub fn record(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) -> bool {
-        self.record_stream(addr, u64::from(size), kind, site)
+        self.record_fast(addr, u64::from(size), kind, site)
             || self.record_miss(addr, size, kind, site)
     }
 
@@ -361,18 +361,15 @@ impl SegmentCache {
         }
     }
 
-    /// A stream miss. An access that overlaps or abuts the range its instruction, or else its
+    /// A miss of the fast path. An access that overlaps or abuts the range its instruction, or else its
     /// source expression, touched last, with its kind, extends it (one inside it that it covers
     /// changes nothing): the source expression is how the copies of an unrolled loop's access (one
     /// instruction each) sweep together, while `a = 1; b = 2;` stays two ranges with their own
     /// sites. Otherwise the exact-range lookup, which merges or adds. Either way the streams of
-    /// (`site`, `kind`) and of its source expression then point at the range.
+    /// (`site`, `kind`) and of its source expression then point at the range, and the coverage
+    /// filter keeps a plain access's bytes.
     #[inline(never)]
     fn record_miss(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) -> bool {
-        let plain = !kind.is_atomic();
-        if plain && self.coverage.covers(addr, u64::from(size), kind.is_write()) {
-            return true;
-        }
         let (key, stream) = self.stream_key(site, kind);
         let end = addr.saturating_add(u64::from(size));
         let source = (self.source_key)(site).map(|h| self.stream_key(h as usize, kind));
@@ -399,7 +396,7 @@ impl SegmentCache {
         if let Some((skey, slot)) = source {
             self.sources[slot] = Stream { key: skey, index };
         }
-        if plain {
+        if !kind.is_atomic() {
             self.coverage.keep(addr, u64::from(size), kind.is_write());
         }
         true
