@@ -120,11 +120,11 @@ pub(crate) fn current() -> Option<&'static ThreadState> {
 }
 
 /// The whole hook of a recording thread when the access extends or repeats a range of its
-/// instruction's stream (see [`SegmentCache::record_stream`]): no call, no stack frame. Returns
-/// false when the caller must take the full path ([`current`], then [`Inner::record`] or the
-/// replay checker): first hook of the thread, replay, a signal handler that interrupted the
-/// runtime, a flush in progress or requested, or a stream miss. A thread that
-/// records nothing ([`DEAD`]) returns true at the first compare.
+/// instruction's stream or needs no record (see [`SegmentCache::record_fast`]): no call, no
+/// stack frame. Returns false when the caller must take the full path ([`current`], then
+/// [`Inner::record`] or the replay checker): first hook of the thread, replay, a signal handler
+/// that interrupted the runtime, a flush in progress or requested, or an access that needs a new
+/// record. A thread that records nothing ([`DEAD`]) returns true at the first compare.
 #[inline(always)]
 pub(crate) fn record_fast(addr: u64, size: u64, kind: AccessKind, site: usize) -> bool {
     let p = arch::get().cast::<ThreadState>();
@@ -142,7 +142,7 @@ pub(crate) fn record_fast(addr: u64, size: u64, kind: AccessKind, site: usize) -
     let hit = !st.claimed.load(Ordering::Relaxed) && {
         // SAFETY: `in_rt` is set and no flusher holds the state: only this thread touches it.
         let inner = unsafe { &mut *st.inner.get() };
-        inner.cache.record_stream(addr, size, kind, site)
+        inner.cache.record_fast(addr, size, kind, site)
     };
     compiler_fence(Ordering::SeqCst);
     st.in_rt.store(false, Ordering::Release);
@@ -595,7 +595,8 @@ impl Inner {
     #[cold]
     #[inline(never)]
     fn flush_full(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) {
-        self.flush();
+        let Inner { cache, writer, .. } = self;
+        cache.spill(|e| write_access(writer, e));
         self.cache.record(addr, size, kind, site);
     }
 }
