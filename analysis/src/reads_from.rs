@@ -18,15 +18,23 @@
 //! order with `r` the run did not fix, which is a race itself), unless `T` wrote `v` itself after
 //! that `f` (then `r` read `T`'s own write). The edge `f → s` is stronger than "w before r" (it asks
 //! `W` to finish its segment), but the run obeyed it (`seq(f) < seq(s)`), and every back end can
-//! enforce it like fork → start. A model of object `v` lets the reads of `v` itself see another
+//! enforce it like fork → start. Nor may the read meet a later pop of what it walked: each other
+//! thread's first writing segment that began after `r`'s segment ended (at `e`) and read `v` to
+//! decide by it too (a pop reads the head it replaces) still begins after `e`. Without it a
+//! worker's walk of a list could still reach a node the writer unlinked and recycled after the
+//! walk in the run, and the walk's reads against the recycling writes were candidates no replay
+//! could show (app_pzip: 3-11 a recording). Only such writes: a later plain store may move before
+//! the read where it wrote what the read saw anyway (on a memcached trace, keeping every later
+//! write after its read left 41 of 129 candidates and dropped pairs replays had confirmed, one
+//! of them TSan's too; keeping pops only, 47, and that pair stays). A model of object `v` lets
+//! the reads of `v` itself see another
 //! write (its race is exactly a change of what those reads see), but what their thread does after
 //! the read's segment still waits for the writer ([`crate::model::Model::restrict`]).
 //!
 //! A predicate read (a waiting loop's condition, a branch guarding a sync operation) keeps more,
-//! since its value may be the sum of many writes (a counter every worker bumps, the reader too)
-//! and a "not yet" must stay "not yet": every other thread's latest writing segment ends before
-//! `s`, whether or not `T` wrote `v` since, and every other thread's first writing segment that
-//! began after `r`'s segment ended (at `e`) still begins after `e`.
+//! since its value may be the sum of many writes (a counter every worker bumps, the reader too):
+//! every other thread's latest writing segment ends before `s`, whether or not `T` wrote `v`
+//! since.
 //!
 //! A write at a deciding site is a read first: the pass flags a store whose segment read the same
 //! pointer before it (`if (p->tail) p->tail->next = t; ...; p->tail = t;`, or `x++`) with what
@@ -58,7 +66,7 @@ struct Read {
     var: VarId,
     /// The sync event that starts its segment, and that event's seq.
     start: (usize, u64),
-    /// The sync event that ends its segment (a predicate read only), and that event's seq.
+    /// The sync event that ends its segment, and that event's seq.
     end: Option<(usize, u64)>,
     predicate: bool,
     /// A predicate of a loop with no sync operation inside: the loop ended in this segment.
@@ -110,9 +118,7 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                     // and decided by it: the recorder kept its write alone.
                     if predicate || deciding.addresses.contains(&site) {
                         if let Some(start) = start {
-                            if predicate {
-                                open_reads.push(reads.len());
-                            }
+                            open_reads.push(reads.len());
                             reads.push(Read {
                                 at: At {
                                     thread: t,
@@ -160,6 +166,11 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
             }
         }
     }
+    // The segments that read an object to decide by it, per (object, thread, start seq).
+    let deciding_segments: BTreeSet<(VarId, usize, u64)> = reads
+        .iter()
+        .map(|r| (r.var, r.at.thread, r.start.1))
+        .collect();
     let mut out = BTreeSet::new();
     for r in &reads {
         let thread = r.at.thread;
@@ -220,10 +231,10 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                 read: r.at,
             });
         }
-        let Some((end, end_seq)) = r.end.filter(|_| r.predicate) else {
+        let Some((end, end_seq)) = r.end else {
             continue;
         };
-        if r.spin {
+        if r.predicate && r.spin {
             // A spin loop ran from this read to its exit within the segment, and the read that
             // left it saw every other thread's latest write whose segment ended before this one
             // did: the thread's next event stays after them (`while (alive != n) {}` and then
@@ -237,14 +248,20 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                 });
             }
         }
-        // And a waiting loop's read that saw "not yet" must not see the next write: each other
-        // thread's first write whose segment began after the read's ended stays after it.
+        // And the read must not see the next write either: a waiting loop's "not yet" stays "not
+        // yet" (each other thread's first write whose segment began after the read's ended stays
+        // after it), and a list walk must not meet the later unlinking of what it walked (that
+        // write, if its segment read the object to decide by it too, as a pop reads the head it
+        // replaces).
         for &w in others {
             let Some(starts) = writes.get(&(r.var, w)).map(|w| &w.starts) else {
                 continue;
             };
             let after = starts.partition_point(|&(seq, _)| seq <= end_seq);
-            if let Some(&(_, next)) = starts.get(after) {
+            let next = starts
+                .get(after)
+                .filter(|&&(seq, _)| r.predicate || deciding_segments.contains(&(r.var, w, seq)));
+            if let Some(&(_, next)) = next {
                 out.insert(RfEdge {
                     after: next,
                     before: At { thread, index: end },
@@ -423,7 +440,7 @@ mod tests {
                 },
             ]
         );
-        // As an address, the read keeps only the latest writer.
+        // As an address, the read keeps only the latest writer: the later bump read nothing.
         assert_eq!(
             edges(&counter(), &addresses(&[9])),
             vec![RfEdge {
@@ -432,6 +449,44 @@ mod tests {
                 var: 0,
                 read: at(0, 1),
             }]
+        );
+    }
+
+    #[test]
+    fn a_walk_keeps_the_later_pop_of_what_it_walked_after_it() {
+        // Main pushes (writes the head, var 0); a worker walks the list (reads the head at the
+        // deciding site 9); then the writer pops (reads the head at site 9 and writes it, one
+        // segment). The walk keeps the push before it and the pop after it.
+        let m = model(vec![
+            section(0, 0, AccessKind::Write, 1),
+            section(0, 2, AccessKind::Read, 9),
+            vec![
+                sync(4, ModelOp::Lock { mutex: 0 }),
+                access(0, AccessKind::Read, 9),
+                access(0, AccessKind::Write, 2),
+                sync(5, ModelOp::Unlock { mutex: 0 }),
+            ],
+        ]);
+        let walk_keeps = |e: &RfEdge| e.read == at(1, 1);
+        assert_eq!(
+            edges(&m, &addresses(&[9]))
+                .into_iter()
+                .filter(walk_keeps)
+                .collect::<Vec<_>>(),
+            vec![
+                RfEdge {
+                    after: at(1, 0),
+                    before: at(0, 2),
+                    var: 0,
+                    read: at(1, 1),
+                },
+                RfEdge {
+                    after: at(2, 0),
+                    before: at(1, 2),
+                    var: 0,
+                    read: at(1, 1),
+                },
+            ]
         );
     }
 
