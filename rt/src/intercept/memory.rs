@@ -51,13 +51,8 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
         inner.atomic_after = addr as u64 / replay::shadow::GRANULE + 1;
     }
     let site = sites::id(site as usize);
-    let replay = replay::gate::get();
-    replay::debug::access(tid, site, replay.and_then(|r| r.options.stop_at));
-    if let Some(r) = replay {
-        let syncs = t.info.syncs.load(std::sync::atomic::Ordering::Acquire);
-        if r.plan.saw(tid, site, syncs, calls::unbegun()) {
-            replay::report::atomicity(site);
-        }
+    if let Some(r) = replay::gate::watching() {
+        watch(r, t, site);
     }
     replay::shadow::access(
         &mut inner.clock,
@@ -68,6 +63,19 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
         kind,
         replay::report::race,
     );
+}
+
+/// The access of thread `t` at `site` for a replay that watches accesses: the debugger's stop,
+/// and the schedule's watched accesses.
+#[cold]
+#[inline(never)]
+fn watch(r: &replay::gate::Replay, t: &replay::thread::ReplayThread, site: ilgen_trace::SiteId) {
+    let tid = t.tid();
+    replay::debug::access(tid, site, r.options.stop_at);
+    let syncs = t.info.syncs.load(std::sync::atomic::Ordering::Acquire);
+    if r.plan.saw(tid, site, syncs, calls::unbegun()) {
+        replay::report::atomicity(site);
+    }
 }
 
 #[cold]
