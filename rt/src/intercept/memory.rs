@@ -11,7 +11,7 @@
 
 use std::ffi::c_void;
 
-use ilgen_trace::{AccessKind, SyncOp};
+use ilgen_trace::{AccessKind, SiteId, SyncOp};
 
 use crate::{calls, record, replay, sites, thread};
 
@@ -38,8 +38,20 @@ fn access_slow(addr: *const c_void, size: u64, site: *const c_void, kind: Access
     }
 }
 
-/// The access in replay mode: checked against the shadow memory, races reported.
-#[inline(never)]
+/// The site pointer a hook was given, named by its id only when the shadow needs it.
+#[derive(Clone, Copy)]
+struct RawSite(*const c_void);
+
+impl replay::shadow::Site for RawSite {
+    fn id(self) -> SiteId {
+        sites::id(self.0 as usize)
+    }
+}
+
+/// The access in replay mode: checked against the shadow memory, races reported. Inlined into
+/// the hook's slow path, with the shadow's fast path (an access its thread's cells of this instant
+/// already cover), so that such an access costs no further call.
+#[inline(always)]
 fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: AccessKind) {
     let Some(t) = replay::sync::current() else {
         return;
@@ -50,24 +62,31 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
     if kind.is_atomic() {
         inner.atomic_after = addr as u64 / replay::shadow::GRANULE + 1;
     }
-    let site = sites::id(site as usize);
-    let replay = replay::gate::get();
-    replay::debug::access(tid, site, replay.and_then(|r| r.options.stop_at));
-    if let Some(r) = replay {
-        let syncs = t.info.syncs.load(std::sync::atomic::Ordering::Acquire);
-        if r.plan.saw(tid, site, syncs, calls::unbegun()) {
-            replay::report::atomicity(site);
-        }
+    if let Some(r) = replay::gate::watching() {
+        watch(r, t, sites::id(site as usize));
     }
     replay::shadow::access(
         &mut inner.clock,
         tid,
         addr as u64,
         size,
-        site,
+        RawSite(site),
         kind,
         replay::report::race,
     );
+}
+
+/// The access of thread `t` at `site` for a replay that watches accesses: the debugger's stop,
+/// and the schedule's watched accesses.
+#[cold]
+#[inline(never)]
+fn watch(r: &replay::gate::Replay, t: &replay::thread::ReplayThread, site: SiteId) {
+    let tid = t.tid();
+    replay::debug::access(tid, site, r.options.stop_at);
+    let syncs = t.info.syncs.load(std::sync::atomic::Ordering::Acquire);
+    if r.plan.saw(tid, site, syncs, calls::unbegun()) {
+        replay::report::atomicity(site);
+    }
 }
 
 #[cold]

@@ -964,36 +964,70 @@ pub(crate) fn acquire_again(g: u64, tid: ThreadId, now: &mut VectorClock) {
     });
 }
 
+/// Where an access was made: its site id, found only when the access is checked in a section
+/// (the hook keeps the pointer it was given, whose id costs a call and a division).
+pub(crate) trait Site: Copy {
+    fn id(self) -> SiteId;
+}
+
+impl Site for SiteId {
+    fn id(self) -> SiteId {
+        self
+    }
+}
+
 /// Checks and records one access of `size` bytes at `addr` by the thread whose clock is `now`;
 /// calls `found` (outside every granule's lock) with each earlier cell it races with and the cell
-/// of the access itself in that granule.
+/// of the access itself in that granule. Inlined into the hook for the fast path of one granule
+/// (see the module doc); the rest is [`check_access`].
+#[inline(always)]
 pub(crate) fn access(
     now: &mut VectorClock,
     tid: ThreadId,
     addr: u64,
     size: u64,
-    site: SiteId,
+    site: impl Site,
     kind: AccessKind,
-    mut found: impl FnMut(&Cell, &Cell),
+    found: impl FnMut(&Cell, &Cell),
 ) {
     if size == 0 {
         return;
     }
     let first = addr / GRANULE;
     let last = addr.saturating_add(size - 1) / GRANULE;
+    if first == last && !kind.is_atomic() && tid < HINT_TIDS {
+        if let Some(leaf) = leaf(first / PAGE, false) {
+            let seen = leaf.state[(first % PAGE) as usize].load(Ordering::Relaxed);
+            let bytes = mask(first, addr, size);
+            if covered(seen, tid, now.get(tid), bytes, kind.is_write()) {
+                return;
+            }
+        }
+    }
+    check_access(now, tid, addr, size, site, kind, found);
+}
+
+/// [`access`] past the fast path of one granule: an access the hint did not decide in its one
+/// granule, or one over several (decided by the fast path only if it is in every granule).
+#[inline(never)]
+fn check_access(
+    now: &mut VectorClock,
+    tid: ThreadId,
+    addr: u64,
+    size: u64,
+    site: impl Site,
+    kind: AccessKind,
+    mut found: impl FnMut(&Cell, &Cell),
+) {
+    let first = addr / GRANULE;
+    let last = addr.saturating_add(size - 1) / GRANULE;
     let plain = !kind.is_atomic() && tid < HINT_TIDS;
     if first == last {
-        // Most accesses: one granule, decided by the fast path or checked in one section.
         let Some(leaf) = leaf(first / PAGE, true) else {
             return;
         };
         let i = (first % PAGE) as usize;
-        let seen = leaf.state[i].load(Ordering::Relaxed);
-        let bytes = mask(first, addr, size);
-        if plain && covered(seen, tid, now.get(tid), bytes, kind.is_write()) {
-            return;
-        }
-        let cur = Access::new(tid, addr, size, site, kind).cell(bytes, now);
+        let cur = Access::new(tid, addr, size, site.id(), kind).cell(mask(first, addr, size), now);
         let (mut section, mut out) = (None, Conflicts::default());
         check_granule(now, leaf, &mut section, i, cur, false, &mut out, &mut found);
         return;
@@ -1013,7 +1047,7 @@ pub(crate) fn access(
     }
     check(
         now,
-        &Access::new(tid, addr, size, site, kind),
+        &Access::new(tid, addr, size, site.id(), kind),
         first,
         last,
         false,
