@@ -4,8 +4,9 @@
 //! happens-before detector saw it in a real execution), a confirmed atomicity violation (the
 //! watched accesses e1, f, e2 ran in that order, each in its predicted segment), no error (the schedule was followed and
 //! nothing happened), infeasible (the program took another path: the schedule diverged) or failed
-//! (no outcome: timeout, crash, refused schedule), each with its reason in words. A race or
-//! deadlock the runtime wrote is final: a hang, crash or timeout after it changes nothing. And
+//! (no outcome: timeout, crash, refused schedule), each with its reason in words. A race,
+//! deadlock or divergence the runtime wrote is final: a hang, crash or timeout after it changes
+//! nothing. And
 //! [`confirms`]: whether the replay proved its own candidate, which decides if the candidate's
 //! fallbacks are still worth replaying.
 
@@ -74,10 +75,14 @@ pub fn confirms(candidate: &Candidate, run: &ReplayRun) -> bool {
 
 pub fn classify(run: &ReplayRun) -> Verdict {
     let v = |class, reason: String| Verdict { class, reason };
-    let found = run
-        .outcome
-        .as_ref()
-        .is_ok_and(|o| matches!(o.result, ResultKind::Race | ResultKind::Deadlock));
+    // A divergence on disk is final too: the runtime lets the program go on unscheduled after
+    // it only to meet races still ahead.
+    let found = run.outcome.as_ref().is_ok_and(|o| {
+        matches!(
+            o.result,
+            ResultKind::Race | ResultKind::Deadlock | ResultKind::Diverged
+        )
+    });
     match run.ended {
         Ended::TimedOut if !found => {
             return v(

@@ -448,6 +448,11 @@ pub struct Race {
     pub heap_block: Option<HeapBlock>,
     pub threads: Vec<ThreadInfo>,
     pub schedule: Vec<ScheduleStep>,
+    /// Where the replay left this schedule, when it could not follow it to the end (`step S of
+    /// T: why`): the threads ran unscheduled from there, so a replay retraces what came after
+    /// only as far as the program does the same again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_schedule: Option<String>,
 }
 
 impl Race {
@@ -493,6 +498,11 @@ pub struct Deadlock {
     pub cycle: Vec<ThreadId>,
     pub threads: Vec<ThreadInfo>,
     pub schedule: Vec<ScheduleStep>,
+    /// Where the replay left this schedule, when it could not follow it to the end (`step S of
+    /// T: why`): the threads ran unscheduled from there, so a replay retraces what came after
+    /// only as far as the program does the same again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_schedule: Option<String>,
     /// Of an observed deadlock: condition variables signalled before their waiter waited.
     pub lost_wakeups: Vec<LostWakeup>,
 }
@@ -793,6 +803,7 @@ impl Report {
             cycle: d.cycle.clone(),
             threads: threads(ctx, None, d.threads.iter().map(|b| b.thread.tid)),
             schedule: Vec::new(),
+            left_schedule: None,
             lost_wakeups: o
                 .lost_wakeups
                 .iter()
@@ -912,6 +923,10 @@ fn key(f: &Finding) -> Key {
 
 fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<Finding> {
     let schedule = schedule(ctx, entry.candidate, o);
+    let left_schedule = o
+        .divergence
+        .as_ref()
+        .map(|d| format!("step {} of {} ({})", o.steps_done, o.steps_total, d.reason));
     let replay_dir = run.out_dir.display().to_string();
     let mut out = Vec::new();
     for r in &o.races {
@@ -948,6 +963,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             heap_block: r.heap_block.as_ref().map(|b| heap_block(ctx, b)),
             threads: threads(ctx, Some(o), [r.current.thread.tid, r.previous.thread.tid]),
             schedule: schedule.clone(),
+            left_schedule: left_schedule.clone(),
         })));
     }
     if let (
@@ -1001,6 +1017,7 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             cycle: d.cycle.clone(),
             threads: threads(ctx, Some(o), d.threads.iter().map(|b| b.thread.tid)),
             schedule,
+            left_schedule,
             lost_wakeups: Vec::new(),
         })));
     }

@@ -152,7 +152,13 @@ fn race(out: &mut String, r: &Race, runs: Option<&[Run]>) {
     if let Some(all) = runs {
         provenance(out, all, r.run, &r.runs, &r.candidates);
     }
-    schedule(out, &r.schedule, &r.candidates, &r.replay_dir);
+    schedule(
+        out,
+        &r.schedule,
+        r.left_schedule.as_deref(),
+        &r.candidates,
+        &r.replay_dir,
+    );
     let _ = writeln!(
         out,
         "SUMMARY: ilgen: {} {}",
@@ -220,7 +226,7 @@ fn atomicity(out: &mut String, a: &Atomicity, runs: Option<&[Run]>) {
     if let Some(all) = runs {
         provenance(out, all, a.run, &a.runs, &a.candidates);
     }
-    schedule(out, &a.schedule, &a.candidates, &a.replay_dir);
+    schedule(out, &a.schedule, None, &a.candidates, &a.replay_dir);
     let _ = writeln!(
         out,
         "SUMMARY: ilgen: atomicity violation {}",
@@ -300,7 +306,13 @@ fn deadlock(out: &mut String, d: &Deadlock, runs: Option<&[Run]>) {
         );
         let _ = writeln!(out);
     } else {
-        schedule(out, &d.schedule, &d.candidates, &d.replay_dir);
+        schedule(
+            out,
+            &d.schedule,
+            d.left_schedule.as_deref(),
+            &d.candidates,
+            &d.replay_dir,
+        );
     }
     let first = d.blocked.first().map(|b| summary(&b.location));
     let _ = writeln!(
@@ -441,7 +453,13 @@ fn never_joined(out: &mut String, indent: &str, t: &ThreadInfo) {
     };
 }
 
-fn schedule(out: &mut String, steps: &[ScheduleStep], candidates: &[usize], dir: &str) {
+fn schedule(
+    out: &mut String,
+    steps: &[ScheduleStep],
+    left: Option<&str>,
+    candidates: &[usize],
+    dir: &str,
+) {
     let numbers: Vec<String> = candidates.iter().map(|n| n.to_string()).collect();
     let _ = writeln!(
         out,
@@ -471,6 +489,12 @@ fn schedule(out: &mut String, steps: &[ScheduleStep], candidates: &[usize], dir:
             (None, None) => writeln!(out, "    {}. {what}", i + 1),
             _ => writeln!(out, "    {}. {what} at {}", i + 1, short(l)),
         };
+    }
+    if let Some(left) = left {
+        let _ = writeln!(
+            out,
+            "  The replay left this schedule at {left}; the threads ran unscheduled from there."
+        );
     }
     let _ = writeln!(out);
 }

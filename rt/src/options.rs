@@ -235,8 +235,9 @@ pub const TABLE: &[OptionSpec] = &[
         // whose tick is main's only sync operation while idle), and a race still to come (main's
         // read of `stop_main_loop` after the next tick) must not be cut off by the first.
         default: "3000",
-        help: "replay: once a race is confirmed (and on disk), the program is stopped when it \
-               completes no sync operation for this long (exit 89); 0: never",
+        help: "replay: once a race is confirmed or the replay left its schedule (either on \
+               disk), the program is stopped when it completes no sync operation for this long \
+               (exit 89); 0: never",
         set: |o, v| {
             o.verdict_grace_ms = parse_num(v, 0, 3_600_000)?;
             Ok(())

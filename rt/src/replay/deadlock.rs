@@ -251,18 +251,16 @@ fn watch(r: &'static Replay) {
             // Not while a thread created where the runtime did not see it (no parent, not main)
             // lives: nothing orders it after its creator, and running others free beside it
             // would report races with it that no execution has.
-            let main = r.plan.main_tid();
-            let no_orphan = live
-                .iter()
-                .all(|(i, _, _)| i.me.parent.is_some() || i.me.tid == main);
+            let orphan =
+                replay::thread::orphan_lives(live.iter().map(|(i, _, _)| *i), r.plan.main_tid());
             let release = waiting_for_end
-                && no_orphan
+                && !orphan
                 && !r.waiters_released()
                 && (stalled || (settled && next_stuck && others_wait));
             if release {
                 r.release_waiters();
             } else if settled && (ended || (next_stuck && others_wait)) {
-                replay::report::diverged(divergence(r, &threads, "cannot be taken"));
+                replay::report::left_schedule(divergence(r, &threads, "cannot be taken"));
             }
             // A thread computing toward its step (a compressor's block, slowed by the race
             // detector) makes progress no sync operation shows: while its CPU time grows the
@@ -287,7 +285,7 @@ fn watch(r: &'static Replay) {
             }
             if now.saturating_sub(r.last_progress_ms()) >= u64::from(o.replay_timeout_ms) {
                 let within = format!("was not taken within {} ms", o.replay_timeout_ms);
-                replay::report::diverged(divergence(r, &threads, &within));
+                replay::report::left_schedule(divergence(r, &threads, &within));
             }
         }
         if o.verdict_grace_ms > 0 && replay::report::has_verdict() {

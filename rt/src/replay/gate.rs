@@ -245,6 +245,9 @@ pub(crate) struct Replay {
     /// The threads that wait for the end of the schedule may run: the schedule stopped moving
     /// ([`Replay::release_waiters`]); cleared when the cursor moves.
     released: AtomicBool,
+    /// The schedule was given up where it could not be followed ([`Replay::abandon`]): every
+    /// thread runs free, as after its last step.
+    abandoned: AtomicBool,
     /// Per step, the stack of the thread that took it ([`NOT_TAKEN`] before).
     stacks: Box<[AtomicU32]>,
 }
@@ -300,6 +303,7 @@ impl Replay {
             moved: Condvar::new(),
             last_progress_ms: AtomicU64::new(now_ms()),
             released: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
             stacks: (0..plan.steps.len())
                 .map(|_| AtomicU32::new(NOT_TAKEN))
                 .collect(),
@@ -324,8 +328,9 @@ impl Replay {
         self.cursor_fast.load(Ordering::Acquire)
     }
 
+    /// Every step taken, or the schedule given up ([`Replay::abandon`]).
     pub fn finished(&self) -> bool {
-        self.cursor() >= self.plan.steps.len()
+        self.cursor() >= self.plan.steps.len() || self.abandoned.load(Ordering::Acquire)
     }
 
     pub fn last_progress_ms(&self) -> u64 {
@@ -345,6 +350,9 @@ impl Replay {
         mut on_wait: impl FnMut(bool),
     ) -> Result<Option<usize>, Divergence> {
         let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
+        if self.abandoned.load(Ordering::Acquire) {
+            return Ok(None);
+        }
         let verdict = self.plan.verdict(tid, index, op, known_site(site), *cursor);
         let target = match verdict {
             Verdict::Free => return Ok(None),
@@ -386,7 +394,7 @@ impl Replay {
             on_wait(true);
             cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
             while *cursor != target {
-                if *cursor > target {
+                if *cursor > target || self.abandoned.load(Ordering::Acquire) {
                     // Another thread took the step ahead of this one: only a schedule repeating a
                     // step could do it, and `Plan::new` refuses those. Run free.
                     break;
@@ -408,9 +416,18 @@ impl Replay {
             on_wait(false);
         }
         Ok(match verdict {
-            Verdict::Turn(p) => Some(p),
+            Verdict::Turn(p) if !self.abandoned.load(Ordering::Acquire) => Some(p),
             _ => None,
         })
+    }
+
+    /// Gives the schedule up: no step is taken any more and every thread, those waiting at the
+    /// gate included, runs free from here, as after the last step. The cursor stays where the
+    /// schedule stopped.
+    pub fn abandon(&self) {
+        let _cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
+        self.abandoned.store(true, Ordering::Release);
+        self.moved.notify_all();
     }
 
     /// Lets the threads that wait for the end of the schedule run, until the cursor moves: the

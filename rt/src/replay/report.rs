@@ -12,11 +12,13 @@
 //! Sites are ids into the binary's site table and threads are recorded tids: the runtime cannot
 //! name source lines cheaply; `ilgen` renders the outcome with `file:line`.
 //!
-//! How the replay ends: a deadlock writes the outcome and exits with `EXIT_DEADLOCK`, a divergence
-//! with `EXIT_DIVERGED`, a refused schedule with `EXIT_BAD_SCHEDULE`, a program the watchdog stops
-//! after a confirmed race ([`stopped`]) with `EXIT_STOPPED`; otherwise the program's own
-//! exit runs [`at_exit`], which writes the final outcome (diverged, with `EXIT_DIVERGED`, when the
-//! program ended before the schedule did and nothing was found).
+//! How the replay ends: a deadlock writes the outcome and exits with `EXIT_DEADLOCK`, a refused
+//! schedule with `EXIT_BAD_SCHEDULE`, a program the watchdog stops after its verdict was written
+//! ([`stopped`]) with `EXIT_STOPPED`; a divergence writes the outcome and, where the program can
+//! go on unscheduled ([`left_schedule`]), lets it (races still ahead are real and reported),
+//! else exits with `EXIT_DIVERGED`; otherwise the program's own exit runs [`at_exit`], which
+//! writes the final outcome (diverged, with `EXIT_DIVERGED`, when the program left or ended
+//! before the schedule and nothing was found).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::c_int;
@@ -328,14 +330,16 @@ fn write_current() {
     write(&r.outcome_dir, &outcome(&f, r));
 }
 
-/// Whether a race has been confirmed (and written).
+/// Whether the outcome on disk is final: a race was confirmed, or the replay left its schedule
+/// ([`left_schedule`]).
 pub(crate) fn has_verdict() -> bool {
-    !findings().races.is_empty()
+    let f = findings();
+    !f.races.is_empty() || f.divergence.is_some()
 }
 
-/// The program completed no sync operation for `quiet_ms` after a race was confirmed: the
-/// outcome, already final, is written once more and the process ends with `EXIT_STOPPED` (the
-/// runner then kills the rest of its process group).
+/// The program completed no sync operation for `quiet_ms` after its verdict was written
+/// ([`has_verdict`]): the outcome, already final, is written once more and the process ends with
+/// `EXIT_STOPPED` (the runner then kills the rest of its process group).
 pub(crate) fn stopped(quiet_ms: u64) -> ! {
     let Some(r) = replay::gate::get() else {
         exit(EXIT_STOPPED)
@@ -343,9 +347,14 @@ pub(crate) fn stopped(quiet_ms: u64) -> ! {
     if !stop() {
         park();
     }
+    let why = if findings().races.is_empty() {
+        "it left the schedule"
+    } else {
+        "a race was confirmed"
+    };
     crate::runtime::say(&format!(
-        "ilgen: replay stopped: a race was confirmed and the program completed no sync operation \
-         for {quiet_ms} ms since (exit status {EXIT_STOPPED})"
+        "ilgen: replay stopped: {why} and the program completed no sync operation for \
+         {quiet_ms} ms since (exit status {EXIT_STOPPED})"
     ));
     let f = findings();
     write(&r.outcome_dir, &outcome(&f, r));
@@ -367,6 +376,35 @@ fn park() -> ! {
     loop {
         std::thread::sleep(std::time::Duration::from_secs(1));
     }
+}
+
+/// The schedule cannot be followed past `d`: the divergence is on disk at once (the verdict, if
+/// nothing else is found), and the program goes on unscheduled, every thread free as after the
+/// last step, so that races still ahead (a server's shutdown, a worker's last block) are met by
+/// the detector as in any run; at exit the outcome holds them and the divergence. Ends the
+/// replay instead ([`diverged`]) while a thread the runtime did not see created lives.
+pub(crate) fn left_schedule(d: Divergence) {
+    let Some(r) = replay::gate::get() else {
+        exit(EXIT_DIVERGED)
+    };
+    let threads = replay::thread::all();
+    if replay::thread::orphan_lives(threads.iter().map(|t| &**t), r.plan.main_tid()) {
+        diverged(d);
+    }
+    let mut f = findings();
+    if f.divergence.is_some() {
+        return;
+    }
+    let site = d.expected.as_ref().and_then(|s| s.site).unwrap_or(NO_SITE);
+    __ilgen_report_hook(HOOK_DIVERGED, site, u32::MAX, 0);
+    crate::runtime::say(&format!(
+        "ilgen: replay left the schedule: {}; the program goes on unscheduled",
+        d.reason
+    ));
+    f.divergence = Some(d);
+    write(&r.outcome_dir, &outcome(&f, r));
+    drop(f);
+    r.abandon();
 }
 
 pub(crate) fn diverged(d: Divergence) -> ! {

@@ -121,7 +121,10 @@ fn gate(t: &ReplayThread, op: &SyncOp, site: SiteId, unlock: Option<u64>) -> Opt
                 t.info.outside.store(lock, Ordering::Relaxed);
                 return None;
             }
-            None => replay::report::diverged(d),
+            None => {
+                replay::report::left_schedule(d);
+                return None;
+            }
         },
     };
     if let Some(p) = step {

@@ -352,6 +352,18 @@ pub(crate) fn all() -> Vec<Arc<ThreadInfo>> {
     THREADS.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
+/// Whether a live thread among `threads` was created where the runtime did not see it (no
+/// parent, and not `main`): nothing orders it after its creator, so running other threads free
+/// beside it would report races with it that no execution has.
+pub(crate) fn orphan_lives<'a>(
+    threads: impl IntoIterator<Item = &'a ThreadInfo>,
+    main: ThreadId,
+) -> bool {
+    threads
+        .into_iter()
+        .any(|i| i.me.parent.is_none() && i.me.tid != main && i.status().0 != Status::Ended)
+}
+
 /// The calling thread creates `child`: its stack now is where the child was created.
 pub(crate) fn forked(child: ThreadId) {
     let stack = crate::replay::stack::current();
