@@ -330,7 +330,7 @@ impl Replay {
 
     /// Every step taken, or the schedule given up ([`Replay::abandon`]).
     pub fn finished(&self) -> bool {
-        self.cursor() >= self.plan.steps.len() || self.abandoned.load(Ordering::Acquire)
+        self.cursor() >= self.plan.steps.len() || self.abandoned()
     }
 
     pub fn last_progress_ms(&self) -> u64 {
@@ -419,6 +419,11 @@ impl Replay {
             Verdict::Turn(p) if !self.abandoned.load(Ordering::Acquire) => Some(p),
             _ => None,
         })
+    }
+
+    /// Whether the schedule was given up ([`Replay::abandon`]).
+    pub fn abandoned(&self) -> bool {
+        self.abandoned.load(Ordering::Acquire)
     }
 
     /// Gives the schedule up: no step is taken any more and every thread, those waiting at the

@@ -17,7 +17,9 @@
 //!
 //! The recorded thread of a replay thread: its own tid when the schedule names it (or main);
 //! else, for a child of such a thread, the recorded thread with the same parent and child index.
-//! Any other thread, a thread with no file, and every read after the recorded ones, read freely.
+//! Any other thread, a thread with no file, every read after the recorded ones, and every read
+//! once the replay has left its schedule (the run no longer retraces the recorded one, and a read
+//! held to a recorded count would wait for bytes no peer sends), read freely.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -74,6 +76,9 @@ fn outcomes(t: &ReplayThread) -> Option<&'static [Input]> {
 /// The calling thread's next recorded outcome, if it has one; `stream` decides (once the thread
 /// is known to have outcomes) whether the read counts.
 fn next(stream: impl FnOnce() -> bool) -> Option<(&'static ReplayThread, u32, Input)> {
+    if gate::get()?.abandoned() {
+        return None;
+    }
     let t = current_if_live()?;
     let all = outcomes(t)?;
     let nth = t.info.inputs.load(Ordering::Relaxed);
@@ -138,6 +143,12 @@ pub(crate) fn serve(
     let mut got = 0usize;
     let mut since = now_ms();
     while got < want || want == 0 {
+        if gate::get().is_some_and(|r| r.abandoned()) {
+            // Another thread left the schedule meanwhile: what came in is this read's outcome,
+            // and with nothing yet the caller reads freely.
+            t.info.set(Status::Running);
+            return (got > 0).then_some(got as isize);
+        }
         let left = timeout.saturating_sub(now_ms().saturating_sub(since));
         if left == 0 {
             said(format!(
@@ -149,8 +160,8 @@ pub(crate) fn serve(
             events: libc::POLLIN,
             revents: 0,
         };
-        // SAFETY: one pollfd on the stack.
-        let ready = unsafe { libc::poll(&mut pfd, 1, left.min(i32::MAX as u64) as i32) };
+        // SAFETY: one pollfd on the stack. A tenth of a second at most, to see an abandonment.
+        let ready = unsafe { libc::poll(&mut pfd, 1, left.min(100) as i32) };
         if ready <= 0 {
             continue;
         }
