@@ -348,7 +348,7 @@ impl Session<'_> {
         } else {
             "gdb"
         };
-        let e = cmd.exec();
+        let e = ilgen_confirm::guard::unblocked(&mut cmd).exec();
         Err(CliError::Input(format!(
             "failed to start {name}: {e}; is it installed (`make deps`)?"
         )))

@@ -16,8 +16,9 @@
 //! as before. A user's Ctrl-C on a long detect, or a batch scheduler's SIGTERM at the time limit,
 //! so still gets the confirmed findings.
 
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
@@ -37,6 +38,8 @@ static WATCHER: OnceLock<()> = OnceLock::new();
 static KEEP_REPORT: AtomicBool = AtomicBool::new(false);
 /// The signal that stopped the replays (0: none).
 static STOPPED_BY: AtomicI32 = AtomicI32::new(0);
+/// The signals [`install`] blocked, bit `sig` for signal `sig`.
+static BLOCKED: AtomicU64 = AtomicU64::new(0);
 
 /// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (and so in every thread it starts
 /// later) and starts the watcher. Call it from `main` before anything starts a thread.
@@ -52,6 +55,7 @@ pub fn install() {
                     && old.sa_sigaction == libc::SIG_IGN;
                 if !ignored {
                     libc::sigaddset(&mut set, sig);
+                    BLOCKED.fetch_or(1 << sig, Ordering::SeqCst);
                 }
             }
             libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
@@ -106,14 +110,37 @@ fn stop_groups() {
     }
 }
 
+/// Makes `cmd`'s program start without the signals [`install`] blocked: a signal mask survives
+/// exec, and a program started with SIGINT, SIGTERM and SIGHUP blocked never receives them
+/// (memcached's `shutdown` command raises SIGINT, which then stayed pending for good and its
+/// replays never shut down; a debugger would ignore Ctrl-C).
+pub fn unblocked(cmd: &mut Command) -> &mut Command {
+    let blocked = BLOCKED.load(Ordering::SeqCst);
+    // SAFETY: the closure runs in the child between fork and exec, and calls only the
+    // async-signal-safe signal-set and mask functions on a stack value.
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for sig in SIGNALS {
+                if blocked & (1 << sig) != 0 {
+                    libc::sigaddset(&mut set, sig);
+                }
+            }
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            Ok(())
+        })
+    }
+}
+
 /// Spawns `cmd` (which must make its own process group) and registers its group; `None` when
-/// ilgen is stopping.
+/// ilgen is stopping. The program starts with the signal mask ilgen had before [`install`].
 pub fn spawn(cmd: &mut Command) -> Option<std::io::Result<Child>> {
     let mut groups = GROUPS.lock().unwrap_or_else(|e| e.into_inner());
     if groups.stopping {
         return None;
     }
-    let child = cmd.spawn();
+    let child = unblocked(cmd).spawn();
     if let Ok(c) = &child {
         groups.live.push(c.id() as i32);
     }
