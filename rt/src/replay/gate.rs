@@ -350,7 +350,7 @@ impl Replay {
         mut on_wait: impl FnMut(bool),
     ) -> Result<Option<usize>, Divergence> {
         let mut cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
-        if self.abandoned.load(Ordering::Acquire) {
+        if self.abandoned() {
             return Ok(None);
         }
         let verdict = self.plan.verdict(tid, index, op, known_site(site), *cursor);
@@ -394,7 +394,7 @@ impl Replay {
             on_wait(true);
             cursor = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
             while *cursor != target {
-                if *cursor > target || self.abandoned.load(Ordering::Acquire) {
+                if *cursor > target || self.abandoned() {
                     // Another thread took the step ahead of this one: only a schedule repeating a
                     // step could do it, and `Plan::new` refuses those. Run free.
                     break;
@@ -416,7 +416,7 @@ impl Replay {
             on_wait(false);
         }
         Ok(match verdict {
-            Verdict::Turn(p) if !self.abandoned.load(Ordering::Acquire) => Some(p),
+            Verdict::Turn(p) if !self.abandoned() => Some(p),
             _ => None,
         })
     }

@@ -90,14 +90,10 @@ pub(crate) struct ThreadInfo {
 }
 
 impl ThreadInfo {
-    #[cfg(test)]
-    pub fn for_test(tid: ThreadId) -> ThreadInfo {
+    /// A thread `me` that is running and has done nothing yet.
+    fn new(me: ThreadRef, cpu_clock: Option<libc::clockid_t>) -> ThreadInfo {
         ThreadInfo {
-            me: ThreadRef {
-                tid,
-                parent: None,
-                child_index: 0,
-            },
+            me,
             status: Mutex::new(Status::Running),
             generation: AtomicU64::new(0),
             syncs: AtomicU32::new(0),
@@ -105,8 +101,18 @@ impl ThreadInfo {
             timed_wait: AtomicBool::new(false),
             outside: AtomicU64::new(0),
             outside_ends: AtomicBool::new(false),
-            cpu_clock: None,
+            cpu_clock,
         }
+    }
+
+    #[cfg(test)]
+    pub fn for_test(tid: ThreadId) -> ThreadInfo {
+        let me = ThreadRef {
+            tid,
+            parent: None,
+            child_index: 0,
+        };
+        ThreadInfo::new(me, None)
     }
 
     pub fn status(&self) -> (Status, u64) {
@@ -267,17 +273,7 @@ pub(crate) fn next_orphan() -> u32 {
 /// Makes the calling thread's state, listed for the watchdog and the reports, and hands its
 /// value to the exit key.
 pub(crate) fn register(me: ThreadRef, clock: VectorClock) -> &'static ReplayThread {
-    let info = Arc::new(ThreadInfo {
-        me,
-        status: Mutex::new(Status::Running),
-        generation: AtomicU64::new(0),
-        syncs: AtomicU32::new(0),
-        inputs: AtomicU32::new(0),
-        timed_wait: AtomicBool::new(false),
-        outside: AtomicU64::new(0),
-        outside_ends: AtomicBool::new(false),
-        cpu_clock: own_cpu_clock(),
-    });
+    let info = Arc::new(ThreadInfo::new(me, own_cpu_clock()));
     THREADS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
