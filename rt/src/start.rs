@@ -234,7 +234,6 @@ fn start_replaying(options: Options) -> Option<&'static Replay> {
         libc::atexit(on_replay_exit);
         libc::pthread_atfork(None, None, Some(on_replay_fork_child));
     }
-    replay::deadlock::spawn_watchdog(r);
     Some(r)
 }
 

@@ -147,7 +147,19 @@ fn blocked_thread(info: &ThreadInfo, op: SyncOp, site: SiteId, stack: StackId) -
     }
 }
 
-pub(crate) fn spawn_watchdog(r: &'static Replay) {
+/// Starts the watchdog once: when the program creates its first thread or a thread first waits
+/// at the gate, not at start-up. Until then the process stays single-threaded as the recorded run
+/// was, and libraries that read glibc's `__libc_single_threaded` take the same path as recorded:
+/// libstdc++ builds its locales (an `<iostream>`'s static init) with `pthread_once` only once
+/// threads exist, and those extra once-locks before main's first fork would leave every schedule
+/// at that fork. Alone, the program needs no watchdog: a thread that waits at the gate is the first
+/// thing that can stop a single-threaded replay.
+pub(crate) fn start_watchdog(r: &'static Replay) {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| spawn_watchdog(r));
+}
+
+fn spawn_watchdog(r: &'static Replay) {
     // Its create and the detach when the handle drops are the runtime's, not the program's.
     let spawned = crate::real::internal(|| {
         std::thread::Builder::new()

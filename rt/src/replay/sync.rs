@@ -101,6 +101,7 @@ fn gate(t: &ReplayThread, op: &SyncOp, site: SiteId, unlock: Option<u64>) -> Opt
     let index = t.info.syncs.load(Ordering::Relaxed);
     let turn = r.wait_turn(t.tid(), index, op.kind(), site, |waiting| {
         if waiting {
+            replay::deadlock::start_watchdog(r);
             t.info.set(Status::Gated { index });
             if let Some(m) = unlock {
                 // SAFETY: the program's mutex, which this thread holds (its wait returned).
@@ -544,6 +545,7 @@ fn current_slow() -> Option<&'static ReplayThread> {
 pub(crate) fn new_child() -> Option<(ThreadId, u32, ThreadId)> {
     let r = replay::gate::get()?;
     let t = current()?;
+    replay::deadlock::start_watchdog(r);
     let mut inner = t.enter()?;
     let index = inner.children;
     inner.children += 1;

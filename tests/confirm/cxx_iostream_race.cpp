@@ -1,0 +1,58 @@
+// A C++ program that includes <iostream>, as most do. libstdc++ builds its locales at start-up
+// and calls pthread_once for them only once the process has threads (it reads glibc's
+// __libc_single_threaded), so the trace holds main's once-locks of a single-threaded start-up.
+// A replay that started a thread of its own at start-up (the watchdog) made those calls take the
+// multi-threaded path: main's operations before its first fork were more than recorded, and every
+// schedule left at that fork ("expects T0 operation #28 to be fork, but it is lock"). The race
+// on y, hidden in the run by task's sleep, is confirmed only by a replay that stays
+// single-threaded until main creates its thread.
+//
+// RUN: %ilgen c++ -g -O0 %s -o %t
+// RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t | FileCheck %s --check-prefix=OUT
+// RUN: sh -c '%ilgen detect %t.trace 2>&1; echo "exit=$?"' | FileCheck %s
+#include <chrono>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+int x, y;
+std::mutex m;
+
+void task() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  {
+    std::lock_guard<std::mutex> g(m);
+    x++;
+  }
+  y++;
+}
+
+int main() {
+  std::thread t(task);
+  y++;
+  {
+    std::lock_guard<std::mutex> g(m);
+    x++;
+  }
+  t.join();
+  std::cout << "x=" << x << " y=" << y << std::endl;
+  return 0;
+}
+
+// OUT: x=2 y=2
+
+// CHECK-NOT:  ilgen: warning
+// CHECK:      WARNING: ilgen: data race (pid={{[0-9]+}})
+// CHECK-NEXT:   Read of size 4 at 0x[[Y:[0-9a-f]+]] by thread T1:
+// CHECK-NEXT:     #0 task() /{{.*}}cxx_iostream_race.cpp:27:4
+// CHECK:        Previous write of size 4 at 0x[[Y]] by main thread:
+// CHECK-NEXT:     #0 main /{{.*}}cxx_iostream_race.cpp:32:4
+// CHECK:        Schedule that exposed it (candidate 1, replayed in /{{.*}}/replay-1):
+// CHECK:          T0 fork T1 at /{{.*}}cxx_iostream_race.cpp:31
+// CHECK-NEXT:     T1 start
+// CHECK-NEXT:     T1 lock 'm' at /{{.*}}cxx_iostream_race.cpp:24
+// CHECK-NEXT:     T1 unlock 'm' at /{{.*}}cxx_iostream_race.cpp:26
+// CHECK-EMPTY:
+// CHECK-NEXT: SUMMARY: ilgen: data race /{{.*}}cxx_iostream_race.cpp:27 in task()
+// CHECK:      ilgen: 1 finding(s) confirmed (deduplicated by source lines)
+// CHECK-NEXT: exit=66
