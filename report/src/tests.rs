@@ -990,3 +990,54 @@ fn uninstrumented_frames_are_named_and_schedule_steps_sit_at_the_users_line() {
         0xd44a3
     );
 }
+
+#[test]
+fn steps_a_thread_repeats_at_one_place_fold_into_one_line() {
+    let ctx = context(&[]);
+    let mut c = candidate([1, 1]);
+    let Candidate::Race { schedule, .. } = &mut c else {
+        panic!("a race")
+    };
+    // Start-up once-locks of a library: 5 lock/unlock pairs on one object at one site, then
+    // three at another site (too few to fold), before main's fork. With no binary the sites have
+    // no names: the lines differ by site only where they fold.
+    let once = |op_index, site| Step {
+        tid: 0,
+        op: if op_index % 2 == 0 {
+            OpKind::Lock
+        } else {
+            OpKind::Unlock
+        },
+        object: Some(0x73c),
+        peer: None,
+        site: Some(site),
+        seq: Some(op_index),
+        op_index: op_index as u32,
+        timed_out: None,
+    };
+    let mut steps: Vec<Step> = (0..10).map(|i| once(i, 5)).collect();
+    steps.extend((10..13).map(|i| once(i, 6)));
+    steps.append(&mut schedule.steps);
+    schedule.steps = steps;
+    let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
+    add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(1, 1)]));
+    let text = text::render(&report, false);
+    let listing: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("Schedule that exposed it"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(
+        listing,
+        [
+            "    1-10. T0 lock/unlock 0x73c (recorded address) (10 steps)",
+            "    11. T0 lock 0x73c (recorded address)",
+            "    12. T0 unlock 0x73c (recorded address)",
+            "    13. T0 lock 0x73c (recorded address)",
+            "    14. T0 fork T1",
+            "    15. T1 start",
+        ],
+        "{text}"
+    );
+}

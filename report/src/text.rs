@@ -466,29 +466,49 @@ fn schedule(
         "  Schedule that exposed it (candidate {}, replayed in {dir}):",
         numbers.join(", ")
     );
-    for (i, s) in steps.iter().enumerate() {
+    let mut i = 0;
+    while i < steps.len() {
+        let run = steps[i..]
+            .iter()
+            .take_while(|s| s.peer.is_none() && same_place(s, &steps[i]))
+            .count();
+        if run >= FOLD {
+            let mut ops: Vec<String> = Vec::new();
+            for s in &steps[i..i + run] {
+                let op = s.op.to_string();
+                if !ops.contains(&op) {
+                    ops.push(op);
+                }
+            }
+            let what = format!(
+                "T{} {}{}",
+                steps[i].tid,
+                ops.join("/"),
+                object_text(&steps[i])
+            );
+            let _ = writeln!(
+                out,
+                "    {}-{}. {what}{} ({run} steps)",
+                i + 1,
+                i + run,
+                at_text(&steps[i].location)
+            );
+            i += run;
+            continue;
+        }
+        let s = &steps[i];
         let mut what = format!("T{} {}", s.tid, s.op);
         if let Some(p) = s.peer {
             let _ = write!(what, " T{p}");
         }
-        // Schedule objects carry the recorded run's addresses: name them, never mix addresses.
-        match (&s.object_name, s.object) {
-            (Some(o), _) if o.offset == 0 => {
-                let _ = write!(what, " '{}'", o.name);
-            }
-            (Some(o), _) => {
-                let _ = write!(what, " '{}'+{}", o.name, o.offset);
-            }
-            (None, Some(addr)) => {
-                let _ = write!(what, " {addr:#x} (recorded address)");
-            }
-            (None, None) => {}
-        }
-        let l = &s.location;
-        let _ = match (&l.source, &l.native) {
-            (None, None) => writeln!(out, "    {}. {what}", i + 1),
-            _ => writeln!(out, "    {}. {what} at {}", i + 1, short(l)),
-        };
+        let _ = writeln!(
+            out,
+            "    {}. {what}{}{}",
+            i + 1,
+            object_text(s),
+            at_text(&s.location)
+        );
+        i += 1;
     }
     if let Some(left) = left {
         let _ = writeln!(
@@ -497,6 +517,34 @@ fn schedule(
         );
     }
     let _ = writeln!(out);
+}
+
+/// Steps one thread takes in a row on one object at one place (libstdc++'s start-up once-locks,
+/// a loop's lock and unlock) fold into one line once they are this many: the reader needs where
+/// the thread was and for how many steps, not each turn.
+const FOLD: usize = 4;
+
+fn same_place(a: &ScheduleStep, b: &ScheduleStep) -> bool {
+    a.tid == b.tid && a.object == b.object && a.location == b.location
+}
+
+/// ` 'name'`, ` 'name'+8` or ` 0x... (recorded address)`: schedule objects carry the recorded
+/// run's addresses, so they are named, never mixed with the replay's.
+fn object_text(s: &ScheduleStep) -> String {
+    match (&s.object_name, s.object) {
+        (Some(o), _) if o.offset == 0 => format!(" '{}'", o.name),
+        (Some(o), _) => format!(" '{}'+{}", o.name, o.offset),
+        (None, Some(addr)) => format!(" {addr:#x} (recorded address)"),
+        (None, None) => String::new(),
+    }
+}
+
+/// ` at file.c:30`, or nothing for a step with no place.
+fn at_text(l: &Location) -> String {
+    match (&l.source, &l.native) {
+        (None, None) => String::new(),
+        _ => format!(" at {}", short(l)),
+    }
 }
 
 fn thread_name(tid: ThreadId) -> String {
