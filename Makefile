@@ -65,6 +65,7 @@ lit: build
 
 # Every scenario must give exactly the errors its header states (benchmarks/scenarios/README.md).
 scenarios: build
+	$(PYTHON) -m doctest benchmarks/evaluate.py
 	$(PYTHON) benchmarks/evaluate.py check
 
 test: build lint unit lit scenarios

@@ -723,19 +723,34 @@ def ilgen_scenario(hdr, args):
 # ---------------------------------------------------------------------------------------------
 # ThreadSanitizer reports
 
-FRAME_RE = re.compile(r"^\s*#\d+\s+(\S+)\s+(\S+?):(\d+)(?::\d+)?(?:\s|$)")
+# The function may have spaces (a C++ name: `ugu(int, Third&)`, `std::function<void (int)>::...`):
+# the file is the first `path:line` token after it.
+FRAME_RE = re.compile(r"^\s*#\d+\s+(.+?)\s+(\S+?):(\d+)(?::\d+)?(?:\s|$)")
 ACCESS_RE = re.compile(r"^\s+(?:Previous )?(?:[Aa]tomic )?(?:[Rr]ead|[Ww]rite) of size")
 ACQUIRE_RE = re.compile(r"^\s+Mutex \S+ acquired here while holding")
 
 
 # A frame whose code has no line in the debug info (line 0, common at -O2): `#0 fn /src/f.c (m+0x..)`.
-LINELESS_FRAME_RE = re.compile(r"^\s*#\d+\s+(\S+)\s+(/\S+)\s+\(")
+LINELESS_FRAME_RE = re.compile(r"^\s*#\d+\s+(.+?)\s+(/\S+)\s+\(")
 
 
 def first_frame_in(block, base):
     """The first (innermost) frame of a stack that lies in the scenario's file, as an error line.
     Elsewhere (real programs, BASE ""): `file:line`, or `file:function` for a frame without a
-    line (never the caller's line instead: that would name a line that did not race)."""
+    line (never the caller's line instead: that would name a line that did not race).
+
+    >>> first_frame_in(["    #0 ugu(int, Third&) /src/example.cpp:29:81 (ex+0xeadba)"], "")
+    'example.cpp:29'
+    >>> first_frame_in(["    #0 __tsan_memcpy <null> (ex+0x61e2e)",
+    ...     "    #1 std::function<void (int)>::swap(std::function<void (int)>&) "
+    ...     "/usr/include/c++/12/bits/std_function.h:558:2 (ex+0xf79e3)",
+    ...     "    #2 ctpl::thread_pool::pop() /src/./ctpl_stl.h:135:19 (ex+0xf79e3)"], "")
+    'ctpl_stl.h:135'
+    >>> first_frame_in(["    #0 main /src/example.cpp (ex+0xec4ba)"], "")
+    'example.cpp:main'
+    >>> first_frame_in(["    #0 deposit /src/s01_bank.c:33:5 (s01+0x1234)"], "s01_bank.c")
+    33
+    """
     first_other = None
     for ln in block:
         m = FRAME_RE.match(ln)
