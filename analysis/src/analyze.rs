@@ -9,12 +9,14 @@
 //! the second, ...: a fallback never displaces a candidate; when the cap cuts, a race at a pair of
 //! sites no earlier candidate has goes before one at a pair already had; the others counted),
 //! each with its [`Key`], or an
-//! [`AnalysisError`] when a CSP checker could not decide. The units run on all cores and their results are put back in report order, so the
-//! output does not depend on which core finished first; a shard solves only its own units, the
-//! same candidates in the same order as the whole analysis gives for them. Stages and units are
+//! [`AnalysisError`] when a CSP checker could not decide. The units run on all cores; a
+//! [`Keeper`] takes each unit's results as it finishes and holds no more than `max_candidates`
+//! (the memory a run's candidates take is bounded by the cap, not by the run), the same ones in
+//! the same order whichever core finished first; a shard solves only its own units, the same
+//! candidates in the same order as the whole analysis gives for them. Stages and units are
 //! reported to a [`Progress`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use ilgen_trace::event::SiteId;
 use ilgen_trace::format::ThreadTrace;
@@ -141,21 +143,6 @@ pub fn analyze_shard(
     let mut mine: Vec<usize> = (0..units.len()).filter(|&u| shard.takes(u)).collect();
     mine.sort_by_key(|&u| !matches!(units[u], Unit::Deadlocks | Unit::Atomicity));
     progress.solving(mine.len());
-    let solve_unit = |u: usize| {
-        let done = match units[u] {
-            Unit::Races(i) => races(&program, &survivors[i], options, progress),
-            Unit::Deadlocks => deadlocks(&program, options, progress),
-            Unit::Atomicity => Ok(atomicity_violations(&program, options)),
-        };
-        if let Ok(d) = &done {
-            progress.job_done(d.found.len());
-        }
-        (u, done)
-    };
-    let mut results: Vec<(usize, Result<Done, String>)> =
-        mine.into_par_iter().map(solve_unit).collect();
-    // Report order; the first unit in it that failed is the error, whichever failed first.
-    results.sort_by_key(|(u, _)| *u);
     let mut stats = Stats {
         threads: thread_count,
         sync_events: program.sync_events(),
@@ -176,47 +163,50 @@ pub fn analyze_shard(
         not_written: 0,
         atomicity: None,
     };
-    // Each candidate with its key and, for a fallback, the key of the candidate it stands in for.
-    let mut all: Vec<(Key, Option<Key>, Candidate)> = Vec::new();
-    for (u, done) in results {
-        let done = done.map_err(AnalysisError::Checker)?;
-        stats.solve.add(&done.stats);
-        stats.findings_unconvertible += done.lost;
-        stats.not_decided.extend(done.open);
-        if let Some(counts) = done.atomicity {
-            progress.stage(&format!(
-                "{} transactions, {} atomicity violation(s) with a schedule",
-                counts.transactions, counts.predicted
-            ));
-            stats.atomicity = Some(counts);
+    // Each unit's results go into the keeper as it finishes: what it holds, not every unit's
+    // candidates, bounds the memory (a 96-thread C++ test suite's units found tens of thousands of
+    // candidates, each with a schedule of ~10^5 steps: 24 GiB before the cap cut them).
+    let keeper = std::sync::Mutex::new(Keeper::new(options.max_candidates));
+    let solve_unit = |u: usize| {
+        let done = match units[u] {
+            Unit::Races(i) => races(&program, &survivors[i], options, progress),
+            Unit::Deadlocks => deadlocks(&program, options, progress),
+            Unit::Atomicity => Ok(atomicity_violations(&program, options)),
+        };
+        if let Ok(d) = &done {
+            progress.job_done(d.found.len());
         }
-        all.extend(
-            done.found
-                .into_iter()
-                .enumerate()
-                .map(|(k, c)| ((0, u, k), None, c)),
-        );
-        // Fallbacks come by candidate, each candidate's in rank order; `ranked[r - 1]`: those of
-        // rank r so far.
-        let (mut ranked, mut rank, mut last) = (Vec::<usize>::new(), 0, None);
-        for (of, c) in done.fallbacks {
-            rank = if last == Some(of) { rank + 1 } else { 1 };
-            last = Some(of);
-            if ranked.len() < rank {
-                ranked.push(0);
-            }
-            all.push(((rank, u, ranked[rank - 1]), Some((0, u, of)), c));
-            ranked[rank - 1] += 1;
-        }
+        keeper
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take(u, done);
+    };
+    mine.into_par_iter().for_each(solve_unit);
+    let keeper = keeper.into_inner().unwrap_or_else(|e| e.into_inner());
+    // Report order; the first unit in it that failed is the error, whichever failed first.
+    if let Some((_, e)) = keeper.failed {
+        return Err(AnalysisError::Checker(e));
     }
-    all.sort_by_key(|(key, _, _)| *key);
-    if all.len() > options.max_candidates {
-        new_site_pairs_first(&mut all);
+    stats.solve = keeper.solve;
+    stats.findings_unconvertible = keeper.lost;
+    stats.not_decided = keeper.open.into_values().collect();
+    if let Some(counts) = keeper.atomicity {
+        progress.stage(&format!(
+            "{} transactions, {} atomicity violation(s) with a schedule",
+            counts.transactions, counts.predicted
+        ));
+        stats.atomicity = Some(counts);
     }
-    // The cap counts the candidates in report order; in a shard it applies to the shard's own
-    // candidates, so the merged report of N shards may hold up to N times `max_candidates`.
-    stats.not_written = all.len().saturating_sub(options.max_candidates);
-    all.truncate(options.max_candidates);
+    stats.not_written = keeper.seen.saturating_sub(options.max_candidates);
+    let mut all: Vec<(Key, Option<Key>, Candidate)> = keeper
+        .kept
+        .into_iter()
+        .map(|((_, _, key), (of, c))| (key, of, c))
+        .collect();
+    // Under the cap, report order; over it, the order the cap cut by (the keeper's).
+    if keeper.seen <= options.max_candidates {
+        all.sort_by_key(|(key, _, _)| *key);
+    }
     let keys: Vec<Key> = all.iter().map(|(key, _, _)| *key).collect();
     let number_of: HashMap<Key, usize> =
         keys.iter().enumerate().map(|(i, &k)| (k, i + 1)).collect();
@@ -232,30 +222,123 @@ pub fn analyze_shard(
     Ok((stats, found, keys))
 }
 
-/// Reorders candidates in report order (fallbacks last) for a cap that will cut them: the first
-/// race candidate of each pair of sites, then the second of each, and so on, each round in report
-/// order, deadlocks and atomicity violations in the first; fallbacks stay last. Without it a
-/// program whose many objects share one racing pair of lines (memcached's slab items: 113 of its
-/// 257 candidates at one pair) fills the cap with that pair and never replays the others.
-fn new_site_pairs_first(all: &mut Vec<(Key, Option<Key>, Candidate)>) {
-    let mut seen: HashMap<[SiteId; 2], usize> = HashMap::new();
-    let rounds: Vec<(usize, usize)> = all
-        .iter()
-        .map(|(key, _, c)| match c {
+/// Where a candidate goes when the cap cuts: (fallback rank, round, key). Round `r` holds the
+/// `r`-th race candidate (from 0, in key order) of each pair of sites, deadlocks and atomicity
+/// violations are in round 0, fallbacks (rank 1, 2, ...) after every candidate. So the first race
+/// at a pair of sites no earlier candidate has goes before one at a pair already had: without it
+/// a program whose many objects share one racing pair of lines (memcached's slab items: 113 of
+/// its 257 candidates at one pair) fills the cap with that pair and never replays the others.
+type Place = (usize, usize, Key);
+
+/// The units' results as they finish, in any order, holding at most `cap` candidates: the first
+/// `cap` by [`Place`] of all it was given. A candidate put out is never wanted back: a place only
+/// moves back as more candidates come (one at the same pair of sites with an earlier key pushes
+/// the later ones a round on), and the candidates before a put-out one never become fewer than
+/// `cap` (one that moves past it is replaced, before it, by the newcomer that moved it).
+struct Keeper {
+    cap: usize,
+    /// Candidates given, kept or not.
+    seen: usize,
+    kept: BTreeMap<Place, (Option<Key>, Candidate)>,
+    /// Per pair of sites, the keys of its kept race candidates (rank 0).
+    pairs: HashMap<[SiteId; 2], BTreeSet<Key>>,
+    solve: solve::SolveStats,
+    lost: usize,
+    /// The race pairs left undecided, by unit (report order).
+    open: BTreeMap<usize, NotDecided>,
+    atomicity: Option<AtomicityCounts>,
+    /// The first unit in report order that failed, and why.
+    failed: Option<(usize, String)>,
+}
+
+impl Keeper {
+    fn new(cap: usize) -> Keeper {
+        Keeper {
+            cap,
+            seen: 0,
+            kept: BTreeMap::new(),
+            pairs: HashMap::new(),
+            solve: solve::SolveStats::default(),
+            lost: 0,
+            open: BTreeMap::new(),
+            atomicity: None,
+            failed: None,
+        }
+    }
+
+    /// Takes unit `u`'s result.
+    fn take(&mut self, u: usize, done: Result<Done, String>) {
+        let done = match done {
+            Ok(d) => d,
+            Err(e) => {
+                if self.failed.as_ref().is_none_or(|(f, _)| u < *f) {
+                    self.failed = Some((u, e));
+                }
+                return;
+            }
+        };
+        self.solve.add(&done.stats);
+        self.lost += done.lost;
+        if let Some(open) = done.open {
+            self.open.insert(u, open);
+        }
+        if done.atomicity.is_some() {
+            self.atomicity = done.atomicity;
+        }
+        for (k, c) in done.found.into_iter().enumerate() {
+            self.add((0, u, k), None, c);
+        }
+        // Fallbacks come by candidate, each candidate's in rank order; `ranked[r - 1]`: those of
+        // rank r so far.
+        let (mut ranked, mut rank, mut last) = (Vec::<usize>::new(), 0, None);
+        for (of, c) in done.fallbacks {
+            rank = if last == Some(of) { rank + 1 } else { 1 };
+            last = Some(of);
+            if ranked.len() < rank {
+                ranked.push(0);
+            }
+            self.add((rank, u, ranked[rank - 1]), Some((0, u, of)), c);
+            ranked[rank - 1] += 1;
+        }
+    }
+
+    fn add(&mut self, key: Key, of: Option<Key>, c: Candidate) {
+        self.seen += 1;
+        let pair = match &c {
             Candidate::Race { accesses, .. } if key.0 == 0 => {
                 let mut pair = [accesses[0].site, accesses[1].site];
                 pair.sort_unstable();
-                let n = seen.entry(pair).or_default();
-                *n += 1;
-                (0, *n - 1)
+                Some(pair)
             }
-            _ => (key.0, 0),
-        })
-        .collect();
-    let mut order: Vec<usize> = (0..all.len()).collect();
-    order.sort_by_key(|&i| rounds[i]);
-    let mut taken: Vec<Option<_>> = std::mem::take(all).into_iter().map(Some).collect();
-    all.extend(order.into_iter().filter_map(|i| taken[i].take()));
+            _ => None,
+        };
+        let place = match pair {
+            Some(pair) => {
+                let keys = self.pairs.entry(pair).or_default();
+                // The kept ones after it at its pair move a round on.
+                let later: Vec<Key> = keys.range(key..).copied().collect();
+                let round = keys.len() - later.len();
+                for (i, &k) in later.iter().enumerate().rev() {
+                    let moved = self.kept.remove(&(0, round + i, k)).expect("kept");
+                    self.kept.insert((0, round + i + 1, k), moved);
+                }
+                keys.insert(key);
+                (0, round, key)
+            }
+            None => (key.0, 0, key),
+        };
+        self.kept.insert(place, (of, c));
+        if self.kept.len() > self.cap {
+            let ((_, _, key), (_, c)) = self.kept.pop_last().expect("over the cap");
+            if let Candidate::Race { accesses, .. } = &c {
+                let mut pair = [accesses[0].site, accesses[1].site];
+                pair.sort_unstable();
+                if let Some(keys) = self.pairs.get_mut(&pair) {
+                    keys.remove(&key);
+                }
+            }
+        }
+    }
 }
 
 /// The races of one surviving variable.
@@ -340,5 +423,98 @@ fn atomicity_violations(program: &Program, options: &Options) -> Done {
         found,
         atomicity: Some(counts),
         ..Done::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::candidates::{AccessName, AccessSide, ObjectRange, ScheduleOut};
+
+    fn race(addr: u64, sites: [SiteId; 2]) -> Candidate {
+        let side = |tid, site| AccessSide {
+            tid,
+            site,
+            access: AccessName::Write,
+        };
+        Candidate::Race {
+            object: ObjectRange { addr, len: 4 },
+            accesses: [side(0, sites[0]), side(1, sites[1])],
+            schedule: ScheduleOut {
+                prefix_steps: 0,
+                steps: Vec::new(),
+            },
+            fallback_of: None,
+        }
+    }
+
+    /// Unit `u`'s result: races at these pairs of sites, and fallbacks of its first candidate.
+    fn unit(pairs: &[[SiteId; 2]], fallbacks: usize) -> Done {
+        let found: Vec<Candidate> = pairs.iter().map(|&p| race(0x10, p)).collect();
+        Done {
+            fallbacks: (0..fallbacks).map(|_| (0, race(0x20, pairs[0]))).collect(),
+            found,
+            ..Done::default()
+        }
+    }
+
+    /// The places of what a keeper of `cap` holds after taking `units` in the order `order`.
+    fn kept(units: &[(&[[SiteId; 2]], usize)], order: &[usize], cap: usize) -> Vec<Place> {
+        let mut k = Keeper::new(cap);
+        for &u in order {
+            k.take(u, Ok(unit(units[u].0, units[u].1)));
+        }
+        assert_eq!(
+            k.seen,
+            units.iter().map(|(p, f)| p.len() + f).sum::<usize>()
+        );
+        k.kept.into_keys().collect()
+    }
+
+    #[test]
+    fn the_keeper_keeps_the_first_by_place_whatever_order_units_finish_in() {
+        // Pair [1, 2] in every unit, [3, 4] and [5, 6] once each, two fallbacks in unit 0.
+        let units: [(&[[SiteId; 2]], usize); 4] = [
+            (&[[1, 2], [3, 4]], 2),
+            (&[[2, 1]], 0),
+            (&[[1, 2], [5, 6]], 0),
+            (&[[1, 2]], 0),
+        ];
+        // Report order: (0,0,0) [1,2], (0,0,1) [3,4], (0,1,0) [1,2], (0,2,0) [1,2], (0,2,1)
+        // [5,6], (0,3,0) [1,2], then fallbacks (1,0,0) and (2,0,0). By place: round 0 is
+        // [1,2]'s first and [3,4] and [5,6]; then [1,2]'s second, third, fourth; then fallbacks.
+        let everything = [
+            (0, 0, (0, 0, 0)),
+            (0, 0, (0, 0, 1)),
+            (0, 0, (0, 2, 1)),
+            (0, 1, (0, 1, 0)),
+            (0, 2, (0, 2, 0)),
+            (0, 3, (0, 3, 0)),
+            (1, 0, (1, 0, 0)),
+            (2, 0, (2, 0, 0)),
+        ];
+        let orders = [
+            [0, 1, 2, 3],
+            [3, 2, 1, 0],
+            [2, 0, 3, 1],
+            [1, 3, 0, 2],
+            [3, 1, 2, 0],
+        ];
+        for cap in 1..=everything.len() + 1 {
+            let want = &everything[..cap.min(everything.len())];
+            for order in &orders {
+                assert_eq!(kept(&units, order, cap), want, "cap {cap}, order {order:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_unit_in_report_order_that_failed_is_the_error() {
+        let mut k = Keeper::new(10);
+        k.take(5, Err("five".into()));
+        k.take(2, Err("two".into()));
+        k.take(0, Ok(unit(&[[1, 2]], 0)));
+        k.take(3, Err("three".into()));
+        assert_eq!(k.failed, Some((2, "two".into())));
     }
 }
