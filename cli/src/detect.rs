@@ -137,7 +137,7 @@ pub enum Solver {
 /// deadlocks) before it gives up; bounds time and memory (each state is kept for the visited set).
 const MAX_STATES: usize = 200_000;
 
-/// Default of `--max-candidates`: bounds the analysis's memory, the candidates file, the schedule
+/// Default of `--max-candidates`: bounds the analysis's memory (no more candidates are held), the candidates file, the schedule
 /// files and the replays (each replay runs the program once).
 const MAX_CANDIDATES: usize = 1000;
 

@@ -1,0 +1,56 @@
+// Thousands of candidates, each with a long schedule, under an address-space cap: 3,000 heap
+// blocks that main reads after its 5,000 critical sections while a worker writes them after its
+// own (one race per block, --all-sites keeps each). Every schedule runs through both threads'
+// sections, about 20,000 steps. The analysis held every unit's candidates until the end and only
+// then cut them to --max-candidates: BS::thread_pool's test suite made detect grow to 24 GiB
+// and be killed by the kernel, and this run ran out of memory under the 512 MiB cap. Now a
+// keeper holds no more than the cap as units finish: the first 10 (one per block) are written and
+// the others counted.
+//
+// RUN: %ilgen cc -g -O1 %s -o %t
+// RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
+// RUN: sh -c 'ulimit -v 524288 && %ilgen detect --no-replay --all-sites --max-candidates 10 %t.trace; echo "exit=$?"' 2>&1 \
+// RUN:   | FileCheck %s --implicit-check-not="out of memory"
+#include <pthread.h>
+#include <stdlib.h>
+
+#define BLOCKS 3000
+#define SECTIONS 5000
+
+static int *blocks[BLOCKS];
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static long sections_done;
+
+static void sections(void) {
+  for (int i = 0; i < SECTIONS; i++) {
+    pthread_mutex_lock(&m);
+    sections_done++;
+    pthread_mutex_unlock(&m);
+  }
+}
+
+static void *worker(void *arg) {
+  sections();
+  for (int i = 0; i < BLOCKS; i++)
+    *blocks[i] = i;
+  return arg;
+}
+
+int main(void) {
+  for (int i = 0; i < BLOCKS; i++)
+    blocks[i] = calloc(1, sizeof(int));
+  pthread_t t;
+  pthread_create(&t, NULL, worker, NULL);
+  sections();
+  long sum = 0;
+  for (int i = 0; i < BLOCKS; i++)
+    sum += *blocks[i];
+  pthread_join(t, NULL);
+  for (int i = 0; i < BLOCKS; i++)
+    free(blocks[i]);
+  return sum < 0;
+}
+
+// CHECK:      ilgen: 10 candidate(s): 10 race(s), 0 deadlock(s)
+// CHECK:      ilgen: 2990 more candidates not written, raise --max-candidates (now 10)
+// CHECK:      exit=66
