@@ -47,7 +47,7 @@ pub const COVER_TLS: &str = "__ilgen_cover";
 /// Bytes per coverage entry.
 pub const COVER_GRANULE: u64 = 32;
 /// Coverage entries per thread (a power of two).
-pub const COVER_ENTRIES: usize = 1 << 17;
+pub const COVER_ENTRIES: usize = 1 << 18;
 
 pub const READ: &str = "__ilgen_read";
 pub const WRITE: &str = "__ilgen_write";

@@ -58,8 +58,8 @@
 //! slot, below `start`, until the segment ends: a process killed before that repeats them.
 //!
 //! Memory per thread: `capacity` ranges of 32 bytes, `2 * capacity` (rounded up to a power of
-//! two) slots of 8 bytes, 2 x [`STREAMS`] streams of 16 bytes, and the coverage filter's 2 MiB:
-//! 2.2 MiB at the default 4096 ranges, preallocated when the thread starts (zeroed pages, touched only as the table fills) and
+//! two) slots of 8 bytes, 2 x [`STREAMS`] streams of 16 bytes, and the coverage filter's 4 MiB:
+//! 4.2 MiB at the default 4096 ranges, preallocated when the thread starts (zeroed pages, touched only as the table fills) and
 //! never grown. With merging, 4096 ranges hold far more than a thread's working set per segment in
 //! a sweep (`array_kernel` needs about 500 per thread and barrier phase). Clearing is O(1): slots
 //! and streams carry the generation they were filled in, and draining bumps the generation, so a
