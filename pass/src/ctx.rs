@@ -20,4 +20,7 @@ pub struct Ctx<'m, 'ctx> {
     /// The module's data layout, for the store sizes of accessed types.
     pub layout: TargetData,
     pub source: String,
+    /// Plain accesses may get the inlined coverage check (`instrument::guard`; off with
+    /// `cover=0`).
+    pub cover: bool,
 }

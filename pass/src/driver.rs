@@ -140,6 +140,7 @@ pub fn run(module: &Module<'_>, filter: &Filter) -> Result<Stats, BuilderError> 
         sites: Sites::new(module),
         layout: TargetData::create(&module.get_data_layout().as_str().to_string_lossy()),
         source: module.get_source_file_name().to_string_lossy().into_owned(),
+        cover: !filter.no_cover,
     };
     let mut stats = Stats::default();
     for f in functions {

@@ -321,3 +321,53 @@ extern "C" int ilgen_stack_hooks(LLVMValueRef fn, LLVMValueRef flag, LLVMTypeRef
   }
   return 1;
 }
+
+// Puts the memory-access hook call `call` behind the coverage check of `instrument.rs`
+// (`guard_access`): the call runs only when the calling thread has no coverage table (`*cover`,
+// a thread-local pointer, is null) or the table does not hold the `size` bytes at the call's
+// first argument with a kind that covers the access (`write`: written bytes only; a read: read or
+// written). The table's layout is `ilgen_trace::abi::COVER_TLS`'s: word 0 the epoch, word 1 a
+// pad, then `entries` entries of (tag, read bits | written bits << 32) per `granule` bytes.
+// `size` is at most `granule`; an access that spans two granules calls the hook.
+extern "C" void ilgen_guard_access(LLVMValueRef call, LLVMValueRef cover, uint64_t size,
+                                   int write, uint64_t granule, uint64_t entries) {
+  auto *CI = cast<CallInst>(unwrap(call));
+  auto *TLS = cast<GlobalVariable>(unwrap(cover));
+  Function *F = CI->getFunction();
+  LLVMContext &Ctx = F->getContext();
+  BasicBlock *Head = CI->getParent();
+  BasicBlock *Tail = Head->splitBasicBlock(std::next(CI->getIterator()), "ilgen.covered");
+  BasicBlock *Slow = Head->splitBasicBlock(CI->getIterator(), "ilgen.record");
+  BasicBlock *Probe = BasicBlock::Create(Ctx, "ilgen.probe", F, Slow);
+  Head->getTerminator()->eraseFromParent();
+  IRBuilder<> B(Head);
+  B.SetCurrentDebugLocation(CI->getDebugLoc());
+  Type *I64 = B.getInt64Ty();
+  Type *Ptr = B.getPtrTy();
+  Value *Table = B.CreateLoad(Ptr, B.CreateThreadLocalAddress(TLS), "ilgen.cover");
+  B.CreateCondBr(B.CreateIsNull(Table), Slow, Probe,
+                 MDBuilder(Ctx).createBranchWeights(1, 1 << 20));
+  B.SetInsertPoint(Probe);
+  unsigned GranuleBits = Log2_64(granule);
+  unsigned IndexBits = Log2_64(entries);
+  Value *Addr = B.CreatePtrToInt(CI->getArgOperand(0), I64);
+  Value *Offset = B.CreateAnd(Addr, granule - 1);
+  Value *Granule = B.CreateLShr(Addr, GranuleBits);
+  LoadInst *Epoch = B.CreateAlignedLoad(I64, Table, Align(8), "ilgen.epoch");
+  // A flusher may bump the epoch while this thread runs (`thread::claim`).
+  Epoch->setAtomic(AtomicOrdering::Monotonic);
+  Value *Tag = B.CreateOr(Epoch, B.CreateLShr(Granule, IndexBits));
+  Value *Word = B.CreateAdd(B.CreateShl(B.CreateAnd(Granule, entries - 1), 1), B.getInt64(2));
+  Value *Entry = B.CreateInBoundsGEP(I64, Table, Word);
+  Value *Kept = B.CreateAlignedLoad(I64, Entry, Align(8), "ilgen.tag");
+  Value *Kinds = B.CreateAlignedLoad(I64, B.CreateConstInBoundsGEP1_64(I64, Entry, 1), Align(8),
+                                     "ilgen.kinds");
+  Value *Have = B.CreateLShr(Kinds, 32);
+  if (!write)
+    Have = B.CreateOr(Have, Kinds);
+  Value *Bits = B.CreateShl(B.getInt64((uint64_t(1) << size) - 1), Offset);
+  Value *Hit = B.CreateAnd(
+      B.CreateAnd(B.CreateICmpEQ(Kept, Tag), B.CreateICmpULE(Offset, B.getInt64(granule - size))),
+      B.CreateICmpEQ(B.CreateAnd(Have, Bits), Bits), "ilgen.held");
+  B.CreateCondBr(Hit, Tail, Slow);
+}

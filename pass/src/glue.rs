@@ -4,6 +4,7 @@
 
 use std::ffi::c_char;
 
+use ilgen_trace::abi;
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::Module;
 use inkwell::types::AsTypeRef;
@@ -75,6 +76,14 @@ extern "C" {
         sites: *const LLVMValueRef,
         n: u32,
     ) -> i32;
+    fn ilgen_guard_access(
+        call: LLVMValueRef,
+        cover: LLVMValueRef,
+        size: u64,
+        write: i32,
+        granule: u64,
+        entries: u64,
+    );
     pub(crate) fn ilgen_plugin_info() -> PassPluginLibraryInfo;
 }
 
@@ -133,6 +142,25 @@ pub fn stack_hooks<'ctx>(
             sites.as_ptr(),
             calls.len() as u32,
         ) != 0
+    }
+}
+
+/// Puts the hook call `call` (a plain access of `size` bytes, at most `abi::COVER_GRANULE`, at
+/// its first argument) behind the inlined check of the thread-local coverage table `cover`
+/// (`abi::COVER_TLS`): the call runs only when the table does not hold the access.
+pub fn guard_access(call: InstructionValue<'_>, cover: GlobalValue<'_>, size: u64, write: bool) {
+    debug_assert!((1..=abi::COVER_GRANULE).contains(&size));
+    // SAFETY: `call` is a live call of the function being instrumented, followed by the access
+    // it hooks; `cover` a thread-local global of its module.
+    unsafe {
+        ilgen_guard_access(
+            call.as_value_ref(),
+            cover.as_value_ref(),
+            size,
+            write as i32,
+            abi::COVER_GRANULE,
+            abi::COVER_ENTRIES as u64,
+        )
     }
 }
 

@@ -3,14 +3,18 @@
 //! Takes the module; gives [`Hooks`], the declarations of every `__ilgen_*` hook of
 //! [`ilgen_trace::abi`] with their function types, and [`call`] to emit a call to one.
 //! Wrapper declarations (`__ilgen_wrap_NAME`) depend on the callee's type and live in `calls.rs`.
+//! Also the thread-local coverage table the inlined access checks read ([`cover_table`]).
 
 use ilgen_trace::abi;
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::debug_info::DILocation;
 use inkwell::module::Module;
 use inkwell::types::{FunctionType, IntType, PointerType};
-use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue, ValueKind};
-use inkwell::AddressSpace;
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValue, FunctionValue, GlobalValue, InstructionValue, IntValue,
+    ValueKind,
+};
+use inkwell::{AddressSpace, ThreadLocalMode};
 
 use crate::ir;
 
@@ -141,21 +145,41 @@ pub fn get_or_declare<'ctx>(
         .unwrap_or_else(|| module.add_function(name, ty, None))
 }
 
-/// Emits `hook(args...)` at the builder's position with the debug location `dbg`.
+/// The thread-local pointer to the calling thread's coverage table (`abi::COVER_TLS`), declared
+/// in `module` on first use; `None` when the module's code may not read it inline: for a target
+/// other than x86-64 Linux (the runtime defines the variable there only), and for code that may
+/// end up in a shared library (position-independent, not for an executable), which could not
+/// reach the executable's variable with the initial-exec model.
+pub fn cover_table<'ctx>(module: &Module<'ctx>) -> Option<GlobalValue<'ctx>> {
+    let triple = module.get_triple();
+    let triple = triple.as_str().to_string_lossy();
+    let library = module.get_flag("PIC Level").is_some() && module.get_flag("PIE Level").is_none();
+    if !triple.starts_with("x86_64") || !triple.contains("linux") || library {
+        return None;
+    }
+    Some(module.get_global(abi::COVER_TLS).unwrap_or_else(|| {
+        let ptr_ty = module.get_context().ptr_type(AddressSpace::default());
+        let g = module.add_global(ptr_ty, None, abi::COVER_TLS);
+        g.set_thread_local_mode(Some(ThreadLocalMode::InitialExecTLSModel));
+        g
+    }))
+}
+
+/// Emits `hook(args...)` at the builder's position with the debug location `dbg`; gives the call.
 pub fn call<'ctx>(
     builder: &Builder<'ctx>,
     hook: Hook<'ctx>,
     args: &[BasicMetadataValueEnum<'ctx>],
     dbg: Option<DILocation<'ctx>>,
-) -> Result<(), BuilderError> {
+) -> Result<Option<InstructionValue<'ctx>>, BuilderError> {
     // Called through the declaration's address with the hook's own type, which a function of
     // the same name the program declared otherwise need not have.
     let address = hook.func.as_global_value().as_pointer_value();
-    let call = builder.build_indirect_call(hook.ty, address, args, "")?;
-    if let Some(i) = ir::instruction_of(call) {
+    let call = ir::instruction_of(builder.build_indirect_call(hook.ty, address, args, "")?);
+    if let Some(i) = call {
         i.set_debug_location(dbg);
     }
-    Ok(())
+    Ok(call)
 }
 
 /// Emits `hook(args...)`, a hook that returns an integer, at the builder's position without a

@@ -12,6 +12,7 @@
 
 use std::collections::HashSet;
 
+use ilgen_trace::abi;
 use inkwell::builder::BuilderError;
 use inkwell::context::ContextRef;
 use inkwell::types::{AnyType, BasicType, BasicTypeEnum};
@@ -218,7 +219,7 @@ fn emit_access<'ctx>(
     hook: Hook<'ctx>,
     ptr: BasicValueEnum<'ctx>,
     size: IntValue<'ctx>,
-) -> Result<(), BuilderError> {
+) -> Result<Option<InstructionValue<'ctx>>, BuilderError> {
     let site = ctx.sites.add_for(inst, &ir::function_name(f));
     ctx.builder.position_before(&at);
     hooks::call(
@@ -227,6 +228,22 @@ fn emit_access<'ctx>(
         &[ptr.into(), size.into(), site.into()],
         inst.get_debug_location(),
     )
+}
+
+/// Puts the plain access hook `call` of `size` bytes behind the inlined check of the thread's
+/// coverage table, where the module can read it (`hooks::cover_table`) and the access fits in one
+/// of its granules: the hook is called only when the table does not hold the access's bytes with
+/// a kind that covers it, exactly when the runtime's own check (`SegmentCache::record_fast`)
+/// would record nothing either, so the trace loses no byte, kind or segment. Most accesses of a
+/// long segment (a sort, a hash table) touch bytes it already recorded: they then cost a
+/// thread-local load, three loads of one cache line and two branches, not a call.
+fn guard<'ctx>(ctx: &Ctx<'_, 'ctx>, call: Option<InstructionValue<'ctx>>, size: u64, write: bool) {
+    if !ctx.cover || !(1..=abi::COVER_GRANULE).contains(&size) {
+        return;
+    }
+    if let (Some(call), Some(cover)) = (call, hooks::cover_table(ctx.module)) {
+        glue::guard_access(call, cover, size, write);
+    }
 }
 
 /// Emits `hook(ptr, size, site)` before a load, store or atomic `inst` of `size` bytes; returns
@@ -239,8 +256,15 @@ fn emit_sized_access<'ctx>(
     ptr: BasicValueEnum<'ctx>,
     size: u64,
 ) -> Result<usize, BuilderError> {
-    let size = ctx.hooks.i64_ty.const_int(size, false);
-    emit_access(ctx, f, (inst, inst), hook, ptr, size)?;
+    let bytes = ctx.hooks.i64_ty.const_int(size, false);
+    let call = emit_access(ctx, f, (inst, inst), hook, ptr, bytes)?;
+    // Atomic accesses are not in the table: the runtime keeps their ranges apart. A volatile
+    // access, one the program wants seen, always reaches the runtime.
+    let write = hook.func == ctx.hooks.write.func;
+    let plain = write || hook.func == ctx.hooks.read.func;
+    if plain && !inst.get_volatile().unwrap_or(true) {
+        guard(ctx, call, size, write);
+    }
     Ok(1)
 }
 
@@ -333,14 +357,21 @@ fn instrument_read_modify_write<'ctx>(
     let name = ir::function_name(f);
     let read_site = ctx.sites.add_for(load, &name);
     let write_site = ctx.sites.add_for(store, &name);
-    let size = ctx.hooks.i64_ty.const_int(size, false);
+    let bytes = ctx.hooks.i64_ty.const_int(size, false);
     ctx.builder.position_before(&load);
-    hooks::call(
+    let call = hooks::call(
         &ctx.builder,
         ctx.hooks.read_write,
-        &[ptr.into(), size.into(), read_site.into(), write_site.into()],
+        &[
+            ptr.into(),
+            bytes.into(),
+            read_site.into(),
+            write_site.into(),
+        ],
         load.get_debug_location(),
     )?;
+    // The runtime records the pair as its write alone.
+    guard(ctx, call, size, true);
     Ok(1)
 }
 

@@ -10,7 +10,8 @@
 //! missed lock would make every later report wrong. `stacks=0` leaves out the shadow-stack hooks
 //! (`stacks`), for the pass tests that pin the other instrumentation line by line; `calls=0` the
 //! call markers (`call_markers`), which cost a call per call of a function that synchronizes
-//! even when the run records no calls.
+//! even when the run records no calls; `cover=0` the coverage checks inlined before plain
+//! accesses (`instrument::guard`), for the pass tests that pin each hook next to its access.
 
 use glob::Pattern;
 
@@ -44,6 +45,8 @@ pub struct Filter {
     pub no_stacks: bool,
     /// `calls=0`: no call markers (`call_markers`).
     pub no_calls: bool,
+    /// `cover=0`: every plain access calls its hook, no inlined coverage check.
+    pub no_cover: bool,
     /// Malformed entries, reported once by the caller (a pass must not abort the compiler).
     pub errors: Vec<String>,
 }
@@ -60,7 +63,7 @@ impl Filter {
         f
     }
 
-    /// `exclude=LIST;include=LIST;atomic=LIST;stacks=0|1;calls=0|1` (each part optional, any
+    /// `exclude=LIST;include=LIST;atomic=LIST;stacks=0|1;calls=0|1;cover=0|1` (each part optional, any
     /// order).
     fn add_env(&mut self, env: &str) {
         for part in env.split(';').map(str::trim).filter(|p| !p.is_empty()) {
@@ -72,9 +75,11 @@ impl Filter {
                 Some(("stacks", "1")) => self.no_stacks = false,
                 Some(("calls", "0")) => self.no_calls = true,
                 Some(("calls", "1")) => self.no_calls = false,
+                Some(("cover", "0")) => self.no_cover = true,
+                Some(("cover", "1")) => self.no_cover = false,
                 _ => self.errors.push(format!(
-                    "{ENV}: expected exclude=..., include=..., atomic=..., stacks=0|1 or \
-                     calls=0|1, got `{part}`"
+                    "{ENV}: expected exclude=..., include=..., atomic=..., stacks=0|1, \
+                     calls=0|1 or cover=0|1, got `{part}`"
                 )),
             }
         }
@@ -136,6 +141,13 @@ mod tests {
 
     fn src(s: &str) -> Vec<String> {
         vec![s.to_owned()]
+    }
+
+    #[test]
+    fn inlined_coverage_checks_are_on_unless_turned_off() {
+        assert!(!Filter::from_sources("", "", None).no_cover);
+        assert!(Filter::from_sources("", "", Some("cover=0")).no_cover);
+        assert!(!Filter::from_sources("", "", Some("cover=0;cover=1")).no_cover);
     }
 
     #[test]

@@ -11,6 +11,6 @@
 // RUN: sh -c 'ulimit -v 131072 && %ilgen detect --no-replay %t.trace; echo "exit=$?"' 2>&1 \
 // RUN:   | FileCheck %s --implicit-check-not="out of memory"
 // CHECK:      ilgen: 0 candidate(s): 0 race(s), 0 deadlock(s)
-// CHECK-NEXT: trace: 3 threads, 4000009 sync events, 6002055 accesses (6004100 kept on shared objects)
+// CHECK-NEXT: trace: 3 threads, 4000009 sync events, 6002057 accesses (6004100 kept on shared objects)
 // CHECK-NEXT: shared objects: 4098 (0 without a conflicting pair, 1 removed by happens-before, 4097 by lockset, 0 left)
 // CHECK:      exit=0

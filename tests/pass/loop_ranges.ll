@@ -1,7 +1,7 @@
 ; Loop ranges: an access sweeping adjacent elements in a loop with a computable trip count and no
 ; instruction that may sync is recorded once, as the whole range, before the loop; and every case
 ; where that must not happen.
-; RUN: env ILGEN_PASS_OPTIONS=stacks=0 %opt -load-pass-plugin=%plugin -passes=ilgen -S %s | FileCheck %s
+; RUN: env ILGEN_PASS_OPTIONS="stacks=0;cover=0" %opt -load-pass-plugin=%plugin -passes=ilgen -S %s | FileCheck %s
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"

@@ -4,8 +4,8 @@
 // rematerialized copies of that computation, never a null pointer. At -O2 loop rotation moves the
 // first `!ready` test out of the loop; the markers, inserted at the start of the pipeline, stay
 // around that test too, so a predicate that already holds still passes both markers.
-// RUN: %clang -g -O0 -fpass-plugin=%plugin -S -emit-llvm -o - %s | FileCheck %s --check-prefixes=CHECK,O0
-// RUN: %clang -g -O2 -fpass-plugin=%plugin -S -emit-llvm -o - %s | FileCheck %s --check-prefixes=CHECK,O2
+// RUN: env ILGEN_PASS_OPTIONS=cover=0 %clang -g -O0 -fpass-plugin=%plugin -S -emit-llvm -o - %s | FileCheck %s --check-prefixes=CHECK,O0
+// RUN: env ILGEN_PASS_OPTIONS=cover=0 %clang -g -O2 -fpass-plugin=%plugin -S -emit-llvm -o - %s | FileCheck %s --check-prefixes=CHECK,O2
 #include <pthread.h>
 
 struct queue {

@@ -37,6 +37,18 @@
 //! void __ilgen_func_unwound(uint32_t depth);
 //! ```
 
+/// The calling thread's coverage table (`rt/src/record/cache/coverage.rs`), a thread-local
+/// pointer, null while it has none. Before a plain load or store of at most [`COVER_GRANULE`]
+/// bytes the pass inlines the table's check, and calls the hook only when it does not hold the
+/// access's bytes: word 0 is the epoch, word 1 a pad, then [`COVER_ENTRIES`] entries of two words
+/// (tag, read bits | written bits << 32), entry `(addr / COVER_GRANULE) % COVER_ENTRIES` for a
+/// granule, its tag `epoch | addr / COVER_GRANULE / COVER_ENTRIES`.
+pub const COVER_TLS: &str = "__ilgen_cover";
+/// Bytes per coverage entry.
+pub const COVER_GRANULE: u64 = 32;
+/// Coverage entries per thread (a power of two).
+pub const COVER_ENTRIES: usize = 1 << 18;
+
 pub const READ: &str = "__ilgen_read";
 pub const WRITE: &str = "__ilgen_write";
 pub const READ_WRITE: &str = "__ilgen_read_write";

@@ -3,7 +3,10 @@
 //!
 //! Takes each instrumented load or store (address, size in bytes, site); gives an entry in the
 //! calling thread's segment cache. This is the hot path: a thread-local load, a flag, and a probe
-//! of a preallocated table; no allocation, no lock, no system call. Ranges longer than `u32::MAX`
+//! of a preallocated table; no allocation, no lock, no system call. Hotter still, and not here:
+//! the check the pass inlines before a plain load or store, which reads the thread's coverage
+//! filter and calls a hook only when it does not hold the access (the slow path publishes the
+//! filter to it). Ranges longer than `u32::MAX`
 //! bytes (a huge `memcpy`) are split into `u32`-sized records.
 //!
 //! In replay mode no thread records (`thread::current` is `None`), and the access goes to the
@@ -29,6 +32,8 @@ fn access_slow(addr: *const c_void, size: u64, site: *const c_void, kind: Access
         return replay_access(addr, size, site, kind);
     };
     let Some(mut inner) = st.enter() else { return };
+    // From the thread's first access on, the pass's inlined checks read its coverage filter.
+    inner.cache.publish_coverage();
     if size <= u64::from(u32::MAX) {
         if size != 0 {
             inner.record(addr as u64, size as u32, kind, site as usize);

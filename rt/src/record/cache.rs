@@ -34,7 +34,8 @@
 //! the streams and the exact table do not: a sort or a hash table scatters more ranges over a
 //! segment than the cache holds, and each drain used to record their bytes again (lbzip2 -1 wrote
 //! 7.0 million records without it, 2.2 million with it; zstd -3 62 and 16 million). It forgets at
-//! the segment's end and at a [`Mark`].
+//! the segment's end and at a [`Mark`]. A stream's hit keeps its bytes there too: the check the
+//! pass inlines before a plain access reads the filter alone.
 //!
 //! Only one source expression's own accesses extend its ranges: `a = 1; b = 2;` on neighbouring
 //! variables stays two records, each with the site that touched it, so a race report names the
@@ -57,8 +58,8 @@
 //! slot, below `start`, until the segment ends: a process killed before that repeats them.
 //!
 //! Memory per thread: `capacity` ranges of 32 bytes, `2 * capacity` (rounded up to a power of
-//! two) slots of 8 bytes, 2 x [`STREAMS`] streams of 16 bytes, and the coverage filter's 2 MiB:
-//! 2.2 MiB at the default 4096 ranges, preallocated when the thread starts (zeroed pages, touched only as the table fills) and
+//! two) slots of 8 bytes, 2 x [`STREAMS`] streams of 16 bytes, and the coverage filter's 4 MiB:
+//! 4.2 MiB at the default 4096 ranges, preallocated when the thread starts (zeroed pages, touched only as the table fills) and
 //! never grown. With merging, 4096 ranges hold far more than a thread's working set per segment in
 //! a sweep (`array_kernel` needs about 500 per thread and barrier phase). Clearing is O(1): slots
 //! and streams carry the generation they were filled in, and draining bumps the generation, so a
@@ -325,15 +326,28 @@ impl SegmentCache {
         };
         // The two common cases only; the others (growing backwards, overlapping the end) are
         // `grow`'s, on the miss path.
-        if addr == r.hi {
+        let hit = if addr == r.hi {
             // A forward sweep: the next element.
-            if r.kind != kind {
-                return false;
+            let grows = r.kind == kind;
+            if grows {
+                r.hi = end;
             }
-            r.hi = end;
-            return true;
+            grows
+        } else {
+            addr >= r.lo && end <= r.hi && covers(r.kind, kind)
+        };
+        // The coverage filter keeps what the streams hold too, so that the program's inlined
+        // check finds it (a sweep read again by another instruction).
+        if hit && !kind.is_atomic() {
+            self.coverage.keep(addr, size, kind.is_write());
         }
-        addr >= r.lo && end <= r.hi && covers(r.kind, kind)
+        hit
+    }
+
+    /// Makes this cache's coverage filter the one the calling thread's inlined checks read (see
+    /// `cache/coverage.rs`); called by the thread that owns the cache.
+    pub fn publish_coverage(&self) {
+        self.coverage.publish();
     }
 
     /// Adds `[addr, end)` of `kind` to `r` if it lies inside and `r`'s kind covers it, or if it
@@ -762,6 +776,23 @@ mod tests {
                 "one record per byte and kind, the first write's site: {out:x?}"
             );
         }
+    }
+
+    #[test]
+    fn bytes_a_stream_grew_over_are_held_by_the_filter() {
+        // The inlined check reads only the filter: a sweep grown on the stream path is there, so
+        // another instruction's read of it after an early drain records nothing.
+        let mut c = SegmentCache::new(16);
+        let mut out = Vec::new();
+        for i in 0..8u64 {
+            record_spilling(&mut c, 0x1000 + 4 * i, 4, Write, 1, &mut out);
+        }
+        assert!(c.coverage.covers(0x1000, 32, true));
+        scatter(&mut c, 20, &mut out);
+        record_spilling(&mut c, 0x1008, 8, Read, 2, &mut out);
+        c.drain(|e| out.push(*e));
+        let sweep: Vec<_> = out.iter().filter(|e| e.addr >> 8 == 0x10).collect();
+        assert_eq!(sweep, vec![&e(0x1000, 32, Write, 1)]);
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //!
 //! Takes the plain accesses the cache recorded (address, size, read or write) and, until it is
 //! told to forget, answers whether an access's bytes were all recorded with a kind that covers it
-//! (a write covers a read). It is asked on the hooks' fast path, when the access's stream missed.
+//! (a write covers a read). It is asked first by the check the pass inlines before each plain
+//! load or store of at most a granule (the table is published to it through the thread-local
+//! pointer `abi::COVER_TLS`; see [`Coverage::publish`]), so that a held access costs no call,
+//! then on the hooks' fast path, when the access's stream missed.
 //! A covered access needs no record: the bytes already lie in a range of the segment, in the
 //! pending slot or written out, whose kind covers it, and ranges only grow and only get stronger. So the filter outlives an early drain of a full cache (the segment goes on),
 //! which is what the ranges cannot do: a segment with more scattered bytes than the cache holds
@@ -19,41 +22,56 @@
 //! Forgetting is O(1): the epoch is part of each entry's tag, so moving to the next epoch empties
 //! the table; it is really cleared once every 2^22 epochs, when the epoch wraps.
 //!
-//! Memory per thread: [`ENTRIES`] x 16 bytes = 2 MiB of zeroed pages, touched only as they fill:
-//! a page of entries answers for 8 KiB of address space (modulo 4 MiB), so a thread keeps resident
-//! at most as many pages of it as it touches pages of memory, and never more than 2 MiB. The size is what
+//! Memory per thread: [`ENTRIES`] x 16 bytes = 4 MiB of zeroed pages, touched only as they fill:
+//! a page of entries answers for 8 KiB of address space (modulo 8 MiB), so a thread keeps resident
+//! at most as many pages of it as it touches pages of memory, and never more than 4 MiB. The size is what
 //! compressors' workers touch per block: zstd -T4 -3 (16 MB) wrote 62 million records without the
 //! filter, 29.7, 19.2 and 15.8 million with 2^15, 2^16 and 2^17 entries (3.0, 2.5 and 2.2 s of
 //! CPU; its peak RSS, the mapped trace included, fell from 187 to 121 MB); lbzip2 -1 needs 2^15
-//! (7.0 million records without, 3.4 million with 2^14 entries, 2.2 million from 2^15 on).
+//! (7.0 million records without, 3.4 million with 2^14 entries, 2.2 million from 2^15 on). Since
+//! the streams' hits fill the table too (for the pass's inlined check), zstd wrote 15.7 million
+//! records with 2^17 entries and 13.9 million with 2^18 (1.58 and 1.49 s; peak RSS 129 and 124
+//! MB).
+
+use std::sync::atomic::{compiler_fence, AtomicU64, Ordering};
+
+use ilgen_trace::abi;
 
 /// Bytes per entry.
-const GRANULE: u64 = 32;
+const GRANULE: u64 = abi::COVER_GRANULE;
 /// Entries per thread (a power of two).
-pub(crate) const ENTRIES: usize = 1 << 17;
+pub(crate) const ENTRIES: usize = abi::COVER_ENTRIES;
 const INDEX_BITS: u32 = ENTRIES.trailing_zeros();
 /// Where the epoch sits in a tag: above the granule number's bits not implied by its entry.
 const EPOCH_SHIFT: u32 = 64 - GRANULE.trailing_zeros() - INDEX_BITS;
 const EPOCH_ONE: u64 = 1 << EPOCH_SHIFT;
+/// Words before the first entry: the epoch and a pad that keeps entries 16-aligned.
+const HEADER: usize = 2;
 
 pub(crate) struct Coverage {
-    /// Per entry: its tag (`epoch << EPOCH_SHIFT | granule >> INDEX_BITS`, 0 for none: epochs
-    /// start at 1), then its read bits (low half) and written bits (high half), byte i as bit i.
+    /// The epoch (shifted into place), a pad, then per entry: its tag (`epoch << EPOCH_SHIFT |
+    /// granule >> INDEX_BITS`, 0 for none: epochs start at 1), then its read bits (low half) and
+    /// written bits (high half), byte i as bit i. This layout is the pass's too: the check it
+    /// inlines before a load or store reads it through [`publish`]'s thread-local pointer.
     words: Box<[u64]>,
-    /// The epoch, shifted into place.
-    epoch: u64,
     /// Whether anything was kept in this epoch: forgetting nothing keeps the epoch.
     kept: bool,
 }
 
 impl Coverage {
     pub fn new() -> Coverage {
-        Coverage {
-            // Zeroed memory: pages are touched only as the table fills.
-            words: vec![0u64; 2 * ENTRIES].into_boxed_slice(),
-            epoch: EPOCH_ONE,
-            kept: false,
-        }
+        // Zeroed memory: pages are touched only as the table fills.
+        let mut words = vec![0u64; HEADER + 2 * ENTRIES].into_boxed_slice();
+        words[0] = EPOCH_ONE;
+        Coverage { words, kept: false }
+    }
+
+    /// The epoch word, which a flusher may bump (see `thread::claim`) while the owner's inlined
+    /// checks read it: atomic, relaxed (it costs a plain load and store).
+    #[inline(always)]
+    fn epoch(&self) -> &AtomicU64 {
+        // SAFETY: word 0 lives as long as `self`, 8-aligned; it is only accessed atomically.
+        unsafe { AtomicU64::from_ptr(self.words.as_ptr().cast_mut()) }
     }
 
     /// The entry of an access's granule, the tag it has there and the bits of its bytes; `None`
@@ -65,9 +83,9 @@ impl Coverage {
             return None;
         }
         let granule = addr / GRANULE;
-        let tag = self.epoch | granule >> INDEX_BITS;
+        let tag = self.epoch().load(Ordering::Relaxed) | granule >> INDEX_BITS;
         let bits = (u64::from(u32::MAX) >> (GRANULE - size)) << offset;
-        Some((2 * (granule as usize & (ENTRIES - 1)), tag, bits))
+        Some((HEADER + 2 * (granule as usize & (ENTRIES - 1)), tag, bits))
     }
 
     /// Whether every byte of the plain access was kept in this epoch with a kind that covers it.
@@ -76,26 +94,39 @@ impl Coverage {
         let Some((at, tag, bits)) = self.place(addr, size) else {
             return false;
         };
-        if self.words[at] != tag {
+        // SAFETY: `place` gives an entry below `HEADER + 2 * ENTRIES`.
+        let (kept, kinds) = unsafe {
+            (
+                *self.words.get_unchecked(at),
+                *self.words.get_unchecked(at + 1),
+            )
+        };
+        if kept != tag {
             return false;
         }
-        let kinds = self.words[at + 1];
         let written = kinds >> 32;
         let have = if write { written } else { written | kinds };
         have & bits == bits
     }
 
     /// Keeps a plain access the segment cache recorded, evicting another granule of its entry.
+    /// A signal handler's inlined check may read the entry between any two of these stores: the
+    /// bits are emptied before the tag changes, so it never sees a tag with another granule's
+    /// bits.
     #[inline(always)]
     pub fn keep(&mut self, addr: u64, size: u64, write: bool) {
         let Some((at, tag, bits)) = self.place(addr, size) else {
             return;
         };
-        if self.words[at] != tag {
-            self.words[at] = tag;
-            self.words[at + 1] = 0;
+        // SAFETY: as in `covers`.
+        let entry = unsafe { self.words.get_unchecked_mut(at..at + 2) };
+        if entry[0] != tag {
+            entry[1] = 0;
+            compiler_fence(Ordering::SeqCst);
+            entry[0] = tag;
+            compiler_fence(Ordering::SeqCst);
         }
-        self.words[at + 1] |= if write { bits << 32 } else { bits };
+        entry[1] |= if write { bits << 32 } else { bits };
         self.kept = true;
     }
 
@@ -105,12 +136,88 @@ impl Coverage {
             return;
         }
         self.kept = false;
-        self.epoch = self.epoch.wrapping_add(EPOCH_ONE);
-        if self.epoch == 0 {
-            self.words.fill(0);
-            self.epoch = EPOCH_ONE;
+        let epoch = self.epoch().load(Ordering::Relaxed).wrapping_add(EPOCH_ONE);
+        if epoch == 0 {
+            // Tags first: a check between the two stores sees the old epoch and no entry.
+            self.words[HEADER..].fill(0);
+            compiler_fence(Ordering::SeqCst);
+            self.epoch().store(EPOCH_ONE, Ordering::Relaxed);
+        } else {
+            self.epoch().store(epoch, Ordering::Relaxed);
         }
     }
+
+    /// Makes this the table the calling thread's inlined checks read: called by its owner.
+    #[inline(always)]
+    pub fn publish(&self) {
+        tls::set(self.words.as_ptr().cast());
+    }
+}
+
+impl Drop for Coverage {
+    /// The owner's inlined checks stop reading the table before it is freed (a thread's state is
+    /// freed by the thread itself, see `thread::end`).
+    fn drop(&mut self) {
+        if tls::get() == self.words.as_ptr().cast() {
+            tls::set(std::ptr::null());
+            compiler_fence(Ordering::SeqCst);
+        }
+    }
+}
+
+/// The calling thread's published table ([`abi::COVER_TLS`]), null while it has none: the
+/// thread has not recorded yet, records nothing (replay, mode off) or ended. On x86-64 Linux a
+/// `.tbss` variable the program's instrumented code reads with the initial-exec model (local-exec
+/// once linked: the runtime is linked into executables only); the pass inlines no check for
+/// other targets, so there the pointer stays unpublished.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+mod tls {
+    std::arch::global_asm!(
+        ".pushsection .tbss,\"awT\",@nobits",
+        ".p2align 3",
+        ".globl __ilgen_cover",
+        ".hidden __ilgen_cover",
+        ".type __ilgen_cover, @object",
+        ".size __ilgen_cover, 8",
+        "__ilgen_cover:",
+        ".zero 8",
+        ".popsection",
+    );
+
+    #[inline(always)]
+    pub(super) fn get() -> *const () {
+        let p: *const ();
+        // SAFETY: reads this thread's 8-byte TLS slot defined above.
+        unsafe {
+            std::arch::asm!(
+                "movq %fs:__ilgen_cover@tpoff, {}",
+                out(reg) p,
+                options(att_syntax, nostack, preserves_flags, readonly)
+            );
+        }
+        p
+    }
+
+    #[inline(always)]
+    pub(super) fn set(p: *const ()) {
+        // SAFETY: writes this thread's 8-byte TLS slot defined above.
+        unsafe {
+            std::arch::asm!(
+                "movq {}, %fs:__ilgen_cover@tpoff",
+                in(reg) p,
+                options(att_syntax, nostack, preserves_flags)
+            );
+        }
+    }
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+mod tls {
+    pub(super) fn get() -> *const () {
+        std::ptr::null()
+    }
+
+    pub(super) fn set(_: *const ()) {}
 }
 
 #[cfg(test)]
@@ -158,6 +265,19 @@ mod tests {
     }
 
     #[test]
+    fn the_owner_publishes_its_table_until_it_drops() {
+        assert!(tls::get().is_null());
+        let c = Coverage::new();
+        c.publish();
+        assert_eq!(tls::get(), c.words.as_ptr().cast());
+        // Another table dropping leaves the published one alone.
+        drop(Coverage::new());
+        assert_eq!(tls::get(), c.words.as_ptr().cast());
+        drop(c);
+        assert!(tls::get().is_null());
+    }
+
+    #[test]
     fn forgetting_empties_the_table_and_the_wrap_really_clears() {
         let mut c = Coverage::new();
         c.keep(0x100, 8, true);
@@ -166,10 +286,11 @@ mod tests {
         // Kept in the first epoch, then the last epoch's forgetting wraps back to the first.
         let mut c = Coverage::new();
         c.keep(0x100, 8, true);
-        c.epoch = 0u64.wrapping_sub(EPOCH_ONE);
+        c.epoch()
+            .store(0u64.wrapping_sub(EPOCH_ONE), Ordering::Relaxed);
         c.keep(0x200, 8, true);
         c.forget();
-        assert_eq!(c.epoch, EPOCH_ONE);
+        assert_eq!(c.epoch().load(Ordering::Relaxed), EPOCH_ONE);
         assert!(!c.covers(0x100, 8, false));
         assert!(!c.covers(0x200, 8, false));
     }
