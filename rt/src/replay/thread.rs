@@ -185,9 +185,11 @@ impl Inner {
         let hash =
             (site as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SITES.trailing_zeros());
         let slot = &mut self.sites[hash as usize];
-        let first = *slot != now;
+        if *slot == now {
+            return false;
+        }
         *slot = now;
-        first
+        true
     }
 }
 
