@@ -20,7 +20,10 @@
 //! when a stronger kind arrives). The trace says the same; at most it loses a duplicate record
 //! that an earlier, as strong range of the same segment covers. A segment that the recorder
 //! splits early because its cache is full is still one segment for the analysis: no sync
-//! operation lies between its parts.
+//! operation lies between its parts. What a left-out hook can lose is B's line in a report: the
+//! replay checks a site's first access of an instant even where another site's cell covers it
+//! (so that a race is also named at the later line, as a detector that met the other thread's
+//! access between the two would name it), and B without a hook is never checked.
 //!
 //! Read-modify-write (`x++`, `x += k`): a load and then a store of the same size to the same
 //! pointer in one block, with nothing that may sync between, get one hook before the load,

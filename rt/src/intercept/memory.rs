@@ -43,13 +43,18 @@ fn access_slow(addr: *const c_void, size: u64, site: *const c_void, kind: Access
     }
 }
 
-/// The site pointer a hook was given, named by its id only when the shadow needs it.
+/// The site pointer a hook was given, named by its id only when the shadow needs it, and whether
+/// the access is the site's first of its thread's instant.
 #[derive(Clone, Copy)]
-struct RawSite(*const c_void);
+struct RawSite(*const c_void, bool);
 
 impl replay::shadow::Site for RawSite {
     fn id(self) -> SiteId {
         sites::id(self.0 as usize)
+    }
+
+    fn first_of_instant(self) -> bool {
+        self.1
     }
 }
 
@@ -70,12 +75,13 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
     if let Some(r) = replay::gate::watching() {
         watch(r, t, sites::id(site as usize));
     }
+    let first = inner.first_of_site(tid, site as usize);
     replay::shadow::access(
         &mut inner.clock,
         tid,
         addr as u64,
         size,
-        RawSite(site),
+        RawSite(site, first),
         kind,
         replay::report::race,
     );

@@ -166,6 +166,31 @@ pub(crate) struct Inner {
     /// Granule of the thread's last atomic access, plus one (0: none): its acquire is done again
     /// at the next hook (see `replay::shadow::acquire_again`).
     pub atomic_after: u64,
+    /// Per hash of a site pointer, the site and the instant (the thread's own clock) of its last
+    /// access: whether an access is its site's first of the instant ([`Inner::first_of_site`]).
+    sites: [(usize, u32); SITES],
+}
+
+/// Slots of [`Inner::first_of_site`]'s table: more than the access sites of one instant of a hot
+/// loop (two colliding sites only cost their accesses the shadow's slow path).
+const SITES: usize = 256;
+
+impl Inner {
+    /// Whether this access at `site` (a hook's site pointer) is the first of its site since the
+    /// thread's last sync operation (`replay::shadow`: such an access is checked and kept even
+    /// where a cell of another site of the same instant covers it).
+    #[inline(always)]
+    pub fn first_of_site(&mut self, tid: ThreadId, site: usize) -> bool {
+        let now = (site, self.clock.get(tid));
+        let hash =
+            (site as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SITES.trailing_zeros());
+        let slot = &mut self.sites[hash as usize];
+        if *slot == now {
+            return false;
+        }
+        *slot = now;
+        true
+    }
 }
 
 impl ReplayThread {
@@ -285,6 +310,7 @@ pub(crate) fn register(me: ThreadRef, clock: VectorClock) -> &'static ReplayThre
             clock,
             children: 0,
             atomic_after: 0,
+            sites: [(0, 0); SITES],
         }),
     }));
     CURRENT.with(|c| c.set(t));
