@@ -239,6 +239,7 @@ fn build_id(bytes: &[u8]) -> String {
 /// The executable's defined data objects, sorted by address. Thread-local symbols are left out:
 /// their values are offsets into each thread's block, not addresses. Of several symbols at one
 /// address (aliases) the global one wins, so that a user's variable is named as they wrote it.
+/// C++ names are demangled (`std::locale::facet::_S_once`, not `_ZNSt6locale5facet7_S_onceE`).
 fn data_symbols(file: &object::File) -> Vec<DataSymbol> {
     let mut all: Vec<(DataSymbol, bool)> = file
         .symbols()
@@ -249,7 +250,7 @@ fn data_symbols(file: &object::File) -> Vec<DataSymbol> {
                 DataSymbol {
                     address: s.address(),
                     size: s.size(),
-                    name: name.to_owned(),
+                    name: demangle(name),
                 },
                 s.is_global(),
             ))

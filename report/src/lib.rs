@@ -227,10 +227,13 @@ impl<'a> Context<'a> {
                 StackFrame::Native(_) => {}
             }
         }
+        // Line 0 is no line of the user's: a compiler-made function (a static-init
+        // `_GLOBAL__sub_I_<file>`) under a library's uninstrumented code, whose frame would name
+        // the user's file for what the library did.
         let user = all.iter().position(|l| {
             l.source
                 .as_deref()
-                .is_some_and(|s| ilgen_trace::sites::is_user_file(&s.file))
+                .is_some_and(|s| s.line > 0 && ilgen_trace::sites::is_user_file(&s.file))
         });
         if all.is_empty() {
             all.push(self.location(site));
