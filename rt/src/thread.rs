@@ -592,6 +592,15 @@ impl Inner {
         }
     }
 
+    /// [`Inner::record`] of an access whose hook's fast path ([`record_fast`]) just missed: its
+    /// probes are not repeated (see [`SegmentCache::record_missed`]).
+    #[inline(always)]
+    pub fn record_missed(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) {
+        if !self.cache.record_missed(addr, size, kind, site) {
+            self.flush_full(addr, size, kind, site);
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn flush_full(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) {

@@ -99,6 +99,7 @@ fn site_undelta(old: u32, zigzag: u64) -> u32 {
     old.wrapping_add((z >> 1) ^ (z & 1).wrapping_neg())
 }
 
+#[inline]
 fn kind_bits(kind: AccessKind) -> u8 {
     match kind {
         AccessKind::Read => 0,

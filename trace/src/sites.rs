@@ -70,6 +70,7 @@ pub const SYSTEM_DIRS: [&str; 3] = ["/usr/include/", "/usr/lib/gcc/", "/usr/lib/
 /// The id of the site whose unit is at address `site`, given the address `start` of the
 /// section (0 when the executable has none): `(site - start) / UNIT`, or [`crate::event::NO_SITE`] for
 /// NULL and for an address outside the section.
+#[inline]
 pub fn id_at(site: usize, start: usize) -> SiteId {
     if site == 0 || start == 0 || site < start {
         return crate::event::NO_SITE;

@@ -36,7 +36,8 @@ fn access_slow(addr: *const c_void, size: u64, site: *const c_void, kind: Access
     inner.cache.publish_coverage();
     if size <= u64::from(u32::MAX) {
         if size != 0 {
-            inner.record(addr as u64, size as u32, kind, site as usize);
+            // Every caller's fast path just missed: its probes are not repeated.
+            inner.record_missed(addr as u64, size as u32, kind, site as usize);
         }
     } else {
         split(&mut inner, addr as u64, size, kind, site as usize);

@@ -375,6 +375,15 @@ impl SegmentCache {
         }
     }
 
+    /// Records one access the fast path ([`SegmentCache::record_fast`]) just missed, without
+    /// probing the stream and the coverage filter again. Returns false as [`SegmentCache::record`]
+    /// does. An access the fast path would have held (a flusher drained the cache in between, or
+    /// a flush request turned a hit away) is recorded again at worst, which repeats a range.
+    #[inline(always)]
+    pub fn record_missed(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) -> bool {
+        self.record_miss(addr, size, kind, site)
+    }
+
     /// A miss of the fast path. An access that overlaps or abuts the range its instruction, or else its
     /// source expression, touched last, with its kind, extends it (one inside it that it covers
     /// changes nothing): the source expression is how the copies of an unrolled loop's access (one
