@@ -499,17 +499,19 @@ pub(crate) mod tests {
         assert_eq!(t.events, events);
     }
 
+    /// A lock of mutex 0x42 at site 3 with sequence number `seq`.
+    fn lock(seq: u64) -> Event {
+        Event::Sync(Sync {
+            seq,
+            site: 3,
+            op: SyncOp::MutexLock { mutex: 0x42 },
+        })
+    }
+
     #[test]
     fn killed_writer_leaves_a_readable_zero_padded_file() {
         let (_dir, path, c, tmp) = temp("killed.trace");
         let mut w = Writer::create(&c, &tmp, &header(), 4096, || {}).unwrap();
-        let lock = |seq| {
-            Event::Sync(Sync {
-                seq,
-                site: 3,
-                op: SyncOp::MutexLock { mutex: 0x42 },
-            })
-        };
         w.write(&access(0)).unwrap();
         let pending = w.write(&lock(PENDING)).unwrap();
         // The process dies here: no close, no truncation; the reader sees the mapping's contents.
@@ -642,13 +644,6 @@ pub(crate) mod tests {
     fn an_access_record_after_a_sync_record_keeps_it_from_being_taken_back() {
         let (_dir, path, c, tmp) = temp("after_access.trace");
         let mut w = Writer::create(&c, &tmp, &header(), 4096, || {}).unwrap();
-        let lock = |seq| {
-            Event::Sync(Sync {
-                seq,
-                site: 3,
-                op: SyncOp::MutexLock { mutex: 0x42 },
-            })
-        };
         let at = w.write(&lock(PENDING)).unwrap();
         let Event::Access(a) = access(5) else {
             unreachable!()
