@@ -584,19 +584,12 @@ impl Inner {
 }
 
 impl Inner {
-    /// Adds one access to the segment cache, writing the cache out first when it is full.
-    #[inline(always)]
-    pub fn record(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) {
-        if !self.cache.record(addr, size, kind, site) {
-            self.flush_full(addr, size, kind, site);
-        }
-    }
-
-    /// [`Inner::record`] of an access whose hook's fast path ([`record_fast`]) just missed: its
-    /// probes are not repeated (see [`SegmentCache::record_missed`]).
+    /// Adds one access whose hook's fast path ([`record_fast`]) just missed to the segment cache
+    /// (its probes are not repeated: [`SegmentCache::record_miss`]), writing the cache out first
+    /// when it is full.
     #[inline(always)]
     pub fn record_missed(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) {
-        if !self.cache.record_missed(addr, size, kind, site) {
+        if !self.cache.record_miss(addr, size, kind, site) {
             self.flush_full(addr, size, kind, site);
         }
     }

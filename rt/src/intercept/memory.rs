@@ -105,7 +105,7 @@ fn watch(r: &replay::gate::Replay, t: &replay::thread::ReplayThread, site: SiteI
 fn split(inner: &mut thread::Inner, mut addr: u64, mut size: u64, kind: AccessKind, site: usize) {
     while size > 0 {
         let n = size.min(u64::from(u32::MAX));
-        inner.record(addr, n as u32, kind, site);
+        inner.record_missed(addr, n as u32, kind, site);
         addr = addr.wrapping_add(n);
         size -= n;
     }

@@ -375,24 +375,19 @@ impl SegmentCache {
         }
     }
 
-    /// Records one access the fast path ([`SegmentCache::record_fast`]) just missed, without
-    /// probing the stream and the coverage filter again. Returns false as [`SegmentCache::record`]
-    /// does. An access the fast path would have held (a flusher drained the cache in between, or
-    /// a flush request turned a hit away) is recorded again at worst, which repeats a range.
-    #[inline(always)]
-    pub fn record_missed(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) -> bool {
-        self.record_miss(addr, size, kind, site)
-    }
-
     /// A miss of the fast path. An access that overlaps or abuts the range its instruction, or else its
     /// source expression, touched last, with its kind, extends it (one inside it that it covers
     /// changes nothing): the source expression is how the copies of an unrolled loop's access (one
     /// instruction each) sweep together, while `a = 1; b = 2;` stays two ranges with their own
     /// sites. Otherwise the exact-range lookup, which merges or adds. Either way the streams of
     /// (`site`, `kind`) and of its source expression then point at the range, and the coverage
-    /// filter keeps a plain access's bytes.
+    /// filter keeps a plain access's bytes. Returns false as [`SegmentCache::record`] does. The
+    /// hooks call it directly once their fast path ([`SegmentCache::record_fast`]) missed, so
+    /// that its probes are not repeated; an access the fast path would have held (a flusher
+    /// drained the cache in between, or a flush request turned a hit away) is recorded again at
+    /// worst, which repeats a range.
     #[inline(never)]
-    fn record_miss(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) -> bool {
+    pub fn record_miss(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) -> bool {
         let (key, stream) = self.stream_key(site, kind);
         let end = addr.saturating_add(u64::from(size));
         let source = (self.source_key)(site).map(|h| self.stream_key(h as usize, kind));
