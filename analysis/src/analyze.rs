@@ -304,15 +304,7 @@ impl Keeper {
 
     fn add(&mut self, key: Key, of: Option<Key>, c: Candidate) {
         self.seen += 1;
-        let pair = match &c {
-            Candidate::Race { accesses, .. } if key.0 == 0 => {
-                let mut pair = [accesses[0].site, accesses[1].site];
-                pair.sort_unstable();
-                Some(pair)
-            }
-            _ => None,
-        };
-        let place = match pair {
+        let place = match site_pair(key, &c) {
             Some(pair) => {
                 let keys = self.pairs.entry(pair).or_default();
                 // The kept ones after it at its pair move a round on.
@@ -330,14 +322,22 @@ impl Keeper {
         self.kept.insert(place, (of, c));
         if self.kept.len() > self.cap {
             let ((_, _, key), (_, c)) = self.kept.pop_last().expect("over the cap");
-            if let Candidate::Race { accesses, .. } = &c {
-                let mut pair = [accesses[0].site, accesses[1].site];
-                pair.sort_unstable();
-                if let Some(keys) = self.pairs.get_mut(&pair) {
-                    keys.remove(&key);
-                }
+            if let Some(keys) = site_pair(key, &c).and_then(|p| self.pairs.get_mut(&p)) {
+                keys.remove(&key);
             }
         }
+    }
+}
+
+/// The pair of sites (in order) of a race candidate that is no fallback: what its round counts.
+fn site_pair(key: Key, c: &Candidate) -> Option<[SiteId; 2]> {
+    match c {
+        Candidate::Race { accesses, .. } if key.0 == 0 => {
+            let mut pair = [accesses[0].site, accesses[1].site];
+            pair.sort_unstable();
+            Some(pair)
+        }
+        _ => None,
     }
 }
 
