@@ -20,7 +20,7 @@ pub struct Ctx<'m, 'ctx> {
     /// The module's data layout, for the store sizes of accessed types.
     pub layout: TargetData,
     pub source: String,
-    /// Plain accesses may get the inlined coverage check (`instrument::guard`; off with
-    /// `cover=0`).
+    /// Plain accesses may get the inlined coverage check (`instrument::guard`): the module can
+    /// read the table (`hooks::may_read_cover_table`) and `cover=0` did not turn it off.
     pub cover: bool,
 }

@@ -24,7 +24,7 @@ use crate::atomic;
 use crate::call_markers;
 use crate::calls;
 use crate::ctx::Ctx;
-use crate::hooks::Hooks;
+use crate::hooks::{self, Hooks};
 use crate::instrument;
 use crate::ir;
 use crate::loops;
@@ -140,7 +140,7 @@ pub fn run(module: &Module<'_>, filter: &Filter) -> Result<Stats, BuilderError> 
         sites: Sites::new(module),
         layout: TargetData::create(&module.get_data_layout().as_str().to_string_lossy()),
         source: module.get_source_file_name().to_string_lossy().into_owned(),
-        cover: !filter.no_cover,
+        cover: !filter.no_cover && hooks::may_read_cover_table(module),
     };
     let mut stats = Stats::default();
     for f in functions {

@@ -3,7 +3,8 @@
 //! Takes the module; gives [`Hooks`], the declarations of every `__ilgen_*` hook of
 //! [`ilgen_trace::abi`] with their function types, and [`call`] to emit a call to one.
 //! Wrapper declarations (`__ilgen_wrap_NAME`) depend on the callee's type and live in `calls.rs`.
-//! Also the thread-local coverage table the inlined access checks read ([`cover_table`]).
+//! Also the thread-local coverage table the inlined access checks read ([`cover_table`]) and
+//! whether a module may read it ([`may_read_cover_table`]).
 
 use ilgen_trace::abi;
 use inkwell::builder::{Builder, BuilderError};
@@ -145,24 +146,26 @@ pub fn get_or_declare<'ctx>(
         .unwrap_or_else(|| module.add_function(name, ty, None))
 }
 
-/// The thread-local pointer to the calling thread's coverage table (`abi::COVER_TLS`), declared
-/// in `module` on first use; `None` when the module's code may not read it inline: for a target
-/// other than x86-64 Linux (the runtime defines the variable there only), and for code that may
-/// end up in a shared library (position-independent, not for an executable), which could not
-/// reach the executable's variable with the initial-exec model.
-pub fn cover_table<'ctx>(module: &Module<'ctx>) -> Option<GlobalValue<'ctx>> {
+/// Whether `module`'s code may read the coverage table inline: not for a target other than
+/// x86-64 Linux (the runtime defines the variable there only), nor for code that may end up in a
+/// shared library (position-independent, not for an executable), which could not reach the
+/// executable's variable with the initial-exec model.
+pub fn may_read_cover_table(module: &Module<'_>) -> bool {
     let triple = module.get_triple();
     let triple = triple.as_str().to_string_lossy();
     let library = module.get_flag("PIC Level").is_some() && module.get_flag("PIE Level").is_none();
-    if !triple.starts_with("x86_64") || !triple.contains("linux") || library {
-        return None;
-    }
-    Some(module.get_global(abi::COVER_TLS).unwrap_or_else(|| {
+    triple.starts_with("x86_64") && triple.contains("linux") && !library
+}
+
+/// The thread-local pointer to the calling thread's coverage table (`abi::COVER_TLS`), declared
+/// in `module` on first use (for a module that [`may_read_cover_table`]).
+pub fn cover_table<'ctx>(module: &Module<'ctx>) -> GlobalValue<'ctx> {
+    module.get_global(abi::COVER_TLS).unwrap_or_else(|| {
         let ptr_ty = module.get_context().ptr_type(AddressSpace::default());
         let g = module.add_global(ptr_ty, None, abi::COVER_TLS);
         g.set_thread_local_mode(Some(ThreadLocalMode::InitialExecTLSModel));
         g
-    }))
+    })
 }
 
 /// Emits `hook(args...)` at the builder's position with the debug location `dbg`; gives the call.

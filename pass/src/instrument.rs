@@ -231,7 +231,7 @@ fn emit_access<'ctx>(
 }
 
 /// Puts the plain access hook `call` of `size` bytes behind the inlined check of the thread's
-/// coverage table, where the module can read it (`hooks::cover_table`) and the access fits in one
+/// coverage table, where the module can read it (`ctx.cover`) and the access fits in one
 /// of its granules: the hook is called only when the table does not hold the access's bytes with
 /// a kind that covers it, exactly when the runtime's own check (`SegmentCache::record_fast`)
 /// would record nothing either, so the trace loses no byte, kind or segment. Most accesses of a
@@ -241,8 +241,8 @@ fn guard<'ctx>(ctx: &Ctx<'_, 'ctx>, call: Option<InstructionValue<'ctx>>, size: 
     if !ctx.cover || !(1..=abi::COVER_GRANULE).contains(&size) {
         return;
     }
-    if let (Some(call), Some(cover)) = (call, hooks::cover_table(ctx.module)) {
-        glue::guard_access(call, cover, size, write);
+    if let Some(call) = call {
+        glue::guard_access(call, hooks::cover_table(ctx.module), size, write);
     }
 }
 
