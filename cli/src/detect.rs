@@ -55,8 +55,8 @@ pub struct DetectArgs {
     /// Seconds each replay may run before its process group is killed
     #[arg(long, default_value_t = ilgen_confirm::DEFAULT_TIMEOUT_SECS)]
     pub replay_timeout: u64,
-    /// Replays run at once [default: one per core]; 1 when replays of the program would collide
-    /// (a server on a fixed port, a lock file at a fixed path)
+    /// Replays run at once [default: one per core, more while they mostly wait]; 1 when replays of
+    /// the program would collide (a server on a fixed port, a lock file at a fixed path)
     #[arg(long, value_name = "N")]
     pub replay_jobs: Option<usize>,
     /// Sync events per window of the exhaustive search

@@ -13,6 +13,7 @@
 
 pub mod error;
 pub mod guard;
+pub mod pace;
 pub mod run;
 pub mod trust;
 pub mod verdict;
@@ -41,8 +42,8 @@ pub struct Candidates<'a> {
     pub candidates: &'a [Candidate],
 }
 
-/// Replays the candidates of every run in one pool, at most `bounds.jobs` at a time (runs detected
-/// together share them rather than each taking as many), in rounds: round 0
+/// Replays the candidates of every run in one pool, at the pace `bounds` give (runs detected
+/// together share it rather than each taking as much), in rounds: round 0
 /// replays every candidate that is no fallback, round r the r-th fallback of each candidate whose
 /// replays so far all failed to confirm it. Gives each run's replays in candidate order (`None`:
 /// a fallback not replayed, its candidate confirmed first), or the first error in run and

@@ -6,20 +6,22 @@
 //! stdin from /dev/null and stdout/stderr into `stdout.txt`/`stderr.txt` of the output directory;
 //! the whole group is killed on timeout, when the program ends, and when ilgen is stopped by a
 //! signal (see [`crate::guard`]). [`run_all`] runs many replays, of one run or several, as many
-//! at a time as [`Bounds`] allow (one per core by default).
+//! at a time as [`Bounds`] allow (one per core by default, more while they mostly wait:
+//! [`crate::pace`]).
 
 use std::fs::File;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use ilgen_trace::replay::Outcome;
 use ilgen_trace::Meta;
-use rayon::prelude::*;
 
 use crate::error::ConfirmError;
 use crate::guard;
+use crate::pace::{available_memory, Pace, Usage};
 
 /// The environment variable the runtime reads its options from.
 pub const OPTIONS_VAR: &str = "ILGEN_OPTIONS";
@@ -31,6 +33,8 @@ pub struct Bounds {
     /// One per core by default. A program whose replays would collide when run together (a server
     /// on a fixed port, a lock file at a fixed path) needs 1.
     pub jobs: usize,
+    /// More than `jobs` while replays mostly wait ([`Pace`]): the default, not with `--replay-jobs`.
+    pub adapt: bool,
 }
 
 impl Bounds {
@@ -46,6 +50,7 @@ impl Bounds {
         Ok(Bounds {
             timeout: Duration::from_secs(timeout_secs),
             jobs: jobs.unwrap_or_else(cores),
+            adapt: jobs.is_none(),
         })
     }
 }
@@ -134,6 +139,16 @@ pub fn command_line(meta: &Meta, req: &Request) -> Result<String, ConfirmError> 
 
 /// Runs one replay, killing its process group after `timeout`.
 pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, ConfirmError> {
+    measured(meta, req, timeout).map(|(run, _, _)| run)
+}
+
+/// [`run`], with what the replay used when its process ended by itself (not at the timeout or a
+/// stop), and its wall time.
+fn measured(
+    meta: &Meta,
+    req: &Request,
+    timeout: Duration,
+) -> Result<(ReplayRun, Option<Usage>, Duration), ConfirmError> {
     let options = options(meta, &req.schedule, &req.out_dir)?;
     std::fs::create_dir_all(&req.out_dir).map_err(|source| ConfirmError::Create {
         path: req.out_dir.clone(),
@@ -166,21 +181,23 @@ pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, C
         })
     };
     let Some(child) = guard::spawn(&mut cmd) else {
-        return stopped(0).ok_or(ConfirmError::Stopping);
+        return stopped(0)
+            .map(|run| (run, None, Duration::ZERO))
+            .ok_or(ConfirmError::Stopping);
     };
-    let mut child = child.map_err(|source| ConfirmError::Start {
+    let child = child.map_err(|source| ConfirmError::Start {
         binary: binary.clone(),
         source,
     })?;
     let pid = child.id();
     let start = Instant::now();
-    let ended = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break ended(status),
+    let (ended, usage) = loop {
+        match reap(pid, false) {
+            Ok(Some((status, usage))) => break (ended(status), Some(usage)),
             Ok(None) if start.elapsed() >= timeout => {
                 guard::kill(pid);
-                let _ = child.wait();
-                break Ended::TimedOut;
+                let _ = reap(pid, true);
+                break (Ended::TimedOut, None);
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
             Err(e) => {
@@ -189,21 +206,58 @@ pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, C
             }
         }
     };
+    let wall = start.elapsed();
+    let usage = usage.map(|(cpu, peak_rss_bytes)| Usage {
+        cpu,
+        peak_rss_bytes,
+    });
     // Children the program left behind in its group end with it.
     guard::kill(pid);
     // Killed by the stop, not by itself: a race it wrote before still counts.
     if ended == Ended::Signaled(libc::SIGKILL) {
         if let Some(run) = stopped(pid) {
-            return Ok(run);
+            return Ok((run, None, wall));
         }
     }
     let outcome = Outcome::read(&req.out_dir).map_err(|e| e.to_string());
-    Ok(ReplayRun {
+    let run = ReplayRun {
         pid,
         ended,
         outcome,
         out_dir: req.out_dir.clone(),
-    })
+    };
+    Ok((run, usage, wall))
+}
+
+/// Waits for `pid` (`block`: until it ends), giving its status and, from its resource usage, its
+/// CPU time (user and system) and peak RSS in bytes; `None` while it runs.
+fn reap(pid: u32, block: bool) -> std::io::Result<Option<(ExitStatus, (Duration, u64))>> {
+    use std::os::unix::process::ExitStatusExt as _;
+    let mut status: libc::c_int = 0;
+    // SAFETY: all-zero is a valid rusage, which wait4 fills in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let flags = if block { 0 } else { libc::WNOHANG };
+    loop {
+        // SAFETY: wait4 of our own child, writing into the two locals above.
+        let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, flags, &mut usage) };
+        match r {
+            0 => return Ok(None),
+            r if r > 0 => break,
+            _ => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
+    };
+    let cpu = time(usage.ru_utime) + time(usage.ru_stime);
+    // ru_maxrss is in KiB on Linux.
+    let rss = (usage.ru_maxrss.max(0) as u64) * 1024;
+    Ok(Some((ExitStatus::from_raw(status), (cpu, rss))))
 }
 
 fn ended(status: ExitStatus) -> Ended {
@@ -215,29 +269,83 @@ fn ended(status: ExitStatus) -> Ended {
     }
 }
 
-/// Runs every request, each of the run whose [`Meta`] it comes with, at most `bounds.jobs` at a
-/// time, calling `done` after each; results in the requests' order.
+/// Runs every request, each of the run whose [`Meta`] it comes with, at the [`Pace`] `bounds`
+/// give (`bounds.jobs` at a time, more while replays mostly wait), calling `done` after each;
+/// results in the requests' order.
 pub fn run_all(
     reqs: &[(&Meta, Request)],
     bounds: Bounds,
     done: &(dyn Fn() + Sync),
 ) -> Vec<Result<ReplayRun, ConfirmError>> {
-    let one = |(meta, req): &(&Meta, Request)| {
-        let r = run(meta, req, bounds.timeout);
-        done();
-        r
-    };
-    // A pool of its own, one thread per job (by default one per core, so that replays never share
-    // a core with each other), whatever else uses rayon's global pool. Without one, the global pool
-    // serves, unless replays must not overlap: then one after another on this thread.
-    match rayon::ThreadPoolBuilder::new()
-        .num_threads(bounds.jobs.min(reqs.len()).max(1))
-        .build()
-    {
-        Ok(pool) => pool.install(|| reqs.par_iter().map(one).collect()),
-        Err(_) if bounds.jobs > 1 => reqs.par_iter().map(one).collect(),
-        Err(_) => reqs.iter().map(one).collect(),
+    struct Queue {
+        pace: Pace,
+        next: usize,
+        running: usize,
     }
+    let queue = Mutex::new(Queue {
+        pace: Pace::new(bounds.jobs, bounds.adapt),
+        next: 0,
+        running: 0,
+    });
+    let turn = Condvar::new();
+    let lock = || queue.lock().unwrap_or_else(PoisonError::into_inner);
+    // Takes requests while the pace allows; gives (index, result) of those it ran.
+    let worker = || {
+        let mut ran = Vec::new();
+        loop {
+            let i = {
+                let mut q = lock();
+                loop {
+                    if q.next >= reqs.len() {
+                        return ran;
+                    }
+                    if q.running < q.pace.limit(available_memory()) {
+                        break;
+                    }
+                    q = turn.wait(q).unwrap_or_else(PoisonError::into_inner);
+                }
+                q.next += 1;
+                q.running += 1;
+                q.next - 1
+            };
+            let (meta, req) = &reqs[i];
+            let r = measured(meta, req, bounds.timeout);
+            done();
+            {
+                let mut q = lock();
+                q.running -= 1;
+                match &r {
+                    Ok((_, usage, wall)) => q.pace.ended(*wall, *usage),
+                    Err(_) => q.pace.ended(Duration::ZERO, None),
+                }
+            }
+            turn.notify_all();
+            ran.push((i, r.map(|(run, _, _)| run)));
+        }
+    };
+    let threads = lock().pace.most().min(reqs.len());
+    let ran: Vec<(usize, Result<ReplayRun, ConfirmError>)> = std::thread::scope(|s| {
+        // A thread per replay that may run at once; with none to be had, this one runs them all.
+        let handles: Vec<_> = (0..threads)
+            .map_while(|_| std::thread::Builder::new().spawn_scoped(s, worker).ok())
+            .collect();
+        let mut ran = if handles.is_empty() {
+            worker()
+        } else {
+            Vec::new()
+        };
+        for h in handles {
+            match h.join() {
+                Ok(r) => ran.extend(r),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        ran
+    });
+    // Every request was taken once, by a worker that gave its result back.
+    let mut ran = ran;
+    ran.sort_by_key(|&(i, _)| i);
+    ran.into_iter().map(|(_, r)| r).collect()
 }
 
 fn cores() -> usize {
@@ -249,7 +357,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bounds_refuse_zero_naming_the_flag_and_default_to_one_job_per_core() {
+    fn bounds_refuse_zero_naming_the_flag_and_default_to_one_job_per_core_adapting() {
         let flag = |r: Result<Bounds, ConfirmError>| r.unwrap_err().to_string();
         assert_eq!(
             flag(Bounds::new(0, None)),
@@ -260,7 +368,11 @@ mod tests {
             "--replay-jobs must be at least 1"
         );
         let b = Bounds::new(5, Some(1)).unwrap();
-        assert_eq!((b.timeout, b.jobs), (Duration::from_secs(5), 1));
-        assert_eq!(Bounds::new(5, None).unwrap().jobs, cores());
+        assert_eq!(
+            (b.timeout, b.jobs, b.adapt),
+            (Duration::from_secs(5), 1, false)
+        );
+        let b = Bounds::new(5, None).unwrap();
+        assert_eq!((b.jobs, b.adapt), (cores(), true));
     }
 }
