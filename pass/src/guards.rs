@@ -35,10 +35,12 @@ use crate::loops;
 /// Functions larger than this are left alone: the regions cost a walk per branch.
 const MAX_BLOCKS: usize = 4000;
 
-/// Whether `i` calls a sync operation, or a function of this module that calls one itself.
+/// Whether `i` calls a sync operation (a pthread call, or a libstdc++ member that makes one), or
+/// a function of this module that calls one itself.
 fn calls_sync(i: InstructionValue<'_>) -> bool {
     let direct = |i: InstructionValue<'_>| {
         calls::wrapped_callee(i).is_some_and(|n| abi::WRAPPED_CALLS.contains(&n.as_str()))
+            || calls::library_callee(i).is_some_and(|n| abi::CXX_SYNC_CALLS.contains(&n.as_str()))
     };
     if direct(i) {
         return true;

@@ -192,7 +192,7 @@ type Helpers<'ctx> = HashMap<(FunctionValue<'ctx>, u32), Option<u32>>;
 
 /// The index of the argument of `call` that is the condition variable it waits on: 0 for a call
 /// of `abi::COND_WAIT_CALLS` (or of its runtime wrapper, which a function instrumented earlier
-/// in the module calls by then), or the parameter a wait helper at most `depth` helpers deep
+/// in the module calls by then) and of `abi::CXX_COND_WAIT` (its `this`), or the parameter a wait helper at most `depth` helpers deep
 /// waits on ([`helper_cond_param`]).
 fn waited_arg<'ctx>(
     call: InstructionValue<'ctx>,
@@ -201,10 +201,10 @@ fn waited_arg<'ctx>(
 ) -> Option<u32> {
     let callee = ir::direct_callee(call)?;
     let arg = if let Some(name) = calls::library_callee(call) {
-        abi::COND_WAIT_CALLS
+        let pthread = abi::COND_WAIT_CALLS
             .iter()
-            .any(|w| name == *w || name == abi::wrapper_name(w))
-            .then_some(0)?
+            .any(|w| name == *w || name == abi::wrapper_name(w));
+        (pthread || name == abi::CXX_COND_WAIT).then_some(0)?
     } else if depth == 0 || ir::is_declaration(callee) {
         return None;
     } else if let Some(&known) = helpers.get(&(callee, depth)) {

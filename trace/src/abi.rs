@@ -292,6 +292,30 @@ pub const COND_WAIT_CALLS: &[&str] = &[
     "pthread_cond_clockwait",
 ];
 
+/// libstdc++'s out-of-line members (mangled) that make a sync operation inside the library,
+/// through the [`INTERPOSED_CALLS`]: `std::condition_variable`'s notify, wait and destructor,
+/// `std::thread`'s start, join and detach. The pass never sees the pthread call inside, but a
+/// branch over a call of one of these decides a thread's sync operations as one over the pthread
+/// call does (`if (++done == total) cv.notify_all();`: a schedule that changes what `done` read
+/// asks for a broadcast the thread will not make).
+pub const CXX_SYNC_CALLS: &[&str] = &[
+    "_ZNSt18condition_variable10notify_allEv",
+    "_ZNSt18condition_variable10notify_oneEv",
+    CXX_COND_WAIT,
+    "_ZNSt18condition_variableD1Ev",
+    "_ZNSt18condition_variableD2Ev",
+    "_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE",
+    "_ZNSt6thread15_M_start_threadESt10shared_ptrINS_10_Impl_baseEEPFvvE",
+    "_ZNSt6thread15_M_start_threadESt10shared_ptrINS_10_Impl_baseEE",
+    "_ZNSt6thread4joinEv",
+    "_ZNSt6thread6detachEv",
+];
+
+/// `std::condition_variable::wait(std::unique_lock<std::mutex>&)`: a wait on its `this`, which
+/// begins with the `pthread_cond_t` the library waits on (so a loop around it waits on the same
+/// address the recorded wait names).
+pub const CXX_COND_WAIT: &str = "_ZNSt18condition_variable4waitERSt11unique_lockISt5mutexE";
+
 /// Where a formatting function of [`FORMATTED_CALLS`] takes its destination buffer and its
 /// length bound (argument indices).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
