@@ -440,10 +440,7 @@ mod tests {
         Candidate::Race {
             object: ObjectRange { addr, len: 4 },
             accesses: [side(0, sites[0]), side(1, sites[1])],
-            schedule: ScheduleOut {
-                prefix_steps: 0,
-                steps: Vec::new(),
-            },
+            schedule: ScheduleOut::whole(0, Vec::new()),
             fallback_of: None,
         }
     }
