@@ -183,7 +183,13 @@ fn object_range(vars: &[SharedObject], var: VarId) -> Option<ObjectRange> {
 }
 
 /// The candidate of an atomicity violation; `None` if its events are not those of `model`.
-pub fn atomicity(model: &Model, vars: &[SharedObject], p: &Prediction) -> Option<Candidate> {
+/// `ops`: [`Ops::of`] the program's model.
+pub fn atomicity(
+    model: &Model,
+    ops: &Arc<Ops>,
+    vars: &[SharedObject],
+    p: &Prediction,
+) -> Option<Candidate> {
     let (var, e1) = access_side(model, p.e1)?;
     let (_, f) = access_side(model, p.f)?;
     let (_, e2) = access_side(model, p.e2)?;
@@ -193,7 +199,7 @@ pub fn atomicity(model: &Model, vars: &[SharedObject], p: &Prediction) -> Option
         accesses: [e1, f, e2],
         after: [p.e1, p.f, p.e2].map(|at| syncs_before(model, at)),
         pattern: p.pattern,
-        schedule: schedule_out(model, &p.schedule)?,
+        schedule: schedule_out(model, ops, &p.schedule)?,
     })
 }
 
@@ -332,9 +338,37 @@ struct Compact {
 }
 
 /// The recorded sync operations of a model's threads, with their tids: the model's own (by
-/// `Arc`), not copies.
-struct Ops {
+/// `Arc`), not copies. One for a program serves the models restricted from it, which share its
+/// recorded operations ([`Model::restrict`]), and their candidates: a candidate holds no copy of
+/// its own, O(threads).
+pub struct Ops {
     threads: Vec<(ThreadId, Arc<[Observed]>)>,
+}
+
+impl Ops {
+    pub fn of(model: &Model) -> Arc<Ops> {
+        Arc::new(Ops {
+            threads: model
+                .threads
+                .iter()
+                .map(|t| (t.tid, Arc::clone(&t.observed)))
+                .collect(),
+        })
+    }
+
+    /// `ops` if they are `model`'s recorded operations, else `model`'s own.
+    fn for_model(ops: &Arc<Ops>, model: &Model) -> Arc<Ops> {
+        let same = ops.threads.len() == model.threads.len()
+            && ops
+                .threads
+                .iter()
+                .zip(&model.threads)
+                .all(|((tid, o), t)| *tid == t.tid && Arc::ptr_eq(o, &t.observed));
+        match same {
+            true => Arc::clone(ops),
+            false => Ops::of(model),
+        }
+    }
 }
 
 /// Where a sync operation goes in an observed order: (seq, or for an operation that never
@@ -575,8 +609,14 @@ pub struct Step {
 }
 
 /// The candidate of one finding; `None` if its events are not those of `model` (never, for
-/// findings the solver made from it).
-pub fn candidate(model: &Model, vars: &[SharedObject], finding: &Finding) -> Option<Candidate> {
+/// findings the solver made from it). `ops`: [`Ops::of`] the model of the program `model` was
+/// restricted from.
+pub fn candidate(
+    model: &Model,
+    ops: &Arc<Ops>,
+    vars: &[SharedObject],
+    finding: &Finding,
+) -> Option<Candidate> {
     match finding {
         Finding::Race {
             first,
@@ -587,7 +627,7 @@ pub fn candidate(model: &Model, vars: &[SharedObject], finding: &Finding) -> Opt
             Some(Candidate::Race {
                 object,
                 accesses,
-                schedule: schedule_out(model, schedule)?,
+                schedule: schedule_out(model, ops, schedule)?,
                 fallback_of: None,
             })
         }
@@ -596,27 +636,22 @@ pub fn candidate(model: &Model, vars: &[SharedObject], finding: &Finding) -> Opt
                 .iter()
                 .map(|&at| step(model, at))
                 .collect::<Option<_>>()?,
-            schedule: schedule_out(model, schedule)?,
+            schedule: schedule_out(model, ops, schedule)?,
         }),
     }
 }
 
-fn schedule_out(model: &Model, schedule: &Schedule) -> Option<ScheduleOut> {
+/// `schedule`, whose events are `model`'s, held compactly; `ops`: the recorded operations of
+/// the program `model` was restricted from.
+fn schedule_out(model: &Model, ops: &Arc<Ops>, schedule: &Schedule) -> Option<ScheduleOut> {
     let steps: Vec<(u32, u32)> = schedule
         .steps
         .iter()
         .map(|&at| Some((at.thread as u32, sync_of(model, at)?)))
         .collect::<Option<_>>()?;
-    let ops = Ops {
-        threads: model
-            .threads
-            .iter()
-            .map(|t| (t.tid, Arc::clone(&t.observed)))
-            .collect(),
-    };
     Some(ScheduleOut {
         prefix_steps: schedule.prefix,
-        held: Held::Compact(Compact::of(Arc::new(ops), &steps)),
+        held: Held::Compact(Compact::of(Ops::for_model(ops, model), &steps)),
     })
 }
 
@@ -1192,6 +1227,9 @@ mod tests {
         let [all, tailed, both] = [Cell::new(0), Cell::new(0), Cell::new(0)];
         check_random_runs(0x5c4e_d14e, 1000, |run| {
             let program = prepare_keeping(run.traces(), Keep::All);
+            let ops = Ops::of(&program.model);
+            // Another program's: a schedule does not take them.
+            let others = Ops::of(&prepare_keeping(run.traces(), Keep::All).model);
             let (survivors, _) = filter::filter(&program);
             let mut solved: Vec<solve::Solved> = survivors
                 .iter()
@@ -1210,10 +1248,12 @@ mod tests {
                         .iter()
                         .map(|&at| step(&s.model, at).expect("a sync event"))
                         .collect();
-                    let out = schedule_out(&s.model, schedule).expect("sync events");
+                    let out = schedule_out(&s.model, &ops, schedule).expect("sync events");
                     let Held::Compact(c) = &out.held else {
                         panic!("held whole")
                     };
+                    // The program's operations, not a copy.
+                    proptest::prop_assert!(Arc::ptr_eq(&c.ops, &ops));
                     all.set(all.get() + 1);
                     tailed.set(tailed.get() + usize::from(!c.tail.is_empty()));
                     both.set(
@@ -1221,6 +1261,8 @@ mod tests {
                             + usize::from(!c.tail.is_empty() && c.head.iter().any(|&n| n > 0)),
                     );
                     proptest::prop_assert_eq!(out.len(), whole.len());
+                    proptest::prop_assert_eq!(&out.steps().collect::<Vec<_>>(), &whole);
+                    let out = schedule_out(&s.model, &others, schedule).expect("sync events");
                     proptest::prop_assert_eq!(out.steps().collect::<Vec<_>>(), whole);
                 }
             }

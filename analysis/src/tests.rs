@@ -1223,13 +1223,14 @@ fn same_without_the_ordered_objects(
             .map(|s| solve::races_with(&program, s, &options(), &|| {}))
             .collect();
         solved.push(solve::deadlocks_with(&program, &options(), &|| {}));
+        let ops = candidates::Ops::of(&program.model);
         let found: Vec<Candidate> = solved
             .iter()
             .flat_map(|s| {
                 let vars = &program.vars;
                 s.findings
                     .iter()
-                    .filter_map(|f| candidates::candidate(&s.model, vars, f))
+                    .filter_map(|f| candidates::candidate(&s.model, &ops, vars, f))
             })
             .collect();
         let counts = (stats, program.accesses_read, program.accesses_kept);
