@@ -17,13 +17,14 @@
 //! reported to a [`Progress`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use ilgen_trace::event::SiteId;
 use ilgen_trace::format::ThreadTrace;
 use rayon::prelude::*;
 
 use crate::atomicity::Counts as AtomicityCounts;
-use crate::candidates::{self, Candidate, NotDecided, Stats};
+use crate::candidates::{self, Candidate, NotDecided, Ops, Stats};
 use crate::csp;
 use crate::error::AnalysisError;
 use crate::lifetime::Lifetimes;
@@ -167,11 +168,12 @@ pub fn analyze_shard(
     // candidates, bounds the memory (a 96-thread C++ test suite's units found tens of thousands of
     // candidates, each with a schedule of ~10^5 steps: 24 GiB before the cap cut them).
     let keeper = std::sync::Mutex::new(Keeper::new(options.max_candidates));
+    let ops = Ops::of(&program.model);
     let solve_unit = |u: usize| {
         let done = match units[u] {
-            Unit::Races(i) => races(&program, &survivors[i], options, progress),
-            Unit::Deadlocks => deadlocks(&program, options, progress),
-            Unit::Atomicity => Ok(atomicity_violations(&program, options)),
+            Unit::Races(i) => races(&program, &ops, &survivors[i], options, progress),
+            Unit::Deadlocks => deadlocks(&program, &ops, options, progress),
+            Unit::Atomicity => Ok(atomicity_violations(&program, &ops, options)),
         };
         if let Ok(d) = &done {
             progress.job_done(d.found.len());
@@ -344,6 +346,7 @@ fn site_pair(key: Key, c: &Candidate) -> Option<[SiteId; 2]> {
 /// The races of one surviving variable.
 fn races(
     program: &Program,
+    ops: &Arc<Ops>,
     survivor: &filter::Survivor,
     options: &Options,
     progress: &Progress,
@@ -354,22 +357,27 @@ fn races(
         }
         Backend::Csp(checker) => csp::solve::races(program, survivor, checker)?,
     };
-    Ok(done(program, solved))
+    Ok(done(program, ops, solved))
 }
 
 /// The deadlocks of the sync-only model.
-fn deadlocks(program: &Program, options: &Options, progress: &Progress) -> Result<Done, String> {
+fn deadlocks(
+    program: &Program,
+    ops: &Arc<Ops>,
+    options: &Options,
+    progress: &Progress,
+) -> Result<Done, String> {
     let solved = match &options.backend {
         Backend::Native => solve::deadlocks_with(program, options, &|| progress.window_done()),
         Backend::Csp(checker) => csp::solve::deadlocks(program, checker)?,
     };
-    Ok(done(program, solved))
+    Ok(done(program, ops, solved))
 }
 
 /// A solver's findings as candidates, with their fallbacks, and the pairs it left undecided as
 /// names.
-fn done(program: &Program, solved: solve::Solved) -> Done {
-    let candidate = |f| candidates::candidate(&solved.model, &program.vars, f);
+fn done(program: &Program, ops: &Arc<Ops>, solved: solve::Solved) -> Done {
+    let candidate = |f| candidates::candidate(&solved.model, ops, &program.vars, f);
     let mut found = Vec::new();
     // Per finding, its index in `found`.
     let index: Vec<Option<usize>> = solved
@@ -408,7 +416,7 @@ fn done(program: &Program, solved: solve::Solved) -> Done {
 
 /// The atomicity violations of the marked transactions (by transaction site, then e1, f and e2
 /// sites).
-fn atomicity_violations(program: &Program, options: &Options) -> Done {
+fn atomicity_violations(program: &Program, ops: &Arc<Ops>, options: &Options) -> Done {
     let (predictions, counts) = atomicity::predict(
         program,
         options.window,
@@ -416,7 +424,7 @@ fn atomicity_violations(program: &Program, options: &Options) -> Done {
     );
     let found: Vec<Candidate> = predictions
         .iter()
-        .filter_map(|p| candidates::atomicity(&program.model, &program.vars, p))
+        .filter_map(|p| candidates::atomicity(&program.model, ops, &program.vars, p))
         .collect();
     Done {
         lost: predictions.len() - found.len(),
@@ -440,10 +448,7 @@ mod tests {
         Candidate::Race {
             object: ObjectRange { addr, len: 4 },
             accesses: [side(0, sites[0]), side(1, sites[1])],
-            schedule: ScheduleOut {
-                prefix_steps: 0,
-                steps: Vec::new(),
-            },
+            schedule: ScheduleOut::whole(0, Vec::new()),
             fallback_of: None,
         }
     }

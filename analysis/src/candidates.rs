@@ -3,7 +3,9 @@
 //! Takes the solver's findings with the models their events index; gives [`CandidatesFile`],
 //! written as `candidates.json` in the trace directory ([`write`], streamed, schedules as deltas;
 //! [`read`] gives it back) and printed with `--format json`, and a text summary that names sites
-//! as `file:line` when the binary is at hand.
+//! as `file:line` when the binary is at hand. A schedule the analysis found is held as positions
+//! of the run's sync operations, most of it as a cut of the observed order, and turned into steps
+//! only as it is written or read ([`ScheduleOut::steps`]).
 //!
 //! `candidates.json` (serde JSON, one object):
 //! - `format_version`: [`FORMAT_VERSION`]; readers refuse other versions.
@@ -59,10 +61,12 @@
 //!   the wake of a timed condition wait, a timed lock or a timed semaphore wait.
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
 use std::fmt::Write as _;
 use std::io::{BufReader, Write as _};
 use std::path::Path;
+use std::sync::Arc;
 
 use ilgen_trace::format::ThreadHeader;
 use ilgen_trace::schedule as replay;
@@ -76,14 +80,14 @@ use serde_json::Value;
 use crate::atomicity::{Counts as AtomicityCounts, Pattern, Prediction};
 use crate::filter::FilterStats;
 use crate::finding::{Finding, Schedule};
-use crate::model::{At, Model, ModelEvent, VarId};
+use crate::model::{At, Model, ModelEvent, Observed, VarId};
 use crate::prepare::SharedObject;
 use crate::solve::{Limit, SolveStats};
 
 pub const FORMAT_VERSION: u32 = 6;
 pub const FILE_NAME: &str = "candidates.json";
 
-/// The file in memory, every schedule whole.
+/// The file in memory: the schedules the analysis found compact, those [`read`] gives whole.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CandidatesFile {
     pub format_version: u32,
@@ -179,7 +183,13 @@ fn object_range(vars: &[SharedObject], var: VarId) -> Option<ObjectRange> {
 }
 
 /// The candidate of an atomicity violation; `None` if its events are not those of `model`.
-pub fn atomicity(model: &Model, vars: &[SharedObject], p: &Prediction) -> Option<Candidate> {
+/// `ops`: [`Ops::of`] the program's model.
+pub fn atomicity(
+    model: &Model,
+    ops: &Arc<Ops>,
+    vars: &[SharedObject],
+    p: &Prediction,
+) -> Option<Candidate> {
     let (var, e1) = access_side(model, p.e1)?;
     let (_, f) = access_side(model, p.f)?;
     let (_, e2) = access_side(model, p.e2)?;
@@ -189,7 +199,7 @@ pub fn atomicity(model: &Model, vars: &[SharedObject], p: &Prediction) -> Option
         accesses: [e1, f, e2],
         after: [p.e1, p.f, p.e2].map(|at| syncs_before(model, at)),
         pattern: p.pattern,
-        schedule: schedule_out(model, &p.schedule)?,
+        schedule: schedule_out(model, ops, &p.schedule)?,
     })
 }
 
@@ -297,13 +307,259 @@ impl AccessName {
     }
 }
 
-/// A schedule, whole. Serialized by [`write`], it is a delta on the schedule written before it
-/// (see [`PREVIOUS`]); anywhere else, whole.
-#[derive(Deserialize, Clone, Debug, PartialEq, Eq)]
+/// A schedule. Serialized by [`write`], it is a delta on the schedule written before it (see
+/// [`PREVIOUS`]); anywhere else, whole. One the analysis found is held compactly ([`Compact`]) and
+/// its [`Step`]s made only as they are read ([`ScheduleOut::steps`]): a schedule runs from the
+/// start of the run, and a thousand of a 96-thread run's, whole, took 3.6 GiB.
+#[derive(Deserialize, Clone)]
+#[serde(from = "WholeIn")]
 pub struct ScheduleOut {
     pub prefix_steps: usize,
-    pub steps: Vec<Step>,
+    held: Held,
 }
+
+#[derive(Clone)]
+enum Held {
+    Whole(Vec<Step>),
+    Compact(Compact),
+}
+
+/// A schedule as positions of its model's sync operations: a head in the observed order, then a
+/// tail. The head is, of each thread, its first `head[t]` sync operations, by [`OrderKey`]: what
+/// the observed order of a cut is ([`Model::observed_order`]). Most of a schedule is such an
+/// order (the cut path's all of it, the window path's up to its window), so a schedule takes 4
+/// bytes a thread and 8 a step of its tail, not ~70 a step.
+#[derive(Clone)]
+struct Compact {
+    ops: Arc<Ops>,
+    head: Box<[u32]>,
+    /// (thread, sync operation) of each step after the head.
+    tail: Box<[(u32, u32)]>,
+}
+
+/// The recorded sync operations of a model's threads, with their tids: the model's own (by
+/// `Arc`), not copies. One for a program serves the models restricted from it, which share its
+/// recorded operations ([`Model::restrict`]), and their candidates: a candidate holds no copy of
+/// its own, O(threads).
+pub struct Ops {
+    threads: Vec<(ThreadId, Arc<[Observed]>)>,
+}
+
+impl Ops {
+    pub fn of(model: &Model) -> Arc<Ops> {
+        Arc::new(Ops {
+            threads: model
+                .threads
+                .iter()
+                .map(|t| (t.tid, Arc::clone(&t.observed)))
+                .collect(),
+        })
+    }
+
+    /// `ops` if they are `model`'s recorded operations, else `model`'s own.
+    fn for_model(ops: &Arc<Ops>, model: &Model) -> Arc<Ops> {
+        let same = ops.threads.len() == model.threads.len()
+            && ops
+                .threads
+                .iter()
+                .zip(&model.threads)
+                .all(|((tid, o), t)| *tid == t.tid && Arc::ptr_eq(o, &t.observed));
+        match same {
+            true => Arc::clone(ops),
+            false => Ops::of(model),
+        }
+    }
+}
+
+/// Where a sync operation goes in an observed order: (seq, or for an operation that never
+/// completed the seq of its thread's operation before it, thread, index).
+type OrderKey = (u64, usize, u32);
+
+/// The [`OrderKey`] of sync operation `sync` of `thread`, `last` being the seq of the thread's
+/// last completed operation before it (0 if none), and the `last` of its next operation.
+fn order_key(observed: &Observed, last: u64, thread: usize, sync: u32) -> (OrderKey, u64) {
+    let last = if observed.seq == PENDING {
+        last
+    } else {
+        observed.seq
+    };
+    ((last, thread, sync), last)
+}
+
+impl Compact {
+    /// `steps` (thread, sync operation) as a head and a tail: the head is the longest prefix
+    /// that is, of each thread, its first operations, and increasing by [`OrderKey`].
+    fn of(ops: Arc<Ops>, steps: &[(u32, u32)]) -> Compact {
+        let mut head = vec![0u32; ops.threads.len()];
+        let mut last = vec![0u64; ops.threads.len()];
+        let mut previous = None;
+        let in_head = steps
+            .iter()
+            .take_while(|&&(t, sync)| {
+                let t = t as usize;
+                if head[t] != sync {
+                    return false;
+                }
+                let (key, l) = order_key(&ops.threads[t].1[sync as usize], last[t], t, sync);
+                if previous.is_some_and(|p| p >= key) {
+                    return false;
+                }
+                previous = Some(key);
+                last[t] = l;
+                head[t] += 1;
+                true
+            })
+            .count();
+        Compact {
+            ops,
+            head: head.into(),
+            tail: steps[in_head..].into(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.head.iter().map(|&n| n as usize).sum::<usize>() + self.tail.len()
+    }
+}
+
+/// A schedule as [`read`] rebuilds it, whole, for serde.
+#[derive(Deserialize)]
+struct WholeIn {
+    prefix_steps: usize,
+    steps: Vec<Step>,
+}
+
+impl From<WholeIn> for ScheduleOut {
+    fn from(w: WholeIn) -> ScheduleOut {
+        ScheduleOut::whole(w.prefix_steps, w.steps)
+    }
+}
+
+impl ScheduleOut {
+    /// A schedule of these steps, the first `prefix_steps` of them the observed order before the
+    /// window it was found in.
+    pub fn whole(prefix_steps: usize, steps: Vec<Step>) -> ScheduleOut {
+        ScheduleOut {
+            prefix_steps,
+            held: Held::Whole(steps),
+        }
+    }
+
+    /// Its steps, in order, each made as it comes.
+    pub fn steps(&self) -> Steps<'_> {
+        let from = match &self.held {
+            Held::Whole(steps) => Source::Whole(steps.iter()),
+            Held::Compact(c) => {
+                let mut order = Order {
+                    c,
+                    next: vec![0; c.head.len()],
+                    last: vec![0; c.head.len()],
+                    heads: BinaryHeap::with_capacity(c.head.len()),
+                };
+                for t in 0..c.head.len() {
+                    order.push_next(t);
+                }
+                Source::Compact(order, c.tail.iter())
+            }
+        };
+        Steps {
+            left: self.len(),
+            from,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.held {
+            Held::Whole(steps) => steps.len(),
+            Held::Compact(c) => c.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl PartialEq for ScheduleOut {
+    fn eq(&self, other: &ScheduleOut) -> bool {
+        self.prefix_steps == other.prefix_steps
+            && self.len() == other.len()
+            && self.steps().eq(other.steps())
+    }
+}
+
+impl Eq for ScheduleOut {}
+
+impl std::fmt::Debug for ScheduleOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScheduleOut")
+            .field("prefix_steps", &self.prefix_steps)
+            .field("steps", &self.steps().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// [`ScheduleOut::steps`].
+pub struct Steps<'a> {
+    left: usize,
+    from: Source<'a>,
+}
+
+enum Source<'a> {
+    Whole(std::slice::Iter<'a, Step>),
+    Compact(Order<'a>, std::slice::Iter<'a, (u32, u32)>),
+}
+
+/// A compact schedule's head, as it goes: each thread's next operation in the head, least
+/// [`OrderKey`] first.
+struct Order<'a> {
+    c: &'a Compact,
+    next: Vec<u32>,
+    last: Vec<u64>,
+    heads: BinaryHeap<Reverse<(OrderKey, u64)>>,
+}
+
+impl Order<'_> {
+    fn push_next(&mut self, t: usize) {
+        let sync = self.next[t];
+        if sync < self.c.head[t] {
+            let observed = &self.c.ops.threads[t].1[sync as usize];
+            self.heads
+                .push(Reverse(order_key(observed, self.last[t], t, sync)));
+        }
+    }
+
+    fn pop(&mut self) -> Option<(u32, u32)> {
+        let Reverse(((_, t, sync), last)) = self.heads.pop()?;
+        self.next[t] += 1;
+        self.last[t] = last;
+        self.push_next(t);
+        Some((t as u32, sync))
+    }
+}
+
+impl Iterator for Steps<'_> {
+    type Item = Step;
+
+    fn next(&mut self) -> Option<Step> {
+        let step = match &mut self.from {
+            Source::Whole(steps) => steps.next().cloned(),
+            Source::Compact(order, tail) => {
+                let (t, sync) = order.pop().or_else(|| tail.next().copied())?;
+                let (tid, observed) = &order.c.ops.threads[t as usize];
+                Some(step_of(*tid, observed, sync as usize))
+            }
+        }?;
+        self.left -= 1;
+        Some(step)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for Steps<'_> {}
 
 thread_local! {
     /// While [`write`] runs on this thread: the steps of the schedule it wrote last. Serde gives a
@@ -313,14 +569,15 @@ thread_local! {
 
 impl Serialize for ScheduleOut {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let steps: Vec<Step> = self.steps().collect();
         let shared = PREVIOUS.with_borrow_mut(|previous| {
             let previous = previous.as_mut()?;
             let shared = previous
                 .iter()
-                .zip(&self.steps)
+                .zip(&steps)
                 .take_while(|(a, b)| a == b)
                 .count();
-            previous.clone_from(&self.steps);
+            previous.clone_from(&steps);
             Some(shared)
         });
         let mut out = s.serialize_struct("ScheduleOut", 2 + usize::from(shared.is_some()))?;
@@ -328,7 +585,7 @@ impl Serialize for ScheduleOut {
         if let Some(shared) = shared {
             out.serialize_field("shared", &shared)?;
         }
-        out.serialize_field("steps", &self.steps[shared.unwrap_or(0)..])?;
+        out.serialize_field("steps", &steps[shared.unwrap_or(0)..])?;
         out.end()
     }
 }
@@ -352,8 +609,14 @@ pub struct Step {
 }
 
 /// The candidate of one finding; `None` if its events are not those of `model` (never, for
-/// findings the solver made from it).
-pub fn candidate(model: &Model, vars: &[SharedObject], finding: &Finding) -> Option<Candidate> {
+/// findings the solver made from it). `ops`: [`Ops::of`] the model of the program `model` was
+/// restricted from.
+pub fn candidate(
+    model: &Model,
+    ops: &Arc<Ops>,
+    vars: &[SharedObject],
+    finding: &Finding,
+) -> Option<Candidate> {
     match finding {
         Finding::Race {
             first,
@@ -364,7 +627,7 @@ pub fn candidate(model: &Model, vars: &[SharedObject], finding: &Finding) -> Opt
             Some(Candidate::Race {
                 object,
                 accesses,
-                schedule: schedule_out(model, schedule)?,
+                schedule: schedule_out(model, ops, schedule)?,
                 fallback_of: None,
             })
         }
@@ -373,36 +636,56 @@ pub fn candidate(model: &Model, vars: &[SharedObject], finding: &Finding) -> Opt
                 .iter()
                 .map(|&at| step(model, at))
                 .collect::<Option<_>>()?,
-            schedule: schedule_out(model, schedule)?,
+            schedule: schedule_out(model, ops, schedule)?,
         }),
     }
 }
 
-fn schedule_out(model: &Model, schedule: &Schedule) -> Option<ScheduleOut> {
+/// `schedule`, whose events are `model`'s, held compactly; `ops`: the recorded operations of
+/// the program `model` was restricted from.
+fn schedule_out(model: &Model, ops: &Arc<Ops>, schedule: &Schedule) -> Option<ScheduleOut> {
+    let steps: Vec<(u32, u32)> = schedule
+        .steps
+        .iter()
+        .map(|&at| Some((at.thread as u32, sync_of(model, at)?)))
+        .collect::<Option<_>>()?;
     Some(ScheduleOut {
         prefix_steps: schedule.prefix,
-        steps: schedule
-            .steps
-            .iter()
-            .map(|&at| step(model, at))
-            .collect::<Option<_>>()?,
+        held: Held::Compact(Compact::of(Ops::for_model(ops, model), &steps)),
     })
+}
+
+/// The thread's number of the sync event at `at`.
+fn sync_of(model: &Model, at: At) -> Option<u32> {
+    let thread = model.threads.get(at.thread)?;
+    match thread.events.get(at.index)? {
+        ModelEvent::Sync { sync, .. } if (*sync as usize) < thread.observed.len() => Some(*sync),
+        _ => None,
+    }
 }
 
 fn step(model: &Model, at: At) -> Option<Step> {
     let thread = model.threads.get(at.thread)?;
-    let o = thread.observed_at(at.index)?;
+    Some(step_of(
+        thread.tid,
+        &thread.observed,
+        sync_of(model, at)? as usize,
+    ))
+}
+
+/// Sync operation `sync` of thread `tid`, whose recorded operations are `observed`, as a step.
+fn step_of(tid: ThreadId, observed: &[Observed], sync: usize) -> Step {
+    let o = &observed[sync];
     // A wake counts as timed only after a wait that had a time limit: the thread's sync
     // operation before it (the predicate's reads may come between).
     let timed = match o.op {
-        SyncOp::CondWake { .. } => (0..at.index)
-            .rev()
-            .find_map(|i| thread.observed_at(i))
-            .is_some_and(|w| matches!(w.op, SyncOp::CondWait { timed: true, .. })),
+        SyncOp::CondWake { .. } => sync
+            .checked_sub(1)
+            .is_some_and(|w| matches!(observed[w].op, SyncOp::CondWait { timed: true, .. })),
         _ => true,
     };
-    Some(Step {
-        tid: thread.tid,
+    Step {
+        tid,
         op: o.op.kind(),
         object: o.op.object(),
         peer: o.op.peer_thread().and_then(known_thread),
@@ -410,7 +693,7 @@ fn step(model: &Model, at: At) -> Option<Step> {
         seq: (o.seq != PENDING).then_some(o.seq),
         op_index: o.op_index,
         timed_out: o.op.timed_out().filter(|_| timed),
-    })
+    }
 }
 
 /// `candidates.json` as written: the fields of [`CandidatesFile`], its schedules as deltas.
@@ -483,12 +766,11 @@ pub fn read(path: &Path) -> Result<CandidatesFile, String> {
     }
     let wire: WireIn = serde_json::from_reader(open()?).map_err(bad)?;
     let mut candidates: Vec<Candidate> = Vec::with_capacity(wire.candidates.len());
+    // The steps of the schedule before, whole.
+    let mut previous: Vec<Step> = Vec::new();
     for (i, mut v) in wire.candidates.into_iter().enumerate() {
         let mut delta = v["schedule"].take();
         let shared = delta["shared"].as_u64().unwrap_or(0) as usize;
-        let previous = candidates
-            .last()
-            .map_or(&[][..], |c| &c.schedule().steps[..]);
         if shared > previous.len() {
             return Err(format!(
                 "{}: candidate {} shares {shared} steps with a schedule of {}; run `ilgen \
@@ -499,11 +781,11 @@ pub fn read(path: &Path) -> Result<CandidatesFile, String> {
             ));
         }
         let tail: Vec<Step> = serde_json::from_value(delta["steps"].take()).map_err(bad)?;
-        let mut steps = previous[..shared].to_vec();
-        steps.extend(tail);
+        previous.truncate(shared);
+        previous.extend(tail);
         v["schedule"] = serde_json::json!({
             "prefix_steps": delta["prefix_steps"],
-            "steps": steps,
+            "steps": &previous,
         });
         let candidate: Candidate = serde_json::from_value(v).map_err(bad)?;
         if let Some(n) = candidate.fallback_of() {
@@ -572,8 +854,8 @@ pub fn replay_schedule(
     headers: &[ThreadHeader],
     build_id: &str,
 ) -> replay::Schedule {
-    let schedule = candidate.schedule();
-    let tids: BTreeSet<ThreadId> = schedule.steps.iter().map(|s| s.tid).collect();
+    let steps: Vec<Step> = candidate.schedule().steps().collect();
+    let tids: BTreeSet<ThreadId> = steps.iter().map(|s| s.tid).collect();
     replay::Schedule {
         format_version: replay::SCHEDULE_VERSION,
         build_id: build_id.to_owned(),
@@ -586,9 +868,8 @@ pub fn replay_schedule(
                 child_index: h.child_index,
             })
             .collect(),
-        steps: schedule
-            .steps
-            .iter()
+        steps: steps
+            .into_iter()
             .map(|s| replay::Step {
                 tid: s.tid,
                 index: s.op_index,
@@ -901,8 +1182,8 @@ fn write_schedule(out: &mut String, schedule: &ScheduleOut, names: &Names) {
     } else {
         let _ = writeln!(out, "  schedule:");
     }
-    for s in schedule.steps.iter().skip(schedule.prefix_steps) {
-        let _ = writeln!(out, "    thread {}: {}", s.tid, step_text(s, names));
+    for s in schedule.steps().skip(schedule.prefix_steps) {
+        let _ = writeln!(out, "    thread {}: {}", s.tid, step_text(&s, names));
     }
 }
 
@@ -919,4 +1200,81 @@ pub fn step_text(s: &Step, names: &Names) -> String {
         let _ = write!(text, " at {}", names.site(site));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+    use crate::options::Options;
+    use crate::prepare::{prepare_keeping, Keep};
+    use crate::testkit::{check_random_runs, options};
+    use crate::{filter, solve};
+
+    /// A schedule held compactly gives the steps of its events one by one, in its order: the
+    /// observed order of its head and its tail, whatever the solver (cut, window, lock graph)
+    /// made of it.
+    #[test]
+    fn a_compact_schedule_gives_the_steps_of_its_events() {
+        let options = Options {
+            window: 3,
+            max_per_var: 3,
+            fallbacks: 2,
+            ..options()
+        };
+        // Schedules, those with a tail, those with a head and a tail.
+        let [all, tailed, both] = [Cell::new(0), Cell::new(0), Cell::new(0)];
+        check_random_runs(0x5c4e_d14e, 1000, |run| {
+            let program = prepare_keeping(run.traces(), Keep::All);
+            let ops = Ops::of(&program.model);
+            // Another program's: a schedule does not take them.
+            let others = Ops::of(&prepare_keeping(run.traces(), Keep::All).model);
+            let (survivors, _) = filter::filter(&program);
+            let mut solved: Vec<solve::Solved> = survivors
+                .iter()
+                .map(|s| solve::races_with(&program, s, &options, &|| {}))
+                .collect();
+            solved.push(solve::deadlocks_with(&program, &options, &|| {}));
+            for s in &solved {
+                let schedules = s
+                    .findings
+                    .iter()
+                    .chain(s.fallbacks.iter().map(|f| &f.finding));
+                for f in schedules {
+                    let (Finding::Race { schedule, .. } | Finding::Deadlock { schedule, .. }) = f;
+                    let whole: Vec<Step> = schedule
+                        .steps
+                        .iter()
+                        .map(|&at| step(&s.model, at).expect("a sync event"))
+                        .collect();
+                    let out = schedule_out(&s.model, &ops, schedule).expect("sync events");
+                    let Held::Compact(c) = &out.held else {
+                        panic!("held whole")
+                    };
+                    // The program's operations, not a copy.
+                    proptest::prop_assert!(Arc::ptr_eq(&c.ops, &ops));
+                    all.set(all.get() + 1);
+                    tailed.set(tailed.get() + usize::from(!c.tail.is_empty()));
+                    both.set(
+                        both.get()
+                            + usize::from(!c.tail.is_empty() && c.head.iter().any(|&n| n > 0)),
+                    );
+                    proptest::prop_assert_eq!(out.len(), whole.len());
+                    proptest::prop_assert_eq!(&out.steps().collect::<Vec<_>>(), &whole);
+                    let out = schedule_out(&s.model, &others, schedule).expect("sync events");
+                    proptest::prop_assert_eq!(out.steps().collect::<Vec<_>>(), whole);
+                }
+            }
+            Ok(())
+        });
+        // 1,681 schedules, 61 of them with a tail after a head.
+        assert!(
+            all.get() > 1000 && both.get() > 30,
+            "{} schedules, {} with a tail, {} with both",
+            all.get(),
+            tailed.get(),
+            both.get()
+        );
+    }
 }

@@ -22,7 +22,7 @@ fn detect(r: &Run) -> Vec<Candidate> {
         // Replay waits for every sync operation of a thread that is not next in the schedule:
         // each thread's steps must be its first operations, in order.
         let mut next: std::collections::HashMap<u32, u32> = Default::default();
-        for s in &schedule.steps {
+        for s in schedule.steps() {
             let n = next.entry(s.tid).or_default();
             assert_eq!(
                 s.op_index, *n,
@@ -35,9 +35,11 @@ fn detect(r: &Run) -> Vec<Candidate> {
     found
 }
 
-fn ops(steps: &[Step]) -> Vec<(u32, &'static str, Option<u64>, Option<u32>)> {
+fn ops(
+    steps: impl IntoIterator<Item = Step>,
+) -> Vec<(u32, &'static str, Option<u64>, Option<u32>)> {
     steps
-        .iter()
+        .into_iter()
         .map(|s| (s.tid, s.op.name(), s.object, s.peer))
         .collect()
 }
@@ -64,7 +66,7 @@ fn listing1_gives_one_race_on_y_with_the_papers_schedule() {
     );
     assert_eq!(schedule.prefix_steps, 0);
     assert_eq!(
-        ops(&schedule.steps),
+        ops(schedule.steps()),
         vec![
             (0, "fork", None, Some(1)),
             (1, "start", None, None),
@@ -115,7 +117,7 @@ fn a_failed_trylock_is_scheduled_inside_the_holders_critical_section() {
     // The trylock fails only while main holds the lock: main's lock before it, its unlock (which
     // the reporter's lock needs) after it.
     assert_eq!(
-        ops(&schedule.steps),
+        ops(schedule.steps()),
         vec![
             (0, "fork", None, Some(1)),
             (0, "fork", None, Some(2)),
@@ -235,8 +237,7 @@ fn the_wake_of_a_timed_wait_carries_its_outcome() {
         assert_eq!(found.len(), 1, "{found:#?}");
         let outcomes: Vec<_> = found[0]
             .schedule()
-            .steps
-            .iter()
+            .steps()
             .filter_map(|s| s.timed_out.map(|t| (s.op, t)))
             .collect();
         let expected = if timed {
@@ -348,8 +349,7 @@ fn a_dequeue_can_follow_its_own_enqueue_when_the_consumer_never_waited() {
     // The producer has signalled once, and neither enqueued packet 2 nor closed the queue.
     let signals = |op: ilgen_trace::OpKind| {
         schedule
-            .steps
-            .iter()
+            .steps()
             .filter(|s| s.tid == 1 && s.op == op)
             .count()
     };
@@ -485,7 +485,7 @@ fn lock_order_inversion_gives_a_deadlock_candidate() {
     let Candidate::Deadlock { blocked, schedule } = &found[0] else {
         panic!("{found:#?}")
     };
-    let mut waits = ops(blocked);
+    let mut waits = ops(blocked.iter().cloned());
     waits.sort_unstable();
     assert_eq!(
         waits,
@@ -496,7 +496,7 @@ fn lock_order_inversion_gives_a_deadlock_candidate() {
         ]
     );
     // Each thread holds its first lock at the end of the schedule.
-    let steps = ops(&schedule.steps);
+    let steps = ops(schedule.steps());
     assert!(steps.contains(&(1, "lock", Some(M), None)), "{steps:?}");
     assert!(steps.contains(&(2, "lock", Some(M2), None)), "{steps:?}");
     assert_eq!(
@@ -869,16 +869,11 @@ fn candidates_file_stores_schedules_as_deltas_and_reads_them_back_whole() {
     {
         let shared = w["schedule"]["shared"].as_u64().unwrap() as usize;
         let tail = w["schedule"]["steps"].as_array().unwrap().len();
-        assert_eq!(
-            shared + tail,
-            c.schedule().steps.len(),
-            "candidate {}",
-            i + 1
-        );
+        assert_eq!(shared + tail, c.schedule().len(), "candidate {}", i + 1);
         if i == 0 {
             assert_eq!(shared, 0);
         }
-        whole += c.schedule().steps.len();
+        whole += c.schedule().len();
         written += tail;
     }
     // Every schedule after the first starts with fork and start of the same thread at least.
@@ -961,7 +956,7 @@ fn an_unjoined_worker_races_with_main_before_the_exit() {
         vec![1, 2]
     );
     // Fork, start, then the worker's lock: main's exit is not needed, and nothing follows it.
-    let steps = ops(&schedule.steps);
+    let steps = ops(schedule.steps());
     assert_eq!(steps.len(), 3, "{steps:?}");
     assert_eq!(steps[2], (1, "lock", Some(M), None));
 }
@@ -1068,7 +1063,7 @@ fn a_second_instance_of_a_site_pair_is_kept_as_fallback_outside_max_per_var() {
     );
     // The fallback's schedule has main's critical section on M before the child's, the first's
     // has none of main's.
-    let main_steps = |c: &Candidate| c.schedule().steps.iter().filter(|s| s.tid == 0).count();
+    let main_steps = |c: &Candidate| c.schedule().steps().filter(|s| s.tid == 0).count();
     assert_eq!((main_steps(&found[0]), main_steps(&found[1])), (1, 3));
     // Two wanted: the fallback does not take the place of (3, 2), and comes after it.
     let (stats, _, summary) = run(2, 2);
@@ -1228,13 +1223,14 @@ fn same_without_the_ordered_objects(
             .map(|s| solve::races_with(&program, s, &options(), &|| {}))
             .collect();
         solved.push(solve::deadlocks_with(&program, &options(), &|| {}));
+        let ops = candidates::Ops::of(&program.model);
         let found: Vec<Candidate> = solved
             .iter()
             .flat_map(|s| {
                 let vars = &program.vars;
                 s.findings
                     .iter()
-                    .filter_map(|f| candidates::candidate(&s.model, vars, f))
+                    .filter_map(|f| candidates::candidate(&s.model, &ops, vars, f))
             })
             .collect();
         let counts = (stats, program.accesses_read, program.accesses_kept);

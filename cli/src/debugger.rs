@@ -173,7 +173,7 @@ impl Session<'_> {
                 schedule,
             ),
         };
-        let mut tids: Vec<ThreadId> = schedule.steps.iter().map(|s| s.tid).collect();
+        let mut tids: Vec<ThreadId> = schedule.steps().map(|s| s.tid).collect();
         tids.sort_unstable();
         tids.dedup();
         let threads: Vec<Value> = tids
@@ -188,8 +188,7 @@ impl Session<'_> {
             .collect();
         // The program's files: a debugger's frame in one of them is the user's.
         let mut sources: Vec<String> = schedule
-            .steps
-            .iter()
+            .steps()
             .map(|s| s.site)
             .chain(self.ctx.forks.values().map(|&(_, site)| known_site(site)))
             .chain(match self.candidate {
@@ -211,7 +210,7 @@ impl Session<'_> {
             "title": title,
             "binary": self.meta.binary,
             "prefix_steps": schedule.prefix_steps,
-            "steps": schedule.steps.iter().map(|s| self.step_json(s)).collect::<Vec<_>>(),
+            "steps": schedule.steps().map(|s| self.step_json(&s)).collect::<Vec<_>>(),
             "threads": threads,
             "sources": sources,
         });

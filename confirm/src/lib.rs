@@ -166,10 +166,7 @@ mod tests {
         Candidate::Race {
             object: ObjectRange { addr: 0x10, len: 4 },
             accesses: [side(0), side(1)],
-            schedule: ScheduleOut {
-                prefix_steps: 0,
-                steps: Vec::new(),
-            },
+            schedule: ScheduleOut::whole(0, Vec::new()),
             fallback_of,
         }
     }

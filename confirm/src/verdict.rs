@@ -212,10 +212,7 @@ mod tests {
         let candidate = Candidate::Race {
             object: ObjectRange { addr: 0x10, len: 4 },
             accesses: [side(0, 7), side(1, 9)],
-            schedule: ScheduleOut {
-                prefix_steps: 0,
-                steps: Vec::new(),
-            },
+            schedule: ScheduleOut::whole(0, Vec::new()),
             fallback_of: None,
         };
         let found = |pairs: &[(SiteId, SiteId)]| {
@@ -255,10 +252,7 @@ mod tests {
         // A deadlock's replay is proven by anything it confirmed.
         let deadlock = Candidate::Deadlock {
             blocked: Vec::new(),
-            schedule: ScheduleOut {
-                prefix_steps: 0,
-                steps: Vec::new(),
-            },
+            schedule: ScheduleOut::whole(0, Vec::new()),
         };
         assert!(confirms(
             &deadlock,

@@ -1094,8 +1094,7 @@ fn threads(
 /// `std::lock_guard` line, not `gthr-default.h`).
 fn schedule(ctx: &Context, c: &Candidate, o: &Outcome) -> Vec<ScheduleStep> {
     c.schedule()
-        .steps
-        .iter()
+        .steps()
         .enumerate()
         .map(|(p, s)| ScheduleStep {
             tid: s.tid,

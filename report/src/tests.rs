@@ -20,7 +20,8 @@ fn race_after_lock_at_site_2() -> Candidate {
     let Candidate::Race { schedule, .. } = &mut c else {
         panic!("a race")
     };
-    schedule.steps.push(Step {
+    let mut steps: Vec<Step> = schedule.steps().collect();
+    steps.push(Step {
         tid: 1,
         op: OpKind::Lock,
         object: Some(0x40),
@@ -30,6 +31,7 @@ fn race_after_lock_at_site_2() -> Candidate {
         op_index: 1,
         timed_out: None,
     });
+    *schedule = ScheduleOut::whole(0, steps);
     c
 }
 
@@ -42,9 +44,9 @@ fn candidate(sites: [SiteId; 2]) -> Candidate {
     Candidate::Race {
         object: ObjectRange { addr: 0x10, len: 4 },
         accesses: [side(0, sites[0]), side(1, sites[1])],
-        schedule: ScheduleOut {
-            prefix_steps: 0,
-            steps: vec![
+        schedule: ScheduleOut::whole(
+            0,
+            vec![
                 Step {
                     tid: 0,
                     op: OpKind::Fork,
@@ -67,7 +69,7 @@ fn candidate(sites: [SiteId; 2]) -> Candidate {
                     timed_out: None,
                 },
             ],
-        },
+        ),
         fallback_of: None,
     }
 }
@@ -1017,8 +1019,8 @@ fn steps_a_thread_repeats_at_one_place_fold_into_one_line() {
     };
     let mut steps: Vec<Step> = (0..10).map(|i| once(i, 5)).collect();
     steps.extend((10..13).map(|i| once(i, 6)));
-    steps.append(&mut schedule.steps);
-    schedule.steps = steps;
+    steps.extend(schedule.steps());
+    *schedule = ScheduleOut::whole(0, steps);
     let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
     add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(1, 1)]));
     let text = text::render(&report, false);
