@@ -7,6 +7,7 @@
 //! it.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use crate::model::{At, Model, ModelOp, ModelThread, SyncObjects, TryTarget};
 use crate::state::State;
@@ -34,7 +35,7 @@ fn held(target: TryTarget) -> TryTarget {
 }
 
 impl Model {
-    pub fn new(threads: Vec<ModelThread>, objects: SyncObjects) -> Model {
+    pub fn new(threads: Vec<ModelThread>, objects: impl Into<Arc<SyncObjects>>) -> Model {
         let mut model = Model::derive(threads, objects);
         let busy_of = model.busy_of();
         model.set_busy_of(busy_of);

@@ -167,8 +167,9 @@ fn access_side(model: &Model, at: At) -> Option<(VarId, AccessSide)> {
 /// How many sync operations the thread of `at` had done before it.
 fn syncs_before(model: &Model, at: At) -> u32 {
     let thread = &model.threads[at.thread];
-    thread.events[..at.index]
-        .iter()
+    thread
+        .events
+        .range(0..at.index)
         .rev()
         .find_map(|e| thread.observed_of(e))
         .map_or(0, |o| o.op_index + 1)

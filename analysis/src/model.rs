@@ -7,10 +7,14 @@
 //! instances, barrier instances). It is independent of any solver: the native solver
 //! ([`crate::state`], [`crate::solve`]) reads it, and a CSP_M back end can print it
 //! (one process per thread, one per object). [`Model::restrict`] keeps the accesses to one
-//! variable, as the paper builds one model per shared variable.
+//! variable, as the paper builds one model per shared variable: such a model shares the sync-only
+//! model's events and sources and holds only what the variable changes (its accesses, the
+//! reads-from edges they move), so that it costs the variable's accesses, not the run's events.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
+use std::ops::{Index, Range};
 use std::sync::{Arc, OnceLock};
 
 use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
@@ -37,29 +41,58 @@ pub struct At {
     pub index: usize,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Model {
     pub threads: Vec<ModelThread>,
-    pub objects: SyncObjects,
-    /// Derived from `threads` by [`Model::new`].
-    sources: Sources,
+    pub objects: Arc<SyncObjects>,
+    /// Derived from `threads` by [`Model::new`]; with an `overlay`, the sync-only model's, at its
+    /// indices.
+    sources: Arc<Sources>,
+    /// What a model of one variable changes of the sync-only model it was restricted from.
+    overlay: Option<Arc<Overlay>>,
     /// Built by the first [`Model::restrict`]: a run has thousands of shared variables, and a
     /// scan of every event per variable made restricting quadratic.
     index: Derived,
 }
 
-/// The [`EventIndex`], once built. It follows from the threads, so two models are equal or not
-/// by their threads whether either has built it yet.
-#[derive(Clone, Debug, Default)]
-struct Derived(OnceLock<EventIndex>);
-
-impl PartialEq for Derived {
-    fn eq(&self, _: &Derived) -> bool {
-        true
+impl PartialEq for Model {
+    fn eq(&self, other: &Model) -> bool {
+        self.threads == other.threads
+            && self.objects == other.objects
+            && self.sources() == other.sources()
     }
 }
 
-impl Eq for Derived {}
+impl Eq for Model {}
+
+/// The [`Shared`] part of every model restricted from this one, once built. It follows from the
+/// model, so it takes no part in equality.
+#[derive(Clone, Debug, Default)]
+struct Derived(OnceLock<Arc<Shared>>);
+
+/// What the models restricted from one model share: the index of its events and its sync-only
+/// model.
+#[derive(Debug)]
+struct Shared {
+    index: EventIndex,
+    syncs: Model,
+}
+
+/// A model of one variable, against the sync-only model its threads share ([`Events`]): where the
+/// variable's accesses are and the reads-from edges they change.
+#[derive(Debug)]
+struct Overlay {
+    var: VarId,
+    shared: Arc<Shared>,
+    /// Per thread, each access kept: its index in this model and its thread's sync events before
+    /// it, by index.
+    accesses: Vec<Vec<(u32, u32)>>,
+    /// The sync-only model's edges ([`Sources::reads_from`]) this variable drops, by index there.
+    dropped: Vec<u32>,
+    /// The edges moved to their read's segment end in their place, at this model's indices,
+    /// sorted.
+    moved: Vec<RfEdge>,
+}
 
 /// Where each thread's sync events and each variable's accesses are, by index, and the
 /// reads-from edges grouped by the order they ask for.
@@ -74,6 +107,11 @@ struct EventIndex {
     /// (`var`, `read`). A compressor's run had 404,216 edges but 3,012 distinct orders: a model of
     /// one variable keeps an order if any of its reads still needs it.
     orders: Vec<Order>,
+    /// (variable, order) of each read of the orders, sorted: the orders a variable's reads are in.
+    reads_of: Vec<(u32, u32)>,
+    /// Per thread, the reads of the orders as (read's index, its segment's first event, order),
+    /// by index: the orders whose reads an access of a variable is in the segment of.
+    thread_reads: Vec<Vec<(u32, u32, u32)>>,
 }
 
 /// `before` must run before `after` for these reads. Each event comes with the count of its
@@ -122,6 +160,8 @@ impl EventIndex {
                 .collect(),
             accesses: counts.into_iter().map(Vec::with_capacity).collect(),
             orders: Vec::new(),
+            reads_of: Vec::new(),
+            thread_reads: vec![Vec::new(); threads.len()],
         };
         for (thread, t) in threads.iter().enumerate() {
             for (i, e) in t.events.iter().enumerate() {
@@ -133,10 +173,7 @@ impl EventIndex {
                 }
             }
         }
-        let syncs_before = |at: At| -> u32 {
-            let syncs = &index.syncs[at.thread];
-            syncs.partition_point(|&s| (s as usize) < at.index) as u32
-        };
+        let syncs_before = |at: At| index.syncs_before(at.thread, at.index as u32);
         let mut orders: Vec<Order> = Vec::new();
         for e in edges {
             let read_syncs = syncs_before(e.read);
@@ -168,6 +205,16 @@ impl EventIndex {
                 }),
             }
         }
+        for (o, order) in orders.iter().enumerate() {
+            for r in &order.reads {
+                index.reads_of.push((r.var as u32, o as u32));
+                index.thread_reads[r.read.thread].push((r.read.index as u32, r.segment, o as u32));
+            }
+        }
+        index.reads_of.sort_unstable();
+        for reads in &mut index.thread_reads {
+            reads.sort_unstable();
+        }
         index.orders = orders;
         index
     }
@@ -182,21 +229,159 @@ impl EventIndex {
         &all[from..to]
     }
 
-    /// The indices of `thread`'s events a model of `var` keeps (every sync event, and the
-    /// accesses of `var`; `None`: sync events only), in order.
-    fn kept(&self, thread: usize, var: Option<VarId>) -> Vec<usize> {
-        let syncs = &self.syncs[thread];
-        let own = self.accesses_of(thread, var);
-        let accesses = own.iter().map(|a| a.1 as usize);
-        let mut kept = Vec::with_capacity(syncs.len() + own.len());
-        let mut syncs = syncs.iter().map(|&s| s as usize).peekable();
-        for a in accesses {
-            while let Some(s) = syncs.next_if(|&s| s < a) {
-                kept.push(s);
+    /// Per thread, the accesses of `var` (none for `None`).
+    fn own(&self, var: Option<VarId>) -> Vec<&[(u32, u32)]> {
+        (0..self.syncs.len())
+            .map(|thread| self.accesses_of(thread, var))
+            .collect()
+    }
+
+    /// The sync events of `thread` before its event `index`.
+    fn syncs_before(&self, thread: usize, index: u32) -> u32 {
+        self.syncs[thread].partition_point(|&s| s < index) as u32
+    }
+
+    /// The edge a model of `var` keeps of `o` (`own`: the variable's accesses, per thread), at
+    /// that model's indices, and whether it was moved to its read's segment end; `None`: none.
+    ///
+    /// A model of one object lets the reads of that object see another write: its race is a
+    /// change of what they see. So are the reads that come after an access of the object in
+    /// their segment: the race can be taken at that access, before the read happens (`while
+    /// (q.len || working)` races on `q.len` whatever `working` would then have read). Such an
+    /// edge still holds from the end of the read's segment on: the race is taken inside the
+    /// segment or not at all, and a thread that went on past a read that saw another pointer
+    /// would go elsewhere (a worker's `p->head = t->next` read NULL where the run read the
+    /// next task; it would not free the task the submitter then links to). An edge that keeps
+    /// another thread's write after the read is dropped.
+    fn edge(&self, o: &Order, var: Option<VarId>, own: &[&[(u32, u32)]]) -> Option<(RfEdge, bool)> {
+        // The kept accesses of `at`'s thread before it.
+        let accesses_before =
+            |at: At| own[at.thread].partition_point(|a| (a.1 as usize) < at.index);
+        let kept_at = |at: At, syncs_before: u32| At {
+            thread: at.thread,
+            index: syncs_before as usize + accesses_before(at),
+        };
+        let touches = |r: &OrderRead, v: VarId| {
+            let before = accesses_before(r.read);
+            r.var == v || (before > 0 && own[r.read.thread][before - 1].1 >= r.segment)
+        };
+        let (r, after, moved) = match var {
+            None => (o.reads.first()?, kept_at(o.after, o.syncs_before.0), false),
+            Some(v) => match o.reads.iter().find(|r| !touches(r, v)) {
+                Some(r) => (r, kept_at(o.after, o.syncs_before.0), false),
+                None => {
+                    let (r, end) = o.reads.iter().find_map(|r| {
+                        let (end, syncs) = r.end.filter(|_| o.after.thread == r.read.thread)?;
+                        let end = At {
+                            thread: r.read.thread,
+                            index: end as usize,
+                        };
+                        Some((r, kept_at(end, syncs)))
+                    })?;
+                    (r, end, true)
+                }
+            },
+        };
+        // A read the model does not keep (the deadlock model keeps no access) stands at the
+        // last event kept before it.
+        let read = kept_at(r.read, r.syncs_before);
+        let kept = var == Some(r.var);
+        let edge = RfEdge {
+            after,
+            before: kept_at(o.before, o.syncs_before.1),
+            var: r.var,
+            read: At {
+                thread: read.thread,
+                index: read.index - usize::from(!kept && read.index > 0),
+            },
+        };
+        Some((edge, moved))
+    }
+
+    /// Every edge a model of `var` keeps ([`EventIndex::edge`]), sorted, one per order.
+    fn edges(&self, var: Option<VarId>, own: &[&[(u32, u32)]]) -> Vec<RfEdge> {
+        // The edges of the orders as they are, in the order of `orders` (sorted, and the
+        // restriction keeps each thread's sync events in order); an edge moved to its read's
+        // segment end is out of that order, and goes in by a merge.
+        let mut in_order: Vec<RfEdge> = Vec::with_capacity(self.orders.len());
+        let mut moved: Vec<RfEdge> = Vec::new();
+        let mut sorted = true;
+        for o in &self.orders {
+            let Some((edge, is_moved)) = self.edge(o, var, own) else {
+                continue;
+            };
+            if is_moved {
+                moved.push(edge);
+            } else {
+                sorted &= in_order.last().is_none_or(|last| *last <= edge);
+                in_order.push(edge);
             }
-            kept.push(a);
         }
-        kept.extend(syncs);
+        let mut edges = merge(in_order, sorted, moved);
+        edges.dedup_by_key(|e| (e.after, e.before));
+        edges
+    }
+
+    /// The orders whose edge a model of `var` may keep otherwise than the sync-only model: those
+    /// with a read of `var`, or a read after an access of `var` in its segment. By order.
+    fn touched(&self, var: VarId, own: &[&[(u32, u32)]]) -> Vec<u32> {
+        let from = self.reads_of.partition_point(|r| (r.0 as usize) < var);
+        let to = self.reads_of.partition_point(|r| r.0 as usize <= var);
+        let mut orders: Vec<u32> = self.reads_of[from..to].iter().map(|r| r.1).collect();
+        for (reads, accesses) in self.thread_reads.iter().zip(own) {
+            // The reads after an earlier access of its segment are those after a later one too:
+            // each read is looked at once.
+            let mut done = 0;
+            for &(_, a) in accesses.iter() {
+                let first = done.max(reads.partition_point(|r| r.0 <= a));
+                let len = reads[first..].iter().take_while(|r| r.1 <= a).count();
+                orders.extend(reads[first..first + len].iter().map(|r| r.2));
+                done = first + len;
+            }
+        }
+        orders.sort_unstable();
+        orders.dedup();
+        orders
+    }
+}
+
+/// Where a restricted model's events are in the model it was restricted from
+/// ([`Model::restrict`]).
+#[derive(Clone, Debug)]
+pub struct Origin<'a> {
+    /// Per thread, the indices of its sync events there.
+    syncs: &'a [Vec<u32>],
+    /// Per thread, the accesses kept, as (thread, index) there.
+    own: Vec<&'a [(u32, u32)]>,
+}
+
+impl Origin<'_> {
+    /// The restricted model's event for event `at` of the model restricted from, if it kept it.
+    pub fn local(&self, at: At) -> Option<At> {
+        let syncs = self.syncs.get(at.thread)?;
+        let own = self.own.get(at.thread)?;
+        let i = u32::try_from(at.index).ok()?;
+        let syncs_before = syncs.partition_point(|&s| s < i);
+        let own_before = own.partition_point(|a| a.1 < i);
+        let kept =
+            syncs.get(syncs_before) == Some(&i) || own.get(own_before).is_some_and(|a| a.1 == i);
+        kept.then_some(At {
+            thread: at.thread,
+            index: syncs_before + own_before,
+        })
+    }
+
+    /// The indices there of the events of `thread` kept, in order.
+    #[cfg(test)]
+    pub fn kept(&self, thread: usize) -> Vec<usize> {
+        let own = self.own[thread].iter().map(|a| a.1);
+        let mut kept: Vec<usize> = self.syncs[thread]
+            .iter()
+            .copied()
+            .chain(own)
+            .map(|i| i as usize)
+            .collect();
+        kept.sort_unstable();
         kept
     }
 }
@@ -232,17 +417,151 @@ pub struct Sources {
     /// exhaustive search asks [`Model::rf_needs`] for every step it tries, and a binary search of
     /// the edges there was a quarter of app_tpool's detect.
     rf_from: Vec<Vec<u32>>,
+    /// The `before` of each edge of `reads_from`, as (thread, index): what [`Model::rf_needs`]
+    /// reads of them, an eighth of an edge's size (the cut solver's scans read them by the
+    /// million).
+    befores: Vec<(u32, u32)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModelThread {
     pub tid: ThreadId,
-    pub events: Vec<ModelEvent>,
+    pub events: Events,
     /// What the trace recorded of each sync event, in program order ([`ModelEvent::Sync`]'s
     /// `sync`): apart from the events, so that an event stays small, and shared by the models
     /// [restricted](Model::restrict) from this one, which keep every sync event.
     pub observed: Arc<[Observed]>,
 }
+
+/// A thread's events in program order. A model of one variable shares the sync-only model's
+/// events and holds the variable's accesses apart, each at its index among them all.
+#[derive(Clone, Debug, Default)]
+pub struct Events {
+    base: Arc<[ModelEvent]>,
+    /// (index, event) of the events between those of `base`, by index.
+    extra: Box<[(u32, ModelEvent)]>,
+}
+
+impl Events {
+    pub fn len(&self) -> usize {
+        self.base.len() + self.extra.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    pub fn get(&self, index: usize) -> Option<&ModelEvent> {
+        if self.extra.is_empty() {
+            return self.base.get(index);
+        }
+        let before = self.extra.partition_point(|e| (e.0 as usize) < index);
+        match self.extra.get(before) {
+            Some((at, e)) if *at as usize == index => Some(e),
+            _ => self.base.get(index - before),
+        }
+    }
+
+    /// Event `index`, to change: the events shared with other models are copied first.
+    pub fn get_mut(&mut self, index: usize) -> Option<&mut ModelEvent> {
+        let before = self.extra.partition_point(|e| (e.0 as usize) < index);
+        if self
+            .extra
+            .get(before)
+            .is_some_and(|e| e.0 as usize == index)
+        {
+            return Some(&mut self.extra[before].1);
+        }
+        if Arc::get_mut(&mut self.base).is_none() {
+            self.base = self.base.iter().copied().collect();
+        }
+        Arc::get_mut(&mut self.base)?.get_mut(index - before)
+    }
+
+    pub fn last(&self) -> Option<&ModelEvent> {
+        self.get(self.len().checked_sub(1)?)
+    }
+
+    pub fn iter(&self) -> EventsIter<'_> {
+        self.range(0..self.len())
+    }
+
+    /// The events of `range`, in order.
+    pub fn range(&self, range: Range<usize>) -> EventsIter<'_> {
+        EventsIter {
+            events: self,
+            range,
+        }
+    }
+}
+
+impl From<Vec<ModelEvent>> for Events {
+    fn from(events: Vec<ModelEvent>) -> Events {
+        Events {
+            base: events.into(),
+            extra: Box::default(),
+        }
+    }
+}
+
+impl Index<usize> for Events {
+    type Output = ModelEvent;
+
+    #[inline]
+    fn index(&self, index: usize) -> &ModelEvent {
+        match self.get(index) {
+            Some(e) => e,
+            None => panic!("event {index} of a thread of {} events", self.len()),
+        }
+    }
+}
+
+impl PartialEq for Events {
+    fn eq(&self, other: &Events) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Events {}
+
+impl<'a> IntoIterator for &'a Events {
+    type Item = &'a ModelEvent;
+    type IntoIter = EventsIter<'a>;
+
+    fn into_iter(self) -> EventsIter<'a> {
+        self.iter()
+    }
+}
+
+/// [`Events::iter`], [`Events::range`].
+#[derive(Clone, Debug)]
+pub struct EventsIter<'a> {
+    events: &'a Events,
+    range: Range<usize>,
+}
+
+impl<'a> Iterator for EventsIter<'a> {
+    type Item = &'a ModelEvent;
+
+    fn next(&mut self) -> Option<&'a ModelEvent> {
+        let i = self.range.next()?;
+        Some(&self.events[i])
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.range.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for EventsIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let i = self.range.next_back()?;
+        Some(&self.events[i])
+    }
+}
+
+impl ExactSizeIterator for EventsIter<'_> {}
 
 /// 16 bytes: a model holds one per sync operation and per access kept, and each unit of work
 /// solved in parallel a copy of the sync events.
@@ -446,12 +765,10 @@ impl ThreadBuilder {
         self
     }
 
-    pub fn build(mut self) -> ModelThread {
-        // Held for the whole analysis: without the slack of growing.
-        self.events.shrink_to_fit();
+    pub fn build(self) -> ModelThread {
         ModelThread {
             tid: self.tid,
-            events: self.events,
+            events: self.events.into(),
             observed: self.observed.into(),
         }
     }
@@ -705,7 +1022,8 @@ impl Iterator for ObservedOrder<'_> {
 
 impl Model {
     /// The model with every source but [`Sources::busy_of`].
-    pub(crate) fn derive(threads: Vec<ModelThread>, objects: SyncObjects) -> Model {
+    pub(crate) fn derive(threads: Vec<ModelThread>, objects: impl Into<Arc<SyncObjects>>) -> Model {
+        let objects = objects.into();
         let mut s = Sources {
             fork_of: vec![None; threads.len()],
             end_of: vec![None; threads.len()],
@@ -716,6 +1034,7 @@ impl Model {
             busy_of: BTreeMap::new(),
             reads_from: Vec::new(),
             rf_from: Vec::new(),
+            befores: Vec::new(),
         };
         for (thread, t) in threads.iter().enumerate() {
             // Wait loops open around this point (their condition variables; 0: unknown), and the
@@ -778,7 +1097,8 @@ impl Model {
         Model {
             threads,
             objects,
-            sources: s,
+            sources: Arc::new(s),
+            overlay: None,
             index: Derived::default(),
         }
     }
@@ -790,9 +1110,7 @@ impl Model {
         for (thread, t) in self.threads.iter().enumerate() {
             for (index, e) in t.events.iter().enumerate() {
                 let at = At { thread, index };
-                if matches!(e.op(), Some(ModelOp::TryFail { .. }))
-                    && !self.sources.busy_of.contains_key(&at)
-                {
+                if matches!(e.op(), Some(ModelOp::TryFail { .. })) && self.busy_at(at).is_none() {
                     out.push(at);
                 }
             }
@@ -800,173 +1118,354 @@ impl Model {
         out
     }
 
-    pub fn sources(&self) -> &Sources {
-        &self.sources
+    /// The sources at this model's indices. A model of one variable works them out anew: the
+    /// solvers ask the accessors below ([`Model::signal_of`]...), which do not.
+    pub fn sources(&self) -> Cow<'_, Sources> {
+        let Some(o) = &self.overlay else {
+            return Cow::Borrowed(&self.sources);
+        };
+        let s = &self.sources;
+        let here = |at: &At| self.here(*at);
+        let index = &o.shared.index;
+        let reads_from = index.edges(Some(o.var), &index.own(Some(o.var)));
+        Cow::Owned(
+            Sources {
+                fork_of: s.fork_of.iter().map(|a| a.as_ref().map(here)).collect(),
+                end_of: s.end_of.iter().map(|a| a.as_ref().map(here)).collect(),
+                signal_of: s.signal_of.iter().map(|a| a.as_ref().map(here)).collect(),
+                enters_of: s
+                    .enters_of
+                    .iter()
+                    .map(|e| e.iter().map(here).collect())
+                    .collect(),
+                exit_of: s.exit_of.as_ref().map(here),
+                bare_waits_of: s
+                    .bare_waits_of
+                    .iter()
+                    .map(|w| {
+                        w.iter()
+                            .map(|&(thread, index)| (thread, here(&At { thread, index }).index))
+                            .collect()
+                    })
+                    .collect(),
+                busy_of: s
+                    .busy_of
+                    .iter()
+                    .map(|(at, busy)| (here(at), busy.iter().map(here).collect()))
+                    .collect(),
+                rf_from: Vec::new(),
+                befores: Vec::new(),
+                reads_from: Vec::new(),
+            }
+            .with_reads_from(reads_from, &self.threads),
+        )
+    }
+
+    /// The fork that starts `thread`, if some recorded thread forks it.
+    pub fn fork_of(&self, thread: usize) -> Option<At> {
+        self.here_of(self.sources.fork_of.get(thread))
+    }
+
+    /// The end of `thread`, if it ran to it.
+    pub fn end_of(&self, thread: usize) -> Option<At> {
+        self.here_of(self.sources.end_of.get(thread))
+    }
+
+    /// The signal or broadcast of condition instance `cond`.
+    pub fn signal_of(&self, cond: usize) -> Option<At> {
+        self.here_of(self.sources.signal_of.get(cond))
+    }
+
+    /// The exit that ends the process, if the run had one.
+    pub fn exit_of(&self) -> Option<At> {
+        self.here_of(Some(&self.sources.exit_of))
+    }
+
+    /// The entries of barrier instance `barrier`.
+    pub fn enters_of(&self, barrier: usize) -> impl Iterator<Item = At> + '_ {
+        let enters = self.sources.enters_of.get(barrier);
+        enters.into_iter().flatten().map(|&at| self.here(at))
+    }
+
+    /// The bare waits condition instance `cond` wakes ([`Sources::bare_waits_of`]), if it is one.
+    pub fn bare_waits_of(&self, cond: usize) -> Option<impl Iterator<Item = (usize, usize)> + '_> {
+        let waits = self.sources.bare_waits_of.get(cond)?;
+        Some(
+            waits
+                .iter()
+                .map(|&(thread, index)| (thread, self.here(At { thread, index }).index)),
+        )
+    }
+
+    /// What kept the object of the failed try `at` busy in the observed order
+    /// ([`Sources::busy_of`]), if that order shows it busy.
+    pub fn busy_at(&self, at: At) -> Option<impl Iterator<Item = At> + '_> {
+        let busy = self.sources.busy_of.get(&self.there(at)?)?;
+        Some(busy.iter().map(|&b| self.here(b)))
+    }
+
+    /// Whether the observed order shows some failed try operation's object busy.
+    pub fn any_busy(&self) -> bool {
+        !self.sources.busy_of.is_empty()
+    }
+
+    fn here_of(&self, at: Option<&Option<At>>) -> Option<At> {
+        Some(self.here((*at?)?))
+    }
+
+    /// Event `at` of the sources (of the sync-only model, for a model of one variable) at this
+    /// model's index: after the variable's accesses before it.
+    fn here(&self, at: At) -> At {
+        match &self.overlay {
+            None => at,
+            Some(o) => At {
+                thread: at.thread,
+                index: at.index
+                    + o.accesses[at.thread].partition_point(|a| a.1 as usize <= at.index),
+            },
+        }
+    }
+
+    /// This model's event `at` at the index the sources give it (`None`: an access of the
+    /// variable, which the sync-only model has not).
+    fn there(&self, at: At) -> Option<At> {
+        let Some(o) = &self.overlay else {
+            return Some(at);
+        };
+        let accesses = o.accesses.get(at.thread)?;
+        let before = accesses.partition_point(|a| (a.0 as usize) < at.index);
+        if accesses
+            .get(before)
+            .is_some_and(|a| a.0 as usize == at.index)
+        {
+            return None;
+        }
+        Some(At {
+            thread: at.thread,
+            index: at.index - before,
+        })
     }
 
     /// Sets [`Sources::reads_from`].
     pub fn set_reads_from(&mut self, mut edges: Vec<RfEdge>) {
         edges.sort_unstable();
-        self.put_reads_from(edges);
-        self.index = Derived::default();
+        let threads = std::mem::take(&mut self.threads);
+        let s = self.sources_mut();
+        *s = std::mem::take(s).with_reads_from(edges, &threads);
+        self.threads = threads;
     }
 
-    /// Sets [`Sources::reads_from`] to `edges`, sorted, and indexes them by the event that waits.
-    fn put_reads_from(&mut self, edges: Vec<RfEdge>) {
-        self.sources.rf_from = if edges.is_empty() {
-            Vec::new()
-        } else {
-            let mut next = 0;
-            (0..self.threads.len())
-                .map(|thread| {
-                    (0..=self.threads[thread].events.len())
-                        .map(|index| {
-                            let at = At { thread, index };
-                            while edges.get(next).is_some_and(|e| e.after < at) {
-                                next += 1;
-                            }
-                            next as u32
-                        })
-                        .collect()
-                })
-                .collect()
-        };
-        self.sources.reads_from = edges;
+    /// The sources to change: of this model alone, at its indices, and any restriction of it
+    /// built before forgotten.
+    fn sources_mut(&mut self) -> &mut Sources {
+        if self.overlay.is_some() {
+            self.sources = Arc::new(self.sources().into_owned());
+            self.overlay = None;
+        }
+        self.index = Derived::default();
+        Arc::make_mut(&mut self.sources)
     }
 
     /// The sync events that must have run before the sync event `at` runs, to keep what the
     /// deciding reads saw ([`Sources::reads_from`]).
     pub fn rf_needs(&self, at: At) -> impl Iterator<Item = At> + '_ {
-        let from = &self.sources.rf_from;
-        let range = from
-            .get(at.thread)
-            .and_then(|f| Some(*f.get(at.index)? as usize..*f.get(at.index + 1)? as usize))
+        self.rf_needs_in(at.thread, at.index..at.index + 1)
+    }
+
+    /// [`Model::rf_needs`] of the events `range` of `thread`, together: a scan of a thread's
+    /// events finds their edges once. A model of one variable asks the sync-only model's edges,
+    /// less those the variable drops, and its moved ones.
+    pub fn rf_needs_in(&self, thread: usize, range: Range<usize>) -> impl Iterator<Item = At> + '_ {
+        let (from, to, dropped, moved): (usize, usize, &[u32], &[RfEdge]) = match &self.overlay {
+            None => (range.start, range.end, &[], &[]),
+            Some(o) => {
+                // The sync-only model's events of the range: less the accesses before each end.
+                let accesses = o.accesses.get(thread).map_or(&[][..], |a| a);
+                let before = |i: usize| accesses.partition_point(|a| (a.0 as usize) < i);
+                let at = |index| At { thread, index };
+                let first = o.moved.partition_point(|e| e.after < at(range.start));
+                let len = o.moved[first..].partition_point(|e| e.after < at(range.end));
+                (
+                    range.start - before(range.start),
+                    range.end - before(range.end),
+                    &o.dropped,
+                    &o.moved[first..first + len],
+                )
+            }
+        };
+        let edges = self
+            .sources
+            .rf_from
+            .get(thread)
+            .and_then(|f| Some(*f.get(from)? as usize..*f.get(to)? as usize))
             .unwrap_or(0..0);
-        self.sources.reads_from[range].iter().map(|e| e.before)
+        // The dropped edges of the range, passed as the edges come.
+        let start = edges.start;
+        let mut dropped = &dropped[dropped.partition_point(|&d| (d as usize) < start)..];
+        self.sources.befores[edges]
+            .iter()
+            .zip(start as u32..)
+            .filter(move |&(_, i)| {
+                while dropped.first().is_some_and(|&d| d < i) {
+                    dropped = &dropped[1..];
+                }
+                dropped.first() != Some(&i)
+            })
+            .map(move |(&(thread, index), _)| {
+                self.here(At {
+                    thread: thread as usize,
+                    index: index as usize,
+                })
+            })
+            .chain(moved.iter().map(|e| e.before))
     }
 
     /// Sets [`Sources::busy_of`], which [`Model::new`] derives by running the observed order.
     pub(crate) fn set_busy_of(&mut self, busy_of: BTreeMap<At, Vec<At>>) {
-        self.sources.busy_of = busy_of;
+        self.sources_mut().busy_of = busy_of;
     }
 
-    /// The model of one variable: its accesses and every sync event (`None`: sync events only, the
-    /// deadlock model). Also gives, per thread, the index in `self` of each kept event.
-    pub fn restrict(&self, var: Option<VarId>) -> (Model, Vec<Vec<usize>>) {
-        let index = self
-            .index
-            .0
-            .get_or_init(|| EventIndex::of(&self.threads, &self.sources.reads_from));
-        let mut origin = Vec::with_capacity(self.threads.len());
-        let threads: Vec<ModelThread> = self
+    /// What the models restricted from this one share, built by the first restriction.
+    fn shared(&self) -> &Arc<Shared> {
+        self.index.0.get_or_init(|| {
+            let sources = self.sources();
+            let index = EventIndex::of(&self.threads, &sources.reads_from);
+            let syncs = self.sync_only(&index, &sources);
+            Arc::new(Shared { index, syncs })
+        })
+    }
+
+    /// The model of the sync events alone, from `index` and `sources` of this model.
+    fn sync_only(&self, index: &EventIndex, sources: &Sources) -> Model {
+        let threads = self
             .threads
             .iter()
-            .enumerate()
-            .map(|(thread, t)| {
-                let keep = index.kept(thread, var);
-                let events = keep.iter().map(|&i| t.events[i]).collect();
-                origin.push(keep);
-                ModelThread {
-                    tid: t.tid,
-                    events,
-                    observed: Arc::clone(&t.observed),
-                }
+            .zip(&index.syncs)
+            .map(|(t, syncs)| ModelThread {
+                tid: t.tid,
+                events: syncs
+                    .iter()
+                    .map(|&i| t.events[i as usize])
+                    .collect::<Vec<_>>()
+                    .into(),
+                observed: Arc::clone(&t.observed),
             })
             .collect();
-        let mut model = Model::derive(threads, self.objects.clone());
+        let mut model = Model::derive(threads, Arc::clone(&self.objects));
         // Every sync event is kept: what made a failed try fail is the same, at its new index.
         let local = |at: &At| {
-            let index = origin[at.thread].binary_search(&at.index).ok()?;
+            let index = index.syncs[at.thread]
+                .binary_search(&u32::try_from(at.index).ok()?)
+                .ok()?;
             Some(At {
                 thread: at.thread,
                 index,
             })
         };
-        model.sources.busy_of = self
-            .sources
+        let busy_of = sources
             .busy_of
             .iter()
             .filter_map(|(at, busy)| {
                 Some((local(at)?, busy.iter().map(local).collect::<Option<_>>()?))
             })
             .collect();
-        // A model of one object lets the reads of that object see another write: its race is a
-        // change of what they see. So are the reads that come after an access of the object in
-        // their segment: the race can be taken at that access, before the read happens (`while
-        // (q.len || working)` races on `q.len` whatever `working` would then have read). Such an
-        // edge still holds from the end of the read's segment on: the race is taken inside the
-        // segment or not at all, and a thread that went on past a read that saw another pointer
-        // would go elsewhere (a worker's `p->head = t->next` read NULL where the run read the
-        // next task; it would not free the task the submitter then links to). An edge that keeps
-        // another thread's write after the read is dropped.
-        let own: Vec<&[(u32, u32)]> = (0..self.threads.len())
-            .map(|thread| index.accesses_of(thread, var))
+        let edges = index.edges(None, &index.own(None));
+        let s = Arc::make_mut(&mut model.sources);
+        s.busy_of = busy_of;
+        *s = std::mem::take(s).with_reads_from(edges, &model.threads);
+        model
+    }
+
+    /// The model of one variable: its accesses and every sync event (`None`: sync events only, the
+    /// deadlock model), and where its events are in `self`. It shares the sync-only model's
+    /// events and sources, and works out only the reads-from edges its variable changes.
+    pub fn restrict(&self, var: Option<VarId>) -> (Model, Origin<'_>) {
+        let shared = self.shared();
+        let index = &shared.index;
+        let own = index.own(var);
+        let origin = Origin {
+            syncs: &index.syncs,
+            own: own.clone(),
+        };
+        let Some(var) = var else {
+            return (shared.syncs.clone(), origin);
+        };
+        let accesses: Vec<Vec<(u32, u32)>> = own
+            .iter()
+            .enumerate()
+            .map(|(thread, own)| {
+                own.iter()
+                    .zip(0u32..)
+                    .map(|(&(_, i), before)| {
+                        let syncs = index.syncs_before(thread, i);
+                        (syncs + before, syncs)
+                    })
+                    .collect()
+            })
             .collect();
-        // The kept accesses of `at`'s thread before it.
-        let accesses_before =
-            |at: At| own[at.thread].partition_point(|a| (a.1 as usize) < at.index);
-        let kept_at = |at: At, syncs_before: u32| At {
-            thread: at.thread,
-            index: syncs_before as usize + accesses_before(at),
-        };
-        let touches = |r: &OrderRead, v: VarId| {
-            let before = accesses_before(r.read);
-            r.var == v || (before > 0 && own[r.read.thread][before - 1].1 >= r.segment)
-        };
-        // The edges of the orders as they are, in the order of `index.orders` (sorted, and
-        // kept_at keeps each thread's sync events in order); an edge moved to its read's segment
-        // end is out of that order, and goes in by a merge: sorting the whole list anew for each
-        // of a run's ~10^5 variables was a third of their analysis.
-        let mut in_order: Vec<RfEdge> = Vec::with_capacity(index.orders.len());
-        let mut moved: Vec<RfEdge> = Vec::new();
-        // Checked as they come: a pass of its own over the list cost a tenth of the unit.
-        let mut sorted = true;
-        for o in &index.orders {
-            let (r, after, is_moved) = match var {
-                None => match o.reads.first() {
-                    Some(r) => (r, kept_at(o.after, o.syncs_before.0), false),
-                    None => continue,
+        let threads = shared
+            .syncs
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(thread, t)| ModelThread {
+                tid: t.tid,
+                events: Events {
+                    base: Arc::clone(&t.events.base),
+                    extra: accesses[thread]
+                        .iter()
+                        .zip(own[thread])
+                        .map(|(&(at, _), &(_, i))| (at, self.threads[thread].events[i as usize]))
+                        .collect(),
                 },
-                Some(v) => match o.reads.iter().find(|r| !touches(r, v)) {
-                    Some(r) => (r, kept_at(o.after, o.syncs_before.0), false),
-                    None => {
-                        let Some((r, end)) = o.reads.iter().find_map(|r| {
-                            let (end, syncs) = r.end.filter(|_| o.after.thread == r.read.thread)?;
-                            let end = At {
-                                thread: r.read.thread,
-                                index: end as usize,
-                            };
-                            Some((r, kept_at(end, syncs)))
-                        }) else {
-                            continue;
-                        };
-                        (r, end, true)
-                    }
-                },
-            };
-            // A read the model does not keep (the deadlock model keeps no access) stands at
-            // the last event kept before it.
-            let read = kept_at(r.read, r.syncs_before);
-            let kept = var == Some(r.var);
-            let edge = RfEdge {
-                after,
-                before: kept_at(o.before, o.syncs_before.1),
-                var: r.var,
-                read: At {
-                    thread: read.thread,
-                    index: read.index - usize::from(!kept && read.index > 0),
-                },
-            };
-            if is_moved {
-                moved.push(edge);
-            } else {
-                sorted &= in_order.last().is_none_or(|last| *last <= edge);
-                in_order.push(edge);
+                observed: Arc::clone(&t.observed),
+            })
+            .collect();
+        // Of the orders the variable's accesses touch, those that keep no read of another
+        // variable lose their edge, moved to the end of a read's segment if one can be.
+        let sync_edges = &shared.syncs.sources.reads_from;
+        let mut dropped = Vec::new();
+        let mut moved = Vec::new();
+        for o in index.touched(var, &own) {
+            let order = &index.orders[o as usize];
+            let edge = index.edge(order, Some(var), &own);
+            if matches!(edge, Some((_, false))) {
+                continue;
             }
+            let key = (
+                At {
+                    thread: order.after.thread,
+                    index: order.syncs_before.0 as usize,
+                },
+                At {
+                    thread: order.before.thread,
+                    index: order.syncs_before.1 as usize,
+                },
+            );
+            let i = sync_edges.partition_point(|e| (e.after, e.before) < key);
+            if sync_edges
+                .get(i)
+                .is_some_and(|e| (e.after, e.before) == key)
+            {
+                dropped.push(i as u32);
+            }
+            moved.extend(edge.map(|(e, _)| e));
         }
-        let mut reads_from = merge(in_order, sorted, moved);
-        reads_from.dedup_by_key(|e| (e.after, e.before));
-        model.put_reads_from(reads_from);
+        dropped.sort_unstable();
+        moved.sort_unstable();
+        let model = Model {
+            threads,
+            objects: Arc::clone(&self.objects),
+            sources: Arc::clone(&shared.syncs.sources),
+            overlay: Some(Arc::new(Overlay {
+                var,
+                shared: Arc::clone(shared),
+                accesses,
+                dropped,
+                moved,
+            })),
+            index: Derived::default(),
+        };
         (model, origin)
     }
 
@@ -1034,8 +1533,8 @@ impl Model {
     /// Whether the thread's first `pos` events include an operation that never completed in the run.
     pub fn ran_pending(&self, thread: usize, pos: usize) -> bool {
         let t = &self.threads[thread];
-        t.events[..pos]
-            .iter()
+        t.events
+            .range(0..pos)
             .rev()
             .find_map(|e| t.observed_of(e))
             .is_some_and(|o| o.seq == ilgen_trace::PENDING)
@@ -1045,6 +1544,41 @@ impl Model {
     /// at or after `pos`.
     pub fn next_stop(&self, thread: usize, pos: usize) -> Option<usize> {
         self.next_stop_from(&self.threads[thread], pos)
+    }
+}
+
+impl Sources {
+    /// These sources with `edges`, sorted, as [`Sources::reads_from`], indexed by the event that
+    /// waits, per event of `threads`.
+    fn with_reads_from(self, edges: Vec<RfEdge>, threads: &[ModelThread]) -> Sources {
+        let mut next = 0;
+        let rf_from = match edges.is_empty() {
+            true => Vec::new(),
+            false => (0..threads.len())
+                .map(|thread| {
+                    (0..=threads[thread].events.len())
+                        .map(|index| {
+                            let at = At { thread, index };
+                            while edges.get(next).is_some_and(|e| e.after < at) {
+                                next += 1;
+                            }
+                            next as u32
+                        })
+                        .collect()
+                })
+                .collect(),
+        };
+        // Models hold fewer than 2^32 threads and 2^32 events of one.
+        let befores = edges
+            .iter()
+            .map(|e| (e.before.thread as u32, e.before.index as u32))
+            .collect();
+        Sources {
+            rf_from,
+            befores,
+            reads_from: edges,
+            ..self
+        }
     }
 }
 

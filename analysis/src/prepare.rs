@@ -215,11 +215,10 @@ pub fn prepare_from(
                 events.extend(next_sync.next().copied());
             }
         }
-        // Held for the whole analysis: without the slack of growing.
-        events.shrink_to_fit();
+        // Held for the whole analysis, copied exactly sized.
         threads.push(ModelThread {
             tid: syncs.tid,
-            events,
+            events: events.into(),
             observed: syncs.observed,
         });
     }
@@ -620,7 +619,7 @@ fn explain_try_failures(model: Model) -> Model {
         ..
     } = model;
     for at in unexplained {
-        if let ModelEvent::Sync { op, .. } = &mut threads[at.thread].events[at.index] {
+        if let Some(ModelEvent::Sync { op, .. }) = threads[at.thread].events.get_mut(at.index) {
             *op = ModelOp::Nop.into();
         }
     }
@@ -1244,8 +1243,8 @@ mod tests {
             }
         );
         assert!(matches!(events[1], ModelEvent::Sync { .. }));
-        let vars: Vec<VarId> = events[2..]
-            .iter()
+        let vars: Vec<VarId> = events
+            .range(2..events.len())
             .filter_map(|e| match e {
                 ModelEvent::Access { var, .. } => Some(*var as VarId),
                 ModelEvent::Sync { .. } => None,
@@ -1645,7 +1644,7 @@ mod tests {
         assert_eq!(accesses(1), vec![read(1001), read(1004)]);
         assert_eq!(accesses(0), vec![(0, AccessKind::Write, 1005)]);
         assert!(matches!(
-            p.model.threads[1].events[..2],
+            p.model.threads[1].events.range(0..2).collect::<Vec<_>>()[..],
             [ModelEvent::Access { .. }, ModelEvent::Sync { .. }]
         ));
     }

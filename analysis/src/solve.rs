@@ -142,15 +142,7 @@ pub fn races_with(
     let mut undecided = survivor.truncated;
     let mut cut_undecided = Vec::new();
     let mut cuts = cut::Cuts::new(&model);
-    let local = |at: At| {
-        origin[at.thread]
-            .binary_search(&at.index)
-            .ok()
-            .map(|index| At {
-                thread: at.thread,
-                index,
-            })
-    };
+    let local = |at: At| origin.local(at);
     for (i, &(x, y)) in survivor.pairs.iter().enumerate() {
         // Fallbacks do not count toward `want`: with it reached, pairs are looked at for them.
         let full = findings.len() >= want;
@@ -350,8 +342,9 @@ fn threads_accessing(model: &Model, w: &window::Window, var: VarId) -> usize {
         .iter()
         .enumerate()
         .filter(|(t, thread)| {
-            thread.events[w.start[*t]..w.end[*t]]
-                .iter()
+            thread
+                .events
+                .range(w.start[*t]..w.end[*t])
                 .any(|e| matches!(e, ModelEvent::Access { var: v, .. } if *v as VarId == var))
         })
         .count()
@@ -370,7 +363,7 @@ mod tests {
     use super::*;
     use crate::filter::filter;
     use crate::finding::Schedule;
-    use crate::model::RfEdge;
+    use crate::model::{Origin, RfEdge};
     use crate::prepare::prepare;
     use crate::testkit::{check_random_runs, options};
 
@@ -405,17 +398,19 @@ mod tests {
     /// first edge waiting in its read's thread, moved to the constraining event that ends the
     /// read's segment; at the indices of the kept events (`origin`), sorted, one per order; a
     /// read not kept stands at the last kept event before it.
-    fn kept_edges(full: &Model, var: Option<VarId>, origin: &[Vec<usize>]) -> Vec<RfEdge> {
+    fn kept_edges(full: &Model, var: Option<VarId>, origin: &Origin) -> Vec<RfEdge> {
         let accessed = |read: At, v: VarId| {
-            full.threads[read.thread].events[..read.index]
-                .iter()
+            full.threads[read.thread]
+                .events
+                .range(0..read.index)
                 .rev()
                 .take_while(|e| !e.constrains())
                 .any(|e| matches!(e, ModelEvent::Access { var, .. } if *var as VarId == v))
         };
         let local = |at: At| At {
             thread: at.thread,
-            index: origin[at.thread]
+            index: origin
+                .kept(at.thread)
                 .partition_point(|&i| i <= at.index)
                 .saturating_sub(1),
         };
@@ -530,10 +525,7 @@ mod tests {
                         "restrict derives other sources"
                     );
                 }
-                let local = |at: At| At {
-                    thread: at.thread,
-                    index: origin[at.thread].binary_search(&at.index).unwrap(),
-                };
+                let local = |at: At| origin.local(at).unwrap();
                 let pairs: Vec<(At, At)> = survivor
                     .pairs
                     .iter()

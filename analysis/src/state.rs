@@ -192,14 +192,14 @@ impl State {
     }
 
     fn signalled(&self, model: &Model, cond: usize) -> bool {
-        self.passed(model.sources().signal_of.get(cond).copied().flatten())
+        self.passed(model.signal_of(cond))
     }
 
     /// Thread `child`'s creation as the positions tell it. Its start is its own next operation
     /// whenever the question is asked, so it has not started.
     fn creation(&self, model: &Model, child: usize) -> Creation {
         Creation {
-            forked: self.passed(model.sources().fork_of[child]),
+            forked: self.passed(model.fork_of(child)),
             started: false,
         }
     }
@@ -208,7 +208,7 @@ impl State {
     /// none is counted.
     fn termination(&self, model: &Model, child: usize) -> Termination {
         Termination {
-            ended: self.passed(model.sources().end_of[child]),
+            ended: self.passed(model.end_of(child)),
             joined: 0,
         }
     }
@@ -238,16 +238,16 @@ impl State {
     /// The entered count after `op` at `barrier`, if it may happen now.
     fn barrier(&self, model: &Model, barrier: usize, op: BarrierOp) -> Option<u32> {
         let b = &model.objects.barriers[barrier];
-        let entered = model.sources().enters_of[barrier]
-            .iter()
-            .filter(|&&at| self.passed(Some(at)))
+        let entered = model
+            .enters_of(barrier)
+            .filter(|&at| self.passed(Some(at)))
             .count() as u32;
         semantics::barrier(entered, op, b.parties, b.released, u32::MAX)
     }
 
     /// Whether the process allows `op` now: nothing but a no-op once the exit has run.
     fn alive(&self, model: &Model, op: ModelOp) -> bool {
-        let exited = self.passed(model.sources().exit_of);
+        let exited = self.passed(model.exit_of());
         let op = match op {
             ModelOp::Nop => return true,
             ModelOp::Exit => ProcessOp::Exit,
@@ -446,12 +446,10 @@ impl State {
 
     /// A signal of `cond` now reaches none of its bare waits not yet entered.
     fn lose_signal(&mut self, model: &Model, cond: usize) {
-        let Some(waits) = model.sources().bare_waits_of.get(cond) else {
+        let Some(waits) = model.bare_waits_of(cond) else {
             return;
         };
-        let entered = waits
-            .iter()
-            .map(|&(waiter, release)| (waiter, self.pos[waiter] > release));
+        let entered = waits.map(|(waiter, release)| (waiter, self.pos[waiter] > release));
         for waiter in semantics::lost_to(entered).collect::<Vec<_>>() {
             if let Err(i) = self.lost.binary_search(&(cond, waiter)) {
                 self.lost.insert(i, (cond, waiter));

@@ -147,7 +147,7 @@ impl<'m> Cuts<'m> {
     fn closure(&mut self, busy: bool, start: Start) -> Option<&[usize]> {
         let model = self.model;
         // Without failed try operations to explain, both closures are the same.
-        let known = if busy && !model.sources().busy_of.is_empty() {
+        let known = if busy && model.any_busy() {
             &mut self.busy[start.thread]
         } else {
             &mut self.plain[start.thread]
@@ -243,10 +243,6 @@ fn repair(model: &Model, mut cut: Vec<usize>, limit: &[usize]) -> Verdict {
 /// each thread was already looked at); with `busy`, also the events that kept the object of each
 /// failed try operation busy in the run ([`crate::model::Sources::busy_of`]).
 fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], busy: bool) -> Closed {
-    let sources = model.sources();
-    // Sorted by the event that waits: the edges of the events a scan of one thread meets follow
-    // each other, found once per scan rather than once per event ([`Model::rf_needs`]).
-    let edges = &sources.reads_from;
     let mut progress = true;
     while progress {
         progress = false;
@@ -255,32 +251,27 @@ fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], busy: bool) ->
                 continue;
             }
             progress = true;
-            let first = At {
-                thread: t,
-                index: scanned[t],
-            };
-            let mut edge = edges.partition_point(|e| e.after < first);
-            while scanned[t] < cut[t] {
-                let at = At {
-                    thread: t,
-                    index: scanned[t],
-                };
-                scanned[t] += 1;
-                while let Some(e) = edges.get(edge).filter(|e| e.after == at) {
-                    need(cut, e.before);
-                    edge += 1;
-                }
-                let Some(op) = model.threads[t].events[at.index].op() else {
+            // What the cut grows to in this thread is scanned in the next round. The order in
+            // which the events' needs come does not matter: a cut that cannot close is dropped.
+            let span = scanned[t]..cut[t];
+            scanned[t] = cut[t];
+            // The edges of the span, found once rather than per event.
+            for before in model.rf_needs_in(t, span.clone()) {
+                need(cut, before);
+            }
+            for (index, e) in span.clone().zip(model.threads[t].events.range(span)) {
+                let at = At { thread: t, index };
+                let Some(op) = e.op() else {
                     continue;
                 };
                 let source = match op {
-                    ModelOp::Start { forked: true } => sources.fork_of[t],
-                    ModelOp::Join { child } => sources.end_of[child],
+                    ModelOp::Start { forked: true } => model.fork_of(t),
+                    ModelOp::Join { child } => model.end_of(child),
                     ModelOp::WaitReturn {
                         wake: Wake::Signal(cond),
                         ..
                     }
-                    | ModelOp::LoopExit { cond, .. } => sources.signal_of[cond],
+                    | ModelOp::LoopExit { cond, .. } => model.signal_of(cond),
                     ModelOp::WaitReturn {
                         wake: Wake::Never, ..
                     } => None,
@@ -288,13 +279,13 @@ fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], busy: bool) ->
                         if !model.objects.barriers[barrier].released {
                             return Closed::Unreachable;
                         }
-                        for &enter in &sources.enters_of[barrier] {
+                        for enter in model.enters_of(barrier) {
                             need(cut, enter);
                         }
                         continue;
                     }
                     ModelOp::TryFail { .. } if busy => {
-                        for &holder in sources.busy_of.get(&at).into_iter().flatten() {
+                        for holder in model.busy_at(at).into_iter().flatten() {
                             need(cut, holder);
                         }
                         continue;
