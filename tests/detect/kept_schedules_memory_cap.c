@@ -7,7 +7,7 @@
 // steps, 3.6 GiB). Now a schedule is held as a cut of the observed order and made into steps
 // only as it is written: 19 MB.
 //
-// RUN: %ilgen cc -g -O1 %s -o %t
+// RUN: %ilgen cc -g -O1 -DBLOCKS=1000 -DSECTIONS=300 %S/Inputs/blocks_after_sections.c -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
 // RUN: sh -c 'ulimit -v 98304 && %ilgen detect --no-replay --all-sites --format json %t.trace > %t.json; echo "exit=$?"' 2>&1 \
 // RUN:   | FileCheck %s --implicit-check-not="out of memory"
@@ -15,45 +15,6 @@
 // RUN: grep -c '"index"' %t.trace/schedule-1000.json | FileCheck --check-prefix=STEPS %s
 // The schedule files take 100 MB.
 // RUN: rm -rf %t.trace %t.json
-#include <pthread.h>
-#include <stdlib.h>
-
-#define BLOCKS 1000
-#define SECTIONS 300
-
-static int *blocks[BLOCKS];
-static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-static long sections_done;
-
-static void sections(void) {
-  for (int i = 0; i < SECTIONS; i++) {
-    pthread_mutex_lock(&m);
-    sections_done++;
-    pthread_mutex_unlock(&m);
-  }
-}
-
-static void *worker(void *arg) {
-  sections();
-  for (int i = 0; i < BLOCKS; i++)
-    *blocks[i] = i;
-  return arg;
-}
-
-int main(void) {
-  for (int i = 0; i < BLOCKS; i++)
-    blocks[i] = calloc(1, sizeof(int));
-  pthread_t t;
-  pthread_create(&t, NULL, worker, NULL);
-  sections();
-  long sum = 0;
-  for (int i = 0; i < BLOCKS; i++)
-    sum += *blocks[i];
-  pthread_join(t, NULL);
-  for (int i = 0; i < BLOCKS; i++)
-    free(blocks[i]);
-  return sum < 0;
-}
 
 // CHECK: exit=66
 // RACES: 1000

@@ -7,49 +7,10 @@
 // keeper holds no more than the cap as units finish: the first 10 (one per block) are written and
 // the others counted (detect now passes under 128 MiB; the cap was 512).
 //
-// RUN: %ilgen cc -g -O1 %s -o %t
+// RUN: %ilgen cc -g -O1 -DBLOCKS=3000 -DSECTIONS=5000 %S/Inputs/blocks_after_sections.c -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
 // RUN: sh -c 'ulimit -v 262144 && %ilgen detect --no-replay --all-sites --max-candidates 10 %t.trace; echo "exit=$?"' 2>&1 \
 // RUN:   | FileCheck %s --implicit-check-not="out of memory"
-#include <pthread.h>
-#include <stdlib.h>
-
-#define BLOCKS 3000
-#define SECTIONS 5000
-
-static int *blocks[BLOCKS];
-static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-static long sections_done;
-
-static void sections(void) {
-  for (int i = 0; i < SECTIONS; i++) {
-    pthread_mutex_lock(&m);
-    sections_done++;
-    pthread_mutex_unlock(&m);
-  }
-}
-
-static void *worker(void *arg) {
-  sections();
-  for (int i = 0; i < BLOCKS; i++)
-    *blocks[i] = i;
-  return arg;
-}
-
-int main(void) {
-  for (int i = 0; i < BLOCKS; i++)
-    blocks[i] = calloc(1, sizeof(int));
-  pthread_t t;
-  pthread_create(&t, NULL, worker, NULL);
-  sections();
-  long sum = 0;
-  for (int i = 0; i < BLOCKS; i++)
-    sum += *blocks[i];
-  pthread_join(t, NULL);
-  for (int i = 0; i < BLOCKS; i++)
-    free(blocks[i]);
-  return sum < 0;
-}
 
 // CHECK:      ilgen: 10 candidate(s): 10 race(s), 0 deadlock(s)
 // CHECK:      ilgen: 2990 more candidates not written, raise --max-candidates (now 10)
