@@ -25,7 +25,10 @@ detect`'s replays of the recorded run the same way (a replay runs the server aga
 recorded port: it can only follow the recorded schedule if it gets the same requests). Replays
 of a server run one at a time (`ilgen detect --replay-jobs 1`): two at once would both want the
 recorded port, and the second would fail to listen. `DETECT_ARGS` (optional) are added to `ilgen
-detect`'s flags.
+detect`'s flags. `RESET` (optional) is a shell command, run in the data directory (`{data}` in it
+is that directory's path), that removes what a run leaves behind for the next (leveldb's database
+directory): the driver runs it before every run, and `ilgen detect` before every replay
+(`--before-replay`), one replay at a time, as they all share it.
 With no checkout present it says so in one line and exits 0 (CI has no network; this is not a
 CI step). A build failure or a missing tool names the program and the log; the other programs
 are still measured, and the driver exits 2.
@@ -184,6 +187,12 @@ def build(prog, src, work, flavor):
     log = work / f"build-{flavor}.log"
     log.write_text("")
     sh(f"git -C '{src}' archive HEAD | tar -x -C '{tree}'", work, log)
+    # Submodules cloned in place (leveldb's third_party/) are their own repositories: the same.
+    modules = subprocess.run(["git", "-C", str(src), "config", "-f", ".gitmodules", "--get-regexp",
+                              r"\.path$"], capture_output=True, text=True).stdout.split()[1::2]
+    for m in modules:
+        if (src / m / ".git").exists():
+            sh(f"git -C '{src / m}' archive HEAD | tar -x -C '{tree / m}'", work, log)
     env = evaluate.clean_env(CC=CC[flavor], CXX=CXX[flavor], CFLAGS="-O2 -g", CXXFLAGS="-O2 -g")
     for cmd in prog.build(CC[flavor], CXX[flavor]):
         sh(cmd, tree, log, env)
@@ -203,8 +212,17 @@ def measure(prog, src, work, runs):
         return [a.replace("{exe}", str(exes[flavor])).replace("{data}", str(data))
                 .replace("{out}", str(work / f"out-{flavor}-{i}")) for a in prog.ARGV]
 
-    r = driven(prog, workload("native", 0), row.notes, cwd=data, env=evaluate.clean_env(),
-               timeout=RUN_TIMEOUT, stdout=str(work / "native.out"))
+    reset = getattr(prog, "RESET", None)
+    reset = reset and reset.replace("{data}", str(data))
+
+    def fresh(*args, **kwargs):
+        """driven(), after RESET."""
+        if reset:
+            sh(reset, data, work / "reset.log")
+        return driven(*args, **kwargs)
+
+    r = fresh(prog, workload("native", 0), row.notes, cwd=data, env=evaluate.clean_env(),
+              timeout=RUN_TIMEOUT, stdout=str(work / "native.out"))
     row.native = r.wall
 
     def record(name, **options):
@@ -212,10 +230,10 @@ def measure(prog, src, work, runs):
         if trace.exists():
             shutil.rmtree(trace)
         port = free_port()
-        r = driven(prog, [str(ILGEN), "run", "--out", str(trace), "--timeout", str(RUN_TIMEOUT),
-                          "--"] + workload("ilgen", 0), row.notes, port=port, cwd=data,
-                   env=evaluate.clean_env(**options), stdout=str(work / f"{name}.out"),
-                   stderr=str(work / f"{name}.err"))
+        r = fresh(prog, [str(ILGEN), "run", "--out", str(trace), "--timeout", str(RUN_TIMEOUT),
+                         "--"] + workload("ilgen", 0), row.notes, port=port, cwd=data,
+                  env=evaluate.clean_env(**options), stdout=str(work / f"{name}.out"),
+                  stderr=str(work / f"{name}.err"))
         return trace, r.wall, port
 
     row.nograce = record("trace-nograce", ILGEN_OPTIONS="exit_grace_ms=0")[1]
@@ -227,7 +245,9 @@ def measure(prog, src, work, runs):
                                args=(prog, str(exes["ilgen"].resolve()), port, stop, counts))
     if hasattr(prog, "client"):
         clients.start()
-    one_at_a_time = ["--replay-jobs", "1"] if hasattr(prog, "client") else []
+    one_at_a_time = ["--replay-jobs", "1"] if hasattr(prog, "client") or reset else []
+    if reset:
+        one_at_a_time += ["--before-replay", reset]
     detect_timeout = getattr(prog, "DETECT_TIMEOUT", DETECT_TIMEOUT)
     rss = work / "detect.rss"
     rss.unlink(missing_ok=True)
@@ -259,7 +279,7 @@ def measure(prog, src, work, runs):
     walls = []
     for i in range(runs):
         err = work / f"tsan-{i}.err"
-        r = driven(prog, workload("tsan", i), row.notes, cwd=data, env=evaluate.clean_env(
+        r = fresh(prog, workload("tsan", i), row.notes, cwd=data, env=evaluate.clean_env(
             TSAN_OPTIONS="halt_on_error=0 report_signal_unsafe=0"), timeout=RUN_TIMEOUT,
             stdout=str(work / f"tsan-{i}.out"), stderr=str(err))
         walls.append(r.wall)

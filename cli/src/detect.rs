@@ -59,6 +59,11 @@ pub struct DetectArgs {
     /// the program would collide (a server on a fixed port, a lock file at a fixed path)
     #[arg(long, value_name = "N")]
     pub replay_jobs: Option<usize>,
+    /// Shell command run in the recorded directory before each replay (its failure fails that
+    /// replay), to reset files a run leaves behind (`rm -rf db`); with --replay-jobs 1 when
+    /// replays share them
+    #[arg(long, value_name = "CMD")]
+    pub before_replay: Option<String>,
     /// Sync events per window of the exhaustive search
     #[arg(long, default_value_t = window::DEFAULT_SIZE)]
     pub window: usize,
@@ -165,7 +170,10 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
                 .into(),
         ));
     }
-    let bounds = ilgen_confirm::run::Bounds::new(args.replay_timeout, args.replay_jobs)?;
+    let bounds = ilgen_confirm::run::Bounds {
+        before: args.before_replay.clone(),
+        ..ilgen_confirm::run::Bounds::new(args.replay_timeout, args.replay_jobs)?
+    };
     if args.window == 0 || args.max_per_var == 0 || args.max_states == 0 || args.max_candidates == 0
     {
         return Err(CliError::Input(
@@ -211,7 +219,7 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
         .collect::<Result<Vec<_>, _>>()?;
     match runs.as_slice() {
         [one] if args.no_replay => candidates_only(one, args),
-        _ => confirm(&runs, args, bounds, suppressions.as_ref()),
+        _ => confirm(&runs, args, &bounds, suppressions.as_ref()),
     }
 }
 
@@ -336,7 +344,7 @@ fn candidates_only(p: &Predicted, args: &DetectArgs) -> Result<i32, CliError> {
 fn confirm(
     runs: &[Predicted],
     args: &DetectArgs,
-    bounds: ilgen_confirm::run::Bounds,
+    bounds: &ilgen_confirm::run::Bounds,
     suppressions: Option<&Suppressions>,
 ) -> Result<i32, CliError> {
     let progress = Progress::for_stderr(args.progress, args.quiet);

@@ -186,9 +186,9 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
     };
     eprintln!(
         "ilgen: replaying: {}",
-        run::command_line(&trace.meta, &req)?
+        run::command_line(&trace.meta, &req, None)?
     );
-    let r = run::run(&trace.meta, &req, bounds.timeout)?;
+    let r = run::run(&trace.meta, &req, &bounds)?;
     let verdict = verdict::classify(&r);
     let class = verdict.class;
     let recorded = Run {

@@ -51,7 +51,7 @@ pub struct Candidates<'a> {
 /// before its round. Calls `done` after each candidate (replayed or not, for progress).
 pub fn replay_all(
     runs: &[Candidates],
-    bounds: Bounds,
+    bounds: &Bounds,
     announce: bool,
     done: &(dyn Fn() + Sync),
 ) -> Result<Vec<Vec<Option<ReplayRun>>>, ConfirmError> {
@@ -77,7 +77,7 @@ pub fn replay_all(
             .collect();
         if announce {
             for (&(_, i), (meta, req)) in round.iter().zip(&reqs) {
-                let command = run::command_line(meta, req)?;
+                let command = run::command_line(meta, req, bounds.before.as_deref())?;
                 eprintln!("ilgen: replaying candidate {}: {command}", i + 1);
             }
         }

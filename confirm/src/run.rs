@@ -2,12 +2,14 @@
 //!
 //! Takes the run's [`Meta`] (binary, argv, cwd), a schedule file and an output directory; gives a
 //! [`ReplayRun`]: the process id, how it ended (status, signal or our timeout) and the
-//! `replay-outcome.json` it wrote ([`Outcome`]). The program runs in its own process group, with
-//! stdin from /dev/null and stdout/stderr into `stdout.txt`/`stderr.txt` of the output directory;
-//! the whole group is killed on timeout, when the program ends, and when ilgen is stopped by a
-//! signal (see [`crate::guard`]). [`run_all`] runs many replays, of one run or several, as many
-//! at a time as [`Bounds`] allow (one per core by default, more while they mostly wait:
-//! [`crate::pace`]).
+//! `replay-outcome.json` it wrote ([`Outcome`]). With [`Bounds::before`], a shell command first
+//! resets what the program finds on disk (`rm -rf db`), in the recorded directory; when it fails,
+//! the program is not run and the replay fails naming it. The program runs in its own process
+//! group, with stdin from /dev/null and stdout/stderr into `stdout.txt`/`stderr.txt` of the output
+//! directory; the whole group is killed on timeout, when the program ends, and when ilgen is
+//! stopped by a signal (see [`crate::guard`]). [`run_all`] runs many replays, of one run or
+//! several, as many at a time as [`Bounds`] allow (one per core by default, more while they mostly
+//! wait: [`crate::pace`]).
 
 use std::fs::File;
 use std::os::unix::process::CommandExt as _;
@@ -26,8 +28,8 @@ use crate::pace::{available_memory, Pace, Usage};
 /// The environment variable the runtime reads its options from.
 pub const OPTIONS_VAR: &str = "ILGEN_OPTIONS";
 
-/// How replays are bounded: each one's time, and how many run at a time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How replays are bounded: each one's time, how many run at a time, and what runs before each.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bounds {
     pub timeout: Duration,
     /// One per core by default. A program whose replays would collide when run together (a server
@@ -35,6 +37,10 @@ pub struct Bounds {
     pub jobs: usize,
     /// More than `jobs` while replays mostly wait ([`Pace`]): the default, not with `--replay-jobs`.
     pub adapt: bool,
+    /// `--before-replay`: a shell command run in the recorded directory before each replay, for a
+    /// program whose run depends on files an earlier run left there (a database directory); its
+    /// own time and usage are not the replay's, so they do not set the pace.
+    pub before: Option<String>,
 }
 
 impl Bounds {
@@ -51,6 +57,7 @@ impl Bounds {
             timeout: Duration::from_secs(timeout_secs),
             jobs: jobs.unwrap_or_else(cores),
             adapt: jobs.is_none(),
+            before: None,
         })
     }
 }
@@ -72,6 +79,8 @@ pub enum Ended {
     /// Not run, or killed while it ran, because ilgen was stopped by this signal
     /// ([`guard::keep_report`]).
     Stopped(i32),
+    /// Not run: the `--before-replay` command failed (the outcome's error says how).
+    Unprepared,
 }
 
 #[derive(Clone, Debug)]
@@ -117,12 +126,18 @@ pub fn program(meta: &Meta) -> (PathBuf, Vec<String>) {
     (binary, meta.argv.iter().skip(1).cloned().collect())
 }
 
-/// The replay of `req` as one shell command line: what [`run`] executes, to print before it.
-pub fn command_line(meta: &Meta, req: &Request) -> Result<String, ConfirmError> {
+/// The replay of `req` as one shell command line: what [`run`] executes (after `before`, the
+/// `--before-replay` command), to print before it.
+pub fn command_line(
+    meta: &Meta,
+    req: &Request,
+    before: Option<&str>,
+) -> Result<String, ConfirmError> {
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let (binary, args) = program(meta);
+    let before = before.map_or_else(String::new, |b| format!("sh -c {} && ", quote(b)));
     let mut line = format!(
-        "cd {} && {OPTIONS_VAR}={} {}",
+        "cd {} && {before}{OPTIONS_VAR}={} {}",
         quote(&meta.cwd),
         quote(&options(meta, &req.schedule, &req.out_dir)?),
         quote(&binary.to_string_lossy())
@@ -137,9 +152,12 @@ pub fn command_line(meta: &Meta, req: &Request) -> Result<String, ConfirmError> 
     Ok(line)
 }
 
-/// Runs one replay, killing its process group after `timeout`.
-pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, ConfirmError> {
-    measured(meta, req, timeout).map(|(run, _, _)| run)
+/// The `--before-replay` command's output, in the replay's directory.
+pub const BEFORE_FILE: &str = "before-replay.txt";
+
+/// Runs one replay (after `bounds.before`), killing its process group after `bounds.timeout`.
+pub fn run(meta: &Meta, req: &Request, bounds: &Bounds) -> Result<ReplayRun, ConfirmError> {
+    measured(meta, req, bounds).map(|(run, _, _)| run)
 }
 
 /// [`run`], with what the replay used when its process ended by itself (not at the timeout or a
@@ -147,7 +165,7 @@ pub fn run(meta: &Meta, req: &Request, timeout: Duration) -> Result<ReplayRun, C
 fn measured(
     meta: &Meta,
     req: &Request,
-    timeout: Duration,
+    bounds: &Bounds,
 ) -> Result<(ReplayRun, Option<Usage>, Duration), ConfirmError> {
     let options = options(meta, &req.schedule, &req.out_dir)?;
     std::fs::create_dir_all(&req.out_dir).map_err(|source| ConfirmError::Create {
@@ -160,6 +178,25 @@ fn measured(
         let path = req.out_dir.join(name);
         File::create(&path).map_err(|source| ConfirmError::Create { path, source })
     };
+    let stopped = |pid| {
+        guard::stopped_by().map(|sig| ReplayRun {
+            pid,
+            ended: Ended::Stopped(sig),
+            outcome: Outcome::read(&req.out_dir).map_err(|e| e.to_string()),
+            out_dir: req.out_dir.clone(),
+        })
+    };
+    if let Some(before) = &bounds.before {
+        if let Some(why) = prepare(meta, before, req, bounds.timeout, output(BEFORE_FILE)?)? {
+            let run = ReplayRun {
+                pid: 0,
+                ended: Ended::Unprepared,
+                outcome: Err(why),
+                out_dir: req.out_dir.clone(),
+            };
+            return Ok((run, None, Duration::ZERO));
+        }
+    }
     let (binary, args) = program(meta);
     let mut cmd = Command::new(&binary);
     cmd.args(&args)
@@ -172,14 +209,6 @@ fn measured(
     if let Some(argv0) = meta.argv.first() {
         cmd.arg0(argv0);
     }
-    let stopped = |pid| {
-        guard::stopped_by().map(|sig| ReplayRun {
-            pid,
-            ended: Ended::Stopped(sig),
-            outcome: Outcome::read(&req.out_dir).map_err(|e| e.to_string()),
-            out_dir: req.out_dir.clone(),
-        })
-    };
     let Some(child) = guard::spawn(&mut cmd) else {
         return stopped(0)
             .map(|run| (run, None, Duration::ZERO))
@@ -191,28 +220,8 @@ fn measured(
     })?;
     let pid = child.id();
     let start = Instant::now();
-    let (ended, usage) = loop {
-        match reap(pid, false) {
-            Ok(Some((status, usage))) => break (ended(status), Some(usage)),
-            Ok(None) if start.elapsed() >= timeout => {
-                guard::kill(pid);
-                let _ = reap(pid, true);
-                break (Ended::TimedOut, None);
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => {
-                guard::kill(pid);
-                return Err(ConfirmError::Wait { pid, source: e });
-            }
-        }
-    };
+    let (ended, usage) = wait(pid, bounds.timeout)?;
     let wall = start.elapsed();
-    let usage = usage.map(|(cpu, peak_rss_bytes)| Usage {
-        cpu,
-        peak_rss_bytes,
-    });
-    // Children the program left behind in its group end with it.
-    guard::kill(pid);
     // Killed by the stop, not by itself: a race it wrote before still counts.
     if ended == Ended::Signaled(libc::SIGKILL) {
         if let Some(run) = stopped(pid) {
@@ -227,6 +236,78 @@ fn measured(
         out_dir: req.out_dir.clone(),
     };
     Ok((run, usage, wall))
+}
+
+/// Runs the `--before-replay` command `before` for `req` in the recorded directory, its output
+/// into `log`, killed after `timeout`; gives why it failed, if it did. Stopped by a signal, it
+/// counts as done: the program's spawn then finds ilgen stopping.
+fn prepare(
+    meta: &Meta,
+    before: &str,
+    req: &Request,
+    timeout: Duration,
+    log: File,
+) -> Result<Option<String>, ConfirmError> {
+    let path = req.out_dir.join(BEFORE_FILE);
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", before])
+        .current_dir(&meta.cwd)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().map_err(|source| ConfirmError::Create {
+            path: path.clone(),
+            source,
+        })?)
+        .stderr(log)
+        .process_group(0);
+    let Some(child) = guard::spawn(&mut cmd) else {
+        return Ok(None);
+    };
+    let child = child.map_err(|source| ConfirmError::Start {
+        binary: "sh".into(),
+        source,
+    })?;
+    let how = match wait(child.id(), timeout)?.0 {
+        Ended::Exited(0) => return Ok(None),
+        _ if guard::stopped_by().is_some() => return Ok(None),
+        Ended::Exited(c) => format!("exited with status {c}"),
+        Ended::Signaled(s) => format!("was killed by signal {s}"),
+        _ => "did not end within --replay-timeout".to_owned(),
+    };
+    Ok(Some(format!(
+        "the --before-replay command `{before}` {how}, so the program was not replayed; see {}",
+        path.display()
+    )))
+}
+
+/// Waits for the process group leader `pid` to end, killing its group after `timeout`; gives how
+/// it ended and, when it ended by itself, what it used. Children it left in its group end with it.
+fn wait(pid: u32, timeout: Duration) -> Result<(Ended, Option<Usage>), ConfirmError> {
+    let start = Instant::now();
+    let (ended, usage) = loop {
+        match reap(pid, false) {
+            Ok(Some((status, (cpu, peak_rss_bytes)))) => {
+                break (
+                    ended(status),
+                    Some(Usage {
+                        cpu,
+                        peak_rss_bytes,
+                    }),
+                )
+            }
+            Ok(None) if start.elapsed() >= timeout => {
+                guard::kill(pid);
+                let _ = reap(pid, true);
+                break (Ended::TimedOut, None);
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => {
+                guard::kill(pid);
+                return Err(ConfirmError::Wait { pid, source: e });
+            }
+        }
+    };
+    guard::kill(pid);
+    Ok((ended, usage))
 }
 
 /// Waits for `pid` (`block`: until it ends), giving its status and, from its resource usage, its
@@ -274,7 +355,7 @@ fn ended(status: ExitStatus) -> Ended {
 /// results in the requests' order.
 pub fn run_all(
     reqs: &[(&Meta, Request)],
-    bounds: Bounds,
+    bounds: &Bounds,
     done: &(dyn Fn() + Sync),
 ) -> Vec<Result<ReplayRun, ConfirmError>> {
     struct Queue {
@@ -309,7 +390,7 @@ pub fn run_all(
                 q.next - 1
             };
             let (meta, req) = &reqs[i];
-            let r = measured(meta, req, bounds.timeout);
+            let r = measured(meta, req, bounds);
             done();
             {
                 let mut q = lock();

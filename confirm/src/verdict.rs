@@ -106,12 +106,15 @@ pub fn classify(run: &ReplayRun) -> Verdict {
     }
     let o = match &run.outcome {
         Ok(o) => o,
+        Err(e) if run.ended == Ended::Unprepared => return v(Class::Failed, e.clone()),
         Err(e) => {
             let how = match run.ended {
                 Ended::Exited(EXIT_BAD_SCHEDULE) => "the runtime refused the schedule".to_owned(),
                 Ended::Exited(c) => format!("the program exited with status {c}"),
                 Ended::Signaled(s) => format!("the program was killed by signal {s}"),
-                Ended::TimedOut | Ended::Stopped(_) => unreachable!("handled above"),
+                Ended::TimedOut | Ended::Stopped(_) | Ended::Unprepared => {
+                    unreachable!("handled above")
+                }
             };
             return v(
                 Class::Failed,
@@ -303,6 +306,9 @@ mod tests {
         assert!(v.reason.contains("refused the schedule"), "{}", v.reason);
         let v = c(Ended::Signaled(11), None);
         assert!(v.reason.contains("signal 11"), "{}", v.reason);
+        // A failed --before-replay command: its reason as run.rs wrote it, nothing added.
+        let v = c(Ended::Unprepared, None);
+        assert_eq!((v.class, v.reason.as_str()), (Class::Failed, "no outcome"));
         // A timeout is a failure unless the runtime had already reached its verdict.
         let v = c(Ended::TimedOut, Some(ResultKind::NoError));
         assert_eq!(v.class, Class::Failed);

@@ -77,6 +77,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
         stats: false,
         replay_timeout: ilgen_confirm::DEFAULT_TIMEOUT_SECS,
         replay_jobs: None,
+        before_replay: None,
         solver: super::Solver::Native,
         trust_trace: false,
         no_reads_from: false,
