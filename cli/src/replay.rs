@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use ilgen_analysis::candidates::{self, CandidatesFile};
 use ilgen_binary::Binary;
+use ilgen_confirm::error::ConfirmError;
 use ilgen_confirm::run::{self, Request};
 use ilgen_confirm::verdict::{self, Class};
 use ilgen_confirm::{replay_dir_name, DEFAULT_TIMEOUT_SECS};
@@ -58,6 +59,10 @@ pub struct ReplayArgs {
     /// Seconds a replay may run before its process group is killed
     #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS)]
     pub replay_timeout: u64,
+    /// Shell command run in the recorded directory before the replay (or before gdb or lldb
+    /// starts it), as `ilgen detect --before-replay` runs it (`rm -rf db`)
+    #[arg(long, value_name = "CMD")]
+    pub before_replay: Option<String>,
     /// Output format of the report
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -124,7 +129,10 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
             "--stop-at is for a debugger; pass --gdb, --lldb or --print-env".into(),
         ));
     }
-    let bounds = run::Bounds::new(args.replay_timeout, None)?;
+    let bounds = run::Bounds {
+        before: args.before_replay.clone(),
+        ..run::Bounds::new(args.replay_timeout, None)?
+    };
     let suppressions = crate::output::suppressions(args.suppressions.as_deref())?;
     let (dir, n) = parse_finding(&args.finding)?;
     ilgen_confirm::trust::check(&dir, args.trust_trace)?;
@@ -168,6 +176,20 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
     let ctx = Context::new(Some(&binary), &recorded);
     if let Some(debugger) = debugger {
         let out_dir = run::absolute(&dir.join("replay-gdb"))?;
+        // --print-env only prints: the user runs the program, and resets its files, later.
+        if let Some(before) = bounds
+            .before
+            .as_ref()
+            .filter(|_| debugger != Debugger::PrintEnv)
+        {
+            std::fs::create_dir_all(&out_dir).map_err(|source| ConfirmError::Create {
+                path: out_dir.clone(),
+                source,
+            })?;
+            if let Some(why) = run::prepare(&trace.meta, before, &out_dir, bounds.timeout)? {
+                return Err(CliError::Input(why));
+            }
+        }
         let session = Session {
             meta: &trace.meta,
             binary: &binary,
@@ -186,7 +208,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
     };
     eprintln!(
         "ilgen: replaying: {}",
-        run::command_line(&trace.meta, &req, None)?
+        run::command_line(&trace.meta, &req, bounds.before.as_deref())?
     );
     let r = run::run(&trace.meta, &req, &bounds)?;
     let verdict = verdict::classify(&r);

@@ -187,7 +187,7 @@ fn measured(
         })
     };
     if let Some(before) = &bounds.before {
-        if let Some(why) = prepare(meta, before, req, bounds.timeout, output(BEFORE_FILE)?)? {
+        if let Some(why) = prepare(meta, before, &req.out_dir, bounds.timeout)? {
             let run = ReplayRun {
                 pid: 0,
                 ended: Ended::Unprepared,
@@ -238,17 +238,20 @@ fn measured(
     Ok((run, usage, wall))
 }
 
-/// Runs the `--before-replay` command `before` for `req` in the recorded directory, its output
-/// into `log`, killed after `timeout`; gives why it failed, if it did. Stopped by a signal, it
-/// counts as done: the program's spawn then finds ilgen stopping.
-fn prepare(
+/// Runs the `--before-replay` command `before` in the recorded directory, its output into
+/// [`BEFORE_FILE`] of `out_dir` (which exists), killed after `timeout`; gives why it failed, if it
+/// did. Stopped by a signal, it counts as done: the program's spawn then finds ilgen stopping.
+pub fn prepare(
     meta: &Meta,
     before: &str,
-    req: &Request,
+    out_dir: &Path,
     timeout: Duration,
-    log: File,
 ) -> Result<Option<String>, ConfirmError> {
-    let path = req.out_dir.join(BEFORE_FILE);
+    let path = out_dir.join(BEFORE_FILE);
+    let log = File::create(&path).map_err(|source| ConfirmError::Create {
+        path: path.clone(),
+        source,
+    })?;
     let mut cmd = Command::new("sh");
     cmd.args(["-c", before])
         .current_dir(&meta.cwd)

@@ -63,3 +63,11 @@ int main(void) {
 
 // FAILS: the --before-replay command `exit 3` exited with status 3, so the program was not replayed; see {{.*}}replay-1/before-replay.txt
 // FAILS: exit=0
+
+// `ilgen replay` takes the same flag: the state file is there again (the detect runs above left
+// it), and the replay of the candidate with the reset confirms the race.
+// RUN: test -e %t.d/state
+// RUN: sh -c '%ilgen replay --before-replay "rm -f state" %t.trace:1 2>&1; echo "exit=$?"' | FileCheck %s --check-prefix=REPLAY
+// REPLAY:     SUMMARY: ilgen: data race {{.*}}before_replay_state_file.c:{{27|50}}
+// REPLAY:     exit=66
+
