@@ -306,12 +306,35 @@ impl SegmentCache {
     }
 
     /// The fast path alone, inlined into the hooks: [`SegmentCache::record_stream`], else true if
-    /// the coverage filter holds the access (it needs no record). Returns false, recording
-    /// nothing, otherwise. Any `size`.
+    /// the coverage filter holds the access (it needs no record), else, for a plain read,
+    /// [`SegmentCache::widen_stream`]. Returns false, recording nothing, otherwise. Any `size`.
     #[inline(always)]
     pub fn record_fast(&mut self, addr: u64, size: u64, kind: AccessKind, site: usize) -> bool {
         self.record_stream(addr, size, kind, site)
             || (!kind.is_atomic() && self.coverage.covers(addr, size, kind.is_write()))
+            || (kind == AccessKind::Read && self.widen_stream(addr, size, site))
+    }
+
+    /// Adds a plain read its stream's range does not hold, and the coverage filter does not, to
+    /// that range's window ([`SegmentCache::widen`]) without the miss path's exact lookup: the
+    /// filter holds the bytes of every plain range of the segment, so the lookup would have found
+    /// none to merge with (unless the filter lost them to a collision: then a read is recorded
+    /// twice, as an early drain repeats a range). A skip loop's reads so stay on the fast path.
+    #[inline(always)]
+    fn widen_stream(&mut self, addr: u64, size: u64, site: usize) -> bool {
+        let (key, index) = self.stream_key(site, AccessKind::Read);
+        let s = self.streams[index];
+        let Some(end) = addr.checked_add(size) else {
+            return false;
+        };
+        if s.key != key || size > WINDOW_BYTES {
+            return false;
+        }
+        if !Self::widen(self.range(s.index), addr, end, AccessKind::Read, site) {
+            return false;
+        }
+        self.coverage.keep(addr, size, false);
+        true
     }
 
     /// Records the access if it lies inside the range its (site, kind) stream touched last and
@@ -1070,6 +1093,27 @@ mod tests {
         // 0x1029 and 0x102a abut: one run.
         want.splice(20..22, [e(0x1029, 2, Read, 7)]);
         assert_eq!(out, want);
+    }
+
+    #[test]
+    fn strided_reads_of_bytes_the_segment_wrote_join_no_window() {
+        let mut c = SegmentCache::new(64);
+        for i in 0..8u64 {
+            c.record(0x3000 + 8 * i, 8, Write, 1);
+        }
+        c.record(0x3100, 1, Read, 2);
+        for i in 0..32u64 {
+            assert!(c.record_fast(0x3000 + 2 * i, 1, Read, 2));
+        }
+        c.record(0x3102, 1, Read, 2);
+        assert_eq!(
+            drained(&mut c),
+            vec![
+                e(0x3000, 64, Write, 1),
+                e(0x3100, 1, Read, 2),
+                e(0x3102, 1, Read, 2)
+            ]
+        );
     }
 
     #[test]
