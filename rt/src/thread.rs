@@ -604,6 +604,10 @@ impl Inner {
 }
 
 fn write_access(writer: &mut Writer, e: &Entry) {
+    if e.mask != 0 {
+        writer.write_window(e.addr, e.mask, e.kind, sites::id(e.site));
+        return;
+    }
     writer.write_access(&Access {
         addr: e.addr,
         size: e.size,

@@ -4,8 +4,9 @@
 //! their bytes, and back the events of a run of records ([`Records`]).
 //!
 //! ```text
-//! record = access | sync | heap | slot
+//! record = access | window | sync | heap | slot
 //! access = 0x40 | size code << 2 | kind: u8, addr delta, [size,] site delta
+//! window = 0x84 | kind: u8, addr delta, mask, site delta
 //! sync   = 0x80: u8, seq delta, site delta, op (bincode varint, each object as a delta)
 //! heap   = 0x81: u8, seq delta, site delta, op (bincode varint)
 //! slot   = 0x82: u8, len: u8, bincode fixed-int of the Event, len bytes
@@ -16,6 +17,13 @@
 //! and each sync object address from the previous sync object address; all start at zero. Size
 //! codes 0..=3 are sizes of 1, 2, 4 and 8 bytes; code 4 says the size follows. On a lock/access
 //! loop a lock operation takes 5 bytes and an access 3 to 4, where fixed-width records took 25-29.
+//!
+//! A window stands for the accesses of one site and kind to the 64 bytes from its address: bit
+//! `i` of its mask (bit 0 always set, at least two runs of set bits) says byte `addr + i` was
+//! accessed, and each run of set bits decodes as one access, in address order; the deltas after
+//! it are taken from its address and site. It is how a loop that reads a byte at a stride (a
+//! Boyer-Moore skip loop) takes one record per 64 bytes rather than one per read: the decoded
+//! accesses are those the separate records gave.
 //!
 //! A slot is a sync record written pending: fixed-width and outside the deltas (it leaves the
 //! cursor as it was), so the runtime can complete it in place whatever was written after it. When
@@ -34,6 +42,10 @@ const ACCESS: u8 = 0x40;
 const SYNC: u8 = 0x80;
 const HEAP: u8 = 0x81;
 const SLOT: u8 = 0x82;
+/// Window records: `WINDOW | kind`.
+const WINDOW: u8 = 0x84;
+/// Bytes a window record spans.
+pub const WINDOW_BYTES: u64 = 64;
 /// The size code that says the size follows the address.
 const SIZE_FOLLOWS: u8 = 4;
 
@@ -45,6 +57,54 @@ pub struct Cursor {
     seq: u64,
     site: u32,
     object: u64,
+    /// The runs of the last window record not decoded yet (bits from `addr`), and their kind's
+    /// bits: its accesses come one at a time, and a reader may stop and resume between them.
+    runs: u64,
+    runs_kind: u8,
+}
+
+impl Cursor {
+    /// Forgets the accesses of a window record not decoded yet; gives how many there were.
+    pub fn take_runs(&mut self) -> usize {
+        let n = run_count(self.runs) as usize;
+        self.runs = 0;
+        n
+    }
+}
+
+/// The runs of set bits of `mask`, lowest first, as (first bit, length).
+#[inline]
+pub fn runs(mut mask: u64) -> impl Iterator<Item = (u32, u32)> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let run = first_run(mask);
+            mask &= !run_bits(run);
+            run
+        })
+    })
+}
+
+#[inline]
+fn first_run(mask: u64) -> (u32, u32) {
+    let start = mask.trailing_zeros();
+    (start, (!(mask >> start)).trailing_zeros())
+}
+
+#[inline]
+fn run_bits((start, len): (u32, u32)) -> u64 {
+    (u64::MAX >> (64 - len)) << start
+}
+
+/// Runs of set bits in `mask`.
+#[inline]
+pub fn run_count(mask: u64) -> u32 {
+    (mask & !(mask << 1)).count_ones()
+}
+
+/// Whether `mask` is a window record's: bit 0 set and at least two runs.
+#[inline]
+pub fn is_window(mask: u64) -> bool {
+    mask & 1 == 1 && run_count(mask) >= 2
 }
 
 fn fixed() -> impl bincode::config::Config {
@@ -106,6 +166,17 @@ fn kind_bits(kind: AccessKind) -> u8 {
         AccessKind::Write => 1,
         AccessKind::AtomicRead => 2,
         AccessKind::AtomicWrite => 3,
+    }
+}
+
+/// The access kind of an access or window record's tag.
+#[inline]
+fn kind_of(tag: u8) -> AccessKind {
+    match tag & 3 {
+        0 => AccessKind::Read,
+        1 => AccessKind::Write,
+        2 => AccessKind::AtomicRead,
+        _ => AccessKind::AtomicWrite,
     }
 }
 
@@ -231,6 +302,27 @@ impl Encoder {
         put(out, &mut at, site_delta(a.site, self.cursor.access_site));
         self.cursor.addr = a.addr;
         self.cursor.access_site = a.site;
+        at
+    }
+
+    /// One window record (see the module's doc): the accesses of `kind` at `site` to the bytes
+    /// `addr + i` for each bit `i` of `mask`, which [`is_window`].
+    pub fn window(
+        &mut self,
+        addr: u64,
+        mask: u64,
+        kind: AccessKind,
+        site: u32,
+        out: &mut [u8],
+    ) -> usize {
+        debug_assert!(is_window(mask));
+        out[0] = WINDOW | kind_bits(kind);
+        let mut at = 1;
+        put(out, &mut at, delta(addr, self.cursor.addr));
+        put(out, &mut at, mask);
+        put(out, &mut at, site_delta(site, self.cursor.access_site));
+        self.cursor.addr = addr;
+        self.cursor.access_site = site;
         at
     }
 
@@ -403,16 +495,26 @@ impl<'a> Records<'a> {
         self.cursor
     }
 
-    /// Steps over the next record if it is an access, without decoding it: true if it did. The
-    /// access deltas are left behind, so only a walk that decodes no access may use it
+    /// Steps over the accesses of the next record if it is an access or a window (or those of a
+    /// window partly decoded), without decoding them: gives how many, 0 if none. The access deltas
+    /// are left behind, so only a walk that decodes no access may use it
     /// ([`crate::events::Marks`]); a record it cannot step over is left to [`Iterator::next`].
     #[inline]
-    pub fn skip_access(&mut self) -> bool {
+    pub fn skip_access(&mut self) -> usize {
+        if self.cursor.runs != 0 {
+            return self.cursor.take_runs();
+        }
         let Some(&tag) = self.bytes.get(self.at) else {
-            return false;
+            return 0;
         };
-        if self.done || !(ACCESS..=0x53).contains(&tag) {
-            return false;
+        if self.done {
+            return 0;
+        }
+        if (WINDOW..WINDOW + 4).contains(&tag) {
+            return self.skip_window();
+        }
+        if !(ACCESS..=0x53).contains(&tag) {
+            return 0;
         }
         let numbers = if (tag >> 2) & 0xf == SIZE_FOLLOWS {
             3
@@ -429,14 +531,14 @@ impl<'a> Records<'a> {
             }
             if last_bytes != 0 {
                 self.at += 1 + (last_bytes.trailing_zeros() / 8) as usize + 1;
-                return true;
+                return 1;
             }
         }
         let mut at = self.at + 1;
         for _ in 0..numbers {
             loop {
                 let Some(&byte) = self.bytes.get(at) else {
-                    return false;
+                    return 0;
                 };
                 at += 1;
                 if byte & 0x80 == 0 {
@@ -445,7 +547,26 @@ impl<'a> Records<'a> {
             }
         }
         self.at = at;
-        true
+        1
+    }
+
+    /// [`Records::skip_access`] of a window record: its mask is read for the count of its runs.
+    #[cold]
+    fn skip_window(&mut self) -> usize {
+        let start = self.at;
+        let mut at = start + 1;
+        let mut numbers = [0u64; 3];
+        for n in &mut numbers {
+            match self.number(start, &mut at) {
+                Ok(v) => *n = v,
+                Err(_) => return 0,
+            }
+        }
+        if !is_window(numbers[1]) {
+            return 0;
+        }
+        self.at = at;
+        run_count(numbers[1]) as usize
     }
 
     fn truncated(&self, start: usize) -> TraceError {
@@ -512,6 +633,19 @@ impl<'a> Records<'a> {
         }
     }
 
+    /// The access of the lowest run of the window record `c` is decoding, which has one left.
+    #[inline]
+    fn next_run(c: &mut Cursor) -> Event {
+        let run = first_run(c.runs);
+        c.runs &= !run_bits(run);
+        Event::Access(Access {
+            addr: c.addr.wrapping_add(u64::from(run.0)),
+            size: run.1,
+            site: c.access_site,
+            kind: kind_of(c.runs_kind),
+        })
+    }
+
     fn record(&mut self, start: usize) -> Result<Event, TraceError> {
         let tag = self.bytes[start];
         let mut at = start + 1;
@@ -528,12 +662,7 @@ impl<'a> Records<'a> {
                     1 << code
                 };
                 let site = site_undelta(c.access_site, self.number(start, &mut at)?);
-                let kind = match tag & 3 {
-                    0 => AccessKind::Read,
-                    1 => AccessKind::Write,
-                    2 => AccessKind::AtomicRead,
-                    _ => AccessKind::AtomicWrite,
-                };
+                let kind = kind_of(tag);
                 c.addr = addr;
                 c.access_site = site;
                 Event::Access(Access {
@@ -542,6 +671,22 @@ impl<'a> Records<'a> {
                     site,
                     kind,
                 })
+            }
+            WINDOW..=0x87 => {
+                let addr = undelta(c.addr, self.number(start, &mut at)?);
+                let mask = self.number(start, &mut at)?;
+                if !is_window(mask) {
+                    return Err(self.corrupt(start, format!("window mask {mask:#x}")));
+                }
+                let site = site_undelta(c.access_site, self.number(start, &mut at)?);
+                c.addr = addr;
+                c.access_site = site;
+                c.runs = mask;
+                c.runs_kind = tag & 3;
+                let event = Self::next_run(&mut c);
+                self.cursor = c;
+                self.at = at;
+                return Ok(event);
             }
             SYNC | HEAP => {
                 let seq = undelta(c.seq, self.number(start, &mut at)?);
@@ -597,6 +742,9 @@ impl Iterator for Records<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
+        if self.cursor.runs != 0 {
+            return Some(Ok(Self::next_run(&mut self.cursor)));
+        }
         if self.done || self.at >= self.bytes.len() {
             return None;
         }
@@ -807,13 +955,110 @@ mod tests {
         let mut skipped = Records::new(Path::new("t1.trace"), &bytes, 0);
         let mut decoded = skipped.clone();
         for e in &events {
-            let stepped = skipped.skip_access();
+            let stepped = skipped.skip_access() == 1;
             assert_eq!(stepped, matches!(e, Event::Access(_)));
             decoded.next();
             if !stepped {
                 skipped.next();
             }
             assert_eq!(skipped.offset(), decoded.offset(), "{e:?}");
+        }
+    }
+
+    /// The bytes of `events` with a window record of (`addr`, `mask`, read at site 9) after the
+    /// first `at` of them.
+    fn with_window(events: &[Event], at: usize, addr: u64, mask: u64) -> Vec<u8> {
+        let mut enc = Encoder::default();
+        let mut bytes = enc.all(&events[..at]);
+        let mut buf = [0u8; MAX_RECORD];
+        let n = enc.window(addr, mask, AccessKind::Read, 9, &mut buf);
+        bytes.extend_from_slice(&buf[..n]);
+        bytes.extend(enc.all(&events[at..]));
+        bytes
+    }
+
+    #[test]
+    fn a_window_decodes_as_the_accesses_of_its_runs_and_is_stepped_over_as_many() {
+        let lo = 0x7f00_1234_5600u64;
+        // Strided byte reads, a run of three, the window's last byte.
+        let mask = 0b101 | 0b111 << 8 | 1 << 63;
+        let want_runs = [(0, 1), (2, 1), (8, 3), (63, 1)];
+        let expanded: Vec<Event> = want_runs
+            .iter()
+            .map(|&(i, len)| access(lo + i, len, 9, AccessKind::Read))
+            .collect();
+        assert_eq!(
+            runs(mask)
+                .map(|(i, n)| (u64::from(i), n))
+                .collect::<Vec<_>>(),
+            want_runs.to_vec()
+        );
+        assert_eq!(run_count(mask), 4);
+        assert_eq!(runs(u64::MAX).collect::<Vec<_>>(), [(0, 64)]);
+        let around = [
+            access(lo - 8, 8, 3, AccessKind::Write),
+            lock(7, 0x40, false),
+            access(lo + 70, 2, 9, AccessKind::Read),
+        ];
+        let bytes = with_window(&around, 1, lo, mask);
+        let mut want = vec![around[0]];
+        want.extend(&expanded);
+        want.extend(&around[1..]);
+        assert_eq!(decode(&bytes).unwrap(), want);
+        // 32 strided reads of a byte take one record of 13 bytes after a record near them, where
+        // they took 32 of at least 3.
+        let mut enc = Encoder::default();
+        let mut buf = [0u8; MAX_RECORD];
+        enc.access(
+            &Access {
+                addr: lo - 64,
+                size: 1,
+                site: 9,
+                kind: AccessKind::Read,
+            },
+            &mut buf,
+        );
+        let stride = 0x5555_5555_5555_5555u64;
+        assert_eq!(enc.window(lo, stride, AccessKind::Read, 9, &mut buf), 13);
+        // Stepped over whole, or after some of its accesses were decoded.
+        for decoded in 0..=want_runs.len() {
+            let mut records = Records::new(Path::new("t1.trace"), &bytes, 0);
+            records.next();
+            for _ in 0..decoded {
+                records.next();
+            }
+            assert_eq!(records.skip_access(), want_runs.len() - decoded);
+            assert_eq!(records.skip_access(), 0);
+            assert_eq!(records.next().unwrap().unwrap(), around[1]);
+        }
+        // A resumed reader takes the rest of the window from the cursor.
+        let mut records = Records::new(Path::new("t1.trace"), &bytes, 0);
+        records.nth(1);
+        let mut again = Records::resume(
+            Path::new("t1.trace"),
+            &bytes,
+            records.offset(),
+            records.cursor(),
+            0,
+        );
+        assert_eq!(again.next().unwrap().unwrap(), expanded[1]);
+    }
+
+    #[test]
+    fn a_window_of_one_run_or_without_its_first_byte_is_corrupt() {
+        for mask in [0, 0b111, 0b110, u64::MAX] {
+            let mut bytes = vec![WINDOW, 0];
+            let mut at = 2;
+            bytes.resize(16, 0);
+            put(&mut bytes, &mut at, mask);
+            put(&mut bytes, &mut at, 0);
+            bytes.truncate(at);
+            let err = decode(&bytes).unwrap_err().to_string();
+            assert!(err.contains("window mask"), "{mask:#x}: {err}");
+            assert_eq!(
+                Records::new(Path::new("t1.trace"), &bytes, 0).skip_access(),
+                0
+            );
         }
     }
 

@@ -223,7 +223,8 @@ impl<'a> Window<'a> {
     /// decodes that one; gives how many were stepped over, and the record.
     #[inline]
     fn next_mark(&mut self) -> (usize, Option<Result<Event, TraceError>>) {
-        let mut skipped = 0;
+        // The rest of a window record decoded in part first.
+        let mut skipped = self.cursor.take_runs();
         loop {
             if let Err(e) = self.fill() {
                 return (skipped, Some(Err(self.io(e))));
@@ -231,8 +232,11 @@ impl<'a> Window<'a> {
             // Records beginning before the limit are whole in the bytes (and beyond, at the end).
             let limit = self.limit;
             let mut records = self.records();
-            while records.offset() < limit && records.skip_access() {
-                skipped += 1;
+            while records.offset() < limit {
+                match records.skip_access() {
+                    0 => break,
+                    n => skipped += n,
+                }
             }
             if records.offset() < limit {
                 let event = records.next();
@@ -466,7 +470,7 @@ impl Iter<'_> {
         loop {
             let bytes = ahead.as_deref().unwrap_or(w.bytes());
             let mut records = Records::resume(w.path, bytes, at, cursor, base as usize);
-            while records.skip_access() {}
+            while records.skip_access() != 0 {}
             let left = bytes.len() - records.offset();
             let read = base + bytes.len() as u64;
             let Source::File { file, .. } = &w.source else {

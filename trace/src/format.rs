@@ -35,6 +35,9 @@
 //!   bytes: a run recorded with `calls=1` says so in `meta.json` (`calls`), and its
 //!   `TxBegin`/`TxEnd` also mark calls, which nest (an older reader refuses such a trace: its
 //!   atomic blocks would begin inside one another); every other trace is as before.
+//! - 6: window records (`0x84 | kind`, see [`crate::codec`]): the byte reads of one site at a
+//!   stride, one record per 64 bytes; pending files' ranges carry the window's mask (40 bytes
+//!   each, see [`crate::pending`]).
 
 use std::path::{Path, PathBuf};
 

@@ -20,9 +20,10 @@
 //! 32  slot * slots, each SLOT_HEADER + capacity * RANGE bytes:
 //!     tid: u32 (NO_THREAD when free) | len: u32 (ranges in use, published after the range it
 //!     counts is written) | 24 zero bytes | range * capacity
-//! range: lo: u64 | hi: u64 | site: u64 (a site pointer) | kind: u8 | 7 bytes
+//! range: lo: u64 | hi: u64 | site: u64 (a site pointer) | kind: u8 | 7 bytes | mask: u64
 //! ```
-//! A range is `[lo, hi)` of one access kind, the same ranges the cache drains as access records.
+//! A range holds the bytes `[lo, hi)` and, for each bit `i` of its mask, byte `lo + i`, of one
+//! access kind: the same bytes the cache drains as access and window records ([`shape`]).
 //! The files are an addition beside the thread files: their bytes and [`FORMAT_VERSION`] are as
 //! they were, and a reader that does not know them reads the trace as before, without those
 //! segments.
@@ -31,6 +32,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
 
+use crate::codec::{is_window, runs, WINDOW_BYTES};
 use crate::error::{TraceError, FORMAT_VERSION};
 use crate::event::{Access, AccessKind, Event, SyncOp, ThreadId, NO_THREAD};
 use crate::file::{read_regular, u32_at, u64_at};
@@ -44,7 +46,7 @@ pub const SLOT_HEADER: usize = 32;
 /// Offset of the `len` field in a slot.
 pub const LEN_AT: usize = 4;
 /// Bytes of one range.
-pub const RANGE: usize = 32;
+pub const RANGE: usize = 40;
 
 /// File name of the `n`th pending file of a trace directory.
 pub fn file_name(n: usize) -> String {
@@ -79,6 +81,31 @@ pub fn split(lo: u64, hi: u64) -> impl Iterator<Item = (u64, u32)> {
             (at, size)
         })
     })
+}
+
+/// How a range's bytes become records (see [`shape`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// A window record from `lo` of this mask.
+    Window(u64),
+    /// Access records of [`split`]`(lo, hi)` with this `hi`.
+    Range(u64),
+}
+
+/// The records of the range holding `[lo, hi)` and byte `lo + i` for each bit `i` of `mask`: a
+/// window when those bytes are not one run, else the one run they are. A mask counts only with
+/// `lo < hi` (the cache masks no empty range).
+pub fn shape(lo: u64, hi: u64, mask: u64) -> Shape {
+    let len = hi.wrapping_sub(lo);
+    if mask == 0 || hi <= lo || len >= WINDOW_BYTES {
+        return Shape::Range(hi);
+    }
+    let all = mask | ((1u64 << len) - 1);
+    if is_window(all) {
+        Shape::Window(all)
+    } else {
+        Shape::Range(lo + u64::from(64 - all.leading_zeros()))
+    }
 }
 
 /// The segments of the pending file `bytes`, by thread: every taken slot with ranges in use.
@@ -154,12 +181,18 @@ pub fn decode(path: &Path, bytes: &[u8]) -> Result<Vec<(ThreadId, Vec<Access>)>,
                 ));
             }
             let site = crate::sites::id_at(site as usize, sites as usize);
-            accesses.extend(split(lo, hi).map(|(addr, size)| Access {
+            let access = |(addr, size)| Access {
                 addr,
                 size,
                 site,
                 kind,
-            }));
+            };
+            match shape(lo, hi, u64_at(bytes, at + 32)) {
+                Shape::Window(mask) => accesses.extend(
+                    runs(mask).map(|(i, len)| access((lo.wrapping_add(u64::from(i)), len))),
+                ),
+                Shape::Range(hi) => accesses.extend(split(lo, hi).map(access)),
+            }
         }
         out.push((tid, accesses));
     }
@@ -231,8 +264,8 @@ mod tests {
 
     const CAPACITY: usize = 4;
 
-    /// A range as (lo, hi, site pointer, kind byte).
-    type RawRange = (u64, u64, u64, u8);
+    /// A range as (lo, hi, site pointer, kind byte, mask).
+    type RawRange = (u64, u64, u64, u8, u64);
 
     /// A pending file of `slots.len()` slots, each (tid, ranges in use).
     fn file(slots: &[(ThreadId, &[RawRange])]) -> Vec<u8> {
@@ -242,11 +275,12 @@ mod tests {
             bytes.extend_from_slice(&tid.to_le_bytes());
             bytes.extend_from_slice(&(ranges.len() as u32).to_le_bytes());
             bytes.resize(at + SLOT_HEADER, 0);
-            for &(lo, hi, site, kind) in *ranges {
+            for &(lo, hi, site, kind, mask) in *ranges {
                 for v in [lo, hi, site] {
                     bytes.extend_from_slice(&v.to_le_bytes());
                 }
                 bytes.extend_from_slice(&[kind, 0, 0, 0, 0, 0, 0, 0]);
+                bytes.extend_from_slice(&mask.to_le_bytes());
             }
             bytes.resize(at + slot_bytes(CAPACITY), 0);
         }
@@ -265,8 +299,15 @@ mod tests {
     #[test]
     fn taken_slots_in_use_become_accesses_with_site_ids() {
         let bytes = file(&[
-            (NO_THREAD, &[(0x10, 0x18, 0x1030, 1)]),
-            (2, &[(0x10, 0x18, 0x1030, 1), (0x40, 0x41, 0, 2)]),
+            (NO_THREAD, &[(0x10, 0x18, 0x1030, 1, 0)]),
+            (
+                2,
+                &[
+                    (0x10, 0x18, 0x1030, 1, 0),
+                    (0x40, 0x41, 0, 2, 0),
+                    (0x80, 0x82, 0x1030, 0, 0b1001_0011),
+                ],
+            ),
             (3, &[]),
         ]);
         let got = decode(Path::new("pending.0"), &bytes).unwrap();
@@ -276,7 +317,11 @@ mod tests {
                 2,
                 vec![
                     access(0x10, 8, 3, AccessKind::Write),
-                    access(0x40, 1, crate::event::NO_SITE, AccessKind::AtomicRead)
+                    access(0x40, 1, crate::event::NO_SITE, AccessKind::AtomicRead),
+                    // A window's runs: bytes 0-1 (the range), 4 and 7 (its mask).
+                    access(0x80, 2, 3, AccessKind::Read),
+                    access(0x84, 1, 3, AccessKind::Read),
+                    access(0x87, 1, 3, AccessKind::Read),
                 ]
             )]
         );
@@ -285,11 +330,11 @@ mod tests {
     #[test]
     fn bad_files_are_named_errors() {
         let p = Path::new("pending.0");
-        let err = decode(p, &file(&[(2, &[(0, 4, 0, 9)])]))
+        let err = decode(p, &file(&[(2, &[(0, 4, 0, 9, 0)])]))
             .unwrap_err()
             .to_string();
         assert!(err.contains("access kind 9"), "{err}");
-        let err = decode(p, &file(&[(2, &[(8, 4, 0, 0)])]))
+        let err = decode(p, &file(&[(2, &[(8, 4, 0, 0, 0)])]))
             .unwrap_err()
             .to_string();
         assert!(err.contains("ends before it starts"), "{err}");
@@ -326,5 +371,16 @@ mod tests {
         let pieces: Vec<_> = split(0, max + 4).collect();
         assert_eq!(pieces, vec![(0, u32::MAX), (max, 4)]);
         assert_eq!(split(5, 5).count(), 0);
+    }
+
+    #[test]
+    fn a_masked_range_is_a_window_only_when_its_bytes_are_not_one_run() {
+        assert_eq!(shape(0x10, 0x11, 0b100), Shape::Window(0b101));
+        // The range grew over the gap: one run, as far as the mask reaches.
+        assert_eq!(shape(0x10, 0x12, 0b100), Shape::Range(0x13));
+        assert_eq!(shape(0x10, 0x14, 0b100), Shape::Range(0x14));
+        assert_eq!(shape(0x10, 0x50, 1 << 63), Shape::Range(0x50));
+        assert_eq!(shape(0x10, 0x10, 0b100), Shape::Range(0x10));
+        assert_eq!(shape(0x10, 0x11, 1 << 63), Shape::Window(1 << 63 | 1));
     }
 }

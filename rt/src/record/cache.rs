@@ -68,7 +68,8 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use ilgen_trace::pending::{self, LEN_AT, SLOT_HEADER};
+use ilgen_trace::codec::WINDOW_BYTES;
+use ilgen_trace::pending::{self, Shape, LEN_AT, SLOT_HEADER};
 use ilgen_trace::AccessKind;
 
 use crate::record::pending::Slot;
@@ -93,18 +94,24 @@ pub(crate) type Mark = u64;
 /// No mark: `drain_to` it drains the whole segment.
 pub(crate) const NO_MARK: Mark = u64::MAX;
 
-/// One range of one segment, as drained.
+/// One range of one segment, as drained: an access record, or a window record when `mask` is
+/// not 0 (see `ilgen_trace::codec`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
     pub addr: u64,
+    /// The access's size; 0 in a window.
     pub size: u32,
     pub kind: AccessKind,
     /// The raw site pointer: turned into a site id only when the entry is written.
     pub site: usize,
+    /// A window's bytes from `addr` (bit `i`: byte `addr + i`), 0 for an access.
+    pub mask: u64,
 }
 
-/// One range of one segment, as kept: `[lo, hi)`, split into `u32`-sized entries when drained.
-/// Its bytes are a range of the pending file's layout.
+/// One range of one segment, as kept: `[lo, hi)` and, for each bit `i` of `mask`, byte `lo + i`
+/// (an access past `hi` that left a gap, inside the window from `lo`), drained as a window record
+/// or as `u32`-sized access records (`pending::shape`). Its bytes are a range of the pending
+/// file's layout.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 struct Range {
@@ -112,6 +119,7 @@ struct Range {
     hi: u64,
     site: usize,
     kind: AccessKind,
+    mask: u64,
 }
 
 const _: () = assert!(std::mem::size_of::<Range>() == pending::RANGE);
@@ -298,12 +306,35 @@ impl SegmentCache {
     }
 
     /// The fast path alone, inlined into the hooks: [`SegmentCache::record_stream`], else true if
-    /// the coverage filter holds the access (it needs no record). Returns false, recording
-    /// nothing, otherwise. Any `size`.
+    /// the coverage filter holds the access (it needs no record), else, for a plain read,
+    /// [`SegmentCache::widen_stream`]. Returns false, recording nothing, otherwise. Any `size`.
     #[inline(always)]
     pub fn record_fast(&mut self, addr: u64, size: u64, kind: AccessKind, site: usize) -> bool {
         self.record_stream(addr, size, kind, site)
             || (!kind.is_atomic() && self.coverage.covers(addr, size, kind.is_write()))
+            || (kind == AccessKind::Read && self.widen_stream(addr, size, site))
+    }
+
+    /// Adds a plain read its stream's range does not hold, and the coverage filter does not, to
+    /// that range's window ([`SegmentCache::widen`]) without the miss path's exact lookup: the
+    /// filter holds the bytes of every plain range of the segment, so the lookup would have found
+    /// none to merge with (unless the filter lost them to a collision: then a read is recorded
+    /// twice, as an early drain repeats a range). A skip loop's reads so stay on the fast path.
+    #[inline(always)]
+    fn widen_stream(&mut self, addr: u64, size: u64, site: usize) -> bool {
+        let (key, index) = self.stream_key(site, AccessKind::Read);
+        let s = self.streams[index];
+        let Some(end) = addr.checked_add(size) else {
+            return false;
+        };
+        if s.key != key || size > WINDOW_BYTES {
+            return false;
+        }
+        if !Self::widen(self.range(s.index), addr, end, AccessKind::Read, site) {
+            return false;
+        }
+        self.coverage.keep(addr, size, false);
+        true
     }
 
     /// Records the access if it lies inside the range its (site, kind) stream touched last and
@@ -350,18 +381,38 @@ impl SegmentCache {
         self.coverage.publish();
     }
 
-    /// Adds `[addr, end)` of `kind` to `r` if it lies inside and `r`'s kind covers it, or if it
-    /// overlaps or abuts `r` and has its kind; false, changing nothing, otherwise.
+    /// Adds `[addr, end)` of `kind` to `r` if it lies inside `[lo, hi)` and `r`'s kind covers it,
+    /// or if it overlaps or abuts `[lo, hi)` and has `r`'s kind; false, changing nothing,
+    /// otherwise.
     #[inline(always)]
     fn grow(r: &mut Range, addr: u64, end: u64, kind: AccessKind) -> bool {
         if addr >= r.lo && end <= r.hi && covers(r.kind, kind) {
             return true;
         }
-        if r.kind != kind || addr > r.hi || end < r.lo {
+        if r.kind != kind || addr > r.hi || end < r.lo || (addr < r.lo && r.mask != 0) {
+            // A mask counts from `lo`, which stays.
             return false;
         }
         r.lo = r.lo.min(addr);
         r.hi = r.hi.max(end);
+        true
+    }
+
+    /// Adds `[addr, end)` of `kind` at `site` to the mask of `r` if it lies past `[lo, hi)` but
+    /// inside the window from `lo`, and `r` has that kind and that site (so that each of its
+    /// bytes was accessed by its site); false, changing nothing, otherwise. A loop reading a byte
+    /// at a stride so takes one range per window rather than one per read.
+    #[inline(always)]
+    fn widen(r: &mut Range, addr: u64, end: u64, kind: AccessKind, site: usize) -> bool {
+        if r.kind != kind || r.site != site || addr <= r.hi || r.hi == r.lo {
+            return false;
+        }
+        if end - r.lo > WINDOW_BYTES {
+            return false;
+        }
+        if end > addr {
+            r.mask |= (u64::MAX >> (WINDOW_BYTES - (end - addr))) << (addr - r.lo);
+        }
         true
     }
 
@@ -379,7 +430,9 @@ impl SegmentCache {
     /// source expression, touched last, with its kind, extends it (one inside it that it covers
     /// changes nothing): the source expression is how the copies of an unrolled loop's access (one
     /// instruction each) sweep together, while `a = 1; b = 2;` stays two ranges with their own
-    /// sites. Otherwise the exact-range lookup, which merges or adds. Either way the streams of
+    /// sites. Otherwise the exact-range lookup, which merges, or else adds the access to the
+    /// window of its instruction's range ([`SegmentCache::widen`]), or else adds a range. Either
+    /// way the streams of
     /// (`site`, `kind`) and of its source expression then point at the range, and the coverage
     /// filter keeps a plain access's bytes. Returns false as [`SegmentCache::record`] does. The
     /// hooks call it directly once their fast path ([`SegmentCache::record_fast`]) missed, so
@@ -395,8 +448,9 @@ impl SegmentCache {
         // expression's.
         let mut found = None;
         let own = self.streams[stream];
-        if own.key == key && Self::grow(self.range(own.index), addr, end, kind) {
-            found = Some(own.index);
+        let own = (own.key == key).then_some(own.index);
+        if own.is_some_and(|index| Self::grow(self.range(index), addr, end, kind)) {
+            found = own;
         } else if let Some((skey, slot)) = source {
             let s = self.sources[slot];
             if s.key == skey && Self::grow(self.range(s.index), addr, end, kind) {
@@ -405,7 +459,7 @@ impl SegmentCache {
         }
         let index = match found {
             Some(index) => index,
-            None => match self.find_or_add(addr, size, kind, site) {
+            None => match self.find_or_add(addr, size, kind, site, own) {
                 Some(index) => index,
                 None => return false,
             },
@@ -420,8 +474,9 @@ impl SegmentCache {
         true
     }
 
-    /// The range of exactly (`addr`, `size`, atomic-ness), merged with this access; or a new
-    /// range, or `None` when that needs room the cache does not have.
+    /// The range of exactly (`addr`, `size`, atomic-ness), merged with this access; or else the
+    /// range `window` (the instruction's) if it [`SegmentCache::widen`]s to it; or a new range, or
+    /// `None` when that needs room the cache does not have.
     ///
     /// A range that grew since it was added under its key matches that key no more, yet it keeps
     /// its slot. The next range added under that key takes over the slot instead of the first
@@ -438,6 +493,7 @@ impl SegmentCache {
         size: u32,
         kind: AccessKind,
         site: usize,
+        window: Option<usize>,
     ) -> Option<usize> {
         let mask = self.slots.len() - 1;
         let generation = u64::from(self.generation) << 32;
@@ -455,7 +511,9 @@ impl SegmentCache {
                 let index = (slot & 0xffff_ffff) as usize;
                 let r = self.range(index);
                 if r.lo <= addr && end <= r.hi && r.kind.is_atomic() == kind.is_atomic() {
-                    if r.lo == addr && r.hi == end {
+                    // A masked range's kind is its masked bytes' too: only a kind it covers
+                    // leaves it as it is.
+                    if r.lo == addr && r.hi == end && (r.mask == 0 || covers(r.kind, kind)) {
                         Self::merge(r, kind, site);
                         return Some(index);
                     }
@@ -463,6 +521,11 @@ impl SegmentCache {
                 }
             }
             i = (i + 1) & mask;
+        }
+        if let Some(index) = window {
+            if Self::widen(self.range(index), addr, end, kind, site) {
+                return Some(index);
+            }
         }
         if self.len >= self.capacity {
             return None;
@@ -475,6 +538,7 @@ impl SegmentCache {
                 hi: end,
                 site,
                 kind,
+                mask: 0,
             });
         }
         self.len += 1;
@@ -523,13 +587,25 @@ impl SegmentCache {
     fn emit(&mut self, end: usize, mut emit: impl FnMut(&Entry)) {
         for index in self.start..end {
             let r = *self.range(index);
-            for (addr, size) in pending::split(r.lo, r.hi) {
-                emit(&Entry {
-                    addr,
-                    size,
+            match pending::shape(r.lo, r.hi, r.mask) {
+                Shape::Window(mask) => emit(&Entry {
+                    addr: r.lo,
+                    size: 0,
                     kind: r.kind,
                     site: r.site,
-                });
+                    mask,
+                }),
+                Shape::Range(hi) => {
+                    for (addr, size) in pending::split(r.lo, hi) {
+                        emit(&Entry {
+                            addr,
+                            size,
+                            kind: r.kind,
+                            site: r.site,
+                            mask: 0,
+                        });
+                    }
+                }
             }
         }
         self.start = self.start.max(end);
@@ -562,9 +638,25 @@ mod tests {
     use super::*;
     use AccessKind::*;
 
+    /// `e` as the accesses the trace reader decodes: a window's runs one by one.
+    fn expand(e: &Entry, out: &mut Vec<Entry>) {
+        if e.mask == 0 {
+            out.push(*e);
+            return;
+        }
+        for (i, size) in ilgen_trace::codec::runs(e.mask) {
+            out.push(Entry {
+                addr: e.addr + u64::from(i),
+                size,
+                mask: 0,
+                ..*e
+            });
+        }
+    }
+
     fn drained(c: &mut SegmentCache) -> Vec<Entry> {
         let mut out = Vec::new();
-        c.drain(|e| out.push(*e));
+        c.drain(|e| expand(e, &mut out));
         out
     }
 
@@ -574,6 +666,7 @@ mod tests {
             size,
             kind,
             site,
+            mask: 0,
         }
     }
 
@@ -676,16 +769,16 @@ mod tests {
     fn full_cache_refuses_new_ranges_until_drained() {
         let mut c = SegmentCache::new(16);
         for i in 0..16u64 {
-            // Gaps between the ranges: nothing grows.
-            assert!(c.record(i * 16, 8, Read, 0));
+            // Gaps wider than a window between the ranges: nothing grows.
+            assert!(c.record(i * 128, 8, Read, 0));
         }
         assert!(c.record(0, 8, Write, 9), "an existing range still merges");
-        assert!(!c.record(1000, 8, Read, 0));
+        assert!(!c.record(0x10_0000, 8, Read, 0));
         let out = drained(&mut c);
         assert_eq!(out.len(), 16);
         assert_eq!(out[0], e(0, 8, Write, 9));
-        assert!(c.record(1000, 8, Read, 0));
-        assert_eq!(drained(&mut c), vec![e(1000, 8, Read, 0)]);
+        assert!(c.record(0x10_0000, 8, Read, 0));
+        assert_eq!(drained(&mut c), vec![e(0x10_0000, 8, Read, 0)]);
     }
 
     #[test]
@@ -702,7 +795,7 @@ mod tests {
     fn a_mark_cuts_the_segment_where_it_was_taken() {
         let drained_to = |c: &mut SegmentCache, mark| {
             let mut out = Vec::new();
-            c.drain_to(mark, |e| out.push(*e));
+            c.drain_to(mark, |e| expand(e, &mut out));
             out
         };
         let mut c = SegmentCache::new(16);
@@ -749,7 +842,7 @@ mod tests {
         out: &mut Vec<Entry>,
     ) {
         if !c.record(addr, size, kind, site) {
-            c.spill(|e| out.push(*e));
+            c.spill(|e| expand(e, out));
             assert!(c.record(addr, size, kind, site));
         }
     }
@@ -772,7 +865,7 @@ mod tests {
             }
             scatter(&mut c, 20, &mut out);
         }
-        c.drain(|e| out.push(*e));
+        c.drain(|e| expand(e, &mut out));
         for i in 0..8u64 {
             assert_eq!(
                 at(&out, 0x1000 + 32 * i),
@@ -794,7 +887,7 @@ mod tests {
         assert!(c.coverage.covers(0x1000, 32, true));
         scatter(&mut c, 20, &mut out);
         record_spilling(&mut c, 0x1008, 8, Read, 2, &mut out);
-        c.drain(|e| out.push(*e));
+        c.drain(|e| expand(e, &mut out));
         let sweep: Vec<_> = out.iter().filter(|e| e.addr >> 8 == 0x10).collect();
         assert_eq!(sweep, vec![&e(0x1000, 32, Write, 1)]);
     }
@@ -805,9 +898,9 @@ mod tests {
         let mut out = Vec::new();
         record_spilling(&mut c, 0x1000, 4, Write, 1, &mut out);
         scatter(&mut c, 20, &mut out);
-        c.drain(|e| out.push(*e));
+        c.drain(|e| expand(e, &mut out));
         record_spilling(&mut c, 0x1000, 4, Read, 2, &mut out);
-        c.drain(|e| out.push(*e));
+        c.drain(|e| expand(e, &mut out));
         assert_eq!(
             at(&out, 0x1000),
             vec![e(0x1000, 4, Write, 1), e(0x1000, 4, Read, 2)]
@@ -843,7 +936,7 @@ mod tests {
         record_spilling(&mut c, 0x1000, 8, Read, 3, &mut out);
         record_spilling(&mut c, 0x1004, 4, Read, 4, &mut out);
         record_spilling(&mut c, 0x1004, 4, Write, 5, &mut out);
-        c.drain(|e| out.push(*e));
+        c.drain(|e| expand(e, &mut out));
         assert_eq!(at(&out, 0x1000), vec![e(0x1000, 8, Read, 1)]);
         assert_eq!(at(&out, 0x1004), vec![e(0x1004, 4, Write, 2)]);
     }
@@ -857,7 +950,7 @@ mod tests {
         scatter(&mut c, 20, &mut out);
         record_spilling(&mut c, 0x1000, 4, Read, 3, &mut out);
         record_spilling(&mut c, 0x1008, 4, AtomicRead, 4, &mut out);
-        c.drain(|e| out.push(*e));
+        c.drain(|e| expand(e, &mut out));
         assert_eq!(
             at(&out, 0x1000),
             vec![e(0x1000, 4, AtomicWrite, 1), e(0x1000, 4, Read, 3)]
@@ -947,14 +1040,101 @@ mod tests {
     }
 
     #[test]
-    fn a_gap_starts_a_new_range() {
+    fn a_gap_past_the_window_starts_a_new_range() {
         let mut c = SegmentCache::new(64);
         c.record(0x100, 4, Write, 1);
         c.record(0x104, 4, Write, 1);
-        c.record(0x10c, 4, Write, 1);
+        c.record(0x13e, 4, Write, 1);
         assert_eq!(
             drained(&mut c),
-            vec![e(0x100, 8, Write, 1), e(0x10c, 4, Write, 1)]
+            vec![e(0x100, 8, Write, 1), e(0x13e, 4, Write, 1)]
+        );
+    }
+
+    #[test]
+    fn strided_reads_of_one_site_are_one_window_of_exactly_their_bytes() {
+        let mut c = SegmentCache::new(64);
+        // A skip loop: one byte at a stride of 2, two abutting bytes, then past the window.
+        let mut reads = vec![];
+        for i in 0..20u64 {
+            reads.push(0x1000 + 2 * i);
+        }
+        reads.extend([0x1029, 0x102a, 0x103f, 0x1040, 0x1042]);
+        for &a in &reads {
+            assert!(c.record(a, 1, Read, 7));
+        }
+        assert_eq!(c.len(), 2, "one range per window");
+        let mut raw = Vec::new();
+        c.drain(|e| raw.push(*e));
+        let stride: u64 = (0..20).map(|i| 1u64 << (2 * i)).sum();
+        let window = stride | 0b11 << 0x29 | 1 << 0x3f;
+        assert_eq!(
+            raw,
+            vec![
+                Entry {
+                    addr: 0x1000,
+                    size: 0,
+                    kind: Read,
+                    site: 7,
+                    mask: window,
+                },
+                Entry {
+                    addr: 0x1040,
+                    size: 0,
+                    kind: Read,
+                    site: 7,
+                    mask: 0b101,
+                }
+            ]
+        );
+        let mut out = Vec::new();
+        raw.iter().for_each(|e| expand(e, &mut out));
+        let mut want: Vec<_> = reads.iter().map(|&a| e(a, 1, Read, 7)).collect();
+        // 0x1029 and 0x102a abut: one run.
+        want.splice(20..22, [e(0x1029, 2, Read, 7)]);
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn strided_reads_of_bytes_the_segment_wrote_join_no_window() {
+        let mut c = SegmentCache::new(64);
+        for i in 0..8u64 {
+            c.record(0x3000 + 8 * i, 8, Write, 1);
+        }
+        c.record(0x3100, 1, Read, 2);
+        for i in 0..32u64 {
+            assert!(c.record_fast(0x3000 + 2 * i, 1, Read, 2));
+        }
+        c.record(0x3102, 1, Read, 2);
+        assert_eq!(
+            drained(&mut c),
+            vec![
+                e(0x3000, 64, Write, 1),
+                e(0x3100, 1, Read, 2),
+                e(0x3102, 1, Read, 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_window_keeps_its_kind_and_a_write_inside_it_is_its_own_range() {
+        let mut c = SegmentCache::new(64);
+        c.record(0x2000, 1, Read, 1);
+        c.record(0x2002, 1, Read, 1);
+        // The exact range of the first read takes no write: its mask's byte was only read.
+        c.record(0x2000, 1, Write, 2);
+        c.record(0x2002, 1, Write, 3);
+        // A read before the window's first byte does not move it.
+        c.record(0x1fff, 1, Read, 1);
+        assert_eq!(
+            drained(&mut c),
+            vec![
+                e(0x2000, 1, Read, 1),
+                e(0x2002, 1, Read, 1),
+                e(0x2000, 1, Write, 2),
+                e(0x2002, 1, Write, 3),
+                e(0x1fff, 1, Read, 1),
+            ]
         );
     }
 
@@ -1025,10 +1205,11 @@ mod tests {
         assert_eq!(
             drained(&mut c),
             vec![
+                // The last read lies in the first one's window.
                 e(0x400, 32, AtomicRead, 1),
+                e(0x424, 4, AtomicRead, 1),
                 e(0x400, 8, Read, 1),
                 e(0x420, 4, AtomicWrite, 2),
-                e(0x424, 4, AtomicRead, 1)
             ]
         );
     }
@@ -1136,12 +1317,12 @@ mod tests {
                 let size = [1u32, 2, 4, 8][next(4) as usize];
                 let addr = 0x1000 + next(256 / u64::from(size)) * u64::from(size);
                 if !c.record(addr, size, kind, site) {
-                    c.spill(|e| out.push(*e));
+                    c.spill(|e| expand(e, &mut out));
                     assert!(c.record(addr, size, kind, site));
                 }
                 accesses.push((addr, size, kind, site));
             }
-            c.drain(|e| out.push(*e));
+            c.drain(|e| expand(e, &mut out));
             let inside = |b: u64, a: u64, n: u32| a <= b && b < a + u64::from(n);
             for &(addr, size, kind, _) in &accesses {
                 for b in addr..addr + u64::from(size) {

@@ -230,7 +230,7 @@ mod tests {
 
     #[test]
     fn files_hold_a_bounded_number_of_slots() {
-        assert_eq!(slots_per_file(4096), 15);
+        assert_eq!(slots_per_file(4096), 12);
         assert_eq!(slots_per_file(16), MAX_SLOTS);
         assert_eq!(slots_per_file(1 << 22), 1);
     }

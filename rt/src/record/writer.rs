@@ -32,7 +32,7 @@ use std::path::Path;
 use std::ptr;
 
 use ilgen_trace::codec::{slot, slot_len, Cursor, Encoder, MAX_RECORD};
-use ilgen_trace::{Access, Event};
+use ilgen_trace::{Access, AccessKind, Event};
 
 pub(crate) struct Writer {
     fd: libc::c_int,
@@ -205,6 +205,18 @@ impl Writer {
         // SAFETY: `reserve` guarantees MAX_RECORD mapped bytes at `pos`, owned by this writer.
         let out = unsafe { std::slice::from_raw_parts_mut(self.base.add(self.pos), MAX_RECORD) };
         self.pos += self.encoder.access(access, out);
+    }
+
+    /// A window record (see `ilgen_trace::codec`): the accesses of `kind` at `site` to byte
+    /// `addr + i` for each bit `i` of `mask`. Like an access record, it needs no way back.
+    pub fn write_window(&mut self, addr: u64, mask: u64, kind: AccessKind, site: u32) {
+        if !self.reserve() {
+            return;
+        }
+        self.last = None;
+        // SAFETY: as in `write_access`.
+        let out = unsafe { std::slice::from_raw_parts_mut(self.base.add(self.pos), MAX_RECORD) };
+        self.pos += self.encoder.window(addr, mask, kind, site, out);
     }
 
     /// Completes the pending record at `at` with `event` (the same operation with its seq and
