@@ -67,7 +67,7 @@ int main() {
 // CHECK:        Schedule that exposed it (candidate 1, replayed in /{{.*}}/replay-1):
 // CHECK-NEXT:     1. T0 fork T1
 // CHECK:          {{[0-9]}}. T0 lock 'account' at /{{.*}}cxx_account_race.cpp:34
-// CHECK-NEXT:     {{[0-9]}}. T0 unlock 'account' at /{{.*}}cxx_account_race.cpp:36
+// CHECK:          {{[0-9]}}. T0 unlock 'account' at /{{.*}}cxx_account_race.cpp:36
 // CHECK:      SUMMARY: ilgen: data race /{{.*}}cxx_account_race.cpp:37 in Account::deposit(long)
 // CHECK:      ilgen: 1 finding(s) confirmed (deduplicated by source lines)
 // CHECK-NEXT: exit=66
