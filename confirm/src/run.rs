@@ -288,15 +288,7 @@ fn wait(pid: u32, timeout: Duration) -> Result<(Ended, Option<Usage>), ConfirmEr
     let start = Instant::now();
     let (ended, usage) = loop {
         match reap(pid, false) {
-            Ok(Some((status, (cpu, peak_rss_bytes)))) => {
-                break (
-                    ended(status),
-                    Some(Usage {
-                        cpu,
-                        peak_rss_bytes,
-                    }),
-                )
-            }
+            Ok(Some((status, usage))) => break (ended(status), Some(usage)),
             Ok(None) if start.elapsed() >= timeout => {
                 guard::kill(pid);
                 let _ = reap(pid, true);
@@ -313,9 +305,9 @@ fn wait(pid: u32, timeout: Duration) -> Result<(Ended, Option<Usage>), ConfirmEr
     Ok((ended, usage))
 }
 
-/// Waits for `pid` (`block`: until it ends), giving its status and, from its resource usage, its
-/// CPU time (user and system) and peak RSS in bytes; `None` while it runs.
-fn reap(pid: u32, block: bool) -> std::io::Result<Option<(ExitStatus, (Duration, u64))>> {
+/// Waits for `pid` (`block`: until it ends), giving its status and what it used (from its
+/// resource usage); `None` while it runs.
+fn reap(pid: u32, block: bool) -> std::io::Result<Option<(ExitStatus, Usage)>> {
     use std::os::unix::process::ExitStatusExt as _;
     let mut status: libc::c_int = 0;
     // SAFETY: all-zero is a valid rusage, which wait4 fills in.
@@ -338,10 +330,12 @@ fn reap(pid: u32, block: bool) -> std::io::Result<Option<(ExitStatus, (Duration,
     let time = |t: libc::timeval| {
         Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
     };
-    let cpu = time(usage.ru_utime) + time(usage.ru_stime);
-    // ru_maxrss is in KiB on Linux.
-    let rss = (usage.ru_maxrss.max(0) as u64) * 1024;
-    Ok(Some((ExitStatus::from_raw(status), (cpu, rss))))
+    let used = Usage {
+        cpu: time(usage.ru_utime) + time(usage.ru_stime),
+        // ru_maxrss is in KiB on Linux.
+        peak_rss_bytes: (usage.ru_maxrss.max(0) as u64) * 1024,
+    };
+    Ok(Some((ExitStatus::from_raw(status), used)))
 }
 
 fn ended(status: ExitStatus) -> Ended {
