@@ -618,11 +618,13 @@ fn candidates_file(r: &Run, options: &Options) -> crate::CandidatesFile {
 
 #[test]
 fn summary_names_sites_and_objects_through_the_binary() {
-    use crate::candidates::{summary, Limits, Names};
+    use crate::candidates::{write_summary, Limits, Names};
     let file = candidates_file(&listing1(), &options());
     let site = |id| (id == 6).then(|| "listing1.c:6 in main".to_string());
     let object = |addr| (addr == Y).then(|| "y".to_string());
-    let text = summary(
+    let mut text = Vec::new();
+    write_summary(
+        &mut text,
         &file,
         &Names {
             site: &site,
@@ -633,7 +635,9 @@ fn summary_names_sites_and_objects_through_the_binary() {
             window: 10,
             max_candidates: 10,
         },
-    );
+    )
+    .expect("written to memory");
+    let text = String::from_utf8(text).expect("UTF-8");
     assert!(
         text.contains("1 candidate(s): 1 race(s), 0 deadlock(s)"),
         "{text}"

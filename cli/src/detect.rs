@@ -19,6 +19,7 @@
 #[cfg(test)]
 mod tests;
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use ilgen_analysis::candidates::{self, CandidatesFile, Limits};
@@ -35,7 +36,7 @@ use rayon::prelude::*;
 use crate::dump;
 use crate::error::CliError;
 use crate::exit;
-use crate::output::{print_out, render, Format};
+use crate::output::{print_out, print_with, render, Format};
 
 #[derive(clap::Args, Clone, Debug)]
 pub struct DetectArgs {
@@ -315,23 +316,20 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
 
 /// `--no-replay`: prints the candidates' summary (or the file's JSON).
 fn candidates_only(p: &Predicted, args: &DetectArgs) -> Result<i32, CliError> {
-    let text = match args.format {
+    let path = p.out.join(candidates::FILE_NAME);
+    match args.format {
         Format::Json | Format::Sarif => {
-            let path = p.out.join(candidates::FILE_NAME);
-            std::fs::read_to_string(&path)
-                .map_err(|e| CliError::Input(format!("failed to read {}: {e}", path.display())))?
+            let mut file = std::fs::File::open(&path)
+                .map_err(|e| CliError::Input(format!("failed to read {}: {e}", path.display())))?;
+            print_with(|out| std::io::copy(&mut file, out).map(drop))?;
         }
-        Format::Text => format!(
-            "{}candidates written to {}\n",
-            with_names(&p.run.meta, |names| candidates::summary(
-                &p.file,
-                names,
-                &limits(args)
-            )),
-            p.out.join(candidates::FILE_NAME).display()
-        ),
-    };
-    print_out(&text)?;
+        Format::Text => with_names(&p.run.meta, |names| {
+            print_with(|out| {
+                candidates::write_summary(out, &p.file, names, &limits(args))?;
+                writeln!(out, "candidates written to {}", path.display())
+            })
+        })?,
+    }
     Ok(if p.file.candidates.is_empty() {
         exit::CLEAN
     } else {

@@ -32,8 +32,15 @@ pub fn render(report: &Report, format: Format, show_all: bool) -> String {
 /// Writes the summary to stdout. A reader that closed the pipe early (`ilgen detect | head`) is
 /// no error: the candidates are on disk and the exit code still says whether there are any.
 pub fn print_out(text: &str) -> Result<(), CliError> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    print_with(|out| out.write_all(text.as_bytes()))
+}
+
+/// [`print_out`] of what `write` writes, as it writes it (through a buffer).
+pub fn print_with(
+    write: impl FnOnce(&mut std::io::BufWriter<std::io::StdoutLock>) -> std::io::Result<()>,
+) -> Result<(), CliError> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match write(&mut out).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(CliError::Input(format!("failed to write the summary: {e}"))),
