@@ -466,7 +466,16 @@ fn schedule(
         "  Schedule that exposed it (candidate {}, replayed in {dir}):",
         numbers.join(", ")
     );
-    let mut i = 0;
+    // The steps that matter are the last before the finding; `ilgen replay` runs them all.
+    let mut i = steps
+        .len()
+        .saturating_sub(ilgen_analysis::candidates::SUMMARY_STEPS);
+    if i > 0 {
+        let _ = writeln!(
+            out,
+            "    1-{i}. (steps not listed; `ilgen replay` runs them)"
+        );
+    }
     while i < steps.len() {
         let run = steps[i..]
             .iter()
