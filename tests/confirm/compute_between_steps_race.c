@@ -12,8 +12,10 @@
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t | FileCheck %s --check-prefix=RECORDED
 // RUN: sh -c '%ilgen detect %t.trace; echo "exit=$?"' | FileCheck %s
 //
-// With SPIN set the replayed worker spins for good instead: the replay diverges at that step.
-// RUN: env SPIN=1 sh -c '%ilgen detect --show-all %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=SPIN
+// With SPIN set the replayed worker spins for good instead: the replay diverges at that step,
+// once the worker has spun 4 x 2 s of CPU time. On a loaded machine that takes longer than the
+// default replay timeout (30 s of wall time): the replay would fail, not diverge, so it gets more.
+// RUN: env SPIN=1 sh -c '%ilgen detect --show-all --replay-timeout 300 %t.trace; echo "exit=$?"' | FileCheck %s --check-prefix=SPIN
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,8 +59,8 @@ int main(void) {
 // RECORDED: data {{[01]}}
 
 // CHECK:      WARNING: ilgen: data race (pid={{[0-9]+}})
-// CHECK-DAG:    #0 main /{{.*}}compute_between_steps_race.c:52
-// CHECK-DAG:    #0 worker /{{.*}}compute_between_steps_race.c:41
+// CHECK-DAG:    #0 main /{{.*}}compute_between_steps_race.c:54
+// CHECK-DAG:    #0 worker /{{.*}}compute_between_steps_race.c:43
 // CHECK:      ilgen: 1 candidate(s) replayed: 1 confirmed race(s), 0 confirmed deadlock(s), 0 no error, 0 infeasible, 0 failed
 // CHECK:      exit=66
 
