@@ -708,14 +708,6 @@ struct WireOut<'a> {
 }
 
 #[derive(Deserialize)]
-struct WireIn {
-    binary: String,
-    build_id: String,
-    stats: Stats,
-    candidates: Vec<Value>,
-}
-
-#[derive(Deserialize)]
 struct Version {
     format_version: Option<u32>,
 }
@@ -743,6 +735,34 @@ pub fn write(file: &CandidatesFile, out: impl std::io::Write) -> std::io::Result
 /// Reads the `candidates.json` at `path`, every schedule whole; the error names the file and what
 /// to do (a file of another format version is refused: detect must run again).
 pub fn read(path: &Path) -> Result<CandidatesFile, String> {
+    let mut candidates = Vec::new();
+    let (binary, build_id, stats, _) = read_each(path, None, |_, c| candidates.push(c))?;
+    Ok(CandidatesFile {
+        format_version: FORMAT_VERSION,
+        binary,
+        build_id,
+        stats,
+        candidates,
+    })
+}
+
+/// Candidate `number` (1-based, if the file has it) of the `candidates.json` at `path`, its
+/// schedule whole, the file's build id and how many candidates it has. The others are read and
+/// checked but not kept: a thousand whole schedules of a 96-thread run took 3.8 GiB.
+pub fn read_one(path: &Path, number: usize) -> Result<(Option<Candidate>, String, usize), String> {
+    let mut found = None;
+    let (_, build_id, _, count) = read_each(path, Some(number - 1), |_, c| found = Some(c))?;
+    Ok((found, build_id, count))
+}
+
+/// Reads the file at `path` and gives each candidate (or only the one at index `only`), in order
+/// and whole, to `each` as it comes; returns the file's binary, build id, stats and number of
+/// candidates.
+fn read_each(
+    path: &Path,
+    only: Option<usize>,
+    each: impl FnMut(usize, Candidate),
+) -> Result<(String, String, Stats, usize), String> {
     let open = || {
         std::fs::File::open(path)
             .map(BufReader::new)
@@ -765,59 +785,146 @@ pub fn read(path: &Path) -> Result<CandidatesFile, String> {
                 .map_or_else(|| "none".to_owned(), |v| v.to_string()),
         ));
     }
-    let wire: WireIn = serde_json::from_reader(open()?).map_err(bad)?;
-    let mut candidates: Vec<Candidate> = Vec::with_capacity(wire.candidates.len());
-    // The steps of the schedule before, whole.
-    let mut previous: Vec<Step> = Vec::new();
-    for (i, mut v) in wire.candidates.into_iter().enumerate() {
-        let mut delta = v["schedule"].take();
-        let shared = delta["shared"].as_u64().unwrap_or(0) as usize;
-        if shared > previous.len() {
-            return Err(format!(
-                "{}: candidate {} shares {shared} steps with a schedule of {}; run `ilgen \
-                 detect` again",
-                path.display(),
-                i + 1,
-                previous.len()
-            ));
-        }
-        let tail: Vec<Step> = serde_json::from_value(delta["steps"].take()).map_err(bad)?;
-        previous.truncate(shared);
-        previous.extend(tail);
-        v["schedule"] = serde_json::json!({
-            "prefix_steps": delta["prefix_steps"],
-            "steps": &previous,
-        });
-        let candidate: Candidate = serde_json::from_value(v).map_err(bad)?;
-        if let Some(n) = candidate.fallback_of() {
-            let stands_in = n >= 1
-                && candidates.get(n - 1).is_some_and(|c| {
-                    matches!(
-                        c,
-                        Candidate::Race {
-                            fallback_of: None,
-                            ..
-                        }
-                    )
-                });
-            if !stands_in {
-                return Err(format!(
-                    "{}: candidate {} is a fallback of candidate {n}, which is no earlier race \
-                     candidate; run `ilgen detect` again",
-                    path.display(),
-                    i + 1
-                ));
+    let mut reader = Reader {
+        path,
+        only,
+        each,
+        refused: None,
+        count: 0,
+    };
+    let wire = serde::de::DeserializeSeed::deserialize(
+        &mut reader,
+        &mut serde_json::Deserializer::from_reader(open()?),
+    );
+    if let Some(refused) = reader.refused {
+        return Err(refused);
+    }
+    let (binary, build_id, stats) = wire.map_err(bad)?;
+    Ok((binary, build_id, stats, reader.count))
+}
+
+/// The serde visitor of [`read_each`]: the file's fields, and its candidates one at a time,
+/// each schedule made whole from its delta on the one before, which is all it holds of them.
+struct Reader<'p, F> {
+    path: &'p Path,
+    /// The index of the one candidate wanted; the others' schedules are not made whole.
+    only: Option<usize>,
+    each: F,
+    /// Why a candidate that is JSON of the right shape was refused: the error to give.
+    refused: Option<String>,
+    count: usize,
+}
+
+impl<'de, F: FnMut(usize, Candidate)> serde::de::DeserializeSeed<'de> for &mut Reader<'_, F> {
+    type Value = (String, String, Stats);
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, F: FnMut(usize, Candidate)> serde::de::Visitor<'de> for &mut Reader<'_, F> {
+    type Value = (String, String, Stats);
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a candidates file")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        use serde::de::Error;
+        let (mut binary, mut build_id, mut stats) = (None, None, None);
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "binary" => binary = Some(map.next_value()?),
+                "build_id" => build_id = Some(map.next_value()?),
+                "stats" => stats = Some(map.next_value()?),
+                "candidates" => map.next_value_seed(Candidates(&mut *self))?,
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
             }
         }
-        candidates.push(candidate);
+        Ok((
+            binary.ok_or_else(|| A::Error::missing_field("binary"))?,
+            build_id.ok_or_else(|| A::Error::missing_field("build_id"))?,
+            stats.ok_or_else(|| A::Error::missing_field("stats"))?,
+        ))
     }
-    Ok(CandidatesFile {
-        format_version: FORMAT_VERSION,
-        binary: wire.binary,
-        build_id: wire.build_id,
-        stats: wire.stats,
-        candidates,
-    })
+}
+
+/// The `candidates` array of a [`Reader`].
+struct Candidates<'r, 'p, F>(&'r mut Reader<'p, F>);
+
+impl<'de, F: FnMut(usize, Candidate)> serde::de::DeserializeSeed<'de> for Candidates<'_, '_, F> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, F: FnMut(usize, Candidate)> serde::de::Visitor<'de> for Candidates<'_, '_, F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of candidates")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        use serde::de::Error;
+        let r = self.0;
+        let path = r.path.display();
+        // The steps of the schedule before, whole; which candidates so far are races that are
+        // no fallback (what a fallback may stand in for).
+        let mut previous: Vec<Step> = Vec::new();
+        let mut races: Vec<bool> = Vec::new();
+        while let Some(mut v) = seq.next_element::<Value>()? {
+            let i = races.len();
+            let mut delta = v["schedule"].take();
+            let shared = delta["shared"].as_u64().unwrap_or(0) as usize;
+            if shared > previous.len() {
+                r.refused = Some(format!(
+                    "{path}: candidate {} shares {shared} steps with a schedule of {}; run \
+                     `ilgen detect` again",
+                    i + 1,
+                    previous.len()
+                ));
+                return Err(A::Error::custom("refused"));
+            }
+            let tail: Vec<Step> =
+                serde_json::from_value(delta["steps"].take()).map_err(A::Error::custom)?;
+            previous.truncate(shared);
+            previous.extend(tail);
+            let wanted = r.only.is_none_or(|only| only == i);
+            v["schedule"] = serde_json::json!({
+                "prefix_steps": delta["prefix_steps"],
+                "steps": if wanted { &previous[..] } else { &[] },
+            });
+            let candidate: Candidate = serde_json::from_value(v).map_err(A::Error::custom)?;
+            if let Some(n) = candidate.fallback_of() {
+                if !(n >= 1 && races.get(n - 1) == Some(&true)) {
+                    r.refused = Some(format!(
+                        "{path}: candidate {} is a fallback of candidate {n}, which is no \
+                         earlier race candidate; run `ilgen detect` again",
+                        i + 1
+                    ));
+                    return Err(A::Error::custom("refused"));
+                }
+            }
+            races.push(matches!(
+                candidate,
+                Candidate::Race {
+                    fallback_of: None,
+                    ..
+                }
+            ));
+            if wanted {
+                (r.each)(i, candidate);
+            }
+        }
+        r.count = races.len();
+        Ok(())
+    }
 }
 
 /// File name of candidate `number`'s (1-based) schedule for replay.

@@ -850,7 +850,7 @@ fn a_cut_keeps_each_pair_of_sites_before_a_second_candidate_of_one() {
 
 #[test]
 fn candidates_file_stores_schedules_as_deltas_and_reads_them_back_whole() {
-    use crate::candidates::{read, write};
+    use crate::candidates::{read, read_one, write};
     let all_sites = Options {
         all_sites: true,
         ..options()
@@ -861,6 +861,14 @@ fn candidates_file_stores_schedules_as_deltas_and_reads_them_back_whole() {
     let path = dir.join("candidates.json");
     write(&file, std::fs::File::create(&path).unwrap()).unwrap();
     assert_eq!(read(&path).unwrap(), file);
+    // One candidate alone, whole, as `ilgen replay` reads it; none past the last.
+    let count = file.candidates.len();
+    assert!(count >= 3, "{count} candidates");
+    for (i, c) in file.candidates.iter().enumerate() {
+        let one = read_one(&path, i + 1).unwrap();
+        assert_eq!(one, (Some(c.clone()), file.build_id.clone(), count));
+    }
+    assert_eq!(read_one(&path, count + 1).unwrap().0, None);
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let mut whole = 0;

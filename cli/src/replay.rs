@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ilgen_analysis::candidates::{self, CandidatesFile};
+use ilgen_analysis::candidates::{self, Candidate};
 use ilgen_binary::Binary;
 use ilgen_confirm::error::ConfirmError;
 use ilgen_confirm::run::{self, Request};
@@ -99,7 +99,9 @@ fn parse_finding(s: &str) -> Result<(PathBuf, usize), CliError> {
     Ok((dir, n))
 }
 
-fn read_candidates(dir: &Path) -> Result<CandidatesFile, CliError> {
+/// Candidate `n` of the candidates file in `dir` (if it has one), the file's build id and how
+/// many candidates it has.
+fn read_candidate(dir: &Path, n: usize) -> Result<(Option<Candidate>, String, usize), CliError> {
     let path = dir.join(candidates::FILE_NAME);
     if !path.is_file() {
         return Err(CliError::Input(format!(
@@ -108,7 +110,7 @@ fn read_candidates(dir: &Path) -> Result<CandidatesFile, CliError> {
             dir.display()
         )));
     }
-    candidates::read(&path).map_err(CliError::Input)
+    candidates::read_one(&path, n).map_err(CliError::Input)
 }
 
 /// Runs `ilgen replay`.
@@ -137,12 +139,11 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
     let (dir, n) = parse_finding(&args.finding)?;
     ilgen_confirm::trust::check(&dir, args.trust_trace)?;
     let trace = crate::dump::open_trace(&dir, "record a shorter run")?;
-    let file = read_candidates(&dir)?;
-    let Some(candidate) = file.candidates.get(n - 1) else {
+    let (candidate, build_id, count) = read_candidate(&dir, n)?;
+    let Some(candidate) = &candidate else {
         return Err(CliError::Input(format!(
-            "{} has {} candidate(s), no candidate {n}",
+            "{} has {count} candidate(s), no candidate {n}",
             dir.join(candidates::FILE_NAME).display(),
-            file.candidates.len()
         )));
     };
     let schedule = run::absolute(&dir.join(candidates::schedule_file_name(n)))?;
@@ -164,7 +165,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
             dir.display()
         )));
     }
-    if file.build_id != trace.meta.build_id {
+    if build_id != trace.meta.build_id {
         return Err(CliError::Input(format!(
             "{} was made from another recording; run `ilgen detect {}` again",
             dir.join(candidates::FILE_NAME).display(),
