@@ -99,8 +99,7 @@ fn parse_finding(s: &str) -> Result<(PathBuf, usize), CliError> {
     Ok((dir, n))
 }
 
-/// Candidate `n` of the candidates file in `dir` (if it has one), the file's build id and how
-/// many candidates it has.
+/// Candidate `n` of the candidates file in `dir` (if any), its build id and number of candidates.
 fn read_candidate(dir: &Path, n: usize) -> Result<(Option<Candidate>, String, usize), CliError> {
     let path = dir.join(candidates::FILE_NAME);
     if !path.is_file() {
