@@ -52,7 +52,11 @@ pub struct Model {
     overlay: Option<Arc<Overlay>>,
     /// Built by the first [`Model::restrict`]: a run has thousands of shared variables, and a
     /// scan of every event per variable made restricting quadratic.
-    index: Derived,
+    index: Derived<Shared>,
+    /// Built by the first [`Model::cut_order`] of a model without overlay (a model of one
+    /// variable reads its sync-only model's): the solvers ask a cut's observed order per race
+    /// pair, and merging the threads anew made each pair cost the run up to its cut.
+    order: Derived<RunOrder>,
 }
 
 impl PartialEq for Model {
@@ -65,10 +69,22 @@ impl PartialEq for Model {
 
 impl Eq for Model {}
 
-/// The [`Shared`] part of every model restricted from this one, once built. It follows from the
+/// What a model derives from itself once, on first use, and its clones share. It follows from the
 /// model, so it takes no part in equality.
-#[derive(Clone, Debug, Default)]
-struct Derived(OnceLock<Arc<Shared>>);
+#[derive(Debug)]
+struct Derived<T>(OnceLock<Arc<T>>);
+
+impl<T> Clone for Derived<T> {
+    fn clone(&self) -> Derived<T> {
+        Derived(self.0.clone())
+    }
+}
+
+impl<T> Default for Derived<T> {
+    fn default() -> Derived<T> {
+        Derived(OnceLock::new())
+    }
+}
 
 /// What the models restricted from one model share: the index of its events and its sync-only
 /// model.
@@ -1020,6 +1036,154 @@ impl Iterator for ObservedOrder<'_> {
     }
 }
 
+/// The sync events of a model without overlay in the observed order ([`Model::observed_order`]
+/// of the whole run), found once: the observed order of a cut is the events of this one in the
+/// cut, so a cut reads it off ([`Model::cut_order`]) rather than merging the threads again. 12
+/// bytes a sync event.
+#[derive(Debug)]
+pub struct RunOrder {
+    /// (thread, index) of every sync event, in the observed order.
+    order: Vec<(u32, u32)>,
+    /// Per thread, the position in `order` of each of its sync events.
+    positions: Vec<Vec<u32>>,
+    /// States along the order, as [`crate::state::State::encode`]'s words (the solvers' state
+    /// module makes them, on the first cut that asks): a cut holding every event before one of
+    /// them starts there, not from the beginning.
+    pub(crate) checkpoints: OnceLock<Checkpoints>,
+}
+
+/// States along a [`RunOrder`]: `states[i]` after its first `(i + 1) * every` events, for as far
+/// as the observed order runs under the model's semantics.
+#[derive(Debug)]
+pub(crate) struct Checkpoints {
+    pub every: usize,
+    pub states: Vec<Box<[u32]>>,
+}
+
+impl RunOrder {
+    fn of(model: &Model) -> RunOrder {
+        let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
+        let word = |x: usize| u32::try_from(x).expect("a model's indices fit in 32 bits");
+        let order: Vec<(u32, u32)> = model
+            .observed_order(&lens)
+            .map(|at| (word(at.thread), word(at.index)))
+            .collect();
+        let mut positions = vec![Vec::new(); lens.len()];
+        for (position, &(thread, _)) in order.iter().enumerate() {
+            positions[thread as usize].push(word(position));
+        }
+        for p in &mut positions {
+            p.shrink_to_fit();
+        }
+        RunOrder {
+            order,
+            positions,
+            checkpoints: OnceLock::new(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// The event at `position`.
+    pub fn at(&self, position: usize) -> At {
+        let (thread, index) = self.order[position];
+        At {
+            thread: thread as usize,
+            index: index as usize,
+        }
+    }
+
+    /// How many of `thread`'s sync events lie before its event `index`.
+    fn syncs_before(&self, thread: usize, index: usize) -> usize {
+        self.positions[thread].partition_point(|&p| (self.order[p as usize].1 as usize) < index)
+    }
+}
+
+/// [`Model::cut_order`], as it goes: the order's events up to the first one the cut lacks, then
+/// each thread's events of the cut after it, merged by position.
+pub struct CutOrder<'a> {
+    model: &'a Model,
+    run: &'a RunOrder,
+    /// The next position of the prefix, and where the prefix ends.
+    next: usize,
+    prefix: usize,
+    /// Per thread, its next sync event to give after the prefix, and how many are in the cut.
+    syncs: Vec<usize>,
+    end: Vec<usize>,
+    /// Each thread's next event after the prefix, by (position, thread), least first.
+    heads: BinaryHeap<Reverse<(u32, u32)>>,
+    /// Events not given yet.
+    left: usize,
+    /// With an overlay, per thread, the variable's accesses passed so far: the events come in
+    /// program order per thread, so their indices here are found as they come.
+    passed: Vec<usize>,
+}
+
+impl CutOrder<'_> {
+    /// Where the first event of the run's order not in the cut is: every event before it is
+    /// in the cut, and it is the number of events the prefix gives.
+    pub fn prefix(&self) -> usize {
+        self.prefix
+    }
+
+    /// Passes over the first `to` events of the prefix unseen (they must be in it).
+    pub fn skip_to(&mut self, to: usize) {
+        assert!(self.next <= to && to <= self.prefix);
+        self.left -= to - self.next;
+        self.next = to;
+    }
+
+    /// The base model's event `thread`, `index` at this model's index.
+    fn here(&mut self, thread: usize, index: usize) -> At {
+        let Some(o) = &self.model.overlay else {
+            return At { thread, index };
+        };
+        let accesses = &o.accesses[thread];
+        let passed = &mut self.passed[thread];
+        while accesses.get(*passed).is_some_and(|a| a.1 as usize <= index) {
+            *passed += 1;
+        }
+        At {
+            thread,
+            index: index + *passed,
+        }
+    }
+}
+
+impl Iterator for CutOrder<'_> {
+    type Item = At;
+
+    fn next(&mut self) -> Option<At> {
+        let (thread, index) = if self.next < self.prefix {
+            self.next += 1;
+            self.run.order[self.next - 1]
+        } else {
+            let Reverse((position, thread)) = self.heads.pop()?;
+            let t = thread as usize;
+            self.syncs[t] += 1;
+            if self.syncs[t] < self.end[t] {
+                self.heads
+                    .push(Reverse((self.run.positions[t][self.syncs[t]], thread)));
+            }
+            self.run.order[position as usize]
+        };
+        self.left -= 1;
+        Some(self.here(thread as usize, index as usize))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for CutOrder<'_> {}
+
 impl Model {
     /// The model with every source but [`Sources::busy_of`].
     pub(crate) fn derive(threads: Vec<ModelThread>, objects: impl Into<Arc<SyncObjects>>) -> Model {
@@ -1100,6 +1264,7 @@ impl Model {
             sources: Arc::new(s),
             overlay: None,
             index: Derived::default(),
+            order: Derived::default(),
         }
     }
 
@@ -1263,6 +1428,7 @@ impl Model {
             self.overlay = None;
         }
         self.index = Derived::default();
+        self.order = Derived::default();
         Arc::make_mut(&mut self.sources)
     }
 
@@ -1465,6 +1631,7 @@ impl Model {
                 moved,
             })),
             index: Derived::default(),
+            order: Derived::default(),
         };
         (model, origin)
     }
@@ -1490,6 +1657,72 @@ impl Model {
             order.push_next(thread);
         }
         order
+    }
+
+    /// The model whose events this one's sync events are: a model of one variable's sync-only
+    /// model, another model itself. Its [`RunOrder`] is this model's.
+    pub fn base(&self) -> &Model {
+        match &self.overlay {
+            Some(o) => &o.shared.syncs,
+            None => self,
+        }
+    }
+
+    /// The observed order of every sync event of [`Model::base`], built on first use.
+    pub fn run_order(&self) -> &RunOrder {
+        let base = self.base();
+        base.order.0.get_or_init(|| Arc::new(RunOrder::of(base)))
+    }
+
+    /// [`Model::observed_order`] of `upto` read off [`Model::run_order`]: a prefix of it, copied,
+    /// then the threads' events of the cut after that prefix merged. A solver asks it per cut.
+    pub fn cut_order(&self, upto: &[usize]) -> CutOrder<'_> {
+        let run = self.run_order();
+        let n = self.threads.len();
+        // Each thread's sync events before `upto`, counted at the base model's indices.
+        let end: Vec<usize> = (0..n)
+            .map(|t| {
+                let upto = upto
+                    .get(t)
+                    .map_or(0, |&u| u.min(self.threads[t].events.len()));
+                let base = match &self.overlay {
+                    None => upto,
+                    Some(o) => upto - o.accesses[t].partition_point(|a| (a.0 as usize) < upto),
+                };
+                run.syncs_before(t, base)
+            })
+            .collect();
+        let prefix = (0..n)
+            .filter_map(|t| run.positions[t].get(end[t]))
+            .min()
+            .map_or(run.len(), |&p| p as usize);
+        // Each thread's events before the prefix's end are in the cut: the merge starts after them.
+        let syncs: Vec<usize> = (0..n)
+            .map(|t| run.positions[t][..end[t]].partition_point(|&p| (p as usize) < prefix))
+            .collect();
+        let heads = (0..n)
+            .filter(|&t| syncs[t] < end[t])
+            .map(|t| Reverse((run.positions[t][syncs[t]], t as u32)))
+            .collect();
+        CutOrder {
+            model: self,
+            run,
+            next: 0,
+            prefix,
+            left: prefix + (0..n).map(|t| end[t] - syncs[t]).sum::<usize>(),
+            syncs,
+            end,
+            heads,
+            passed: match &self.overlay {
+                Some(_) => vec![0; n],
+                None => Vec::new(),
+            },
+        }
+    }
+
+    /// The base model's event `at` ([`Model::base`]) at this model's index.
+    pub fn from_base(&self, at: At) -> At {
+        self.here(at)
     }
 
     /// The operation of event `at`, for a sync event.
