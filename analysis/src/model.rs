@@ -69,20 +69,21 @@ impl PartialEq for Model {
 
 impl Eq for Model {}
 
-/// What a model derives from itself once, on first use, and its clones share. It follows from the
-/// model, so it takes no part in equality.
+/// What a model derives from itself once, on first use, and its clones share (the deadlock
+/// model is the sync-only model's clone, made before its variables' models ask for anything). It
+/// follows from the model, so it takes no part in equality.
 #[derive(Debug)]
-struct Derived<T>(OnceLock<Arc<T>>);
+struct Derived<T>(Arc<OnceLock<Arc<T>>>);
 
 impl<T> Clone for Derived<T> {
     fn clone(&self) -> Derived<T> {
-        Derived(self.0.clone())
+        Derived(Arc::clone(&self.0))
     }
 }
 
 impl<T> Default for Derived<T> {
     fn default() -> Derived<T> {
-        Derived(OnceLock::new())
+        Derived(Arc::new(OnceLock::new()))
     }
 }
 
@@ -1041,23 +1042,11 @@ impl Iterator for ObservedOrder<'_> {
 /// cut, so a cut reads it off ([`Model::cut_order`]) rather than merging the threads again. 12
 /// bytes a sync event.
 #[derive(Debug)]
-pub struct RunOrder {
+struct RunOrder {
     /// (thread, index) of every sync event, in the observed order.
     order: Vec<(u32, u32)>,
     /// Per thread, the position in `order` of each of its sync events.
     positions: Vec<Vec<u32>>,
-    /// States along the order, as [`crate::state::State::encode`]'s words (the solvers' state
-    /// module makes them, on the first cut that asks): a cut holding every event before one of
-    /// them starts there, not from the beginning.
-    pub(crate) checkpoints: OnceLock<Checkpoints>,
-}
-
-/// States along a [`RunOrder`]: `states[i]` after its first `(i + 1) * every` events, for as far
-/// as the observed order runs under the model's semantics.
-#[derive(Debug)]
-pub(crate) struct Checkpoints {
-    pub every: usize,
-    pub states: Vec<Box<[u32]>>,
 }
 
 impl RunOrder {
@@ -1075,28 +1064,11 @@ impl RunOrder {
         for p in &mut positions {
             p.shrink_to_fit();
         }
-        RunOrder {
-            order,
-            positions,
-            checkpoints: OnceLock::new(),
-        }
+        RunOrder { order, positions }
     }
 
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.order.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
-    }
-
-    /// The event at `position`.
-    pub fn at(&self, position: usize) -> At {
-        let (thread, index) = self.order[position];
-        At {
-            thread: thread as usize,
-            index: index as usize,
-        }
     }
 
     /// How many of `thread`'s sync events lie before its event `index`.
@@ -1106,18 +1078,14 @@ impl RunOrder {
 }
 
 /// [`Model::cut_order`], as it goes: the order's events up to the first one the cut lacks, then
-/// each thread's events of the cut after it, merged by position.
+/// the cut's events after it.
 pub struct CutOrder<'a> {
     model: &'a Model,
     run: &'a RunOrder,
-    /// The next position of the prefix, and where the prefix ends.
+    /// The next position of the run's order to look at, and where the prefix ends.
     next: usize,
     prefix: usize,
-    /// Per thread, its next sync event to give after the prefix, and how many are in the cut.
-    syncs: Vec<usize>,
-    end: Vec<usize>,
-    /// Each thread's next event after the prefix, by (position, thread), least first.
-    heads: BinaryHeap<Reverse<(u32, u32)>>,
+    tail: Tail,
     /// Events not given yet.
     left: usize,
     /// With an overlay, per thread, the variable's accesses passed so far: the events come in
@@ -1125,20 +1093,21 @@ pub struct CutOrder<'a> {
     passed: Vec<usize>,
 }
 
+/// How a [`CutOrder`] finds the cut's events after its prefix.
+enum Tail {
+    /// The run's order goes on, each event given if its thread's index is below this one's
+    /// (at the base model's indices): where the cut lacks few of the events up to its last.
+    Scan { below: Vec<usize> },
+    /// Per thread, its next sync event to give and how many of them are in the cut; each
+    /// thread's next event by (position, thread), least first: where the cut lacks most.
+    Merge {
+        syncs: Vec<usize>,
+        end: Vec<usize>,
+        heads: BinaryHeap<Reverse<(u32, u32)>>,
+    },
+}
+
 impl CutOrder<'_> {
-    /// Where the first event of the run's order not in the cut is: every event before it is
-    /// in the cut, and it is the number of events the prefix gives.
-    pub fn prefix(&self) -> usize {
-        self.prefix
-    }
-
-    /// Passes over the first `to` events of the prefix unseen (they must be in it).
-    pub fn skip_to(&mut self, to: usize) {
-        assert!(self.next <= to && to <= self.prefix);
-        self.left -= to - self.next;
-        self.next = to;
-    }
-
     /// The base model's event `thread`, `index` at this model's index.
     fn here(&mut self, thread: usize, index: usize) -> At {
         let Some(o) = &self.model.overlay else {
@@ -1160,18 +1129,30 @@ impl Iterator for CutOrder<'_> {
     type Item = At;
 
     fn next(&mut self) -> Option<At> {
-        let (thread, index) = if self.next < self.prefix {
-            self.next += 1;
-            self.run.order[self.next - 1]
-        } else {
-            let Reverse((position, thread)) = self.heads.pop()?;
-            let t = thread as usize;
-            self.syncs[t] += 1;
-            if self.syncs[t] < self.end[t] {
-                self.heads
-                    .push(Reverse((self.run.positions[t][self.syncs[t]], thread)));
+        if self.left == 0 {
+            return None;
+        }
+        let (thread, index) = match &mut self.tail {
+            _ if self.next < self.prefix => {
+                self.next += 1;
+                self.run.order[self.next - 1]
             }
-            self.run.order[position as usize]
+            Tail::Scan { below } => loop {
+                let (thread, index) = self.run.order[self.next];
+                self.next += 1;
+                if (index as usize) < below[thread as usize] {
+                    break (thread, index);
+                }
+            },
+            Tail::Merge { syncs, end, heads } => {
+                let Reverse((position, thread)) = heads.pop()?;
+                let t = thread as usize;
+                syncs[t] += 1;
+                if syncs[t] < end[t] {
+                    heads.push(Reverse((self.run.positions[t][syncs[t]], thread)));
+                }
+                self.run.order[position as usize]
+            }
         };
         self.left -= 1;
         Some(self.here(thread as usize, index as usize))
@@ -1659,70 +1640,77 @@ impl Model {
         order
     }
 
-    /// The model whose events this one's sync events are: a model of one variable's sync-only
-    /// model, another model itself. Its [`RunOrder`] is this model's.
-    pub fn base(&self) -> &Model {
-        match &self.overlay {
+    /// The observed order of every sync event of the model whose events this one's sync events
+    /// are (a model of one variable's sync-only model, another model itself), built on first use.
+    fn run_order(&self) -> &RunOrder {
+        let base = match &self.overlay {
             Some(o) => &o.shared.syncs,
             None => self,
-        }
-    }
-
-    /// The observed order of every sync event of [`Model::base`], built on first use.
-    pub fn run_order(&self) -> &RunOrder {
-        let base = self.base();
+        };
         base.order.0.get_or_init(|| Arc::new(RunOrder::of(base)))
     }
 
-    /// [`Model::observed_order`] of `upto` read off [`Model::run_order`]: a prefix of it, copied,
-    /// then the threads' events of the cut after that prefix merged. A solver asks it per cut.
+    /// [`Model::observed_order`] of `upto` read off [`Model::run_order`]: a prefix of it, then
+    /// the cut's events after that prefix, found by going on along it where the cut lacks few of
+    /// the events up to its last, else by merging the threads. A solver asks it per cut.
     pub fn cut_order(&self, upto: &[usize]) -> CutOrder<'_> {
         let run = self.run_order();
         let n = self.threads.len();
-        // Each thread's sync events before `upto`, counted at the base model's indices.
-        let end: Vec<usize> = (0..n)
+        // Where each thread's cut ends at the base model's indices, and its sync events before.
+        let below: Vec<usize> = (0..n)
             .map(|t| {
                 let upto = upto
                     .get(t)
                     .map_or(0, |&u| u.min(self.threads[t].events.len()));
-                let base = match &self.overlay {
+                match &self.overlay {
                     None => upto,
                     Some(o) => upto - o.accesses[t].partition_point(|a| (a.0 as usize) < upto),
-                };
-                run.syncs_before(t, base)
+                }
             })
             .collect();
+        let end: Vec<usize> = (0..n).map(|t| run.syncs_before(t, below[t])).collect();
         let prefix = (0..n)
             .filter_map(|t| run.positions[t].get(end[t]))
             .min()
             .map_or(run.len(), |&p| p as usize);
-        // Each thread's events before the prefix's end are in the cut: the merge starts after them.
-        let syncs: Vec<usize> = (0..n)
-            .map(|t| run.positions[t][..end[t]].partition_point(|&p| (p as usize) < prefix))
-            .collect();
-        let heads = (0..n)
-            .filter(|&t| syncs[t] < end[t])
-            .map(|t| Reverse((run.positions[t][syncs[t]], t as u32)))
-            .collect();
+        let left: usize = end.iter().sum();
+        // Going on along the order passes the events the cut lacks before its last one: worth
+        // it while they are fewer than the cut's events after the prefix, each of which a merge
+        // would push and pop.
+        let last = (0..n)
+            .filter_map(|t| {
+                end[t]
+                    .checked_sub(1)
+                    .map(|k| run.positions[t][k] as usize + 1)
+            })
+            .max()
+            .unwrap_or(0);
+        let tail = if last.saturating_sub(prefix) <= 2 * (left - prefix) {
+            Tail::Scan { below }
+        } else {
+            // Each thread's events before the prefix's end are in the prefix: the merge starts
+            // after them.
+            let syncs: Vec<usize> = (0..n)
+                .map(|t| run.positions[t][..end[t]].partition_point(|&p| (p as usize) < prefix))
+                .collect();
+            let heads = (0..n)
+                .filter(|&t| syncs[t] < end[t])
+                .map(|t| Reverse((run.positions[t][syncs[t]], t as u32)))
+                .collect();
+            Tail::Merge { syncs, end, heads }
+        };
         CutOrder {
             model: self,
             run,
             next: 0,
             prefix,
-            left: prefix + (0..n).map(|t| end[t] - syncs[t]).sum::<usize>(),
-            syncs,
-            end,
-            heads,
+            tail,
+            left,
             passed: match &self.overlay {
                 Some(_) => vec![0; n],
                 None => Vec::new(),
             },
         }
-    }
-
-    /// The base model's event `at` ([`Model::base`]) at this model's index.
-    pub fn from_base(&self, at: At) -> At {
-        self.here(at)
     }
 
     /// The operation of event `at`, for a sync event.
@@ -1846,6 +1834,53 @@ fn merge(mut in_order: Vec<RfEdge>, sorted: bool, mut moved: Vec<RfEdge>) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Of random runs, the whole model, the deadlock model and every variable's (indices shifted
+    /// past its accesses), and cuts of them: every prefix of the observed order (read off along
+    /// the run's order) and each thread alone cut anywhere (the others whole, or absent: the
+    /// threads merged). A cut's order read off the run's order is the threads' merge, and a
+    /// model of one variable's is read off its sync-only model's order, built once.
+    #[test]
+    fn a_cut_order_read_off_the_run_order_is_the_threads_merged() {
+        use proptest::prelude::*;
+        crate::testkit::check_random_runs(0x3c6e_f372_fe94_f82b, 300, |run| {
+            let program = crate::prepare::prepare(run.traces());
+            let restricted = std::iter::once(None)
+                .chain((0..program.vars.len()).map(Some))
+                .map(|var| program.model.restrict(var).0);
+            for model in std::iter::once(program.model.clone()).chain(restricted) {
+                let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
+                let mut cuts: Vec<Vec<usize>> = Vec::new();
+                for (t, &len) in lens.iter().enumerate() {
+                    for cut in 0..=len {
+                        let mut others = lens.clone();
+                        others[t] = cut;
+                        let mut alone = vec![0; lens.len()];
+                        alone[t] = cut;
+                        cuts.extend([others, alone]);
+                    }
+                }
+                let mut prefix = vec![0; lens.len()];
+                cuts.push(prefix.clone());
+                for at in model.observed_order(&lens) {
+                    prefix[at.thread] = at.index + 1;
+                    cuts.push(prefix.clone());
+                }
+                for cut in &cuts {
+                    let merged: Vec<At> = model.observed_order(cut).collect();
+                    let read_off = model.cut_order(cut);
+                    prop_assert_eq!(read_off.len(), merged.len(), "cut {:?}", cut);
+                    prop_assert_eq!(&read_off.collect::<Vec<_>>(), &merged, "cut {:?}", cut);
+                }
+            }
+            let (deadlocks, _) = program.model.restrict(None);
+            for var in 0..program.vars.len() {
+                let (model, _) = program.model.restrict(Some(var));
+                prop_assert!(std::ptr::eq(model.run_order(), deadlocks.run_order()));
+            }
+            Ok(())
+        });
+    }
 
     #[test]
     fn merging_moved_edges_gives_the_sorted_list() {

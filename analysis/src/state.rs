@@ -9,7 +9,7 @@
 //! what does not: lock holders, semaphore counts, which threads wait at a wait-loop exit, and
 //! which signals were lost to a wait that was entered after them.
 
-use crate::model::{At, Checkpoints, Model, ModelOp, TryTarget, Wake};
+use crate::model::{At, Model, ModelOp, TryTarget, Wake};
 use crate::semantics::{
     self, BarrierOp, CondOp, Creation, CreationOp, Holder, MutexOp, ProcessOp, RwLock, RwOp, SemOp,
     Termination, TerminationOp,
@@ -128,42 +128,6 @@ impl State {
     }
 }
 
-/// The fewest events between two [`Checkpoints`]: below it, resuming from the nearest saves
-/// less than decoding it costs.
-const CHECKPOINT_EVERY_AT_LEAST: usize = 256;
-
-/// How many events apart [`checkpoints`] of `base` are. A state is a few words per thread and
-/// object; one every four times its words in events keeps them under a byte per event, and a
-/// cut resumed from the nearest runs at most that many events more than it holds.
-fn checkpoint_spacing(base: &Model) -> usize {
-    let mut words = Vec::new();
-    State::initial(base).encode(&mut words);
-    (4 * words.len()).max(CHECKPOINT_EVERY_AT_LEAST)
-}
-
-/// The states after every `every` events of the observed order of `base` (a model without
-/// overlay), up to its first event the semantics do not allow there.
-pub(crate) fn checkpoints(base: &Model, every: usize) -> Checkpoints {
-    let mut state = State::initial(base);
-    let mut words = Vec::new();
-    let lens: Vec<usize> = base.threads.iter().map(|t| t.events.len()).collect();
-    let mut states = Vec::new();
-    for (done, at) in base.cut_order(&lens).enumerate() {
-        if done > 0 && done % every == 0 {
-            words.clear();
-            state.encode(&mut words);
-            states.push(words.as_slice().into());
-        }
-        let Some(op) = base.op(at) else { continue };
-        if !state.enabled(base, at.thread, op) {
-            break;
-        }
-        state.apply(base, at.thread, op);
-        state.pos[at.thread] = at.index + 1;
-    }
-    Checkpoints { every, states }
-}
-
 /// Where a thread stands, given the end of the part of it the search may run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
@@ -193,51 +157,10 @@ impl State {
     /// The state after each thread ran `pos[t]` events, their sync events in the observed order
     /// (the prefix of a window, or a cut).
     pub fn at(model: &Model, pos: &[usize]) -> State {
-        let mut order = model.cut_order(pos);
-        let (mut state, from) = State::resumed(model, order.prefix());
-        order.skip_to(from);
-        state.run_observed(model, order);
+        let mut state = State::initial(model);
+        state.run_observed(model, model.cut_order(pos));
         state.pos = pos.to_vec();
         state
-    }
-
-    /// The state after the first events of the observed order ([`Model::run_order`]) ran,
-    /// `from` of them, as many as a checkpoint holds and at most `upto`, and `from`. Each of those
-    /// events was allowed when it ran, so a cut holding them all gets the state it would by
-    /// running them itself, checked or not.
-    pub fn resumed(model: &Model, upto: usize) -> (State, usize) {
-        let base = model.base();
-        let checkpoints = model
-            .run_order()
-            .checkpoints
-            .get_or_init(|| checkpoints(base, checkpoint_spacing(base)));
-        State::resume(model, checkpoints, upto)
-    }
-
-    /// [`State::resumed`] from these checkpoints of `model`'s base.
-    pub(crate) fn resume(model: &Model, checkpoints: &Checkpoints, upto: usize) -> (State, usize) {
-        let mut state = State::initial(model);
-        let Some(i) = (upto / checkpoints.every)
-            .min(checkpoints.states.len())
-            .checked_sub(1)
-        else {
-            return (state, 0);
-        };
-        state.decode(&checkpoints.states[i]);
-        // The positions are the base model's: a thread's last event that ran, at this model's
-        // index, is after the variable's accesses before it.
-        for (thread, pos) in state.pos.iter_mut().enumerate() {
-            if let Some(last) = pos.checked_sub(1) {
-                *pos = model
-                    .from_base(At {
-                        thread,
-                        index: last,
-                    })
-                    .index
-                    + 1;
-            }
-        }
-        (state, (i + 1) * checkpoints.every)
     }
 
     /// Runs these sync events as the run did, in this order (an observed order, each thread's
@@ -595,89 +518,11 @@ impl State {
 #[cfg(test)]
 mod tests {
     use ilgen_trace::{SyncOp, NO_SITE};
-    use proptest::prelude::*;
 
     use super::*;
     use crate::model::{
         BarrierObject, MutexObject, Observed, SemObject, SyncObjects, ThreadBuilder,
     };
-
-    /// Runs `order` from `state` as the cut solver does, each event only if the semantics allow
-    /// it; gives the state and how many events ran before one was refused (`None`: all ran).
-    fn run_checked(
-        model: &Model,
-        mut state: State,
-        order: impl Iterator<Item = At>,
-    ) -> (State, Option<usize>) {
-        for (done, at) in order.enumerate() {
-            let op = model
-                .op(at)
-                .expect("the observed order has sync events only");
-            if !state.enabled(model, at.thread, op) {
-                return (state, Some(done));
-            }
-            state.apply(model, at.thread, op);
-            state.pos[at.thread] = at.index + 1;
-        }
-        (state, None)
-    }
-
-    /// Of random runs, the deadlock model and every variable's, and cuts of them: each thread
-    /// alone cut anywhere, and every prefix of the observed order. A cut's order read off the
-    /// run's order is the threads merged, and resumed from the checkpoint before it (every 1, 2
-    /// or 3 events), its checked run ends where and as the run from the start does.
-    #[test]
-    fn a_cut_resumed_from_a_checkpoint_runs_as_from_the_start() {
-        crate::testkit::check_random_runs(0x3c6e_f372_fe94_f82b, 300, |run| {
-            let program = crate::prepare::prepare(run.traces());
-            let models = std::iter::once(None)
-                .chain((0..program.vars.len()).map(Some))
-                .map(|var| program.model.restrict(var).0);
-            for model in models {
-                let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
-                let mut cuts: Vec<Vec<usize>> = Vec::new();
-                for (t, &len) in lens.iter().enumerate() {
-                    for cut in 0..=len {
-                        let mut c = lens.clone();
-                        c[t] = cut;
-                        cuts.push(c);
-                    }
-                }
-                let mut prefix = vec![0; lens.len()];
-                cuts.push(prefix.clone());
-                for at in model.observed_order(&lens) {
-                    prefix[at.thread] = at.index + 1;
-                    cuts.push(prefix.clone());
-                }
-                let spaced: Vec<Checkpoints> = (1..=3)
-                    .map(|every| checkpoints(model.base(), every))
-                    .collect();
-                for cut in &cuts {
-                    let order: Vec<At> = model.observed_order(cut).collect();
-                    let read_off = model.cut_order(cut);
-                    let upto = read_off.prefix();
-                    prop_assert_eq!(read_off.len(), order.len());
-                    prop_assert_eq!(&read_off.collect::<Vec<_>>(), &order, "cut {:?}", cut);
-                    let (state, refused) =
-                        run_checked(&model, State::initial(&model), order.iter().copied());
-                    for checkpoints in &spaced {
-                        let (from, start) = State::resume(&model, checkpoints, upto);
-                        prop_assert!(start <= upto);
-                        let (resumed, then) =
-                            run_checked(&model, from, order[start..].iter().copied());
-                        prop_assert_eq!(
-                            (&resumed, then.map(|n| n + start)),
-                            (&state, refused),
-                            "cut {:?} resumed after {} events",
-                            cut,
-                            start
-                        );
-                    }
-                }
-            }
-            Ok(())
-        });
-    }
 
     fn model(threads: Vec<Vec<ModelOp>>, objects: SyncObjects) -> Model {
         Model::new(

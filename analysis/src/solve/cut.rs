@@ -311,13 +311,11 @@ fn need(cut: &mut [usize], at: At) {
 /// the thread holding the lock it waited for and the index of that thread's release of it
 /// (`None`: stuck on something else).
 fn replay(model: &Model, cut: &[usize]) -> Result<Vec<At>, Option<(usize, usize)>> {
-    let mut order = model.cut_order(cut);
+    let order = model.cut_order(cut);
     let mut events = Vec::with_capacity(order.len());
-    // The events before the checkpoint ran in this order, each allowed: only the schedule
-    // needs them.
-    let (mut state, from) = State::resumed(model, order.prefix());
-    events.extend(order.by_ref().take(from));
+    let mut state = State::initial(model);
     for at in order {
+        events.push(at);
         let Some(op) = model.op(at) else {
             continue;
         };
@@ -327,7 +325,6 @@ fn replay(model: &Model, cut: &[usize]) -> Result<Vec<At>, Option<(usize, usize)
         }
         state.apply(model, at.thread, op);
         state.pos[at.thread] = at.index + 1;
-        events.push(at);
     }
     Ok(events)
 }
@@ -343,76 +340,4 @@ fn release(model: &Model, state: &State, holder: usize, blocked: ModelOp) -> Opt
         }
         ModelEvent::Access { .. } => false,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::*;
-    use crate::model::{Checkpoints, VarId};
-    use crate::prepare::prepare;
-    use crate::state::checkpoints;
-    use crate::testkit::check_random_runs;
-
-    /// Every pair of accesses of `var` by different threads, in `model`'s positions.
-    fn pairs(model: &Model) -> Vec<(At, At)> {
-        let accesses: Vec<At> = (0..model.threads.len())
-            .flat_map(|thread| {
-                let events = &model.threads[thread].events;
-                (0..events.len())
-                    .filter(|&index| !events[index].is_sync())
-                    .map(move |index| At { thread, index })
-            })
-            .collect();
-        let mut pairs = Vec::new();
-        for (i, &x) in accesses.iter().enumerate() {
-            for &y in &accesses[i + 1..] {
-                if x.thread != y.thread {
-                    pairs.push((x, y));
-                }
-            }
-        }
-        pairs
-    }
-
-    /// The model of `var` of a run prepared anew, its run's checkpoints these.
-    fn model_with(run: &crate::testkit::Run, var: VarId, every: Option<usize>) -> Model {
-        let (model, _) = prepare(run.traces()).model.restrict(Some(var));
-        let spaced = match every {
-            Some(every) => checkpoints(model.base(), every),
-            None => Checkpoints {
-                every: usize::MAX,
-                states: Vec::new(),
-            },
-        };
-        assert!(model.run_order().checkpoints.set(spaced).is_ok());
-        model
-    }
-
-    /// Every race pair of every variable of random runs gets the same verdict (witness schedule
-    /// included) when its cut resumes from the checkpoint before it, one after every event of
-    /// the run's observed order, as when it runs from the start.
-    #[test]
-    fn a_cut_resumed_from_a_checkpoint_gets_the_verdict_it_gets_from_the_start() {
-        check_random_runs(0xa54f_f53a_5f1d_36f1, 300, |run| {
-            for var in 0..prepare(run.traces()).vars.len() {
-                let (resumed, from_start) =
-                    (model_with(run, var, Some(1)), model_with(run, var, None));
-                let (mut kept, mut kept_from_start) = (Cuts::new(&resumed), Cuts::new(&from_start));
-                for (x, y) in pairs(&from_start) {
-                    let verdict = race_alone(&from_start, x, y);
-                    prop_assert_eq!(
-                        &race_alone(&resumed, x, y),
-                        &verdict,
-                        "var {} pair {:?}",
-                        var,
-                        (x, y)
-                    );
-                    prop_assert_eq!(&kept.race(x, y), &kept_from_start.race(x, y));
-                }
-            }
-            Ok(())
-        });
-    }
 }
