@@ -158,7 +158,7 @@ impl State {
     /// (the prefix of a window, or a cut).
     pub fn at(model: &Model, pos: &[usize]) -> State {
         let mut state = State::initial(model);
-        state.run_observed(model, model.observed_order(pos));
+        state.run_observed(model, model.cut_order(pos));
         state.pos = pos.to_vec();
         state
     }

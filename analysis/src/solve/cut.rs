@@ -311,9 +311,11 @@ fn need(cut: &mut [usize], at: At) {
 /// the thread holding the lock it waited for and the index of that thread's release of it
 /// (`None`: stuck on something else).
 fn replay(model: &Model, cut: &[usize]) -> Result<Vec<At>, Option<(usize, usize)>> {
-    let events: Vec<At> = model.observed_order(cut).collect();
+    let order = model.cut_order(cut);
+    let mut events = Vec::with_capacity(order.len());
     let mut state = State::initial(model);
-    for &at in &events {
+    for at in order {
+        events.push(at);
         let Some(op) = model.op(at) else {
             continue;
         };

@@ -491,7 +491,7 @@ fn schedule(model: &Model, window: &Window, nodes: &[Node], mut node: usize) -> 
         node = n.parent;
     }
     steps.reverse();
-    let mut all: Vec<At> = model.observed_order(&window.start).collect();
+    let mut all: Vec<At> = model.cut_order(&window.start).collect();
     let prefix = all.len();
     all.extend(steps);
     Schedule { prefix, steps: all }
