@@ -1292,3 +1292,50 @@ fn leaving_out_the_objects_happens_before_orders_changes_no_count_and_no_candida
     assert!(edges_left_out.get() > 400, "{}", edges_left_out.get());
     assert!(found.get() > 300, "{}", found.get());
 }
+
+/// Of random runs, the whole model, the deadlock model and every variable's (indices shifted
+/// past its accesses), and cuts of them: every prefix of the observed order (read off along
+/// the run's order) and each thread alone cut anywhere (the others whole, or absent: the
+/// threads merged). A cut's order read off the run's order is the threads' merge, and a
+/// model of one variable's is read off its sync-only model's order, built once.
+#[test]
+fn a_cut_order_read_off_the_run_order_is_the_threads_merged() {
+    use proptest::prelude::*;
+    crate::testkit::check_random_runs(0x3c6e_f372_fe94_f82b, 300, |run| {
+        let program = crate::prepare::prepare(run.traces());
+        let restricted = std::iter::once(None)
+            .chain((0..program.vars.len()).map(Some))
+            .map(|var| program.model.restrict(var).0);
+        for model in std::iter::once(program.model.clone()).chain(restricted) {
+            let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
+            let mut cuts: Vec<Vec<usize>> = Vec::new();
+            for (t, &len) in lens.iter().enumerate() {
+                for cut in 0..=len {
+                    let mut others = lens.clone();
+                    others[t] = cut;
+                    let mut alone = vec![0; lens.len()];
+                    alone[t] = cut;
+                    cuts.extend([others, alone]);
+                }
+            }
+            let mut prefix = vec![0; lens.len()];
+            cuts.push(prefix.clone());
+            for at in model.observed_order(&lens) {
+                prefix[at.thread] = at.index + 1;
+                cuts.push(prefix.clone());
+            }
+            for cut in &cuts {
+                let merged: Vec<crate::model::At> = model.observed_order(cut).collect();
+                let read_off = model.cut_order(cut);
+                prop_assert_eq!(read_off.len(), merged.len(), "cut {:?}", cut);
+                prop_assert_eq!(&read_off.collect::<Vec<_>>(), &merged, "cut {:?}", cut);
+            }
+        }
+        let (deadlocks, _) = program.model.restrict(None);
+        for var in 0..program.vars.len() {
+            let (model, _) = program.model.restrict(Some(var));
+            prop_assert!(std::ptr::eq(model.run_order(), deadlocks.run_order()));
+        }
+        Ok(())
+    });
+}
