@@ -306,35 +306,13 @@ impl SegmentCache {
     }
 
     /// The fast path alone, inlined into the hooks: [`SegmentCache::record_stream`], else true if
-    /// the coverage filter holds the access (it needs no record), else, for a plain read,
-    /// [`SegmentCache::widen_stream`]. Returns false, recording nothing, otherwise. Any `size`.
+    /// the coverage filter holds the access (it needs no record). Returns false, recording
+    /// nothing, otherwise. A plain read's window is the miss path's: inlined here, its checks
+    /// made every read hook save five registers on entry, hits included. Any `size`.
     #[inline(always)]
     pub fn record_fast(&mut self, addr: u64, size: u64, kind: AccessKind, site: usize) -> bool {
         self.record_stream(addr, size, kind, site)
             || (!kind.is_atomic() && self.coverage.covers(addr, size, kind.is_write()))
-            || (kind == AccessKind::Read && self.widen_stream(addr, size, site))
-    }
-
-    /// Adds a plain read its stream's range does not hold, and the coverage filter does not, to
-    /// that range's window ([`SegmentCache::widen`]) without the miss path's exact lookup: the
-    /// filter holds the bytes of every plain range of the segment, so the lookup would have found
-    /// none to merge with (unless the filter lost them to a collision: then a read is recorded
-    /// twice, as an early drain repeats a range). A skip loop's reads so stay on the fast path.
-    #[inline(always)]
-    fn widen_stream(&mut self, addr: u64, size: u64, site: usize) -> bool {
-        let (key, index) = self.stream_key(site, AccessKind::Read);
-        let s = self.streams[index];
-        let Some(end) = addr.checked_add(size) else {
-            return false;
-        };
-        if s.key != key || size > WINDOW_BYTES {
-            return false;
-        }
-        if !Self::widen(self.range(s.index), addr, end, AccessKind::Read, site) {
-            return false;
-        }
-        self.coverage.keep(addr, size, false);
-        true
     }
 
     /// Records the access if it lies inside the range its (site, kind) stream touched last and
@@ -426,32 +404,48 @@ impl SegmentCache {
         }
     }
 
-    /// A miss of the fast path. An access that overlaps or abuts the range its instruction, or else its
-    /// source expression, touched last, with its kind, extends it (one inside it that it covers
-    /// changes nothing): the source expression is how the copies of an unrolled loop's access (one
-    /// instruction each) sweep together, while `a = 1; b = 2;` stays two ranges with their own
-    /// sites. Otherwise the exact-range lookup, which merges, or else adds the access to the
-    /// window of its instruction's range ([`SegmentCache::widen`]), or else adds a range. Either
-    /// way the streams of
-    /// (`site`, `kind`) and of its source expression then point at the range, and the coverage
-    /// filter keeps a plain access's bytes. Returns false as [`SegmentCache::record`] does. The
-    /// hooks call it directly once their fast path ([`SegmentCache::record_fast`]) missed, so
-    /// that its probes are not repeated; an access the fast path would have held (a flusher
-    /// drained the cache in between, or a flush request turned a hit away) is recorded again at
-    /// worst, which repeats a range.
+    /// A miss of the fast path. An access that overlaps or abuts the range its instruction, or
+    /// else its source expression, touched last, with its kind, extends it (one inside it that it
+    /// covers changes nothing): the source expression is how the copies of an unrolled loop's
+    /// access (one instruction each) sweep together, while `a = 1; b = 2;` stays two ranges with
+    /// their own sites. A plain read past its instruction's range joins that range's window
+    /// ([`SegmentCache::widen`]) if it can, before the source expression's range and without the
+    /// exact lookup: the coverage filter, which the fast path asked, holds the bytes of every
+    /// plain range of the segment, so the lookup would have found none to merge with (unless the
+    /// filter lost them to a collision: then a read is recorded twice, as an early drain repeats a
+    /// range). Otherwise the exact-range lookup, which merges, or else adds a range. Either way
+    /// the streams of (`site`, `kind`) and of its source expression then point at the range, and
+    /// the coverage filter keeps a plain access's bytes.
+    ///
+    /// Only plain reads take windows (a skip loop's reads, which no stream grows over). A write's
+    /// stream would stay on the masked range, so a sweep going on after a gap (two sites filling
+    /// one array by turns, as xz's match finder does) missed the fast path at every write, where
+    /// without a window it grows a range of its own.
+    ///
+    /// Returns false as [`SegmentCache::record`] does. The hooks call it directly once their fast
+    /// path ([`SegmentCache::record_fast`]) missed, so that its probes are not repeated; an access
+    /// the fast path would have held (a flusher drained the cache in between, or a flush request
+    /// turned a hit away) is recorded again at worst, which repeats a range.
     #[inline(never)]
     pub fn record_miss(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) -> bool {
         let (key, stream) = self.stream_key(site, kind);
         let end = addr.saturating_add(u64::from(size));
-        let source = (self.source_key)(site).map(|h| self.stream_key(h as usize, kind));
-        // The instruction's own range (the cases the fast path leaves out), then its source
-        // expression's.
+        // The instruction's own range (the cases the fast path leaves out), its window, then its
+        // source expression's range.
         let mut found = None;
         let own = self.streams[stream];
-        let own = (own.key == key).then_some(own.index);
-        if own.is_some_and(|index| Self::grow(self.range(index), addr, end, kind)) {
-            found = own;
-        } else if let Some((skey, slot)) = source {
+        if own.key == key {
+            if Self::grow(self.range(own.index), addr, end, kind) {
+                found = Some(own.index);
+            } else if kind == AccessKind::Read
+                && Self::widen(self.range(own.index), addr, end, kind, site)
+            {
+                self.coverage.keep(addr, u64::from(size), false);
+                return true;
+            }
+        }
+        let source = (self.source_key)(site).map(|h| self.stream_key(h as usize, kind));
+        if let (None, Some((skey, slot))) = (found, source) {
             let s = self.sources[slot];
             if s.key == skey && Self::grow(self.range(s.index), addr, end, kind) {
                 found = Some(s.index);
@@ -459,7 +453,7 @@ impl SegmentCache {
         }
         let index = match found {
             Some(index) => index,
-            None => match self.find_or_add(addr, size, kind, site, own) {
+            None => match self.find_or_add(addr, size, kind, site) {
                 Some(index) => index,
                 None => return false,
             },
@@ -474,9 +468,8 @@ impl SegmentCache {
         true
     }
 
-    /// The range of exactly (`addr`, `size`, atomic-ness), merged with this access; or else the
-    /// range `window` (the instruction's) if it [`SegmentCache::widen`]s to it; or a new range, or
-    /// `None` when that needs room the cache does not have.
+    /// The range of exactly (`addr`, `size`, atomic-ness), merged with this access; or a new range,
+    /// or `None` when that needs room the cache does not have.
     ///
     /// A range that grew since it was added under its key matches that key no more, yet it keeps
     /// its slot. The next range added under that key takes over the slot instead of the first
@@ -493,7 +486,6 @@ impl SegmentCache {
         size: u32,
         kind: AccessKind,
         site: usize,
-        window: Option<usize>,
     ) -> Option<usize> {
         let mask = self.slots.len() - 1;
         let generation = u64::from(self.generation) << 32;
@@ -521,11 +513,6 @@ impl SegmentCache {
                 }
             }
             i = (i + 1) & mask;
-        }
-        if let Some(index) = window {
-            if Self::widen(self.range(index), addr, end, kind, site) {
-                return Some(index);
-            }
         }
         if self.len >= self.capacity {
             return None;
@@ -1096,6 +1083,25 @@ mod tests {
     }
 
     #[test]
+    fn writes_past_a_gap_take_no_window() {
+        // Two sites filling one array by turns: each write after the other site's starts a range
+        // that its site's next writes grow on the fast path.
+        let mut c = SegmentCache::new(64);
+        c.record(0x100, 4, Write, 1);
+        c.record(0x104, 4, Write, 2);
+        c.record(0x108, 4, Write, 1);
+        assert!(c.record_fast(0x10c, 4, Write, 1));
+        assert_eq!(
+            drained(&mut c),
+            vec![
+                e(0x100, 4, Write, 1),
+                e(0x104, 4, Write, 2),
+                e(0x108, 8, Write, 1)
+            ]
+        );
+    }
+
+    #[test]
     fn strided_reads_of_bytes_the_segment_wrote_join_no_window() {
         let mut c = SegmentCache::new(64);
         for i in 0..8u64 {
@@ -1205,11 +1211,11 @@ mod tests {
         assert_eq!(
             drained(&mut c),
             vec![
-                // The last read lies in the first one's window.
                 e(0x400, 32, AtomicRead, 1),
-                e(0x424, 4, AtomicRead, 1),
                 e(0x400, 8, Read, 1),
                 e(0x420, 4, AtomicWrite, 2),
+                // Past the first range's end with a gap: only a plain read joins a window.
+                e(0x424, 4, AtomicRead, 1),
             ]
         );
     }
