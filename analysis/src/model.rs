@@ -19,6 +19,8 @@ use std::sync::{Arc, OnceLock};
 
 use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
 
+use crate::solve::cut::SharedClosures;
+
 /// Index of a shared object in [`crate::prepare::Program::vars`].
 pub type VarId = usize;
 
@@ -93,6 +95,10 @@ impl<T> Default for Derived<T> {
 struct Shared {
     index: EventIndex,
     syncs: Model,
+    /// The sync-only model's closed cuts: most variables' models need of each sync event what it
+    /// does ([`Model::same_needs`]), and closing their cuts anew per variable was most of the cut
+    /// solver's time.
+    closures: SharedClosures,
 }
 
 /// A model of one variable, against the sync-only model its threads share ([`Events`]): where the
@@ -1307,6 +1313,46 @@ impl Model {
         )
     }
 
+    /// For a model of one variable: the sync-only model, the closed cuts kept for it, and per
+    /// thread the first sync event (there) whose needs this model changes (the `after` of an edge
+    /// it drops or moves; `usize::MAX`: none). A closed cut there that holds none of those events
+    /// is closed here with the accesses among its events, and is the least one: its events need
+    /// here what they need there.
+    pub(crate) fn same_needs(&self) -> Option<(&Model, &SharedClosures, Vec<usize>)> {
+        let o = self.overlay.as_ref()?;
+        let syncs = &o.shared.syncs;
+        let mut changed = vec![usize::MAX; self.threads.len()];
+        let dropped = o
+            .dropped
+            .iter()
+            .map(|&i| syncs.sources.reads_from[i as usize].after);
+        let moved = o.moved.iter().map(|e| At {
+            thread: e.after.thread,
+            index: self.syncs_in(e.after.thread, e.after.index),
+        });
+        for after in dropped.chain(moved) {
+            changed[after.thread] = changed[after.thread].min(after.index);
+        }
+        Some((syncs, &o.shared.closures, changed))
+    }
+
+    /// How many of the first `len` events of `thread` are sync events.
+    pub(crate) fn syncs_in(&self, thread: usize, len: usize) -> usize {
+        match &self.overlay {
+            None => len,
+            Some(o) => len - o.accesses[thread].partition_point(|a| (a.0 as usize) < len),
+        }
+    }
+
+    /// How many events of `thread` run with its first `syncs` sync events: the accesses before
+    /// the last of them too, not those after it.
+    pub(crate) fn with_accesses(&self, thread: usize, syncs: usize) -> usize {
+        match &self.overlay {
+            None => syncs,
+            Some(o) => syncs + o.accesses[thread].partition_point(|a| (a.1 as usize) < syncs),
+        }
+    }
+
     /// The fork that starts `thread`, if some recorded thread forks it.
     pub fn fork_of(&self, thread: usize) -> Option<At> {
         self.here_of(self.sources.fork_of.get(thread))
@@ -1478,7 +1524,11 @@ impl Model {
             let sources = self.sources();
             let index = EventIndex::of(&self.threads, &sources.reads_from);
             let syncs = self.sync_only(&index, &sources);
-            Arc::new(Shared { index, syncs })
+            Arc::new(Shared {
+                index,
+                syncs,
+                closures: SharedClosures::default(),
+            })
         })
     }
 

@@ -21,7 +21,9 @@
 //! after. Other schedules could keep the object busy with another holder, so this part of the
 //! closure never excludes a pair: a cut that cannot take it gives `Unknown`.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
+use std::sync::{Mutex, PoisonError};
 
 use rustc_hash::FxHashSet;
 
@@ -52,15 +54,28 @@ enum Closed {
 /// for in growing positions, cost one pass over the model together.
 pub struct Cuts<'m> {
     model: &'m Model,
-    /// Per thread, by position, the closure of the cut where only that thread has run that many
-    /// events (`None`: it holds an event that can never run); without the requirements of failed
-    /// try operations, and with them.
-    plain: Vec<BTreeMap<usize, Option<Vec<usize>>>>,
-    busy: Vec<BTreeMap<usize, Option<Vec<usize>>>>,
+    closures: Closures,
+    /// [`Model::same_needs`]: where to find the closures this model can share.
+    shared: Option<(&'m Model, &'m SharedClosures, Vec<usize>)>,
     /// Pairs the replay of their cut left undecided, by [`Start`]s: another pair with the same
     /// starts has the same cut and the same limits, so the same verdict.
     undecided: FxHashSet<(Start, Start)>,
 }
+
+/// Per thread, by position, the closure of the cut where only that thread has run that many
+/// events (`None`: it holds an event that can never run); without the requirements of failed try
+/// operations, and with them.
+#[derive(Debug, Default)]
+struct Closures {
+    plain: Vec<BTreeMap<usize, Option<Vec<usize>>>>,
+    busy: Vec<BTreeMap<usize, Option<Vec<usize>>>>,
+}
+
+/// The closures of a sync-only model, which the models of its variables that need what it needs
+/// ([`Model::same_needs`]) share: each such model closed its cuts anew, one pass over the run's
+/// prefix per variable and thread.
+#[derive(Debug, Default)]
+pub struct SharedClosures(Mutex<Closures>);
 
 /// Where a race pair's access stops its thread: after `cut` events, and never past `limit`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -88,11 +103,10 @@ impl Start {
 
 impl<'m> Cuts<'m> {
     pub fn new(model: &'m Model) -> Cuts<'m> {
-        let n = model.threads.len();
         Cuts {
             model,
-            plain: vec![BTreeMap::new(); n],
-            busy: vec![BTreeMap::new(); n],
+            closures: Closures::default(),
+            shared: model.same_needs(),
             undecided: FxHashSet::default(),
         }
     }
@@ -142,19 +156,63 @@ impl<'m> Cuts<'m> {
         Some(cut)
     }
 
-    /// The closure of the cut where only `start`'s thread has run, grown from the closure at the
-    /// nearest position before it that is known.
+    /// The closure of the cut where only `start`'s thread has run: the sync-only model's shared
+    /// one with this model's accesses put back where it holds no event whose needs this model
+    /// changes, else this model's own.
     fn closure(&mut self, busy: bool, start: Start) -> Option<&[usize]> {
         let model = self.model;
+        let Cuts {
+            closures, shared, ..
+        } = self;
+        if let Some((syncs, kept, changed)) = shared {
+            if let Entry::Vacant(known) = closures.of(model, busy, start.thread).entry(start.cut) {
+                let at = model.syncs_in(start.thread, start.cut);
+                let mut kept = kept.0.lock().unwrap_or_else(PoisonError::into_inner);
+                // An unreachable cut there may not be one here: that takes this model's own.
+                if let Some(cut) = kept
+                    .get(syncs, busy, start.thread, at)
+                    .filter(|cut| cut.iter().zip(changed.iter()).all(|(c, f)| c <= f))
+                {
+                    let cut = cut
+                        .iter()
+                        .enumerate()
+                        .map(|(t, &c)| model.with_accesses(t, c))
+                        .collect();
+                    known.insert(Some(cut));
+                }
+            }
+        }
+        closures.get(model, busy, start.thread, start.cut)
+    }
+}
+
+impl Closures {
+    /// The closures of `thread`'s cuts in `model`, with or without `busy`.
+    fn of(
+        &mut self,
+        model: &Model,
+        busy: bool,
+        thread: usize,
+    ) -> &mut BTreeMap<usize, Option<Vec<usize>>> {
         // Without failed try operations to explain, both closures are the same.
         let known = if busy && model.any_busy() {
-            &mut self.busy[start.thread]
+            &mut self.busy
         } else {
-            &mut self.plain[start.thread]
+            &mut self.plain
         };
-        if !known.contains_key(&start.cut) {
+        if known.len() <= thread {
+            known.resize_with(model.threads.len(), BTreeMap::new);
+        }
+        &mut known[thread]
+    }
+
+    /// The closure of the cut of `model` where only `thread` has run `len` events, grown from the
+    /// closure at the nearest position before it that is known.
+    fn get(&mut self, model: &Model, busy: bool, thread: usize, len: usize) -> Option<&[usize]> {
+        let known = self.of(model, busy, thread);
+        if !known.contains_key(&len) {
             let below = known
-                .range(..start.cut)
+                .range(..len)
                 .next_back()
                 .map(|(_, closed)| closed.clone());
             let closed = match below {
@@ -166,20 +224,20 @@ impl<'m> Cuts<'m> {
                         .unwrap_or_else(|| vec![0; model.threads.len()]);
                     // A closed cut has every event in it scanned.
                     let mut scanned = cut.clone();
-                    cut[start.thread] = cut[start.thread].max(start.cut);
+                    cut[thread] = cut[thread].max(len);
                     (close(model, &mut cut, &mut scanned, busy) == Closed::Ok).then_some(cut)
                 }
             };
-            known.insert(start.cut, closed);
+            known.insert(len, closed);
         }
-        known[&start.cut].as_deref()
+        known[&len].as_deref()
     }
 }
 
 /// [`Cuts::race`] with nothing kept: the pair's cut closed from empty, the reference the kept
 /// closures are tested against.
 #[cfg(test)]
-pub(super) fn race_alone(model: &Model, x: At, y: At) -> Verdict {
+pub(crate) fn race_alone(model: &Model, x: At, y: At) -> Verdict {
     if x.thread == y.thread {
         return Verdict::Excluded;
     }
