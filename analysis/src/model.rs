@@ -15,11 +15,9 @@ use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 use std::ops::{Index, Range};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
-
-use crate::solve::cut::SharedClosures;
 
 /// Index of a shared object in [`crate::prepare::Program::vars`].
 pub type VarId = usize;
@@ -88,6 +86,21 @@ impl<T> Default for Derived<T> {
         Derived(Arc::new(OnceLock::new()))
     }
 }
+
+/// Per thread, by position, the closure of the cut where only that thread has run that many
+/// events (`None`: it holds an event that can never run); without the requirements of failed try
+/// operations, and with them.
+#[derive(Debug, Default)]
+pub(crate) struct Closures {
+    pub(crate) plain: Vec<BTreeMap<usize, Option<Vec<usize>>>>,
+    pub(crate) busy: Vec<BTreeMap<usize, Option<Vec<usize>>>>,
+}
+
+/// The closures of a sync-only model ([`crate::solve::cut`] fills and reads them), which the models of its variables that need what it needs
+/// ([`Model::same_needs`]) share: each such model closed its cuts anew, one pass over the run's
+/// prefix per variable and thread.
+#[derive(Debug, Default)]
+pub struct SharedClosures(pub(crate) Mutex<Closures>);
 
 /// What the models restricted from one model share: the index of its events and its sync-only
 /// model.

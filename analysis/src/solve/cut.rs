@@ -23,12 +23,12 @@
 
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::PoisonError;
 
 use rustc_hash::FxHashSet;
 
 use crate::finding::Schedule;
-use crate::model::{At, Model, ModelEvent, ModelOp, Wake};
+use crate::model::{At, Closures, Model, ModelEvent, ModelOp, SharedClosures, Wake};
 use crate::state::State;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,21 +61,6 @@ pub struct Cuts<'m> {
     /// starts has the same cut and the same limits, so the same verdict.
     undecided: FxHashSet<(Start, Start)>,
 }
-
-/// Per thread, by position, the closure of the cut where only that thread has run that many
-/// events (`None`: it holds an event that can never run); without the requirements of failed try
-/// operations, and with them.
-#[derive(Debug, Default)]
-struct Closures {
-    plain: Vec<BTreeMap<usize, Option<Vec<usize>>>>,
-    busy: Vec<BTreeMap<usize, Option<Vec<usize>>>>,
-}
-
-/// The closures of a sync-only model, which the models of its variables that need what it needs
-/// ([`Model::same_needs`]) share: each such model closed its cuts anew, one pass over the run's
-/// prefix per variable and thread.
-#[derive(Debug, Default)]
-pub struct SharedClosures(Mutex<Closures>);
 
 /// Where a race pair's access stops its thread: after `cut` events, and never past `limit`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
