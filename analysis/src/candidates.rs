@@ -751,7 +751,9 @@ pub fn read(path: &Path) -> Result<CandidatesFile, String> {
 /// checked but not kept: a thousand whole schedules of a 96-thread run took 3.8 GiB.
 pub fn read_one(path: &Path, number: usize) -> Result<(Option<Candidate>, String, usize), String> {
     let mut found = None;
-    let (_, build_id, _, count) = read_each(path, Some(number - 1), |_, c| found = Some(c))?;
+    // Number 0 is no candidate: it asks for an index none has.
+    let index = number.checked_sub(1).unwrap_or(usize::MAX);
+    let (_, build_id, _, count) = read_each(path, Some(index), |_, c| found = Some(c))?;
     Ok((found, build_id, count))
 }
 

@@ -869,6 +869,7 @@ fn candidates_file_stores_schedules_as_deltas_and_reads_them_back_whole() {
         assert_eq!(one, (Some(c.clone()), file.build_id.clone(), count));
     }
     assert_eq!(read_one(&path, count + 1).unwrap().0, None);
+    assert_eq!(read_one(&path, 0).unwrap().0, None);
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let mut whole = 0;
