@@ -46,7 +46,9 @@
 //!   order: written whole, a few thousand candidates of a long run made gigabytes.
 //!
 //! Beside it, candidate i (1-based, in this order) has its schedule as replay reads it in
-//! `schedule-<i>.json` ([`ilgen_trace::schedule`]).
+//! `schedule-<i>.json` ([`ilgen_trace::schedule`]), written when a replay needs it
+//! ([`write_replay_schedule`]: `ilgen detect` before replaying the candidate, `ilgen replay`
+//! when the file is missing).
 //!
 //! Versions:
 //! - 1: first format.
@@ -65,7 +67,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 use std::fmt::Write as _;
 use std::io::{BufReader, Write as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ilgen_trace::format::ThreadHeader;
@@ -934,27 +936,31 @@ pub fn schedule_file_name(number: usize) -> String {
     format!("schedule-{number}.json")
 }
 
-/// Writes `file` as `dir/candidates.json` and each candidate's replay schedule as
-/// `dir/schedule-<n>.json` ([`replay_schedule`], threads named by `headers`), creating `dir`; the
-/// error names the path that failed.
-pub fn write_dir(
-    dir: &Path,
-    file: &CandidatesFile,
-    headers: &[ThreadHeader],
-) -> Result<(), String> {
-    let failed =
-        |path: &Path, e: std::io::Error| format!("failed to write {}: {e}", path.display());
+/// Writes `file` as `dir/candidates.json`, creating `dir`; the error names the path that failed.
+/// The schedules are written one by one as replays need them ([`write_replay_schedule`]): those of a
+/// long run's kept candidates, each from the start of the run, made gigabytes that a
+/// `--no-replay` analysis never reads.
+pub fn write_dir(dir: &Path, file: &CandidatesFile) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
     let path = dir.join(FILE_NAME);
     std::fs::File::create(&path)
         .and_then(|f| write(file, f))
-        .map_err(|e| failed(&path, e))?;
-    for (i, c) in file.candidates.iter().enumerate() {
-        let schedule = replay_schedule(c, headers, &file.build_id);
-        let path = dir.join(schedule_file_name(i + 1));
-        std::fs::write(&path, format!("{}\n", schedule.to_json())).map_err(|e| failed(&path, e))?;
-    }
-    Ok(())
+        .map_err(|e| format!("failed to write {}: {e}", path.display()))
+}
+
+/// Writes candidate `number`'s (1-based) schedule as replay reads it ([`replay_schedule`]) to
+/// `dir/schedule-<number>.json` and gives that path.
+pub fn write_replay_schedule(
+    dir: &Path,
+    number: usize,
+    candidate: &Candidate,
+    headers: &[ThreadHeader],
+    build_id: &str,
+) -> std::io::Result<PathBuf> {
+    let path = dir.join(schedule_file_name(number));
+    let schedule = replay_schedule(candidate, headers, build_id);
+    std::fs::write(&path, format!("{}\n", schedule.to_json()))?;
+    Ok(path)
 }
 
 /// The candidate's schedule as replay reads it: threads by their stable identity, steps by each

@@ -1,9 +1,9 @@
 //! `ilgen detect`: the command that strings the stages together.
 //!
 //! Takes one or more trace directories (runs of one binary) and the flags; runs the analysis of
-//! each, in parallel ([`ilgen_analysis::analyze_with`]), writes `candidates.json` and one
-//! `schedule-<n>.json` per candidate into each trace directory ([`ilgen_analysis::candidates`]),
-//! and then, unless `--no-replay`, replays each candidate (fallbacks only as needed) on its run
+//! each, in parallel ([`ilgen_analysis::analyze_with`]), writes `candidates.json` into each trace
+//! directory ([`ilgen_analysis::candidates`]), and then, unless `--no-replay`, replays each
+//! candidate (fallbacks only as needed) on its run, its `schedule-<n>.json` written beside
 //! ([`ilgen_confirm::replay_all`]) and prints one report of the confirmed findings of all runs
 //! ([`ilgen_report::Report::merge`]), led by the deadlock a recorded run itself ended in, if one
 //! did ([`ilgen_analysis::observed`]); with `--no-replay` (one trace) it prints the candidates'
@@ -31,6 +31,7 @@ use ilgen_report::limits::{self, with_names};
 use ilgen_report::shard::ShardInfo;
 use ilgen_report::suppress::Suppressions;
 use ilgen_report::{RecordedRun, Report};
+use ilgen_trace::format::ThreadHeader;
 use rayon::prelude::*;
 
 use crate::dump;
@@ -157,6 +158,7 @@ struct Predicted {
     /// Where the candidates, schedules and replays go: `dir`, or a shard's own directory in it.
     out: PathBuf,
     run: RecordedRun,
+    headers: Vec<ThreadHeader>,
     file: CandidatesFile,
     /// Each candidate's place in the unsharded analysis.
     keys: Vec<Key>,
@@ -224,8 +226,8 @@ pub fn run(args: &DetectArgs) -> Result<i32, CliError> {
     }
 }
 
-/// Reads the trace in `dir`, predicts its candidates and writes them (`candidates.json`, one
-/// `schedule-<n>.json` each) into `dir`.
+/// Reads the trace in `dir`, predicts its candidates and writes them (`candidates.json`) into
+/// `dir`.
 fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
     let progress = Progress::for_stderr(args.progress, args.quiet);
     progress.begin(&format!("reading {}", dir.display()));
@@ -299,7 +301,7 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         candidates,
     };
     ilgen_confirm::remove_old_outputs(&out);
-    candidates::write_dir(&out, &file, &headers).map_err(CliError::Input)?;
+    candidates::write_dir(&out, &file).map_err(CliError::Input)?;
     // On stderr, so that a report on stdout stays as it was; the summary has it too.
     eprint!(
         "{}",
@@ -309,6 +311,7 @@ fn predict(dir: &Path, args: &DetectArgs) -> Result<Predicted, CliError> {
         dir: dir.to_path_buf(),
         out,
         run,
+        headers,
         file,
         keys,
     })
@@ -361,6 +364,7 @@ fn confirm(
         .map(|p| {
             ilgen_confirm::run::absolute(&p.out).map(|dir| ilgen_confirm::Candidates {
                 meta: &p.run.meta,
+                headers: &p.headers,
                 dir,
                 candidates: &p.file.candidates,
             })

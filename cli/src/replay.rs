@@ -24,7 +24,8 @@ use crate::{dump, exit};
 #[command(after_help = "\
 FINDING names one candidate of `ilgen detect`: TRACE_DIR:N is candidate N (1-based, as in
 `schedule-N.json` and the report's `candidate N`) of the trace in TRACE_DIR; N alone takes the
-newest trace under ./ilgen-out/.
+newest trace under ./ilgen-out/. Its schedule, TRACE_DIR/schedule-N.json, is written from
+candidates.json when missing.
 
 With --gdb, gdb starts on the recorded program with ILGEN_OPTIONS set for the replay and ilgen's
 gdb commands loaded (TRACE_DIR/replay-gdb/ilgen_gdb.py): `run` stops in your code on the second
@@ -145,14 +146,17 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
             dir.join(candidates::FILE_NAME).display(),
         )));
     };
-    let schedule = run::absolute(&dir.join(candidates::schedule_file_name(n)))?;
-    if !schedule.is_file() {
+    if build_id != trace.meta.build_id {
         return Err(CliError::Input(format!(
-            "{} is missing; run `ilgen detect {}` again",
-            schedule.display(),
+            "{} was made from another recording; run `ilgen detect {}` again",
+            dir.join(candidates::FILE_NAME).display(),
             dir.display()
         )));
     }
+    // `ilgen detect` writes a schedule only for the candidates it replays.
+    let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
+    let schedule = ilgen_confirm::schedule_file(&dir, n, candidate, &headers, &build_id, true)?;
+    let schedule = run::absolute(&schedule)?;
     // A schedule the runtime would refuse is bad input, not a replay that diverged.
     let made_for = ilgen_trace::schedule::Schedule::read(&schedule)?.build_id;
     if made_for != trace.meta.build_id {
@@ -161,13 +165,6 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
              `ilgen detect {}` again",
             schedule.display(),
             trace.meta.build_id,
-            dir.display()
-        )));
-    }
-    if build_id != trace.meta.build_id {
-        return Err(CliError::Input(format!(
-            "{} was made from another recording; run `ilgen detect {}` again",
-            dir.join(candidates::FILE_NAME).display(),
             dir.display()
         )));
     }

@@ -1,7 +1,7 @@
 //! `ilgen-confirm`: replay each candidate's schedule and say what the replay proved.
 //!
-//! Takes a trace directory on which the analysis wrote `schedule-<n>.json` files, the run's
-//! [`Meta`] and its candidates; gives, per candidate, a [`run::ReplayRun`] (the program run with
+//! Takes a trace directory, the run's [`Meta`], thread headers and candidates; writes each
+//! replayed candidate's `schedule-<n>.json` there and gives, per candidate, a [`run::ReplayRun`] (the program run with
 //! `ILGEN_OPTIONS=mode=replay:schedule=...:outcome_dir=<trace>/replay-<n>`, bounded in time) and
 //! its [`verdict::Verdict`] (confirmed race or deadlock, no error, infeasible, failed).
 //! [`trust::check`] refuses a trace someone else could have written (it names the program a replay
@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use ilgen_analysis::candidates::{self, Candidate};
+use ilgen_trace::format::ThreadHeader;
 use ilgen_trace::Meta;
 
 pub use error::ConfirmError;
@@ -35,9 +36,11 @@ pub fn replay_dir_name(number: usize) -> String {
     format!("replay-{number}")
 }
 
-/// The candidates of one recorded run to replay, their schedules in the absolute `dir`.
+/// The candidates of one recorded run to replay, their schedules to be written into the absolute
+/// `dir` (threads named by the run's `headers`).
 pub struct Candidates<'a> {
     pub meta: &'a Meta,
+    pub headers: &'a [ThreadHeader],
     pub dir: PathBuf,
     pub candidates: &'a [Candidate],
 }
@@ -71,10 +74,16 @@ pub fn replay_all(
         round.extend((0..next.len()).filter(|&i| !after[i]).map(|i| (r, i)));
     }
     while !round.is_empty() {
-        let reqs: Vec<(&Meta, Request)> = round
+        let reqs = round
             .iter()
-            .map(|&(r, i)| (runs[r].meta, request(&runs[r].dir, i + 1)))
-            .collect();
+            .map(|&(r, i)| {
+                let c = &runs[r];
+                let (candidate, id) = (&c.candidates[i], &c.meta.build_id);
+                let schedule = schedule_file(&c.dir, i + 1, candidate, c.headers, id, false)?;
+                let out_dir = c.dir.join(replay_dir_name(i + 1));
+                Ok((c.meta, Request { schedule, out_dir }))
+            })
+            .collect::<Result<Vec<(&Meta, Request)>, ConfirmError>>()?;
         if announce {
             for (&(_, i), (meta, req)) in round.iter().zip(&reqs) {
                 let command = run::command_line(meta, req, bounds.before.as_deref())?;
@@ -120,12 +129,26 @@ fn next_fallbacks(candidates: &[Candidate]) -> Vec<Option<usize>> {
     next
 }
 
-/// The replay of candidate `number` (1-based): its schedule and outcome directory.
-pub fn request(dir: &Path, number: usize) -> Request {
-    Request {
-        schedule: dir.join(candidates::schedule_file_name(number)),
-        out_dir: dir.join(replay_dir_name(number)),
+/// Writes candidate `number`'s (1-based) schedule into `dir` (unless `keep` and the file is
+/// there) and gives its path.
+pub fn schedule_file(
+    dir: &Path,
+    number: usize,
+    candidate: &Candidate,
+    headers: &[ThreadHeader],
+    build_id: &str,
+    keep: bool,
+) -> Result<PathBuf, ConfirmError> {
+    let path = dir.join(candidates::schedule_file_name(number));
+    if !(keep && path.exists()) {
+        candidates::write_replay_schedule(dir, number, candidate, headers, build_id).map_err(
+            |source| ConfirmError::Create {
+                path: path.clone(),
+                source,
+            },
+        )?;
     }
+    Ok(path)
 }
 
 /// Removes the schedule files and replay directories an earlier `ilgen detect` left in `dir`, so

@@ -9,6 +9,8 @@
 // RUN: env ILGEN_OPTIONS=trace_dir=%t.trace %t
 // RUN: sh -c '%ilgen detect --no-replay %t.trace > /dev/null; echo "exit=$?"' | FileCheck %s --check-prefix=GOOD
 // GOOD: exit=66
+// `ilgen replay` writes the candidate's schedule, which the runtime is given below.
+// RUN: %ilgen replay --print-env %t.trace:1 > /dev/null
 //
 // RUN: cp -r %t.trace %t.cut && head -c 30 %t.trace/t1.inputs > %t.cut/t1.inputs
 // RUN: sh -c '%ilgen detect --no-replay %t.cut; echo "exit=$?"' 2>&1 | FileCheck %s --check-prefix=CUT

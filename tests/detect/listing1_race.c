@@ -9,7 +9,7 @@
 // RUN: sh -c '%ilgen detect --no-replay %t.trace; echo "exit=$?"' > %t.text
 // RUN: sh -c '%ilgen detect --no-replay --format json %t.trace; echo "exit=$?"' > %t.json
 // RUN: cat %t.text %t.json | FileCheck %s
-// RUN: test -f %t.trace/schedule-1.json && test ! -e %t.trace/schedule-2.json
+// RUN: test ! -e %t.trace/schedule-1.json && %ilgen replay --print-env %t.trace:1 >/dev/null && test -f %t.trace/schedule-1.json && test ! -e %t.trace/schedule-2.json
 //
 // Progress goes to stderr, only with --progress when stderr is no terminal; stdout is unchanged.
 // RUN: sh -c '%ilgen detect --no-replay --progress %t.trace 2>%t.progress; echo "exit=$?"' > %t.text2

@@ -9,6 +9,7 @@
 // RUN: sh -c '%ilgen detect --no-replay %t.trace; echo "exit=$?"' > %t.text
 // RUN: FileCheck %s < %t.text
 // RUN: grep -c '^    thread ' %t.text | FileCheck --check-prefix=LISTED %s
+// RUN: %ilgen replay --print-env %t.trace:1 > /dev/null
 // RUN: python3 -c "import json,re,sys; t=open('%t.text').read(); n=int(re.search(r'after (\d+);', t).group(1)); s=len(json.load(open('%t.trace/schedule-1.json'))['steps']); print('steps', s - n, 'hidden', 'over 400' if n > 400 else n)" | FileCheck --check-prefix=FILE %s
 //
 // The report of the confirmed race lists the same last 200 steps, numbered as in the schedule.

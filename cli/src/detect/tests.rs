@@ -91,7 +91,7 @@ fn args(dir: &std::path::Path, format: super::Format) -> super::DetectArgs {
 
 #[test]
 fn run_writes_a_versioned_candidates_file_and_exits_with_findings() {
-    use ilgen_analysis::candidates::{read, FILE_NAME, FORMAT_VERSION};
+    use ilgen_analysis::candidates::{read, replay_schedule, FILE_NAME, FORMAT_VERSION};
     let dir = trace_dir(&listing1(), "run");
     let code = super::run(&args(&dir, super::Format::Json)).unwrap();
     assert_eq!(code, crate::exit::FINDINGS);
@@ -99,7 +99,11 @@ fn run_writes_a_versioned_candidates_file_and_exits_with_findings() {
     assert_eq!(file.format_version, FORMAT_VERSION);
     assert_eq!(file.candidates, detect(&listing1()));
     assert_eq!(file.stats.threads, 2);
-    let schedule = ilgen_trace::schedule::Schedule::read(&dir.join("schedule-1.json")).unwrap();
+    // No replay, no schedule file: `ilgen replay` writes the one it needs.
+    assert!(!dir.join("schedule-1.json").exists());
+    let trace = ilgen_trace::TraceDir::open(&dir).unwrap();
+    let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
+    let schedule = replay_schedule(&file.candidates[0], &headers, &file.build_id);
     assert_eq!(schedule.build_id, "00");
     let steps: Vec<_> = schedule
         .steps
