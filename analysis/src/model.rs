@@ -143,6 +143,9 @@ struct EventIndex {
     /// (`var`, `read`). A compressor's run had 404,216 edges but 3,012 distinct orders: a model of
     /// one variable keeps an order if any of its reads still needs it.
     orders: Vec<Order>,
+    /// The reads of every order, each order's together ([`Order::reads`]): a vector per order
+    /// cost a header and an allocation per hand-off of a work queue's run (a million of them).
+    order_reads: Vec<OrderRead>,
     /// (variable, order) of each read of the orders, sorted: the orders a variable's reads are in.
     reads_of: Vec<(u32, u32)>,
     /// Per thread, the reads of the orders as (read's index, its segment's first event, order),
@@ -159,7 +162,8 @@ struct Order {
     after: At,
     before: At,
     syncs_before: (u32, u32),
-    reads: Vec<OrderRead>,
+    /// Its reads' range in [`EventIndex::order_reads`].
+    reads: (u32, u32),
 }
 
 /// A deciding read of `var` that an [`Order`] keeps.
@@ -196,6 +200,7 @@ impl EventIndex {
                 .collect(),
             accesses: counts.into_iter().map(Vec::with_capacity).collect(),
             orders: Vec::new(),
+            order_reads: Vec::new(),
             reads_of: Vec::new(),
             thread_reads: vec![Vec::new(); threads.len()],
         };
@@ -211,6 +216,7 @@ impl EventIndex {
         }
         let syncs_before = |at: At| index.syncs_before(at.thread, at.index as u32);
         let mut orders: Vec<Order> = Vec::new();
+        let mut order_reads = Vec::with_capacity(edges.len());
         for e in edges {
             let read_syncs = syncs_before(e.read);
             let events = &threads[e.read.thread].events;
@@ -231,18 +237,21 @@ impl EventIndex {
                 segment,
                 end,
             };
+            let at = order_reads.len() as u32;
+            order_reads.push(read);
             match orders.last_mut() {
-                Some(o) if (o.after, o.before) == (e.after, e.before) => o.reads.push(read),
+                Some(o) if (o.after, o.before) == (e.after, e.before) => o.reads.1 = at + 1,
                 _ => orders.push(Order {
                     after: e.after,
                     before: e.before,
                     syncs_before: (syncs_before(e.after), syncs_before(e.before)),
-                    reads: vec![read],
+                    reads: (at, at + 1),
                 }),
             }
         }
+        orders.shrink_to_fit();
         for (o, order) in orders.iter().enumerate() {
-            for r in &order.reads {
+            for r in &order_reads[order.reads.0 as usize..order.reads.1 as usize] {
                 index.reads_of.push((r.var as u32, o as u32));
                 index.thread_reads[r.read.thread].push((r.read.index as u32, r.segment, o as u32));
             }
@@ -252,7 +261,13 @@ impl EventIndex {
             reads.sort_unstable();
         }
         index.orders = orders;
+        index.order_reads = order_reads;
         index
+    }
+
+    /// The reads of `o`, in the order of their edges.
+    fn reads(&self, o: &Order) -> &[OrderRead] {
+        &self.order_reads[o.reads.0 as usize..o.reads.1 as usize]
     }
 
     /// The accesses of `var` by `thread` (none for `None`), by index.
@@ -302,11 +317,15 @@ impl EventIndex {
             r.var == v || (before > 0 && own[r.read.thread][before - 1].1 >= r.segment)
         };
         let (r, after, moved) = match var {
-            None => (o.reads.first()?, kept_at(o.after, o.syncs_before.0), false),
-            Some(v) => match o.reads.iter().find(|r| !touches(r, v)) {
+            None => (
+                self.reads(o).first()?,
+                kept_at(o.after, o.syncs_before.0),
+                false,
+            ),
+            Some(v) => match self.reads(o).iter().find(|r| !touches(r, v)) {
                 Some(r) => (r, kept_at(o.after, o.syncs_before.0), false),
                 None => {
-                    let (r, end) = o.reads.iter().find_map(|r| {
+                    let (r, end) = self.reads(o).iter().find_map(|r| {
                         let (end, syncs) = r.end.filter(|_| o.after.thread == r.read.thread)?;
                         let end = At {
                             thread: r.read.thread,
