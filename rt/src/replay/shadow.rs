@@ -41,9 +41,11 @@
 //! operations, the load and the store of `n++`), so it is decided on one word, before any scan or
 //! lock ([`covered`]): each granule's state word holds, next to its lock bit, a hint for the thread
 //! and instant of the last access checked there: the bytes that the plain cells of that instant
-//! touch, those that its plain writes touch, and whether one cell touches them all. A one-byte
-//! access is covered if a cell touches its byte, a longer one if the only cell touches all of its
-//! bytes. The hint only claims what the cells hold; what it cannot decide is scanned as before.
+//! touch, those that its plain writes touch, and for each whether one cell touches them all. A
+//! one-byte access is covered if a cell touches its byte, a longer one if its bytes are among
+//! those and one cell touches them all (not only when it is the only cell: a value read at two
+//! sites of one instant keeps two cells). The hint only claims what the cells hold; what it
+//! cannot decide is scanned as before.
 //!
 //! Except a site's first access of the instant, within one granule (its thread keeps, per hashed
 //! site pointer, the instant of the site's last access: `replay::thread::Inner::first_of_site`):
@@ -465,18 +467,21 @@ const ROOT: usize = 1 << 18;
 
 /// A granule's state word (see the module doc): its lock, whether it holds anything, and the hint:
 /// for one thread and instant (an epoch), the bytes its plain cells of that instant touch, and
-/// those its plain writes touch, and whether one cell touches them all.
+/// those its plain writes touch, and for each of the two whether one cell touches them all.
 const LOCKED: u64 = 1;
 const HELD: u64 = 1 << 1;
 const HINT: u64 = 1 << 2;
-const HINT_SINGLE: u64 = 1 << 3;
+/// One plain cell of the hint's epoch touches all of its `any` bytes.
+const HINT_ONE_ANY: u64 = 1 << 3;
 const HINT_ANY_SHIFT: u32 = 4;
 const HINT_WRITES_SHIFT: u32 = 12;
-const HINT_TID_SHIFT: u32 = 20;
+/// One plain write of the hint's epoch touches all of its `writes` bytes.
+const HINT_ONE_WRITE: u64 = 1 << 20;
+const HINT_TID_SHIFT: u32 = 21;
 const HINT_CLOCK_SHIFT: u32 = 32;
 /// The bits that name the hint's epoch.
 const HINT_EPOCH: u64 = !0 << HINT_TID_SHIFT;
-/// Threads whose tid fits the hint's 12 bits; the others always take the slow path.
+/// Threads whose tid fits the hint's 11 bits; the others always take the slow path.
 const HINT_TIDS: ThreadId = 1 << (HINT_CLOCK_SHIFT - HINT_TID_SHIFT);
 
 impl Granule {
@@ -486,21 +491,36 @@ impl Granule {
         if epoch.tid() >= HINT_TIDS {
             return 0;
         }
-        let (mut any, mut writes, mut cells) = (0u8, 0u8, 0);
+        // `widest`: the mask of a cell that touches the bytes of every cell seen before it, if
+        // the last such cell does; it ends as the union exactly when one cell touches it all.
+        let (mut any, mut writes, mut widest, mut widest_write) = (0u8, 0u8, 0u8, 0u8);
+        let mut cells = false;
         for c in self.cells.iter() {
             if c.epoch == epoch && !c.kind.is_atomic() {
+                cells = true;
                 any |= c.mask;
+                if c.mask & widest == widest {
+                    widest = c.mask;
+                }
                 if c.kind.is_write() {
                     writes |= c.mask;
+                    if c.mask & widest_write == widest_write {
+                        widest_write = c.mask;
+                    }
                 }
-                cells += 1;
             }
         }
-        if cells == 0 {
+        if !cells {
             return 0;
         }
-        let single = if cells == 1 { HINT_SINGLE } else { 0 };
-        HINT | single
+        let one_any = if widest == any { HINT_ONE_ANY } else { 0 };
+        let one_write = if widest_write == writes {
+            HINT_ONE_WRITE
+        } else {
+            0
+        };
+        HINT | one_any
+            | one_write
             | u64::from(any) << HINT_ANY_SHIFT
             | u64::from(writes) << HINT_WRITES_SHIFT
             | u64::from(epoch.tid()) << HINT_TID_SHIFT
@@ -512,19 +532,21 @@ impl Granule {
 /// a write if `write`, is covered by one cell of the granule whose unlocked state is `state`:
 /// the module doc's fast path, decided on one word. A cell covers it if it is of the same instant,
 /// plain, a write if the access is, and touches all its bytes: so a one-byte access is covered if
-/// any such cell touches its byte, and a longer one if the only such cell touches all of them.
+/// any such cell touches its byte, and a longer one if one such cell touches all the bytes that
+/// such cells touch (a loop that reads a value at two sites, each its first of the instant and so
+/// each kept, is still decided here).
 #[inline]
 fn covered(state: u64, tid: ThreadId, clock: u32, mask: u8, write: bool) -> bool {
     let epoch = u64::from(tid) << HINT_TID_SHIFT | u64::from(clock) << HINT_CLOCK_SHIFT;
-    let shift = if write {
-        HINT_WRITES_SHIFT
+    let (shift, one) = if write {
+        (HINT_WRITES_SHIFT, HINT_ONE_WRITE)
     } else {
-        HINT_ANY_SHIFT
+        (HINT_ANY_SHIFT, HINT_ONE_ANY)
     };
     let bytes = (state >> shift) as u8;
     state & (HINT_EPOCH | HINT | LOCKED) == epoch | HINT
         && mask & !bytes == 0
-        && (mask.is_power_of_two() || state & HINT_SINGLE != 0)
+        && (mask.is_power_of_two() || state & one != 0)
 }
 
 /// The shadow of one page of the program's memory: who may touch its granules ([`Owner`]), per
@@ -1935,6 +1957,52 @@ mod tests {
     }
 
     #[test]
+    fn the_hint_covers_longer_accesses_of_one_cell_among_several() {
+        let (mut a, _) = clocks();
+        let mut g = Granule::default();
+        let mut out = Conflicts::default();
+        // A value written at site 1, then read at site 2, the site's first access of the instant:
+        // only a cell of its own site covers that, so the read is kept next to the write.
+        g.access(&at(0, &a, 0x1000, 8, true), &mut a, &mut out);
+        let read = Cell {
+            site: 2,
+            first: true,
+            ..at(0, &a, 0x1000, 8, false)
+        };
+        g.access(&read, &mut a, &mut out);
+        assert_eq!(g.cells.len(), 2);
+        // The write touches all the bytes either touches: it covers later reads and writes of them.
+        let hint = g.hint(a.epoch(0));
+        let clock = a.get(0);
+        assert!(covered(hint, 0, clock, 0xff, false));
+        assert!(covered(hint, 0, clock, 0xff, true));
+        assert!(covered(hint, 0, clock, 0x0f, true));
+        // Two 4-byte writes: no cell touches the whole, so the hint decides one-byte accesses
+        // only (a longer one is scanned).
+        let mut g = Granule::default();
+        a.tick(0);
+        g.access(&at(0, &a, 0x1000, 4, true), &mut a, &mut out);
+        g.access(&at(0, &a, 0x1004, 4, true), &mut a, &mut out);
+        let hint = g.hint(a.epoch(0));
+        let clock = a.get(0);
+        assert!(covered(hint, 0, clock, 1 << 5, true));
+        assert!(!covered(hint, 0, clock, 0xf0, true));
+        assert!(!covered(hint, 0, clock, 0xff, false));
+        // A whole read of the granule after a write of half of it: the read covers later reads of
+        // all of it, no write covers a whole write.
+        let mut g = Granule::default();
+        a.tick(0);
+        g.access(&at(0, &a, 0x1000, 4, true), &mut a, &mut out);
+        g.access(&at(0, &a, 0x1000, 8, false), &mut a, &mut out);
+        let hint = g.hint(a.epoch(0));
+        let clock = a.get(0);
+        assert!(covered(hint, 0, clock, 0xff, false));
+        assert!(covered(hint, 0, clock, 0x0f, true));
+        assert!(!covered(hint, 0, clock, 0xff, true));
+        assert!(out.is_empty());
+    }
+
+    #[test]
     fn the_hint_never_claims_an_access_that_no_cell_covers() {
         // Xorshift: the same sequence of accesses every run.
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
@@ -1966,14 +2034,15 @@ mod tests {
                     now[t].tick(tid);
                     continue;
                 }
-                let size = [1, 2, 4][next(3) as usize];
+                let size = [1, 2, 4, 8][next(4) as usize];
                 let addr = 0x1000 + next(8 / size) * size;
                 let cur = Cell {
                     kind: kinds[next(4) as usize],
                     site: next(4) as SiteId,
+                    first: next(4) == 0,
                     ..at(tid, &now[t], addr, size, false)
                 };
-                if !cur.kind.is_atomic() {
+                if !cur.kind.is_atomic() && !cur.first {
                     let hint = g.hint(now[t].epoch(tid));
                     let fast = covered(hint, tid, now[t].get(tid), cur.mask, cur.kind.is_write());
                     let exact = g
