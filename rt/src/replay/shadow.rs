@@ -41,11 +41,12 @@
 //! operations, the load and the store of `n++`), so it is decided on one word, before any scan or
 //! lock ([`covered`]): each granule's state word holds, next to its lock bit, a hint for the thread
 //! and instant of the last access checked there: the bytes that the plain cells of that instant
-//! touch, those that its plain writes touch, and for each whether one cell touches them all. A
-//! one-byte access is covered if a cell touches its byte, a longer one if its bytes are among
-//! those and one cell touches them all (not only when it is the only cell: a value read at two
-//! sites of one instant keeps two cells). The hint only claims what the cells hold; what it
-//! cannot decide is scanned as before.
+//! touch, those that its plain writes touch, and for each which longer accesses of those bytes
+//! one cell covers. A one-byte access is covered if a cell touches its byte; a longer one if its
+//! bytes are among those and one cell touches them all (not only when it is the only cell: a
+//! value read at two sites of one instant keeps two cells), or if it lies in one aligned block of
+//! 2 or 4 bytes that each cell touches all or none of (two 4-byte words of a granule, each with
+//! its cell). The hint only claims what the cells hold; what it cannot decide is scanned as before.
 //!
 //! Except a site's first access of the instant, within one granule (its thread keeps, per hashed
 //! site pointer, the instant of the site's last access: `replay::thread::Inner::first_of_site`):
@@ -467,22 +468,73 @@ const ROOT: usize = 1 << 18;
 
 /// A granule's state word (see the module doc): its lock, whether it holds anything, and the hint:
 /// for one thread and instant (an epoch), the bytes its plain cells of that instant touch, and
-/// those its plain writes touch, and for each of the two whether one cell touches them all.
+/// those its plain writes touch, each with a code ([`Reach`]) that says which longer accesses of
+/// those bytes one cell covers. No cell of the epoch: no bytes (and the access is not decided).
 const LOCKED: u64 = 1;
 const HELD: u64 = 1 << 1;
-const HINT: u64 = 1 << 2;
-/// One plain cell of the hint's epoch touches all of its `any` bytes.
-const HINT_ONE_ANY: u64 = 1 << 3;
+const HINT_ANY_REACH_SHIFT: u32 = 2;
 const HINT_ANY_SHIFT: u32 = 4;
 const HINT_WRITES_SHIFT: u32 = 12;
-/// One plain write of the hint's epoch touches all of its `writes` bytes.
-const HINT_ONE_WRITE: u64 = 1 << 20;
-const HINT_TID_SHIFT: u32 = 21;
+const HINT_WRITES_REACH_SHIFT: u32 = 20;
+const HINT_TID_SHIFT: u32 = 22;
 const HINT_CLOCK_SHIFT: u32 = 32;
 /// The bits that name the hint's epoch.
 const HINT_EPOCH: u64 = !0 << HINT_TID_SHIFT;
-/// Threads whose tid fits the hint's 11 bits; the others always take the slow path.
+/// Threads whose tid fits the hint's 10 bits; the others always take the slow path.
 const HINT_TIDS: ThreadId = 1 << (HINT_CLOCK_SHIFT - HINT_TID_SHIFT);
+
+/// A reach code: one cell touches all the bytes of the class (every access of them is covered).
+const REACH_ALL: u8 = 3;
+
+/// The bytes that one class of cells (the plain cells of an epoch, or its plain writes) touch,
+/// and their reach code: [`REACH_ALL`] if one of them touches all those bytes, else `k` (0..=2)
+/// for the largest aligned block of `1 << k` bytes that every one touches all or none of. A cell
+/// that touches a byte of such a block then touches the whole block: an access within one block,
+/// of bytes some cell touches, is covered (with `k` = 0, a one-byte access).
+#[derive(Clone, Copy)]
+struct Reach {
+    union: u8,
+    /// The mask of a cell that touches the bytes of every cell added before it, if the last such
+    /// cell does: it ends as the union exactly when one cell touches it all.
+    widest: u8,
+    k: u8,
+}
+
+impl Reach {
+    const NONE: Reach = Reach {
+        union: 0,
+        widest: 0,
+        k: 2,
+    };
+
+    fn add(&mut self, m: u8) {
+        self.union |= m;
+        if m & self.widest == self.widest {
+            self.widest = m;
+        }
+        while self.k > 0 && !whole_blocks(m, 1 << self.k) {
+            self.k -= 1;
+        }
+    }
+
+    /// The hint's bits for this class: its bytes at `shift`, its code at `reach_shift`.
+    fn bits(self, shift: u32, reach_shift: u32) -> u64 {
+        let code = if self.widest == self.union {
+            REACH_ALL
+        } else {
+            self.k
+        };
+        u64::from(self.union) << shift | u64::from(code) << reach_shift
+    }
+}
+
+/// `m` touches all or none of the bytes of each aligned block of `b` (2 or 4) bytes.
+fn whole_blocks(m: u8, b: u32) -> bool {
+    // Bit i of `starts` is set when byte i starts a block: each block's bits, shifted down to its
+    // first byte, must all agree with that byte's.
+    let starts: u8 = if b == 2 { 0x55 } else { 0x11 };
+    (1..b).all(|j| ((m >> j) ^ m) & starts == 0)
+}
 
 impl Granule {
     /// The hint for the plain cells of epoch `epoch`: 0 when there are none, or its thread's
@@ -491,38 +543,20 @@ impl Granule {
         if epoch.tid() >= HINT_TIDS {
             return 0;
         }
-        // `widest`: the mask of a cell that touches the bytes of every cell seen before it, if
-        // the last such cell does; it ends as the union exactly when one cell touches it all.
-        let (mut any, mut writes, mut widest, mut widest_write) = (0u8, 0u8, 0u8, 0u8);
-        let mut cells = false;
+        let (mut any, mut writes) = (Reach::NONE, Reach::NONE);
         for c in self.cells.iter() {
             if c.epoch == epoch && !c.kind.is_atomic() {
-                cells = true;
-                any |= c.mask;
-                if c.mask & widest == widest {
-                    widest = c.mask;
-                }
+                any.add(c.mask);
                 if c.kind.is_write() {
-                    writes |= c.mask;
-                    if c.mask & widest_write == widest_write {
-                        widest_write = c.mask;
-                    }
+                    writes.add(c.mask);
                 }
             }
         }
-        if !cells {
+        if any.union == 0 {
             return 0;
         }
-        let one_any = if widest == any { HINT_ONE_ANY } else { 0 };
-        let one_write = if widest_write == writes {
-            HINT_ONE_WRITE
-        } else {
-            0
-        };
-        HINT | one_any
-            | one_write
-            | u64::from(any) << HINT_ANY_SHIFT
-            | u64::from(writes) << HINT_WRITES_SHIFT
+        any.bits(HINT_ANY_SHIFT, HINT_ANY_REACH_SHIFT)
+            | writes.bits(HINT_WRITES_SHIFT, HINT_WRITES_REACH_SHIFT)
             | u64::from(epoch.tid()) << HINT_TID_SHIFT
             | u64::from(epoch.clock()) << HINT_CLOCK_SHIFT
     }
@@ -531,22 +565,28 @@ impl Granule {
 /// A plain access by `tid` (below [`HINT_TIDS`]) at its instant `clock`, of the bytes `mask`,
 /// a write if `write`, is covered by one cell of the granule whose unlocked state is `state`:
 /// the module doc's fast path, decided on one word. A cell covers it if it is of the same instant,
-/// plain, a write if the access is, and touches all its bytes: so a one-byte access is covered if
-/// any such cell touches its byte, and a longer one if one such cell touches all the bytes that
-/// such cells touch (a loop that reads a value at two sites, each its first of the instant and so
-/// each kept, is still decided here).
+/// plain, a write if the access is, and touches all its bytes: so an access of bytes that such
+/// cells touch is covered if one of them touches all those bytes ([`REACH_ALL`]), or if the access
+/// lies within one aligned block that each of them touches all or none of (a one-byte access
+/// always; a 4-byte word next to another word's cell in the same granule too).
 #[inline]
 fn covered(state: u64, tid: ThreadId, clock: u32, mask: u8, write: bool) -> bool {
     let epoch = u64::from(tid) << HINT_TID_SHIFT | u64::from(clock) << HINT_CLOCK_SHIFT;
-    let (shift, one) = if write {
-        (HINT_WRITES_SHIFT, HINT_ONE_WRITE)
+    let (shift, reach_shift) = if write {
+        (HINT_WRITES_SHIFT, HINT_WRITES_REACH_SHIFT)
     } else {
-        (HINT_ANY_SHIFT, HINT_ONE_ANY)
+        (HINT_ANY_SHIFT, HINT_ANY_REACH_SHIFT)
     };
     let bytes = (state >> shift) as u8;
-    state & (HINT_EPOCH | HINT | LOCKED) == epoch | HINT
+    let reach = (state >> reach_shift) as u8 & 3;
+    let (lo, hi) = (
+        mask.trailing_zeros(),
+        7u32.wrapping_sub(mask.leading_zeros()),
+    );
+    state & (HINT_EPOCH | LOCKED) == epoch
+        && mask != 0
         && mask & !bytes == 0
-        && (mask.is_power_of_two() || state & one != 0)
+        && (reach == REACH_ALL || lo >> reach == hi >> reach)
 }
 
 /// The shadow of one page of the program's memory: who may touch its granules ([`Owner`]), per
@@ -1957,7 +1997,7 @@ mod tests {
     }
 
     #[test]
-    fn the_hint_covers_longer_accesses_of_one_cell_among_several() {
+    fn the_hint_covers_longer_accesses_of_one_cell_among_several_or_within_a_block() {
         let (mut a, _) = clocks();
         let mut g = Granule::default();
         let mut out = Conflicts::default();
@@ -1977,8 +2017,8 @@ mod tests {
         assert!(covered(hint, 0, clock, 0xff, false));
         assert!(covered(hint, 0, clock, 0xff, true));
         assert!(covered(hint, 0, clock, 0x0f, true));
-        // Two 4-byte writes: no cell touches the whole, so the hint decides one-byte accesses
-        // only (a longer one is scanned).
+        // Two 4-byte words, each written: no cell touches the whole granule, but each touches all
+        // or none of each word, so an access within one word is covered by that word's cell.
         let mut g = Granule::default();
         a.tick(0);
         g.access(&at(0, &a, 0x1000, 4, true), &mut a, &mut out);
@@ -1986,8 +2026,20 @@ mod tests {
         let hint = g.hint(a.epoch(0));
         let clock = a.get(0);
         assert!(covered(hint, 0, clock, 1 << 5, true));
-        assert!(!covered(hint, 0, clock, 0xf0, true));
+        assert!(covered(hint, 0, clock, 0xf0, true));
+        assert!(covered(hint, 0, clock, 0x0c, false));
         assert!(!covered(hint, 0, clock, 0xff, false));
+        assert!(!covered(hint, 0, clock, 0x18, false));
+        // A 2-byte write at byte 1 next to them: a block of two bytes is no longer all or none.
+        let mut g = Granule::default();
+        a.tick(0);
+        g.access(&at(0, &a, 0x1001, 2, true), &mut a, &mut out);
+        g.access(&at(0, &a, 0x1004, 4, true), &mut a, &mut out);
+        let hint = g.hint(a.epoch(0));
+        let clock = a.get(0);
+        assert!(covered(hint, 0, clock, 1 << 2, true));
+        assert!(!covered(hint, 0, clock, 0x30, true));
+        assert!(!covered(hint, 0, clock, 0x06, true));
         // A whole read of the granule after a write of half of it: the read covers later reads of
         // all of it, no write covers a whole write.
         let mut g = Granule::default();
@@ -2035,7 +2087,12 @@ mod tests {
                     continue;
                 }
                 let size = [1, 2, 4, 8][next(4) as usize];
-                let addr = 0x1000 + next(8 / size) * size;
+                // Aligned mostly (the blocks the hint reasons on), sometimes not.
+                let addr = if next(4) == 0 {
+                    0x1000 + next(9 - size)
+                } else {
+                    0x1000 + next(8 / size) * size
+                };
                 let cur = Cell {
                     kind: kinds[next(4) as usize],
                     site: next(4) as SiteId,
