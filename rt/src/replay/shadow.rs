@@ -379,7 +379,7 @@ impl Granule {
             epoch: now.epoch(tid),
             ..*cur
         };
-        if !self.scan(&cur, now, out) {
+        if !self.scan(&cur, now, out) && !self.widen(&cur) {
             if self.cells.len() == CELLS {
                 let victim = self.victim(&cur, now);
                 self.cells.forget(1 << victim);
@@ -427,6 +427,41 @@ impl Granule {
             self.cells.forget(redundant);
         }
         false
+    }
+
+    /// Widens the newest cell to take `cur` in, if `cur` continues its range (the next or the
+    /// previous bytes) as the same access would: same thread and instant, site, plain kind, stack
+    /// and held locks. A byte loop then keeps one cell per granule and instant, not one per byte.
+    /// Any later access races with the widened cell exactly when it races with one of the two,
+    /// with the same pair of sites; only the earlier access's address and size in a report
+    /// become the run's. A later access of the thread that the widened cell covers and no byte
+    /// cell did is covered by a cell of its instant, as the module doc allows (not a site's
+    /// first: only a cell of its own site covers that).
+    fn widen(&mut self, cur: &Cell) -> bool {
+        let Some(c) = self.cells.last_mut() else {
+            return false;
+        };
+        let same = c.epoch == cur.epoch
+            && c.site == cur.site
+            && c.kind == cur.kind
+            && !cur.kind.is_atomic()
+            && c.stack == cur.stack
+            && c.locks == cur.locks
+            && !(c.free || c.destroy || cur.free || cur.destroy);
+        let (c_end, cur_end) = (
+            c.addr.saturating_add(u64::from(c.size)),
+            cur.addr.saturating_add(u64::from(cur.size)),
+        );
+        let Some(size) = c.size.checked_add(cur.size) else {
+            return false;
+        };
+        if !same || (cur.addr != c_end && cur_end != c.addr) {
+            return false;
+        }
+        c.addr = c.addr.min(cur.addr);
+        c.size = size;
+        c.mask |= cur.mask;
+        true
     }
 
     /// The cell to forget when the granule is full, for `cur` to take its place: the oldest one
@@ -569,7 +604,7 @@ impl Granule {
 /// cells touch is covered if one of them touches all those bytes ([`REACH_ALL`]), or if the access
 /// lies within one aligned block that each of them touches all or none of (a one-byte access
 /// always; a 4-byte word next to another word's cell in the same granule too).
-#[inline]
+#[inline(always)]
 fn covered(state: u64, tid: ThreadId, clock: u32, mask: u8, write: bool) -> bool {
     let epoch = u64::from(tid) << HINT_TID_SHIFT | u64::from(clock) << HINT_CLOCK_SHIFT;
     let (shift, reach_shift) = if write {
@@ -1970,9 +2005,13 @@ mod tests {
         let (mut a, _) = clocks();
         let mut g = Granule::default();
         let mut out = Conflicts::default();
-        // A byte loop's writes to bytes 0..4 at one instant: four cells.
+        // Writes of bytes 0..4 at one instant by four sites: four cells.
         for b in 0..4 {
-            g.access(&at(0, &a, 0x1000 + b, 1, true), &mut a, &mut out);
+            let cur = Cell {
+                site: b as SiteId,
+                ..at(0, &a, 0x1000 + b, 1, true)
+            };
+            g.access(&cur, &mut a, &mut out);
         }
         let hint = g.hint(a.epoch(0));
         let clock = a.get(0);
@@ -2017,12 +2056,17 @@ mod tests {
         assert!(covered(hint, 0, clock, 0xff, false));
         assert!(covered(hint, 0, clock, 0xff, true));
         assert!(covered(hint, 0, clock, 0x0f, true));
-        // Two 4-byte words, each written: no cell touches the whole granule, but each touches all
-        // or none of each word, so an access within one word is covered by that word's cell.
+        // Two 4-byte words, each written at its site: no cell touches the whole granule, but each
+        // touches all or none of each word, so an access within one word is covered by that
+        // word's cell.
         let mut g = Granule::default();
         a.tick(0);
+        let second = Cell {
+            site: 2,
+            ..at(0, &a, 0x1004, 4, true)
+        };
         g.access(&at(0, &a, 0x1000, 4, true), &mut a, &mut out);
-        g.access(&at(0, &a, 0x1004, 4, true), &mut a, &mut out);
+        g.access(&second, &mut a, &mut out);
         let hint = g.hint(a.epoch(0));
         let clock = a.get(0);
         assert!(covered(hint, 0, clock, 1 << 5, true));
@@ -2052,6 +2096,40 @@ mod tests {
         assert!(covered(hint, 0, clock, 0x0f, true));
         assert!(!covered(hint, 0, clock, 0xff, true));
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn a_byte_loop_keeps_one_cell_per_granule_and_instant() {
+        let (mut a, mut b) = clocks();
+        let mut g = Granule::default();
+        // Bytes 3, 4, 5 ascending, then 2 and 1 descending: one run, one cell.
+        for byte in [3, 4, 5, 2, 1] {
+            assert!(acc(&mut g, at(0, &a, 0x1000 + byte, 1, true), &mut a).is_empty());
+        }
+        assert_eq!(g.cells.len(), 1);
+        let run = g.cells[0];
+        assert_eq!((run.addr, run.size, run.mask), (0x1001, 5, 0b0011_1110));
+        // Another thread's read of byte 5 races with the run, at its site; of byte 6 with nothing.
+        let raced: Vec<_> = acc(&mut g, at(1, &b, 0x1005, 1, false), &mut b)
+            .iter()
+            .map(|c| (c.tid(), c.site, c.mask))
+            .collect();
+        assert_eq!(raced, [(0, 1, 0b0011_1110)]);
+        assert!(acc(&mut g, at(1, &b, 0x1006, 1, true), &mut b).is_empty());
+        // Not widened: a byte next to the run at another site, of another kind, or at the next
+        // instant; nor a byte that does not touch the run's range.
+        let mut g = Granule::default();
+        acc(&mut g, at(0, &a, 0x1000, 1, true), &mut a);
+        let other_site = Cell {
+            site: 9,
+            ..at(0, &a, 0x1001, 1, true)
+        };
+        acc(&mut g, other_site, &mut a);
+        acc(&mut g, at(0, &a, 0x1002, 1, false), &mut a);
+        acc(&mut g, at(0, &a, 0x1004, 1, false), &mut a);
+        a.tick(0);
+        acc(&mut g, at(0, &a, 0x1005, 1, false), &mut a);
+        assert_eq!(g.cells.len(), 5);
     }
 
     #[test]
