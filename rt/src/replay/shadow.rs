@@ -2035,20 +2035,30 @@ mod tests {
         assert!(out.is_empty());
     }
 
+    /// The hint of thread 0 in a new granule after `cells`, all at its next instant (the access
+    /// stamps each with it), and that instant's clock.
+    fn hint_after(a: &mut VectorClock, cells: &[Cell]) -> (u64, u32) {
+        a.tick(0);
+        let mut g = Granule::default();
+        for c in cells {
+            assert!(acc(&mut g, *c, a).is_empty());
+        }
+        (g.hint(a.epoch(0)), a.get(0))
+    }
+
     #[test]
     fn the_hint_covers_longer_accesses_of_one_cell_among_several_or_within_a_block() {
         let (mut a, _) = clocks();
-        let mut g = Granule::default();
-        let mut out = Conflicts::default();
         // A value written at site 1, then read at site 2, the site's first access of the instant:
         // only a cell of its own site covers that, so the read is kept next to the write.
-        g.access(&at(0, &a, 0x1000, 8, true), &mut a, &mut out);
+        let mut g = Granule::default();
+        acc(&mut g, at(0, &a, 0x1000, 8, true), &mut a);
         let read = Cell {
             site: 2,
             first: true,
             ..at(0, &a, 0x1000, 8, false)
         };
-        g.access(&read, &mut a, &mut out);
+        acc(&mut g, read, &mut a);
         assert_eq!(g.cells.len(), 2);
         // The write touches all the bytes either touches: it covers later reads and writes of them.
         let hint = g.hint(a.epoch(0));
@@ -2059,43 +2069,30 @@ mod tests {
         // Two 4-byte words, each written at its site: no cell touches the whole granule, but each
         // touches all or none of each word, so an access within one word is covered by that
         // word's cell.
-        let mut g = Granule::default();
-        a.tick(0);
         let second = Cell {
             site: 2,
             ..at(0, &a, 0x1004, 4, true)
         };
-        g.access(&at(0, &a, 0x1000, 4, true), &mut a, &mut out);
-        g.access(&second, &mut a, &mut out);
-        let hint = g.hint(a.epoch(0));
-        let clock = a.get(0);
+        let cells = [at(0, &a, 0x1000, 4, true), second];
+        let (hint, clock) = hint_after(&mut a, &cells);
         assert!(covered(hint, 0, clock, 1 << 5, true));
         assert!(covered(hint, 0, clock, 0xf0, true));
         assert!(covered(hint, 0, clock, 0x0c, false));
         assert!(!covered(hint, 0, clock, 0xff, false));
         assert!(!covered(hint, 0, clock, 0x18, false));
         // A 2-byte write at byte 1 next to them: a block of two bytes is no longer all or none.
-        let mut g = Granule::default();
-        a.tick(0);
-        g.access(&at(0, &a, 0x1001, 2, true), &mut a, &mut out);
-        g.access(&at(0, &a, 0x1004, 4, true), &mut a, &mut out);
-        let hint = g.hint(a.epoch(0));
-        let clock = a.get(0);
+        let cells = [at(0, &a, 0x1001, 2, true), at(0, &a, 0x1004, 4, true)];
+        let (hint, clock) = hint_after(&mut a, &cells);
         assert!(covered(hint, 0, clock, 1 << 2, true));
         assert!(!covered(hint, 0, clock, 0x30, true));
         assert!(!covered(hint, 0, clock, 0x06, true));
         // A whole read of the granule after a write of half of it: the read covers later reads of
         // all of it, no write covers a whole write.
-        let mut g = Granule::default();
-        a.tick(0);
-        g.access(&at(0, &a, 0x1000, 4, true), &mut a, &mut out);
-        g.access(&at(0, &a, 0x1000, 8, false), &mut a, &mut out);
-        let hint = g.hint(a.epoch(0));
-        let clock = a.get(0);
+        let cells = [at(0, &a, 0x1000, 4, true), at(0, &a, 0x1000, 8, false)];
+        let (hint, clock) = hint_after(&mut a, &cells);
         assert!(covered(hint, 0, clock, 0xff, false));
         assert!(covered(hint, 0, clock, 0x0f, true));
         assert!(!covered(hint, 0, clock, 0xff, true));
-        assert!(out.is_empty());
     }
 
     #[test]
