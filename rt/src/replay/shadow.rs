@@ -47,6 +47,8 @@
 //! value read at two sites of one instant keeps two cells), or if it lies in one aligned block of
 //! 2 or 4 bytes that each cell touches all or none of (two 4-byte words of a granule, each with
 //! its cell). The hint only claims what the cells hold; what it cannot decide is scanned as before.
+//! Each thread also keeps the hints it left last ([`KNOWN`]), valid until cells that one may name
+//! are removed, so that threads taking turns on one granule do not each find the other's hint.
 //!
 //! Except a site's first access of the instant, within one granule (its thread keeps, per hashed
 //! site pointer, the instant of the site's last access: `replay::thread::Inner::first_of_site`):
@@ -381,6 +383,7 @@ impl Granule {
         };
         if !self.scan(&cur, now, out) && !self.widen(&cur) {
             if self.cells.len() == CELLS {
+                lose_known();
                 let victim = self.victim(&cur, now);
                 self.cells.forget(1 << victim);
             }
@@ -1060,6 +1063,57 @@ fn hint_of(state: u64) -> u64 {
     state & !(LOCKED | HELD)
 }
 
+/// Per thread, the hints it left last (direct-mapped by granule): what its own cells of an
+/// instant cover there, as the state word said when it left it. Another thread's check of the
+/// granule replaces the state's hint with its own, so threads that take turns reading one value
+/// (a shared struct's fields, read by every worker in its loop) would each find the other's hint
+/// and take the slow path, writing the state's line each time; with its own hint kept here, a
+/// thread decides such an access without touching the granule. What a hint claims stays true
+/// while the cells of its epoch stay: cells are added, widened (only by their own thread) or
+/// forgotten as redundant (by their own thread at that instant, for a covering cell, or by a
+/// thread that their release reached, when their thread is at a later instant already); only an
+/// eviction from a full granule and a forgotten granule remove cells that a hint may name, and
+/// each counts in [`LOST`] first, which every kept hint then no longer matches. Memory of one
+/// thread's own: a signal handler's hooks do not run inside a hook (`ReplayThread::enter`).
+const KNOWN: usize = 256;
+
+/// One kept hint: the leaf and granule it describes, the hint, and [`LOST`] when it was read.
+type Known = (*const Leaf, usize, u64, u64);
+
+thread_local! {
+    static KNOWN_HINTS: [std::cell::Cell<Known>; KNOWN] =
+        const { [const { std::cell::Cell::new((std::ptr::null(), 0, 0, 0)) }; KNOWN] };
+}
+
+/// Removals of cells that a kept hint may name (see [`KNOWN`]).
+static LOST: AtomicU64 = AtomicU64::new(0);
+
+/// Every kept hint of every thread stops deciding: cells are about to be removed.
+fn lose_known() {
+    LOST.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The calling thread keeps `hint`, its own in granule `i` of `leaf` after a check there that
+/// began when [`LOST`] was `lost`.
+fn remember(leaf: &Leaf, i: usize, hint: u64, lost: u64) {
+    let _ = KNOWN_HINTS.try_with(|k| k[i % KNOWN].set((std::ptr::from_ref(leaf), i, hint, lost)));
+}
+
+/// The calling thread's kept hint for granule `i` of `leaf` decides this access as [`covered`]
+/// does (its arguments).
+#[inline]
+fn known(leaf: &Leaf, i: usize, tid: ThreadId, clock: u32, mask: u8, write: bool) -> bool {
+    KNOWN_HINTS
+        .try_with(|k| {
+            let (l, g, hint, lost) = k[i % KNOWN].get();
+            std::ptr::eq(l, leaf)
+                && g == i
+                && lost == LOST.load(Ordering::Relaxed)
+                && covered(hint, tid, clock, mask, write)
+        })
+        .unwrap_or(false)
+}
+
 /// The acquire of the atomic access to granule `g` that thread `tid` (whose clock is `now`) made
 /// last, done again now that the instruction has run (see the module doc).
 pub(crate) fn acquire_again(g: u64, tid: ThreadId, now: &mut VectorClock) {
@@ -1151,11 +1205,16 @@ fn check_access(
             return;
         };
         let i = (first % PAGE) as usize;
+        let first_of_site = site.first_of_instant();
+        let bytes = mask(first, addr, size);
+        if plain && !first_of_site && known(leaf, i, tid, now.get(tid), bytes, kind.is_write()) {
+            return;
+        }
         let access = Access {
-            first: site.first_of_instant(),
+            first: first_of_site,
             ..Access::new(tid, addr, size, site.id(), kind)
         };
-        let cur = access.cell(mask(first, addr, size), now);
+        let cur = access.cell(bytes, now);
         let (mut section, mut out) = (None, Conflicts::default());
         check_granule(now, leaf, &mut section, i, cur, false, &mut out, &mut found);
         return;
@@ -1165,8 +1224,10 @@ fn check_access(
     let covered_all = || {
         (first..=last).all(|g| {
             leaf(g / PAGE, false).is_some_and(|leaf| {
-                let state = leaf.state[(g % PAGE) as usize].load(Ordering::Relaxed);
-                covered(state, tid, clock, mask(g, addr, size), kind.is_write())
+                let i = (g % PAGE) as usize;
+                let state = leaf.state[i].load(Ordering::Relaxed);
+                let (bytes, write) = (mask(g, addr, size), kind.is_write());
+                covered(state, tid, clock, bytes, write) || known(leaf, i, tid, clock, bytes, write)
             })
         })
     };
@@ -1313,7 +1374,11 @@ fn check_leaf(
             continue;
         }
         let bytes = mask(g, a.addr, a.size);
-        if plain && covered(seen, a.tid, now.get(a.tid), bytes, a.kind.is_write()) {
+        let (clock, write) = (now.get(a.tid), a.kind.is_write());
+        if plain
+            && (covered(seen, a.tid, clock, bytes, write)
+                || known(leaf, i, a.tid, clock, bytes, write))
+        {
             continue;
         }
         let cur = a.cell(bytes, now);
@@ -1336,14 +1401,20 @@ fn check_granule(
     out: &mut Conflicts,
     found: &mut impl FnMut(&Cell, &Cell),
 ) {
+    let lost = LOST.load(Ordering::Relaxed);
+    let mut mine = 0;
     let s = section.get_or_insert_with(|| Section::enter(leaf, cur.tid()));
     s.granule(i, |granule, before| {
         if held_only && before & HELD == 0 {
             return hint_of(before);
         }
         granule.access(&cur, now, out);
-        granule.hint(now.epoch(cur.tid()))
+        mine = granule.hint(now.epoch(cur.tid()));
+        mine
     });
+    if mine != 0 {
+        remember(leaf, i, mine, lost);
+    }
     if !out.is_empty() {
         *section = None;
         for prev in out.iter() {
@@ -1363,6 +1434,7 @@ fn forget(tid: ThreadId, first: u64, last: u64) {
             let i = (g % PAGE) as usize;
             let seen = leaf.state[i].load(Ordering::Relaxed);
             if seen != 0 {
+                lose_known();
                 let s = section.get_or_insert_with(|| Section::enter(leaf, tid));
                 s.granule(i, |granule, _| {
                     *granule = Granule::default();
@@ -2215,6 +2287,109 @@ mod tests {
         seen.sort_unstable();
         seen.dedup();
         seen
+    }
+
+    /// The state word of the granule of `addr`.
+    fn state_of(addr: u64) -> u64 {
+        let g = addr / GRANULE;
+        leaf(g / PAGE, false).unwrap().state[(g % PAGE) as usize].load(Ordering::Relaxed)
+    }
+
+    /// The thread a state word's hint names.
+    fn hint_tid(state: u64) -> ThreadId {
+        (state >> HINT_TID_SHIFT) as ThreadId & (HINT_TIDS - 1)
+    }
+
+    #[test]
+    fn a_thread_keeps_its_hint_where_another_checked_last_until_cells_are_lost() {
+        let x = 0x7a10_0000u64;
+        let state = || state_of(x);
+        let read = |now: &mut VectorClock, tid: ThreadId| {
+            access(now, tid, x, 8, 1, AccessKind::Read, |p, _| {
+                panic!("reads race with {p:?}")
+            });
+        };
+        let (mut a, mut b) = clocks();
+        loop {
+            // Thread 0 reads x, thread 1 (another OS thread: the kept hints are per thread) reads
+            // it, each at a new instant: the state's hint is thread 1's.
+            let lost = LOST.load(Ordering::Relaxed);
+            a.tick(0);
+            b.tick(1);
+            read(&mut a, 0);
+            b = std::thread::scope(|s| {
+                s.spawn(|| {
+                    read(&mut b, 1);
+                    b
+                })
+                .join()
+                .unwrap()
+            });
+            let theirs = state();
+            assert_eq!(hint_tid(theirs), 1);
+            // Thread 0 reads x again: its kept hint decides, the granule is not touched.
+            read(&mut a, 0);
+            if LOST.load(Ordering::Relaxed) != lost {
+                // Another test removed cells meanwhile: no kept hint decides; again.
+                continue;
+            }
+            assert_eq!(state(), theirs);
+            break;
+        }
+        // Cells removed anywhere: the kept hint no longer decides, the granule is checked.
+        lose_known();
+        read(&mut a, 0);
+        assert_eq!(hint_tid(state()), 0);
+    }
+
+    #[test]
+    fn a_kept_hint_stops_deciding_once_its_cell_is_evicted() {
+        let x = 0x7a20_0000u64;
+        let state = || state_of(x);
+        let (mut a, _) = clocks();
+        access(&mut a, 0, x, 8, 1, AccessKind::Read, |_, _| {});
+        // Eight writers on another OS thread fill the granule: the last evicts thread 0's read.
+        let raced = std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut raced = 0;
+                for tid in 1..=CELLS as ThreadId {
+                    let mut now = VectorClock::default();
+                    now.set(tid, 1);
+                    access(&mut now, tid, x, 8, 2, AccessKind::Write, |p, _| {
+                        raced += usize::from(p.tid() == 0)
+                    });
+                }
+                raced
+            })
+            .join()
+            .unwrap()
+        });
+        assert_eq!(raced, CELLS);
+        // Thread 0's read is checked again, not decided by what it kept: it races with the
+        // writers still remembered, and the state's hint is its own.
+        let mut writers = Vec::new();
+        access(&mut a, 0, x, 8, 1, AccessKind::Read, |p, _| {
+            writers.push(p.tid())
+        });
+        writers.sort_unstable();
+        assert_eq!(writers, (1..=CELLS as ThreadId).collect::<Vec<_>>());
+        assert_eq!(hint_tid(state()), 0);
+    }
+
+    #[test]
+    fn a_kept_hint_stops_deciding_once_its_granule_is_forgotten() {
+        let x = 0x7a30_0000u64;
+        let state = || state_of(x);
+        let (mut a, mut b) = clocks();
+        access(&mut a, 0, x, 8, 1, AccessKind::Read, |_, _| {});
+        // Another thread allocates the block there (the old object's accesses are forgotten)...
+        let alloc = HeapOp::Alloc { addr: x, size: 8 };
+        lifetime(&mut b, 1, alloc, 2, |_, _| {});
+        assert_eq!(state(), 0);
+        // ... and thread 0 reads the new object at the same instant: a new cell, not the old
+        // object's kept hint.
+        access(&mut a, 0, x, 8, 1, AccessKind::Read, |_, _| {});
+        assert_ne!(state() & HELD, 0);
     }
 
     #[test]
