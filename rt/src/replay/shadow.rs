@@ -1073,8 +1073,9 @@ fn hint_of(state: u64) -> u64 {
 /// forgotten as redundant (by their own thread at that instant, for a covering cell, or by a
 /// thread that their release reached, when their thread is at a later instant already); only an
 /// eviction from a full granule and a forgotten granule remove cells that a hint may name, and
-/// each counts in [`LOST`] first, which every kept hint then no longer matches. Memory of one
-/// thread's own: a signal handler's hooks do not run inside a hook (`ReplayThread::enter`).
+/// each counts in [`LOST`] first, which every kept hint then no longer matches ([`decided`]).
+/// Memory of one thread's own: a signal handler's hooks do not run inside a hook
+/// (`ReplayThread::enter`).
 const KNOWN: usize = 256;
 
 /// One kept hint: the leaf and granule it describes, the hint, and [`LOST`] when it was read.
@@ -1099,19 +1100,33 @@ fn remember(leaf: &Leaf, i: usize, hint: u64, lost: u64) {
     let _ = KNOWN_HINTS.try_with(|k| k[i % KNOWN].set((std::ptr::from_ref(leaf), i, hint, lost)));
 }
 
-/// The calling thread's kept hint for granule `i` of `leaf` decides this access as [`covered`]
-/// does (its arguments).
+/// The access of `tid` at its instant `clock` to the bytes `mask` of granule `i` of `leaf`, a write
+/// if `write`, is covered as [`covered`] decides: on the granule's `state`, else on the calling
+/// thread's kept hint there. Only when the state's hint is another epoch's: one of this thread's
+/// instant is its latest (cells of an epoch are only added while its kept hints hold).
 #[inline]
-fn known(leaf: &Leaf, i: usize, tid: ThreadId, clock: u32, mask: u8, write: bool) -> bool {
-    KNOWN_HINTS
-        .try_with(|k| {
-            let (l, g, hint, lost) = k[i % KNOWN].get();
-            std::ptr::eq(l, leaf)
-                && g == i
-                && lost == LOST.load(Ordering::Relaxed)
-                && covered(hint, tid, clock, mask, write)
-        })
-        .unwrap_or(false)
+fn decided(
+    state: u64,
+    leaf: &Leaf,
+    i: usize,
+    (tid, clock): (ThreadId, u32),
+    mask: u8,
+    write: bool,
+) -> bool {
+    if covered(state, tid, clock, mask, write) {
+        return true;
+    }
+    let mine = u64::from(tid) << HINT_TID_SHIFT | u64::from(clock) << HINT_CLOCK_SHIFT;
+    state & HINT_EPOCH != mine
+        && KNOWN_HINTS
+            .try_with(|k| {
+                let (l, g, hint, lost) = k[i % KNOWN].get();
+                std::ptr::eq(l, leaf)
+                    && g == i
+                    && lost == LOST.load(Ordering::Relaxed)
+                    && covered(hint, tid, clock, mask, write)
+            })
+            .unwrap_or(false)
 }
 
 /// The acquire of the atomic access to granule `g` that thread `tid` (whose clock is `now`) made
@@ -1207,7 +1222,9 @@ fn check_access(
         let i = (first % PAGE) as usize;
         let first_of_site = site.first_of_instant();
         let bytes = mask(first, addr, size);
-        if plain && !first_of_site && known(leaf, i, tid, now.get(tid), bytes, kind.is_write()) {
+        let state = leaf.state[i].load(Ordering::Relaxed);
+        let me = (tid, now.get(tid));
+        if plain && !first_of_site && decided(state, leaf, i, me, bytes, kind.is_write()) {
             return;
         }
         let access = Access {
@@ -1226,8 +1243,14 @@ fn check_access(
             leaf(g / PAGE, false).is_some_and(|leaf| {
                 let i = (g % PAGE) as usize;
                 let state = leaf.state[i].load(Ordering::Relaxed);
-                let (bytes, write) = (mask(g, addr, size), kind.is_write());
-                covered(state, tid, clock, bytes, write) || known(leaf, i, tid, clock, bytes, write)
+                decided(
+                    state,
+                    leaf,
+                    i,
+                    (tid, clock),
+                    mask(g, addr, size),
+                    kind.is_write(),
+                )
             })
         })
     };
@@ -1374,10 +1397,15 @@ fn check_leaf(
             continue;
         }
         let bytes = mask(g, a.addr, a.size);
-        let (clock, write) = (now.get(a.tid), a.kind.is_write());
         if plain
-            && (covered(seen, a.tid, clock, bytes, write)
-                || known(leaf, i, a.tid, clock, bytes, write))
+            && decided(
+                seen,
+                leaf,
+                i,
+                (a.tid, now.get(a.tid)),
+                bytes,
+                a.kind.is_write(),
+            )
         {
             continue;
         }
