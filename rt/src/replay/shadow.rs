@@ -383,6 +383,7 @@ impl Granule {
         };
         if !self.scan(&cur, now, out) && !self.widen(&cur) {
             if self.cells.len() == CELLS {
+                lose_known();
                 let victim = self.victim(&cur, now);
                 self.cells.forget(1 << victim);
             }
@@ -657,15 +658,13 @@ fn owned(tid: ThreadId) -> u64 {
 /// A leaf's mode, and how its threads used it: the sections its owner made since it took it, up to
 /// [`PAYOFF`] (then no longer written); in a shared leaf, the thread of the last section
 /// (`owned(tid)`, written when it changes); and how many times an owner that had used it too little
-/// lost it (see [`PAYOFF`]); and how many times cells that a kept hint may name were removed from
-/// its granules ([`KNOWN`]). Alone in its cache line: in the common cases only one thread writes it.
+/// lost it (see [`PAYOFF`]). Alone in its cache line: in the common cases only one thread writes it.
 #[repr(C, align(64))]
 struct Owner {
     mode: AtomicU64,
     sections: AtomicU32,
     last: AtomicU32,
     lost: AtomicU32,
-    forgotten: AtomicU64,
 }
 
 /// Sections that pay for a membarrier: an owner that made this many keeps the leaf owned when
@@ -1074,13 +1073,12 @@ fn hint_of(state: u64) -> u64 {
 /// forgotten as redundant (by their own thread at that instant, for a covering cell, or by a
 /// thread that their release reached, when their thread is at a later instant already); only an
 /// eviction from a full granule and a forgotten granule remove cells that a hint may name, and
-/// each counts first in its leaf's `forgotten`, which every hint kept there then no longer matches
-/// ([`decided`]). Memory of one thread's own: a signal handler's hooks do not run inside a hook
+/// each counts in [`LOST`] first, which every kept hint then no longer matches ([`decided`]).
+/// Memory of one thread's own: a signal handler's hooks do not run inside a hook
 /// (`ReplayThread::enter`).
 const KNOWN: usize = 256;
 
-/// One kept hint: the leaf and granule it describes, the hint, and the leaf's `forgotten` when it
-/// was read.
+/// One kept hint: the leaf and granule it describes, the hint, and [`LOST`] when it was read.
 type Known = (*const Leaf, usize, u64, u64);
 
 thread_local! {
@@ -1088,13 +1086,16 @@ thread_local! {
         const { [const { std::cell::Cell::new((std::ptr::null(), 0, 0, 0)) }; KNOWN] };
 }
 
-/// The hints kept of `leaf`'s granules stop deciding: cells are about to be removed there.
-fn lose_known(leaf: &Leaf) {
-    leaf.owner.forgotten.fetch_add(1, Ordering::Relaxed);
+/// Removals of cells that a kept hint may name (see [`KNOWN`]).
+static LOST: AtomicU64 = AtomicU64::new(0);
+
+/// Every kept hint of every thread stops deciding: cells are about to be removed.
+fn lose_known() {
+    LOST.fetch_add(1, Ordering::Relaxed);
 }
 
 /// The calling thread keeps `hint`, its own in granule `i` of `leaf` after a check there that
-/// began when the leaf's `forgotten` was `lost`.
+/// began when [`LOST`] was `lost`.
 fn remember(leaf: &Leaf, i: usize, hint: u64, lost: u64) {
     let _ = KNOWN_HINTS.try_with(|k| k[i % KNOWN].set((std::ptr::from_ref(leaf), i, hint, lost)));
 }
@@ -1122,7 +1123,7 @@ fn decided(
                 let (l, g, hint, lost) = k[i % KNOWN].get();
                 std::ptr::eq(l, leaf)
                     && g == i
-                    && lost == leaf.owner.forgotten.load(Ordering::Relaxed)
+                    && lost == LOST.load(Ordering::Relaxed)
                     && covered(hint, tid, clock, mask, write)
             })
             .unwrap_or(false)
@@ -1428,16 +1429,12 @@ fn check_granule(
     out: &mut Conflicts,
     found: &mut impl FnMut(&Cell, &Cell),
 ) {
-    let lost = leaf.owner.forgotten.load(Ordering::Relaxed);
+    let lost = LOST.load(Ordering::Relaxed);
     let mut mine = 0;
     let s = section.get_or_insert_with(|| Section::enter(leaf, cur.tid()));
     s.granule(i, |granule, before| {
         if held_only && before & HELD == 0 {
             return hint_of(before);
-        }
-        if granule.cells.len() == CELLS {
-            // The access may evict a cell (`Granule::access`).
-            lose_known(leaf);
         }
         granule.access(&cur, now, out);
         mine = granule.hint(now.epoch(cur.tid()));
@@ -1465,7 +1462,7 @@ fn forget(tid: ThreadId, first: u64, last: u64) {
             let i = (g % PAGE) as usize;
             let seen = leaf.state[i].load(Ordering::Relaxed);
             if seen != 0 {
-                lose_known(leaf);
+                lose_known();
                 let s = section.get_or_insert_with(|| Section::enter(leaf, tid));
                 s.granule(i, |granule, _| {
                     *granule = Granule::default();
@@ -2341,19 +2338,34 @@ mod tests {
             });
         };
         let (mut a, mut b) = clocks();
-        // Thread 0 reads x, thread 1 (another OS thread: the kept hints are per thread) reads it:
-        // the state's hint is thread 1's.
-        read(&mut a, 0);
-        std::thread::scope(|s| {
-            s.spawn(|| read(&mut b, 1));
-        });
-        let theirs = state();
-        assert_eq!(hint_tid(theirs), 1);
-        // Thread 0 reads x again: its kept hint decides, the granule is not touched.
-        read(&mut a, 0);
-        assert_eq!(state(), theirs);
-        // Cells removed in the leaf: the kept hint no longer decides, the granule is checked.
-        lose_known(leaf(x / GRANULE / PAGE, false).unwrap());
+        loop {
+            // Thread 0 reads x, thread 1 (another OS thread: the kept hints are per thread) reads
+            // it, each at a new instant: the state's hint is thread 1's.
+            let lost = LOST.load(Ordering::Relaxed);
+            a.tick(0);
+            b.tick(1);
+            read(&mut a, 0);
+            b = std::thread::scope(|s| {
+                s.spawn(|| {
+                    read(&mut b, 1);
+                    b
+                })
+                .join()
+                .unwrap()
+            });
+            let theirs = state();
+            assert_eq!(hint_tid(theirs), 1);
+            // Thread 0 reads x again: its kept hint decides, the granule is not touched.
+            read(&mut a, 0);
+            if LOST.load(Ordering::Relaxed) != lost {
+                // Another test removed cells meanwhile: no kept hint decides; again.
+                continue;
+            }
+            assert_eq!(state(), theirs);
+            break;
+        }
+        // Cells removed anywhere: the kept hint no longer decides, the granule is checked.
+        lose_known();
         read(&mut a, 0);
         assert_eq!(hint_tid(state()), 0);
     }
