@@ -25,9 +25,11 @@ use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
+use ilgen_trace::abi;
 use ilgen_trace::format::{encode_header, ThreadHeader};
 use ilgen_trace::{
-    Access, AccessKind, Event, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_SITE, NO_THREAD,
+    Access, AccessKind, Atomic, AtomicOp, Event, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_SITE,
+    NO_THREAD,
 };
 
 use crate::record::altstack::{self, AltStack};
@@ -101,6 +103,11 @@ pub(crate) struct Inner {
     pub writer: Writer,
     /// Where the fatal-signal handler runs on a stack overflow.
     altstack: AltStack,
+    /// The last acquire written alone ([`Inner::atomic_leave`]): its address, site, counter
+    /// value, and the file's length after its access.
+    last_acquire: (u64, usize, u64, usize),
+    /// Between the hooks of an atomic operation that took its address's lock.
+    pub atomic_held: bool,
 }
 
 /// The calling thread's state, or `None` when it records nothing.
@@ -288,6 +295,8 @@ fn start_recording(
             cache: new_cache(rt, tid),
             writer,
             altstack: altstack::install(),
+            last_acquire: (0, 0, 0, 0),
+            atomic_held: false,
         }),
     }));
     arch::set(state.cast());
@@ -575,6 +584,54 @@ impl Inner {
     pub fn flush_to(&mut self, mark: Mark) {
         let Inner { cache, writer, .. } = self;
         cache.drain_to(mark, |e| write_access(writer, e));
+    }
+
+    /// An atomic operation of `kind` on `[addr, addr + size)` at `site` that acquires or
+    /// releases (`how`: the `abi::ATOMIC_*` bits), after its instruction, its address's lock held:
+    /// the segment so far, then the acquire record (the counter's value), the operation's access
+    /// and the release record (the next number), so that the accesses before and after it are
+    /// before and after it in the file. A spinning load writes nothing again while nothing else
+    /// was recorded and no release was numbered since its last turn (it read what the last one
+    /// read or a value no release published); the first turn after a release is written.
+    pub fn atomic_leave(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize, how: u64) {
+        let acquires = how & abi::ATOMIC_ACQUIRES != 0;
+        let releases = how & abi::ATOMIC_RELEASES != 0;
+        let seq = runtime::acquire_seq();
+        if acquires && !releases {
+            let again = (addr, site, seq, self.writer.len()) == self.last_acquire;
+            if again && self.cache.is_empty() {
+                return;
+            }
+        }
+        self.flush();
+        let site_id = sites::id(site);
+        if acquires {
+            self.write_atomic(seq, addr, site_id, AtomicOp::Acquire);
+        }
+        self.writer.write_access(&Access {
+            addr,
+            size,
+            site: site_id,
+            kind,
+        });
+        if releases {
+            let op = match how & abi::ATOMIC_RMW {
+                0 => AtomicOp::ReleaseStore,
+                _ => AtomicOp::ReleaseRmw,
+            };
+            self.write_atomic(runtime::release_seq(), addr, site_id, op);
+        } else if acquires {
+            self.last_acquire = (addr, site, seq, self.writer.len());
+        }
+    }
+
+    fn write_atomic(&mut self, seq: u64, addr: u64, site: u32, op: AtomicOp) {
+        self.writer.write(&Event::Atomic(Atomic {
+            seq,
+            addr,
+            site,
+            op,
+        }));
     }
 
     /// Writes one sync record; returns its offset for completion or retraction.
