@@ -35,7 +35,7 @@ int main() {
 // reader's.
 // DUMP:      T0 write data size=4
 // DUMP-NEXT: T0 atomic_write ready size=1
-// DUMP-NEXT: T0 release-store ready seq=
+// DUMP-NEXT: T0 release_store ready seq=
 // DUMP:      T1 acquire ready seq=
 // DUMP-NEXT: T1 atomic_read ready size=1
 // DUMP:      T1 read data size=4

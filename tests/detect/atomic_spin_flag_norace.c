@@ -42,7 +42,7 @@ int main(void) {
 // release: it read 0), the next one at N + 1 (it read 1).
 // DUMP:      T0 write data size=4
 // DUMP-NEXT: T0 atomic_write ready size=4
-// DUMP-NEXT: T0 release-store ready seq=[[#N:]]
+// DUMP-NEXT: T0 release_store ready seq=[[#N:]]
 // DUMP:      T1 acquire ready seq=[[#N]] at {{.*}}atomic_spin_flag_norace.c:24
 // DUMP-NEXT: T1 atomic_read ready size=4
 // DUMP-NEXT: T1 acquire ready seq=[[#N+1]] at {{.*}}atomic_spin_flag_norace.c:24

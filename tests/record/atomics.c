@@ -42,25 +42,25 @@ int main(void) {
 // CHECK:      T1 start
 // CHECK-NEXT: T1 stack 0x{{[0-9a-f]+}} size={{[0-9]+}} seq={{[0-9]+}}
 // CHECK-NEXT: T1 atomic_write c11_store size=4 at {{.*}}atomics.c:22:{{[0-9]+}} worker
-// CHECK-NEXT: T1 release-store c11_store seq={{[0-9]+}} at {{.*}}atomics.c:22:{{[0-9]+}} worker
+// CHECK-NEXT: T1 release_store c11_store seq={{[0-9]+}} at {{.*}}atomics.c:22:{{[0-9]+}} worker
 // CHECK-NEXT: T1 acquire c11_load seq={{[0-9]+}} at {{.*}}atomics.c:23:{{[0-9]+}} worker
 // CHECK-NEXT: T1 atomic_read c11_load size=4 at {{.*}}atomics.c:23:{{[0-9]+}} worker
 // CHECK-NEXT: T1 acquire c11_fetch_add seq={{[0-9]+}} at {{.*}}atomics.c:24:{{[0-9]+}} worker
 // CHECK-NEXT: T1 atomic_write c11_fetch_add size=4 at {{.*}}atomics.c:24:{{[0-9]+}} worker
-// CHECK-NEXT: T1 release-rmw c11_fetch_add seq={{[0-9]+}} at {{.*}}atomics.c:24:{{[0-9]+}} worker
+// CHECK-NEXT: T1 release_rmw c11_fetch_add seq={{[0-9]+}} at {{.*}}atomics.c:24:{{[0-9]+}} worker
 // CHECK-NEXT: T1 acquire c11_cas seq={{[0-9]+}} at {{.*}}atomics.c:26:{{[0-9]+}} worker
 // CHECK-NEXT: T1 atomic_write c11_cas size=4 at {{.*}}atomics.c:26:{{[0-9]+}} worker
-// CHECK-NEXT: T1 release-rmw c11_cas seq={{[0-9]+}} at {{.*}}atomics.c:26:{{[0-9]+}} worker
+// CHECK-NEXT: T1 release_rmw c11_cas seq={{[0-9]+}} at {{.*}}atomics.c:26:{{[0-9]+}} worker
 // CHECK-NEXT: T1 atomic_write builtin_store size=4 at {{.*}}atomics.c:27:{{[0-9]+}} worker
-// CHECK-NEXT: T1 release-store builtin_store seq={{[0-9]+}} at {{.*}}atomics.c:27:{{[0-9]+}} worker
+// CHECK-NEXT: T1 release_store builtin_store seq={{[0-9]+}} at {{.*}}atomics.c:27:{{[0-9]+}} worker
 // CHECK-NEXT: T1 acquire builtin_load seq={{[0-9]+}} at {{.*}}atomics.c:28:{{[0-9]+}} worker
 // CHECK-NEXT: T1 atomic_read builtin_load size=4 at {{.*}}atomics.c:28:{{[0-9]+}} worker
 // CHECK-NEXT: T1 acquire builtin_xchg seq={{[0-9]+}} at {{.*}}atomics.c:29:{{[0-9]+}} worker
 // CHECK-NEXT: T1 atomic_write builtin_xchg size=4 at {{.*}}atomics.c:29:{{[0-9]+}} worker
-// CHECK-NEXT: T1 release-rmw builtin_xchg seq={{[0-9]+}} at {{.*}}atomics.c:29:{{[0-9]+}} worker
+// CHECK-NEXT: T1 release_rmw builtin_xchg seq={{[0-9]+}} at {{.*}}atomics.c:29:{{[0-9]+}} worker
 // CHECK-NEXT: T1 acquire builtin_cas seq={{[0-9]+}} at {{.*}}atomics.c:31:{{[0-9]+}} worker
 // CHECK-NEXT: T1 atomic_write builtin_cas size=4 at {{.*}}atomics.c:31:{{[0-9]+}} worker
-// CHECK-NEXT: T1 release-rmw builtin_cas seq={{[0-9]+}} at {{.*}}atomics.c:31:{{[0-9]+}} worker
+// CHECK-NEXT: T1 release_rmw builtin_cas seq={{[0-9]+}} at {{.*}}atomics.c:31:{{[0-9]+}} worker
 // CHECK-NEXT: T1 write plain size=4 at {{.*}}atomics.c:32:{{[0-9]+}} worker
 // CHECK-NEXT: T1 end seq={{[0-9]+}}
 // CHECK-NOT: {{.}}

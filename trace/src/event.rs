@@ -206,8 +206,8 @@ impl AtomicOp {
     pub fn name(self) -> &'static str {
         match self {
             AtomicOp::Acquire => "acquire",
-            AtomicOp::ReleaseStore => "release-store",
-            AtomicOp::ReleaseRmw => "release-rmw",
+            AtomicOp::ReleaseStore => "release_store",
+            AtomicOp::ReleaseRmw => "release_rmw",
         }
     }
 }
