@@ -588,11 +588,16 @@ impl Inner {
 
     /// An atomic operation of `kind` on `[addr, addr + size)` at `site` that acquires or
     /// releases (`how`: the `abi::ATOMIC_*` bits), after its instruction, its address's lock held:
-    /// the segment so far, then the acquire record (the counter's value), the operation's access
+    /// the accesses so far, then the acquire record (the counter's value), the operation's access
     /// and the release record (the next number), so that the accesses before and after it are
-    /// before and after it in the file. A spinning load writes nothing again while nothing else
-    /// was recorded and no release was numbered since its last turn (it read what the last one
-    /// read or a value no release published); the first turn after a release is written.
+    /// before and after it in the file. After a release the segment's bytes are forgotten: an
+    /// access after it is recorded again, as it is not ordered before the release's acquirers.
+    /// After an acquire alone they are not: an access repeated after it is left to its record
+    /// before it, which every other access is ordered against at most as much (the acquire
+    /// orders nothing of this thread before anything else), so nothing is hidden, and a load
+    /// loop keeps its records few. A spinning load writes nothing again while nothing else was
+    /// recorded and no release was numbered since its last turn (it read what the last one read
+    /// or a value no release published); the first turn after a release is written.
     pub fn atomic_leave(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize, how: u64) {
         let acquires = how & abi::ATOMIC_ACQUIRES != 0;
         let releases = how & abi::ATOMIC_RELEASES != 0;
@@ -603,7 +608,8 @@ impl Inner {
                 return;
             }
         }
-        self.flush();
+        let Inner { cache, writer, .. } = self;
+        cache.spill(|e| write_access(writer, e));
         let site_id = sites::id(site);
         if acquires {
             self.write_atomic(seq, addr, site_id, AtomicOp::Acquire);
@@ -620,6 +626,7 @@ impl Inner {
                 _ => AtomicOp::ReleaseRmw,
             };
             self.write_atomic(runtime::release_seq(), addr, site_id, op);
+            self.flush();
         } else if acquires {
             self.last_acquire = (addr, site, seq, self.writer.len());
         }
