@@ -87,11 +87,6 @@ impl Atomics {
         }
     }
 
-    /// Whether the run has no acquire or release at all.
-    pub fn is_empty(&self) -> bool {
-        self.threads.iter().all(|t| t.is_empty())
-    }
-
     /// The `n`-th record of thread `t` comes before its model event `index`.
     pub fn note_model(&mut self, t: usize, n: usize, index: usize) {
         if let Some(p) = self.threads.get_mut(t).and_then(|t| t.get_mut(n)) {

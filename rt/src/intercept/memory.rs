@@ -189,7 +189,8 @@ pub unsafe extern "C" fn __ilgen_atomic_write(addr: *const c_void, size: u64, si
 
 /// Before an atomic operation whose memory order acquires or releases (`write` 0 for a load):
 /// takes the lock of its address (`record::stripes`) and gives its token, 0 when it took none (a
-/// signal handler's operation inside another's, or nothing is recorded). In replay, the access
+/// signal handler's operation inside another's, a lock that stayed taken, or nothing is
+/// recorded). In replay, the access
 /// is checked here, as `__ilgen_atomic_read`/`_write` check it.
 ///
 /// # Safety
@@ -219,8 +220,13 @@ pub unsafe extern "C" fn __ilgen_atomic_enter(
     drop(inner);
     // Outside the runtime: a thread flushing the others at exit never waits for this one.
     let stripe = record::stripes::of(addr as u64);
-    record::stripes::lock(stripe);
-    stripe as u64 + 1
+    if record::stripes::lock(stripe) {
+        return stripe as u64 + 1;
+    }
+    if let Some(mut inner) = st.enter() {
+        inner.atomic_held = false;
+    }
+    0
 }
 
 /// After that operation: records it (`how`: the `abi::ATOMIC_*` bits) and gives the lock of

@@ -10,7 +10,8 @@
 //! lock: they order nothing.
 //!
 //! Only the one instruction runs under a lock, and a thread holds one lock at a time (an atomic
-//! operation in a signal handler that interrupted it takes none), so no lock waits on another.
+//! operation in a signal handler that interrupted it takes none), so no lock waits on another;
+//! a waiter gives up after a while all the same ([`lock`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -28,18 +29,33 @@ pub(crate) fn of(addr: u64) -> usize {
     ((addr >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize % STRIPES
 }
 
-/// Takes stripe `s`, spinning while another thread holds it (for one instruction).
+/// Turns a waiter yields the processor before it gives up.
+const PATIENCE: u32 = 1000;
+
+/// Takes stripe `s`, waiting while another thread holds it (for one instruction, unless it was
+/// preempted there); false if it gave up after [`PATIENCE`] turns: a holder that left its
+/// operation without the second hook (a signal handler that jumped out of it) must not hang the
+/// others, whose operations then order nothing, as relaxed ones.
 #[inline]
-pub(crate) fn lock(s: usize) {
+pub(crate) fn lock(s: usize) -> bool {
     let l = &LOCKS[s].0;
-    while l
-        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        while l.load(Ordering::Relaxed) {
+    for turn in 0..=PATIENCE {
+        if l.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+        {
+            return true;
+        }
+        for _ in 0..64 {
+            if !l.load(Ordering::Relaxed) {
+                break;
+            }
             std::hint::spin_loop();
         }
+        if turn > 0 {
+            std::thread::yield_now();
+        }
     }
+    false
 }
 
 /// Gives stripe `s` back.
