@@ -35,6 +35,7 @@ use ilgen_trace::{
 use crate::record::altstack::{self, AltStack};
 use crate::record::cache::{Entry, Mark, SegmentCache};
 use crate::record::pending::Pool;
+use crate::record::stripes;
 use crate::record::writer::{self, Writer};
 use crate::registry::Registry;
 use crate::runtime::{self, Runtime};
@@ -103,11 +104,33 @@ pub(crate) struct Inner {
     pub writer: Writer,
     /// Where the fatal-signal handler runs on a stack overflow.
     altstack: AltStack,
-    /// The last acquire written alone ([`Inner::atomic_leave`]): its address, site, counter
-    /// value, and the file's length after its access.
-    last_acquire: (u64, usize, u64, usize),
+    /// What this thread last did on atomic locations, to leave out the records that would order
+    /// nothing new ([`Inner::atomic_leave`]).
+    atomic_memo: AtomicMemo,
     /// Between the hooks of an atomic operation that took its address's lock.
     pub atomic_held: bool,
+}
+
+/// What a thread last did on atomic locations ([`Inner::atomic_leave`]).
+#[derive(Clone, Copy, Default)]
+struct AtomicMemo {
+    /// An address whose location's clock this thread's clock holds as long as its stripe's last
+    /// release is still this one (as `stripes::last` gives it).
+    joined: (u64, u64),
+    /// Its last release record.
+    released: Option<Released>,
+}
+
+/// A release record and the access written before it.
+#[derive(Clone, Copy)]
+struct Released {
+    addr: u64,
+    size: u32,
+    /// As `stripes::last` gives it after this release.
+    last: u64,
+    op: AtomicOp,
+    /// The file's length after it (and the segment's accesses it wrote out).
+    end: usize,
 }
 
 /// The calling thread's state, or `None` when it records nothing.
@@ -295,7 +318,7 @@ fn start_recording(
             cache: new_cache(rt, tid),
             writer,
             altstack: altstack::install(),
-            last_acquire: (0, 0, 0, 0),
+            atomic_memo: AtomicMemo::default(),
             atomic_held: false,
         }),
     }));
@@ -587,48 +610,91 @@ impl Inner {
     }
 
     /// An atomic operation of `kind` on `[addr, addr + size)` at `site` that acquires or
-    /// releases (`how`: the `abi::ATOMIC_*` bits), after its instruction, its address's lock held:
-    /// the accesses so far, then the acquire record (the counter's value), the operation's access
-    /// and the release record (the next number), so that the accesses before and after it are
-    /// before and after it in the file. After a release the segment's bytes are forgotten: an
-    /// access after it is recorded again, as it is not ordered before the release's acquirers.
-    /// After an acquire alone they are not: an access repeated after it is left to its record
-    /// before it, which every other access is ordered against at most as much (the acquire
-    /// orders nothing of this thread before anything else), so nothing is hidden, and a load
-    /// loop keeps its records few. A spinning load writes nothing again while nothing else was
-    /// recorded and no release was numbered since its last turn (it read what the last one read
-    /// or a value no release published); the first turn after a release is written.
-    pub fn atomic_leave(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize, how: u64) {
+    /// releases (`how`: the `abi::ATOMIC_*` bits), after its instruction, the lock of its
+    /// address's `stripe` held: the accesses so far, then the acquire record (the counter's
+    /// value), the operation's access and the release record (the next number), so that the
+    /// accesses before and after it are before and after it in the file. After a release the
+    /// segment's bytes are forgotten: an access after it is recorded again, as it is not ordered
+    /// before the release's acquirers. After an acquire alone they are not: an access repeated
+    /// after it is left to its record before it, which every other access is ordered against at
+    /// most as much (the acquire orders nothing of this thread before anything else).
+    ///
+    /// The records that would order nothing new are left out (ThreadSanitizer's clocks, as the
+    /// analysis keeps them: a release store sets the location's clock to the thread's, a release
+    /// read-modify-write joins the thread's into it, an acquire joins it into the thread's):
+    /// - an acquire, when this thread's clock already holds the location's: it did so after its
+    ///   last operation there ([`AtomicMemo::joined`]) and no release was recorded on the stripe
+    ///   since. Its access is then recorded as a relaxed one's, in the segment (a spinning load
+    ///   writes one record);
+    /// - the whole operation, when it releases and the file ends with this thread's last release
+    ///   on the same bytes, numbered last on the stripe, no acquire recorded there since, its
+    ///   acquire half (if any) left out by the rule above, and nothing in the segment: the access
+    ///   and release records before it stand for it exactly. Every access of another thread is
+    ///   ordered before or after its access as before that one (no acquirer read the release in
+    ///   between, this thread joined nothing new), and the location's clock after it is the one
+    ///   after that release (a store after a read-modify-write only when the thread held the
+    ///   location's clock). A single thread's loop of `shared_ptr` copies writes one release.
+    pub fn atomic_leave(
+        &mut self,
+        addr: u64,
+        size: u32,
+        kind: AccessKind,
+        site: usize,
+        how: u64,
+        stripe: usize,
+    ) {
         let acquires = how & abi::ATOMIC_ACQUIRES != 0;
-        let releases = how & abi::ATOMIC_RELEASES != 0;
-        let seq = runtime::acquire_seq();
-        if acquires && !releases {
-            let again = (addr, site, seq, self.writer.len()) == self.last_acquire;
-            if again && self.cache.is_empty() {
+        let release = match (how & abi::ATOMIC_RELEASES, how & abi::ATOMIC_RMW) {
+            (0, _) => None,
+            (_, 0) => Some(AtomicOp::ReleaseStore),
+            _ => Some(AtomicOp::ReleaseRmw),
+        };
+        let (last, acquired_since) = stripes::last(stripe);
+        let memo = self.atomic_memo;
+        let holds = memo.joined == (addr, last);
+        let acquire = acquires && !holds;
+        if let (Some(op), Some(prev)) = (release, memo.released) {
+            let stands = (prev.addr, prev.size, prev.last, prev.end)
+                == (addr, size, last, self.writer.len())
+                && !acquired_since
+                && !acquire
+                && (op == AtomicOp::ReleaseRmw || prev.op == AtomicOp::ReleaseStore || holds)
+                && self.cache.is_empty();
+            if stands {
                 return;
             }
         }
-        let Inner { cache, writer, .. } = self;
-        cache.spill(|e| write_access(writer, e));
-        let site_id = sites::id(site);
-        if acquires {
-            self.write_atomic(seq, addr, site_id, AtomicOp::Acquire);
+        if acquire {
+            let seq = runtime::acquire_seq();
+            self.spill();
+            self.write_atomic(seq, addr, sites::id(site), AtomicOp::Acquire);
+            stripes::note_acquire(stripe);
         }
-        self.writer.write_access(&Access {
-            addr,
-            size,
-            site: site_id,
-            kind,
-        });
-        if releases {
-            let op = match how & abi::ATOMIC_RMW {
-                0 => AtomicOp::ReleaseStore,
-                _ => AtomicOp::ReleaseRmw,
-            };
-            self.write_atomic(runtime::release_seq(), addr, site_id, op);
+        if acquires {
+            self.atomic_memo.joined = (addr, last);
+        }
+        if !self.cache.record(addr, size, kind, site) {
+            self.flush_full(addr, size, kind, site);
+        }
+        if let Some(op) = release {
+            self.spill();
+            let seq = runtime::release_seq();
+            self.write_atomic(seq, addr, sites::id(site), op);
+            stripes::note_release(stripe, seq);
+            // The location's clock is this thread's after a store, and after a read-modify-write
+            // when it held the location's before.
+            let now = stripes::last(stripe).0;
+            if op == AtomicOp::ReleaseStore || self.atomic_memo.joined == (addr, last) {
+                self.atomic_memo.joined = (addr, now);
+            }
             self.flush();
-        } else if acquires {
-            self.last_acquire = (addr, site, seq, self.writer.len());
+            self.atomic_memo.released = Some(Released {
+                addr,
+                size,
+                last: now,
+                op,
+                end: self.writer.len(),
+            });
         }
     }
 
@@ -658,11 +724,16 @@ impl Inner {
         }
     }
 
+    /// Writes out the segment's accesses so far, keeping its bytes.
+    fn spill(&mut self) {
+        let Inner { cache, writer, .. } = self;
+        cache.spill(|e| write_access(writer, e));
+    }
+
     #[cold]
     #[inline(never)]
     fn flush_full(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) {
-        let Inner { cache, writer, .. } = self;
-        cache.spill(|e| write_access(writer, e));
+        self.spill();
         self.cache.record(addr, size, kind, site);
     }
 }

@@ -1,7 +1,9 @@
 // What an acquire and a release do to the segment's records: the accesses before either are
 // written before its record; an access repeated after an acquire is not recorded again (its
 // record before the acquire stands for it, ordered against everything at most as much), one
-// repeated after a release is (it is not ordered before the release's acquirers).
+// repeated after a release is (it is not ordered before the release's acquirers). The atomic
+// operations' own accesses belong to the segment between their records: the load of flag is
+// held by the store's record (a write of the same bytes in the same segment).
 //
 // RUN: %ilgen cc -g -O0 -I %testinc %s -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
@@ -29,11 +31,10 @@ int main(void) {
   return 0;
 }
 
-// CHECK:      T1 read x size=4 at {{.*}}atomic_acquire_release_segments.c:16
-// CHECK-NEXT: T1 acquire flag seq={{[0-9]+}} at {{.*}}atomic_acquire_release_segments.c:17
-// CHECK-NEXT: T1 atomic_read flag size=4 at {{.*}}atomic_acquire_release_segments.c:17
-// CHECK-NEXT: T1 read y size=4 at {{.*}}atomic_acquire_release_segments.c:19
-// CHECK-NEXT: T1 atomic_write flag size=4 at {{.*}}atomic_acquire_release_segments.c:20
-// CHECK-NEXT: T1 release_store flag seq={{[0-9]+}} at {{.*}}atomic_acquire_release_segments.c:20
-// CHECK-NEXT: T1 read x size=4 at {{.*}}atomic_acquire_release_segments.c:21
+// CHECK:      T1 read x size=4 at {{.*}}atomic_acquire_release_segments.c:18
+// CHECK-NEXT: T1 acquire flag seq={{[0-9]+}} at {{.*}}atomic_acquire_release_segments.c:19
+// CHECK-NEXT: T1 atomic_write flag size=4 at {{.*}}atomic_acquire_release_segments.c:22
+// CHECK-NEXT: T1 read y size=4 at {{.*}}atomic_acquire_release_segments.c:21
+// CHECK-NEXT: T1 release_store flag seq={{[0-9]+}} at {{.*}}atomic_acquire_release_segments.c:22
+// CHECK-NEXT: T1 read x size=4 at {{.*}}atomic_acquire_release_segments.c:23
 // CHECK-NEXT: T1 end

@@ -251,7 +251,7 @@ pub unsafe extern "C" fn __ilgen_atomic_leave(
         match token {
             0 => inner.record_missed(addr, size, kind, site),
             _ => {
-                inner.atomic_leave(addr, size, kind, site, how);
+                inner.atomic_leave(addr, size, kind, site, how, token as usize - 1);
                 inner.atomic_held = false;
             }
         }

@@ -9,19 +9,34 @@
 //! sequence), the spinning load that first saw a flag set included. Relaxed operations take no
 //! lock: they order nothing.
 //!
+//! Each stripe also keeps, under its lock, the number of the last release recorded on any of its
+//! addresses and whether an acquire was recorded on one since ([`last`]): a thread compares them
+//! with what it saw there last to leave out the records that would order nothing new
+//! (`thread::Inner::atomic_leave`).
+//!
 //! Only the one instruction runs under a lock, and a thread holds one lock at a time (an atomic
 //! operation in a signal handler that interrupted it takes none), so no lock waits on another;
 //! a waiter gives up after a while all the same ([`lock`]).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Stripes: a power of two.
 const STRIPES: usize = 1024;
 
 #[repr(align(64))]
-struct Stripe(AtomicBool);
+struct Stripe {
+    lock: AtomicBool,
+    /// One more than the last release's number (so that 0 is none) shifted left once, the low bit set once an acquire was recorded
+    /// after it. Read and written only under `lock`, which orders it: relaxed.
+    last: AtomicU64,
+}
 
-static LOCKS: [Stripe; STRIPES] = [const { Stripe(AtomicBool::new(false)) }; STRIPES];
+static LOCKS: [Stripe; STRIPES] = [const {
+    Stripe {
+        lock: AtomicBool::new(false),
+        last: AtomicU64::new(0),
+    }
+}; STRIPES];
 
 /// The stripe of `addr`: the atomics of one 8-byte word share one.
 #[inline]
@@ -38,7 +53,7 @@ const PATIENCE: u32 = 1000;
 /// others, whose operations then order nothing, as relaxed ones.
 #[inline]
 pub(crate) fn lock(s: usize) -> bool {
-    let l = &LOCKS[s].0;
+    let l = &LOCKS[s].lock;
     for turn in 0..=PATIENCE {
         if l.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
@@ -61,5 +76,26 @@ pub(crate) fn lock(s: usize) -> bool {
 /// Gives stripe `s` back.
 #[inline]
 pub(crate) fn unlock(s: usize) {
-    LOCKS[s].0.store(false, Ordering::Release);
+    LOCKS[s].lock.store(false, Ordering::Release);
+}
+
+/// Stripe `s`'s last release (one more than its number, 0 before any) and whether an acquire was recorded on
+/// it since; `s` held.
+#[inline]
+pub(crate) fn last(s: usize) -> (u64, bool) {
+    let v = LOCKS[s].last.load(Ordering::Relaxed);
+    (v >> 1, v & 1 != 0)
+}
+
+/// A release numbered `seq` was recorded on stripe `s`, held.
+#[inline]
+pub(crate) fn note_release(s: usize, seq: u64) {
+    LOCKS[s].last.store((seq + 1) << 1, Ordering::Relaxed);
+}
+
+/// An acquire was recorded on stripe `s`, held.
+#[inline]
+pub(crate) fn note_acquire(s: usize) {
+    let last = &LOCKS[s].last;
+    last.store(last.load(Ordering::Relaxed) | 1, Ordering::Relaxed);
 }
