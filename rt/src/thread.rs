@@ -129,6 +129,10 @@ struct Released {
     /// As `stripes::last` gives it after this release.
     last: u64,
     op: AtomicOp,
+    /// Whether the thread held the location's clock before it.
+    held: bool,
+    /// Its offset in the file (none if it could not be written).
+    at: Option<usize>,
     /// The file's length after it (and the segment's accesses it wrote out).
     end: usize,
 }
@@ -633,7 +637,12 @@ impl Inner {
     ///   ordered before or after its access as before that one (no acquirer read the release in
     ///   between, this thread joined nothing new), and the location's clock after it is the one
     ///   after that release (a store after a read-modify-write only when the thread held the
-    ///   location's clock). A single thread's loop of `shared_ptr` copies writes one release.
+    ///   location's clock). A single thread's loop of read-modify-writes writes one release;
+    /// - a release still the file's last record, acquired by no one, when this thread's next
+    ///   release on the location comes (accesses between them waiting in the segment): the new
+    ///   one's record takes its place as the location's last, so the old one would order nothing
+    ///   the new one does not (the location's clock after both is as after the new one alone,
+    ///   save a read-modify-write after a store the thread released without holding the clock).
     pub fn atomic_leave(
         &mut self,
         addr: u64,
@@ -663,6 +672,14 @@ impl Inner {
             if stands {
                 return;
             }
+            // Still the file's last record, read by no one: this release's record takes its place
+            // as the location's, ordering what it ordered and the accesses since.
+            let replaces = (prev.addr, prev.last, prev.end) == (addr, last, self.writer.len())
+                && !acquired_since
+                && (op == AtomicOp::ReleaseStore || prev.op == AtomicOp::ReleaseRmw || prev.held);
+            if let (true, Some(at)) = (replaces, prev.at) {
+                self.writer.retract(at);
+            }
         }
         if acquire {
             let seq = runtime::acquire_seq();
@@ -679,12 +696,13 @@ impl Inner {
         if let Some(op) = release {
             self.spill();
             let seq = runtime::release_seq();
-            self.write_atomic(seq, addr, sites::id(site), op);
+            let at = self.write_atomic(seq, addr, sites::id(site), op);
             stripes::note_release(stripe, seq);
             // The location's clock is this thread's after a store, and after a read-modify-write
             // when it held the location's before.
             let now = stripes::last(stripe).0;
-            if op == AtomicOp::ReleaseStore || self.atomic_memo.joined == (addr, last) {
+            let held = self.atomic_memo.joined == (addr, last);
+            if op == AtomicOp::ReleaseStore || held {
                 self.atomic_memo.joined = (addr, now);
             }
             self.flush();
@@ -693,18 +711,21 @@ impl Inner {
                 size,
                 last: now,
                 op,
+                held,
+                at,
                 end: self.writer.len(),
             });
         }
     }
 
-    fn write_atomic(&mut self, seq: u64, addr: u64, site: u32, op: AtomicOp) {
+    /// Writes one atomic record; returns its offset, for retraction.
+    fn write_atomic(&mut self, seq: u64, addr: u64, site: u32, op: AtomicOp) -> Option<usize> {
         self.writer.write(&Event::Atomic(Atomic {
             seq,
             addr,
             site,
             op,
-        }));
+        }))
     }
 
     /// Writes one sync record; returns its offset for completion or retraction.
