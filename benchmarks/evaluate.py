@@ -466,8 +466,10 @@ def hb_clocks(events):
     fork -> start, end -> join, release -> later acquire of the same object (unlock -> lock,
     including a cond wait's release and its wake's reacquisition of the mutex, signal/broadcast ->
     wake unless timed out, barrier enter -> exit, sem post -> wait), rwlock write unlock -> any
-    later lock, read unlock -> later write lock. Atomic accesses add no order (they carry no
-    sequence number). Pending (still blocked) operations acquire nothing."""
+    later lock, read unlock -> later write lock. Atomic accesses add no order: the acquire and
+    release records of atomics (`acquire`, `release_store`, `release_rmw`) are taken as sync events
+    that order nothing, as the scenarios' REORDER lines were written without them. Pending (still
+    blocked) operations acquire nothing."""
     syncs = sorted((ev[3], tid, i) for tid, evs in events.items()
                    for i, ev in enumerate(evs) if ev[0] == "sync" and ev[3] is not None)
     clock = {tid: {tid: 1} for tid in events}

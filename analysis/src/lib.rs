@@ -4,8 +4,8 @@
 //! with per-stage [`Stats`] ([`analyze`](fn@analyze)), written as `candidates.json` and one
 //! replayable `schedule-<n>.json` each ([`candidates`]). The stages, one module each, in the order
 //! data flows: [`screen`] (whether the run needs a model at all) → [`prepare`] (trace → shared
-//! objects ([`objects`]) and the [`model`] of those happens-before does not order wholly
-//! ([`ordered`])) → [`filter`] (weakened
+//! objects ([`objects`]) and the [`model`] of those happens-before (through C/C++ atomics too,
+//! [`atomics`]) does not order wholly ([`ordered`])) → [`filter`] (weakened
 //! happens-before and locksets) → [`solve`] (per surviving variable: cut-based fast path, else
 //! exhaustive search over [`window`]s; deadlocks on the sync-only model) or [`csp`] (the same model
 //! as CSP_M, decided by a CSP checker) → [`finding`] → [`candidates`]. Every solver moves through
@@ -16,6 +16,7 @@
 
 pub mod analyze;
 pub mod atomicity;
+pub mod atomics;
 pub mod busy;
 pub mod candidates;
 pub mod csp;

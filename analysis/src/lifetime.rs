@@ -68,7 +68,7 @@ impl Lifetimes {
                     }
                     _ => {}
                 },
-                Event::Access(_) => {}
+                Event::Access(_) | Event::Atomic(_) => {}
             }
         }
         heap.sort_by_key(|&(seq, _)| seq);
@@ -211,6 +211,8 @@ pub fn memory_access(event: &Event, lifetimes: &Lifetimes) -> Option<Access> {
             HeapOp::Alloc { .. } | HeapOp::Stack { .. } | HeapOp::Map { .. } => None,
         },
         Event::Sync(s) => lifetimes.sync_access(s),
+        // Its operation's access is a record of its own.
+        Event::Atomic(_) => None,
     }
 }
 
@@ -222,7 +224,7 @@ pub fn span(a: &Access) -> (u64, u64) {
 /// One thread's events in program order, each with the memory access it makes
 /// ([`memory_access`]) and the epoch of that access's bytes (see the module doc). Decodes the
 /// thread's records as it goes; the sequence number that ends an access's segment comes from
-/// the thread's marks, its sync and heap events.
+/// the thread's marks, its sync, heap and atomic events.
 pub fn accesses<'a>(trace: &'a ThreadTrace, lifetimes: &'a Lifetimes) -> Walk<'a> {
     Walk {
         events: trace.events.iter(),
@@ -256,6 +258,7 @@ impl Iterator for Walk<'_> {
                     *hi.get_or_insert_with(|| match events.next_mark() {
                         Some(Event::Sync(s)) => s.seq,
                         Some(Event::Heap(h)) => h.seq,
+                        Some(Event::Atomic(a)) => a.seq,
                         Some(Event::Access(_)) | None => PENDING,
                     })
                 };
@@ -271,6 +274,10 @@ impl Iterator for Walk<'_> {
                 self.lifetimes
                     .sync_access(s)
                     .map(|a| (a, self.lifetimes.sync_epoch(a.addr, s.seq)))
+            }
+            Event::Atomic(_) => {
+                self.hi = None;
+                None
             }
         };
         Some((event, access))

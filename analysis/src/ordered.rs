@@ -3,7 +3,8 @@
 //! clocks.
 //!
 //! Takes the threads of a run, its model without accesses (the sync events resolved: fork, join,
-//! signal and wait, barrier; see [`crate::filter`]), the shared objects and the lifetimes; gives
+//! signal and wait, barrier; see [`crate::filter`]), its atomic records (release → acquire edges
+//! through each atomic location, [`crate::atomics`]), the shared objects and the lifetimes; gives
 //! per object whether some two such accesses are unordered ([`unordered`]), in one walk of the
 //! run that holds 16 bytes per object and no access. Also the vector clock of every segment of
 //! that happens-before ([`segment_clocks`]), which the filter uses too.
@@ -12,12 +13,15 @@
 //! would remove every one), and the reads-from edges of its reads ([`crate::reads_from`]) ask
 //! for nothing the model does not already enforce (a read's writer is ordered before it along
 //! fork → start, end → join, signal → wait and barrier edges, which every order of the model
-//! keeps, as do the solvers' cuts). So prepare leaves such objects out of the model: zstd's run
-//! has 15.5 million shared objects, 17 of them left by the filter, and held every access of each.
+//! keeps, as do the solvers' cuts; the model has no atomics, so the reads of an object ordered
+//! through an atomic's release and acquire lose the edges that would keep their writers, which
+//! can only cost a replay that does not follow). So prepare leaves such objects out of the
+//! model: zstd's run has 15.5 million shared objects, 17 of them left by the filter, and held
+//! every access of each; a lock-free queue's items are ordered through its atomics.
 //!
 //! How: FastTrack's epochs (Flanagan and Freund, PLDI 2009). The threads are walked together,
-//! each segment when the observed order reaches the sync event that ends it, an order the
-//! happens-before never contradicts. Per object: the epoch (thread, clock) of its last write, and
+//! each segment when the run's order reaches the sync event or atomic record that ends it, an
+//! order the happens-before never contradicts. Per object: the epoch (thread, clock) of its last write, and
 //! of its last read, or the clocks of the reads since that write when they are not ordered among
 //! themselves. A read must come after the last write; a write after the last write and every
 //! read since. The first access that does not marks the object; as FastTrack reports the first
@@ -25,11 +29,15 @@
 //! as recorded, not merged per segment as the model merges them: a segment's accesses share one
 //! clock, and a merged access writes if any of them does.
 
-use ilgen_trace::format::ThreadTrace;
-use ilgen_trace::Event;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
+use ilgen_trace::format::ThreadTrace;
+use ilgen_trace::{AtomicOp, Event};
+
+use crate::atomics::{key, Atomics, Point};
 use crate::lifetime::{accesses, span, Lifetimes};
-use crate::model::{Model, ModelOp, Wake};
+use crate::model::{At, Model, ModelOp, Wake};
 use crate::objects::{Hint, Objects};
 
 /// No access yet.
@@ -115,10 +123,11 @@ impl Walk<'_> {
 pub fn unordered(
     traces: &[ThreadTrace],
     skeleton: &Model,
+    atomics: &Atomics,
     objects: &Objects,
     lifetimes: &Lifetimes,
 ) -> Vec<bool> {
-    let clocks = segment_clocks(skeleton);
+    let clocks = segment_clocks(skeleton, atomics);
     let threads = traces.len();
     let mut walk = Walk {
         clocks: &clocks,
@@ -137,7 +146,7 @@ pub fn unordered(
     let mut events: Vec<_> = traces.iter().map(|t| accesses(t, lifetimes)).collect();
     let mut segment = vec![0u32; threads];
     let mut hints = vec![Hint::default(); threads];
-    // Each thread up to its next sync event (`stop`), or to its end.
+    // Each thread up to its next sync event or atomic record (`stop`), or to its end.
     let mut run = |walk: &mut Walk, t: usize, stop: bool| {
         for (event, access) in events[t].by_ref() {
             if let Some((a, epoch)) = access {
@@ -146,7 +155,7 @@ pub fn unordered(
                     walk.access(object, t, segment[t], a.kind.is_write());
                 }
             }
-            if let Event::Sync(_) = event {
+            if let Event::Sync(_) | Event::Atomic(_) = event {
                 segment[t] += 1;
                 if stop {
                     return;
@@ -154,9 +163,8 @@ pub fn unordered(
             }
         }
     };
-    let lens: Vec<usize> = skeleton.threads.iter().map(|t| t.events.len()).collect();
-    for at in skeleton.observed_order(&lens) {
-        run(&mut walk, at.thread, true);
+    for (t, _) in Boundaries::new(skeleton, atomics) {
+        run(&mut walk, t, true);
     }
     for t in 0..threads {
         run(&mut walk, t, false);
@@ -164,9 +172,9 @@ pub fn unordered(
     walk.unordered
 }
 
-/// Per thread and segment (events between two sync events), the vector clock of the weakened
-/// happens-before. A thread's own component is its segment number plus one. Each thread's
-/// clocks are one flat list, `threads` components a segment.
+/// Per thread and segment (events between two sync events or atomic records), the vector clock of
+/// the weakened happens-before. A thread's own component is its segment number plus one. Each
+/// thread's clocks are one flat list, `threads` components a segment.
 pub struct Clocks {
     threads: usize,
     of: Vec<Vec<u32>>,
@@ -185,9 +193,92 @@ fn join(into: &mut [u32], from: &[u32]) {
     }
 }
 
-/// Walks the sync events in seq order (the run obeyed it, so every release comes before the
-/// acquire it orders) and records each segment's clock.
-pub fn segment_clocks(model: &Model) -> Clocks {
+/// What ends a segment: a sync event of the model, or an atomic record.
+#[derive(Clone, Copy)]
+enum Boundary {
+    Sync(At),
+    Atomic(Point),
+}
+
+/// Every thread's boundaries, each thread's in program order, the threads merged by their place
+/// in the run's order ([`crate::atomics::key`]); a pending sync event takes the place of its
+/// thread's last completed one, as [`Model::observed_order`] does.
+struct Boundaries<'a> {
+    model: &'a Model,
+    atomics: &'a Atomics,
+    /// Per thread: the next model event to look at, sync events passed, atomic records passed,
+    /// and the key of the last boundary.
+    next: Vec<(usize, u32, usize, u64)>,
+    heads: BinaryHeap<Reverse<(u64, usize)>>,
+    /// Per thread, the boundary its head in `heads` stands for.
+    pending: Vec<Option<Boundary>>,
+}
+
+impl<'a> Boundaries<'a> {
+    fn new(model: &'a Model, atomics: &'a Atomics) -> Boundaries<'a> {
+        let n = model.threads.len();
+        let mut b = Boundaries {
+            model,
+            atomics,
+            next: vec![(0, 0, 0, 0); n],
+            heads: BinaryHeap::with_capacity(n),
+            pending: vec![None; n],
+        };
+        for t in 0..n {
+            b.push_next(t);
+        }
+        b
+    }
+
+    fn push_next(&mut self, t: usize) {
+        let (index, syncs, points, last) = &mut self.next[t];
+        let own = self.atomics.of_thread(t);
+        let boundary = match own.get(*points).filter(|p| p.after_syncs == *syncs) {
+            Some(&p) => {
+                *points += 1;
+                *last = p.key;
+                Boundary::Atomic(p)
+            }
+            None => {
+                let thread = &self.model.threads[t];
+                let events = &thread.events;
+                let mut rest = events.range(*index..events.len());
+                let Some(offset) = rest.position(|e| e.is_sync()) else {
+                    return;
+                };
+                let at = At {
+                    thread: t,
+                    index: *index + offset,
+                };
+                *index = at.index + 1;
+                *syncs += 1;
+                if let Some(o) = thread.observed_at(at.index) {
+                    if o.seq != ilgen_trace::PENDING {
+                        *last = key(o.seq, None);
+                    }
+                }
+                Boundary::Sync(at)
+            }
+        };
+        self.pending[t] = Some(boundary);
+        self.heads.push(Reverse((*last, t)));
+    }
+}
+
+impl Iterator for Boundaries<'_> {
+    type Item = (usize, Boundary);
+
+    fn next(&mut self) -> Option<(usize, Boundary)> {
+        let Reverse((_, t)) = self.heads.pop()?;
+        let boundary = self.pending[t].take()?;
+        self.push_next(t);
+        Some((t, boundary))
+    }
+}
+
+/// Walks the sync events and atomic records in the run's order (it obeyed it, so every release
+/// comes before the acquire it orders) and records each segment's clock.
+pub fn segment_clocks(model: &Model, atomics: &Atomics) -> Clocks {
     let n = model.threads.len();
     let mut current: Vec<Vec<u32>> = (0..n)
         .map(|t| {
@@ -196,48 +287,41 @@ pub fn segment_clocks(model: &Model) -> Clocks {
             c
         })
         .collect();
-    // A clock per segment: one more than the thread has sync events.
+    // A clock per segment: one more than the thread has boundaries.
     let mut out: Vec<Vec<u32>> = current
         .iter()
-        .zip(&model.threads)
-        .map(|(c, thread)| {
-            let mut clocks = Vec::with_capacity((thread.observed.len() + 1) * n);
+        .enumerate()
+        .map(|(t, c)| {
+            let segments = model.threads[t].observed.len() + atomics.of_thread(t).len() + 1;
+            let mut clocks = Vec::with_capacity(segments * n);
             clocks.extend_from_slice(c);
             clocks
         })
         .collect();
-    let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
     let mut forked: Vec<Option<Vec<u32>>> = vec![None; n];
     let mut ended: Vec<Option<Vec<u32>>> = vec![None; n];
     let mut signalled: Vec<Option<Vec<u32>>> = vec![None; model.objects.conds.len()];
     let mut entered: Vec<Vec<u32>> = vec![vec![0; n]; model.objects.barriers.len()];
-    for at in model.observed_order(&lens) {
-        let t = at.thread;
-        let (Some(op), Some(observed)) = (model.op(at), model.threads[t].observed_at(at.index))
-        else {
-            continue;
-        };
-        let completed = observed.seq != ilgen_trace::PENDING;
-        let from = match op {
-            ModelOp::Start { .. } => forked[t].clone(),
-            ModelOp::Join { child } => ended[child].clone(),
-            ModelOp::WaitReturn {
-                wake: Wake::Signal(c),
-                ..
+    let mut located: Vec<Option<Vec<u32>>> = vec![None; atomics.locations];
+    for (t, boundary) in Boundaries::new(model, atomics) {
+        match boundary {
+            Boundary::Sync(at) => sync_edges(
+                model,
+                at,
+                &mut current[t],
+                (&mut forked, &mut ended, &mut signalled, &mut entered),
+            ),
+            Boundary::Atomic(p) => {
+                let location = &mut located[p.location as usize];
+                match (p.op, location.as_mut()) {
+                    (AtomicOp::Acquire, Some(from)) => join(&mut current[t], from),
+                    (AtomicOp::Acquire, None) => {}
+                    (AtomicOp::ReleaseRmw, Some(into)) => join(into, &current[t]),
+                    (AtomicOp::ReleaseStore | AtomicOp::ReleaseRmw, _) => {
+                        *location = Some(current[t].clone())
+                    }
+                }
             }
-            | ModelOp::LoopExit { cond: c, .. } => signalled[c].clone(),
-            ModelOp::BarrierExit { barrier } => Some(entered[barrier].clone()),
-            _ => None,
-        };
-        if let Some(from) = from.filter(|_| completed) {
-            join(&mut current[t], &from);
-        }
-        match op {
-            ModelOp::Fork { child } => forked[child] = Some(current[t].clone()),
-            ModelOp::End => ended[t] = Some(current[t].clone()),
-            ModelOp::Signal { cond } => signalled[cond] = Some(current[t].clone()),
-            ModelOp::BarrierEnter { barrier } => join(&mut entered[barrier], &current[t]),
-            _ => {}
         }
         current[t][t] += 1;
         out[t].extend_from_slice(&current[t]);
@@ -245,5 +329,50 @@ pub fn segment_clocks(model: &Model) -> Clocks {
     Clocks {
         threads: n,
         of: out,
+    }
+}
+
+/// What one slot of each kind of edge holds: the clock each fork, end, signal instance and
+/// barrier instance left.
+type Edges<'a> = (
+    &'a mut [Option<Vec<u32>>],
+    &'a mut [Option<Vec<u32>>],
+    &'a mut [Option<Vec<u32>>],
+    &'a mut [Vec<u32>],
+);
+
+/// The sync event at `at`: joins into its thread's `current` clock what the event it waits for
+/// left, and leaves what later events wait for.
+fn sync_edges(
+    model: &Model,
+    at: At,
+    current: &mut [u32],
+    (forked, ended, signalled, entered): Edges,
+) {
+    let t = at.thread;
+    let (Some(op), Some(observed)) = (model.op(at), model.threads[t].observed_at(at.index)) else {
+        return;
+    };
+    let completed = observed.seq != ilgen_trace::PENDING;
+    let from = match op {
+        ModelOp::Start { .. } => forked[t].as_ref(),
+        ModelOp::Join { child } => ended[child].as_ref(),
+        ModelOp::WaitReturn {
+            wake: Wake::Signal(c),
+            ..
+        }
+        | ModelOp::LoopExit { cond: c, .. } => signalled[c].as_ref(),
+        ModelOp::BarrierExit { barrier } => Some(&entered[barrier]),
+        _ => None,
+    };
+    if let Some(from) = from.filter(|_| completed) {
+        join(current, from);
+    }
+    match op {
+        ModelOp::Fork { child } => forked[child] = Some(current.to_vec()),
+        ModelOp::End => ended[t] = Some(current.to_vec()),
+        ModelOp::Signal { cond } => signalled[cond] = Some(current.to_vec()),
+        ModelOp::BarrierEnter { barrier } => join(&mut entered[barrier], current),
+        _ => {}
     }
 }

@@ -5,8 +5,9 @@
 //! at least one of them writing, split where any access begins or ends; see [`crate::objects`]
 //! and [`crate::lifetime`]), with the counts of those left out ([`Ordered`]: happens-before orders
 //! them wholly, [`crate::ordered`]), and a [`Model`] holding, per thread, its accesses to the
-//! objects kept (one per object and segment, a free being a write over its whole block at the
-//! free's site) and every sync operation resolved to its model semantics:
+//! objects kept (one per object and segment, a segment also ending at an atomic operation's
+//! acquire or release, a free being a write over its whole block at the free's site) and every
+//! sync operation resolved to its model semantics:
 //! - condition variables: each signal or broadcast is its own instance; a wait that returned is
 //!   matched to the signal that released it (seq order); a wait loop left without any wait is
 //!   ordered after the earliest earlier signal no wait or other such exit took (a signal that
@@ -37,6 +38,7 @@ use std::collections::{BTreeSet, HashMap};
 use ilgen_trace::format::ThreadTrace;
 use ilgen_trace::{AccessKind, Event, SyncOp, ThreadId, PENDING};
 
+use crate::atomics::Atomics;
 use crate::lifetime::{accesses, span, Lifetimes};
 use crate::model::{
     BarrierObject, Model, ModelEvent, ModelOp, ModelThread, MutexObject, Observed, SemObject,
@@ -69,6 +71,8 @@ pub struct Program {
     pub accesses_kept: usize,
     /// The shared objects left out of the model ([`Keep::Unordered`]).
     pub ordered: Ordered,
+    /// The acquire and release halves of atomic operations, placed among the model's events.
+    pub atomics: Atomics,
 }
 
 impl Program {
@@ -130,9 +134,10 @@ pub fn prepare_from(
     objects: &Objects,
 ) -> Program {
     let skeleton = skeleton(&traces);
+    let mut atomics = Atomics::of(&traces, lifetimes);
     let kept = match keep {
         Keep::All => vec![true; objects.len()],
-        Keep::Unordered => ordered::unordered(&traces, &skeleton, objects, lifetimes),
+        Keep::Unordered => ordered::unordered(&traces, &skeleton, &atomics, objects, lifetimes),
     };
     let mut vars = Vec::new();
     // Per object: its index in `vars`, or LEFT_OUT.
@@ -171,6 +176,7 @@ pub fn prepare_from(
         let mut events: Vec<ModelEvent> = Vec::with_capacity(syncs.events.len());
         let mut next_sync = syncs.events.iter();
         let mut hint = Hint::default();
+        let mut points = 0;
         segment += 1;
         for (event, access) in accesses(trace, lifetimes) {
             if let Some((a, epoch)) = access {
@@ -179,7 +185,7 @@ pub fn prepare_from(
                     // The free is its own access (its site is the one to report), after
                     // whatever the segment did to the block before it; so is the use of a
                     // destroyed sync object, before the operation (which may release it).
-                    Event::Heap(_) | Event::Sync(_) => segment += 1,
+                    Event::Heap(_) | Event::Sync(_) | Event::Atomic(_) => segment += 1,
                 }
                 let (lo, hi) = span(&a);
                 for object in objects.touched(epoch, lo, hi, &mut hint) {
@@ -210,9 +216,19 @@ pub fn prepare_from(
                     }
                 }
             }
-            if let Event::Sync(_) = event {
-                segment += 1;
-                events.extend(next_sync.next().copied());
+            match event {
+                Event::Sync(_) => {
+                    segment += 1;
+                    events.extend(next_sync.next().copied());
+                }
+                // The accesses after an acquire or release are ordered unlike those before it:
+                // they are other records, with the clock of their own stretch (see `atomics`).
+                Event::Atomic(_) => {
+                    segment += 1;
+                    atomics.note_model(t, points, events.len());
+                    points += 1;
+                }
+                Event::Access(_) | Event::Heap(_) => {}
             }
         }
         // Held for the whole analysis, copied exactly sized.
@@ -223,6 +239,7 @@ pub fn prepare_from(
         });
     }
     Program {
+        atomics,
         ordered: tallies.ordered(&place),
         vars,
         model: Model::new(threads, sync_objects),
@@ -333,7 +350,7 @@ fn skeleton(traces: &[ThreadTrace]) -> Model {
                 .marks()
                 .filter_map(|(index, e)| match e {
                     Event::Sync(s) => Some((index, s)),
-                    Event::Access(_) | Event::Heap(_) => None,
+                    Event::Access(_) | Event::Heap(_) | Event::Atomic(_) => None,
                 })
                 .collect()
         })

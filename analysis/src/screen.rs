@@ -9,7 +9,8 @@
 //! model would hold every one.
 //!
 //! Plain: threads (create, join, end), mutexes and spinlocks (try and timed locks included),
-//! signals nobody waits for, the markers that order nothing, nothing pending at the end; every
+//! signals nobody waits for, the markers that order nothing, nothing pending at the end, no
+//! atomic operation that acquires or releases (relaxed ones are accesses only); every
 //! lock released before a join and by the end of its thread, and the lock-order graph acyclic.
 //! That is [`crate::solve::lockgraph::cannot_deadlock`]'s condition, so the deadlock search
 //! finds nothing either; and the weakened happens-before of such a run has only fork → start and
@@ -149,7 +150,12 @@ pub fn plain(traces: &[ThreadTrace]) -> Option<Plain> {
         let mut held = Held::default();
         let mut index = 0u32;
         for (_, e) in trace.events.marks() {
-            let Event::Sync(s) = e else { continue };
+            let s = match e {
+                Event::Sync(s) => s,
+                // Its edges are not the intervals' (see the module doc).
+                Event::Atomic(_) => return None,
+                Event::Access(_) | Event::Heap(_) => continue,
+            };
             if s.is_pending() {
                 return None;
             }
@@ -454,7 +460,7 @@ pub fn screen(
                 match event {
                     Event::Access(_) => accesses_read += 1,
                     // The free, or the use of a destroyed sync object, is a record of its own.
-                    Event::Heap(_) | Event::Sync(_) => segment += 1,
+                    Event::Heap(_) | Event::Sync(_) | Event::Atomic(_) => segment += 1,
                 }
                 let (lo, hi) = span(&a);
                 for object in objects.touched(epoch, lo, hi, &mut hint) {

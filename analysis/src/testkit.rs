@@ -14,7 +14,8 @@ use ilgen_trace::format::{ThreadHeader, ThreadTrace};
 use crate::model::{Model, ModelOp, MutexObject, Observed, SyncObjects, ThreadBuilder};
 use crate::options::{Backend, Options};
 use ilgen_trace::{
-    Access, AccessKind, Event, SiteId, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_THREAD, PENDING,
+    Access, AccessKind, Atomic, AtomicOp, Event, SiteId, Sync, SyncOp, ThreadId, FORMAT_VERSION,
+    NO_THREAD, PENDING,
 };
 
 /// The options of `ilgen detect` with its defaults but a smaller state bound, no cut of the
@@ -92,6 +93,28 @@ impl Run {
         self.threads[t as usize].events.push(Event::Sync(Sync {
             seq,
             site: 1000 + seq as SiteId,
+            op,
+        }));
+        self
+    }
+
+    /// An atomic operation's acquire half: the counter's value, no number taken; its site is
+    /// 2000 + that value.
+    pub fn acquire(&mut self, t: ThreadId, addr: u64) -> &mut Self {
+        self.atomic(t, self.seq + 1, addr, AtomicOp::Acquire)
+    }
+
+    /// An atomic operation's release half (`op` a release), numbered next in the observed order.
+    pub fn release(&mut self, t: ThreadId, addr: u64, op: AtomicOp) -> &mut Self {
+        self.seq += 1;
+        self.atomic(t, self.seq, addr, op)
+    }
+
+    fn atomic(&mut self, t: ThreadId, seq: u64, addr: u64, op: AtomicOp) -> &mut Self {
+        self.threads[t as usize].events.push(Event::Atomic(Atomic {
+            seq,
+            addr,
+            site: 2000 + seq as SiteId,
             op,
         }));
         self

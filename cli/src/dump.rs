@@ -184,6 +184,13 @@ fn write_thread(out: &mut dyn Write, thread: &ThreadTrace, names: &Names) -> io:
             Event::Access(a) => access_line(a, names),
             Event::Sync(s) => sync_line(s, names),
             Event::Heap(h) => heap_line(h, names),
+            Event::Atomic(a) => format!(
+                "{} {} seq={}{}",
+                a.op.name(),
+                names.object(a.addr),
+                a.seq,
+                names.site(a.site)
+            ),
         };
         writeln!(out, "T{t} {line}")?;
     }

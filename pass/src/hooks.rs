@@ -32,6 +32,8 @@ pub struct Hooks<'ctx> {
     pub read_write: Hook<'ctx>,
     pub atomic_read: Hook<'ctx>,
     pub atomic_write: Hook<'ctx>,
+    pub atomic_enter: Hook<'ctx>,
+    pub atomic_leave: Hook<'ctx>,
     pub wait_loop_enter: Hook<'ctx>,
     pub wait_loop_exit: Hook<'ctx>,
     pub printf_written: Hook<'ctx>,
@@ -82,6 +84,29 @@ impl<'ctx> Hooks<'ctx> {
             read_write: decl(abi::READ_WRITE, read_write_ty),
             atomic_read: decl(abi::ATOMIC_READ, access_ty),
             atomic_write: decl(abi::ATOMIC_WRITE, access_ty),
+            // uint64_t (const void *addr, uint64_t size, const void *site, uint64_t write)
+            atomic_enter: decl(
+                abi::ATOMIC_ENTER,
+                i64_ty.fn_type(
+                    &[ptr_ty.into(), i64_ty.into(), ptr_ty.into(), i64_ty.into()],
+                    false,
+                ),
+            ),
+            // void (const void *addr, uint64_t size, const void *site, uint64_t how,
+            //       uint64_t token)
+            atomic_leave: decl(
+                abi::ATOMIC_LEAVE,
+                void_ty.fn_type(
+                    &[
+                        ptr_ty.into(),
+                        i64_ty.into(),
+                        ptr_ty.into(),
+                        i64_ty.into(),
+                        i64_ty.into(),
+                    ],
+                    false,
+                ),
+            ),
             wait_loop_enter: decl(abi::WAIT_LOOP_ENTER, marker_ty),
             wait_loop_exit: decl(abi::WAIT_LOOP_EXIT, marker_ty),
             printf_written: decl(abi::PRINTF_WRITTEN, written_ty),
@@ -111,6 +136,8 @@ impl<'ctx> Hooks<'ctx> {
             self.read_write,
             self.atomic_read,
             self.atomic_write,
+            self.atomic_enter,
+            self.atomic_leave,
             self.wait_loop_enter,
             self.wait_loop_exit,
             self.printf_written,

@@ -2,7 +2,9 @@
 //!
 //! Takes one function (already chosen by the include/exclude filter) and the module's hooks and
 //! sites; inserts, before every access that may race, a call `__ilgen_read/write(addr, size, site)`
-//! (or the atomic variants), with the size in bytes from the module's DataLayout. Memory
+//! (or the atomic variants), with the size in bytes from the module's DataLayout; around an
+//! atomic operation whose memory order acquires or releases, the two calls that record it with
+//! its place in the run's order. Memory
 //! intrinsics become ranges: read the source range, write the destination range.
 //!
 //! Accesses that cannot race are skipped, each for the reason given where it is skipped. Calls to
@@ -17,9 +19,11 @@ use inkwell::builder::BuilderError;
 use inkwell::context::ContextRef;
 use inkwell::types::{AnyType, BasicType, BasicTypeEnum};
 use inkwell::values::{
-    BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue, IntValue,
+    AnyValue, AsValueRef, BasicValueEnum, FunctionValue, InstructionOpcode, InstructionValue,
+    IntValue,
 };
 use inkwell::AddressSpace;
+use llvm_sys::core::{LLVMGetCmpXchgFailureOrdering, LLVMGetCmpXchgSuccessOrdering};
 
 use crate::ctx::Ctx;
 use crate::escape;
@@ -333,13 +337,118 @@ fn instrument_load_or_store<'ctx>(
         return Ok(0);
     };
     let write = inst.get_opcode() == InstructionOpcode::Store;
-    let hook = match (write, ir::is_atomic(inst)) {
-        (false, false) => ctx.hooks.read,
-        (true, false) => ctx.hooks.write,
-        (false, true) => ctx.hooks.atomic_read,
-        (true, true) => ctx.hooks.atomic_write,
+    if ir::is_atomic(inst) {
+        return instrument_atomic(ctx, f, inst, ptr, size, write);
+    }
+    let hook = if write {
+        ctx.hooks.write
+    } else {
+        ctx.hooks.read
     };
     emit_sized_access(ctx, f, inst, hook, ptr, size)
+}
+
+/// Which halves of its memory order atomic `inst` has: (acquires, releases). A compare-exchange
+/// acquires only if it does when it fails too; it releases only when it succeeds (see
+/// [`instrument_atomic`]).
+fn halves(inst: InstructionValue<'_>) -> (bool, bool) {
+    use inkwell::AtomicOrdering::{Acquire, AcquireRelease, Release, SequentiallyConsistent};
+    let acquire = |o| matches!(o, Acquire | AcquireRelease | SequentiallyConsistent);
+    let release = |o| matches!(o, Release | AcquireRelease | SequentiallyConsistent);
+    if inst.get_opcode() == InstructionOpcode::AtomicCmpXchg {
+        // SAFETY: `inst` is a cmpxchg instruction, which both calls take.
+        let (success, failure) = unsafe {
+            let v = inst.as_value_ref();
+            (
+                LLVMGetCmpXchgSuccessOrdering(v).into(),
+                LLVMGetCmpXchgFailureOrdering(v).into(),
+            )
+        };
+        return (acquire(success) && acquire(failure), release(success));
+    }
+    // A load only acquires and a store only releases, seq_cst ones too.
+    let (load, store) = match inst.get_opcode() {
+        InstructionOpcode::Load => (true, false),
+        InstructionOpcode::Store => (false, true),
+        _ => (true, true),
+    };
+    inst.get_atomic_ordering().map_or((false, false), |o| {
+        (load && acquire(o), store && release(o))
+    })
+}
+
+/// An atomic load, store, atomicrmw or cmpxchg (`write`: all but the load) of `size` bytes at
+/// `ptr`. Relaxed, it orders nothing: the access hook alone. Else
+/// `token = __ilgen_atomic_enter(ptr, size, site, write)` before it and
+/// `__ilgen_atomic_leave(ptr, size, site, how, token)` after it, `how` its `abi::ATOMIC_*` bits
+/// (a cmpxchg's release bit set only if it succeeded, from its result).
+fn instrument_atomic<'ctx>(
+    ctx: &mut Ctx<'_, 'ctx>,
+    f: FunctionValue<'ctx>,
+    inst: InstructionValue<'ctx>,
+    ptr: BasicValueEnum<'ctx>,
+    size: u64,
+    write: bool,
+) -> Result<usize, BuilderError> {
+    let (acquires, releases) = halves(inst);
+    let Some(next) = inst.get_next_instruction().filter(|_| acquires || releases) else {
+        let hook = if write {
+            ctx.hooks.atomic_write
+        } else {
+            ctx.hooks.atomic_read
+        };
+        return emit_sized_access(ctx, f, inst, hook, ptr, size);
+    };
+    let site = ctx.sites.add_for(inst, &ir::function_name(f));
+    let i64_ty = ctx.hooks.i64_ty;
+    let bytes = i64_ty.const_int(size, false);
+    let written = i64_ty.const_int(u64::from(write), false);
+    ctx.builder.position_before(&inst);
+    let token = hooks::call_value(
+        &ctx.builder,
+        ctx.hooks.atomic_enter,
+        &[ptr.into(), bytes.into(), site.into(), written.into()],
+    )?;
+    let rmw = matches!(
+        inst.get_opcode(),
+        InstructionOpcode::AtomicRMW | InstructionOpcode::AtomicCmpXchg
+    );
+    let bits = [
+        (acquires, abi::ATOMIC_ACQUIRES),
+        (rmw, abi::ATOMIC_RMW),
+        (write, abi::ATOMIC_WRITES),
+    ];
+    let fixed = bits.iter().filter(|(on, _)| *on).map(|(_, b)| b).sum();
+    ctx.builder.position_before(&next);
+    let how = match (releases, inst.get_opcode()) {
+        (true, InstructionOpcode::AtomicCmpXchg) => {
+            let pair = inst.as_any_value_enum().into_struct_value();
+            let ok = ctx
+                .builder
+                .build_extract_value(pair, 1, "")?
+                .into_int_value();
+            let released = i64_ty.const_int(fixed | abi::ATOMIC_RELEASES, false);
+            let not = i64_ty.const_int(fixed, false);
+            ctx.builder
+                .build_select(ok, released, not, "")?
+                .into_int_value()
+        }
+        (true, _) => i64_ty.const_int(fixed | abi::ATOMIC_RELEASES, false),
+        (false, _) => i64_ty.const_int(fixed, false),
+    };
+    hooks::call(
+        &ctx.builder,
+        ctx.hooks.atomic_leave,
+        &[
+            ptr.into(),
+            bytes.into(),
+            site.into(),
+            how.into(),
+            token.into(),
+        ],
+        inst.get_debug_location(),
+    )?;
+    Ok(2)
 }
 
 /// `__ilgen_read_write(ptr, size, load's site, store's site)` before `load`, for the pair that
@@ -393,8 +502,7 @@ fn instrument_rmw<'ctx>(
     let Some(size) = store_size(ctx, &value.get_type()) else {
         return Ok(0);
     };
-    let hook = ctx.hooks.atomic_write;
-    emit_sized_access(ctx, f, inst, hook, ptr, size)
+    instrument_atomic(ctx, f, inst, ptr, size, true)
 }
 
 /// The length operand of a memory intrinsic, as the hooks' i64 (lengths are unsigned).

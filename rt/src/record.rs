@@ -12,5 +12,6 @@ pub(crate) mod finish;
 pub(crate) mod inputs;
 pub(crate) mod meta;
 pub(crate) mod pending;
+pub(crate) mod stripes;
 pub(crate) mod sync;
 pub(crate) mod writer;

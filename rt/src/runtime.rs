@@ -3,7 +3,8 @@
 //! Takes the outcome of the process start-up (`start`: `ILGEN_OPTIONS`, the trace directory,
 //! `meta.json`); gives [`Runtime`] (options, trace directory, `meta.json`) once recording is on,
 //! whether the process replays (the one mode branch: record-mode paths find no `Runtime` and fall
-//! through to the replay ones), [`say`] and [`next_seq`].
+//! through to the replay ones), [`say`], [`next_seq`] and the atomics' numbers ([`release_seq`],
+//! [`acquire_seq`]).
 //!
 //! The start-up runs from the ELF constructor (in `lib.rs`) and, because other constructors may
 //! call hooks first, lazily from the first hook of any thread; whichever comes first does it, the
@@ -69,6 +70,23 @@ pub(crate) fn say(message: &str) {
 #[inline]
 pub(crate) fn next_seq() -> u64 {
     SEQ.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The number of the release half of an atomic operation, taken after its instruction while
+/// its address's lock is held (`record::stripes`): releases of one address are numbered in the
+/// order they took effect.
+#[inline]
+pub(crate) fn release_seq() -> u64 {
+    SEQ.fetch_add(1, Ordering::Release)
+}
+
+/// The counter as the acquire half of an atomic operation sees it, after its instruction while
+/// its address's lock is held: the releases of that address it could have read from are those
+/// numbered below it. No number is taken, so spinning loads do not move the counter (two
+/// spinners would record each other's every turn).
+#[inline]
+pub(crate) fn acquire_seq() -> u64 {
+    SEQ.load(Ordering::Acquire)
 }
 
 /// The runtime if recording is on, initializing the process on first use.

@@ -25,14 +25,17 @@ use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
+use ilgen_trace::abi;
 use ilgen_trace::format::{encode_header, ThreadHeader};
 use ilgen_trace::{
-    Access, AccessKind, Event, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_SITE, NO_THREAD,
+    Access, AccessKind, Atomic, AtomicOp, Event, Sync, SyncOp, ThreadId, FORMAT_VERSION, NO_SITE,
+    NO_THREAD,
 };
 
 use crate::record::altstack::{self, AltStack};
 use crate::record::cache::{Entry, Mark, SegmentCache};
 use crate::record::pending::Pool;
+use crate::record::stripes;
 use crate::record::writer::{self, Writer};
 use crate::registry::Registry;
 use crate::runtime::{self, Runtime};
@@ -101,6 +104,37 @@ pub(crate) struct Inner {
     pub writer: Writer,
     /// Where the fatal-signal handler runs on a stack overflow.
     altstack: AltStack,
+    /// What this thread last did on atomic locations, to leave out the records that would order
+    /// nothing new ([`Inner::atomic_leave`]).
+    atomic_memo: AtomicMemo,
+    /// Between the hooks of an atomic operation that took its address's lock.
+    pub atomic_held: bool,
+}
+
+/// What a thread last did on atomic locations ([`Inner::atomic_leave`]).
+#[derive(Clone, Copy, Default)]
+struct AtomicMemo {
+    /// An address whose location's clock this thread's clock holds as long as its stripe's last
+    /// release is still this one (as `stripes::last` gives it).
+    joined: (u64, u64),
+    /// Its last release record.
+    released: Option<Released>,
+}
+
+/// A release record and the access written before it.
+#[derive(Clone, Copy)]
+struct Released {
+    addr: u64,
+    size: u32,
+    /// As `stripes::last` gives it after this release.
+    last: u64,
+    op: AtomicOp,
+    /// Whether the thread held the location's clock before it.
+    held: bool,
+    /// Its offset in the file (none if it could not be written).
+    at: Option<usize>,
+    /// The file's length after it (and the segment's accesses it wrote out).
+    end: usize,
 }
 
 /// The calling thread's state, or `None` when it records nothing.
@@ -288,6 +322,8 @@ fn start_recording(
             cache: new_cache(rt, tid),
             writer,
             altstack: altstack::install(),
+            atomic_memo: AtomicMemo::default(),
+            atomic_held: false,
         }),
     }));
     arch::set(state.cast());
@@ -577,6 +613,121 @@ impl Inner {
         cache.drain_to(mark, |e| write_access(writer, e));
     }
 
+    /// An atomic operation of `kind` on `[addr, addr + size)` at `site` that acquires or
+    /// releases (`how`: the `abi::ATOMIC_*` bits), after its instruction, the lock of its
+    /// address's `stripe` held: the accesses so far, then the acquire record (the counter's
+    /// value), the operation's access and the release record (the next number), so that the
+    /// accesses before and after it are before and after it in the file. After a release the
+    /// segment's bytes are forgotten: an access after it is recorded again, as it is not ordered
+    /// before the release's acquirers. After an acquire alone they are not: an access repeated
+    /// after it is left to its record before it, which every other access is ordered against at
+    /// most as much (the acquire orders nothing of this thread before anything else).
+    ///
+    /// The records that would order nothing new are left out (ThreadSanitizer's clocks, as the
+    /// analysis keeps them: a release store sets the location's clock to the thread's, a release
+    /// read-modify-write joins the thread's into it, an acquire joins it into the thread's):
+    /// - an acquire, when this thread's clock already holds the location's: it did so after its
+    ///   last operation there ([`AtomicMemo::joined`]) and no release was recorded on the stripe
+    ///   since. Its access is then recorded as a relaxed one's, in the segment (a spinning load
+    ///   writes one record);
+    /// - the whole operation, when it releases and the file ends with this thread's last release
+    ///   on the same bytes, numbered last on the stripe, no acquire recorded there since, its
+    ///   acquire half (if any) left out by the rule above, and nothing in the segment: the access
+    ///   and release records before it stand for it exactly. Every access of another thread is
+    ///   ordered before or after its access as before that one (no acquirer read the release in
+    ///   between, this thread joined nothing new), and the location's clock after it is the one
+    ///   after that release (a store after a read-modify-write only when the thread held the
+    ///   location's clock). A single thread's loop of read-modify-writes writes one release;
+    /// - a release still the file's last record, acquired by no one, when this thread's next
+    ///   release on the location comes (accesses between them waiting in the segment): the new
+    ///   one's record takes its place as the location's last, so the old one would order nothing
+    ///   the new one does not (the location's clock after both is as after the new one alone,
+    ///   save a read-modify-write after a store the thread released without holding the clock).
+    pub fn atomic_leave(
+        &mut self,
+        addr: u64,
+        size: u32,
+        kind: AccessKind,
+        site: usize,
+        how: u64,
+        stripe: usize,
+    ) {
+        let acquires = how & abi::ATOMIC_ACQUIRES != 0;
+        let release = match (how & abi::ATOMIC_RELEASES, how & abi::ATOMIC_RMW) {
+            (0, _) => None,
+            (_, 0) => Some(AtomicOp::ReleaseStore),
+            _ => Some(AtomicOp::ReleaseRmw),
+        };
+        let (last, acquired_since) = stripes::last(stripe);
+        let memo = self.atomic_memo;
+        let holds = memo.joined == (addr, last);
+        let acquire = acquires && !holds;
+        if let (Some(op), Some(prev)) = (release, memo.released) {
+            let stands = (prev.addr, prev.size, prev.last, prev.end)
+                == (addr, size, last, self.writer.len())
+                && !acquired_since
+                && !acquire
+                && (op == AtomicOp::ReleaseRmw || prev.op == AtomicOp::ReleaseStore || holds)
+                && self.cache.is_empty();
+            if stands {
+                return;
+            }
+            // Still the file's last record, read by no one: this release's record takes its place
+            // as the location's, ordering what it ordered and the accesses since.
+            let replaces = (prev.addr, prev.last, prev.end) == (addr, last, self.writer.len())
+                && !acquired_since
+                && (op == AtomicOp::ReleaseStore || prev.op == AtomicOp::ReleaseRmw || prev.held);
+            if let (true, Some(at)) = (replaces, prev.at) {
+                self.writer.retract(at);
+            }
+        }
+        if acquire {
+            let seq = runtime::acquire_seq();
+            self.spill();
+            self.write_atomic(seq, addr, sites::id(site), AtomicOp::Acquire);
+            stripes::note_acquire(stripe);
+        }
+        if acquires {
+            self.atomic_memo.joined = (addr, last);
+        }
+        if !self.cache.record(addr, size, kind, site) {
+            self.flush_full(addr, size, kind, site);
+        }
+        if let Some(op) = release {
+            self.spill();
+            let seq = runtime::release_seq();
+            let at = self.write_atomic(seq, addr, sites::id(site), op);
+            stripes::note_release(stripe, seq);
+            // The location's clock is this thread's after a store, and after a read-modify-write
+            // when it held the location's before.
+            let now = stripes::last(stripe).0;
+            let held = self.atomic_memo.joined == (addr, last);
+            if op == AtomicOp::ReleaseStore || held {
+                self.atomic_memo.joined = (addr, now);
+            }
+            self.flush();
+            self.atomic_memo.released = Some(Released {
+                addr,
+                size,
+                last: now,
+                op,
+                held,
+                at,
+                end: self.writer.len(),
+            });
+        }
+    }
+
+    /// Writes one atomic record; returns its offset, for retraction.
+    fn write_atomic(&mut self, seq: u64, addr: u64, site: u32, op: AtomicOp) -> Option<usize> {
+        self.writer.write(&Event::Atomic(Atomic {
+            seq,
+            addr,
+            site,
+            op,
+        }))
+    }
+
     /// Writes one sync record; returns its offset for completion or retraction.
     pub fn write_sync(&mut self, seq: u64, site: u32, op: SyncOp) -> Option<usize> {
         self.writer.write(&Event::Sync(Sync { seq, site, op }))
@@ -594,11 +745,16 @@ impl Inner {
         }
     }
 
+    /// Writes out the segment's accesses so far, keeping its bytes.
+    fn spill(&mut self) {
+        let Inner { cache, writer, .. } = self;
+        cache.spill(|e| write_access(writer, e));
+    }
+
     #[cold]
     #[inline(never)]
     fn flush_full(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) {
-        let Inner { cache, writer, .. } = self;
-        cache.spill(|e| write_access(writer, e));
+        self.spill();
         self.cache.record(addr, size, kind, site);
     }
 }

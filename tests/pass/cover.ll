@@ -83,8 +83,9 @@ define void @increment() {
 
 ; Never checked inline: atomic and volatile accesses, one wider than a granule, memory intrinsics.
 ; CHECK-LABEL: define void @always_called(
-; CHECK-NEXT: call void @__ilgen_atomic_read(ptr %p, i64 4,
+; CHECK-NEXT: call i64 @__ilgen_atomic_enter(ptr %p, i64 4,
 ; CHECK-NEXT: load atomic i32, ptr %p seq_cst
+; CHECK-NEXT: call void @__ilgen_atomic_leave(ptr %p, i64 4, {{.*}}, i64 1, i64 %
 ; CHECK-NEXT: call void @__ilgen_write(ptr %p, i64 4,
 ; CHECK-NEXT: store volatile i32 0, ptr %p
 ; CHECK-NEXT: call void @__ilgen_read(ptr @wide, i64 64,

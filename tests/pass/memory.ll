@@ -77,20 +77,45 @@ define void @__ilgen_runtime_helper(ptr %p) {
   ret void
 }
 
+; Relaxed atomics order nothing: the access hook alone. The others take the address's lock
+; before (the token) and are recorded after, with their bits: 1 acquires, 2 released, 4 a
+; read-modify-write, 8 writes; a cmpxchg released only if it succeeded, and acquires only if its
+; failure order does too.
 ; CHECK-LABEL: define i32 @atomics(
 ; CHECK: call void @__ilgen_atomic_read(ptr %p, i64 4,
-; CHECK-NEXT: load atomic i32
-; CHECK: call void @__ilgen_atomic_write(ptr %p, i64 4,
-; CHECK-NEXT: store atomic i32
-; CHECK: call void @__ilgen_atomic_write(ptr %p, i64 4,
-; CHECK-NEXT: atomicrmw add
-; CHECK: call void @__ilgen_atomic_write(ptr %q, i64 8,
-; CHECK-NEXT: cmpxchg ptr %q
+; CHECK-NEXT: load atomic i32, ptr %p monotonic
+; CHECK-NEXT: call void @__ilgen_atomic_write(ptr %p, i64 4,
+; CHECK-NEXT: store atomic i32 2, ptr %p monotonic
+; CHECK-NEXT: [[T1:%[0-9]+]] = call i64 @__ilgen_atomic_enter(ptr %p, i64 4, {{.*}}, i64 0)
+; CHECK-NEXT: load atomic i32, ptr %p acquire
+; CHECK-NEXT: call void @__ilgen_atomic_leave(ptr %p, i64 4, {{.*}}, i64 1, i64 [[T1]])
+; CHECK-NEXT: [[T2:%[0-9]+]] = call i64 @__ilgen_atomic_enter(ptr %p, i64 4, {{.*}}, i64 1)
+; CHECK-NEXT: store atomic i32 1, ptr %p release
+; CHECK-NEXT: call void @__ilgen_atomic_leave(ptr %p, i64 4, {{.*}}, i64 10, i64 [[T2]])
+; CHECK-NEXT: [[T3:%[0-9]+]] = call i64 @__ilgen_atomic_enter(ptr %p, i64 4, {{.*}}, i64 1)
+; CHECK-NEXT: atomicrmw add ptr %p, i32 1 seq_cst
+; CHECK-NEXT: call void @__ilgen_atomic_leave(ptr %p, i64 4, {{.*}}, i64 15, i64 [[T3]])
+; CHECK-NEXT: [[T4:%[0-9]+]] = call i64 @__ilgen_atomic_enter(ptr %q, i64 8, {{.*}}, i64 1)
+; CHECK-NEXT: %c = cmpxchg ptr %q, i64 0, i64 1 seq_cst seq_cst
+; CHECK-NEXT: [[OK:%[0-9]+]] = extractvalue { i64, i1 } %c, 1
+; CHECK-NEXT: [[HOW:%[0-9]+]] = select i1 [[OK]], i64 15, i64 13
+; CHECK-NEXT: call void @__ilgen_atomic_leave(ptr %q, i64 8, {{.*}}, i64 [[HOW]], i64 [[T4]])
+; CHECK-NEXT: [[T5:%[0-9]+]] = call i64 @__ilgen_atomic_enter(ptr %q, i64 8, {{.*}}, i64 1)
+; CHECK-NEXT: %d = cmpxchg ptr %q, i64 1, i64 2 acq_rel monotonic
+; CHECK-NEXT: [[OK2:%[0-9]+]] = extractvalue { i64, i1 } %d, 1
+; CHECK-NEXT: [[HOW2:%[0-9]+]] = select i1 [[OK2]], i64 14, i64 12
+; CHECK-NEXT: call void @__ilgen_atomic_leave(ptr %q, i64 8, {{.*}}, i64 [[HOW2]], i64 [[T5]])
+; CHECK-NEXT: call void @__ilgen_atomic_write(ptr %q, i64 8,
+; CHECK-NEXT: atomicrmw xchg ptr %q, i64 3 monotonic
 define i32 @atomics(ptr %p, ptr %q) {
+  %r = load atomic i32, ptr %p monotonic, align 4
+  store atomic i32 2, ptr %p monotonic, align 4
   %a = load atomic i32, ptr %p acquire, align 4
   store atomic i32 1, ptr %p release, align 4
   %b = atomicrmw add ptr %p, i32 1 seq_cst
   %c = cmpxchg ptr %q, i64 0, i64 1 seq_cst seq_cst
+  %d = cmpxchg ptr %q, i64 1, i64 2 acq_rel monotonic
+  %e = atomicrmw xchg ptr %q, i64 3 monotonic
   ret i32 %a
 }
 

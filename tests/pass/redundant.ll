@@ -150,14 +150,17 @@ define void @volatiles() {
 
 ; NOT for atomics, and an atomic between two plain accesses ends the first one's cover.
 ; CHECK-LABEL: define void @atomics(
-; CHECK: call void @__ilgen_atomic_read(ptr @x, i64 4,
+; CHECK: call i64 @__ilgen_atomic_enter(ptr @x, i64 4,
 ; CHECK-NEXT: %a = load atomic i32, ptr @x acquire
-; CHECK-NEXT: call void @__ilgen_atomic_write(ptr @x, i64 4,
+; CHECK-NEXT: call void @__ilgen_atomic_leave(ptr @x, i64 4,
+; CHECK-NEXT: call i64 @__ilgen_atomic_enter(ptr @x, i64 4,
 ; CHECK-NEXT: store atomic i32 %a, ptr @x release
+; CHECK-NEXT: call void @__ilgen_atomic_leave(ptr @x, i64 4,
 ; CHECK-NEXT: call void @__ilgen_write(ptr @y, i64 8,
 ; CHECK-NEXT: store i64 1, ptr @y
-; CHECK-NEXT: call void @__ilgen_atomic_write(ptr @x, i64 4,
+; CHECK-NEXT: call i64 @__ilgen_atomic_enter(ptr @x, i64 4,
 ; CHECK-NEXT: atomicrmw add ptr @x
+; CHECK-NEXT: call void @__ilgen_atomic_leave(ptr @x, i64 4,
 ; CHECK-NEXT: call void @__ilgen_write(ptr @y, i64 8,
 ; CHECK-NEXT: store i64 2, ptr @y
 ; CHECK-NEXT: fence seq_cst

@@ -54,6 +54,23 @@ pub const WRITE: &str = "__ilgen_write";
 pub const READ_WRITE: &str = "__ilgen_read_write";
 pub const ATOMIC_READ: &str = "__ilgen_atomic_read";
 pub const ATOMIC_WRITE: &str = "__ilgen_atomic_write";
+/// `(addr, size, site, write) -> token` before an atomic operation whose memory order acquires or
+/// releases (acquire, release, acq_rel, seq_cst; `write` 0 for a load), in place of the two above:
+/// the runtime holds the address's lock until [`ATOMIC_LEAVE`], given the token, runs after it.
+pub const ATOMIC_ENTER: &str = "__ilgen_atomic_enter";
+/// `(addr, size, site, how, token)` after such an operation: `how` is a set of the `ATOMIC_*`
+/// bits below.
+pub const ATOMIC_LEAVE: &str = "__ilgen_atomic_leave";
+/// The operation acquires (a load or read-modify-write with an acquiring order; a compare-exchange
+/// only if its failure order acquires too).
+pub const ATOMIC_ACQUIRES: u64 = 1;
+/// The operation released (a store or read-modify-write with a releasing order; a
+/// compare-exchange only if it succeeded).
+pub const ATOMIC_RELEASES: u64 = 2;
+/// The operation read and wrote at once: its release continues the location's release sequence.
+pub const ATOMIC_RMW: u64 = 4;
+/// The operation writes (all but a load).
+pub const ATOMIC_WRITES: u64 = 8;
 pub const WAIT_LOOP_ENTER: &str = "__ilgen_wait_loop_enter";
 pub const WAIT_LOOP_EXIT: &str = "__ilgen_wait_loop_exit";
 pub const PRINTF_WRITTEN: &str = "__ilgen_printf_written";

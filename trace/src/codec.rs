@@ -4,17 +4,20 @@
 //! their bytes, and back the events of a run of records ([`Records`]).
 //!
 //! ```text
-//! record = access | window | sync | heap | slot
+//! record = access | window | sync | heap | slot | atomic
 //! access = 0x40 | size code << 2 | kind: u8, addr delta, [size,] site delta
 //! window = 0x84 | kind: u8, addr delta, mask, site delta
 //! sync   = 0x80: u8, seq delta, site delta, op (bincode varint, each object as a delta)
 //! heap   = 0x81: u8, seq delta, site delta, op (bincode varint)
 //! slot   = 0x82: u8, len: u8, bincode fixed-int of the Event, len bytes
+//! atomic = 0x88 | op: u8, seq delta, site delta, address delta
 //! ```
 //! Numbers are LEB128. A delta is the zigzag LEB128 of the wrapping difference from the same field
 //! of the thread's previous record that has it: an access's address and site from the previous
 //! access's, the seq and site of sync and heap records from the previous sync or heap record's,
-//! and each sync object address from the previous sync object address; all start at zero. Size
+//! and each sync object address from the previous sync object address; an atomic record's seq, site
+//! and address are those of a sync record and its object (a walk of the marks, which steps over
+//! the accesses, decodes it); all start at zero. Size
 //! codes 0..=3 are sizes of 1, 2, 4 and 8 bytes; code 4 says the size follows. On a lock/access
 //! loop a lock operation takes 5 bytes and an access 3 to 4, where fixed-width records took 25-29.
 //!
@@ -33,7 +36,7 @@
 use std::path::Path;
 
 use crate::error::TraceError;
-use crate::event::{Access, AccessKind, Event, Heap, Sync, SyncOp};
+use crate::event::{Access, AccessKind, Atomic, AtomicOp, Event, Heap, Sync, SyncOp};
 
 /// Upper bound of one encoded record.
 pub const MAX_RECORD: usize = 64;
@@ -44,6 +47,8 @@ const HEAP: u8 = 0x81;
 const SLOT: u8 = 0x82;
 /// Window records: `WINDOW | kind`.
 const WINDOW: u8 = 0x84;
+/// Atomic records: `ATOMIC | op` (0: acquire, 1: release store, 2: release read-modify-write).
+const ATOMIC: u8 = 0x88;
 /// Bytes a window record spans.
 pub const WINDOW_BYTES: u64 = 64;
 /// The size code that says the size follows the address.
@@ -177,6 +182,15 @@ fn kind_of(tag: u8) -> AccessKind {
         1 => AccessKind::Write,
         2 => AccessKind::AtomicRead,
         _ => AccessKind::AtomicWrite,
+    }
+}
+
+#[inline]
+fn atomic_bits(op: AtomicOp) -> u8 {
+    match op {
+        AtomicOp::Acquire => 0,
+        AtomicOp::ReleaseStore => 1,
+        AtomicOp::ReleaseRmw => 2,
     }
 }
 
@@ -345,6 +359,12 @@ impl Encoder {
             Event::Heap(h) => {
                 let at = self.head(HEAP, h.seq, h.site, out);
                 at + encode_varint(h.op, &mut out[at..MAX_RECORD])
+            }
+            Event::Atomic(a) => {
+                let mut at = self.head(ATOMIC | atomic_bits(a.op), a.seq, a.site, out);
+                put(out, &mut at, delta(a.addr, self.cursor.object));
+                self.cursor.object = a.addr;
+                at
             }
         }
     }
@@ -711,6 +731,23 @@ impl<'a> Records<'a> {
                     Event::Sync(Sync { seq, site, op })
                 }
             }
+            ATOMIC..=0x8a => {
+                let seq = undelta(c.seq, self.number(start, &mut at)?);
+                let site = site_undelta(c.site, self.number(start, &mut at)?);
+                let addr = undelta(c.object, self.number(start, &mut at)?);
+                (c.seq, c.site, c.object) = (seq, site, addr);
+                let op = match tag - ATOMIC {
+                    0 => AtomicOp::Acquire,
+                    1 => AtomicOp::ReleaseStore,
+                    _ => AtomicOp::ReleaseRmw,
+                };
+                Event::Atomic(Atomic {
+                    seq,
+                    addr,
+                    site,
+                    op,
+                })
+            }
             SLOT => {
                 let Some(&len) = self.bytes.get(at) else {
                     return Err(self.truncated(start));
@@ -890,6 +927,45 @@ mod tests {
         assert!(accesses.0 <= 4 * accesses.1, "{accesses:?}");
     }
 
+    fn atomic(seq: u64, addr: u64, op: AtomicOp) -> Event {
+        Event::Atomic(Atomic {
+            seq,
+            addr,
+            site: 21,
+            op,
+        })
+    }
+
+    #[test]
+    fn atomic_records_are_marks_with_deltas_of_their_own() {
+        let flag = 0x5555_5555_8100u64;
+        // Message passing: the data written, the flag released; the other side acquires.
+        let events = [
+            lock(3, 0x40, false),
+            access(flag - 0x40, 4, 20, AccessKind::Write),
+            access(flag, 4, 21, AccessKind::AtomicWrite),
+            atomic(9, flag, AtomicOp::ReleaseStore),
+            atomic(9, flag, AtomicOp::Acquire),
+            access(flag, 4, 22, AccessKind::AtomicRead),
+            atomic(12, flag, AtomicOp::ReleaseRmw),
+            lock(13, 0x40, true),
+        ];
+        let bytes = Encoder::default().all(&events);
+        assert_eq!(decode(&bytes).unwrap(), events);
+        let mut enc = Encoder::default();
+        let mut buf = [0u8; MAX_RECORD];
+        let lens: Vec<usize> = events.iter().map(|e| enc.event(e, &mut buf)).collect();
+        // Tag, seq delta, site delta, address delta (0 from the flag's last atomic record).
+        assert_eq!(lens[4..7], [4, 3, 4]);
+        // Steps over accesses stop at an atomic record, which decodes whole.
+        let mut records = Records::new(Path::new("t1.trace"), &bytes, 0);
+        records.next();
+        assert_eq!(records.skip_access(), 1);
+        assert_eq!(records.skip_access(), 1);
+        assert_eq!(records.skip_access(), 0);
+        assert_eq!(records.next().unwrap().unwrap(), events[3]);
+    }
+
     #[test]
     fn extreme_values_round_trip() {
         let events = vec![
@@ -927,6 +1003,8 @@ mod tests {
                 op: SyncOp::Join { child: u32::MAX },
             }),
             lock(6, 0x40, false),
+            atomic(u64::MAX, u64::MAX, AtomicOp::Acquire),
+            atomic(0, 0, AtomicOp::ReleaseRmw),
         ];
         let mut enc = Encoder::default();
         let mut buf = [0u8; MAX_RECORD];
@@ -1116,7 +1194,7 @@ mod tests {
                 ),
             }
         }
-        for tag in [0x01, 0x3f, 0x54, 0x7f, 0x83, 0xff] {
+        for tag in [0x01, 0x3f, 0x54, 0x7f, 0x83, 0x8b, 0xff] {
             let err = decode(&[tag, 0, 0, 0]).unwrap_err();
             assert!(err.to_string().contains("unknown record tag"), "{err}");
         }

@@ -52,6 +52,7 @@ pub enum Event {
     Access(Access),
     Sync(Sync),
     Heap(Heap),
+    Atomic(Atomic),
 }
 
 /// The bytes `[addr, addr + size)` were accessed at least once in the current thread segment
@@ -162,6 +163,51 @@ impl HeapOp {
             | HeapOp::Stack { addr, size }
             | HeapOp::Map { addr, size }
             | HeapOp::Unmap { addr, size } => (addr, size),
+        }
+    }
+}
+
+/// The acquire or the release half of an atomic operation on `addr` (a load, store,
+/// read-modify-write or successful compare-exchange whose C/C++ memory order has that half:
+/// acquire, release, acq_rel, seq_cst; a relaxed operation has neither and is an access only).
+/// The operation's memory access is an [`Access`] of its own (`AtomicRead`/`AtomicWrite`), right
+/// after an acquire record and before a release record. The thread's segment cache is written
+/// out before the record, so the accesses before it in the file are exactly those made before
+/// that half: an acquire orders the accesses after it, a release those before it. Not a sync
+/// operation: no schedule step and no segment of the model.
+///
+/// `seq` places it in the run's order against the release records of other threads: a release
+/// takes the next number of the sync counter, an acquire the counter's value without taking a
+/// number (so spinning loads do not move the counter), both after the instruction while the
+/// runtime holds a lock of its address that it took before it. The releases an acquire could
+/// have read from are then exactly those of its address numbered below its `seq`, in the order
+/// they took effect.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Atomic {
+    pub seq: u64,
+    pub addr: u64,
+    pub site: SiteId,
+    pub op: AtomicOp,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    /// The load (or the read of a read-modify-write) takes the location's clock.
+    Acquire,
+    /// A store: the location's clock becomes the thread's (it heads a new release sequence).
+    ReleaseStore,
+    /// A read-modify-write: the thread's clock joins the location's (a release sequence goes on
+    /// through it).
+    ReleaseRmw,
+}
+
+impl AtomicOp {
+    /// Short lowercase name, as `ilgen dump` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Acquire => "acquire",
+            AtomicOp::ReleaseStore => "release_store",
+            AtomicOp::ReleaseRmw => "release_rmw",
         }
     }
 }

@@ -69,7 +69,7 @@ pub struct Events {
 /// exit, the destroy of a sync object.
 fn is_lifecycle(event: &Event) -> bool {
     match event {
-        Event::Access(_) => false,
+        Event::Access(_) | Event::Atomic(_) => false,
         Event::Heap(_) => true,
         Event::Sync(s) => {
             s.op.peer_thread().is_some()

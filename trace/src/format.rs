@@ -38,6 +38,9 @@
 //! - 6: window records (`0x84 | kind`, see [`crate::codec`]): the byte reads of one site at a
 //!   stride, one record per 64 bytes; pending files' ranges carry the window's mask (40 bytes
 //!   each, see [`crate::pending`]).
+//! - 7: `Event::Atomic` (appended; records `0x88 | op`, see [`crate::codec`]): the acquire and
+//!   release halves of atomic operations, numbered in the run's order, for the happens-before
+//!   of C/C++ atomics.
 
 use std::path::{Path, PathBuf};
 

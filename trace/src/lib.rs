@@ -38,8 +38,8 @@ pub mod sites;
 pub mod validate;
 
 pub use event::{
-    known_site, known_thread, site_text, Access, AccessKind, Event, Heap, HeapOp, SiteId, Sync,
-    SyncOp, ThreadId, NO_SITE, NO_THREAD, PENDING,
+    known_site, known_thread, site_text, Access, AccessKind, Atomic, AtomicOp, Event, Heap, HeapOp,
+    SiteId, Sync, SyncOp, ThreadId, NO_SITE, NO_THREAD, PENDING,
 };
 pub use format::{TraceDir, TraceError, FORMAT_VERSION};
 pub use kind::OpKind;

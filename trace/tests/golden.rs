@@ -10,7 +10,8 @@ use ilgen_trace::meta::FileSum;
 use ilgen_trace::schedule::{Schedule, ScheduleThread, Step};
 use ilgen_trace::sites::{Frame, SiteTableBuilder, FLAG_DECIDES};
 use ilgen_trace::{
-    Access, AccessKind, Event, Heap, HeapOp, Meta, OpKind, RunEnd, Sync, SyncOp, NO_THREAD,
+    Access, AccessKind, Atomic, AtomicOp, Event, Heap, HeapOp, Meta, OpKind, RunEnd, Sync, SyncOp,
+    NO_THREAD,
 };
 
 fn hex(bytes: &[u8]) -> String {
@@ -224,6 +225,24 @@ fn heap_records_have_their_golden_bytes() {
             op,
         };
         assert_eq!(record_hex(&Event::Heap(heap)), bytes, "{op:?}");
+    }
+}
+
+/// An atomic record: `0x88 | op`, then seq, site and address deltas.
+#[test]
+fn atomic_records_have_their_golden_bytes() {
+    for (op, bytes) in [
+        (AtomicOp::Acquire, "8884040e80c0808080c03f"),
+        (AtomicOp::ReleaseStore, "8984040e80c0808080c03f"),
+        (AtomicOp::ReleaseRmw, "8a84040e80c0808080c03f"),
+    ] {
+        let atomic = Atomic {
+            seq: 0x0102,
+            addr: 0x7f00_0000_1000,
+            site: 7,
+            op,
+        };
+        assert_eq!(record_hex(&Event::Atomic(atomic)), bytes, "{op:?}");
     }
 }
 

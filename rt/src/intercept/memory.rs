@@ -2,7 +2,10 @@
 //! forms, and the wait-loop markers.
 //!
 //! Takes each instrumented load or store (address, size in bytes, site); gives an entry in the
-//! calling thread's segment cache. This is the hot path: a thread-local load, a flag, and a probe
+//! calling thread's segment cache. An atomic operation whose memory order acquires or releases
+//! is recorded after its instruction (`__ilgen_atomic_leave`), under the lock of its address
+//! taken before it (`__ilgen_atomic_enter`), with the records of those halves (see
+//! `ilgen_trace::Atomic`). This is the hot path: a thread-local load, a flag, and a probe
 //! of a preallocated table; no allocation, no lock, no system call. Hotter still, and not here:
 //! the check the pass inlines before a plain load or store, which reads the thread's coverage
 //! filter and calls a hook only when it does not hold the access (the slow path publishes the
@@ -14,7 +17,7 @@
 
 use std::ffi::c_void;
 
-use ilgen_trace::{AccessKind, SiteId, SyncOp};
+use ilgen_trace::{abi, AccessKind, SiteId, SyncOp};
 
 use crate::{calls, record, replay, sites, thread};
 
@@ -182,6 +185,80 @@ pub unsafe extern "C" fn __ilgen_atomic_read(addr: *const c_void, size: u64, sit
 #[no_mangle]
 pub unsafe extern "C" fn __ilgen_atomic_write(addr: *const c_void, size: u64, site: *const c_void) {
     access(addr, size, site, AccessKind::AtomicWrite);
+}
+
+/// Before an atomic operation whose memory order acquires or releases (`write` 0 for a load):
+/// takes the lock of its address (`record::stripes`) and gives its token, 0 when it took none (a
+/// signal handler's operation inside another's, a lock that stayed taken, or nothing is
+/// recorded). In replay, the access
+/// is checked here, as `__ilgen_atomic_read`/`_write` check it.
+///
+/// # Safety
+/// As [`__ilgen_read`].
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_atomic_enter(
+    addr: *const c_void,
+    size: u64,
+    site: *const c_void,
+    write: u64,
+) -> u64 {
+    let Some(st) = thread::current() else {
+        let kind = match write {
+            0 => AccessKind::AtomicRead,
+            _ => AccessKind::AtomicWrite,
+        };
+        replay_access(addr, size, site, kind);
+        return 0;
+    };
+    let Some(mut inner) = st.enter() else {
+        return 0;
+    };
+    if inner.atomic_held {
+        return 0;
+    }
+    inner.atomic_held = true;
+    drop(inner);
+    // Outside the runtime: a thread flushing the others at exit never waits for this one.
+    let stripe = record::stripes::of(addr as u64);
+    if record::stripes::lock(stripe) {
+        return stripe as u64 + 1;
+    }
+    if let Some(mut inner) = st.enter() {
+        inner.atomic_held = false;
+    }
+    0
+}
+
+/// After that operation: records it (`how`: the `abi::ATOMIC_*` bits) and gives the lock of
+/// `token` back. Without a token, the access alone is recorded, as a relaxed one's.
+///
+/// # Safety
+/// As [`__ilgen_read`].
+#[no_mangle]
+pub unsafe extern "C" fn __ilgen_atomic_leave(
+    addr: *const c_void,
+    size: u64,
+    site: *const c_void,
+    how: u64,
+    token: u64,
+) {
+    let kind = match how & abi::ATOMIC_WRITES {
+        0 => AccessKind::AtomicRead,
+        _ => AccessKind::AtomicWrite,
+    };
+    if let Some(mut inner) = thread::current_if_live().and_then(|st| st.enter()) {
+        let (addr, size, site) = (addr as u64, size as u32, site as usize);
+        match token {
+            0 => inner.record_missed(addr, size, kind, site),
+            _ => {
+                inner.atomic_leave(addr, size, kind, site, how, token as usize - 1);
+                inner.atomic_held = false;
+            }
+        }
+    }
+    if token != 0 {
+        record::stripes::unlock(token as usize - 1);
+    }
 }
 
 /// About to enter a loop around `pthread_cond_wait(cond, ..)`. A sync event: it ends a segment.

@@ -270,6 +270,12 @@ impl SegmentCache {
         self.len
     }
 
+    /// Whether the segment holds no access.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Range `index`, which is below `len`.
     #[inline(always)]
     fn range(&mut self, index: usize) -> &mut Range {

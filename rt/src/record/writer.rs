@@ -118,7 +118,6 @@ impl Writer {
     }
 
     /// Bytes written so far, header included.
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.pos
     }

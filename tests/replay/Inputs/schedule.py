@@ -11,8 +11,9 @@ file header.
 Thread file (trace/src/format.rs, trace/src/codec.rs): magic, header (version, tid, parent,
 child_index: u32 LE), then compact records, each a tag (0 ends them) and LEB128 fields: an access
 (0x40..0x53), a sync record (0x80: seq delta, site delta, bincode varint SyncOp with its objects),
-a heap record (0x81: seq delta, site delta, bincode varint HeapOp) or a slot (0x82: a length byte and
-the fixed-int bincode Event: u32 variant 1, seq u64, site u32, the SyncOp's u32 variant)."""
+a heap record (0x81: seq delta, site delta, bincode varint HeapOp), an atomic record (0x88..0x8a:
+seq delta, site delta, address delta) or a slot (0x82: a length byte and the fixed-int bincode
+Event: u32 variant 1, seq u64, site u32, the SyncOp's u32 variant)."""
 import glob
 import json
 import os
@@ -100,6 +101,10 @@ for path in sorted(glob.glob(os.path.join(trace, "t*.trace"))):
             seq = (seq + zigzag(d)) % 2**64
             d, pos = leb(data, pos)
             site = (site + zigzag(d)) % 2**32
+            if 0x88 <= tag <= 0x8A:
+                # An atomic record (its address delta follows): no sync record, no step.
+                pos = skip_leb(data, pos)
+                continue
             op, pos = varint(data, pos)
             if tag == 0x81:
                 pos = skip_varint(data, skip_varint(data, pos))
