@@ -11,7 +11,8 @@ file header.
 Thread file (trace/src/format.rs, trace/src/codec.rs): magic, header (version, tid, parent,
 child_index: u32 LE), then compact records, each a tag (0 ends them) and LEB128 fields: an access
 (0x40..0x53), a sync record (0x80: seq delta, site delta, bincode varint SyncOp with its objects),
-a heap record (0x81: seq delta, site delta, bincode varint HeapOp), an atomic record (0x88..0x8a:
+a heap record (0x81: seq delta, site delta, bincode varint HeapOp), a window of accesses
+(0x84..0x87: address delta, mask, site delta), an atomic record (0x88..0x8a:
 seq delta, site delta, address delta) or a slot (0x82: a length byte and the fixed-int bincode
 Event: u32 variant 1, seq u64, site u32, the SyncOp's u32 variant)."""
 import glob
@@ -95,6 +96,10 @@ for path in sorted(glob.glob(os.path.join(trace, "t*.trace"))):
             pos = skip_leb(data, skip_leb(data, pos))
             if (tag >> 2) & 0xF == 4:
                 pos = skip_leb(data, pos)
+            continue
+        elif 0x84 <= tag <= 0x87:
+            # A window of strided accesses (address delta, mask, site delta): no sync record.
+            pos = skip_leb(data, skip_leb(data, skip_leb(data, pos)))
             continue
         else:
             d, pos = leb(data, pos)
