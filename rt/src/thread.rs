@@ -652,6 +652,10 @@ impl Inner {
         how: u64,
         stripe: usize,
     ) {
+        if stripes::hot(stripe) {
+            // Hot since this thread looked: an access, as a relaxed operation's.
+            return self.record_missed(addr, size, kind, site);
+        }
         let acquires = how & abi::ATOMIC_ACQUIRES != 0;
         let release = match (how & abi::ATOMIC_RELEASES, how & abi::ATOMIC_RMW) {
             (0, _) => None,

@@ -220,7 +220,7 @@ pub unsafe extern "C" fn __ilgen_atomic_enter(
     drop(inner);
     // Outside the runtime: a thread flushing the others at exit never waits for this one.
     let stripe = record::stripes::of(addr as u64);
-    if record::stripes::lock(stripe) {
+    if !record::stripes::hot(stripe) && record::stripes::lock(stripe) {
         return stripe as u64 + 1;
     }
     if let Some(mut inner) = st.enter() {
