@@ -654,7 +654,7 @@ impl Inner {
     ) {
         if stripes::hot(stripe) {
             // Hot since this thread looked: an access, as a relaxed operation's.
-            return self.record_missed(addr, size, kind, site);
+            return self.record(addr, size, kind, site);
         }
         let acquires = how & abi::ATOMIC_ACQUIRES != 0;
         let release = match (how & abi::ATOMIC_RELEASES, how & abi::ATOMIC_RMW) {
@@ -694,9 +694,7 @@ impl Inner {
         if acquires {
             self.atomic_memo.joined = (addr, last);
         }
-        if !self.cache.record(addr, size, kind, site) {
-            self.flush_full(addr, size, kind, site);
-        }
+        self.record(addr, size, kind, site);
         if let Some(op) = release {
             self.spill();
             let seq = runtime::release_seq();
@@ -745,6 +743,14 @@ impl Inner {
     #[inline(always)]
     pub fn record_missed(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) {
         if !self.cache.record_miss(addr, size, kind, site) {
+            self.flush_full(addr, size, kind, site);
+        }
+    }
+
+    /// Records an access no hook's fast path has tried yet (an atomic operation's, after its
+    /// instruction).
+    pub fn record(&mut self, addr: u64, size: u32, kind: AccessKind, site: usize) {
+        if !self.cache.record(addr, size, kind, site) {
             self.flush_full(addr, size, kind, site);
         }
     }

@@ -189,9 +189,9 @@ pub unsafe extern "C" fn __ilgen_atomic_write(addr: *const c_void, size: u64, si
 
 /// Before an atomic operation whose memory order acquires or releases (`write` 0 for a load):
 /// takes the lock of its address (`record::stripes`) and gives its token, 0 when it took none (a
-/// signal handler's operation inside another's, a lock that stayed taken, or nothing is
-/// recorded). In replay, the access
-/// is checked here, as `__ilgen_atomic_read`/`_write` check it.
+/// signal handler's operation inside another's, a hot stripe, a lock that stayed taken, or
+/// nothing is recorded). In replay, the access is checked here, as `__ilgen_atomic_read`/`_write`
+/// check it.
 ///
 /// # Safety
 /// As [`__ilgen_read`].
@@ -213,14 +213,14 @@ pub unsafe extern "C" fn __ilgen_atomic_enter(
     let Some(mut inner) = st.enter() else {
         return 0;
     };
-    if inner.atomic_held {
+    let stripe = record::stripes::of(addr as u64);
+    if inner.atomic_held || record::stripes::hot(stripe) {
         return 0;
     }
     inner.atomic_held = true;
     drop(inner);
     // Outside the runtime: a thread flushing the others at exit never waits for this one.
-    let stripe = record::stripes::of(addr as u64);
-    if !record::stripes::hot(stripe) && record::stripes::lock(stripe) {
+    if record::stripes::lock(stripe) {
         return stripe as u64 + 1;
     }
     if let Some(mut inner) = st.enter() {
@@ -249,7 +249,7 @@ pub unsafe extern "C" fn __ilgen_atomic_leave(
     if let Some(mut inner) = thread::current_if_live().and_then(|st| st.enter()) {
         let (addr, size, site) = (addr as u64, size as u32, site as usize);
         match token {
-            0 => inner.record_missed(addr, size, kind, site),
+            0 => inner.record(addr, size, kind, site),
             _ => {
                 inner.atomic_leave(addr, size, kind, site, how, token as usize - 1);
                 inner.atomic_held = false;
