@@ -15,9 +15,10 @@
         errors found and false reports. With --stability, the results `stability.py --json FILE`
         wrote add "found in k/R single runs" per mode (plain, chaos).
     evaluate.py table2 [--runs N] [--filter SUBSTR] [--apps-dir DIR] [--work DIR]
-        every benchmarks/apps/*.c: build native / ilgen / TSan at -O2, time the native, recorded
-        and TSan runs (median of 3), detect, and tabulate trace and analysis figures with the
-        errors ilgen and TSan (union over N runs) find. Runs one app at a time (timings).
+        every benchmarks/apps/*.c: build native / ilgen / TSan at -O2, time the native, recorded,
+        HB-only replayed and TSan runs (median of 3), detect (wall time and peak RSS), and
+        tabulate trace and analysis figures (trace bytes per event among them) with the errors
+        ilgen and TSan (union over N runs) find. Runs one app at a time (timings).
 
 Header format and the meaning of PASS: benchmarks/scenarios/README.md. Python 3 standard library
 only.
@@ -46,6 +47,7 @@ SCEN_DIR = BENCH_DIR / "scenarios"
 APPS_DIR = BENCH_DIR / "apps"
 DEFAULT_WORK = REPO / "target" / "eval"
 CLANG = "clang-19"
+SCHEDULE_PY = REPO / "tests" / "replay" / "Inputs" / "schedule.py"
 
 RECORD_TIMEOUT = 20.0  # a scenario runs well under 1 s; a hung recorded run is killed, its trace kept
 # A scenario whose recorded run hangs by design (ENDS: hang) reaches its hang in milliseconds;
@@ -214,6 +216,7 @@ class RunResult:
     wall: float
     cpu: float
     timed_out: bool
+    maxrss_kb: int = 0  # the largest resident set of the process or a child it waited for
 
 
 def run(cmd, *, cwd=None, env=None, timeout=None, stdout=None, stderr=None, term_grace=None):
@@ -263,7 +266,8 @@ def run(cmd, *, cwd=None, env=None, timeout=None, stdout=None, stderr=None, term
             os.killpg(p.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        return RunResult(p.returncode, wall, ru.ru_utime + ru.ru_stime, timed_out.is_set())
+        return RunResult(p.returncode, wall, ru.ru_utime + ru.ru_stime, timed_out.is_set(),
+                         ru.ru_maxrss)
     finally:
         if stdout:
             out.close()
@@ -577,6 +581,8 @@ class IlgenResult:
     stats: dict = field(default_factory=dict)
     record_runs: list = field(default_factory=list)
     detect_wall: float = 0.0
+    detect_cpu: float = 0.0
+    detect_rss_kb: int = 0
     observed: set = field(default_factory=set)  # EXPECT errors the recorded run showed directly
 
 
@@ -648,7 +654,7 @@ def record_and_detect(hdr, wdir, exe, ilgen, record_runs=1):
     d = run([ilgen, "detect", "--all-sites", "--format", "json", "--replay-timeout",
              str(REPLAY_TIMEOUT), str(trace)], cwd=wdir, env=clean_env(), timeout=DETECT_TIMEOUT,
             stdout=report_path, stderr=wdir / "detect.stderr")
-    res.detect_wall = d.wall
+    res.detect_wall, res.detect_cpu, res.detect_rss_kb = d.wall, d.cpu, d.maxrss_kb
     if d.timed_out:
         res.error = f"{hdr.path}: ilgen detect killed after {DETECT_TIMEOUT:.0f} s"
         return res
@@ -870,6 +876,30 @@ def align_deadlocks(expect, errs):
                       if kind == "deadlock" and e[0] == "deadlock" and lines <= e[1]), None)
         out.add(match or (kind, lines))
     return out
+
+
+def hb_only_replays(hdr, wdir, exe, n):
+    """Replays the recorded trace in WDIR/trace N times under an HB-only schedule (no steps;
+    tests/replay/Inputs/schedule.py writes it); gives the runs that ended with an outcome, and a
+    note when one did not (its time is left out)."""
+    schedule = wdir / "hbonly.json"
+    w = run([sys.executable, str(SCHEDULE_PY), str(wdir / "trace")], cwd=wdir, env=clean_env(),
+            timeout=DETECT_TIMEOUT, stdout=schedule, stderr=wdir / "schedule.stderr")
+    if w.rc != 0:
+        return [], f"HB-only schedule not written: {tail(wdir / 'schedule.stderr', 2)}"
+    done, failed = [], 0
+    for k in range(n):
+        outcome = wdir / f"replay-{k}"
+        shutil.rmtree(outcome, ignore_errors=True)
+        opts = f"mode=replay:schedule={schedule}:outcome_dir={outcome}"
+        r = run([str(exe)] + hdr.args, cwd=wdir, env=clean_env(ILGEN_OPTIONS=opts),
+                timeout=RECORD_TIMEOUT * 6, stdout=wdir / "replay.stdout",
+                stderr=wdir / "replay.stderr")
+        if r.timed_out or not (outcome / "replay-outcome.json").is_file():
+            failed += 1
+        else:
+            done.append(r)
+    return done, f"{failed} of {n} HB-only replays left no outcome" if failed else ""
 
 
 def tsan_runs(hdr, wdir, exe, runs, timed=0):
@@ -1101,6 +1131,10 @@ def cmd_table2(args):
         if res.error:
             errors.append(res.error)
             continue
+        trace_bytes = sum(f.stat().st_size for f in (wdir / "trace").glob("*.trace"))
+        replays, replay_note = hb_only_replays(h, wdir, rec, 3)
+        if replay_note:
+            res.notes.append(replay_note)
         per_run, tsan_t, other = tsan_runs(h, wdir, tsn, runs, timed=3)
         tsan_union = set().union(*per_run)
         st = res.stats.get("stats", {})
@@ -1109,6 +1143,8 @@ def cmd_table2(args):
         nw, nc = med(native, "wall"), med(native, "cpu")
         rw, rc = med(res.record_runs, "wall"), med(res.record_runs, "cpu")
         tw, tc = med(tsan_t, "wall"), med(tsan_t, "cpu")
+        pc = med(replays, "cpu") if replays else None
+        events = st.get("accesses_read", 0) + st.get("sync_events", 0)
         counts = res.report.get("counts", {})
         confirmed = counts.get("confirmed_races", 0) + counts.get("confirmed_deadlocks", 0)
         rows.append(dict(
@@ -1124,13 +1160,22 @@ def cmd_table2(args):
             ts_false=len(tsan_union - h.expect),
             native=f"{nw:.3f} / {nc:.3f}", record=f"{rw:.3f} / {rc:.3f}",
             tsan=f"{tw:.3f} / {tc:.3f}",
-            vs_native=f"{rw / nw:.1f}x" if nw > 0 else "-", vs_tsan=f"{rw / tw:.2f}x" if tw > 0 else "-",
-            detect=f"{res.detect_wall:.2f}", notes="; ".join(res.notes)))
+            vs_native=f"{rc / nc:.1f}x" if nc > 0 else "-", vs_tsan=f"{rc / tc:.2f}x" if tc > 0 else "-",
+            replay=f"{pc:.3f}" if pc is not None else "-",
+            replay_tsan=f"{pc / tc:.2f}x" if pc is not None and tc > 0 else "-",
+            detect=f"{res.detect_wall:.2f} / {res.detect_cpu:.2f}", detect_rss=f"{res.detect_rss_kb // 1024}",
+            bytes_per_event=f"{trace_bytes / events:.1f}" if events else "-",
+            notes="; ".join(res.notes)))
     for e in errors:
         print(f"ERROR {e}", file=sys.stderr)
     print(machine_line())
     print(f"Builds: native `{CLANG} -O2 -g`, ilgen `ilgen cc -O2 -g`, TSan `{CLANG} -O2 -g "
-          f"-fsanitize=thread`. Times: median of 3 runs, wall s / user+sys CPU s. Trace figures "
+          f"-fsanitize=thread`. Times: median of 3 runs, wall s / user+sys CPU s; the ratios "
+          f"divide CPU seconds (wall times on a shared machine say more about its load). replay = "
+          f"user+sys CPU s of the ilgen build replaying an HB-only schedule of the recorded trace "
+          f"(no steps: the online happens-before detector alone), median of 3. detect s = wall / "
+          f"user+sys CPU s of `ilgen detect` with its replays, RSS = their peak resident set in MiB. "
+          f"bytes/event = the thread files' bytes over captured accesses + sync events. Trace figures "
           f"from `ilgen detect --all-sites` on the last recorded run: captured = memory accesses "
           f"read from the trace, reduced = kept after reduction, vars and pairs = shared / left "
           f"after the happens-before and lockset filter, candidates = schedules predicted, "
@@ -1142,7 +1187,9 @@ def cmd_table2(args):
             ("TSan locs", "ts_locs"), ("real errors", "expected"), ("ilgen found", "il_match"),
             ("ilgen false", "il_false"), ("TSan found", "ts_match"), ("TSan false", "ts_false"),
             ("native s", "native"), ("record s", "record"), ("TSan s", "tsan"),
-            ("record/native", "vs_native"), ("record/TSan", "vs_tsan"), ("detect s", "detect")]
+            ("record/native", "vs_native"), ("record/TSan", "vs_tsan"), ("replay s", "replay"),
+            ("replay/TSan", "replay_tsan"), ("detect s", "detect"), ("detect RSS MiB", "detect_rss"),
+            ("bytes/event", "bytes_per_event")]
     print("| " + " | ".join(c for c, _ in cols) + " |")
     print("|---|" + "--:|" * (len(cols) - 1))
     for r in rows:
