@@ -37,9 +37,11 @@ use crate::atomic;
 use crate::hooks;
 use crate::ir;
 use crate::loops::Markers;
+use crate::redundant;
 
 /// Whether a call of `callee`, which this module does not define, may synchronize: anything but
-/// an intrinsic, a `nosync` function, or one of the libc memory, string, heap, mapping and
+/// an intrinsic, a `nosync` function, one that reads no memory (`redundant::reads_no_memory`:
+/// `exp`, `log`, `sqrt`...), or one of the libc memory, string, heap, mapping and
 /// formatting functions the runtime wraps as accesses or heap events. The runtime's own hooks
 /// (atomic-block and wait-loop markers) are sync operations.
 fn external_may_sync(callee: FunctionValue<'_>) -> bool {
@@ -56,7 +58,8 @@ fn external_may_sync(callee: FunctionValue<'_>) -> bool {
             .get_enum_attribute(AttributeLoc::Function, nosync)
             .is_some()
         || (abi::is_wrapped(&name) && !sync_call)
-        || abi::formatted(&name).is_some())
+        || abi::formatted(&name).is_some()
+        || redundant::reads_no_memory(callee))
 }
 
 /// Of `functions` (this module's definitions), those that may synchronize: they call a function
@@ -230,7 +233,21 @@ declare i32 @pthread_mutex_lock(ptr)
 declare ptr @memcpy(ptr, ptr, i64)
 declare void @elsewhere()
 declare i32 @__gxx_personality_v0(...)
+declare double @exp(double) memory(write)
+declare double @constant(double) memory(none)
+declare double @reads(double) memory(read)
+declare double @writes_args(ptr) memory(argmem: write)
 
+define double @math(double %x) {
+  %e = call double @exp(double %x)
+  %c = call double @constant(double %e)
+  %w = call double @writes_args(ptr @x)
+  ret double %c
+}
+define double @reader(double %x) {
+  %r = call double @reads(double %x)
+  ret double %r
+}
 define i32 @leaf() {
   %v = load i32, ptr @x
   ret i32 %v
@@ -294,7 +311,8 @@ define void @header() !dbg !5 {
             verify(m);
             let out = m.print_to_string().to_string();
             let count = |name: &str, hook: &str| body(&out, name).matches(hook).count();
-            for name in ["leaf", "copies", "header"] {
+            // `math`'s callees read no memory (`exp` writes `errno` only); `reader`'s may read.
+            for name in ["leaf", "copies", "header", "math"] {
                 assert_eq!(count(name, "@__ilgen_call_"), 0, "{name}: {out}");
             }
             // Entry and exits; `calls_locks` only through the function it calls.
@@ -303,6 +321,7 @@ define void @header() !dbg !5 {
                 ("calls_locks", 2),
                 ("through_pointer", 1),
                 ("catches", 2 + 1),
+                ("reader", 1),
             ] {
                 assert_eq!(count(name, "@__ilgen_call_enter("), 1, "{name}: {out}");
                 assert_eq!(count(name, "@__ilgen_call_leave("), leaves, "{name}: {out}");

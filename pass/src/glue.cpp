@@ -1,9 +1,10 @@
 // Registration glue: the part of the plugin that must be C++ because the pass-plugin interface
 // is C++ (PassBuilder callbacks, PassInfoMixin, cl::opt). It takes clang's/opt's PassBuilder and
 // gives back one module pass, `ilgen`, whose run() hands the module to the Rust side
-// (`ilgen_run_on_module`). Also exposes the IR utilities the LLVM C API lacks (critical-edge
-// splitting, llvm.compiler.used, ScalarEvolution's loop ranges, the functions of an inlined-at
-// chain, the guarded shadow-stack hooks), as extern "C" functions the Rust side calls.
+// (`ilgen_run_on_module`) after LLVM's inference of the C library's attributes. Also exposes the
+// IR utilities the LLVM C API lacks (critical-edge splitting, llvm.compiler.used,
+// ScalarEvolution's loop ranges, the functions of an inlined-at chain, the guarded shadow-stack
+// hooks), as extern "C" functions the Rust side calls.
 
 #include "llvm-c/Types.h"
 #include "llvm/Analysis/AssumptionCache.h"
@@ -25,6 +26,7 @@
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Support/CBindingWrapping.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Transforms/IPO/InferFunctionAttrs.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
@@ -49,10 +51,20 @@ static cl::opt<std::string> IncludeOpt("ilgen-include",
                                        cl::init(""));
 
 namespace {
+// The C library's attributes LLVM knows (`inferattrs`: the math functions read no memory and
+// write only `errno`), which the optimizer would give the declarations early in its pipeline
+// anyway; both passes read them to tell calls that cannot synchronize (`redundant.rs`), and the
+// wait-loop pass runs before the optimizer's own inference. The analysis manager's library info
+// is clang's, so `-fno-builtin` turns it off as for the optimizer.
+static bool inferLibraryAttributes(Module &M, ModuleAnalysisManager &MAM) {
+  return !InferFunctionAttrsPass().run(M, MAM).areAllPreserved();
+}
+
 struct IlgenPass : PassInfoMixin<IlgenPass> {
-  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &MAM) {
+    bool inferred = inferLibraryAttributes(M, MAM);
     int changed = ilgen_run_on_module(wrap(&M), ExcludeOpt.c_str(), IncludeOpt.c_str());
-    return changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+    return changed || inferred ? PreservedAnalyses::none() : PreservedAnalyses::all();
   }
   // Instrumentation must run even for optnone functions (every function at -O0).
   static bool isRequired() { return true; }
@@ -60,8 +72,10 @@ struct IlgenPass : PassInfoMixin<IlgenPass> {
 
 // Wait-loop markers, before loop rotation moves a loop's first predicate test out of the loop.
 struct IlgenWaitLoopsPass : PassInfoMixin<IlgenWaitLoopsPass> {
-  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
-    return ilgen_mark_wait_loops(wrap(&M)) ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &MAM) {
+    bool inferred = inferLibraryAttributes(M, MAM);
+    return ilgen_mark_wait_loops(wrap(&M)) || inferred ? PreservedAnalyses::none()
+                                                       : PreservedAnalyses::all();
   }
   static bool isRequired() { return true; }
 };

@@ -236,8 +236,9 @@ pub extern "C" fn may_sync_raw(i: LLVMValueRef) -> i32 {
     may_sync(unsafe { InstructionValue::new(i) }) as i32
 }
 
-/// A direct call of a sync-free intrinsic or of a function LLVM knows to be `nosync` (it does not
-/// communicate with another thread: no lock, no atomic, no call that may sync).
+/// A direct call of a sync-free intrinsic, of a function LLVM knows to be `nosync` (it does not
+/// communicate with another thread: no lock, no atomic, no call that may sync) or of one that
+/// reads no memory.
 fn is_sync_free_call(call: InstructionValue<'_>) -> bool {
     let Some(callee) = ir::direct_callee(call) else {
         return false;
@@ -248,6 +249,24 @@ fn is_sync_free_call(call: InstructionValue<'_>) -> bool {
         || callee
             .get_enum_attribute(AttributeLoc::Function, nosync)
             .is_some()
+        || reads_no_memory(callee)
+}
+
+/// Whether `callee`'s `memory` attribute says it reads no memory: a `const` function, or one of
+/// the C library's math functions, which LLVM's `inferattrs` (run by the glue before both passes)
+/// gives `memory(write)`: they write `errno` only. Such a call cannot synchronize: every
+/// operation that orders threads reads memory (a lock, a wait, an acquire), and LLVM counts a
+/// release store or a fence as reading too, so it infers no function that holds one write-only.
+/// The runtime's sync wrappers (`pthread_*`, `sem_*`) are never declared so; `pthread_self` and
+/// `pthread_equal` are `const`, and the runtime records neither.
+pub fn reads_no_memory(callee: FunctionValue<'_>) -> bool {
+    // LLVM 19's encoding: two bits (read = 1, write = 2) for each of argument memory,
+    // inaccessible memory and the rest.
+    const READS: u64 = 0b01_01_01;
+    let memory = Attribute::get_named_enum_kind_id("memory");
+    callee
+        .get_enum_attribute(AttributeLoc::Function, memory)
+        .is_some_and(|a| a.get_enum_value() & READS == 0)
 }
 
 #[cfg(test)]
@@ -402,5 +421,28 @@ join:
         let (_, hoist, read_first) = decide(text);
         assert!(hoist.is_empty());
         assert!(read_first.is_empty());
+    }
+
+    #[test]
+    fn a_call_that_reads_no_memory_keeps_the_segment_one_that_reads_may_not() {
+        // %b reads @x again after `exp` (write-only: `errno`) and a `const` function: covered by
+        // %a. %d reads it after a function that may read memory, and so may wait: not covered.
+        let text = r#"
+@x = global i32 0
+declare double @exp(double) memory(write)
+declare double @constant(double) memory(none)
+declare double @reads(double) memory(read)
+define void @f(double %v) {
+  %a = load i32, ptr @x
+  %e = call double @exp(double %v)
+  %c = call double @constant(double %e)
+  %b = load i32, ptr @x
+  %r = call double @reads(double %c)
+  %d = load i32, ptr @x
+  ret void
+}
+"#;
+        let (skip, _, _) = decide(text);
+        assert_eq!(skip, ["b"]);
     }
 }

@@ -9,8 +9,12 @@ target triple = "x86_64-pc-linux-gnu"
 @a = global [1000 x i32] zeroinitializer
 @b = global [1000 x i32] zeroinitializer
 @m = global [40 x i8] zeroinitializer
+@d = global [1000 x double] zeroinitializer
 
 declare void @unknown()
+declare double @exp(double)
+declare double @log(double) nobuiltin
+declare double @reads(double) memory(read)
 declare i32 @pthread_mutex_lock(ptr)
 declare i32 @pthread_mutex_unlock(ptr)
 
@@ -128,4 +132,69 @@ latch:
 exit:
   %r = phi i32 [ 1, %search ], [ 0, %latch ]
   ret i32 %r
+}
+
+; A loop calling the C library's `exp`, which `inferattrs` (run by the pass first) gives
+; memory(write), writing errno only: no call that may sync, so d[i] = exp(d[i]) is a range (read,
+; then written) before the loop.
+; CHECK-LABEL: define void @math(
+; CHECK: pre:
+; CHECK: call void @__ilgen_read(ptr @d, i64 %[[LEN:.*]], ptr
+; CHECK-NEXT: call void @__ilgen_write(ptr @d, i64 %[[LEN]], ptr
+; CHECK-NEXT: br label %loop
+; CHECK: loop:
+; CHECK-NOT: call void @__ilgen_
+; CHECK: ret void
+define void @math(i64 %n) {
+entry:
+  %go = icmp sgt i64 %n, 0
+  br i1 %go, label %pre, label %exit
+pre:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %pre ], [ %next, %loop ]
+  %p = getelementptr inbounds [1000 x double], ptr @d, i64 0, i64 %i
+  %v = load double, ptr %p
+  %e = call double @exp(double %v)
+  store double %e, ptr %p
+  %next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+
+; NOT across a function that may read memory (it may wait for another thread), nor across `log`
+; declared `nobuiltin` (-fno-builtin: not the C library's, so nothing is inferred): a hook per
+; iteration.
+; CHECK-LABEL: define void @not_math(
+; CHECK: loop:
+; CHECK: call void @__ilgen_write(ptr %p, i64 8,
+; CHECK-NEXT: store double %e, ptr %p
+; CHECK: loop2:
+; CHECK: call void @__ilgen_write(ptr %q, i64 8,
+; CHECK-NEXT: store double %l, ptr %q
+define void @not_math(i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %p = getelementptr inbounds [1000 x double], ptr @d, i64 0, i64 %i
+  %e = call double @reads(double 1.0)
+  store double %e, ptr %p
+  %next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %mid, label %loop
+mid:
+  br label %loop2
+loop2:
+  %j = phi i64 [ 0, %mid ], [ %jn, %loop2 ]
+  %q = getelementptr inbounds [1000 x double], ptr @d, i64 0, i64 %j
+  %l = call double @log(double 2.0)
+  store double %l, ptr %q
+  %jn = add nuw nsw i64 %j, 1
+  %jdone = icmp eq i64 %jn, %n
+  br i1 %jdone, label %exit, label %loop2
+exit:
+  ret void
 }
