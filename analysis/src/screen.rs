@@ -360,8 +360,9 @@ fn interval_clocks(
 }
 
 /// The records of one thread, interval class and lockset on one object, by kind (`kind as usize`;
-/// fewer than the walk's segments, which are numbered in a `u32`), and the object's group made
-/// before it ([`NO_GROUP`] for its first).
+/// fewer than the walk's segments, which are numbered in a `u32`), the object's group made
+/// before it ([`NO_GROUP`] for its first) and, once it has a write, the object's group that had
+/// its first write before.
 #[derive(Clone, Copy)]
 struct Group {
     thread: u32,
@@ -369,6 +370,13 @@ struct Group {
     lockset: u32,
     counts: [u32; 4],
     next: u32,
+    next_writer: u32,
+}
+
+impl Group {
+    fn writes(&self) -> bool {
+        (0..4).any(|k| self.counts[k] > 0 && KINDS[k].is_write())
+    }
 }
 
 const NO_GROUP: u32 = u32::MAX;
@@ -376,7 +384,7 @@ const NO_GROUP: u32 = u32::MAX;
 /// In [`Records::common`]: no group yet.
 const UNSET: u32 = u32::MAX;
 
-/// Every object's groups, 32 bytes each, in chunks that never move: most objects have a group or
+/// Every object's groups, 36 bytes each, in chunks that never move: most objects have a group or
 /// two, and a vector per object cost 24 bytes and an allocation of four groups.
 #[derive(Default)]
 struct Groups {
@@ -404,10 +412,10 @@ impl Groups {
         &mut self.chunks[at as usize / Self::CHUNK][at as usize % Self::CHUNK]
     }
 
-    /// The groups from `head` on, the newest first.
-    fn from(&self, head: u32) -> impl Iterator<Item = (u32, &Group)> {
-        std::iter::successors(Some(head).filter(|&h| h != NO_GROUP), |&at| {
-            Some(self.get(at).next).filter(|&n| n != NO_GROUP)
+    /// The groups from `head` on along `link`, the newest first.
+    fn from(&self, head: u32, link: fn(&Group) -> u32) -> impl Iterator<Item = (u32, &Group)> {
+        std::iter::successors(Some(head).filter(|&h| h != NO_GROUP), move |&at| {
+            Some(link(self.get(at))).filter(|&n| n != NO_GROUP)
         })
         .map(|at| (at, self.get(at)))
     }
@@ -440,20 +448,25 @@ struct Records<'a> {
     /// Each lockset change seen: (lockset, mutex, taken) → lockset.
     next: FxHashMap<(u32, u32, bool), u32>,
     open: Vec<Open>,
-    /// Per object, its newest group.
+    /// Per object, its newest group, and its group that had the latest first write.
     heads: Vec<u32>,
+    writers: Vec<u32>,
     /// Per object, the lockset every one of its groups holds ([`UNSET`] before its first): while
     /// it is not empty, no pair of the object can be left, and a new group needs no pairing.
     common: Vec<u32>,
     /// The intersections of two locksets met so far.
     meets: FxHashMap<(u32, u32), u32>,
+    /// Per object, whether a plain access has come: until then its groups are of atomic
+    /// operations, which pair with no other (an atomic index that threads take turns on).
+    plain_access: Vec<bool>,
     groups: Groups,
     kept: usize,
 }
 
 /// The run needs the model: a race pair is left, or an object has more than [`GROUPS`] groups
-/// (each new one is paired with those there, so the screen's time would grow with their square;
-/// an object that threads acquiring each other's releases take turns on has a group per turn).
+/// that must be paired (each new one with those there, so the screen's time would grow with their
+/// square; an object that threads acquiring each other's releases take turns on has a group per
+/// turn): those of an object with a plain access and no lock common to all its accesses.
 struct Needed;
 
 /// Most groups an object may have.
@@ -472,6 +485,17 @@ impl Records<'_> {
                 fresh
             })
         })
+    }
+
+    /// Counts a record of `kind` into `group` of `object`, which it gives its first write.
+    fn count(&mut self, object: usize, group: u32, kind: usize) {
+        let first_write = KINDS[kind].is_write() && !self.groups.get(group).writes();
+        let g = self.groups.get_mut(group);
+        g.counts[kind] += 1;
+        if first_write {
+            g.next_writer = self.writers[object];
+            self.writers[object] = group;
+        }
     }
 
     /// The lockset both `p` and `q` hold.
@@ -543,7 +567,7 @@ impl Records<'_> {
         self.open[object].segment = 0;
         let found = self
             .groups
-            .from(self.heads[object])
+            .from(self.heads[object], |g| g.next)
             .take_while(|(_, g)| g.thread == open.thread && g.class == open.class)
             .find(|(_, g)| g.lockset == open.lockset)
             .map(|(at, _)| at);
@@ -561,6 +585,7 @@ impl Records<'_> {
                     lockset: open.lockset,
                     counts: [0; 4],
                     next: self.heads[object],
+                    next_writer: NO_GROUP,
                 });
                 self.heads[object] = at;
                 at
@@ -572,12 +597,19 @@ impl Records<'_> {
             c => self.meet(c, g.lockset),
         };
         self.common[object] = common;
-        if common != 0 {
-            self.groups.get_mut(group).counts[kind] += 1;
+        let plain = self.plain_access[object] || !KINDS[kind].is_atomic();
+        self.plain_access[object] = plain;
+        if common != 0 || !plain {
+            self.count(object, group, kind);
             return Ok(());
         }
+        // A read pairs with writes only: the groups that have one.
+        let (head, link): (u32, fn(&Group) -> u32) = match KINDS[kind].is_write() {
+            true => (self.heads[object], |g| g.next),
+            false => (self.writers[object], |g| g.next_writer),
+        };
         let mut count = 0;
-        let left = self.groups.from(self.heads[object]).any(|(_, h)| {
+        let left = self.groups.from(head, link).any(|(_, h)| {
             count += 1;
             h.thread != g.thread
                 && (0..4).any(|k| h.counts[k] > 0 && KINDS[kind].conflicts_with(KINDS[k]))
@@ -587,7 +619,7 @@ impl Records<'_> {
         if left || count > GROUPS {
             return Err(Needed);
         }
-        self.groups.get_mut(group).counts[kind] += 1;
+        self.count(object, group, kind);
         Ok(())
     }
 
@@ -640,7 +672,7 @@ impl Records<'_> {
         let mut groups: Vec<Group> = Vec::new();
         for &head in &self.heads {
             groups.clear();
-            groups.extend(self.groups.from(head).map(|(_, g)| *g));
+            groups.extend(self.groups.from(head, |g| g.next).map(|(_, g)| *g));
             groups.sort_unstable_by_key(|g| (g.thread, g.class));
             let (total, after_hb) = self.pairs(&groups);
             stats.pairs_total += total;
@@ -673,8 +705,10 @@ pub fn screen(
         next: FxHashMap::default(),
         open: vec![Open::default(); objects.len()],
         heads: vec![NO_GROUP; objects.len()],
+        writers: vec![NO_GROUP; objects.len()],
         common: vec![UNSET; objects.len()],
         meets: FxHashMap::default(),
+        plain_access: vec![false; objects.len()],
         groups: Groups::default(),
         kept: 0,
     };
@@ -864,6 +898,39 @@ mod tests {
         let many = turns(GROUPS as u32 + 2, false);
         assert_eq!(screened(&many), Err("the model is needed"));
         assert!(!modelled(many).1, "the model finds nothing either");
+    }
+
+    #[test]
+    fn an_object_of_atomic_operations_only_is_not_paired_and_not_capped() {
+        let mut r = Run::new(2);
+        r.fork(0, 1).start(1);
+        for k in 0..4 * GROUPS as u32 {
+            let (t, other) = (k % 2, 1 - k % 2);
+            r.access(t, 0x400, 8, AccessKind::AtomicWrite, 10 + k)
+                .release(t, 0x400, AtomicOp::ReleaseRmw)
+                .acquire(other, 0x400);
+        }
+        r.end(1)
+            .join(0, 1)
+            .access(0, 0x400, 8, AccessKind::AtomicRead, 5);
+        let clean = screened(&r.traces()).expect("cleared");
+        assert_eq!(clean, modelled(r.traces()).0);
+    }
+
+    #[test]
+    fn a_read_is_paired_with_the_writes_only() {
+        const FLAG: [u64; 2] = [0x400, 0x408];
+        let mut r = Run::new(2);
+        r.w(0, 0x100, 1).fork(0, 1).start(1);
+        for k in 0..4 * GROUPS as u32 {
+            let (t, other) = (k % 2, 1 - k % 2);
+            r.r(t, 0x100, 10 + t)
+                .release(t, FLAG[t as usize], AtomicOp::ReleaseStore)
+                .acquire(other, FLAG[t as usize]);
+        }
+        r.end(1).join(0, 1);
+        let clean = screened(&r.traces()).expect("cleared");
+        assert_eq!(clean, modelled(r.traces()).0);
     }
 
     #[test]
