@@ -94,7 +94,7 @@ pub fn analyze_shard(
     let objects = Objects::of(&threads, &lifetimes);
     // A run the screen clears needs no model: no unit finds anything in it.
     let plain = match (keep, &options.backend) {
-        (prepare::Keep::Unordered, Backend::Native) => screen::plain(&threads),
+        (prepare::Keep::Unordered, Backend::Native) => screen::plain(&threads, &lifetimes),
         _ => None,
     };
     if let Some(clean) = plain.and_then(|p| screen::screen(&threads, &p, &lifetimes, &objects)) {

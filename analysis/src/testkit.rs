@@ -248,6 +248,26 @@ pub fn check_random_runs(
     cases: u32,
     property: impl Fn(&Run) -> Result<(), proptest::test_runner::TestCaseError>,
 ) {
+    check_runs_of(random_run, seed, cases, property)
+}
+
+/// [`check_random_runs`] over [`random_atomic_run`]s.
+#[cfg(test)]
+pub fn check_random_atomic_runs(
+    seed: u64,
+    cases: u32,
+    property: impl Fn(&Run) -> Result<(), proptest::test_runner::TestCaseError>,
+) {
+    check_runs_of(random_atomic_run, seed, cases, property)
+}
+
+#[cfg(test)]
+fn check_runs_of(
+    make: fn(&[u8]) -> Run,
+    seed: u64,
+    cases: u32,
+    property: impl Fn(&Run) -> Result<(), proptest::test_runner::TestCaseError>,
+) {
     use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRunner};
     let config = Config {
         cases,
@@ -260,7 +280,7 @@ pub fn check_random_runs(
         ..Config::default()
     };
     let tapes = proptest::collection::vec(proptest::num::u8::ANY, TAPE);
-    if let Err(e) = TestRunner::new(config).run(&tapes, |tape| property(&random_run(&tape))) {
+    if let Err(e) = TestRunner::new(config).run(&tapes, |tape| property(&make(&tape))) {
         panic!("{e}");
     }
 }
@@ -286,6 +306,8 @@ enum Op {
     },
     /// Under [`GATE`]: the wait loop `while (!pred) wait(COND, GATE)`.
     Await,
+    /// An atomic operation on a location of [`FLAGS`] that releases (`Some(op)`) or acquires.
+    Atomic(u64, Option<AtomicOp>),
 }
 
 /// Where a thread of the simulated run is with respect to a condition wait.
@@ -304,12 +326,23 @@ const SEM: u64 = 0x800;
 const GATE: u64 = 0x920;
 const COND: u64 = 0xc00;
 const PRED: u64 = 0x300;
+const FLAGS: [u64; 2] = [0x400, 0x408];
 
 /// A random program of 2-4 threads (locks, trylocks with an unlocked fallback, semaphores with
 /// trywait, condition waits), run under a random scheduler that obeys the locks;
 /// threads still blocked when nothing can move end with a pending operation, and main, if it
 /// returned, with its exit. Every random decision is the next value of `tape` (see [`Choices`]).
 pub fn random_run(tape: &[u8]) -> Run {
+    run_of(tape, false)
+}
+
+/// A random program of 2-4 threads whose operations are accesses, locks and atomic operations
+/// that acquire or release on one of two locations ([`FLAGS`]), run as [`random_run`] runs its.
+pub fn random_atomic_run(tape: &[u8]) -> Run {
+    run_of(tape, true)
+}
+
+fn run_of(tape: &[u8], atomics: bool) -> Run {
     let rng = &mut Choices { tape };
     let n = 2 + rng.below(3) as u32;
     let mut scripts: Vec<Vec<Op>> = Vec::new();
@@ -355,6 +388,14 @@ pub fn random_run(tape: &[u8]) -> Run {
                     if let Some(m) = held.pop() {
                         ops.push(Op::Unlock(m));
                     }
+                }
+                9..=11 if atomics => {
+                    let op = [
+                        Some(AtomicOp::ReleaseStore),
+                        Some(AtomicOp::ReleaseRmw),
+                        None,
+                    ][rng.below(3) as usize];
+                    ops.push(Op::Atomic(FLAGS[rng.below(2) as usize], op));
                 }
                 9 => ops.push(match rng.below(5) {
                     0 | 1 => Op::Post(SEM),
@@ -503,6 +544,17 @@ pub fn random_run(tape: &[u8]) -> Run {
             Op::Access(addr, kind) => {
                 site += 1;
                 run.access(tid, addr, 4, kind, site);
+            }
+            Op::Atomic(addr, op) => {
+                site += 1;
+                match op {
+                    Some(op) => run
+                        .access(tid, addr, 8, AccessKind::AtomicWrite, site)
+                        .release(tid, addr, op),
+                    None => run
+                        .access(tid, addr, 8, AccessKind::AtomicRead, site)
+                        .acquire(tid, addr),
+                };
             }
             Op::Lock(m) => {
                 owner.insert(m, tid);

@@ -39,6 +39,7 @@ WORKLOADS = {
     "locked_racy": "locked_racy.c",
     "handoff": "handoff.c",
     "phases": "phases.c",
+    "atomic_index": "atomic_index.c",
 }
 GNU_TIME = "/usr/bin/time"
 BIG = 10 ** 8
