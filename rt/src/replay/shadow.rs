@@ -494,9 +494,8 @@ impl Granule {
             ..*cur
         };
         if !self.scan(g, Slot::of(&cur, 0), now, out) {
-            let detail = cur.detail(g);
-            let slot = Slot::of(&cur, detail::keep(detail));
-            if !(detail.place == Place::Mask && self.widen(slot)) {
+            let slot = Slot::of(&cur, detail::keep(cur.detail(g)));
+            if !self.widen(slot) {
                 let len = self.cells().len();
                 if len == CELLS {
                     lose_known();
@@ -554,7 +553,8 @@ impl Granule {
 
     /// Widens the newest cell to take `cur` in, if `cur` continues its bytes (the next or the
     /// previous ones in the granule) as the same access would: same thread and instant, site,
-    /// plain kind, and detail (stack and held locks; both placed by their masks). A byte loop
+    /// plain kind, and detail (stack and held locks; both placed by their masks, since two cells
+    /// of one detail placed otherwise are of one address and size: the same bytes). A byte loop
     /// then keeps one cell per granule and instant, not one per byte. Any later access races
     /// with the widened cell exactly when it races with one of the two, with the same pair of
     /// sites; only the earlier access's address and size in a report become the run's. A later
@@ -2231,6 +2231,84 @@ mod tests {
             mask: mask(addr / GRANULE, addr, size),
             ..cell(tid, now, 1, kind)
         }
+    }
+
+    #[test]
+    fn a_cell_reads_back_whole_from_its_slot_and_detail() {
+        let mut now = VectorClock::default();
+        now.set(SLOT_TIDS - 1, u32::MAX);
+        let base = Cell {
+            stack: 77,
+            locks: 5,
+            ..at(SLOT_TIDS - 1, &now, 0x1003, 2, true)
+        };
+        let g = 0x1000 / GRANULE;
+        let cells = [
+            // Within the granule: placed by its mask.
+            base,
+            Cell {
+                first: true,
+                kind: AccessKind::AtomicRead,
+                ..base
+            },
+            // A 16-byte access from the granule before: near, 8 bytes before this one's start.
+            Cell {
+                addr: 0x0ff8,
+                size: 16,
+                mask: 0xff,
+                ..base
+            },
+            // An unaligned one into the next granule.
+            Cell {
+                addr: 0x1006,
+                size: 4,
+                mask: 0xc0,
+                ..base
+            },
+            // A free of a large block, an unmap, a destroy.
+            Cell {
+                addr: 0x0800,
+                size: 1 << 20,
+                mask: 0xff,
+                free: true,
+                ..base
+            },
+            Cell {
+                addr: 0x0800,
+                size: 1 << 20,
+                mask: 0xff,
+                free: true,
+                unmap: true,
+                ..base
+            },
+            Cell {
+                size: 1,
+                mask: 1 << 3,
+                destroy: true,
+                ..base
+            },
+        ];
+        for c in cells {
+            let slot = Slot::of(&c, detail::keep(c.detail(g)));
+            assert_eq!(slot.cell(g), c);
+        }
+    }
+
+    #[test]
+    fn an_access_over_two_granules_is_reported_with_its_own_address_and_size() {
+        let x = 0x7a40_0000u64;
+        let (mut a, mut b) = clocks();
+        // Two 4-byte writes at one site and instant, the first over two granules: in the second
+        // granule they are two cells, not one run.
+        access(&mut a, 0, x + 6, 4, 1, AccessKind::Write, |_, _| {});
+        access(&mut a, 0, x + 10, 4, 1, AccessKind::Write, |_, _| {});
+        let mut seen = Vec::new();
+        for byte in [7, 8, 12] {
+            access(&mut b, 1, x + byte, 1, 2, AccessKind::Read, |p, _| {
+                seen.push((p.addr - x, p.size))
+            });
+        }
+        assert_eq!(seen, [(6, 4), (6, 4), (10, 4)]);
     }
 
     #[test]
