@@ -1086,18 +1086,25 @@ fn level<T: Zeroed>(slot: &AtomicPtr<T>, create: bool) -> Option<&'static T> {
     create.then(|| make(slot))
 }
 
-/// Allocates the table `slot` is to point to and publishes it, by one compare-exchange: of two
-/// threads that both allocated one, the loser frees its own.
+/// Allocates the table `slot` is to point to and publishes it (see [`publish`]).
 #[cold]
 #[inline(never)]
 fn make<T: Zeroed>(slot: &AtomicPtr<T>) -> &'static T {
-    let layout = Layout::new::<T>();
-    // SAFETY: both tables have a non-zero size.
+    let p = publish(slot, Layout::new::<T>());
+    // SAFETY: a published table is zero-valid (`Zeroed`) and lives as long as the process.
+    unsafe { &*p }
+}
+
+/// Allocates zeroed memory of `layout` (a non-zero size) for `slot` to point to and publishes it,
+/// by one compare-exchange of a null pointer: of two threads that both allocated, the loser frees
+/// its own. Gives what `slot` points to.
+fn publish<T>(slot: &AtomicPtr<T>, layout: Layout) -> *mut T {
+    // SAFETY: a non-zero size (both tables, and the detail table's chunks).
     let new = unsafe { alloc_zeroed(layout) }.cast::<T>();
     if new.is_null() {
         handle_alloc_error(layout);
     }
-    let p = match slot.compare_exchange(
+    match slot.compare_exchange(
         std::ptr::null_mut(),
         new,
         Ordering::AcqRel,
@@ -1109,9 +1116,7 @@ fn make<T: Zeroed>(slot: &AtomicPtr<T>) -> &'static T {
             unsafe { dealloc(new.cast(), layout) };
             won
         }
-    };
-    // SAFETY: a published table is zero-valid (`Zeroed`) and lives as long as the process.
-    unsafe { &*p }
+    }
 }
 
 /// The leaf of page `page` (a page number), made first with `create`; `None` above 48 bits of
@@ -2243,6 +2248,13 @@ mod tests {
             ..at(SLOT_TIDS - 1, &now, 0x1003, 2, true)
         };
         let g = 0x1000 / GRANULE;
+        let free = Cell {
+            addr: 0x0800,
+            size: 1 << 20,
+            mask: 0xff,
+            free: true,
+            ..base
+        };
         let cells = [
             // Within the granule: placed by its mask.
             base,
@@ -2266,20 +2278,10 @@ mod tests {
                 ..base
             },
             // A free of a large block, an unmap, a destroy.
+            free,
             Cell {
-                addr: 0x0800,
-                size: 1 << 20,
-                mask: 0xff,
-                free: true,
-                ..base
-            },
-            Cell {
-                addr: 0x0800,
-                size: 1 << 20,
-                mask: 0xff,
-                free: true,
                 unmap: true,
-                ..base
+                ..free
             },
             Cell {
                 size: 1,

@@ -15,7 +15,7 @@
 //! ([`Place::Far`]). The table then grows with the distinct stacks, lock sets and placements of
 //! the accesses stored, and with the long accesses: not with each access.
 
-use std::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
+use std::alloc::Layout;
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use crate::replay::owners::HoldsId;
@@ -75,32 +75,13 @@ fn chunk_layout(k: usize) -> Layout {
     Layout::array::<Detail>(1 << (FIRST as usize + k)).expect("a chunk fits a layout")
 }
 
-/// Chunk `k`, allocated and published first if missing (of two threads that both allocated it,
-/// the loser frees its own).
+/// Chunk `k`, allocated and published first if missing.
 fn chunk(k: usize) -> *mut Detail {
     let p = TABLE[k].load(Ordering::Acquire);
     if !p.is_null() {
         return p;
     }
-    let layout = chunk_layout(k);
-    // SAFETY: a non-zero size.
-    let new = unsafe { alloc_zeroed(layout) }.cast::<Detail>();
-    if new.is_null() {
-        handle_alloc_error(layout);
-    }
-    match TABLE[k].compare_exchange(
-        std::ptr::null_mut(),
-        new,
-        Ordering::AcqRel,
-        Ordering::Acquire,
-    ) {
-        Ok(_) => new,
-        Err(won) => {
-            // SAFETY: allocated above with `layout`, never published.
-            unsafe { dealloc(new.cast(), layout) };
-            won
-        }
-    }
+    super::publish(&TABLE[k], chunk_layout(k))
 }
 
 /// The index of `d`: one the calling thread kept it under lately, else a new one.
