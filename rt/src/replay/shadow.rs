@@ -399,15 +399,16 @@ impl Slot {
     }
 }
 
-/// The shadow of one 8-byte granule: its cells, oldest first, in place (at most [`CELLS`]; the
-/// first all-zero slot ends them), and the release/acquire clock of an atomic location starting
-/// in it. Two cache lines. All zero bits: nothing remembered, so a leaf of the table is valid as
-/// allocated, zeroed (see [`Zeroed`]).
+/// The shadow of one 8-byte granule: its cells, oldest first, in place (the first `len` of
+/// [`CELLS`] slots), and the release/acquire clock of an atomic location starting in it. Two cache
+/// lines. All zero bits: nothing remembered, so a leaf of the table is valid as allocated, zeroed
+/// (see [`Zeroed`]).
 #[derive(Default)]
 #[repr(C, align(64))]
 pub(crate) struct Granule {
     slots: [Slot; CELLS],
     atomic: Option<Box<VectorClock>>,
+    len: u8,
 }
 
 // Two cache lines, as the module doc says; a different [`CELLS`] would change that.
@@ -457,25 +458,24 @@ impl Granule {
     /// Its cells, oldest first.
     #[inline]
     fn cells(&self) -> &[Slot] {
-        let n = self.slots.iter().take_while(|s| s.w != 0).count();
-        &self.slots[..n]
+        &self.slots[..usize::from(self.len)]
     }
 
     /// Forgets the cells whose positions are set in `gone`.
     fn forget(&mut self, gone: u32) {
         let mut kept = 0;
-        for i in 0..self.cells().len() {
+        for i in 0..usize::from(self.len) {
             if gone & 1 << i == 0 {
                 self.slots[kept] = self.slots[i];
                 kept += 1;
             }
         }
-        self.slots[kept..].fill(Slot::default());
+        self.len = kept as u8;
     }
 
     /// The granule remembers an access (the table holds it).
     fn held(&self) -> bool {
-        self.slots[0].w != 0 || self.atomic.is_some()
+        self.len != 0 || self.atomic.is_some()
     }
 
     /// Checks `cur` in granule `g` against what the granule remembers, then remembers it; adds
@@ -496,15 +496,13 @@ impl Granule {
         if !self.scan(g, Slot::of(&cur, 0), now, out) {
             let slot = Slot::of(&cur, detail::keep(cur.detail(g)));
             if !self.widen(slot) {
-                let len = self.cells().len();
-                if len == CELLS {
+                if usize::from(self.len) == CELLS {
                     lose_known();
                     let victim = self.victim(slot, now);
                     self.forget(1 << victim);
-                    self.slots[CELLS - 1] = slot;
-                } else {
-                    self.slots[len] = slot;
                 }
+                self.slots[usize::from(self.len)] = slot;
+                self.len += 1;
             }
         }
         if cur.kind == AccessKind::AtomicWrite {
@@ -562,8 +560,10 @@ impl Granule {
     /// cell of its instant, as the module doc allows (not a site's first: only a cell of its own
     /// site covers that).
     fn widen(&mut self, cur: Slot) -> bool {
-        let n = self.cells().len();
-        let Some(c) = n.checked_sub(1).map(|i| &mut self.slots[i]) else {
+        let Some(c) = usize::from(self.len)
+            .checked_sub(1)
+            .map(|i| &mut self.slots[i])
+        else {
             return false;
         };
         let same = c.same_instant(cur)
@@ -665,9 +665,7 @@ impl Reach {
         if m & self.widest == self.widest {
             self.widest = m;
         }
-        while self.k > 0 && !whole_blocks(m, 1 << self.k) {
-            self.k -= 1;
-        }
+        self.k = self.k.min(BLOCKS[usize::from(m)]);
     }
 
     /// The hint's bits for this class: its bytes at `shift`, its code at `reach_shift`.
@@ -682,12 +680,38 @@ impl Reach {
 }
 
 /// `m` touches all or none of the bytes of each aligned block of `b` (2 or 4) bytes.
-fn whole_blocks(m: u8, b: u32) -> bool {
+const fn whole_blocks(m: u8, b: u32) -> bool {
     // Bit i of `starts` is set when byte i starts a block: each block's bits, shifted down to its
     // first byte, must all agree with that byte's.
     let starts: u8 = if b == 2 { 0x55 } else { 0x11 };
-    (1..b).all(|j| ((m >> j) ^ m) & starts == 0)
+    let mut j = 1;
+    while j < b {
+        if ((m >> j) ^ m) & starts != 0 {
+            return false;
+        }
+        j += 1;
+    }
+    true
 }
+
+/// Per mask, the largest `k` (0..=2) such that it touches all or none of each aligned block of
+/// `1 << k` bytes (whole 4-byte blocks are whole 2-byte ones too): what [`Reach::add`] looks up
+/// once per cell of the hint's epoch, after each check.
+const BLOCKS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut m = 0;
+    while m < 256 {
+        t[m] = if whole_blocks(m as u8, 4) {
+            2
+        } else if whole_blocks(m as u8, 2) {
+            1
+        } else {
+            0
+        };
+        m += 1;
+    }
+    t
+};
 
 impl Granule {
     /// The hint for the plain cells of epoch `epoch`: 0 when there are none, or its thread's
