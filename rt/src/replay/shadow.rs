@@ -1391,21 +1391,20 @@ fn check_access(
     }
     // A longer one (a 16-byte load, a copy) that the fast path decides in every granule.
     let clock = now.get(tid);
+    // A loop, not `Iterator::all`, whose closure stayed a call per granule.
     let covered_all = || {
-        (first..=last).all(|g| {
-            leaf(g / PAGE, false).is_some_and(|leaf| {
-                let i = (g % PAGE) as usize;
-                let state = leaf.state[i].load(Ordering::Relaxed);
-                decided(
-                    state,
-                    leaf,
-                    i,
-                    (tid, clock),
-                    mask(g, addr, size),
-                    kind.is_write(),
-                )
-            })
-        })
+        for g in first..=last {
+            let Some(leaf) = leaf(g / PAGE, false) else {
+                return false;
+            };
+            let i = (g % PAGE) as usize;
+            let state = leaf.state[i].load(Ordering::Relaxed);
+            let bytes = mask(g, addr, size);
+            if !decided(state, leaf, i, (tid, clock), bytes, kind.is_write()) {
+                return false;
+            }
+        }
+        true
     };
     if plain && covered_all() {
         return;
