@@ -88,11 +88,12 @@
 //! empty table, see [`Zeroed`]), published by one compare-exchange of a null pointer (the loser of
 //! a race frees its own) and never freed, so no lookup takes a lock. 48 bits of address are
 //! covered: addresses above, which only 5-level paging gives, and only to a program that asks for
-//! them, are not checked, nor are the accesses of threads from [`SLOT_TIDS`] (2^19) on. A granule is 128 bytes, its [`CELLS`] cells and the clock of an atomic
-//! location in place: a leaf costs 68 KiB per 4 KiB page the program touched (TSan's shadow: 16
-//! KiB), and nothing else per cell but its part of the detail table, shared by the cells of one
-//! stack and lock set. The leaves of freed memory stay, their granules forgotten: a reused address
-//! finds them again.
+//! them, are not checked, nor are the accesses of threads from [`SLOT_TIDS`] (2^19) on (whose
+//! atomics then order nothing). A granule is 128 bytes, its [`CELLS`] cells and the clock of an
+//! atomic location in place: a leaf costs 68 KiB per 4 KiB page the program touched (TSan's
+//! shadow: 16 KiB), and nothing else per cell but its part of the detail table, shared by the cells
+//! of one stack and lock set. The leaves of freed memory stay, their granules forgotten: a reused
+//! address finds them again.
 //!
 //! Who touches a granule: replay does not run one thread at a time. The gate (`gate`) orders sync
 //! operations only; between two steps, and after the last, threads run their instrumented code at
