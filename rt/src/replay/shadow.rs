@@ -16,7 +16,11 @@
 //! Freund 2009, instead of a whole vector clock), site, kind (read or write, plain or atomic), byte
 //! mask within the granule (`int x, y;` share a granule and do not conflict), address, size, and
 //! the ids of its thread's stack and held locks then (`stack`, `owners`: what the report shows for
-//! the earlier access of a pair). An access is checked against every cell, so it is reported
+//! the earlier access of a pair). A granule keeps a cell in 16 bytes ([`Slot`]), in place: one
+//! word for what the check compares (byte mask, kind, epoch, flags), one for the site and an index
+//! into a table of what only a report reads (stack, locks, and the address and size when the byte
+//! mask does not give them: `detail`), so that a check reads the granule's two cache lines and no
+//! other memory. An access is checked against every cell, so it is reported
 //! against the recent accesses of every other thread still remembered, one report per cell it races
 //! with (the reports are deduplicated per site pair downstream).
 //!
@@ -84,10 +88,12 @@
 //! empty table, see [`Zeroed`]), published by one compare-exchange of a null pointer (the loser of
 //! a race frees its own) and never freed, so no lookup takes a lock. 48 bits of address are
 //! covered: addresses above, which only 5-level paging gives, and only to a program that asks for
-//! them, are not checked. A granule keeps its first cell in place, and all of them in a buffer of
-//! the runtime's allocator once there are more (40 bytes a cell, grown by doubling): a leaf costs
-//! 36 KiB per 4 KiB page the program touched (TSan's shadow: 16 KiB), plus those buffers. The
-//! leaves of freed memory stay, their granules forgotten: a reused address finds them again.
+//! them, are not checked, nor are the accesses of threads from [`SLOT_TIDS`] (2^19) on (whose
+//! atomics then order nothing). A granule is 128 bytes, its [`CELLS`] cells and the clock of an
+//! atomic location in place: a leaf costs 68 KiB per 4 KiB page the program touched (TSan's
+//! shadow: 16 KiB), and nothing else per cell but its part of the detail table, shared by the cells
+//! of one stack and lock set. The leaves of freed memory stay, their granules forgotten: a reused
+//! address finds them again.
 //!
 //! Who touches a granule: replay does not run one thread at a time. The gate (`gate`) orders sync
 //! operations only; between two steps, and after the last, threads run their instrumented code at
@@ -124,7 +130,7 @@
 //! leaves of its block that exist, a missing mid-level table's gigabyte skipped at once (a
 //! reservation of terabytes costs what the table holds of it).
 
-use std::alloc::{alloc, alloc_zeroed, dealloc, handle_alloc_error, realloc, Layout};
+use std::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{compiler_fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -136,16 +142,22 @@ use crate::replay::hb::{Epoch, VectorClock};
 use crate::replay::owners::{self, HoldsId};
 use crate::replay::stack::{self, StackId};
 
+mod detail;
+
+use detail::{Detail, Place};
+
 pub(crate) const GRANULE: u64 = 8;
-/// Cells kept per granule (see the module doc: why several, and which one goes when full).
-pub(crate) const CELLS: usize = 8;
+/// Cells kept per granule (see the module doc: why several, and which one goes when full): seven,
+/// so that with the clock of an atomic location a granule fills two cache lines.
+pub(crate) const CELLS: usize = 7;
 /// Blocks up to this many granules are freed granule by granule; larger ones (big buffers,
 /// thread stacks) only in the granules the table holds.
 pub(crate) const WHOLE_BLOCK: u64 = 4096;
 /// Conflicts reported per granule and access: at most one per cell.
 const MAX_CONFLICTS: usize = CELLS;
 
-/// One remembered access.
+/// One remembered access, whole: what [`Granule`] keeps of it in a [`Slot`] and the detail
+/// table, as a check gives it back for a report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Cell {
     pub epoch: Epoch,
@@ -175,150 +187,233 @@ impl Cell {
         self.epoch.tid()
     }
 
+    /// Whatever conflicts with `self` conflicts with `by` too: `by` touches all of `self`'s bytes
+    /// and is at least as strong (a write over a read, a plain access over an atomic one).
+    #[cfg(test)]
+    fn covered_by(&self, by: &Cell) -> bool {
+        Slot::of(self, 0).covered_by(Slot::of(by, 0))
+    }
+
+    /// Its report-only part, in granule `g` (see [`detail::Place`]).
+    fn detail(&self, g: u64) -> Detail {
+        let (first, last) = (
+            self.addr / GRANULE,
+            self.addr.saturating_add(u64::from(self.size).max(1) - 1) / GRANULE,
+        );
+        let place = if first == last && u64::from(self.mask.count_ones()) == u64::from(self.size) {
+            Place::Mask
+        } else if u64::from(self.size) <= detail::NEAR {
+            Place::Near {
+                from: self.addr.wrapping_sub(g * GRANULE) as i32,
+                size: self.size,
+            }
+        } else {
+            Place::Far {
+                addr: self.addr,
+                size: self.size,
+            }
+        };
+        Detail {
+            stack: self.stack,
+            locks: self.locks,
+            place,
+        }
+    }
+}
+
+/// A cell as a granule keeps it, in 16 bytes: `w` holds what the race check compares (the byte
+/// mask in bits 0-7, the kind in 8-9, what special write it is in 10-11, the first-of-site flag
+/// in 12, the epoch's tid in the 19 bits from 13 and its clock in the high 32), `x` the site (low
+/// half) and the index of the rest in the detail table (`detail`, high half). All zero bits: no
+/// cell (a cell touches at least one byte).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Slot {
+    w: u64,
+    x: u64,
+}
+
+const W_KIND_SHIFT: u32 = 8;
+const W_SPECIAL_SHIFT: u32 = 10;
+const W_FIRST: u64 = 1 << 12;
+const W_EPOCH_SHIFT: u32 = 13;
+/// Threads whose tid fits a slot's 19 bits; the accesses of the others are not checked (a replay
+/// of half a million threads).
+const SLOT_TIDS: ThreadId = 1 << (32 - W_EPOCH_SHIFT);
+/// The special writes, in `w`'s bits 10-11.
+const SPECIAL_FREE: u64 = 1;
+const SPECIAL_UNMAP: u64 = 2;
+const SPECIAL_DESTROY: u64 = 3;
+
+fn kind_bits(k: AccessKind) -> u64 {
+    u64::from(k.is_write()) | u64::from(k.is_atomic()) << 1
+}
+
+impl Slot {
+    /// The slot of `c`, with no detail index yet.
+    #[inline]
+    fn of(c: &Cell, info: u32) -> Slot {
+        let special = if c.destroy {
+            SPECIAL_DESTROY
+        } else if c.unmap {
+            SPECIAL_UNMAP
+        } else if c.free {
+            SPECIAL_FREE
+        } else {
+            0
+        };
+        let w = u64::from(c.mask)
+            | kind_bits(c.kind) << W_KIND_SHIFT
+            | special << W_SPECIAL_SHIFT
+            | if c.first { W_FIRST } else { 0 }
+            | u64::from(c.tid()) << W_EPOCH_SHIFT
+            | u64::from(c.epoch.clock()) << 32;
+        Slot {
+            w,
+            x: u64::from(c.site) | u64::from(info) << 32,
+        }
+    }
+
+    /// The whole cell, as it lies in granule `g`.
+    fn cell(self, g: u64) -> Cell {
+        let d = detail::get(self.info());
+        let (addr, size) = match d.place {
+            Place::Mask => (
+                g * GRANULE + u64::from(self.mask().trailing_zeros()),
+                self.mask().count_ones(),
+            ),
+            Place::Near { from, size } => {
+                ((g * GRANULE).wrapping_add(i64::from(from) as u64), size)
+            }
+            Place::Far { addr, size } => (addr, size),
+        };
+        let special = self.special();
+        Cell {
+            epoch: self.epoch(),
+            addr,
+            size,
+            site: self.site(),
+            kind: self.kind(),
+            mask: self.mask(),
+            free: special == SPECIAL_FREE || special == SPECIAL_UNMAP,
+            unmap: special == SPECIAL_UNMAP,
+            destroy: special == SPECIAL_DESTROY,
+            first: self.w & W_FIRST != 0,
+            stack: d.stack,
+            locks: d.locks,
+        }
+    }
+
+    #[inline]
+    fn mask(self) -> u8 {
+        self.w as u8
+    }
+
+    #[inline]
+    fn kind_bits(self) -> u64 {
+        self.w >> W_KIND_SHIFT & 3
+    }
+
+    fn kind(self) -> AccessKind {
+        [
+            AccessKind::Read,
+            AccessKind::Write,
+            AccessKind::AtomicRead,
+            AccessKind::AtomicWrite,
+        ][self.kind_bits() as usize]
+    }
+
+    #[inline]
+    fn is_write(self) -> bool {
+        self.kind_bits() & 1 != 0
+    }
+
+    #[inline]
+    fn is_atomic(self) -> bool {
+        self.kind_bits() & 2 != 0
+    }
+
+    #[inline]
+    fn special(self) -> u64 {
+        self.w >> W_SPECIAL_SHIFT & 3
+    }
+
+    #[inline]
+    fn first(self) -> bool {
+        self.w & W_FIRST != 0
+    }
+
+    #[inline]
+    fn tid(self) -> ThreadId {
+        (self.w >> W_EPOCH_SHIFT) as ThreadId & (SLOT_TIDS - 1)
+    }
+
+    #[inline]
+    fn clock(self) -> u32 {
+        (self.w >> 32) as u32
+    }
+
+    #[inline]
+    fn site(self) -> SiteId {
+        self.x as SiteId
+    }
+
+    #[inline]
+    fn info(self) -> u32 {
+        (self.x >> 32) as u32
+    }
+
+    /// Of the same thread and instant as `other`.
+    #[inline]
+    fn same_instant(self, other: Slot) -> bool {
+        (self.w ^ other.w) >> W_EPOCH_SHIFT == 0
+    }
+
+    /// Its instant happened before the present of a thread with clock `now`.
+    #[inline]
+    fn before(self, now: &VectorClock) -> bool {
+        self.epoch().before(now)
+    }
+
+    #[inline]
+    fn epoch(self) -> Epoch {
+        Epoch::new(self.tid(), self.clock())
+    }
+
     /// `self` (earlier) and `cur` (now, by a thread whose clock is `now`) race.
     #[inline]
-    fn races_with(&self, cur: &Cell, now: &VectorClock) -> bool {
+    fn races_with(self, cur: Slot, now: &VectorClock) -> bool {
+        let (a, b) = (self.kind_bits(), cur.kind_bits());
         self.tid() != cur.tid()
-            && self.mask & cur.mask != 0
-            && self.kind.conflicts_with(cur.kind)
-            && !self.epoch.before(now)
+            && self.mask() & cur.mask() != 0
+            && (a | b) & 1 != 0
+            && (a & b) & 2 == 0
+            && !self.before(now)
     }
 
     /// Whatever conflicts with `self` conflicts with `by` too: `by` touches all of `self`'s bytes
     /// and is at least as strong (a write over a read, a plain access over an atomic one).
     #[inline]
-    fn covered_by(&self, by: &Cell) -> bool {
-        self.mask & !by.mask == 0
-            && (by.kind.is_write() || !self.kind.is_write())
-            && (!by.kind.is_atomic() || self.kind.is_atomic())
+    fn covered_by(self, by: Slot) -> bool {
+        self.mask() & !by.mask() == 0
+            && (by.is_write() || !self.is_write())
+            && (!by.is_atomic() || self.is_atomic())
     }
 }
 
-/// A granule's cells, oldest first: at most [`CELLS`]. The first is kept in place (most granules
-/// keep one cell), more in a buffer of the runtime's allocator that grows by doubling and holds
-/// them all. All zero bits are the empty list, so a leaf of the table is valid as allocated,
-/// zeroed (see [`Zeroed`]).
-struct Cells {
-    /// The buffer, once a second cell came (null before).
-    ptr: *mut Cell,
-    len: u8,
-    /// The buffer's capacity (0: none).
-    cap: u8,
-    one: MaybeUninit<Cell>,
-}
-
-impl Default for Cells {
-    fn default() -> Cells {
-        Cells {
-            ptr: std::ptr::null_mut(),
-            len: 0,
-            cap: 0,
-            one: MaybeUninit::uninit(),
-        }
-    }
-}
-
-fn cells_layout(cap: u8) -> Layout {
-    Layout::array::<Cell>(usize::from(cap)).expect("a few cells fit any layout")
-}
-
-impl std::ops::Deref for Cells {
-    type Target = [Cell];
-    #[inline]
-    fn deref(&self) -> &[Cell] {
-        let p = if self.ptr.is_null() {
-            self.one.as_ptr()
-        } else {
-            self.ptr
-        };
-        // SAFETY: the first `len` cells are written: in place (`len` at most 1 without a buffer)
-        // or in the buffer of `cap` cells.
-        unsafe { std::slice::from_raw_parts(p, usize::from(self.len)) }
-    }
-}
-
-impl std::ops::DerefMut for Cells {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut [Cell] {
-        let p = if self.ptr.is_null() {
-            self.one.as_mut_ptr()
-        } else {
-            self.ptr
-        };
-        // SAFETY: as above, and `self` is borrowed mutably.
-        unsafe { std::slice::from_raw_parts_mut(p, usize::from(self.len)) }
-    }
-}
-
-impl Cells {
-    #[inline]
-    fn push(&mut self, c: Cell) {
-        if self.len == 0 && self.ptr.is_null() {
-            self.one.write(c);
-        } else {
-            if self.len >= self.cap {
-                self.grow();
-            }
-            // SAFETY: `len < cap`: the slot is inside the buffer.
-            unsafe { self.ptr.add(usize::from(self.len)).write(c) };
-        }
-        self.len += 1;
-    }
-
-    /// Doubles the buffer (the first one holds the cell kept in place too).
-    #[cold]
-    fn grow(&mut self) {
-        let cap = (self.cap * 2).max(2);
-        let layout = cells_layout(cap);
-        // SAFETY: a non-zero size; the old buffer, if any, came from `alloc` or `realloc` with
-        // `cells_layout(self.cap)`.
-        let p = unsafe {
-            if self.ptr.is_null() {
-                alloc(layout)
-            } else {
-                realloc(self.ptr.cast(), cells_layout(self.cap), layout.size())
-            }
-        };
-        if p.is_null() {
-            handle_alloc_error(layout);
-        }
-        let p = p.cast::<Cell>();
-        if self.ptr.is_null() && self.len == 1 {
-            // SAFETY: the cell in place is written; the buffer has room for two.
-            unsafe { p.write(self.one.assume_init_read()) };
-        }
-        self.ptr = p;
-        self.cap = cap;
-    }
-
-    /// Forgets the cells whose positions are set in `gone`.
-    fn forget(&mut self, gone: u32) {
-        let mut kept = 0;
-        for i in 0..self.len() {
-            if gone & 1 << i == 0 {
-                self[kept] = self[i];
-                kept += 1;
-            }
-        }
-        self.len = kept as u8;
-    }
-}
-
-impl Drop for Cells {
-    fn drop(&mut self) {
-        if !self.ptr.is_null() {
-            // SAFETY: the buffer came from `alloc`/`realloc` with this layout.
-            unsafe { dealloc(self.ptr.cast(), cells_layout(self.cap)) };
-        }
-    }
-}
-
+/// The shadow of one 8-byte granule: its cells, oldest first, in place (the first `len` of
+/// [`CELLS`] slots), and the release/acquire clock of an atomic location starting in it. Two cache
+/// lines. All zero bits: nothing remembered, so a leaf of the table is valid as allocated, zeroed
+/// (see [`Zeroed`]).
 #[derive(Default)]
+#[repr(C, align(64))]
 pub(crate) struct Granule {
-    cells: Cells,
-    /// The release/acquire clock of an atomic location starting in this granule.
+    slots: [Slot; CELLS],
     atomic: Option<Box<VectorClock>>,
+    len: u8,
 }
+
+// Two cache lines, as the module doc says; a different [`CELLS`] would change that.
+const _: () = assert!(std::mem::size_of::<Granule>() == 128);
 
 /// The earlier cells an access raced with in one granule: a fixed array that the caller keeps
 /// across granules, so nothing is allocated, initialized or copied per access.
@@ -361,15 +456,33 @@ impl Conflicts {
 }
 
 impl Granule {
-    /// The granule remembers an access (the table holds it).
-    fn held(&self) -> bool {
-        !self.cells.is_empty() || self.atomic.is_some()
+    /// Its cells, oldest first.
+    #[inline]
+    fn cells(&self) -> &[Slot] {
+        &self.slots[..usize::from(self.len)]
     }
 
-    /// Checks `cur` against what the granule remembers, then remembers it; adds the cells it
-    /// races with to `out`. `now` is the clock of the accessing thread; an atomic access first
-    /// synchronizes through the location's clock.
-    pub fn access(&mut self, cur: &Cell, now: &mut VectorClock, out: &mut Conflicts) {
+    /// Forgets the cells whose positions are set in `gone`.
+    fn forget(&mut self, gone: u32) {
+        let mut kept = 0;
+        for i in 0..usize::from(self.len) {
+            if gone & 1 << i == 0 {
+                self.slots[kept] = self.slots[i];
+                kept += 1;
+            }
+        }
+        self.len = kept as u8;
+    }
+
+    /// The granule remembers an access (the table holds it).
+    fn held(&self) -> bool {
+        self.len != 0 || self.atomic.is_some()
+    }
+
+    /// Checks `cur` in granule `g` against what the granule remembers, then remembers it; adds
+    /// the cells it races with to `out`. `now` is the clock of the accessing thread; an atomic
+    /// access first synchronizes through the location's clock.
+    pub fn access(&mut self, g: u64, cur: &Cell, now: &mut VectorClock, out: &mut Conflicts) {
         let tid = cur.tid();
         if cur.kind.is_atomic() {
             if let Some(c) = &self.atomic {
@@ -381,13 +494,17 @@ impl Granule {
             epoch: now.epoch(tid),
             ..*cur
         };
-        if !self.scan(&cur, now, out) && !self.widen(&cur) {
-            if self.cells.len() == CELLS {
-                lose_known();
-                let victim = self.victim(&cur, now);
-                self.cells.forget(1 << victim);
+        if !self.scan(g, Slot::of(&cur, 0), now, out) {
+            let slot = Slot::of(&cur, detail::keep(cur.detail(g)));
+            if !self.widen(slot) {
+                if usize::from(self.len) == CELLS {
+                    lose_known();
+                    let victim = self.victim(slot, now);
+                    self.forget(1 << victim);
+                }
+                self.slots[usize::from(self.len)] = slot;
+                self.len += 1;
             }
-            self.cells.push(cur);
         }
         if cur.kind == AccessKind::AtomicWrite {
             self.atomic.get_or_insert_with(Default::default).join(now);
@@ -395,75 +512,73 @@ impl Granule {
         }
     }
 
-    /// One pass over the cells for `cur`: whether one already covers it (the module doc's fast
-    /// path: this thread left a cell at least as strong over these bytes at this same instant,
-    /// between the same two sync operations), and then nothing else; else the cells it races
-    /// with go to `out` and those it makes redundant are forgotten: cells that it covers and that
-    /// name nothing it will not, of the same site and happened before it (any later access racing
-    /// with them races with `cur`, the same pair of sites), or of this thread at this instant and
-    /// of a weaker kind (the trace keeps only the stronger one too).
-    fn scan(&mut self, cur: &Cell, now: &VectorClock, out: &mut Conflicts) -> bool {
-        let may_be_covered = !cur.free && !cur.destroy;
+    /// One pass over the cells for `cur` (its slot, without its detail index): whether one
+    /// already covers it (the module doc's fast path: this thread left a cell at least as strong
+    /// over these bytes at this same instant, between the same two sync operations), and then
+    /// nothing else; else the cells it races with go to `out` (whole, as they lie in granule `g`)
+    /// and those it makes redundant are forgotten: cells that it covers and that name nothing it
+    /// will not, of the same site and happened before it (any later access racing with them races
+    /// with `cur`, the same pair of sites), or of this thread at this instant and of a weaker kind
+    /// (the trace keeps only the stronger one too).
+    fn scan(&mut self, g: u64, cur: Slot, now: &VectorClock, out: &mut Conflicts) -> bool {
+        let may_be_covered = cur.special() == 0;
         let raced = out.len;
         let mut redundant = 0u32;
-        for (i, c) in self.cells.iter().enumerate() {
-            let same_instant = c.epoch == cur.epoch;
+        for (i, &c) in self.cells().iter().enumerate() {
+            let same_instant = c.same_instant(cur);
             if same_instant
                 && may_be_covered
                 && cur.covered_by(c)
-                && (!cur.first || c.site == cur.site)
+                && (!cur.first() || c.site() == cur.site())
             {
                 out.len = raced;
                 return true;
             }
             if c.races_with(cur, now) {
-                out.push(*c);
+                out.push(c.cell(g));
             }
             if c.covered_by(cur)
-                && ((c.site == cur.site && c.epoch.before(now))
-                    || (same_instant && c.kind != cur.kind))
+                && ((c.site() == cur.site() && c.before(now))
+                    || (same_instant && c.kind_bits() != cur.kind_bits()))
             {
                 redundant |= 1 << i;
             }
         }
         if redundant != 0 {
-            self.cells.forget(redundant);
+            self.forget(redundant);
         }
         false
     }
 
-    /// Widens the newest cell to take `cur` in, if `cur` continues its range (the next or the
-    /// previous bytes) as the same access would: same thread and instant, site, plain kind, stack
-    /// and held locks. A byte loop then keeps one cell per granule and instant, not one per byte.
-    /// Any later access races with the widened cell exactly when it races with one of the two,
-    /// with the same pair of sites; only the earlier access's address and size in a report
-    /// become the run's. A later access of the thread that the widened cell covers and no byte
-    /// cell did is covered by a cell of its instant, as the module doc allows (not a site's
-    /// first: only a cell of its own site covers that).
-    fn widen(&mut self, cur: &Cell) -> bool {
-        let Some(c) = self.cells.last_mut() else {
+    /// Widens the newest cell to take `cur` in, if `cur` continues its bytes (the next or the
+    /// previous ones in the granule) as the same access would: same thread and instant, site,
+    /// plain kind, and detail (stack and held locks; both placed by their masks, since two cells
+    /// of one detail placed otherwise are of one address and size: the same bytes). A byte loop
+    /// then keeps one cell per granule and instant, not one per byte. Any later access races
+    /// with the widened cell exactly when it races with one of the two, with the same pair of
+    /// sites; only the earlier access's address and size in a report become the run's. A later
+    /// access of the thread that the widened cell covers and no byte cell did is covered by a
+    /// cell of its instant, as the module doc allows (not a site's first: only a cell of its own
+    /// site covers that).
+    fn widen(&mut self, cur: Slot) -> bool {
+        let Some(c) = usize::from(self.len)
+            .checked_sub(1)
+            .map(|i| &mut self.slots[i])
+        else {
             return false;
         };
-        let same = c.epoch == cur.epoch
-            && c.site == cur.site
-            && c.kind == cur.kind
-            && !cur.kind.is_atomic()
-            && c.stack == cur.stack
-            && c.locks == cur.locks
-            && !(c.free || c.destroy || cur.free || cur.destroy);
-        let (c_end, cur_end) = (
-            c.addr.saturating_add(u64::from(c.size)),
-            cur.addr.saturating_add(u64::from(cur.size)),
-        );
-        let Some(size) = c.size.checked_add(cur.size) else {
-            return false;
-        };
-        if !same || (cur.addr != c_end && cur_end != c.addr) {
+        let same = c.same_instant(cur)
+            && c.x == cur.x
+            && c.kind_bits() == cur.kind_bits()
+            && !cur.is_atomic()
+            && c.special() == 0
+            && cur.special() == 0;
+        let span = |m: u8| (m.trailing_zeros(), 8 - m.leading_zeros());
+        let ((c_lo, c_hi), (cur_lo, cur_hi)) = (span(c.mask()), span(cur.mask()));
+        if !same || (cur_lo != c_hi && cur_hi != c_lo) {
             return false;
         }
-        c.addr = c.addr.min(cur.addr);
-        c.size = size;
-        c.mask |= cur.mask;
+        c.w |= u64::from(cur.mask());
         true
     }
 
@@ -471,15 +586,16 @@ impl Granule {
     /// of `cur`'s own thread that `cur` covers, else the oldest of another thread that happened
     /// before `cur` and that `cur` covers (both lose at most a site pair, never a race), else the
     /// oldest.
-    fn victim(&self, cur: &Cell, now: &VectorClock) -> usize {
+    fn victim(&self, cur: Slot, now: &VectorClock) -> usize {
         let tid = cur.tid();
-        self.cells
+        let cells = self.cells();
+        cells
             .iter()
             .position(|c| c.tid() == tid && c.covered_by(cur))
             .or_else(|| {
-                self.cells
+                cells
                     .iter()
-                    .position(|c| c.epoch.before(now) && c.covered_by(cur))
+                    .position(|c| c.before(now) && c.covered_by(cur))
             })
             .unwrap_or(0)
     }
@@ -550,9 +666,7 @@ impl Reach {
         if m & self.widest == self.widest {
             self.widest = m;
         }
-        while self.k > 0 && !whole_blocks(m, 1 << self.k) {
-            self.k -= 1;
-        }
+        self.k = self.k.min(BLOCKS[usize::from(m)]);
     }
 
     /// The hint's bits for this class: its bytes at `shift`, its code at `reach_shift`.
@@ -567,12 +681,38 @@ impl Reach {
 }
 
 /// `m` touches all or none of the bytes of each aligned block of `b` (2 or 4) bytes.
-fn whole_blocks(m: u8, b: u32) -> bool {
+const fn whole_blocks(m: u8, b: u32) -> bool {
     // Bit i of `starts` is set when byte i starts a block: each block's bits, shifted down to its
     // first byte, must all agree with that byte's.
     let starts: u8 = if b == 2 { 0x55 } else { 0x11 };
-    (1..b).all(|j| ((m >> j) ^ m) & starts == 0)
+    let mut j = 1;
+    while j < b {
+        if ((m >> j) ^ m) & starts != 0 {
+            return false;
+        }
+        j += 1;
+    }
+    true
 }
+
+/// Per mask, the largest `k` (0..=2) such that it touches all or none of each aligned block of
+/// `1 << k` bytes (whole 4-byte blocks are whole 2-byte ones too): what [`Reach::add`] looks up
+/// once per cell of the hint's epoch, after each check.
+const BLOCKS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut m = 0;
+    while m < 256 {
+        t[m] = if whole_blocks(m as u8, 4) {
+            2
+        } else if whole_blocks(m as u8, 2) {
+            1
+        } else {
+            0
+        };
+        m += 1;
+    }
+    t
+};
 
 impl Granule {
     /// The hint for the plain cells of epoch `epoch`: 0 when there are none, or its thread's
@@ -582,11 +722,11 @@ impl Granule {
             return 0;
         }
         let (mut any, mut writes) = (Reach::NONE, Reach::NONE);
-        for c in self.cells.iter() {
-            if c.epoch == epoch && !c.kind.is_atomic() {
-                any.add(c.mask);
-                if c.kind.is_write() {
-                    writes.add(c.mask);
+        for c in self.cells() {
+            if c.epoch() == epoch && !c.is_atomic() {
+                any.add(c.mask());
+                if c.is_write() {
+                    writes.add(c.mask());
                 }
             }
         }
@@ -971,18 +1111,25 @@ fn level<T: Zeroed>(slot: &AtomicPtr<T>, create: bool) -> Option<&'static T> {
     create.then(|| make(slot))
 }
 
-/// Allocates the table `slot` is to point to and publishes it, by one compare-exchange: of two
-/// threads that both allocated one, the loser frees its own.
+/// Allocates the table `slot` is to point to and publishes it (see [`publish`]).
 #[cold]
 #[inline(never)]
 fn make<T: Zeroed>(slot: &AtomicPtr<T>) -> &'static T {
-    let layout = Layout::new::<T>();
-    // SAFETY: both tables have a non-zero size.
+    let p = publish(slot, Layout::new::<T>());
+    // SAFETY: a published table is zero-valid (`Zeroed`) and lives as long as the process.
+    unsafe { &*p }
+}
+
+/// Allocates zeroed memory of `layout` (a non-zero size) for `slot` to point to and publishes it,
+/// by one compare-exchange of a null pointer: of two threads that both allocated, the loser frees
+/// its own. Gives what `slot` points to.
+fn publish<T>(slot: &AtomicPtr<T>, layout: Layout) -> *mut T {
+    // SAFETY: a non-zero size (both tables, and the detail table's chunks).
     let new = unsafe { alloc_zeroed(layout) }.cast::<T>();
     if new.is_null() {
         handle_alloc_error(layout);
     }
-    let p = match slot.compare_exchange(
+    match slot.compare_exchange(
         std::ptr::null_mut(),
         new,
         Ordering::AcqRel,
@@ -994,9 +1141,7 @@ fn make<T: Zeroed>(slot: &AtomicPtr<T>) -> &'static T {
             unsafe { dealloc(new.cast(), layout) };
             won
         }
-    };
-    // SAFETY: a published table is zero-valid (`Zeroed`) and lives as long as the process.
-    unsafe { &*p }
+    }
 }
 
 /// The leaf of page `page` (a page number), made first with `create`; `None` above 48 bits of
@@ -1233,26 +1378,34 @@ fn check_access(
         };
         let cur = access.cell(bytes, now);
         let (mut section, mut out) = (None, Conflicts::default());
-        check_granule(now, leaf, &mut section, i, cur, false, &mut out, &mut found);
+        check_granule(
+            now,
+            leaf,
+            &mut section,
+            first,
+            cur,
+            false,
+            &mut out,
+            &mut found,
+        );
         return;
     }
     // A longer one (a 16-byte load, a copy) that the fast path decides in every granule.
     let clock = now.get(tid);
+    // A loop, not `Iterator::all`, whose closure stayed a call per granule.
     let covered_all = || {
-        (first..=last).all(|g| {
-            leaf(g / PAGE, false).is_some_and(|leaf| {
-                let i = (g % PAGE) as usize;
-                let state = leaf.state[i].load(Ordering::Relaxed);
-                decided(
-                    state,
-                    leaf,
-                    i,
-                    (tid, clock),
-                    mask(g, addr, size),
-                    kind.is_write(),
-                )
-            })
-        })
+        for g in first..=last {
+            let Some(leaf) = leaf(g / PAGE, false) else {
+                return false;
+            };
+            let i = (g % PAGE) as usize;
+            let state = leaf.state[i].load(Ordering::Relaxed);
+            let bytes = mask(g, addr, size);
+            if !decided(state, leaf, i, (tid, clock), bytes, kind.is_write()) {
+                return false;
+            }
+        }
+        true
     };
     if plain && covered_all() {
         return;
@@ -1410,7 +1563,7 @@ fn check_leaf(
             continue;
         }
         let cur = a.cell(bytes, now);
-        check_granule(now, leaf, &mut section, i, cur, held_only, &mut out, found);
+        check_granule(now, leaf, &mut section, g, cur, held_only, &mut out, found);
     }
 }
 
@@ -1423,12 +1576,16 @@ fn check_granule(
     now: &mut VectorClock,
     leaf: &'static Leaf,
     section: &mut Option<Section>,
-    i: usize,
+    g: u64,
     cur: Cell,
     held_only: bool,
     out: &mut Conflicts,
     found: &mut impl FnMut(&Cell, &Cell),
 ) {
+    if cur.tid() >= SLOT_TIDS {
+        return;
+    }
+    let i = (g % PAGE) as usize;
     let lost = LOST.load(Ordering::Relaxed);
     let mut mine = 0;
     let s = section.get_or_insert_with(|| Section::enter(leaf, cur.tid()));
@@ -1436,7 +1593,7 @@ fn check_granule(
         if held_only && before & HELD == 0 {
             return hint_of(before);
         }
-        granule.access(&cur, now, out);
+        granule.access(g, &cur, now, out);
         mine = granule.hint(now.epoch(cur.tid()));
         mine
     });
@@ -1545,7 +1702,7 @@ mod tests {
     /// [`Granule::access`], giving the cells it raced with.
     fn acc(g: &mut Granule, cur: Cell, now: &mut VectorClock) -> Conflicts {
         let mut out = Conflicts::default();
-        g.access(&cur, now, &mut out);
+        g.access(cur.addr / GRANULE, &cur, now, &mut out);
         out
     }
 
@@ -1553,8 +1710,13 @@ mod tests {
         c.iter().map(|c| c.site).collect()
     }
 
+    /// The cells of `g`, whole, for a granule at 0x1000 (where the tests' granules are).
+    fn whole(g: &Granule) -> Vec<Cell> {
+        g.cells().iter().map(|s| s.cell(0x1000 / GRANULE)).collect()
+    }
+
     fn sites_of(g: &Granule) -> Vec<SiteId> {
-        g.cells.iter().map(|c| c.site).collect()
+        whole(g).iter().map(|c| c.site).collect()
     }
 
     #[test]
@@ -1721,7 +1883,7 @@ mod tests {
                 }
                 let c = acc(&mut g, cell(0, &a, site, kind), &mut a);
                 assert!(sites(&c).is_empty(), "round {round} site {site}");
-                assert!(g.cells.len() <= CELLS);
+                assert!(g.cells().len() <= CELLS);
             }
             a.tick(0);
         }
@@ -1782,7 +1944,7 @@ mod tests {
         }
         // The earlier thread's cells at the same instructions happened before: replaced; the
         // load is covered by the store at the same instant: not kept.
-        assert_eq!(g.cells.len(), 1);
+        assert_eq!(g.cells().len(), 1);
     }
 
     #[test]
@@ -1845,7 +2007,7 @@ mod tests {
             a.tick(0);
             let c = acc(&mut g, cell(0, &a, site, AccessKind::Write), &mut a);
             assert_eq!(sites(&c), vec![1000], "site {site}");
-            assert_eq!(g.cells.len(), (site as usize + 2).min(CELLS));
+            assert_eq!(g.cells().len(), (site as usize + 2).min(CELLS));
         }
     }
 
@@ -2101,6 +2263,81 @@ mod tests {
     }
 
     #[test]
+    fn a_cell_reads_back_whole_from_its_slot_and_detail() {
+        let mut now = VectorClock::default();
+        now.set(SLOT_TIDS - 1, u32::MAX);
+        let base = Cell {
+            stack: 77,
+            locks: 5,
+            ..at(SLOT_TIDS - 1, &now, 0x1003, 2, true)
+        };
+        let g = 0x1000 / GRANULE;
+        let free = Cell {
+            addr: 0x0800,
+            size: 1 << 20,
+            mask: 0xff,
+            free: true,
+            ..base
+        };
+        let cells = [
+            // Within the granule: placed by its mask.
+            base,
+            Cell {
+                first: true,
+                kind: AccessKind::AtomicRead,
+                ..base
+            },
+            // A 16-byte access from the granule before: near, 8 bytes before this one's start.
+            Cell {
+                addr: 0x0ff8,
+                size: 16,
+                mask: 0xff,
+                ..base
+            },
+            // An unaligned one into the next granule.
+            Cell {
+                addr: 0x1006,
+                size: 4,
+                mask: 0xc0,
+                ..base
+            },
+            // A free of a large block, an unmap, a destroy.
+            free,
+            Cell {
+                unmap: true,
+                ..free
+            },
+            Cell {
+                size: 1,
+                mask: 1 << 3,
+                destroy: true,
+                ..base
+            },
+        ];
+        for c in cells {
+            let slot = Slot::of(&c, detail::keep(c.detail(g)));
+            assert_eq!(slot.cell(g), c);
+        }
+    }
+
+    #[test]
+    fn an_access_over_two_granules_is_reported_with_its_own_address_and_size() {
+        let x = 0x7a40_0000u64;
+        let (mut a, mut b) = clocks();
+        // Two 4-byte writes at one site and instant, the first over two granules: in the second
+        // granule they are two cells, not one run.
+        access(&mut a, 0, x + 6, 4, 1, AccessKind::Write, |_, _| {});
+        access(&mut a, 0, x + 10, 4, 1, AccessKind::Write, |_, _| {});
+        let mut seen = Vec::new();
+        for byte in [7, 8, 12] {
+            access(&mut b, 1, x + byte, 1, 2, AccessKind::Read, |p, _| {
+                seen.push((p.addr - x, p.size))
+            });
+        }
+        assert_eq!(seen, [(6, 4), (6, 4), (10, 4)]);
+    }
+
+    #[test]
     fn the_hint_covers_a_byte_of_any_cell_and_longer_accesses_of_a_single_one() {
         let (mut a, _) = clocks();
         let mut g = Granule::default();
@@ -2111,7 +2348,7 @@ mod tests {
                 site: b as SiteId,
                 ..at(0, &a, 0x1000 + b, 1, true)
             };
-            g.access(&cur, &mut a, &mut out);
+            g.access(cur.addr / GRANULE, &cur, &mut a, &mut out);
         }
         let hint = g.hint(a.epoch(0));
         let clock = a.get(0);
@@ -2127,7 +2364,12 @@ mod tests {
         // One 4-byte read: the only plain cell of its instant covers reads of its bytes, not writes.
         let mut g = Granule::default();
         a.tick(0);
-        g.access(&at(0, &a, 0x1000, 4, false), &mut a, &mut out);
+        g.access(
+            0x1000 / GRANULE,
+            &at(0, &a, 0x1000, 4, false),
+            &mut a,
+            &mut out,
+        );
         let hint = g.hint(a.epoch(0));
         assert!(covered(hint, 0, a.get(0), 0b1111, false));
         assert!(covered(hint, 0, a.get(0), 0b0110, false));
@@ -2159,7 +2401,7 @@ mod tests {
             ..at(0, &a, 0x1000, 8, false)
         };
         acc(&mut g, read, &mut a);
-        assert_eq!(g.cells.len(), 2);
+        assert_eq!(g.cells().len(), 2);
         // The write touches all the bytes either touches: it covers later reads and writes of them.
         let hint = g.hint(a.epoch(0));
         let clock = a.get(0);
@@ -2203,8 +2445,8 @@ mod tests {
         for byte in [3, 4, 5, 2, 1] {
             assert!(acc(&mut g, at(0, &a, 0x1000 + byte, 1, true), &mut a).is_empty());
         }
-        assert_eq!(g.cells.len(), 1);
-        let run = g.cells[0];
+        assert_eq!(g.cells().len(), 1);
+        let run = whole(&g)[0];
         assert_eq!((run.addr, run.size, run.mask), (0x1001, 5, 0b0011_1110));
         // Another thread's read of byte 5 races with the run, at its site; of byte 6 with nothing.
         let raced: Vec<_> = acc(&mut g, at(1, &b, 0x1005, 1, false), &mut b)
@@ -2226,7 +2468,7 @@ mod tests {
         acc(&mut g, at(0, &a, 0x1004, 1, false), &mut a);
         a.tick(0);
         acc(&mut g, at(0, &a, 0x1005, 1, false), &mut a);
-        assert_eq!(g.cells.len(), 5);
+        assert_eq!(g.cells().len(), 5);
     }
 
     #[test]
@@ -2277,13 +2519,17 @@ mod tests {
                 if !cur.kind.is_atomic() && !cur.first {
                     let hint = g.hint(now[t].epoch(tid));
                     let fast = covered(hint, tid, now[t].get(tid), cur.mask, cur.kind.is_write());
-                    let exact = g
-                        .cells
+                    let exact = whole(&g)
                         .iter()
                         .any(|c| c.epoch == cur.epoch && cur.covered_by(c));
-                    assert!(exact || !fast, "{cur:?} in {:?}", &*g.cells);
+                    assert!(exact || !fast, "{cur:?} in {:?}", whole(&g));
                 }
-                g.access(&cur, &mut now[t], &mut Conflicts::default());
+                g.access(
+                    cur.addr / GRANULE,
+                    &cur,
+                    &mut now[t],
+                    &mut Conflicts::default(),
+                );
             }
         }
     }
