@@ -25,13 +25,56 @@ pub type VarId = usize;
 /// `before` (a sync event) must have run before `after` (a sync event) runs: an edge that keeps
 /// what a deciding read of `var` saw ([`crate::reads_from`] makes them): its writer's segment
 /// before its own, or, for a waiting loop's read, its own before the next writer's.
+///
+/// 28 bytes: a work queue's run has about one edge per hand-off, half an edge per event, and its
+/// model held them in `At`s of two `usize` each (56 bytes an edge).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct RfEdge {
-    pub after: At,
-    pub before: At,
-    pub var: VarId,
+    pub after: Pos,
+    pub before: Pos,
+    /// A [`VarId`].
+    pub var: u32,
     /// The deciding read (an access event) the edge keeps.
-    pub read: At,
+    pub read: Pos,
+}
+
+impl RfEdge {
+    /// The edge `before` → `after` that keeps `read` of `var`.
+    pub fn new(after: At, before: At, var: VarId, read: At) -> RfEdge {
+        RfEdge {
+            after: after.into(),
+            before: before.into(),
+            var: u32::try_from(var).expect("fewer than 2^32 shared objects"),
+            read: read.into(),
+        }
+    }
+}
+
+/// An [`At`] in 8 bytes, as the reads-from edges hold it: in the same order as the `At`, since a
+/// model holds fewer than 2^32 threads and 2^32 events of one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Pos {
+    thread: u32,
+    index: u32,
+}
+
+impl Pos {
+    pub fn at(self) -> At {
+        At {
+            thread: self.thread as usize,
+            index: self.index as usize,
+        }
+    }
+}
+
+impl From<At> for Pos {
+    fn from(at: At) -> Pos {
+        let word = |x: usize| u32::try_from(x).expect("a model's indices fit in 32 bits");
+        Pos {
+            thread: word(at.thread),
+            index: word(at.index),
+        }
+    }
 }
 
 /// One event of a model: thread index and index among the thread's events.
@@ -139,13 +182,15 @@ struct EventIndex {
     syncs: Vec<Vec<u32>>,
     /// Per variable, its accesses as (thread, index), by thread, then index.
     accesses: Vec<Vec<(u32, u32)>>,
-    /// Per distinct (`after`, `before`) of [`Sources::reads_from`], in its order, the edges'
-    /// (`var`, `read`). A compressor's run had 404,216 edges but 3,012 distinct orders: a model of
-    /// one variable keeps an order if any of its reads still needs it.
+    /// The edges indexed, [`Sources::reads_from`] of the model indexed: held once, by it and
+    /// here (a copy of each edge's ends and read was most of the index).
+    edges: Arc<[RfEdge]>,
+    /// Per distinct (`after`, `before`) of `edges`, in its order: a compressor's run had 404,216
+    /// edges but 3,012 distinct orders, and a model of one variable keeps an order if any of its
+    /// reads still needs it.
     orders: Vec<Order>,
-    /// The reads of every order, each order's together ([`Order::reads`]): a vector per order
-    /// cost a header and an allocation per hand-off of a work queue's run (a million of them).
-    order_reads: Vec<OrderRead>,
+    /// Per edge, where its read is ([`ReadPlace`]): `edges[k]`'s read is `reads[k]`.
+    reads: Vec<ReadPlace>,
     /// (variable, order) of each read of the orders, sorted: the orders a variable's reads are in.
     reads_of: Vec<(u32, u32)>,
     /// Per thread, the reads of the orders as (read's index, its segment's first event, order),
@@ -153,36 +198,43 @@ struct EventIndex {
     thread_reads: Vec<Vec<(u32, u32, u32)>>,
 }
 
-/// `before` must run before `after` for these reads. Each event comes with the count of its
-/// thread's sync events before it: a restricted model keeps them all, so its index there is that
-/// count plus the kept accesses before it, found without a search over the thread's events (a
-/// model per variable, thousands of variables, an order per hand-off).
+/// The edges of [`EventIndex::edges`] that ask `before` to run before `after` for their reads.
+/// Each end comes with the count of its thread's sync events before it: a restricted model keeps
+/// them all, so its index there is that count plus the kept accesses before it, found without a
+/// search over the thread's events (a model per variable, thousands of variables, an order per
+/// hand-off).
 #[derive(Clone, Debug)]
 struct Order {
-    after: At,
-    before: At,
     syncs_before: (u32, u32),
-    /// Its reads' range in [`EventIndex::order_reads`].
-    reads: (u32, u32),
+    /// Its edges' range in [`EventIndex::edges`] (and [`EventIndex::reads`]).
+    edges: (u32, u32),
 }
 
-/// A deciding read of `var` that an [`Order`] keeps.
+/// Where the deciding read of an edge is, beside what the edge says of it.
 #[derive(Clone, Debug)]
-struct OrderRead {
-    var: VarId,
-    read: At,
+struct ReadPlace {
     /// Its thread's sync events before it.
     syncs_before: u32,
     /// The index of the first event of its segment (right after its thread's last constraining
     /// event before it).
     segment: u32,
     /// The constraining event that ends its segment (its index, and its thread's sync events
-    /// before it), if the thread has one after the read.
-    end: Option<(u32, u32)>,
+    /// before it); [`ReadPlace::OPEN`] if the thread has none after the read.
+    end: (u32, u32),
+}
+
+impl ReadPlace {
+    /// The `end` of a read whose thread has no constraining event after it: an index no thread
+    /// of a model reaches.
+    const OPEN: (u32, u32) = (u32::MAX, u32::MAX);
+
+    fn end(&self) -> Option<(u32, u32)> {
+        (self.end != ReadPlace::OPEN).then_some(self.end)
+    }
 }
 
 impl EventIndex {
-    fn of(threads: &[ModelThread], edges: &[RfEdge]) -> EventIndex {
+    fn of(threads: &[ModelThread], edges: Arc<[RfEdge]>) -> EventIndex {
         let mut counts: Vec<usize> = Vec::new();
         for e in threads.iter().flat_map(|t| &t.events) {
             if let ModelEvent::Access { var, .. } = e {
@@ -199,8 +251,9 @@ impl EventIndex {
                 .map(|t| Vec::with_capacity(t.observed.len()))
                 .collect(),
             accesses: counts.into_iter().map(Vec::with_capacity).collect(),
+            edges: Arc::from(Vec::new()),
             orders: Vec::new(),
-            order_reads: Vec::new(),
+            reads: Vec::new(),
             reads_of: Vec::new(),
             thread_reads: vec![Vec::new(); threads.len()],
         };
@@ -216,44 +269,51 @@ impl EventIndex {
         }
         let syncs_before = |at: At| index.syncs_before(at.thread, at.index as u32);
         let mut orders: Vec<Order> = Vec::new();
-        let mut order_reads = Vec::with_capacity(edges.len());
-        for e in edges {
-            let read_syncs = syncs_before(e.read);
-            let events = &threads[e.read.thread].events;
-            let segment = index.syncs[e.read.thread][..read_syncs as usize]
+        let mut reads = Vec::with_capacity(edges.len());
+        let mut thread_reads = vec![0; threads.len()];
+        for (k, e) in (0u32..).zip(edges.iter()) {
+            let read = e.read.at();
+            let read_syncs = syncs_before(read);
+            let events = &threads[read.thread].events;
+            let segment = index.syncs[read.thread][..read_syncs as usize]
                 .iter()
                 .rev()
                 .find(|&&s| events[s as usize].constrains())
                 .map_or(0, |&s| s + 1);
-            let end = index.syncs[e.read.thread][read_syncs as usize..]
+            let end = index.syncs[read.thread][read_syncs as usize..]
                 .iter()
                 .zip(read_syncs..)
                 .find(|(&s, _)| events[s as usize].constrains())
-                .map(|(&s, before)| (s, before));
-            let read = OrderRead {
-                var: e.var,
-                read: e.read,
+                .map_or(ReadPlace::OPEN, |(&s, before)| (s, before));
+            reads.push(ReadPlace {
                 syncs_before: read_syncs,
                 segment,
                 end,
-            };
-            let at = order_reads.len() as u32;
-            order_reads.push(read);
+            });
+            thread_reads[read.thread] += 1;
             match orders.last_mut() {
-                Some(o) if (o.after, o.before) == (e.after, e.before) => o.reads.1 = at + 1,
+                Some(o) if EventIndex::same_order(&edges[o.edges.0 as usize], e) => {
+                    o.edges.1 = k + 1;
+                }
                 _ => orders.push(Order {
-                    after: e.after,
-                    before: e.before,
-                    syncs_before: (syncs_before(e.after), syncs_before(e.before)),
-                    reads: (at, at + 1),
+                    syncs_before: (syncs_before(e.after.at()), syncs_before(e.before.at())),
+                    edges: (k, k + 1),
                 }),
             }
         }
         orders.shrink_to_fit();
-        for (o, order) in orders.iter().enumerate() {
-            for r in &order_reads[order.reads.0 as usize..order.reads.1 as usize] {
-                index.reads_of.push((r.var as u32, o as u32));
-                index.thread_reads[r.read.thread].push((r.read.index as u32, r.segment, o as u32));
+        index.reads_of.reserve_exact(edges.len());
+        for (reads, &n) in index.thread_reads.iter_mut().zip(&thread_reads) {
+            reads.reserve_exact(n);
+        }
+        for (o, order) in (0u32..).zip(&orders) {
+            for (e, r) in EventIndex::reads_in(&edges, &reads, order) {
+                index.reads_of.push((e.var, o));
+                index.thread_reads[e.read.at().thread].push((
+                    e.read.at().index as u32,
+                    r.segment,
+                    o,
+                ));
             }
         }
         index.reads_of.sort_unstable();
@@ -261,13 +321,34 @@ impl EventIndex {
             reads.sort_unstable();
         }
         index.orders = orders;
-        index.order_reads = order_reads;
+        index.reads = reads;
+        index.edges = edges;
         index
     }
 
-    /// The reads of `o`, in the order of their edges.
-    fn reads(&self, o: &Order) -> &[OrderRead] {
-        &self.order_reads[o.reads.0 as usize..o.reads.1 as usize]
+    fn same_order(a: &RfEdge, b: &RfEdge) -> bool {
+        (a.after, a.before) == (b.after, b.before)
+    }
+
+    /// The edges of `o` with their reads' places, in their order.
+    fn reads_in<'a>(
+        edges: &'a [RfEdge],
+        reads: &'a [ReadPlace],
+        o: &Order,
+    ) -> impl Iterator<Item = (&'a RfEdge, &'a ReadPlace)> + Clone {
+        let range = o.edges.0 as usize..o.edges.1 as usize;
+        edges[range.clone()].iter().zip(&reads[range])
+    }
+
+    /// [`EventIndex::reads_in`] this index.
+    fn reads(&self, o: &Order) -> impl Iterator<Item = (&RfEdge, &ReadPlace)> + Clone {
+        EventIndex::reads_in(&self.edges, &self.reads, o)
+    }
+
+    /// The `after` and `before` of `o`'s edges.
+    fn ends(&self, o: &Order) -> (At, At) {
+        let e = &self.edges[o.edges.0 as usize];
+        (e.after.at(), e.before.at())
     }
 
     /// The accesses of `var` by `thread` (none for `None`), by index.
@@ -312,43 +393,48 @@ impl EventIndex {
             thread: at.thread,
             index: syncs_before as usize + accesses_before(at),
         };
-        let touches = |r: &OrderRead, v: VarId| {
-            let before = accesses_before(r.read);
-            r.var == v || (before > 0 && own[r.read.thread][before - 1].1 >= r.segment)
+        let touches = |(e, r): &(&RfEdge, &ReadPlace), v: VarId| {
+            let read = e.read.at();
+            let before = accesses_before(read);
+            e.var as VarId == v || (before > 0 && own[read.thread][before - 1].1 >= r.segment)
         };
-        let (r, after, moved) = match var {
+        let (after, before) = self.ends(o);
+        let (read, after, moved) = match var {
             None => (
-                self.reads(o).first()?,
-                kept_at(o.after, o.syncs_before.0),
+                self.reads(o).next()?,
+                kept_at(after, o.syncs_before.0),
                 false,
             ),
-            Some(v) => match self.reads(o).iter().find(|r| !touches(r, v)) {
-                Some(r) => (r, kept_at(o.after, o.syncs_before.0), false),
+            Some(v) => match self.reads(o).find(|r| !touches(r, v)) {
+                Some(r) => (r, kept_at(after, o.syncs_before.0), false),
                 None => {
-                    let (r, end) = self.reads(o).iter().find_map(|r| {
-                        let (end, syncs) = r.end.filter(|_| o.after.thread == r.read.thread)?;
+                    let (r, end) = self.reads(o).find_map(|(e, r)| {
+                        let (end, syncs) =
+                            r.end().filter(|_| after.thread == e.read.at().thread)?;
                         let end = At {
-                            thread: r.read.thread,
+                            thread: after.thread,
                             index: end as usize,
                         };
-                        Some((r, kept_at(end, syncs)))
+                        Some(((e, r), kept_at(end, syncs)))
                     })?;
                     (r, end, true)
                 }
             },
         };
+        let (e, r) = read;
         // A read the model does not keep (the deadlock model keeps no access) stands at the
         // last event kept before it.
-        let read = kept_at(r.read, r.syncs_before);
-        let kept = var == Some(r.var);
+        let at = kept_at(e.read.at(), r.syncs_before);
+        let kept = var == Some(e.var as VarId);
         let edge = RfEdge {
-            after,
-            before: kept_at(o.before, o.syncs_before.1),
-            var: r.var,
+            after: after.into(),
+            before: kept_at(before, o.syncs_before.1).into(),
+            var: e.var,
             read: At {
-                thread: read.thread,
-                index: read.index - usize::from(!kept && read.index > 0),
-            },
+                thread: at.thread,
+                index: at.index - usize::from(!kept && at.index > 0),
+            }
+            .into(),
         };
         Some((edge, moved))
     }
@@ -465,17 +551,16 @@ pub struct Sources {
     pub busy_of: BTreeMap<At, Vec<At>>,
     /// Ordering edges that keep what each deciding read saw, sorted by the event that waits
     /// ([`crate::reads_from`]); set by [`Model::set_reads_from`], empty unless the binary marked
-    /// deciding reads.
-    pub reads_from: Vec<RfEdge>,
+    /// deciding reads. Shared with the index of the models restricted from this one.
+    pub reads_from: Arc<[RfEdge]>,
     /// Per thread, per event index (and one past its last event): where the edges of
     /// `reads_from` whose `after` is at or past that event begin; empty without edges. The
     /// exhaustive search asks [`Model::rf_needs`] for every step it tries, and a binary search of
     /// the edges there was a quarter of app_tpool's detect.
     rf_from: Vec<Vec<u32>>,
-    /// The `before` of each edge of `reads_from`, as (thread, index): what [`Model::rf_needs`]
-    /// reads of them, an eighth of an edge's size (the cut solver's scans read them by the
-    /// million).
-    befores: Vec<(u32, u32)>,
+    /// The `before` of each edge of `reads_from`: what [`Model::rf_needs`] reads of them, under
+    /// a third of an edge's size (the cut solver's scans read them by the million).
+    befores: Vec<Pos>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1215,7 +1300,7 @@ impl Model {
             exit_of: None,
             bare_waits_of: vec![Vec::new(); objects.conds.len()],
             busy_of: BTreeMap::new(),
-            reads_from: Vec::new(),
+            reads_from: Arc::default(),
             rf_from: Vec::new(),
             befores: Vec::new(),
         };
@@ -1339,7 +1424,7 @@ impl Model {
                     .collect(),
                 rf_from: Vec::new(),
                 befores: Vec::new(),
-                reads_from: Vec::new(),
+                reads_from: Arc::default(),
             }
             .with_reads_from(reads_from, &self.threads),
         )
@@ -1357,10 +1442,10 @@ impl Model {
         let dropped = o
             .dropped
             .iter()
-            .map(|&i| syncs.sources.reads_from[i as usize].after);
-        let moved = o.moved.iter().map(|e| At {
-            thread: e.after.thread,
-            index: self.syncs_in(e.after.thread, e.after.index),
+            .map(|&i| syncs.sources.reads_from[i as usize].after.at());
+        let moved = o.moved.iter().map(|e| e.after.at()).map(|after| At {
+            thread: after.thread,
+            index: self.syncs_in(after.thread, after.index),
         });
         for after in dropped.chain(moved) {
             changed[after.thread] = changed[after.thread].min(after.index);
@@ -1507,7 +1592,7 @@ impl Model {
                 // The sync-only model's events of the range: less the accesses before each end.
                 let accesses = o.accesses.get(thread).map_or(&[][..], |a| a);
                 let before = |i: usize| accesses.partition_point(|a| (a.0 as usize) < i);
-                let at = |index| At { thread, index };
+                let at = |index| Pos::from(At { thread, index });
                 let first = o.moved.partition_point(|e| e.after < at(range.start));
                 let len = o.moved[first..].partition_point(|e| e.after < at(range.end));
                 (
@@ -1536,13 +1621,8 @@ impl Model {
                 }
                 dropped.first() != Some(&i)
             })
-            .map(move |(&(thread, index), _)| {
-                self.here(At {
-                    thread: thread as usize,
-                    index: index as usize,
-                })
-            })
-            .chain(moved.iter().map(|e| e.before))
+            .map(move |(before, _)| self.here(before.at()))
+            .chain(moved.iter().map(|e| e.before.at()))
     }
 
     /// Sets [`Sources::busy_of`], which [`Model::new`] derives by running the observed order.
@@ -1554,7 +1634,7 @@ impl Model {
     fn shared(&self) -> &Arc<Shared> {
         self.index.0.get_or_init(|| {
             let sources = self.sources();
-            let index = EventIndex::of(&self.threads, &sources.reads_from);
+            let index = EventIndex::of(&self.threads, Arc::clone(&sources.reads_from));
             let syncs = self.sync_only(&index, &sources);
             Arc::new(Shared {
                 index,
@@ -1661,15 +1741,16 @@ impl Model {
             if matches!(edge, Some((_, false))) {
                 continue;
             }
+            let (after, before) = index.ends(order);
             let key = (
-                At {
-                    thread: order.after.thread,
+                Pos::from(At {
+                    thread: after.thread,
                     index: order.syncs_before.0 as usize,
-                },
-                At {
-                    thread: order.before.thread,
+                }),
+                Pos::from(At {
+                    thread: before.thread,
                     index: order.syncs_before.1 as usize,
-                },
+                }),
             );
             let i = sync_edges.partition_point(|e| (e.after, e.before) < key);
             if sync_edges
@@ -1861,7 +1942,7 @@ impl Sources {
                 .map(|thread| {
                     (0..=threads[thread].events.len())
                         .map(|index| {
-                            let at = At { thread, index };
+                            let at = Pos::from(At { thread, index });
                             while edges.get(next).is_some_and(|e| e.after < at) {
                                 next += 1;
                             }
@@ -1871,15 +1952,11 @@ impl Sources {
                 })
                 .collect(),
         };
-        // Models hold fewer than 2^32 threads and 2^32 events of one.
-        let befores = edges
-            .iter()
-            .map(|e| (e.before.thread as u32, e.before.index as u32))
-            .collect();
+        let befores = edges.iter().map(|e| e.before).collect();
         Sources {
             rf_from,
             befores,
-            reads_from: edges,
+            reads_from: edges.into(),
             ..self
         }
     }
@@ -1919,20 +1996,9 @@ mod tests {
 
     #[test]
     fn merging_moved_edges_gives_the_sorted_list() {
-        let edge = |after: usize, before: usize, read: usize| RfEdge {
-            after: At {
-                thread: after % 3,
-                index: after,
-            },
-            before: At {
-                thread: 1,
-                index: before,
-            },
-            var: 0,
-            read: At {
-                thread: 0,
-                index: read,
-            },
+        let at = |thread, index| At { thread, index };
+        let edge = |after: usize, before: usize, read: usize| {
+            RfEdge::new(at(after % 3, after), at(1, before), 0, at(0, read))
         };
         let mut in_order: Vec<RfEdge> = (0..40).map(|i| edge(i * 2, i, i)).collect();
         in_order.sort_unstable();
