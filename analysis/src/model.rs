@@ -118,6 +118,14 @@ impl Eq for Model {}
 #[derive(Debug)]
 struct Derived<T>(Arc<OnceLock<Arc<T>>>);
 
+impl<T> PartialEq for Derived<T> {
+    fn eq(&self, _: &Derived<T>) -> bool {
+        true
+    }
+}
+
+impl<T> Eq for Derived<T> {}
+
 impl<T> Clone for Derived<T> {
     fn clone(&self) -> Derived<T> {
         Derived(Arc::clone(&self.0))
@@ -553,14 +561,50 @@ pub struct Sources {
     /// ([`crate::reads_from`]); set by [`Model::set_reads_from`], empty unless the binary marked
     /// deciding reads. Shared with the index of the models restricted from this one.
     pub reads_from: Arc<[RfEdge]>,
-    /// Per thread, per event index (and one past its last event): where the edges of
-    /// `reads_from` whose `after` is at or past that event begin; empty without edges. The
-    /// exhaustive search asks [`Model::rf_needs`] for every step it tries, and a binary search of
-    /// the edges there was a quarter of app_tpool's detect.
+    /// `reads_from` indexed for [`Model::rf_needs`], built when first asked: the solvers ask the
+    /// sync-only model's, and the full model's, 12 bytes an edge and 4 an event, only the
+    /// atomicity analysis.
+    rf_index: Derived<RfIndex>,
+}
+
+/// [`Sources::reads_from`] as [`Model::rf_needs`] reads it.
+#[derive(Debug)]
+struct RfIndex {
+    /// Per thread, per event index (and one past its last event): where the edges whose `after`
+    /// is at or past that event begin; empty without edges. The exhaustive search asks
+    /// [`Model::rf_needs`] for every step it tries, and a binary search of the edges there was a
+    /// quarter of app_tpool's detect.
     rf_from: Vec<Vec<u32>>,
-    /// The `before` of each edge of `reads_from`: what [`Model::rf_needs`] reads of them, under
-    /// a third of an edge's size (the cut solver's scans read them by the million).
+    /// The `before` of each edge: what [`Model::rf_needs`] reads of them, under a third of an
+    /// edge's size (the cut solver's scans read them by the million).
     befores: Vec<Pos>,
+}
+
+impl RfIndex {
+    /// The index of `edges`, sorted, between the events of `threads`.
+    fn of(edges: &[RfEdge], threads: &[ModelThread]) -> RfIndex {
+        let mut next = 0;
+        let rf_from = match edges.is_empty() {
+            true => Vec::new(),
+            false => (0..threads.len())
+                .map(|thread| {
+                    (0..=threads[thread].events.len())
+                        .map(|index| {
+                            let at = Pos::from(At { thread, index });
+                            while edges.get(next).is_some_and(|e| e.after < at) {
+                                next += 1;
+                            }
+                            next as u32
+                        })
+                        .collect()
+                })
+                .collect(),
+        };
+        RfIndex {
+            rf_from,
+            befores: edges.iter().map(|e| e.before).collect(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1301,8 +1345,7 @@ impl Model {
             bare_waits_of: vec![Vec::new(); objects.conds.len()],
             busy_of: BTreeMap::new(),
             reads_from: Arc::default(),
-            rf_from: Vec::new(),
-            befores: Vec::new(),
+            rf_index: Derived::default(),
         };
         for (thread, t) in threads.iter().enumerate() {
             // Wait loops open around this point (their condition variables; 0: unknown), and the
@@ -1422,11 +1465,10 @@ impl Model {
                     .iter()
                     .map(|(at, busy)| (here(at), busy.iter().map(here).collect()))
                     .collect(),
-                rf_from: Vec::new(),
-                befores: Vec::new(),
+                rf_index: Derived::default(),
                 reads_from: Arc::default(),
             }
-            .with_reads_from(reads_from, &self.threads),
+            .with_reads_from(reads_from),
         )
     }
 
@@ -1558,10 +1600,8 @@ impl Model {
     /// Sets [`Sources::reads_from`].
     pub fn set_reads_from(&mut self, mut edges: Vec<RfEdge>) {
         edges.sort_unstable();
-        let threads = std::mem::take(&mut self.threads);
         let s = self.sources_mut();
-        *s = std::mem::take(s).with_reads_from(edges, &threads);
-        self.threads = threads;
+        *s = std::mem::take(s).with_reads_from(edges);
     }
 
     /// The sources to change: of this model alone, at its indices, and any restriction of it
@@ -1603,8 +1643,16 @@ impl Model {
                 )
             }
         };
-        let edges = self
-            .sources
+        let base = match &self.overlay {
+            Some(o) => &o.shared.syncs.threads,
+            None => &self.threads,
+        };
+        let sources = &self.sources;
+        let rf = sources
+            .rf_index
+            .0
+            .get_or_init(|| Arc::new(RfIndex::of(&sources.reads_from, base)));
+        let edges = rf
             .rf_from
             .get(thread)
             .and_then(|f| Some(*f.get(from)? as usize..*f.get(to)? as usize))
@@ -1612,7 +1660,7 @@ impl Model {
         // The dropped edges of the range, passed as the edges come.
         let start = edges.start;
         let mut dropped = &dropped[dropped.partition_point(|&d| (d as usize) < start)..];
-        self.sources.befores[edges]
+        rf.befores[edges]
             .iter()
             .zip(start as u32..)
             .filter(move |&(_, i)| {
@@ -1681,7 +1729,7 @@ impl Model {
         let edges = index.edges(None, &index.own(None));
         let s = Arc::make_mut(&mut model.sources);
         s.busy_of = busy_of;
-        *s = std::mem::take(s).with_reads_from(edges, &model.threads);
+        *s = std::mem::take(s).with_reads_from(edges);
         model
     }
 
@@ -1932,31 +1980,11 @@ impl Model {
 }
 
 impl Sources {
-    /// These sources with `edges`, sorted, as [`Sources::reads_from`], indexed by the event that
-    /// waits, per event of `threads`.
-    fn with_reads_from(self, edges: Vec<RfEdge>, threads: &[ModelThread]) -> Sources {
-        let mut next = 0;
-        let rf_from = match edges.is_empty() {
-            true => Vec::new(),
-            false => (0..threads.len())
-                .map(|thread| {
-                    (0..=threads[thread].events.len())
-                        .map(|index| {
-                            let at = Pos::from(At { thread, index });
-                            while edges.get(next).is_some_and(|e| e.after < at) {
-                                next += 1;
-                            }
-                            next as u32
-                        })
-                        .collect()
-                })
-                .collect(),
-        };
-        let befores = edges.iter().map(|e| e.before).collect();
+    /// These sources with `edges`, sorted, as [`Sources::reads_from`].
+    fn with_reads_from(self, edges: Vec<RfEdge>) -> Sources {
         Sources {
-            rf_from,
-            befores,
             reads_from: edges.into(),
+            rf_index: Derived::default(),
             ..self
         }
     }
