@@ -226,19 +226,6 @@ struct ReadPlace {
     /// The index of the first event of its segment (right after its thread's last constraining
     /// event before it).
     segment: u32,
-    /// The constraining event that ends its segment (its index, and its thread's sync events
-    /// before it); [`ReadPlace::OPEN`] if the thread has none after the read.
-    end: (u32, u32),
-}
-
-impl ReadPlace {
-    /// The `end` of a read whose thread has no constraining event after it: an index no thread
-    /// of a model reaches.
-    const OPEN: (u32, u32) = (u32::MAX, u32::MAX);
-
-    fn end(&self) -> Option<(u32, u32)> {
-        (self.end != ReadPlace::OPEN).then_some(self.end)
-    }
 }
 
 impl EventIndex {
@@ -288,15 +275,9 @@ impl EventIndex {
                 .rev()
                 .find(|&&s| events[s as usize].constrains())
                 .map_or(0, |&s| s + 1);
-            let end = index.syncs[read.thread][read_syncs as usize..]
-                .iter()
-                .zip(read_syncs..)
-                .find(|(&s, _)| events[s as usize].constrains())
-                .map_or(ReadPlace::OPEN, |(&s, before)| (s, before));
             reads.push(ReadPlace {
                 syncs_before: read_syncs,
                 segment,
-                end,
             });
             thread_reads[read.thread] += 1;
             match orders.last_mut() {
@@ -393,7 +374,15 @@ impl EventIndex {
     /// would go elsewhere (a worker's `p->head = t->next` read NULL where the run read the
     /// next task; it would not free the task the submitter then links to). An edge that keeps
     /// another thread's write after the read is dropped.
-    fn edge(&self, o: &Order, var: Option<VarId>, own: &[&[(u32, u32)]]) -> Option<(RfEdge, bool)> {
+    ///
+    /// `syncs`: the sync-only model's threads, whose k-th event is the thread's k-th sync event.
+    fn edge(
+        &self,
+        o: &Order,
+        var: Option<VarId>,
+        own: &[&[(u32, u32)]],
+        syncs: &[ModelThread],
+    ) -> Option<(RfEdge, bool)> {
         // The kept accesses of `at`'s thread before it.
         let accesses_before =
             |at: At| own[at.thread].partition_point(|a| (a.1 as usize) < at.index);
@@ -417,8 +406,10 @@ impl EventIndex {
                 Some(r) => (r, kept_at(after, o.syncs_before.0), false),
                 None => {
                     let (r, end) = self.reads(o).find_map(|(e, r)| {
-                        let (end, syncs) =
-                            r.end().filter(|_| after.thread == e.read.at().thread)?;
+                        let thread = e.read.at().thread;
+                        let (end, syncs) = self
+                            .segment_end(syncs, thread, r)
+                            .filter(|_| after.thread == thread)?;
                         let end = At {
                             thread: after.thread,
                             index: end as usize,
@@ -447,8 +438,29 @@ impl EventIndex {
         Some((edge, moved))
     }
 
+    /// The constraining event that ends the segment of `thread`'s read `r` (its index, and the
+    /// thread's sync events before it), if the thread has one after the read; `syncs` as
+    /// [`EventIndex::edge`] takes them. Looked for only when an edge is moved there, which few
+    /// are: kept per read, it was 8 bytes an edge.
+    fn segment_end(
+        &self,
+        syncs: &[ModelThread],
+        thread: usize,
+        r: &ReadPlace,
+    ) -> Option<(u32, u32)> {
+        let events = &syncs[thread].events;
+        (r.syncs_before as usize..events.len())
+            .find(|&k| events[k].constrains())
+            .map(|k| (self.syncs[thread][k], k as u32))
+    }
+
     /// Every edge a model of `var` keeps ([`EventIndex::edge`]), sorted, one per order.
-    fn edges(&self, var: Option<VarId>, own: &[&[(u32, u32)]]) -> Vec<RfEdge> {
+    fn edges(
+        &self,
+        var: Option<VarId>,
+        own: &[&[(u32, u32)]],
+        syncs: &[ModelThread],
+    ) -> Vec<RfEdge> {
         // The edges of the orders as they are, in the order of `orders` (sorted, and the
         // restriction keeps each thread's sync events in order); an edge moved to its read's
         // segment end is out of that order, and goes in by a merge.
@@ -456,7 +468,7 @@ impl EventIndex {
         let mut moved: Vec<RfEdge> = Vec::new();
         let mut sorted = true;
         for o in &self.orders {
-            let Some((edge, is_moved)) = self.edge(o, var, own) else {
+            let Some((edge, is_moved)) = self.edge(o, var, own, syncs) else {
                 continue;
             };
             if is_moved {
@@ -1439,7 +1451,11 @@ impl Model {
         let s = &self.sources;
         let here = |at: &At| self.here(*at);
         let index = &o.shared.index;
-        let reads_from = index.edges(Some(o.var), &index.own(Some(o.var)));
+        let reads_from = index.edges(
+            Some(o.var),
+            &index.own(Some(o.var)),
+            &o.shared.syncs.threads,
+        );
         Cow::Owned(
             Sources {
                 fork_of: s.fork_of.iter().map(|a| a.as_ref().map(here)).collect(),
@@ -1726,7 +1742,7 @@ impl Model {
                 Some((local(at)?, busy.iter().map(local).collect::<Option<_>>()?))
             })
             .collect();
-        let edges = index.edges(None, &index.own(None));
+        let edges = index.edges(None, &index.own(None), &model.threads);
         let s = Arc::make_mut(&mut model.sources);
         s.busy_of = busy_of;
         *s = std::mem::take(s).with_reads_from(edges);
@@ -1785,7 +1801,7 @@ impl Model {
         let mut moved = Vec::new();
         for o in index.touched(var, &own) {
             let order = &index.orders[o as usize];
-            let edge = index.edge(order, Some(var), &own);
+            let edge = index.edge(order, Some(var), &own, &shared.syncs.threads);
             if matches!(edge, Some((_, false))) {
                 continue;
             }
