@@ -558,10 +558,11 @@ pub struct Sources {
     pub enters_of: Vec<Vec<At>>,
     /// The [`ModelOp::Exit`] that ends the process, if the run had one.
     pub exit_of: Option<At>,
-    /// Per condition instance: the waits it wakes that no wait loop encloses, as (thread, index
-    /// of the wait's [`ModelOp::WaitRelease`]). Such a wait has no predicate to re-check: a signal
-    /// that comes before the wait is entered is lost to it (a missed signal).
-    pub bare_waits_of: Vec<Vec<(usize, usize)>>,
+    /// Per condition instance that wakes some: the waits it wakes that no wait loop encloses, as
+    /// (thread, index of the wait's [`ModelOp::WaitRelease`]). Such a wait has no predicate to
+    /// re-check: a signal that comes before the wait is entered is lost to it (a missed signal).
+    /// Few instances do: a list per instance was 24 bytes a signal.
+    pub bare_waits_of: BTreeMap<usize, Vec<(usize, usize)>>,
     /// Per [`ModelOp::TryFail`] whose object the observed order shows busy when it ran: the
     /// events that made it so. A mutex or rwlock: the acquisition of one other holder (the
     /// writer if there is one). A semaphore: every wait on it before (with them all, the count
@@ -1232,10 +1233,15 @@ impl RunOrder {
     fn of(model: &Model) -> RunOrder {
         let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
         let word = |x: usize| u32::try_from(x).expect("a model's indices fit in 32 bits");
-        let order: Vec<(u32, u32)> = model
-            .observed_order(&lens)
-            .map(|at| (word(at.thread), word(at.index)))
-            .collect();
+        // Sized first: the order's iterator has no length, and a vector grown by doubling as it
+        // came held up to twice its 8 bytes a sync event.
+        let mut order: Vec<(u32, u32)> =
+            Vec::with_capacity(model.threads.iter().map(|t| t.observed.len()).sum());
+        order.extend(
+            model
+                .observed_order(&lens)
+                .map(|at| (word(at.thread), word(at.index))),
+        );
         let mut positions = vec![Vec::new(); lens.len()];
         for (position, &(thread, _)) in order.iter().enumerate() {
             positions[thread as usize].push(word(position));
@@ -1354,7 +1360,7 @@ impl Model {
             signal_of: vec![None; objects.conds.len()],
             enters_of: vec![Vec::new(); objects.barriers.len()],
             exit_of: None,
-            bare_waits_of: vec![Vec::new(); objects.conds.len()],
+            bare_waits_of: BTreeMap::new(),
             busy_of: BTreeMap::new(),
             reads_from: Arc::default(),
             rf_index: Derived::default(),
@@ -1389,10 +1395,11 @@ impl Model {
                         wake: Wake::Signal(cond),
                         ..
                     } => {
-                        if let (Some(release), Some(list)) =
-                            (bare_release.take(), s.bare_waits_of.get_mut(cond))
-                        {
-                            list.push((thread, release));
+                        if let Some(release) = bare_release.take() {
+                            if cond < objects.conds.len() {
+                                let list = s.bare_waits_of.entry(cond).or_default();
+                                list.push((thread, release));
+                            }
                         }
                     }
                     // Indices come from prepare; `get_mut` keeps a hand-made model from panicking.
@@ -1470,10 +1477,11 @@ impl Model {
                 bare_waits_of: s
                     .bare_waits_of
                     .iter()
-                    .map(|w| {
-                        w.iter()
-                            .map(|&(thread, index)| (thread, here(&At { thread, index }).index))
-                            .collect()
+                    .map(|(&cond, w)| {
+                        let waits = w
+                            .iter()
+                            .map(|&(thread, index)| (thread, here(&At { thread, index }).index));
+                        (cond, waits.collect())
                     })
                     .collect(),
                 busy_of: s
@@ -1554,9 +1562,10 @@ impl Model {
         enters.into_iter().flatten().map(|&at| self.here(at))
     }
 
-    /// The bare waits condition instance `cond` wakes ([`Sources::bare_waits_of`]), if it is one.
+    /// The bare waits condition instance `cond` wakes ([`Sources::bare_waits_of`]), if it wakes
+    /// some.
     pub fn bare_waits_of(&self, cond: usize) -> Option<impl Iterator<Item = (usize, usize)> + '_> {
-        let waits = self.sources.bare_waits_of.get(cond)?;
+        let waits = self.sources.bare_waits_of.get(&cond)?;
         Some(
             waits
                 .iter()
