@@ -25,13 +25,56 @@ pub type VarId = usize;
 /// `before` (a sync event) must have run before `after` (a sync event) runs: an edge that keeps
 /// what a deciding read of `var` saw ([`crate::reads_from`] makes them): its writer's segment
 /// before its own, or, for a waiting loop's read, its own before the next writer's.
+///
+/// 28 bytes: a work queue's run has about one edge per hand-off, half an edge per event, and its
+/// model held them in `At`s of two `usize` each (56 bytes an edge).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct RfEdge {
-    pub after: At,
-    pub before: At,
-    pub var: VarId,
+    pub after: Pos,
+    pub before: Pos,
+    /// A [`VarId`].
+    pub var: u32,
     /// The deciding read (an access event) the edge keeps.
-    pub read: At,
+    pub read: Pos,
+}
+
+impl RfEdge {
+    /// The edge `before` → `after` that keeps `read` of `var`.
+    pub fn new(after: At, before: At, var: VarId, read: At) -> RfEdge {
+        RfEdge {
+            after: after.into(),
+            before: before.into(),
+            var: u32::try_from(var).expect("fewer than 2^32 shared objects"),
+            read: read.into(),
+        }
+    }
+}
+
+/// An [`At`] in 8 bytes, as the reads-from edges hold it: in the same order as the `At`, since a
+/// model holds fewer than 2^32 threads and 2^32 events of one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Pos {
+    thread: u32,
+    index: u32,
+}
+
+impl Pos {
+    pub fn at(self) -> At {
+        At {
+            thread: self.thread as usize,
+            index: self.index as usize,
+        }
+    }
+}
+
+impl From<At> for Pos {
+    fn from(at: At) -> Pos {
+        let word = |x: usize| u32::try_from(x).expect("a model's indices fit in 32 bits");
+        Pos {
+            thread: word(at.thread),
+            index: word(at.index),
+        }
+    }
 }
 
 /// One event of a model: thread index and index among the thread's events.
@@ -74,6 +117,14 @@ impl Eq for Model {}
 /// follows from the model, so it takes no part in equality.
 #[derive(Debug)]
 struct Derived<T>(Arc<OnceLock<Arc<T>>>);
+
+impl<T> PartialEq for Derived<T> {
+    fn eq(&self, _: &Derived<T>) -> bool {
+        true
+    }
+}
+
+impl<T> Eq for Derived<T> {}
 
 impl<T> Clone for Derived<T> {
     fn clone(&self) -> Derived<T> {
@@ -139,13 +190,15 @@ struct EventIndex {
     syncs: Vec<Vec<u32>>,
     /// Per variable, its accesses as (thread, index), by thread, then index.
     accesses: Vec<Vec<(u32, u32)>>,
-    /// Per distinct (`after`, `before`) of [`Sources::reads_from`], in its order, the edges'
-    /// (`var`, `read`). A compressor's run had 404,216 edges but 3,012 distinct orders: a model of
-    /// one variable keeps an order if any of its reads still needs it.
+    /// The edges indexed, [`Sources::reads_from`] of the model indexed: held once, by it and
+    /// here (a copy of each edge's ends and read was most of the index).
+    edges: Arc<[RfEdge]>,
+    /// Per distinct (`after`, `before`) of `edges`, in its order: a compressor's run had 404,216
+    /// edges but 3,012 distinct orders, and a model of one variable keeps an order if any of its
+    /// reads still needs it.
     orders: Vec<Order>,
-    /// The reads of every order, each order's together ([`Order::reads`]): a vector per order
-    /// cost a header and an allocation per hand-off of a work queue's run (a million of them).
-    order_reads: Vec<OrderRead>,
+    /// Per edge, where its read is ([`ReadPlace`]): `edges[k]`'s read is `reads[k]`.
+    reads: Vec<ReadPlace>,
     /// (variable, order) of each read of the orders, sorted: the orders a variable's reads are in.
     reads_of: Vec<(u32, u32)>,
     /// Per thread, the reads of the orders as (read's index, its segment's first event, order),
@@ -153,36 +206,30 @@ struct EventIndex {
     thread_reads: Vec<Vec<(u32, u32, u32)>>,
 }
 
-/// `before` must run before `after` for these reads. Each event comes with the count of its
-/// thread's sync events before it: a restricted model keeps them all, so its index there is that
-/// count plus the kept accesses before it, found without a search over the thread's events (a
-/// model per variable, thousands of variables, an order per hand-off).
+/// The edges of [`EventIndex::edges`] that ask `before` to run before `after` for their reads.
+/// Each end comes with the count of its thread's sync events before it: a restricted model keeps
+/// them all, so its index there is that count plus the kept accesses before it, found without a
+/// search over the thread's events (a model per variable, thousands of variables, an order per
+/// hand-off).
 #[derive(Clone, Debug)]
 struct Order {
-    after: At,
-    before: At,
     syncs_before: (u32, u32),
-    /// Its reads' range in [`EventIndex::order_reads`].
-    reads: (u32, u32),
+    /// Its edges' range in [`EventIndex::edges`] (and [`EventIndex::reads`]).
+    edges: (u32, u32),
 }
 
-/// A deciding read of `var` that an [`Order`] keeps.
+/// Where the deciding read of an edge is, beside what the edge says of it.
 #[derive(Clone, Debug)]
-struct OrderRead {
-    var: VarId,
-    read: At,
+struct ReadPlace {
     /// Its thread's sync events before it.
     syncs_before: u32,
     /// The index of the first event of its segment (right after its thread's last constraining
     /// event before it).
     segment: u32,
-    /// The constraining event that ends its segment (its index, and its thread's sync events
-    /// before it), if the thread has one after the read.
-    end: Option<(u32, u32)>,
 }
 
 impl EventIndex {
-    fn of(threads: &[ModelThread], edges: &[RfEdge]) -> EventIndex {
+    fn of(threads: &[ModelThread], edges: Arc<[RfEdge]>) -> EventIndex {
         let mut counts: Vec<usize> = Vec::new();
         for e in threads.iter().flat_map(|t| &t.events) {
             if let ModelEvent::Access { var, .. } = e {
@@ -199,8 +246,9 @@ impl EventIndex {
                 .map(|t| Vec::with_capacity(t.observed.len()))
                 .collect(),
             accesses: counts.into_iter().map(Vec::with_capacity).collect(),
+            edges: Arc::from(Vec::new()),
             orders: Vec::new(),
-            order_reads: Vec::new(),
+            reads: Vec::new(),
             reads_of: Vec::new(),
             thread_reads: vec![Vec::new(); threads.len()],
         };
@@ -216,44 +264,45 @@ impl EventIndex {
         }
         let syncs_before = |at: At| index.syncs_before(at.thread, at.index as u32);
         let mut orders: Vec<Order> = Vec::new();
-        let mut order_reads = Vec::with_capacity(edges.len());
-        for e in edges {
-            let read_syncs = syncs_before(e.read);
-            let events = &threads[e.read.thread].events;
-            let segment = index.syncs[e.read.thread][..read_syncs as usize]
+        let mut reads = Vec::with_capacity(edges.len());
+        let mut thread_reads = vec![0; threads.len()];
+        for (k, e) in (0u32..).zip(edges.iter()) {
+            let read = e.read.at();
+            let read_syncs = syncs_before(read);
+            let events = &threads[read.thread].events;
+            let segment = index.syncs[read.thread][..read_syncs as usize]
                 .iter()
                 .rev()
                 .find(|&&s| events[s as usize].constrains())
                 .map_or(0, |&s| s + 1);
-            let end = index.syncs[e.read.thread][read_syncs as usize..]
-                .iter()
-                .zip(read_syncs..)
-                .find(|(&s, _)| events[s as usize].constrains())
-                .map(|(&s, before)| (s, before));
-            let read = OrderRead {
-                var: e.var,
-                read: e.read,
+            reads.push(ReadPlace {
                 syncs_before: read_syncs,
                 segment,
-                end,
-            };
-            let at = order_reads.len() as u32;
-            order_reads.push(read);
+            });
+            thread_reads[read.thread] += 1;
             match orders.last_mut() {
-                Some(o) if (o.after, o.before) == (e.after, e.before) => o.reads.1 = at + 1,
+                Some(o) if EventIndex::same_order(&edges[o.edges.0 as usize], e) => {
+                    o.edges.1 = k + 1;
+                }
                 _ => orders.push(Order {
-                    after: e.after,
-                    before: e.before,
-                    syncs_before: (syncs_before(e.after), syncs_before(e.before)),
-                    reads: (at, at + 1),
+                    syncs_before: (syncs_before(e.after.at()), syncs_before(e.before.at())),
+                    edges: (k, k + 1),
                 }),
             }
         }
         orders.shrink_to_fit();
-        for (o, order) in orders.iter().enumerate() {
-            for r in &order_reads[order.reads.0 as usize..order.reads.1 as usize] {
-                index.reads_of.push((r.var as u32, o as u32));
-                index.thread_reads[r.read.thread].push((r.read.index as u32, r.segment, o as u32));
+        index.reads_of.reserve_exact(edges.len());
+        for (reads, &n) in index.thread_reads.iter_mut().zip(&thread_reads) {
+            reads.reserve_exact(n);
+        }
+        for (o, order) in (0u32..).zip(&orders) {
+            for (e, r) in EventIndex::reads_in(&edges, &reads, order) {
+                index.reads_of.push((e.var, o));
+                index.thread_reads[e.read.at().thread].push((
+                    e.read.at().index as u32,
+                    r.segment,
+                    o,
+                ));
             }
         }
         index.reads_of.sort_unstable();
@@ -261,13 +310,34 @@ impl EventIndex {
             reads.sort_unstable();
         }
         index.orders = orders;
-        index.order_reads = order_reads;
+        index.reads = reads;
+        index.edges = edges;
         index
     }
 
-    /// The reads of `o`, in the order of their edges.
-    fn reads(&self, o: &Order) -> &[OrderRead] {
-        &self.order_reads[o.reads.0 as usize..o.reads.1 as usize]
+    fn same_order(a: &RfEdge, b: &RfEdge) -> bool {
+        (a.after, a.before) == (b.after, b.before)
+    }
+
+    /// The edges of `o` with their reads' places, in their order.
+    fn reads_in<'a>(
+        edges: &'a [RfEdge],
+        reads: &'a [ReadPlace],
+        o: &Order,
+    ) -> impl Iterator<Item = (&'a RfEdge, &'a ReadPlace)> + Clone {
+        let range = o.edges.0 as usize..o.edges.1 as usize;
+        edges[range.clone()].iter().zip(&reads[range])
+    }
+
+    /// [`EventIndex::reads_in`] this index.
+    fn reads(&self, o: &Order) -> impl Iterator<Item = (&RfEdge, &ReadPlace)> + Clone {
+        EventIndex::reads_in(&self.edges, &self.reads, o)
+    }
+
+    /// The `after` and `before` of `o`'s edges.
+    fn ends(&self, o: &Order) -> (At, At) {
+        let e = &self.edges[o.edges.0 as usize];
+        (e.after.at(), e.before.at())
     }
 
     /// The accesses of `var` by `thread` (none for `None`), by index.
@@ -304,7 +374,15 @@ impl EventIndex {
     /// would go elsewhere (a worker's `p->head = t->next` read NULL where the run read the
     /// next task; it would not free the task the submitter then links to). An edge that keeps
     /// another thread's write after the read is dropped.
-    fn edge(&self, o: &Order, var: Option<VarId>, own: &[&[(u32, u32)]]) -> Option<(RfEdge, bool)> {
+    ///
+    /// `syncs`: the sync-only model's threads, whose k-th event is the thread's k-th sync event.
+    fn edge(
+        &self,
+        o: &Order,
+        var: Option<VarId>,
+        own: &[&[(u32, u32)]],
+        syncs: &[ModelThread],
+    ) -> Option<(RfEdge, bool)> {
         // The kept accesses of `at`'s thread before it.
         let accesses_before =
             |at: At| own[at.thread].partition_point(|a| (a.1 as usize) < at.index);
@@ -312,49 +390,77 @@ impl EventIndex {
             thread: at.thread,
             index: syncs_before as usize + accesses_before(at),
         };
-        let touches = |r: &OrderRead, v: VarId| {
-            let before = accesses_before(r.read);
-            r.var == v || (before > 0 && own[r.read.thread][before - 1].1 >= r.segment)
+        let touches = |(e, r): &(&RfEdge, &ReadPlace), v: VarId| {
+            let read = e.read.at();
+            let before = accesses_before(read);
+            e.var as VarId == v || (before > 0 && own[read.thread][before - 1].1 >= r.segment)
         };
-        let (r, after, moved) = match var {
+        let (after, before) = self.ends(o);
+        let (read, after, moved) = match var {
             None => (
-                self.reads(o).first()?,
-                kept_at(o.after, o.syncs_before.0),
+                self.reads(o).next()?,
+                kept_at(after, o.syncs_before.0),
                 false,
             ),
-            Some(v) => match self.reads(o).iter().find(|r| !touches(r, v)) {
-                Some(r) => (r, kept_at(o.after, o.syncs_before.0), false),
+            Some(v) => match self.reads(o).find(|r| !touches(r, v)) {
+                Some(r) => (r, kept_at(after, o.syncs_before.0), false),
                 None => {
-                    let (r, end) = self.reads(o).iter().find_map(|r| {
-                        let (end, syncs) = r.end.filter(|_| o.after.thread == r.read.thread)?;
+                    let (r, end) = self.reads(o).find_map(|(e, r)| {
+                        let thread = e.read.at().thread;
+                        let (end, syncs) = self
+                            .segment_end(syncs, thread, r)
+                            .filter(|_| after.thread == thread)?;
                         let end = At {
-                            thread: r.read.thread,
+                            thread: after.thread,
                             index: end as usize,
                         };
-                        Some((r, kept_at(end, syncs)))
+                        Some(((e, r), kept_at(end, syncs)))
                     })?;
                     (r, end, true)
                 }
             },
         };
+        let (e, r) = read;
         // A read the model does not keep (the deadlock model keeps no access) stands at the
         // last event kept before it.
-        let read = kept_at(r.read, r.syncs_before);
-        let kept = var == Some(r.var);
+        let at = kept_at(e.read.at(), r.syncs_before);
+        let kept = var == Some(e.var as VarId);
         let edge = RfEdge {
-            after,
-            before: kept_at(o.before, o.syncs_before.1),
-            var: r.var,
+            after: after.into(),
+            before: kept_at(before, o.syncs_before.1).into(),
+            var: e.var,
             read: At {
-                thread: read.thread,
-                index: read.index - usize::from(!kept && read.index > 0),
-            },
+                thread: at.thread,
+                index: at.index - usize::from(!kept && at.index > 0),
+            }
+            .into(),
         };
         Some((edge, moved))
     }
 
+    /// The constraining event that ends the segment of `thread`'s read `r` (its index, and the
+    /// thread's sync events before it), if the thread has one after the read; `syncs` as
+    /// [`EventIndex::edge`] takes them. Looked for only when an edge is moved there, which few
+    /// are: kept per read, it was 8 bytes an edge.
+    fn segment_end(
+        &self,
+        syncs: &[ModelThread],
+        thread: usize,
+        r: &ReadPlace,
+    ) -> Option<(u32, u32)> {
+        let events = &syncs[thread].events;
+        (r.syncs_before as usize..events.len())
+            .find(|&k| events[k].constrains())
+            .map(|k| (self.syncs[thread][k], k as u32))
+    }
+
     /// Every edge a model of `var` keeps ([`EventIndex::edge`]), sorted, one per order.
-    fn edges(&self, var: Option<VarId>, own: &[&[(u32, u32)]]) -> Vec<RfEdge> {
+    fn edges(
+        &self,
+        var: Option<VarId>,
+        own: &[&[(u32, u32)]],
+        syncs: &[ModelThread],
+    ) -> Vec<RfEdge> {
         // The edges of the orders as they are, in the order of `orders` (sorted, and the
         // restriction keeps each thread's sync events in order); an edge moved to its read's
         // segment end is out of that order, and goes in by a merge.
@@ -362,7 +468,7 @@ impl EventIndex {
         let mut moved: Vec<RfEdge> = Vec::new();
         let mut sorted = true;
         for o in &self.orders {
-            let Some((edge, is_moved)) = self.edge(o, var, own) else {
+            let Some((edge, is_moved)) = self.edge(o, var, own, syncs) else {
                 continue;
             };
             if is_moved {
@@ -452,10 +558,11 @@ pub struct Sources {
     pub enters_of: Vec<Vec<At>>,
     /// The [`ModelOp::Exit`] that ends the process, if the run had one.
     pub exit_of: Option<At>,
-    /// Per condition instance: the waits it wakes that no wait loop encloses, as (thread, index
-    /// of the wait's [`ModelOp::WaitRelease`]). Such a wait has no predicate to re-check: a signal
-    /// that comes before the wait is entered is lost to it (a missed signal).
-    pub bare_waits_of: Vec<Vec<(usize, usize)>>,
+    /// Per condition instance that wakes some: the waits it wakes that no wait loop encloses, as
+    /// (thread, index of the wait's [`ModelOp::WaitRelease`]). Such a wait has no predicate to
+    /// re-check: a signal that comes before the wait is entered is lost to it (a missed signal).
+    /// Few instances do: a list per instance was 24 bytes a signal.
+    pub bare_waits_of: BTreeMap<usize, Vec<(usize, usize)>>,
     /// Per [`ModelOp::TryFail`] whose object the observed order shows busy when it ran: the
     /// events that made it so. A mutex or rwlock: the acquisition of one other holder (the
     /// writer if there is one). A semaphore: every wait on it before (with them all, the count
@@ -465,17 +572,52 @@ pub struct Sources {
     pub busy_of: BTreeMap<At, Vec<At>>,
     /// Ordering edges that keep what each deciding read saw, sorted by the event that waits
     /// ([`crate::reads_from`]); set by [`Model::set_reads_from`], empty unless the binary marked
-    /// deciding reads.
-    pub reads_from: Vec<RfEdge>,
-    /// Per thread, per event index (and one past its last event): where the edges of
-    /// `reads_from` whose `after` is at or past that event begin; empty without edges. The
-    /// exhaustive search asks [`Model::rf_needs`] for every step it tries, and a binary search of
-    /// the edges there was a quarter of app_tpool's detect.
+    /// deciding reads. Shared with the index of the models restricted from this one.
+    pub reads_from: Arc<[RfEdge]>,
+    /// `reads_from` indexed for [`Model::rf_needs`], built when first asked: the solvers ask the
+    /// sync-only model's, and the full model's, 12 bytes an edge and 4 an event, only the
+    /// atomicity analysis.
+    rf_index: Derived<RfIndex>,
+}
+
+/// [`Sources::reads_from`] as [`Model::rf_needs`] reads it.
+#[derive(Debug)]
+struct RfIndex {
+    /// Per thread, per event index (and one past its last event): where the edges whose `after`
+    /// is at or past that event begin; empty without edges. The exhaustive search asks
+    /// [`Model::rf_needs`] for every step it tries, and a binary search of the edges there was a
+    /// quarter of app_tpool's detect.
     rf_from: Vec<Vec<u32>>,
-    /// The `before` of each edge of `reads_from`, as (thread, index): what [`Model::rf_needs`]
-    /// reads of them, an eighth of an edge's size (the cut solver's scans read them by the
-    /// million).
-    befores: Vec<(u32, u32)>,
+    /// The `before` of each edge: what [`Model::rf_needs`] reads of them, under a third of an
+    /// edge's size (the cut solver's scans read them by the million).
+    befores: Vec<Pos>,
+}
+
+impl RfIndex {
+    /// The index of `edges`, sorted, between the events of `threads`.
+    fn of(edges: &[RfEdge], threads: &[ModelThread]) -> RfIndex {
+        let mut next = 0;
+        let rf_from = match edges.is_empty() {
+            true => Vec::new(),
+            false => (0..threads.len())
+                .map(|thread| {
+                    (0..=threads[thread].events.len())
+                        .map(|index| {
+                            let at = Pos::from(At { thread, index });
+                            while edges.get(next).is_some_and(|e| e.after < at) {
+                                next += 1;
+                            }
+                            next as u32
+                        })
+                        .collect()
+                })
+                .collect(),
+        };
+        RfIndex {
+            rf_from,
+            befores: edges.iter().map(|e| e.before).collect(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1091,10 +1233,15 @@ impl RunOrder {
     fn of(model: &Model) -> RunOrder {
         let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
         let word = |x: usize| u32::try_from(x).expect("a model's indices fit in 32 bits");
-        let order: Vec<(u32, u32)> = model
-            .observed_order(&lens)
-            .map(|at| (word(at.thread), word(at.index)))
-            .collect();
+        // Sized first: the order's iterator has no length, and a vector grown by doubling as it
+        // came held up to twice its 8 bytes a sync event.
+        let mut order: Vec<(u32, u32)> =
+            Vec::with_capacity(model.threads.iter().map(|t| t.observed.len()).sum());
+        order.extend(
+            model
+                .observed_order(&lens)
+                .map(|at| (word(at.thread), word(at.index))),
+        );
         let mut positions = vec![Vec::new(); lens.len()];
         for (position, &(thread, _)) in order.iter().enumerate() {
             positions[thread as usize].push(word(position));
@@ -1213,11 +1360,10 @@ impl Model {
             signal_of: vec![None; objects.conds.len()],
             enters_of: vec![Vec::new(); objects.barriers.len()],
             exit_of: None,
-            bare_waits_of: vec![Vec::new(); objects.conds.len()],
+            bare_waits_of: BTreeMap::new(),
             busy_of: BTreeMap::new(),
-            reads_from: Vec::new(),
-            rf_from: Vec::new(),
-            befores: Vec::new(),
+            reads_from: Arc::default(),
+            rf_index: Derived::default(),
         };
         for (thread, t) in threads.iter().enumerate() {
             // Wait loops open around this point (their condition variables; 0: unknown), and the
@@ -1249,10 +1395,11 @@ impl Model {
                         wake: Wake::Signal(cond),
                         ..
                     } => {
-                        if let (Some(release), Some(list)) =
-                            (bare_release.take(), s.bare_waits_of.get_mut(cond))
-                        {
-                            list.push((thread, release));
+                        if let Some(release) = bare_release.take() {
+                            if cond < objects.conds.len() {
+                                let list = s.bare_waits_of.entry(cond).or_default();
+                                list.push((thread, release));
+                            }
                         }
                     }
                     // Indices come from prepare; `get_mut` keeps a hand-made model from panicking.
@@ -1311,7 +1458,11 @@ impl Model {
         let s = &self.sources;
         let here = |at: &At| self.here(*at);
         let index = &o.shared.index;
-        let reads_from = index.edges(Some(o.var), &index.own(Some(o.var)));
+        let reads_from = index.edges(
+            Some(o.var),
+            &index.own(Some(o.var)),
+            &o.shared.syncs.threads,
+        );
         Cow::Owned(
             Sources {
                 fork_of: s.fork_of.iter().map(|a| a.as_ref().map(here)).collect(),
@@ -1326,10 +1477,11 @@ impl Model {
                 bare_waits_of: s
                     .bare_waits_of
                     .iter()
-                    .map(|w| {
-                        w.iter()
-                            .map(|&(thread, index)| (thread, here(&At { thread, index }).index))
-                            .collect()
+                    .map(|(&cond, w)| {
+                        let waits = w
+                            .iter()
+                            .map(|&(thread, index)| (thread, here(&At { thread, index }).index));
+                        (cond, waits.collect())
                     })
                     .collect(),
                 busy_of: s
@@ -1337,11 +1489,10 @@ impl Model {
                     .iter()
                     .map(|(at, busy)| (here(at), busy.iter().map(here).collect()))
                     .collect(),
-                rf_from: Vec::new(),
-                befores: Vec::new(),
-                reads_from: Vec::new(),
+                rf_index: Derived::default(),
+                reads_from: Arc::default(),
             }
-            .with_reads_from(reads_from, &self.threads),
+            .with_reads_from(reads_from),
         )
     }
 
@@ -1357,10 +1508,10 @@ impl Model {
         let dropped = o
             .dropped
             .iter()
-            .map(|&i| syncs.sources.reads_from[i as usize].after);
-        let moved = o.moved.iter().map(|e| At {
-            thread: e.after.thread,
-            index: self.syncs_in(e.after.thread, e.after.index),
+            .map(|&i| syncs.sources.reads_from[i as usize].after.at());
+        let moved = o.moved.iter().map(|e| e.after.at()).map(|after| At {
+            thread: after.thread,
+            index: self.syncs_in(after.thread, after.index),
         });
         for after in dropped.chain(moved) {
             changed[after.thread] = changed[after.thread].min(after.index);
@@ -1411,9 +1562,10 @@ impl Model {
         enters.into_iter().flatten().map(|&at| self.here(at))
     }
 
-    /// The bare waits condition instance `cond` wakes ([`Sources::bare_waits_of`]), if it is one.
+    /// The bare waits condition instance `cond` wakes ([`Sources::bare_waits_of`]), if it wakes
+    /// some.
     pub fn bare_waits_of(&self, cond: usize) -> Option<impl Iterator<Item = (usize, usize)> + '_> {
-        let waits = self.sources.bare_waits_of.get(cond)?;
+        let waits = self.sources.bare_waits_of.get(&cond)?;
         Some(
             waits
                 .iter()
@@ -1473,10 +1625,8 @@ impl Model {
     /// Sets [`Sources::reads_from`].
     pub fn set_reads_from(&mut self, mut edges: Vec<RfEdge>) {
         edges.sort_unstable();
-        let threads = std::mem::take(&mut self.threads);
         let s = self.sources_mut();
-        *s = std::mem::take(s).with_reads_from(edges, &threads);
-        self.threads = threads;
+        *s = std::mem::take(s).with_reads_from(edges);
     }
 
     /// The sources to change: of this model alone, at its indices, and any restriction of it
@@ -1507,7 +1657,7 @@ impl Model {
                 // The sync-only model's events of the range: less the accesses before each end.
                 let accesses = o.accesses.get(thread).map_or(&[][..], |a| a);
                 let before = |i: usize| accesses.partition_point(|a| (a.0 as usize) < i);
-                let at = |index| At { thread, index };
+                let at = |index| Pos::from(At { thread, index });
                 let first = o.moved.partition_point(|e| e.after < at(range.start));
                 let len = o.moved[first..].partition_point(|e| e.after < at(range.end));
                 (
@@ -1518,8 +1668,16 @@ impl Model {
                 )
             }
         };
-        let edges = self
-            .sources
+        let base = match &self.overlay {
+            Some(o) => &o.shared.syncs.threads,
+            None => &self.threads,
+        };
+        let sources = &self.sources;
+        let rf = sources
+            .rf_index
+            .0
+            .get_or_init(|| Arc::new(RfIndex::of(&sources.reads_from, base)));
+        let edges = rf
             .rf_from
             .get(thread)
             .and_then(|f| Some(*f.get(from)? as usize..*f.get(to)? as usize))
@@ -1527,7 +1685,7 @@ impl Model {
         // The dropped edges of the range, passed as the edges come.
         let start = edges.start;
         let mut dropped = &dropped[dropped.partition_point(|&d| (d as usize) < start)..];
-        self.sources.befores[edges]
+        rf.befores[edges]
             .iter()
             .zip(start as u32..)
             .filter(move |&(_, i)| {
@@ -1536,13 +1694,8 @@ impl Model {
                 }
                 dropped.first() != Some(&i)
             })
-            .map(move |(&(thread, index), _)| {
-                self.here(At {
-                    thread: thread as usize,
-                    index: index as usize,
-                })
-            })
-            .chain(moved.iter().map(|e| e.before))
+            .map(move |(before, _)| self.here(before.at()))
+            .chain(moved.iter().map(|e| e.before.at()))
     }
 
     /// Sets [`Sources::busy_of`], which [`Model::new`] derives by running the observed order.
@@ -1554,7 +1707,7 @@ impl Model {
     fn shared(&self) -> &Arc<Shared> {
         self.index.0.get_or_init(|| {
             let sources = self.sources();
-            let index = EventIndex::of(&self.threads, &sources.reads_from);
+            let index = EventIndex::of(&self.threads, Arc::clone(&sources.reads_from));
             let syncs = self.sync_only(&index, &sources);
             Arc::new(Shared {
                 index,
@@ -1598,10 +1751,10 @@ impl Model {
                 Some((local(at)?, busy.iter().map(local).collect::<Option<_>>()?))
             })
             .collect();
-        let edges = index.edges(None, &index.own(None));
+        let edges = index.edges(None, &index.own(None), &model.threads);
         let s = Arc::make_mut(&mut model.sources);
         s.busy_of = busy_of;
-        *s = std::mem::take(s).with_reads_from(edges, &model.threads);
+        *s = std::mem::take(s).with_reads_from(edges);
         model
     }
 
@@ -1657,19 +1810,20 @@ impl Model {
         let mut moved = Vec::new();
         for o in index.touched(var, &own) {
             let order = &index.orders[o as usize];
-            let edge = index.edge(order, Some(var), &own);
+            let edge = index.edge(order, Some(var), &own, &shared.syncs.threads);
             if matches!(edge, Some((_, false))) {
                 continue;
             }
+            let (after, before) = index.ends(order);
             let key = (
-                At {
-                    thread: order.after.thread,
+                Pos::from(At {
+                    thread: after.thread,
                     index: order.syncs_before.0 as usize,
-                },
-                At {
-                    thread: order.before.thread,
+                }),
+                Pos::from(At {
+                    thread: before.thread,
                     index: order.syncs_before.1 as usize,
-                },
+                }),
             );
             let i = sync_edges.partition_point(|e| (e.after, e.before) < key);
             if sync_edges
@@ -1851,35 +2005,11 @@ impl Model {
 }
 
 impl Sources {
-    /// These sources with `edges`, sorted, as [`Sources::reads_from`], indexed by the event that
-    /// waits, per event of `threads`.
-    fn with_reads_from(self, edges: Vec<RfEdge>, threads: &[ModelThread]) -> Sources {
-        let mut next = 0;
-        let rf_from = match edges.is_empty() {
-            true => Vec::new(),
-            false => (0..threads.len())
-                .map(|thread| {
-                    (0..=threads[thread].events.len())
-                        .map(|index| {
-                            let at = At { thread, index };
-                            while edges.get(next).is_some_and(|e| e.after < at) {
-                                next += 1;
-                            }
-                            next as u32
-                        })
-                        .collect()
-                })
-                .collect(),
-        };
-        // Models hold fewer than 2^32 threads and 2^32 events of one.
-        let befores = edges
-            .iter()
-            .map(|e| (e.before.thread as u32, e.before.index as u32))
-            .collect();
+    /// These sources with `edges`, sorted, as [`Sources::reads_from`].
+    fn with_reads_from(self, edges: Vec<RfEdge>) -> Sources {
         Sources {
-            rf_from,
-            befores,
-            reads_from: edges,
+            reads_from: edges.into(),
+            rf_index: Derived::default(),
             ..self
         }
     }
@@ -1919,20 +2049,9 @@ mod tests {
 
     #[test]
     fn merging_moved_edges_gives_the_sorted_list() {
-        let edge = |after: usize, before: usize, read: usize| RfEdge {
-            after: At {
-                thread: after % 3,
-                index: after,
-            },
-            before: At {
-                thread: 1,
-                index: before,
-            },
-            var: 0,
-            read: At {
-                thread: 0,
-                index: read,
-            },
+        let at = |thread, index| At { thread, index };
+        let edge = |after: usize, before: usize, read: usize| {
+            RfEdge::new(at(after % 3, after), at(1, before), 0, at(0, read))
         };
         let mut in_order: Vec<RfEdge> = (0..40).map(|i| edge(i * 2, i, i)).collect();
         in_order.sort_unstable();

@@ -342,17 +342,22 @@ impl Tallies {
 /// The model without accesses: every sync event resolved to its model semantics (see the module
 /// doc), failed tries the observed order does not explain made no-ops.
 fn skeleton(traces: &[ThreadTrace]) -> Model {
-    // Decoded once here: the trace holds its records only.
+    // Decoded once here: the trace holds its records only. Each thread's list cut to its length:
+    // it lives while the model is built, and grown by doubling it held up to twice its bytes
+    // (elevator's 10^6 events: 50 MB of the 104 MB peak).
     let marks: Marks = traces
         .iter()
         .map(|t| {
-            t.events
+            let mut syncs: Vec<_> = t
+                .events
                 .marks()
                 .filter_map(|(index, e)| match e {
                     Event::Sync(s) => Some((index, s)),
                     Event::Access(_) | Event::Heap(_) | Event::Atomic(_) => None,
                 })
-                .collect()
+                .collect();
+            syncs.shrink_to_fit();
+            syncs
         })
         .collect();
     let index_of: HashMap<ThreadId, usize> = traces

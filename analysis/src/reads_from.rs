@@ -224,12 +224,7 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                 .collect()
         };
         for (_, writer) in kept {
-            out.insert(RfEdge {
-                after: reader,
-                before: writer,
-                var: r.var,
-                read: r.at,
-            });
+            out.insert(RfEdge::new(reader, writer, r.var, r.at));
         }
         let Some((end, end_seq)) = r.end else {
             continue;
@@ -240,12 +235,7 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
             // did: the thread's next event stays after them (`while (alive != n) {}` and then
             // the work, which no replay reaches while a bump is missing).
             for (_, writer) in latest_before(end_seq) {
-                out.insert(RfEdge {
-                    after: At { thread, index: end },
-                    before: writer,
-                    var: r.var,
-                    read: r.at,
-                });
+                out.insert(RfEdge::new(At { thread, index: end }, writer, r.var, r.at));
             }
         }
         // And the read must not see the next write either: a waiting loop's "not yet" stays "not
@@ -262,12 +252,7 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                 .get(after)
                 .filter(|&&(seq, _)| r.predicate || deciding_segments.contains(&(r.var, w, seq)));
             if let Some(&(_, next)) = next {
-                out.insert(RfEdge {
-                    after: next,
-                    before: At { thread, index: end },
-                    var: r.var,
-                    read: r.at,
-                });
+                out.insert(RfEdge::new(next, At { thread, index: end }, r.var, r.at));
             }
         }
     }
@@ -368,12 +353,7 @@ mod tests {
     fn a_deciding_read_keeps_its_writer_segment_before_it() {
         assert_eq!(
             edges(&queue(9), &addresses(&[9])),
-            vec![RfEdge {
-                after: at(1, 0),
-                before: at(0, 2),
-                var: 0,
-                read: at(1, 1),
-            }]
+            vec![RfEdge::new(at(1, 0), at(0, 2), 0, at(1, 1))]
         );
     }
 
@@ -387,12 +367,7 @@ mod tests {
         ]);
         assert_eq!(
             edges(&m, &addresses(&[9])),
-            vec![RfEdge {
-                after: at(1, 0),
-                before: at(0, 2),
-                var: 0,
-                read: at(1, 1),
-            }]
+            vec![RfEdge::new(at(1, 0), at(0, 2), 0, at(1, 1))]
         );
         assert!(edges(&m, &addresses(&[8])).is_empty());
     }
@@ -419,36 +394,16 @@ mod tests {
             edges(&counter(), &deciding),
             vec![
                 // Both earlier bumps stay before main's section...
-                RfEdge {
-                    after: at(0, 0),
-                    before: at(1, 2),
-                    var: 0,
-                    read: at(0, 1),
-                },
-                RfEdge {
-                    after: at(0, 0),
-                    before: at(2, 2),
-                    var: 0,
-                    read: at(0, 1),
-                },
+                RfEdge::new(at(0, 0), at(1, 2), 0, at(0, 1)),
+                RfEdge::new(at(0, 0), at(2, 2), 0, at(0, 1)),
                 // ...and the later one after it.
-                RfEdge {
-                    after: at(3, 0),
-                    before: at(0, 2),
-                    var: 0,
-                    read: at(0, 1),
-                },
+                RfEdge::new(at(3, 0), at(0, 2), 0, at(0, 1)),
             ]
         );
         // As an address, the read keeps only the latest writer: the later bump read nothing.
         assert_eq!(
             edges(&counter(), &addresses(&[9])),
-            vec![RfEdge {
-                after: at(0, 0),
-                before: at(2, 2),
-                var: 0,
-                read: at(0, 1),
-            }]
+            vec![RfEdge::new(at(0, 0), at(2, 2), 0, at(0, 1))]
         );
     }
 
@@ -467,25 +422,15 @@ mod tests {
                 sync(5, ModelOp::Unlock { mutex: 0 }),
             ],
         ]);
-        let walk_keeps = |e: &RfEdge| e.read == at(1, 1);
+        let walk_keeps = |e: &RfEdge| e.read.at() == at(1, 1);
         assert_eq!(
             edges(&m, &addresses(&[9]))
                 .into_iter()
                 .filter(walk_keeps)
                 .collect::<Vec<_>>(),
             vec![
-                RfEdge {
-                    after: at(1, 0),
-                    before: at(0, 2),
-                    var: 0,
-                    read: at(1, 1),
-                },
-                RfEdge {
-                    after: at(2, 0),
-                    before: at(1, 2),
-                    var: 0,
-                    read: at(1, 1),
-                },
+                RfEdge::new(at(1, 0), at(0, 2), 0, at(1, 1)),
+                RfEdge::new(at(2, 0), at(1, 2), 0, at(1, 1)),
             ]
         );
     }
@@ -508,12 +453,7 @@ mod tests {
         // Worker 1's bump stays before worker 0's test: without it `working` would be 0 there.
         assert_eq!(
             edges(&own_bump(), &deciding),
-            vec![RfEdge {
-                after: at(0, 3),
-                before: at(1, 2),
-                var: 0,
-                read: at(0, 4),
-            }]
+            vec![RfEdge::new(at(0, 3), at(1, 2), 0, at(0, 4))]
         );
         // An address read saw its own thread's later write: it keeps nothing.
         assert!(edges(&own_bump(), &addresses(&[9])).is_empty());
@@ -547,18 +487,8 @@ mod tests {
         assert_eq!(
             edges(&spin(), &deciding),
             vec![
-                RfEdge {
-                    after: at(0, 2),
-                    before: at(1, 2),
-                    var: 0,
-                    read: at(0, 1),
-                },
-                RfEdge {
-                    after: at(0, 2),
-                    before: at(2, 2),
-                    var: 0,
-                    read: at(0, 1),
-                },
+                RfEdge::new(at(0, 2), at(1, 2), 0, at(0, 1)),
+                RfEdge::new(at(0, 2), at(2, 2), 0, at(0, 1)),
             ]
         );
     }
@@ -591,7 +521,7 @@ mod tests {
         let (on_1, _) = m.restrict(Some(1));
         let moved = &on_1.sources().reads_from;
         assert_eq!(moved.len(), 2);
-        assert!(moved.iter().all(|e| e.after == at(0, 2)));
+        assert!(moved.iter().all(|e| e.after.at() == at(0, 2)));
         // The deadlock model keeps them.
         assert_eq!(m.restrict(None).0.sources().reads_from.len(), 2);
     }

@@ -427,22 +427,22 @@ mod tests {
             .chunk_by(|a, b| (a.after, a.before) == (b.after, b.before))
             .filter_map(|order| {
                 let (e, after) = match var {
-                    None => (order.first()?, order.first()?.after),
-                    Some(v) => match order.iter().find(|e| e.var != v && !accessed(e.read, v)) {
-                        Some(e) => (e, e.after),
+                    None => (order.first()?, order.first()?.after.at()),
+                    Some(v) => match order
+                        .iter()
+                        .find(|e| e.var as VarId != v && !accessed(e.read.at(), v))
+                    {
+                        Some(e) => (e, e.after.at()),
                         None => order.iter().find_map(|e| {
+                            let read = e.read.at();
                             let end =
-                                segment_end(e.read).filter(|_| e.after.thread == e.read.thread)?;
+                                segment_end(read).filter(|_| e.after.at().thread == read.thread)?;
                             Some((e, end))
                         })?,
                     },
                 };
-                Some(RfEdge {
-                    after: local(after),
-                    before: local(e.before),
-                    var: e.var,
-                    read: local(e.read),
-                })
+                let (before, read) = (local(e.before.at()), local(e.read.at()));
+                Some(RfEdge::new(local(after), before, e.var as VarId, read))
             })
             .collect();
         kept.sort_unstable();
@@ -495,8 +495,8 @@ mod tests {
             let (survivors, _) = filter(&program);
             let (sync_only, origin) = program.model.restrict(None);
             prop_assert_eq!(
-                &sync_only.sources().reads_from,
-                &kept_edges(&program.model, None, &origin),
+                &sync_only.sources().reads_from[..],
+                &kept_edges(&program.model, None, &origin)[..],
                 "the deadlock model keeps other reads-from edges"
             );
             for var in 0..program.vars.len() {
@@ -513,8 +513,8 @@ mod tests {
                 // The cut path alone, pair by pair.
                 let (model, origin) = program.model.restrict(Some(var));
                 prop_assert_eq!(
-                    &model.sources().reads_from,
-                    &kept_edges(&program.model, Some(var), &origin),
+                    &model.sources().reads_from[..],
+                    &kept_edges(&program.model, Some(var), &origin)[..],
                     "restrict keeps other reads-from edges"
                 );
                 if !reads_from {

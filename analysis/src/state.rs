@@ -971,7 +971,10 @@ mod tests {
             wake,
         ];
         let m = model(vec![vec![signal], waiter], objects);
-        assert_eq!(m.sources().bare_waits_of, vec![vec![(1, 1)]]);
+        assert_eq!(
+            m.sources().bare_waits_of,
+            std::collections::BTreeMap::from([(0, vec![(1, 1)])])
+        );
 
         // Waiting first: the signal wakes it.
         let mut s = State::initial(&m);

@@ -13,7 +13,12 @@
 //! A thread whose next operation lies beyond the window counts as able to move, so a window's end
 //! never looks like a deadlock.
 
-use crate::model::Model;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use ilgen_trace::PENDING;
+
+use crate::model::{Model, ModelThread};
 
 /// Default number of sync events per window.
 pub const DEFAULT_SIZE: usize = 10_000;
@@ -40,27 +45,44 @@ pub fn whole(model: &Model) -> Window {
 /// Consecutive windows of `size` completed sync events each (at least one window; the last also
 /// holds the operations still pending when the run ended).
 pub fn split(model: &Model, size: usize) -> Vec<Window> {
-    let mut seqs: Vec<u64> = model
-        .threads
-        .iter()
-        .flat_map(|t| t.events.iter().filter_map(|e| t.observed_of(e)))
-        .map(|o| o.seq)
-        .filter(|&s| s != ilgen_trace::PENDING)
-        .collect();
-    seqs.sort_unstable();
     let size = size.max(1);
-    if seqs.len() <= size {
+    let completed = |t: &ModelThread| t.observed.iter().filter(|o| o.seq != PENDING).count();
+    if model.threads.iter().map(completed).sum::<usize>() <= size {
         return vec![whole(model)];
     }
-    let bounds: Vec<u64> = seqs.iter().step_by(size).skip(1).copied().collect();
-    // Per thread, the (seq, index) of its sync events: ascending in both, as seqs increase along
-    // a thread, so each window bound is a binary search, not a walk over the thread.
-    let synced: Vec<Vec<(u64, usize)>> = model
+    // Every `size`-th completed seq of the run, the first one left out: the threads' seqs merged
+    // (each thread's increase along it), not collected and sorted, which cost 24 bytes a sync
+    // event of a 10^7-event run while its model was held.
+    let mut heads: BinaryHeap<Reverse<(u64, usize, usize)>> = BinaryHeap::new();
+    let push = |heads: &mut BinaryHeap<_>, thread: usize, from: usize| {
+        let observed = &model.threads[thread].observed;
+        if let Some(k) = (from..observed.len()).find(|&k| observed[k].seq != PENDING) {
+            heads.push(Reverse((observed[k].seq, thread, k)));
+        }
+    };
+    for thread in 0..model.threads.len() {
+        push(&mut heads, thread, 0);
+    }
+    let mut bounds = Vec::new();
+    let mut n = 0;
+    while let Some(Reverse((seq, thread, k))) = heads.pop() {
+        if n > 0 && n % size == 0 {
+            bounds.push(seq);
+        }
+        n += 1;
+        push(&mut heads, thread, k + 1);
+    }
+    // Per thread, the index of each of its sync events: their seqs ascend with them, as seqs
+    // increase along a thread, so each window bound is a binary search, not a walk over the
+    // thread.
+    let synced: Vec<Vec<u32>> = model
         .threads
         .iter()
         .map(|t| {
-            (0..t.events.len())
-                .filter_map(|i| t.observed_at(i).map(|o| (o.seq, i)))
+            (0u32..)
+                .zip(&t.events)
+                .filter(|(_, e)| e.is_sync())
+                .map(|(i, _)| i)
                 .collect()
         })
         .collect();
@@ -76,18 +98,21 @@ pub fn split(model: &Model, size: usize) -> Vec<Window> {
 
 /// The window of sync events with `lo <= seq < hi` (no upper bound: through the trace's end);
 /// `synced` as [`split`] makes it.
-fn between(model: &Model, synced: &[Vec<(u64, usize)>], lo: u64, hi: Option<u64>) -> Window {
+fn between(model: &Model, synced: &[Vec<u32>], lo: u64, hi: Option<u64>) -> Window {
     let mut start = Vec::with_capacity(model.threads.len());
     let mut end = Vec::with_capacity(model.threads.len());
     for (thread, synced) in model.threads.iter().zip(synced) {
+        // The thread's k-th sync event is its k-th observed operation.
+        let below = |bound: u64| thread.observed.partition_point(|o| o.seq < bound);
         // After the thread's last sync event before the window.
-        let before = synced.partition_point(|&(seq, _)| seq < lo);
-        let s = before.checked_sub(1).map_or(0, |k| synced[k].1 + 1);
+        let s = below(lo)
+            .checked_sub(1)
+            .map_or(0, |k| synced[k] as usize + 1);
         // At its first sync event from the window's end on.
         let e = match hi {
             Some(hi) => synced
-                .get(synced.partition_point(|&(seq, _)| seq < hi))
-                .map_or(thread.events.len(), |&(_, i)| i),
+                .get(below(hi))
+                .map_or(thread.events.len(), |&i| i as usize),
             None => thread.events.len(),
         };
         start.push(s);

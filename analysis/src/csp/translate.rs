@@ -346,7 +346,8 @@ fn bare_wait_cond(model: &Model, thread: usize, release: usize) -> Option<usize>
         .sources()
         .bare_waits_of
         .iter()
-        .position(|list| list.contains(&(thread, release)))
+        .find(|(_, list)| list.contains(&(thread, release)))
+        .map(|(&cond, _)| cond)
 }
 
 /// Per thread: its steps, each with the index of the model event it performs.
@@ -710,8 +711,12 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
             })
         }
         Obj::Cond(c) => {
-            let bare: BTreeSet<usize> = model.sources().bare_waits_of[c]
-                .iter()
+            let bare: BTreeSet<usize> = model
+                .sources()
+                .bare_waits_of
+                .get(&c)
+                .into_iter()
+                .flatten()
                 .map(|&(t, _)| t)
                 .collect();
             // (signalled, bare waiters that entered their wait before it / lost the signal)
