@@ -130,7 +130,7 @@
 //! leaves of its block that exist, a missing mid-level table's gigabyte skipped at once (a
 //! reservation of terabytes costs what the table holds of it).
 
-use std::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
+use std::alloc::Layout;
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{compiler_fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -1115,33 +1115,9 @@ fn level<T: Zeroed>(slot: &AtomicPtr<T>, create: bool) -> Option<&'static T> {
 #[cold]
 #[inline(never)]
 fn make<T: Zeroed>(slot: &AtomicPtr<T>) -> &'static T {
-    let p = publish(slot, Layout::new::<T>());
+    let p = detail::publish(slot, Layout::new::<T>());
     // SAFETY: a published table is zero-valid (`Zeroed`) and lives as long as the process.
     unsafe { &*p }
-}
-
-/// Allocates zeroed memory of `layout` (a non-zero size) for `slot` to point to and publishes it,
-/// by one compare-exchange of a null pointer: of two threads that both allocated, the loser frees
-/// its own. Gives what `slot` points to.
-fn publish<T>(slot: &AtomicPtr<T>, layout: Layout) -> *mut T {
-    // SAFETY: a non-zero size (both tables, and the detail table's chunks).
-    let new = unsafe { alloc_zeroed(layout) }.cast::<T>();
-    if new.is_null() {
-        handle_alloc_error(layout);
-    }
-    match slot.compare_exchange(
-        std::ptr::null_mut(),
-        new,
-        Ordering::AcqRel,
-        Ordering::Acquire,
-    ) {
-        Ok(_) => new,
-        Err(won) => {
-            // SAFETY: `new` was allocated above with `layout` and never published.
-            unsafe { dealloc(new.cast(), layout) };
-            won
-        }
-    }
 }
 
 /// The leaf of page `page` (a page number), made first with `create`; `None` above 48 bits of

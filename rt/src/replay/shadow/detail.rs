@@ -15,7 +15,7 @@
 //! ([`Place::Far`]). The table then grows with the distinct stacks, lock sets and placements of
 //! the accesses stored, and with the long accesses: not with each access.
 
-use std::alloc::Layout;
+use std::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use crate::replay::owners::HoldsId;
@@ -81,7 +81,7 @@ fn chunk(k: usize) -> *mut Detail {
     if !p.is_null() {
         return p;
     }
-    super::publish(&TABLE[k], chunk_layout(k))
+    publish(&TABLE[k], chunk_layout(k))
 }
 
 /// The index of `d`: one the calling thread kept it under lately, else a new one.
@@ -118,6 +118,30 @@ fn hash(d: &Detail) -> usize {
     };
     let h = (u64::from(d.stack) << 32 | u64::from(d.locks)) ^ a.rotate_left(17) ^ b.rotate_left(41);
     (h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize
+}
+
+/// Allocates zeroed memory of `layout` (a non-zero size) for `slot` to point to and publishes it,
+/// by one compare-exchange of a null pointer: of two threads that both allocated, the loser frees
+/// its own. Gives what `slot` points to. (The shadow's tables use it too.)
+pub(super) fn publish<T>(slot: &AtomicPtr<T>, layout: Layout) -> *mut T {
+    // SAFETY: a non-zero size (both tables, and the detail table's chunks).
+    let new = unsafe { alloc_zeroed(layout) }.cast::<T>();
+    if new.is_null() {
+        handle_alloc_error(layout);
+    }
+    match slot.compare_exchange(
+        std::ptr::null_mut(),
+        new,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    ) {
+        Ok(_) => new,
+        Err(won) => {
+            // SAFETY: `new` was allocated above with `layout` and never published.
+            unsafe { dealloc(new.cast(), layout) };
+            won
+        }
+    }
 }
 
 #[cfg(test)]
