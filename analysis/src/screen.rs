@@ -787,7 +787,7 @@ mod tests {
 
     use super::*;
     use crate::prepare::{prepare_keeping, Keep};
-    use crate::testkit::{check_random_atomic_runs, check_random_runs, options, Run};
+    use crate::testkit::{check_random_runs, check_runs_of, options, random_atomic_run, Run};
     use crate::{filter, solve};
 
     /// The screen of `traces`, or why it gave none: not plain, or the model is needed.
@@ -849,7 +849,9 @@ mod tests {
     #[test]
     fn runs_with_atomics_are_cleared_as_the_model_orders_them() {
         let cleared = Cell::new(0);
-        check_random_atomic_runs(0xa70_41c5_c7ee_0001, 600, |run| as_the_model(run, &cleared));
+        check_runs_of(random_atomic_run, 0xa70_41c5_c7ee_0001, 600, |run| {
+            as_the_model(run, &cleared)
+        });
         assert!(cleared.get() >= 100, "only {} runs cleared", cleared.get());
     }
 

@@ -251,18 +251,9 @@ pub fn check_random_runs(
     check_runs_of(random_run, seed, cases, property)
 }
 
-/// [`check_random_runs`] over [`random_atomic_run`]s.
+/// [`check_random_runs`] over the runs `make` makes of the tapes.
 #[cfg(test)]
-pub fn check_random_atomic_runs(
-    seed: u64,
-    cases: u32,
-    property: impl Fn(&Run) -> Result<(), proptest::test_runner::TestCaseError>,
-) {
-    check_runs_of(random_atomic_run, seed, cases, property)
-}
-
-#[cfg(test)]
-fn check_runs_of(
+pub fn check_runs_of(
     make: fn(&[u8]) -> Run,
     seed: u64,
     cases: u32,
