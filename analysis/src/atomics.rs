@@ -53,6 +53,26 @@ pub fn key(seq: u64, op: Option<AtomicOp>) -> u64 {
     seq.saturating_mul(2) + u64::from(op != Some(AtomicOp::Acquire))
 }
 
+/// Joins clock `from` into `into`, component by component.
+pub fn join(into: &mut [u32], from: &[u32]) {
+    for (a, b) in into.iter_mut().zip(from) {
+        *a = (*a).max(*b);
+    }
+}
+
+/// What a record `op` does, TSan's way, to its thread's `clock` and to its location's
+/// (`None` before the location's first release): a release store sets the location's clock to the
+/// thread's, a release read-modify-write joins the thread's into it (the release sequence goes
+/// on), an acquire joins it into the thread's.
+pub fn apply(op: AtomicOp, location: &mut Option<Vec<u32>>, clock: &mut [u32]) {
+    match (op, location.as_mut()) {
+        (AtomicOp::Acquire, Some(from)) => join(clock, from),
+        (AtomicOp::Acquire, None) => {}
+        (AtomicOp::ReleaseRmw, Some(into)) => join(into, clock),
+        (AtomicOp::ReleaseStore | AtomicOp::ReleaseRmw, _) => *location = Some(clock.to_vec()),
+    }
+}
+
 impl Atomics {
     pub fn of(traces: &[ThreadTrace], lifetimes: &Lifetimes) -> Atomics {
         let mut ids: HashMap<(u64, u32), u32> = HashMap::new();

@@ -33,9 +33,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use ilgen_trace::format::ThreadTrace;
-use ilgen_trace::{AtomicOp, Event};
+use ilgen_trace::Event;
 
-use crate::atomics::{key, Atomics, Point};
+use crate::atomics::{self, join, key, Atomics, Point};
 use crate::lifetime::{accesses, span, Lifetimes};
 use crate::model::{At, Model, ModelOp, Wake};
 use crate::objects::{Hint, Objects};
@@ -187,12 +187,6 @@ impl Clocks {
     }
 }
 
-fn join(into: &mut [u32], from: &[u32]) {
-    for (a, b) in into.iter_mut().zip(from) {
-        *a = (*a).max(*b);
-    }
-}
-
 /// What ends a segment: a sync event of the model, or an atomic record.
 #[derive(Clone, Copy)]
 enum Boundary {
@@ -312,15 +306,7 @@ pub fn segment_clocks(model: &Model, atomics: &Atomics) -> Clocks {
                 (&mut forked, &mut ended, &mut signalled, &mut entered),
             ),
             Boundary::Atomic(p) => {
-                let location = &mut located[p.location as usize];
-                match (p.op, location.as_mut()) {
-                    (AtomicOp::Acquire, Some(from)) => join(&mut current[t], from),
-                    (AtomicOp::Acquire, None) => {}
-                    (AtomicOp::ReleaseRmw, Some(into)) => join(into, &current[t]),
-                    (AtomicOp::ReleaseStore | AtomicOp::ReleaseRmw, _) => {
-                        *location = Some(current[t].clone())
-                    }
-                }
+                atomics::apply(p.op, &mut located[p.location as usize], &mut current[t])
             }
         }
         current[t][t] += 1;

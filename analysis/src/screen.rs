@@ -35,7 +35,7 @@ use ilgen_trace::format::ThreadTrace;
 use ilgen_trace::{AccessKind, AtomicOp, Event, SyncOp, ThreadId};
 use rustc_hash::FxHashMap;
 
-use crate::atomics::{key, Atomics};
+use crate::atomics::{self, join, key, Atomics};
 use crate::filter::FilterStats;
 use crate::lifetime::{accesses, span, Lifetimes};
 use crate::objects::{Hint, Objects};
@@ -288,9 +288,8 @@ fn classes(clocks: Vec<Vec<Vec<u32>>>) -> (Vec<Vec<u32>>, Vec<Vec<Vec<u32>>>) {
 /// Per thread, the clock of each interval: what [`crate::ordered::segment_clocks`] gives its
 /// first segment, from the fork, start, end, join and atomic `events` alone (a thread's own
 /// component is its segment number plus one, and the other edges of that happens-before need
-/// waits or barriers, which a plain run has none of). Atomic locations carry clocks as there:
-/// a release store replaces the location's, a release read-modify-write joins into it, an
-/// acquire joins it into the thread's.
+/// waits or barriers, which a plain run has none of). Atomic locations carry clocks as there
+/// ([`atomics::apply`]).
 fn interval_clocks(
     n: usize,
     index_of: &FxHashMap<ThreadId, usize>,
@@ -311,47 +310,29 @@ fn interval_clocks(
     let mut located: Vec<Option<Vec<u32>>> = vec![None; locations];
     for (_, t, index, edge) in events {
         current[t][t] = index + 1;
-        let from = match edge {
-            Edge::Thread(SyncOp::Start) => forked[t].as_ref(),
-            Edge::Thread(SyncOp::Join { child }) => {
-                index_of.get(&child).and_then(|&c| ended[c].as_ref())
-            }
-            Edge::Atomic {
-                location,
-                op: AtomicOp::Acquire,
-            } => located[location as usize].as_ref(),
-            _ => None,
-        };
-        if let Some(from) = from {
-            let joined: Vec<u32> = current[t]
-                .iter()
-                .zip(from)
-                .map(|(a, b)| *a.max(b))
-                .collect();
-            current[t] = joined;
-        }
         match edge {
-            Edge::Thread(SyncOp::Fork { child }) => {
-                if let Some(&c) = index_of.get(&child) {
-                    forked[c] = Some(current[t].clone());
+            Edge::Thread(op) => {
+                let from = match op {
+                    SyncOp::Start => forked[t].as_ref(),
+                    SyncOp::Join { child } => index_of.get(&child).and_then(|&c| ended[c].as_ref()),
+                    _ => None,
+                };
+                if let Some(from) = from {
+                    join(&mut current[t], from);
                 }
-            }
-            Edge::Thread(SyncOp::End) => ended[t] = Some(current[t].clone()),
-            Edge::Atomic { location, op } => {
-                let location = &mut located[location as usize];
-                match (op, location.as_mut()) {
-                    (AtomicOp::Acquire, _) => {}
-                    (AtomicOp::ReleaseRmw, Some(into)) => {
-                        for (a, b) in into.iter_mut().zip(&current[t]) {
-                            *a = (*a).max(*b);
+                match op {
+                    SyncOp::Fork { child } => {
+                        if let Some(&c) = index_of.get(&child) {
+                            forked[c] = Some(current[t].clone());
                         }
                     }
-                    (AtomicOp::ReleaseStore | AtomicOp::ReleaseRmw, _) => {
-                        *location = Some(current[t].clone())
-                    }
+                    SyncOp::End => ended[t] = Some(current[t].clone()),
+                    _ => {}
                 }
             }
-            Edge::Thread(_) => {}
+            Edge::Atomic { location, op } => {
+                atomics::apply(op, &mut located[location as usize], &mut current[t])
+            }
         }
         current[t][t] = index + 2;
         clocks[t].push(current[t].clone());
