@@ -10,6 +10,7 @@
 //! the model's structure rules deadlocks out, to the exhaustive search window by window.
 
 pub mod cut;
+mod exclusion;
 pub mod exhaustive;
 pub mod fallback;
 pub mod lockgraph;

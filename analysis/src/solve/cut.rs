@@ -25,7 +25,9 @@ use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::sync::PoisonError;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::FxHashMap;
+
+use super::exclusion::{self, Pinned};
 
 use crate::finding::Schedule;
 use crate::model::{At, Closures, Model, ModelEvent, ModelOp, SharedClosures, Wake};
@@ -40,7 +42,7 @@ pub enum Verdict {
 
 /// Why a closure failed.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Closed {
+pub(super) enum Closed {
     Ok,
     /// An event in the cut can never run.
     Unreachable,
@@ -57,23 +59,24 @@ pub struct Cuts<'m> {
     closures: Closures,
     /// [`Model::same_needs`]: where to find the closures this model can share.
     shared: Option<(&'m Model, &'m SharedClosures, Vec<usize>)>,
-    /// Pairs the replay of their cut left undecided, by [`Start`]s: another pair with the same
+    /// Pairs the replay of their cut left undecided or mutual exclusion ruled out, by [`Start`]s,
+    /// with that verdict: another pair with the same
     /// starts has the same cut and the same limits, so the same verdict.
-    undecided: FxHashSet<(Start, Start)>,
+    settled: FxHashMap<(Start, Start), Verdict>,
 }
 
 /// Where a race pair's access stops its thread: after `cut` events, and never past `limit`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Start {
-    thread: usize,
-    cut: usize,
-    limit: usize,
+pub(super) struct Start {
+    pub thread: usize,
+    pub cut: usize,
+    pub limit: usize,
 }
 
 impl Start {
     /// The thread stops right after its last constraining event before the access, and must not
     /// run its next one.
-    fn of(model: &Model, at: At) -> Start {
+    pub(super) fn of(model: &Model, at: At) -> Start {
         let events = &model.threads[at.thread].events;
         Start {
             thread: at.thread,
@@ -92,7 +95,7 @@ impl<'m> Cuts<'m> {
             model,
             closures: Closures::default(),
             shared: model.same_needs(),
-            undecided: FxHashSet::default(),
+            settled: FxHashMap::default(),
         }
     }
 
@@ -109,25 +112,25 @@ impl<'m> Cuts<'m> {
         if a.thread > b.thread {
             std::mem::swap(&mut a, &mut b);
         }
-        if self.undecided.contains(&(a, b)) {
-            return Verdict::Unknown;
+        if let Some(verdict) = self.settled.get(&(a, b)) {
+            return verdict.clone();
         }
         let mut limit: Vec<usize> = self.model.threads.iter().map(|t| t.events.len()).collect();
         limit[a.thread] = a.limit;
         limit[b.thread] = b.limit;
-        match self.union(false, a, b) {
-            Some(cut) if within(&cut, &limit) => {}
+        let required = match self.union(false, a, b) {
+            Some(cut) if within(&cut, &limit) => cut,
             _ => return Verdict::Excluded,
-        }
+        };
         // Then what made each failed try operation in the cut fail in the run: not required of
         // every schedule, so a cut that cannot hold it is no proof of anything.
-        let cut = match self.union(true, a, b) {
-            Some(cut) if within(&cut, &limit) => cut,
-            _ => return Verdict::Unknown,
+        let verdict = match self.union(true, a, b) {
+            Some(cut) if within(&cut, &limit) => repair(self.model, cut, &limit),
+            _ => Verdict::Unknown,
         };
-        let verdict = repair(self.model, cut, &limit);
-        if verdict == Verdict::Unknown {
-            self.undecided.insert((a, b));
+        let verdict = locked_out(self.model, verdict, required, [a, b], &limit);
+        if !matches!(verdict, Verdict::Witness(_)) {
+            self.settled.insert((a, b), verdict.clone());
         }
         verdict
     }
@@ -226,18 +229,51 @@ pub(crate) fn race_alone(model: &Model, x: At, y: At) -> Verdict {
     if x.thread == y.thread {
         return Verdict::Excluded;
     }
-    let mut cut = vec![0; model.threads.len()];
+    let n = model.threads.len();
+    let mut cut = vec![0; n];
     let mut limit: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
-    for at in [x, y] {
-        let start = Start::of(model, at);
+    let starts = [x, y].map(|at| Start::of(model, at));
+    for start in starts {
         cut[start.thread] = start.cut;
         limit[start.thread] = start.limit;
     }
-    schedule(model, cut, &limit)
+    let mut required = cut.clone();
+    if close(model, &mut required, &mut vec![0; n], false) == Closed::Unreachable
+        || !within(&required, &limit)
+    {
+        return Verdict::Excluded;
+    }
+    locked_out(
+        model,
+        schedule(model, cut, &limit),
+        required,
+        starts,
+        &limit,
+    )
+}
+
+/// `verdict`, or `Excluded` where it is `Unknown` and the pair's threads, stopped at `starts`,
+/// hold a mutex that rules the pair out ([`exclusion`]); `required` is the pair's closed cut
+/// without the failed try operations' requirements.
+fn locked_out(
+    model: &Model,
+    verdict: Verdict,
+    required: Vec<usize>,
+    starts: [Start; 2],
+    limit: &[usize],
+) -> Verdict {
+    let pinned = starts.map(|s| Pinned {
+        thread: s.thread,
+        cut: s.cut,
+    });
+    if verdict == Verdict::Unknown && exclusion::excluded(model, required, pinned, limit) {
+        return Verdict::Excluded;
+    }
+    verdict
 }
 
 /// Whether no thread of `cut` ran past its `limit`.
-fn within(cut: &[usize], limit: &[usize]) -> bool {
+pub(super) fn within(cut: &[usize], limit: &[usize]) -> bool {
     cut.iter().zip(limit).all(|(c, l)| c <= l)
 }
 
@@ -285,7 +321,7 @@ fn repair(model: &Model, mut cut: Vec<usize>, limit: &[usize]) -> Verdict {
 /// Grows `cut` until every event in it has its required predecessors in it (`scanned`: how much of
 /// each thread was already looked at); with `busy`, also the events that kept the object of each
 /// failed try operation busy in the run ([`crate::model::Sources::busy_of`]).
-fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], busy: bool) -> Closed {
+pub(super) fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], busy: bool) -> Closed {
     let mut progress = true;
     while progress {
         progress = false;
@@ -303,41 +339,13 @@ fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], busy: bool) ->
                 need(cut, before);
             }
             for (index, e) in span.clone().zip(model.threads[t].events.range(span)) {
-                let at = At { thread: t, index };
                 let Some(op) = e.op() else {
                     continue;
                 };
-                let source = match op {
-                    ModelOp::Start { forked: true } => model.fork_of(t),
-                    ModelOp::Join { child } => model.end_of(child),
-                    ModelOp::WaitReturn {
-                        wake: Wake::Signal(cond),
-                        ..
-                    }
-                    | ModelOp::LoopExit { cond, .. } => model.signal_of(cond),
-                    ModelOp::WaitReturn {
-                        wake: Wake::Never, ..
-                    } => None,
-                    ModelOp::BarrierExit { barrier } => {
-                        if !model.objects.barriers[barrier].released {
-                            return Closed::Unreachable;
-                        }
-                        for enter in model.enters_of(barrier) {
-                            need(cut, enter);
-                        }
-                        continue;
-                    }
-                    ModelOp::TryFail { .. } if busy => {
-                        for holder in model.busy_at(at).into_iter().flatten() {
-                            need(cut, holder);
-                        }
-                        continue;
-                    }
-                    _ => continue,
-                };
-                match source {
-                    Some(source) => need(cut, source),
-                    None => return Closed::Unreachable,
+                let at = At { thread: t, index };
+                if op_needs(model, at, op, busy, |source| need(cut, source)) == Closed::Unreachable
+                {
+                    return Closed::Unreachable;
                 }
             }
         }
@@ -345,8 +353,51 @@ fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], busy: bool) ->
     Closed::Ok
 }
 
+/// Gives `f` each event that must run before sync event `at`, whose operation is `op`, may run
+/// (with `busy`, also what kept the object of a failed try operation busy in the run); the
+/// deciding reads' edges are [`Model::rf_needs`]'s. `Unreachable` if it never can.
+pub(super) fn op_needs(
+    model: &Model,
+    at: At,
+    op: ModelOp,
+    busy: bool,
+    mut f: impl FnMut(At),
+) -> Closed {
+    let source = match op {
+        ModelOp::Start { forked: true } => model.fork_of(at.thread),
+        ModelOp::Join { child } => model.end_of(child),
+        ModelOp::WaitReturn {
+            wake: Wake::Signal(cond),
+            ..
+        }
+        | ModelOp::LoopExit { cond, .. } => model.signal_of(cond),
+        ModelOp::WaitReturn {
+            wake: Wake::Never, ..
+        } => None,
+        ModelOp::BarrierExit { barrier } => {
+            if !model.objects.barriers[barrier].released {
+                return Closed::Unreachable;
+            }
+            model.enters_of(barrier).for_each(f);
+            return Closed::Ok;
+        }
+        ModelOp::TryFail { .. } if busy => {
+            model.busy_at(at).into_iter().flatten().for_each(f);
+            return Closed::Ok;
+        }
+        _ => return Closed::Ok,
+    };
+    match source {
+        Some(source) => {
+            f(source);
+            Closed::Ok
+        }
+        None => Closed::Unreachable,
+    }
+}
+
 /// Puts `at` into `cut`.
-fn need(cut: &mut [usize], at: At) {
+pub(super) fn need(cut: &mut [usize], at: At) {
     cut[at.thread] = cut[at.thread].max(at.index + 1);
 }
 
