@@ -27,7 +27,7 @@ use std::sync::PoisonError;
 
 use rustc_hash::FxHashMap;
 
-use super::exclusion::{self, Pinned};
+use super::exclusion::{self, Pinned, Sections};
 
 use crate::finding::Schedule;
 use crate::model::{At, Closures, Model, ModelEvent, ModelOp, SharedClosures, Wake};
@@ -42,7 +42,7 @@ pub enum Verdict {
 
 /// Why a closure failed.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Closed {
+enum Closed {
     Ok,
     /// An event in the cut can never run.
     Unreachable,
@@ -63,20 +63,21 @@ pub struct Cuts<'m> {
     /// with that verdict: another pair with the same
     /// starts has the same cut and the same limits, so the same verdict.
     settled: FxHashMap<(Start, Start), Verdict>,
+    sections: Sections,
 }
 
 /// Where a race pair's access stops its thread: after `cut` events, and never past `limit`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) struct Start {
-    pub thread: usize,
-    pub cut: usize,
-    pub limit: usize,
+struct Start {
+    thread: usize,
+    cut: usize,
+    limit: usize,
 }
 
 impl Start {
     /// The thread stops right after its last constraining event before the access, and must not
     /// run its next one.
-    pub(super) fn of(model: &Model, at: At) -> Start {
+    fn of(model: &Model, at: At) -> Start {
         let events = &model.threads[at.thread].events;
         Start {
             thread: at.thread,
@@ -96,6 +97,7 @@ impl<'m> Cuts<'m> {
             closures: Closures::default(),
             shared: model.same_needs(),
             settled: FxHashMap::default(),
+            sections: Sections::default(),
         }
     }
 
@@ -128,7 +130,20 @@ impl<'m> Cuts<'m> {
             Some(cut) if within(&cut, &limit) => repair(self.model, cut, &limit),
             _ => Verdict::Unknown,
         };
-        let verdict = locked_out(self.model, verdict, required, [a, b], &limit);
+        let mut sections = std::mem::take(&mut self.sections);
+        let verdict = locked_out(
+            self.model,
+            verdict,
+            required,
+            [a, b],
+            &limit,
+            &mut sections,
+            &mut |at| {
+                self.closure(false, at.thread, at.index + 1)
+                    .map(<[usize]>::to_vec)
+            },
+        );
+        self.sections = sections;
         if !matches!(verdict, Verdict::Witness(_)) {
             self.settled.insert((a, b), verdict.clone());
         }
@@ -137,28 +152,28 @@ impl<'m> Cuts<'m> {
 
     /// The closure of the cut where `a`'s and `b`'s threads have run to their starts.
     fn union(&mut self, busy: bool, a: Start, b: Start) -> Option<Vec<usize>> {
-        let mut cut = self.closure(busy, a)?.to_vec();
-        for (c, &o) in cut.iter_mut().zip(self.closure(busy, b)?) {
+        let mut cut = self.closure(busy, a.thread, a.cut)?.to_vec();
+        for (c, &o) in cut.iter_mut().zip(self.closure(busy, b.thread, b.cut)?) {
             *c = (*c).max(o);
         }
         Some(cut)
     }
 
-    /// The closure of the cut where only `start`'s thread has run: the sync-only model's shared
-    /// one with this model's accesses put back where it holds no event whose needs this model
-    /// changes, else this model's own.
-    fn closure(&mut self, busy: bool, start: Start) -> Option<&[usize]> {
+    /// The closure of the cut where only `thread` has run, its first `len` events: the sync-only
+    /// model's shared one with this model's accesses put back where it holds no event whose needs
+    /// this model changes, else this model's own.
+    fn closure(&mut self, busy: bool, thread: usize, len: usize) -> Option<&[usize]> {
         let model = self.model;
         let Cuts {
             closures, shared, ..
         } = self;
         if let Some((syncs, kept, changed)) = shared {
-            if let Entry::Vacant(known) = closures.of(model, busy, start.thread).entry(start.cut) {
-                let at = model.syncs_in(start.thread, start.cut);
+            if let Entry::Vacant(known) = closures.of(model, busy, thread).entry(len) {
+                let at = model.syncs_in(thread, len);
                 let mut kept = kept.0.lock().unwrap_or_else(PoisonError::into_inner);
                 // An unreachable cut there may not be one here: that takes this model's own.
                 if let Some(cut) = kept
-                    .get(syncs, busy, start.thread, at)
+                    .get(syncs, busy, thread, at)
                     .filter(|cut| cut.iter().zip(changed.iter()).all(|(c, f)| c <= f))
                 {
                     let cut = cut
@@ -170,7 +185,7 @@ impl<'m> Cuts<'m> {
                 }
             }
         }
-        closures.get(model, busy, start.thread, start.cut)
+        closures.get(model, busy, thread, len)
     }
 }
 
@@ -226,8 +241,51 @@ impl Closures {
 /// closures are tested against.
 #[cfg(test)]
 pub(crate) fn race_alone(model: &Model, x: At, y: At) -> Verdict {
-    if x.thread == y.thread {
+    let Some((starts, limit, required)) = alone(model, x, y) else {
         return Verdict::Excluded;
+    };
+    let mut cut = vec![0; model.threads.len()];
+    for start in starts {
+        cut[start.thread] = start.cut;
+    }
+    locked_out(
+        model,
+        schedule(model, cut, &limit),
+        required,
+        starts,
+        &limit,
+        &mut Sections::default(),
+        &mut |at| closure_alone(model, at),
+    )
+}
+
+/// Whether [`exclusion::excluded`] alone rules out the pair `x`, `y` whose required cut does
+/// not (false where it does).
+#[cfg(test)]
+pub(crate) fn excluded_alone(model: &Model, x: At, y: At) -> bool {
+    let Some((starts, limit, required)) = alone(model, x, y) else {
+        return false;
+    };
+    let pinned = starts.map(|s| Pinned {
+        thread: s.thread,
+        cut: s.cut,
+    });
+    exclusion::excluded(
+        model,
+        required,
+        pinned,
+        &limit,
+        &mut Sections::default(),
+        &mut |at| closure_alone(model, at),
+    )
+}
+
+/// The starts of the pair `x`, `y` (accesses of different threads), the threads' limits and its
+/// required closed cut; `None` if that cut rules the pair out.
+#[cfg(test)]
+fn alone(model: &Model, x: At, y: At) -> Option<([Start; 2], Vec<usize>, Vec<usize>)> {
+    if x.thread == y.thread {
+        return None;
     }
     let n = model.threads.len();
     let mut cut = vec![0; n];
@@ -237,36 +295,39 @@ pub(crate) fn race_alone(model: &Model, x: At, y: At) -> Verdict {
         cut[start.thread] = start.cut;
         limit[start.thread] = start.limit;
     }
-    let mut required = cut.clone();
-    if close(model, &mut required, &mut vec![0; n], false) == Closed::Unreachable
-        || !within(&required, &limit)
-    {
-        return Verdict::Excluded;
-    }
-    locked_out(
-        model,
-        schedule(model, cut, &limit),
-        required,
-        starts,
-        &limit,
-    )
+    let closed = close(model, &mut cut, &mut vec![0; n], false) == Closed::Ok;
+    (closed && within(&cut, &limit)).then_some((starts, limit, cut))
+}
+
+/// The closed cut of event `at` alone, from empty; `None` if it can never run.
+#[cfg(test)]
+fn closure_alone(model: &Model, at: At) -> Option<Vec<usize>> {
+    let n = model.threads.len();
+    let mut cut = vec![0; n];
+    need(&mut cut, at);
+    (close(model, &mut cut, &mut vec![0; n], false) == Closed::Ok).then_some(cut)
 }
 
 /// `verdict`, or `Excluded` where it is `Unknown` and the pair's threads, stopped at `starts`,
-/// hold a mutex that rules the pair out ([`exclusion`]); `required` is the pair's closed cut
-/// without the failed try operations' requirements.
+/// hold a mutex that rules the pair out ([`exclusion::excluded`], which takes `sections` and
+/// `closure`); `required` is the pair's closed cut without the failed try operations'
+/// requirements.
 fn locked_out(
     model: &Model,
     verdict: Verdict,
     required: Vec<usize>,
     starts: [Start; 2],
     limit: &[usize],
+    sections: &mut Sections,
+    closure: &mut dyn FnMut(At) -> Option<Vec<usize>>,
 ) -> Verdict {
     let pinned = starts.map(|s| Pinned {
         thread: s.thread,
         cut: s.cut,
     });
-    if verdict == Verdict::Unknown && exclusion::excluded(model, required, pinned, limit) {
+    if verdict == Verdict::Unknown
+        && exclusion::excluded(model, required, pinned, limit, sections, closure)
+    {
         return Verdict::Excluded;
     }
     verdict
@@ -321,7 +382,7 @@ fn repair(model: &Model, mut cut: Vec<usize>, limit: &[usize]) -> Verdict {
 /// Grows `cut` until every event in it has its required predecessors in it (`scanned`: how much of
 /// each thread was already looked at); with `busy`, also the events that kept the object of each
 /// failed try operation busy in the run ([`crate::model::Sources::busy_of`]).
-pub(super) fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], busy: bool) -> Closed {
+fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], busy: bool) -> Closed {
     let mut progress = true;
     while progress {
         progress = false;
@@ -339,13 +400,41 @@ pub(super) fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], bus
                 need(cut, before);
             }
             for (index, e) in span.clone().zip(model.threads[t].events.range(span)) {
+                let at = At { thread: t, index };
                 let Some(op) = e.op() else {
                     continue;
                 };
-                let at = At { thread: t, index };
-                if op_needs(model, at, op, busy, |source| need(cut, source)) == Closed::Unreachable
-                {
-                    return Closed::Unreachable;
+                let source = match op {
+                    ModelOp::Start { forked: true } => model.fork_of(t),
+                    ModelOp::Join { child } => model.end_of(child),
+                    ModelOp::WaitReturn {
+                        wake: Wake::Signal(cond),
+                        ..
+                    }
+                    | ModelOp::LoopExit { cond, .. } => model.signal_of(cond),
+                    ModelOp::WaitReturn {
+                        wake: Wake::Never, ..
+                    } => None,
+                    ModelOp::BarrierExit { barrier } => {
+                        if !model.objects.barriers[barrier].released {
+                            return Closed::Unreachable;
+                        }
+                        for enter in model.enters_of(barrier) {
+                            need(cut, enter);
+                        }
+                        continue;
+                    }
+                    ModelOp::TryFail { .. } if busy => {
+                        for holder in model.busy_at(at).into_iter().flatten() {
+                            need(cut, holder);
+                        }
+                        continue;
+                    }
+                    _ => continue,
+                };
+                match source {
+                    Some(source) => need(cut, source),
+                    None => return Closed::Unreachable,
                 }
             }
         }
@@ -353,51 +442,8 @@ pub(super) fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], bus
     Closed::Ok
 }
 
-/// Gives `f` each event that must run before sync event `at`, whose operation is `op`, may run
-/// (with `busy`, also what kept the object of a failed try operation busy in the run); the
-/// deciding reads' edges are [`Model::rf_needs`]'s. `Unreachable` if it never can.
-pub(super) fn op_needs(
-    model: &Model,
-    at: At,
-    op: ModelOp,
-    busy: bool,
-    mut f: impl FnMut(At),
-) -> Closed {
-    let source = match op {
-        ModelOp::Start { forked: true } => model.fork_of(at.thread),
-        ModelOp::Join { child } => model.end_of(child),
-        ModelOp::WaitReturn {
-            wake: Wake::Signal(cond),
-            ..
-        }
-        | ModelOp::LoopExit { cond, .. } => model.signal_of(cond),
-        ModelOp::WaitReturn {
-            wake: Wake::Never, ..
-        } => None,
-        ModelOp::BarrierExit { barrier } => {
-            if !model.objects.barriers[barrier].released {
-                return Closed::Unreachable;
-            }
-            model.enters_of(barrier).for_each(f);
-            return Closed::Ok;
-        }
-        ModelOp::TryFail { .. } if busy => {
-            model.busy_at(at).into_iter().flatten().for_each(f);
-            return Closed::Ok;
-        }
-        _ => return Closed::Ok,
-    };
-    match source {
-        Some(source) => {
-            f(source);
-            Closed::Ok
-        }
-        None => Closed::Unreachable,
-    }
-}
-
 /// Puts `at` into `cut`.
-pub(super) fn need(cut: &mut [usize], at: At) {
+fn need(cut: &mut [usize], at: At) {
     cut[at.thread] = cut[at.thread].max(at.index + 1);
 }
 

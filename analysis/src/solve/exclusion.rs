@@ -20,7 +20,9 @@
 
 use crate::model::{At, Model, ModelOp};
 
-use super::cut::{close, need, op_needs, within, Closed};
+use rustc_hash::FxHashMap;
+
+use super::cut::within;
 
 /// Where a race pair's access stops its thread: it has run its first `cut` events (the last
 /// event that constrains before the access among them), and no lock operation lies between.
@@ -32,65 +34,105 @@ pub(super) struct Pinned {
 
 /// A critical section of one mutex in one thread: the event that took the mutex, and the event
 /// that must have run before the mutex is free again (the release, or, where a wait-loop exit
-/// may release it without an event, the event before that exit).
+/// may release it without an event, the event before that exit; `None`: never freed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Section {
     taken: usize,
     freed: Option<usize>,
 }
 
-/// The critical sections of `mutex` in `thread` whose taking is among its first `upto` events
-/// (the last one's `freed` may lie beyond, or be `None` if the thread never frees it).
-fn sections(model: &Model, thread: usize, mutex: usize, upto: usize) -> Vec<Section> {
-    let events = &model.threads[thread].events;
-    let mut out: Vec<Section> = Vec::new();
-    let mut depth = 0u32;
-    for index in 0..events.len() {
-        if depth == 0 && index >= upto {
-            break;
+/// Each thread's critical sections, per mutex in the order taken: found by one scan of the
+/// thread when first asked for, since a model's pairs ask again and again.
+#[derive(Default)]
+pub(super) struct Sections(Vec<Option<FxHashMap<usize, Vec<Section>>>>);
+
+impl Sections {
+    fn of(&mut self, model: &Model, thread: usize) -> &FxHashMap<usize, Vec<Section>> {
+        if self.0.len() <= thread {
+            self.0
+                .resize_with(model.threads.len().max(thread + 1), || None);
         }
+        self.0[thread].get_or_insert_with(|| scan(model, thread))
+    }
+
+    /// The last section of `mutex` that `thread` takes among its first `upto` events.
+    fn last(&mut self, model: &Model, thread: usize, mutex: usize, upto: usize) -> Option<Section> {
+        let sections = self.of(model, thread).get(&mutex)?;
+        let n = sections.partition_point(|s| s.taken < upto);
+        n.checked_sub(1).map(|i| sections[i])
+    }
+
+    /// The mutexes `pinned`'s thread holds at its access, each with the event that last took it.
+    fn held(&mut self, model: &Model, pinned: Pinned) -> Vec<(usize, usize)> {
+        let mut held: Vec<(usize, usize)> = self
+            .of(model, pinned.thread)
+            .iter()
+            .filter_map(|(&mutex, sections)| {
+                let n = sections.partition_point(|s| s.taken < pinned.cut);
+                let last = sections[..n].last()?;
+                last.freed
+                    .is_none_or(|f| f >= pinned.cut)
+                    .then_some((mutex, last.taken))
+            })
+            .collect();
+        held.sort_unstable();
+        held
+    }
+}
+
+/// The critical sections of every mutex in `thread`.
+fn scan(model: &Model, thread: usize) -> FxHashMap<usize, Vec<Section>> {
+    let mut out: FxHashMap<usize, Vec<Section>> = FxHashMap::default();
+    // Per mutex held: its recursion depth.
+    let mut depth: FxHashMap<usize, u32> = FxHashMap::default();
+    let events = &model.threads[thread].events;
+    for index in 0..events.len() {
         let Some(op) = events[index].op() else {
             continue;
         };
+        let end = |out: &mut FxHashMap<usize, Vec<Section>>, mutex: usize, freed: usize| {
+            if let Some(open) = out.get_mut(&mutex).and_then(|s| s.last_mut()) {
+                open.freed = Some(freed);
+            }
+        };
         match op {
-            ModelOp::Lock { mutex: m } if m == mutex => {
-                if depth == 0 {
-                    if index >= upto {
-                        break;
-                    }
-                    out.push(Section {
+            ModelOp::Lock { mutex } => {
+                let d = depth.entry(mutex).or_insert(0);
+                if *d == 0 {
+                    out.entry(mutex).or_default().push(Section {
                         taken: index,
                         freed: None,
                     });
                 }
-                depth += 1;
+                *d += 1;
             }
-            ModelOp::Unlock { mutex: m } if m == mutex && depth > 0 => {
-                depth -= 1;
-                if depth == 0 {
-                    end(&mut out, index);
+            ModelOp::Unlock { mutex } => {
+                if let Some(d) = depth.get_mut(&mutex).filter(|d| **d > 0) {
+                    *d -= 1;
+                    if *d == 0 {
+                        end(&mut out, mutex, index);
+                    }
                 }
             }
-            ModelOp::WaitRelease { mutex: m } if m == mutex && depth > 0 => {
-                depth = 0;
-                end(&mut out, index);
+            ModelOp::WaitRelease { mutex } => {
+                let held = depth.insert(mutex, 0).is_some_and(|d| d > 0);
+                if held {
+                    end(&mut out, mutex, index);
+                }
             }
-            ModelOp::WaitReturn { mutex: m, .. } | ModelOp::LoopExit { mutex: Some(m), .. }
-                if m == mutex =>
-            {
+            ModelOp::WaitReturn { mutex, .. }
+            | ModelOp::LoopExit {
+                mutex: Some(mutex), ..
+            } => {
                 // A wait-loop exit may release the mutex before it, with no event of its own,
                 // and take it back at the exit.
-                if depth > 0 {
-                    end(&mut out, index - 1);
+                if depth.insert(mutex, 1).is_some_and(|d| d > 0) {
+                    end(&mut out, mutex, index - 1);
                 }
-                if index >= upto {
-                    break;
-                }
-                out.push(Section {
+                out.entry(mutex).or_default().push(Section {
                     taken: index,
                     freed: None,
                 });
-                depth = 1;
             }
             _ => {}
         }
@@ -98,64 +140,43 @@ fn sections(model: &Model, thread: usize, mutex: usize, upto: usize) -> Vec<Sect
     out
 }
 
-/// Ends the open section of `out` with `freed`.
-fn end(out: &mut [Section], freed: usize) {
-    if let Some(open) = out.last_mut() {
-        open.freed = Some(freed);
-    }
-}
-
-/// The mutexes `pinned`'s thread holds at its access, each with the event that last took it.
-fn held(model: &Model, pinned: Pinned) -> Vec<(usize, usize)> {
-    let events = &model.threads[pinned.thread].events;
-    let mut mutexes: Vec<usize> = events
-        .range(0..pinned.cut)
-        .filter_map(|e| match e.op()? {
-            ModelOp::Lock { mutex } | ModelOp::WaitReturn { mutex, .. } => Some(mutex),
-            ModelOp::LoopExit { mutex, .. } => mutex,
-            _ => None,
-        })
-        .collect();
-    mutexes.sort_unstable();
-    mutexes.dedup();
-    mutexes
-        .into_iter()
-        .filter_map(|m| {
-            let last = *sections(model, pinned.thread, m, pinned.cut).last()?;
-            (last.freed.is_none_or(|f| f >= pinned.cut)).then_some((m, last.taken))
-        })
-        .collect()
-}
-
 /// Whether no schedule reaches the pair whose threads stop at `pinned`, given its required
-/// closed cut `cut` and the threads' `limit`s (see the module doc).
+/// closed cut `cut`, the threads' `limit`s, each thread's `sections`, and `closure`, the
+/// required closed cut of one event (`None`: it can never run). See the module doc.
 pub(super) fn excluded(
     model: &Model,
     mut cut: Vec<usize>,
     pinned: [Pinned; 2],
     limit: &[usize],
+    sections: &mut Sections,
+    closure: &mut dyn FnMut(At) -> Option<Vec<usize>>,
 ) -> bool {
-    let holds: Vec<(usize, usize, usize)> = pinned
+    let holds: Vec<(At, usize)> = pinned
         .iter()
         .flat_map(|&p| {
-            held(model, p)
+            sections
+                .held(model, p)
                 .into_iter()
-                .map(move |(m, taken)| (p.thread, m, taken))
+                .map(move |(mutex, taken)| {
+                    let taken = At {
+                        thread: p.thread,
+                        index: taken,
+                    };
+                    (taken, mutex)
+                })
         })
         .collect();
     if holds.is_empty() {
         return false;
     }
-    let mut scanned = cut.clone();
-    // Per taking event of a pinned thread: per thread, the last event that must run before it.
-    let mut after: Vec<(At, Vec<Option<usize>>)>;
+    // (release, taking): the release must run before the taking.
+    let mut edges: Vec<(At, At)> = Vec::new();
     loop {
         let before = cut.clone();
-        after = Vec::new();
-        for &(holder, mutex, taken) in &holds {
-            let mut needs = vec![None; cut.len()];
-            for (t, need_t) in needs.iter_mut().enumerate().filter(|(t, _)| *t != holder) {
-                let Some(last) = sections(model, t, mutex, cut[t]).last().copied() else {
+        edges.clear();
+        for &(taken, mutex) in &holds {
+            for t in (0..cut.len()).filter(|&t| t != taken.thread) {
+                let Some(last) = sections.last(model, t, mutex, cut[t]) else {
                     continue;
                 };
                 // A section never freed in the run: which of them must stay out is left to the
@@ -163,70 +184,60 @@ pub(super) fn excluded(
                 let Some(freed) = last.freed else {
                     return false;
                 };
-                *need_t = Some(freed);
-                need(
-                    &mut cut,
-                    At {
-                        thread: t,
-                        index: freed,
-                    },
-                );
+                let release = At {
+                    thread: t,
+                    index: freed,
+                };
+                edges.push((release, taken));
+                let Some(required) = closure(release) else {
+                    return true;
+                };
+                merge(&mut cut, &required);
             }
-            after.push((
-                At {
-                    thread: holder,
-                    index: taken,
-                },
-                needs,
-            ));
         }
-        if close(model, &mut cut, &mut scanned, false) == Closed::Unreachable
-            || !within(&cut, limit)
-        {
+        if !within(&cut, limit) {
             return true;
         }
         if cut == before {
             break;
         }
     }
-    !runs_through(model, &cut, &after)
-}
-
-/// Whether every event of `cut` can run once its requirements have: program order, what its
-/// operation needs, the deciding reads' edges, and `after` (per event, the last event of each
-/// thread that must run before it). False if the requirements form a cycle.
-fn runs_through(model: &Model, cut: &[usize], after: &[(At, Vec<Option<usize>>)]) -> bool {
-    let mut pos = vec![0usize; cut.len()];
-    let ran = |pos: &[usize], at: At| pos[at.thread] > at.index;
-    loop {
-        let mut progress = false;
-        for t in 0..cut.len() {
-            while pos[t] < cut[t] {
-                let at = At {
-                    thread: t,
-                    index: pos[t],
-                };
-                let ready = model.rf_needs(at).all(|s| ran(&pos, s))
-                    && after
-                        .iter()
-                        .filter(|(taken, _)| *taken == at)
-                        .flat_map(|(_, needs)| needs.iter().enumerate())
-                        .all(|(u, n)| n.is_none_or(|i| pos[u] > i))
-                    && model.op(at).is_none_or(|op| {
-                        let mut ok = true;
-                        op_needs(model, at, op, false, |s| ok &= ran(&pos, s)) == Closed::Ok && ok
-                    });
-                if !ready {
-                    break;
+    // The required orders alone follow the run's order, so a cycle takes a release → taking
+    // order: one whose taking must come before its release.
+    edges.iter().any(|&(release, taken)| {
+        let Some(mut before) = closure(release) else {
+            return true;
+        };
+        loop {
+            let grown = before.clone();
+            for &(r, t) in &edges {
+                if has(&before, t) {
+                    match closure(r) {
+                        Some(c) => merge(&mut before, &c),
+                        None => return true,
+                    }
                 }
-                pos[t] += 1;
-                progress = true;
+            }
+            if has(&before, taken) {
+                return true;
+            }
+            if before == grown {
+                return false;
             }
         }
-        if !progress {
-            return pos == cut;
-        }
+    })
+}
+
+/// Puts `other`'s events into `cut`: a union of closed cuts is closed.
+fn merge(cut: &mut [usize], other: &[usize]) {
+    for (c, &o) in cut.iter_mut().zip(other) {
+        *c = (*c).max(o);
     }
+}
+
+/// Whether `cut` holds event `at`.
+fn has(cut: &[usize], at: At) -> bool {
+    cut[at.thread] > at.index
 }
 
 #[cfg(test)]
@@ -234,7 +245,7 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
-    use crate::solve::cut::{race_alone, Start, Verdict};
+    use crate::solve::cut::{excluded_alone, race_alone, Verdict};
     use crate::state::{Next, State};
     use crate::testkit::{check_random_runs, every_read_deciding, Run};
 
@@ -330,25 +341,7 @@ mod tests {
                     .collect();
                 for &x in &accesses {
                     for &y in accesses.iter().filter(|y| y.thread != x.thread) {
-                        let starts = [x, y].map(|at| Start::of(&model, at));
-                        let mut cut = vec![0; model.threads.len()];
-                        let mut limit: Vec<usize> =
-                            model.threads.iter().map(|t| t.events.len()).collect();
-                        for s in starts {
-                            cut[s.thread] = s.cut;
-                            limit[s.thread] = s.limit;
-                        }
-                        let mut scanned = vec![0; cut.len()];
-                        if close(&model, &mut cut, &mut scanned, false) == Closed::Unreachable
-                            || !within(&cut, &limit)
-                        {
-                            continue;
-                        }
-                        let pinned = starts.map(|s| Pinned {
-                            thread: s.thread,
-                            cut: s.cut,
-                        });
-                        if excluded(&model, cut, pinned, &limit) {
+                        if excluded_alone(&model, x, y) {
                             ruled_out.set(ruled_out.get() + 1);
                             proptest::prop_assert!(
                                 !reachable.contains(&(x, y)),
