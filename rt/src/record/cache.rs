@@ -683,6 +683,19 @@ mod tests {
         out
     }
 
+    /// The entries as drained, windows unexpanded.
+    fn drained_raw(c: &mut SegmentCache) -> Vec<Entry> {
+        let mut raw = Vec::new();
+        c.drain(|e| raw.push(*e));
+        raw
+    }
+
+    fn expanded(raw: &[Entry]) -> Vec<Entry> {
+        let mut out = Vec::new();
+        raw.iter().for_each(|e| expand(e, &mut out));
+        out
+    }
+
     fn e(addr: u64, size: u32, kind: AccessKind, site: usize) -> Entry {
         Entry {
             addr,
@@ -1087,8 +1100,7 @@ mod tests {
             assert!(c.record(a, 1, Read, 7));
         }
         assert_eq!(c.len(), 2, "one range per window");
-        let mut raw = Vec::new();
-        c.drain(|e| raw.push(*e));
+        let raw = drained_raw(&mut c);
         let stride: u64 = (0..20).map(|i| 1u64 << (2 * i)).sum();
         let window = stride | 0b11 << 0x29 | 1 << 0x3f;
         assert_eq!(
@@ -1110,8 +1122,7 @@ mod tests {
                 }
             ]
         );
-        let mut out = Vec::new();
-        raw.iter().for_each(|e| expand(e, &mut out));
+        let out = expanded(&raw);
         let mut want: Vec<_> = reads.iter().map(|&a| e(a, 1, Read, 7)).collect();
         // 0x1029 and 0x102a abut: one run.
         want.splice(20..22, [e(0x1029, 2, Read, 7)]);
@@ -1130,12 +1141,10 @@ mod tests {
         assert!(!c.record_fast(0x10c, 4, Write, 1));
         c.record(0x10c, 4, Write, 1);
         assert!(c.record_fast(0x110, 4, Write, 1));
-        let mut raw = Vec::new();
-        c.drain(|e| raw.push(*e));
+        let raw = drained_raw(&mut c);
         assert_eq!(raw.len(), 3);
         assert_eq!(raw[0].mask, 0xf0f);
-        let mut out = Vec::new();
-        raw.iter().for_each(|e| expand(e, &mut out));
+        let out = expanded(&raw);
         assert_eq!(
             out,
             vec![
@@ -1172,11 +1181,9 @@ mod tests {
         for i in 0..64u64 {
             assert!(c.record_fast(0x4000 + i, 1, Read, 9));
         }
-        let mut raw = Vec::new();
-        c.drain(|e| raw.push(*e));
+        let raw = drained_raw(&mut c);
         assert_eq!(raw.len(), 4);
-        let mut out = Vec::new();
-        raw.iter().for_each(|e| expand(e, &mut out));
+        let out = expanded(&raw);
         let mut want: Vec<_> = (0..64u64)
             .map(|i| e(0x4000 + i, 1, Write, 1 + (i % 4) as usize))
             .collect();
