@@ -25,8 +25,9 @@
 //! `i` of its mask (bit 0 always set, at least two runs of set bits) says byte `addr + i` was
 //! accessed, and each run of set bits decodes as one access, in address order; the deltas after
 //! it are taken from its address and site. It is how a loop that reads a byte at a stride (a
-//! Boyer-Moore skip loop) takes one record per 64 bytes rather than one per read: the decoded
-//! accesses are those the separate records gave.
+//! Boyer-Moore skip loop), or each unrolled copy of a loop writing an array by turns, takes one
+//! record per 64 bytes rather than one per access: the decoded accesses are those the separate
+//! records gave.
 //!
 //! A slot is a sync record written pending: fixed-width and outside the deltas (it leaves the
 //! cursor as it was), so the runtime can complete it in place whatever was written after it. When
