@@ -1309,7 +1309,8 @@ pub(crate) fn access(
     // range often covers it whole, and checking it granule by granule cost a replay of a loop
     // over arrays half its time again.
     let first_of_site = first == last && site.first_of_instant();
-    if first == last && !first_of_site && !kind.is_atomic() && tid < HINT_TIDS {
+    let plain = !kind.is_atomic() && tid < HINT_TIDS;
+    if first == last && !first_of_site && plain {
         if let Some(leaf) = leaf(first / PAGE, false) {
             let seen = leaf.state[(first % PAGE) as usize].load(Ordering::Relaxed);
             let bytes = mask(first, addr, size);
@@ -1317,6 +1318,11 @@ pub(crate) fn access(
                 return;
             }
         }
+    } else if first != last
+        && plain
+        && decided_all((tid, now.get(tid)), addr, size, kind.is_write(), false)
+    {
+        return;
     }
     check_access(now, tid, addr, size, site, kind, found);
 }
@@ -1364,10 +1370,6 @@ fn check_access(
             &mut out,
             &mut found,
         );
-        return;
-    }
-    // A longer one (a 16-byte load, a copy) that the fast path decides in every granule.
-    if plain && decided_all((tid, now.get(tid)), addr, size, kind.is_write(), false) {
         return;
     }
     check(
@@ -2089,10 +2091,22 @@ mod tests {
         // A write over the last 4 bytes of one granule, a whole one and the first 4 of the next.
         access(&mut a, 0, base + 4, 16, 1, AccessKind::Write, |_, _| {});
         assert!(read_write_decided(&a, 0, base + 4, 16));
-        assert!(read_write_decided(&a, 0, base + 6, 2), "within the first granule's bytes");
-        assert!(read_write_decided(&a, 0, base + 8, 12), "the whole one and the head of the next");
-        assert!(!read_write_decided(&a, 0, base + 2, 16), "two bytes before it");
-        assert!(!read_write_decided(&a, 0, base + 4, 17), "one byte after it");
+        assert!(
+            read_write_decided(&a, 0, base + 6, 2),
+            "within the first granule's bytes"
+        );
+        assert!(
+            read_write_decided(&a, 0, base + 8, 12),
+            "the whole one and the head of the next"
+        );
+        assert!(
+            !read_write_decided(&a, 0, base + 2, 16),
+            "two bytes before it"
+        );
+        assert!(
+            !read_write_decided(&a, 0, base + 4, 17),
+            "one byte after it"
+        );
         assert!(!read_write_decided(&a, 0, base + 4, 0), "nothing to decide");
         // Another thread, or the same one at its next instant, has no cell there.
         assert!(!read_write_decided(&b, 1, base + 4, 16));
