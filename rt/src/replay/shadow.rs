@@ -2086,7 +2086,7 @@ mod tests {
 
     #[test]
     fn a_read_modify_write_is_decided_only_where_both_its_halves_are() {
-        let (mut a, mut b) = clocks();
+        let (mut a, b) = clocks();
         let base = 0x7a50_0000u64;
         // A write over the last 4 bytes of one granule, a whole one and the first 4 of the next.
         access(&mut a, 0, base + 4, 16, 1, AccessKind::Write, |_, _| {});
