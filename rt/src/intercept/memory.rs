@@ -133,6 +133,7 @@ fn replay_check(
     shadow_check(inner, tid, addr, size, RawSite(site, first), kind);
 }
 
+/// The shadow's check of one access of the entered thread `tid`, its races reported.
 #[inline(always)]
 fn shadow_check(
     inner: &mut replay::thread::Inner,

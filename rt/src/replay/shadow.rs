@@ -1288,8 +1288,8 @@ impl Site for SiteId {
 
 /// Checks and records one access of `size` bytes at `addr` by the thread whose clock is `now`;
 /// calls `found` (outside every granule's lock) with each earlier cell it races with and the cell
-/// of the access itself in that granule. Inlined into the hook for the fast path of one granule
-/// (see the module doc); the rest is [`check_access`].
+/// of the access itself in that granule. Inlined into the hook for the fast path (see the module
+/// doc), of one granule or of several ([`decided_all`]); the rest is [`check_access`].
 #[inline(always)]
 pub(crate) fn access(
     now: &mut VectorClock,
@@ -1327,8 +1327,8 @@ pub(crate) fn access(
     check_access(now, tid, addr, size, site, kind, found);
 }
 
-/// [`access`] past the fast path of one granule: an access the hint did not decide in its one
-/// granule, or one over several (decided by the fast path only if it is in every granule).
+/// [`access`] past its fast path: an access the hint did not decide in its one granule, or one
+/// over several that the fast path did not decide in every granule.
 #[inline(never)]
 fn check_access(
     now: &mut VectorClock,

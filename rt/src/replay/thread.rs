@@ -159,7 +159,8 @@ pub(crate) struct ReplayThread {
     /// `info.me.tid`, kept here: every hook reads it, and `info` is another allocation.
     tid: ThreadId,
     /// The replay, if it watches accesses (`gate::watching`, fixed before any thread registers):
-    /// read here, in the thread's own line, by every access hook.
+    /// read here, in the thread's own state, by every access hook, not from a global next to
+    /// locks that other threads take.
     pub watch: Option<&'static Replay>,
     busy: AtomicBool,
     inner: UnsafeCell<Inner>,
