@@ -70,22 +70,85 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
     let Some(t) = replay::sync::current() else {
         return;
     };
-    let tid = t.tid();
     let Some(mut inner) = t.enter() else { return };
     inner.settle_atomic();
     if kind.is_atomic() {
         inner.atomic_after = addr as u64 / replay::shadow::GRANULE + 1;
     }
-    if let Some(r) = replay::gate::watching() {
+    replay_check(t, &mut inner, addr, size, site, kind);
+}
+
+/// A read-modify-write in replay mode: its read checked, then its write, as two hooks would, in
+/// one entry of the thread; when neither site makes its first access of the instant and nothing
+/// watches, both decided at once on the shadow's fast path (most of a loop's `x[i] -= ...`).
+#[inline(always)]
+fn replay_read_write(
+    addr: *const c_void,
+    size: u64,
+    read_site: *const c_void,
+    write_site: *const c_void,
+) {
+    let Some(t) = replay::sync::current() else {
+        return;
+    };
+    let Some(mut inner) = t.enter() else { return };
+    inner.settle_atomic();
+    if t.watch.is_some() {
+        replay_check(t, &mut inner, addr, size, read_site, AccessKind::Read);
+        replay_check(t, &mut inner, addr, size, write_site, AccessKind::Write);
+        return;
+    }
+    let tid = t.tid();
+    // In the order two hooks would take them: the read's slot first.
+    let first_read = inner.first_of_site(tid, read_site as usize);
+    let first_write = inner.first_of_site(tid, write_site as usize);
+    if !first_read
+        && !first_write
+        && replay::shadow::read_write_decided(&inner.clock, tid, addr as u64, size)
+    {
+        return;
+    }
+    let read = RawSite(read_site, first_read);
+    shadow_check(&mut inner, tid, addr, size, read, AccessKind::Read);
+    let write = RawSite(write_site, first_write);
+    shadow_check(&mut inner, tid, addr, size, write, AccessKind::Write);
+}
+
+/// The access of the entered thread `t` at `site`: watched first (the debugger's stop, the
+/// schedule's watched accesses), then checked against the shadow.
+#[inline(always)]
+fn replay_check(
+    t: &replay::thread::ReplayThread,
+    inner: &mut replay::thread::Inner,
+    addr: *const c_void,
+    size: u64,
+    site: *const c_void,
+    kind: AccessKind,
+) {
+    let tid = t.tid();
+    if let Some(r) = t.watch {
         watch(r, t, sites::id(site as usize));
     }
     let first = inner.first_of_site(tid, site as usize);
+    shadow_check(inner, tid, addr, size, RawSite(site, first), kind);
+}
+
+/// The shadow's check of one access of the entered thread `tid`, its races reported.
+#[inline(always)]
+fn shadow_check(
+    inner: &mut replay::thread::Inner,
+    tid: ilgen_trace::ThreadId,
+    addr: *const c_void,
+    size: u64,
+    site: RawSite,
+    kind: AccessKind,
+) {
     replay::shadow::access(
         &mut inner.clock,
         tid,
         addr as u64,
         size,
-        RawSite(site, first),
+        site,
         kind,
         replay::report::race,
     );
@@ -168,8 +231,7 @@ fn read_write_slow(
     if thread::current().is_some() {
         access_slow(addr, size, write_site, AccessKind::Write);
     } else {
-        replay_access(addr, size, read_site, AccessKind::Read);
-        replay_access(addr, size, write_site, AccessKind::Write);
+        replay_read_write(addr, size, read_site, write_site);
     }
 }
 

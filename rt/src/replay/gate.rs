@@ -45,9 +45,6 @@ use crate::replay::stack::StackId;
 use crate::runtime;
 
 static REPLAY: OnceLock<Replay> = OnceLock::new();
-/// The replay watches accesses (the schedule's watched ones, or the `stop_at` option's): set once
-/// by [`install`], so that an access hook of a replay that watches none reads one flag for it.
-static WATCHING: AtomicBool = AtomicBool::new(false);
 
 /// The replay runtime if the process replays, initializing the process on first use.
 #[inline]
@@ -273,20 +270,15 @@ pub(crate) fn now_ms() -> u64 {
 
 /// Makes `replay` the process's replay runtime; `None` when there already is one.
 pub(crate) fn install(replay: Replay) -> Option<&'static Replay> {
-    let watching = !replay.plan.watch.is_empty() || replay.options.stop_at.is_some();
     REPLAY.set(replay).ok()?;
-    WATCHING.store(watching, Ordering::Release);
     REPLAY.get()
 }
 
-/// The replay runtime when it watches accesses (see [`WATCHING`]).
-#[inline]
+/// The replay runtime when it watches accesses (the schedule's watched ones, or the `stop_at`
+/// option's); each thread keeps it when it starts (`ReplayThread::watch`), so that an access hook
+/// of a replay that watches none reads one word of its own for it.
 pub(crate) fn watching() -> Option<&'static Replay> {
-    if WATCHING.load(Ordering::Relaxed) {
-        get()
-    } else {
-        None
-    }
+    get().filter(|r| !r.plan.watch.is_empty() || r.options.stop_at.is_some())
 }
 
 impl Replay {

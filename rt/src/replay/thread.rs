@@ -156,6 +156,12 @@ fn own_cpu_clock() -> Option<libc::clockid_t> {
 
 pub(crate) struct ReplayThread {
     pub info: Arc<ThreadInfo>,
+    /// `info.me.tid`, kept here: every hook reads it, and `info` is another allocation.
+    tid: ThreadId,
+    /// The replay, if it watches accesses (`gate::watching`, fixed before any thread registers):
+    /// read here, in the thread's own state, by every access hook, not from a global next to
+    /// locks that other threads take.
+    pub watch: Option<&'static Replay>,
     busy: AtomicBool,
     inner: UnsafeCell<Inner>,
 }
@@ -198,7 +204,7 @@ impl Inner {
 
 impl ReplayThread {
     pub fn tid(&self) -> ThreadId {
-        self.info.me.tid
+        self.tid
     }
 
     /// Exclusive access to the clock until the guard drops; `None` when already inside.
@@ -308,6 +314,8 @@ pub(crate) fn register(me: ThreadRef, clock: VectorClock) -> &'static ReplayThre
         .push(info.clone());
     let t = Box::leak(Box::new(ReplayThread {
         info,
+        tid: me.tid,
+        watch: crate::replay::gate::watching(),
         busy: AtomicBool::new(false),
         inner: UnsafeCell::new(Inner {
             clock,
