@@ -22,8 +22,6 @@ use crate::model::{At, Model, ModelOp};
 
 use rustc_hash::FxHashMap;
 
-use super::cut::within;
-
 /// Where a race pair's access stops its thread: it has run its first `cut` events (the last
 /// event that constrains before the access among them), and no lock operation lies between.
 #[derive(Clone, Copy)]
@@ -195,7 +193,8 @@ pub(super) fn excluded(
                 merge(&mut cut, &required);
             }
         }
-        if !within(&cut, limit) {
+        // A pinned thread run past its access (cut.rs's `within`, which imports this module).
+        if cut.iter().zip(limit).any(|(c, l)| c > l) {
             return true;
         }
         if cut == before {
@@ -238,176 +237,4 @@ fn merge(cut: &mut [usize], other: &[usize]) {
 /// Whether `cut` holds event `at`.
 fn has(cut: &[usize], at: At) -> bool {
     cut[at.thread] > at.index
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::HashSet;
-
-    use super::*;
-    use crate::solve::cut::{excluded_alone, race_alone, Verdict};
-    use crate::state::{Next, State};
-    use crate::testkit::{check_random_runs, every_read_deciding, Run};
-
-    const LEFT: u64 = 0x100;
-    const V: u64 = 0x200;
-    const L: u64 = 0x900;
-
-    /// A latch: the worker (thread 1) writes the count and `v` under `L`; the waiter (thread 2)
-    /// reads the count under `L`, then writes `v`. The run had the worker first.
-    fn latch() -> Run {
-        let mut r = Run::new(3);
-        r.fork(0, 1)
-            .fork(0, 2)
-            .start(1)
-            .start(2)
-            .lock(1, L)
-            .w(1, LEFT, 2)
-            .w(1, V, 4)
-            .unlock(1, L)
-            .lock(2, L)
-            .r(2, LEFT, 5)
-            .unlock(2, L)
-            .w(2, V, 6);
-        r
-    }
-
-    /// The model of `v` of `run`, with every read deciding or none.
-    fn model_of(run: &Run, deciding: bool) -> Model {
-        let mut program = crate::prepare::prepare(run.traces());
-        if deciding {
-            let reads = every_read_deciding(&program.model);
-            let edges = crate::reads_from::edges(&program.model, &reads);
-            program.model.set_reads_from(edges);
-        }
-        let var = program
-            .vars
-            .iter()
-            .position(|v| v.addr == V)
-            .expect("v is shared");
-        program.model.restrict(Some(var)).0
-    }
-
-    /// The accesses to `v` of threads 1 and 2.
-    fn writes_of_v(model: &Model) -> (At, At) {
-        let of = |thread: usize| At {
-            thread,
-            index: (0..model.threads[thread].events.len())
-                .rev()
-                .find(|&i| !model.threads[thread].events[i].is_sync())
-                .expect("an access"),
-        };
-        (of(1), of(2))
-    }
-
-    #[test]
-    fn a_section_the_waiter_read_from_orders_the_pair() {
-        let model = model_of(&latch(), true);
-        let (x, y) = writes_of_v(&model);
-        assert_eq!(race_alone(&model, x, y), Verdict::Excluded);
-        assert!(!reachable_pairs(&model).contains(&(x, y)));
-    }
-
-    /// Without the count read deciding, the waiter may go first: the pair is reachable, and not
-    /// ruled out (the observed order's repair cannot show it either: it runs the worker first).
-    #[test]
-    fn without_the_read_the_section_orders_nothing() {
-        let model = model_of(&latch(), false);
-        let (x, y) = writes_of_v(&model);
-        assert!(reachable_pairs(&model).contains(&(x, y)));
-        assert_eq!(race_alone(&model, x, y), Verdict::Unknown);
-    }
-
-    /// Of random runs with every read deciding, each variable's model: every pair of accesses of
-    /// two threads that [`excluded`] rules out is in no reachable state.
-    #[test]
-    fn pairs_ruled_out_are_unreachable_on_random_runs() {
-        let ruled_out = std::cell::Cell::new(0);
-        check_random_runs(0x2545_f491_4f6c_dd1d, 300, |run| {
-            let mut program = crate::prepare::prepare(run.traces());
-            let reads = every_read_deciding(&program.model);
-            let edges = crate::reads_from::edges(&program.model, &reads);
-            program.model.set_reads_from(edges);
-            for var in 0..program.vars.len() {
-                let (model, _) = program.model.restrict(Some(var));
-                let reachable = reachable_pairs(&model);
-                let accesses: Vec<At> = (0..model.threads.len())
-                    .flat_map(|thread| {
-                        let events = &model.threads[thread].events;
-                        (0..events.len())
-                            .filter(move |&index| !events[index].is_sync())
-                            .map(move |index| At { thread, index })
-                    })
-                    .collect();
-                for &x in &accesses {
-                    for &y in accesses.iter().filter(|y| y.thread != x.thread) {
-                        if excluded_alone(&model, x, y) {
-                            ruled_out.set(ruled_out.get() + 1);
-                            proptest::prop_assert!(
-                                !reachable.contains(&(x, y)),
-                                "var {}: pair {:?} is reachable",
-                                var,
-                                (x, y)
-                            );
-                        }
-                    }
-                }
-            }
-            Ok(())
-        });
-        eprintln!("{} pairs ruled out", ruled_out.get());
-        assert!(ruled_out.get() > 100, "only {ruled_out:?} pairs ruled out");
-    }
-
-    /// Every pair of accesses (both orders) that some state reachable in `model` has in the
-    /// current segments of their two threads: the exhaustive search's race test, over all states.
-    fn reachable_pairs(model: &Model) -> HashSet<(At, At)> {
-        let n = model.threads.len();
-        let mut seen: HashSet<State> = HashSet::new();
-        let mut out = HashSet::new();
-        let mut stack = vec![State::initial(model)];
-        while let Some(state) = stack.pop() {
-            if seen.contains(&state) {
-                continue;
-            }
-            let segment = |t: usize| {
-                let from = state.pos[t];
-                let to = if state.waiting(t) {
-                    from
-                } else {
-                    model
-                        .next_stop(t, from)
-                        .unwrap_or(model.threads[t].events.len())
-                };
-                (from..to)
-                    .filter(move |&i| !model.threads[t].events[i].is_sync())
-                    .map(move |index| At { thread: t, index })
-            };
-            for a in 0..n {
-                for b in (0..n).filter(|&b| b != a) {
-                    for x in segment(a) {
-                        out.extend(segment(b).map(|y| (x, y)));
-                    }
-                }
-            }
-            for t in 0..n {
-                let Next::At(stop) = state.next(model, t, usize::MAX) else {
-                    continue;
-                };
-                let mut next = state.clone();
-                let op = model.threads[t].events[stop].op().expect("a sync event");
-                let moved = if state.may_advance(model, t, stop) {
-                    next.advance(model, t, stop)
-                } else {
-                    matches!(op, ModelOp::LoopExit { mutex: Some(_), .. })
-                        && next.release_to_wait(model, t, op)
-                };
-                if moved {
-                    stack.push(next);
-                }
-            }
-            seen.insert(state);
-        }
-        out
-    }
 }
