@@ -2,8 +2,10 @@
 //! mutex at its access.
 //!
 //! Takes a [`Model`], the pair's required cut (closed without the failed try operations' extra
-//! requirements, so every event in it runs in every schedule that reaches the pair) and the two
-//! threads' [`Pinned`] positions; gives whether no schedule reaches the pair ([`excluded`]).
+//! requirements, so every event in it runs in every schedule that reaches the pair), the two
+//! threads' [`Pinned`] positions, each thread's critical sections ([`Sections`], kept across a
+//! model's pairs) and the required cut of any one event (the cut path's kept closures); gives
+//! whether no schedule reaches the pair ([`excluded`]).
 //!
 //! Where a pinned thread holds mutex `m` at its access, taken at its event `a`, it holds `m`
 //! from `a` until past the pair; so every critical section of `m` another thread enters in the
