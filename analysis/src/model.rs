@@ -18,6 +18,7 @@ use std::ops::{Index, Range};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
+use rustc_hash::FxHashMap;
 
 /// Index of a shared object in [`crate::prepare::Program::vars`].
 pub type VarId = usize;
@@ -627,7 +628,7 @@ pub struct ModelThread {
     /// What the trace recorded of each sync event, in program order ([`ModelEvent::Sync`]'s
     /// `sync`): apart from the events, so that an event stays small, and shared by the models
     /// [restricted](Model::restrict) from this one, which keep every sync event.
-    pub observed: Arc<[Observed]>,
+    pub observed: Recorded,
 }
 
 /// A thread's events in program order. A model of one variable shares the sync-only model's
@@ -922,7 +923,10 @@ impl PackedOp {
 pub struct ThreadBuilder {
     tid: ThreadId,
     pub(crate) events: Vec<ModelEvent>,
-    observed: Vec<Observed>,
+    records: Vec<Record>,
+    /// Each distinct operation's index in `ops`.
+    ids: FxHashMap<SyncOp, u32>,
+    ops: Vec<SyncOp>,
 }
 
 impl ThreadBuilder {
@@ -936,7 +940,9 @@ impl ThreadBuilder {
         ThreadBuilder {
             tid,
             events: Vec::with_capacity(events),
-            observed: Vec::with_capacity(syncs),
+            records: Vec::with_capacity(syncs),
+            ids: FxHashMap::default(),
+            ops: Vec::new(),
         }
     }
 
@@ -948,16 +954,23 @@ impl ThreadBuilder {
         self
     }
 
-    /// The next sync operation: `observed.op_index` is its number among the thread's.
+    /// The next sync operation, recorded as `observed` (its `op_index` is its number among the
+    /// thread's, whatever it says).
     pub fn sync(&mut self, op: ModelOp, observed: Observed) -> &mut ThreadBuilder {
-        let sync = self.observed.len() as u32;
+        let sync = self.records.len() as u32;
         self.events.push(ModelEvent::Sync {
             op: op.into(),
             sync,
         });
-        self.observed.push(Observed {
-            op_index: sync,
-            ..observed
+        let ops = &mut self.ops;
+        let id = *self.ids.entry(observed.op).or_insert_with(|| {
+            ops.push(observed.op);
+            u32::try_from(ops.len() - 1).expect("fewer than 2^32 distinct operations")
+        });
+        self.records.push(Record {
+            seq: observed.seq,
+            site: observed.site,
+            op: id,
         });
         self
     }
@@ -966,12 +979,16 @@ impl ThreadBuilder {
         ModelThread {
             tid: self.tid,
             events: self.events.into(),
-            observed: self.observed.into(),
+            observed: Recorded {
+                records: self.records.into(),
+                ops: self.ops.into(),
+            },
         }
     }
 }
 
-/// What the trace recorded of a sync operation: the schedule names it by these.
+/// What the trace recorded of a sync operation: the schedule names it by these. A value made
+/// from its thread's [`Recorded`] when asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Observed {
     /// Process-wide order of the run ([`ilgen_trace::PENDING`] if it never completed).
@@ -981,6 +998,85 @@ pub struct Observed {
     pub site: SiteId,
     pub op: SyncOp,
 }
+
+/// A thread's recorded sync operations ([`Observed`]) in program order, shared by the models
+/// [restricted](Model::restrict) from the one that holds them. 16 bytes an operation: its
+/// operation is an index into the thread's distinct operations (a run repeats a few locks and
+/// condition variables), since a `SyncOp`, with up to two addresses, is 24 bytes alone, and each
+/// one's number among its thread's is its place here.
+#[derive(Clone, Debug, Default)]
+pub struct Recorded {
+    records: Arc<[Record]>,
+    ops: Arc<[SyncOp]>,
+}
+
+/// One recorded operation of [`Recorded`]: `op` indexes its `ops`.
+#[derive(Clone, Copy, Debug)]
+struct Record {
+    seq: u64,
+    site: SiteId,
+    op: u32,
+}
+
+impl Recorded {
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// The thread's `sync`-th operation.
+    #[inline]
+    pub fn get(&self, sync: usize) -> Option<Observed> {
+        let r = self.records.get(sync)?;
+        Some(Observed {
+            seq: r.seq,
+            op_index: sync as u32,
+            site: r.site,
+            op: self.ops[r.op as usize],
+        })
+    }
+
+    /// The thread's `sync`-th operation, which it has.
+    #[inline]
+    pub fn at(&self, sync: usize) -> Observed {
+        match self.get(sync) {
+            Some(o) => o,
+            None => panic!("operation {sync} of a thread of {}", self.len()),
+        }
+    }
+
+    /// The seq of the thread's `sync`-th operation, without the rest.
+    #[inline]
+    pub fn seq(&self, sync: usize) -> Option<u64> {
+        self.records.get(sync).map(|r| r.seq)
+    }
+
+    /// How many operations come before the first whose seq is not below `bound`, the seqs being
+    /// ordered up to there.
+    pub fn seqs_below(&self, bound: u64) -> usize {
+        self.records.partition_point(|r| r.seq < bound)
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Observed> + ExactSizeIterator + '_ {
+        (0..self.len()).map(|sync| self.at(sync))
+    }
+
+    /// Whether `other` is these operations themselves, not an equal copy.
+    pub fn same(&self, other: &Recorded) -> bool {
+        Arc::ptr_eq(&self.records, &other.records)
+    }
+}
+
+impl PartialEq for Recorded {
+    fn eq(&self, other: &Recorded) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Recorded {}
 
 /// A sync operation's meaning in the model. Thread and object fields are indices into
 /// [`Model::threads`] and the vectors of [`SyncObjects`].
@@ -1162,15 +1258,23 @@ impl ModelThread {
     }
 
     /// What the trace recorded of event `index`, a sync event.
-    pub fn observed_at(&self, index: usize) -> Option<&Observed> {
+    pub fn observed_at(&self, index: usize) -> Option<Observed> {
         match self.events.get(index)? {
             ModelEvent::Sync { sync, .. } => self.observed.get(*sync as usize),
             ModelEvent::Access { .. } => None,
         }
     }
 
+    /// The seq of event `index`, a sync event: [`ModelThread::observed_at`] without the rest.
+    pub fn seq_at(&self, index: usize) -> Option<u64> {
+        match self.events.get(index)? {
+            ModelEvent::Sync { sync, .. } => self.observed.seq(*sync as usize),
+            ModelEvent::Access { .. } => None,
+        }
+    }
+
     /// The recorded operation of event `e` of this thread, a sync event.
-    pub fn observed_of(&self, e: &ModelEvent) -> Option<&Observed> {
+    pub fn observed_of(&self, e: &ModelEvent) -> Option<Observed> {
         match e {
             ModelEvent::Sync { sync, .. } => self.observed.get(*sync as usize),
             ModelEvent::Access { .. } => None,
@@ -1196,9 +1300,9 @@ impl ObservedOrder<'_> {
         while self.next[thread] < self.end[thread] {
             let index = self.next[thread];
             self.next[thread] += 1;
-            if let Some(o) = t.observed_at(index) {
-                if o.seq != ilgen_trace::PENDING {
-                    self.last[thread] = o.seq;
+            if let Some(seq) = t.seq_at(index) {
+                if seq != ilgen_trace::PENDING {
+                    self.last[thread] = seq;
                 }
                 self.heads.push(Reverse((self.last[thread], thread, index)));
                 return;
@@ -1375,7 +1479,7 @@ impl Model {
                 let ModelEvent::Sync { op, sync } = e else {
                     continue;
                 };
-                let observed = &t.observed[*sync as usize];
+                let observed = t.observed.at(*sync as usize);
                 match observed.op {
                     SyncOp::WaitLoopEnter { cond } => open_loops.push(cond),
                     SyncOp::WaitLoopExit { cond } => {
@@ -1730,7 +1834,7 @@ impl Model {
                     .map(|&i| t.events[i as usize])
                     .collect::<Vec<_>>()
                     .into(),
-                observed: Arc::clone(&t.observed),
+                observed: t.observed.clone(),
             })
             .collect();
         let mut model = Model::derive(threads, Arc::clone(&self.objects));
@@ -1800,7 +1904,7 @@ impl Model {
                         .map(|(&(at, _), &(_, i))| (at, self.threads[thread].events[i as usize]))
                         .collect(),
                 },
-                observed: Arc::clone(&t.observed),
+                observed: t.observed.clone(),
             })
             .collect();
         // Of the orders the variable's accesses touch, those that keep no read of another
