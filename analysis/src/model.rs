@@ -194,29 +194,16 @@ struct EventIndex {
     /// The edges indexed, [`Sources::reads_from`] of the model indexed: held once, by it and
     /// here (a copy of each edge's ends and read was most of the index).
     edges: Arc<[RfEdge]>,
-    /// Per distinct (`after`, `before`) of `edges`, in its order: a compressor's run had 404,216
-    /// edges but 3,012 distinct orders, and a model of one variable keeps an order if any of its
-    /// reads still needs it.
-    orders: Vec<Order>,
-    /// Per edge, where its read is ([`ReadPlace`]): `edges[k]`'s read is `reads[k]`.
-    reads: Vec<ReadPlace>,
-    /// (variable, order) of each read of the orders, sorted: the orders a variable's reads are in.
-    reads_of: Vec<(u32, u32)>,
+    /// Per distinct (`after`, `before`) of `edges`, in its order, the index of its first edge
+    /// (its edges run to the next order's first): a compressor's run had 404,216 edges but 3,012
+    /// distinct orders, and a model of one variable keeps an order if any of its reads still
+    /// needs it. Only that, 4 bytes an order: a work queue's run has an order per hand-off, and
+    /// each end's and read's place among its thread's sync events, kept with it, made 16 bytes
+    /// an order and 8 an edge. They are searched for when a model asks ([`EventIndex::place`]).
+    orders: Vec<u32>,
     /// Per thread, the reads of the orders as (read's index, its segment's first event, order),
-    /// by index: the orders whose reads an access of a variable is in the segment of.
+    /// by index: the orders whose reads an access of a variable is, or is in the segment of.
     thread_reads: Vec<Vec<(u32, u32, u32)>>,
-}
-
-/// The edges of [`EventIndex::edges`] that ask `before` to run before `after` for their reads.
-/// Each end comes with the count of its thread's sync events before it: a restricted model keeps
-/// them all, so its index there is that count plus the kept accesses before it, found without a
-/// search over the thread's events (a model per variable, thousands of variables, an order per
-/// hand-off).
-#[derive(Clone, Debug)]
-struct Order {
-    syncs_before: (u32, u32),
-    /// Its edges' range in [`EventIndex::edges`] (and [`EventIndex::reads`]).
-    edges: (u32, u32),
 }
 
 /// Where the deciding read of an edge is, beside what the edge says of it.
@@ -249,9 +236,7 @@ impl EventIndex {
             accesses: counts.into_iter().map(Vec::with_capacity).collect(),
             edges: Arc::from(Vec::new()),
             orders: Vec::new(),
-            reads: Vec::new(),
-            reads_of: Vec::new(),
-            thread_reads: vec![Vec::new(); threads.len()],
+            thread_reads: Vec::new(),
         };
         for (thread, t) in threads.iter().enumerate() {
             for (i, e) in t.events.iter().enumerate() {
@@ -263,56 +248,28 @@ impl EventIndex {
                 }
             }
         }
-        let syncs_before = |at: At| index.syncs_before(at.thread, at.index as u32);
-        let mut orders: Vec<Order> = Vec::new();
-        let mut reads = Vec::with_capacity(edges.len());
         let mut thread_reads = vec![0; threads.len()];
         for (k, e) in (0u32..).zip(edges.iter()) {
-            let read = e.read.at();
-            let read_syncs = syncs_before(read);
-            let events = &threads[read.thread].events;
-            let segment = index.syncs[read.thread][..read_syncs as usize]
-                .iter()
-                .rev()
-                .find(|&&s| events[s as usize].constrains())
-                .map_or(0, |&s| s + 1);
-            reads.push(ReadPlace {
-                syncs_before: read_syncs,
-                segment,
-            });
-            thread_reads[read.thread] += 1;
-            match orders.last_mut() {
-                Some(o) if EventIndex::same_order(&edges[o.edges.0 as usize], e) => {
-                    o.edges.1 = k + 1;
-                }
-                _ => orders.push(Order {
-                    syncs_before: (syncs_before(e.after.at()), syncs_before(e.before.at())),
-                    edges: (k, k + 1),
-                }),
+            thread_reads[e.read.at().thread] += 1;
+            if k == 0 || !EventIndex::same_order(&edges[k as usize - 1], e) {
+                index.orders.push(k);
             }
         }
-        orders.shrink_to_fit();
-        index.reads_of.reserve_exact(edges.len());
-        for (reads, &n) in index.thread_reads.iter_mut().zip(&thread_reads) {
-            reads.reserve_exact(n);
-        }
-        for (o, order) in (0u32..).zip(&orders) {
-            for (e, r) in EventIndex::reads_in(&edges, &reads, order) {
-                index.reads_of.push((e.var, o));
-                index.thread_reads[e.read.at().thread].push((
-                    e.read.at().index as u32,
-                    r.segment,
-                    o,
-                ));
+        index.orders.shrink_to_fit();
+        index.edges = edges;
+        let mut reads: Vec<Vec<_>> = thread_reads.into_iter().map(Vec::with_capacity).collect();
+        for o in 0..index.orders.len() {
+            for e in &index.edges[index.order_edges(o)] {
+                let read = e.read.at();
+                let (events, syncs) = (&threads[read.thread].events, &index.syncs[read.thread]);
+                let segment = index.place(read, |k| events[syncs[k] as usize]).segment;
+                reads[read.thread].push((read.index as u32, segment, o as u32));
             }
         }
-        index.reads_of.sort_unstable();
-        for reads in &mut index.thread_reads {
+        for reads in &mut reads {
             reads.sort_unstable();
         }
-        index.orders = orders;
-        index.reads = reads;
-        index.edges = edges;
+        index.thread_reads = reads;
         index
     }
 
@@ -320,25 +277,56 @@ impl EventIndex {
         (a.after, a.before) == (b.after, b.before)
     }
 
-    /// The edges of `o` with their reads' places, in their order.
-    fn reads_in<'a>(
-        edges: &'a [RfEdge],
-        reads: &'a [ReadPlace],
-        o: &Order,
-    ) -> impl Iterator<Item = (&'a RfEdge, &'a ReadPlace)> + Clone {
-        let range = o.edges.0 as usize..o.edges.1 as usize;
-        edges[range.clone()].iter().zip(&reads[range])
+    /// The range of order `o`'s edges in [`EventIndex::edges`].
+    fn order_edges(&self, o: usize) -> Range<usize> {
+        let end = self
+            .orders
+            .get(o + 1)
+            .map_or(self.edges.len(), |&e| e as usize);
+        self.orders[o] as usize..end
     }
 
-    /// [`EventIndex::reads_in`] this index.
-    fn reads(&self, o: &Order) -> impl Iterator<Item = (&RfEdge, &ReadPlace)> + Clone {
-        EventIndex::reads_in(&self.edges, &self.reads, o)
+    /// Where `read` is among its thread's events, `sync(k)` being the thread's k-th sync event.
+    fn place(&self, read: At, sync: impl Fn(usize) -> ModelEvent) -> ReadPlace {
+        let syncs_before = self.syncs_before(read.thread, read.index as u32);
+        let segment = (0..syncs_before as usize)
+            .rev()
+            .find(|&k| sync(k).constrains())
+            .map_or(0, |k| self.syncs[read.thread][k] + 1);
+        ReadPlace {
+            syncs_before,
+            segment,
+        }
+    }
+
+    /// The edges of order `o` with their reads' places, in their order (`syncs`: the sync-only
+    /// model's threads).
+    fn reads<'a>(
+        &'a self,
+        o: usize,
+        syncs: &'a [ModelThread],
+    ) -> impl Iterator<Item = (&'a RfEdge, ReadPlace)> + Clone + 'a {
+        self.edges[self.order_edges(o)].iter().map(move |e| {
+            let read = e.read.at();
+            (e, self.place(read, |k| syncs[read.thread].events[k]))
+        })
     }
 
     /// The `after` and `before` of `o`'s edges.
-    fn ends(&self, o: &Order) -> (At, At) {
-        let e = &self.edges[o.edges.0 as usize];
+    fn ends(&self, o: usize) -> (At, At) {
+        let e = &self.edges[self.orders[o] as usize];
         (e.after.at(), e.before.at())
+    }
+
+    /// The sync events of their threads before the `after` and the `before` of `o`'s edges: a
+    /// restricted model keeps them all, so an end's index there is that count plus the kept
+    /// accesses before it.
+    fn ends_syncs_before(&self, o: usize) -> (u32, u32) {
+        let (after, before) = self.ends(o);
+        (
+            self.syncs_before(after.thread, after.index as u32),
+            self.syncs_before(before.thread, before.index as u32),
+        )
     }
 
     /// The accesses of `var` by `thread` (none for `None`), by index.
@@ -379,7 +367,7 @@ impl EventIndex {
     /// `syncs`: the sync-only model's threads, whose k-th event is the thread's k-th sync event.
     fn edge(
         &self,
-        o: &Order,
+        o: usize,
         var: Option<VarId>,
         own: &[&[(u32, u32)]],
         syncs: &[ModelThread],
@@ -391,25 +379,26 @@ impl EventIndex {
             thread: at.thread,
             index: syncs_before as usize + accesses_before(at),
         };
-        let touches = |(e, r): &(&RfEdge, &ReadPlace), v: VarId| {
+        let touches = |(e, r): &(&RfEdge, ReadPlace), v: VarId| {
             let read = e.read.at();
             let before = accesses_before(read);
             e.var as VarId == v || (before > 0 && own[read.thread][before - 1].1 >= r.segment)
         };
         let (after, before) = self.ends(o);
+        let syncs_before = self.ends_syncs_before(o);
         let (read, after, moved) = match var {
             None => (
-                self.reads(o).next()?,
-                kept_at(after, o.syncs_before.0),
+                self.reads(o, syncs).next()?,
+                kept_at(after, syncs_before.0),
                 false,
             ),
-            Some(v) => match self.reads(o).find(|r| !touches(r, v)) {
-                Some(r) => (r, kept_at(after, o.syncs_before.0), false),
+            Some(v) => match self.reads(o, syncs).find(|r| !touches(r, v)) {
+                Some(r) => (r, kept_at(after, syncs_before.0), false),
                 None => {
-                    let (r, end) = self.reads(o).find_map(|(e, r)| {
+                    let (r, end) = self.reads(o, syncs).find_map(|(e, r)| {
                         let thread = e.read.at().thread;
                         let (end, syncs) = self
-                            .segment_end(syncs, thread, r)
+                            .segment_end(syncs, thread, &r)
                             .filter(|_| after.thread == thread)?;
                         let end = At {
                             thread: after.thread,
@@ -428,7 +417,7 @@ impl EventIndex {
         let kept = var == Some(e.var as VarId);
         let edge = RfEdge {
             after: after.into(),
-            before: kept_at(before, o.syncs_before.1).into(),
+            before: kept_at(before, syncs_before.1).into(),
             var: e.var,
             read: At {
                 thread: at.thread,
@@ -468,7 +457,7 @@ impl EventIndex {
         let mut in_order: Vec<RfEdge> = Vec::with_capacity(self.orders.len());
         let mut moved: Vec<RfEdge> = Vec::new();
         let mut sorted = true;
-        for o in &self.orders {
+        for o in 0..self.orders.len() {
             let Some((edge, is_moved)) = self.edge(o, var, own, syncs) else {
                 continue;
             };
@@ -485,17 +474,16 @@ impl EventIndex {
     }
 
     /// The orders whose edge a model of `var` may keep otherwise than the sync-only model: those
-    /// with a read of `var`, or a read after an access of `var` in its segment. By order.
-    fn touched(&self, var: VarId, own: &[&[(u32, u32)]]) -> Vec<u32> {
-        let from = self.reads_of.partition_point(|r| (r.0 as usize) < var);
-        let to = self.reads_of.partition_point(|r| r.0 as usize <= var);
-        let mut orders: Vec<u32> = self.reads_of[from..to].iter().map(|r| r.1).collect();
+    /// with a read of `var`, or a read after an access of `var` in its segment. By order. A
+    /// read of `var` is an access of it (`own`), the first of its own segment's.
+    fn touched(&self, own: &[&[(u32, u32)]]) -> Vec<u32> {
+        let mut orders: Vec<u32> = Vec::new();
         for (reads, accesses) in self.thread_reads.iter().zip(own) {
-            // The reads after an earlier access of its segment are those after a later one too:
-            // each read is looked at once.
+            // The reads at or after an earlier access of its segment are those at or after a
+            // later one too: each read is looked at once.
             let mut done = 0;
             for &(_, a) in accesses.iter() {
-                let first = done.max(reads.partition_point(|r| r.0 <= a));
+                let first = done.max(reads.partition_point(|r| r.0 < a));
                 let len = reads[first..].iter().take_while(|r| r.1 <= a).count();
                 orders.extend(reads[first..first + len].iter().map(|r| r.2));
                 done = first + len;
@@ -1912,21 +1900,21 @@ impl Model {
         let sync_edges = &shared.syncs.sources.reads_from;
         let mut dropped = Vec::new();
         let mut moved = Vec::new();
-        for o in index.touched(var, &own) {
-            let order = &index.orders[o as usize];
-            let edge = index.edge(order, Some(var), &own, &shared.syncs.threads);
+        for o in index.touched(&own) {
+            let edge = index.edge(o as usize, Some(var), &own, &shared.syncs.threads);
             if matches!(edge, Some((_, false))) {
                 continue;
             }
-            let (after, before) = index.ends(order);
+            let (after, before) = index.ends(o as usize);
+            let syncs_before = index.ends_syncs_before(o as usize);
             let key = (
                 Pos::from(At {
                     thread: after.thread,
-                    index: order.syncs_before.0 as usize,
+                    index: syncs_before.0 as usize,
                 }),
                 Pos::from(At {
                     thread: before.thread,
-                    index: order.syncs_before.1 as usize,
+                    index: syncs_before.1 as usize,
                 }),
             );
             let i = sync_edges.partition_point(|e| (e.after, e.before) < key);
