@@ -1311,46 +1311,73 @@ impl Iterator for ObservedOrder<'_> {
 
 /// The sync events of a model without overlay in the observed order ([`Model::observed_order`]
 /// of the whole run), found once: the observed order of a cut is the events of this one in the
-/// cut, so a cut reads it off ([`Model::cut_order`]) rather than merging the threads again. 12
-/// bytes a sync event.
+/// cut, so a cut reads it off ([`Model::cut_order`]) rather than merging the threads again. 8
+/// bytes a sync event of a sync-only model, whose thread's k-th event is its k-th sync event:
+/// an event's index is not kept, a cut counts its thread's events as it goes along the order.
 #[derive(Debug)]
 pub(crate) struct RunOrder {
-    /// (thread, index) of every sync event, in the observed order.
-    order: Vec<(u32, u32)>,
-    /// Per thread, the position in `order` of each of its sync events.
+    /// The thread of every sync event, in the observed order.
+    threads: Vec<u32>,
+    /// Per thread, the position in `threads` of each of its sync events.
     positions: Vec<Vec<u32>>,
+    /// Per thread, the index of each of its sync events; empty for a model of sync events only.
+    indices: Vec<Vec<u32>>,
 }
 
 impl RunOrder {
     fn of(model: &Model) -> RunOrder {
         let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
         let word = |x: usize| u32::try_from(x).expect("a model's indices fit in 32 bits");
+        let syncs_only = model
+            .threads
+            .iter()
+            .all(|t| t.events.len() == t.observed.len());
         // Sized first: the order's iterator has no length, and a vector grown by doubling as it
-        // came held up to twice its 8 bytes a sync event.
-        let mut order: Vec<(u32, u32)> =
+        // came held up to twice its 4 bytes a sync event.
+        let mut threads: Vec<u32> =
             Vec::with_capacity(model.threads.iter().map(|t| t.observed.len()).sum());
-        order.extend(
-            model
-                .observed_order(&lens)
-                .map(|at| (word(at.thread), word(at.index))),
-        );
-        let mut positions = vec![Vec::new(); lens.len()];
-        for (position, &(thread, _)) in order.iter().enumerate() {
-            positions[thread as usize].push(word(position));
+        let mut positions: Vec<Vec<u32>> = model
+            .threads
+            .iter()
+            .map(|t| Vec::with_capacity(t.observed.len()))
+            .collect();
+        let mut indices: Vec<Vec<u32>> = match syncs_only {
+            true => Vec::new(),
+            false => positions.clone(),
+        };
+        for at in model.observed_order(&lens) {
+            positions[at.thread].push(word(threads.len()));
+            threads.push(word(at.thread));
+            if let Some(list) = indices.get_mut(at.thread) {
+                list.push(word(at.index));
+            }
         }
-        for p in &mut positions {
-            p.shrink_to_fit();
+        RunOrder {
+            threads,
+            positions,
+            indices,
         }
-        RunOrder { order, positions }
     }
 
     fn len(&self) -> usize {
-        self.order.len()
+        self.threads.len()
+    }
+
+    /// The index of `thread`'s `k`-th sync event.
+    #[inline]
+    fn index(&self, thread: usize, k: usize) -> u32 {
+        match self.indices.get(thread) {
+            Some(list) => list[k],
+            None => k as u32,
+        }
     }
 
     /// How many of `thread`'s sync events lie before its event `index`.
     fn syncs_before(&self, thread: usize, index: usize) -> usize {
-        self.positions[thread].partition_point(|&p| (self.order[p as usize].1 as usize) < index)
+        match self.indices.get(thread) {
+            Some(list) => list.partition_point(|&i| (i as usize) < index),
+            None => index.min(self.positions[thread].len()),
+        }
     }
 }
 
@@ -1368,6 +1395,8 @@ pub struct CutOrder<'a> {
     /// With an overlay, per thread, the variable's accesses passed so far: the events come in
     /// program order per thread, so their indices here are found as they come.
     passed: Vec<usize>,
+    /// Per thread, its sync events among the order's before `next`.
+    seen: Vec<usize>,
 }
 
 /// How a [`CutOrder`] finds the cut's events after its prefix.
@@ -1409,30 +1438,34 @@ impl Iterator for CutOrder<'_> {
         if self.left == 0 {
             return None;
         }
+        let run = self.run;
+        // The order's next event, and its thread's sync events before it.
+        let mut step = |next: &mut usize| {
+            let thread = run.threads[*next] as usize;
+            *next += 1;
+            self.seen[thread] += 1;
+            (thread, run.index(thread, self.seen[thread] - 1))
+        };
         let (thread, index) = match &mut self.tail {
-            _ if self.next < self.prefix => {
-                self.next += 1;
-                self.run.order[self.next - 1]
-            }
+            _ if self.next < self.prefix => step(&mut self.next),
             Tail::Scan { below } => loop {
-                let (thread, index) = self.run.order[self.next];
-                self.next += 1;
-                if (index as usize) < below[thread as usize] {
+                let (thread, index) = step(&mut self.next);
+                if (index as usize) < below[thread] {
                     break (thread, index);
                 }
             },
             Tail::Merge { syncs, end, heads } => {
-                let Reverse((position, thread)) = heads.pop()?;
+                let Reverse((_, thread)) = heads.pop()?;
                 let t = thread as usize;
                 syncs[t] += 1;
                 if syncs[t] < end[t] {
-                    heads.push(Reverse((self.run.positions[t][syncs[t]], thread)));
+                    heads.push(Reverse((run.positions[t][syncs[t]], thread)));
                 }
-                self.run.order[position as usize]
+                (t, run.index(t, syncs[t] - 1))
             }
         };
         self.left -= 1;
-        Some(self.here(thread as usize, index as usize))
+        Some(self.here(thread, index as usize))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -2038,6 +2071,7 @@ impl Model {
                 Some(_) => vec![0; n],
                 None => Vec::new(),
             },
+            seen: vec![0; n],
         }
     }
 
