@@ -912,9 +912,9 @@ pub struct ThreadBuilder {
     tid: ThreadId,
     pub(crate) events: Vec<ModelEvent>,
     records: Vec<Record>,
-    /// Each distinct operation's index in `ops`.
-    ids: FxHashMap<SyncOp, u32>,
-    ops: Vec<SyncOp>,
+    /// Each distinct (site, operation)'s index in `ops`.
+    ids: FxHashMap<(SiteId, SyncOp), u32>,
+    ops: Vec<(SiteId, SyncOp)>,
 }
 
 impl ThreadBuilder {
@@ -951,13 +951,13 @@ impl ThreadBuilder {
             sync,
         });
         let ops = &mut self.ops;
-        let id = *self.ids.entry(observed.op).or_insert_with(|| {
-            ops.push(observed.op);
+        let key = (observed.site, observed.op);
+        let id = *self.ids.entry(key).or_insert_with(|| {
+            ops.push(key);
             u32::try_from(ops.len() - 1).expect("fewer than 2^32 distinct operations")
         });
         self.records.push(Record {
-            seq: observed.seq,
-            site: observed.site,
+            seq: [observed.seq as u32, (observed.seq >> 32) as u32],
             op: id,
         });
         self
@@ -988,22 +988,31 @@ pub struct Observed {
 }
 
 /// A thread's recorded sync operations ([`Observed`]) in program order, shared by the models
-/// [restricted](Model::restrict) from the one that holds them. 16 bytes an operation: its
-/// operation is an index into the thread's distinct operations (a run repeats a few locks and
-/// condition variables), since a `SyncOp`, with up to two addresses, is 24 bytes alone, and each
-/// one's number among its thread's is its place here.
+/// [restricted](Model::restrict) from the one that holds them. 12 bytes an operation: its site
+/// and operation are an index into the thread's distinct ones (a run repeats a few calls on a
+/// few locks and condition variables), since a `SyncOp`, with up to two addresses, is 24 bytes
+/// alone, and each one's number among its thread's is its place here.
 #[derive(Clone, Debug, Default)]
 pub struct Recorded {
     records: Arc<[Record]>,
-    ops: Arc<[SyncOp]>,
+    ops: Arc<[(SiteId, SyncOp)]>,
 }
 
-/// One recorded operation of [`Recorded`]: `op` indexes its `ops`.
+/// One recorded operation of [`Recorded`]: its seq (low word first: a `u64` would align the
+/// record to 16 bytes) and the index of its site and operation in `ops`.
 #[derive(Clone, Copy, Debug)]
 struct Record {
-    seq: u64,
-    site: SiteId,
+    seq: [u32; 2],
     op: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Record>() == 12);
+
+impl Record {
+    #[inline]
+    fn seq(&self) -> u64 {
+        u64::from(self.seq[0]) | (u64::from(self.seq[1]) << 32)
+    }
 }
 
 impl Recorded {
@@ -1020,10 +1029,10 @@ impl Recorded {
     pub fn get(&self, sync: usize) -> Option<Observed> {
         let r = self.records.get(sync)?;
         Some(Observed {
-            seq: r.seq,
+            seq: r.seq(),
             op_index: sync as u32,
-            site: r.site,
-            op: self.ops[r.op as usize],
+            site: self.ops[r.op as usize].0,
+            op: self.ops[r.op as usize].1,
         })
     }
 
@@ -1039,13 +1048,13 @@ impl Recorded {
     /// The seq of the thread's `sync`-th operation, without the rest.
     #[inline]
     pub fn seq(&self, sync: usize) -> Option<u64> {
-        self.records.get(sync).map(|r| r.seq)
+        self.records.get(sync).map(Record::seq)
     }
 
     /// How many operations come before the first whose seq is not below `bound`, the seqs being
     /// ordered up to there.
     pub fn seqs_below(&self, bound: u64) -> usize {
-        self.records.partition_point(|r| r.seq < bound)
+        self.records.partition_point(|r| r.seq() < bound)
     }
 
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = Observed> + ExactSizeIterator + '_ {
