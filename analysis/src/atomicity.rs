@@ -326,7 +326,7 @@ impl<'a> Walk<'a> {
                     self.access(at, var as VarId, kind, site, out)
                 }
                 ModelEvent::Sync { op, sync } => {
-                    let observed = thread.observed[sync as usize];
+                    let observed = thread.observed.at(sync as usize);
                     if hi != u64::MAX && observed.seq >= hi {
                         self.waiting = Some(observed.seq);
                         return;
@@ -603,11 +603,7 @@ pub fn predict(
             break;
         }
         // The previous window is behind every schedule from now on: run it as the run did.
-        let seq = |at: &At| {
-            model.threads[at.thread]
-                .observed_at(at.index)
-                .map(|o| o.seq)
-        };
+        let seq = |at: &At| model.threads[at.thread].seq_at(at.index);
         prev_ops.sort_unstable_by_key(|at| (seq(at), at.thread, at.index));
         from.run_observed(model, prev_ops);
         prev_ops = ops;
@@ -662,7 +658,7 @@ fn site_of(model: &Model, at: At) -> SiteId {
     let thread = &model.threads[at.thread];
     match thread.events[at.index] {
         ModelEvent::Access { site, .. } => site,
-        ModelEvent::Sync { sync, .. } => thread.observed[sync as usize].site,
+        ModelEvent::Sync { sync, .. } => thread.observed.at(sync as usize).site,
     }
 }
 
@@ -731,7 +727,7 @@ fn drive(
         next.clear();
         next.extend((0..model.threads.len()).filter_map(|t| {
             let q = model.next_stop(t, state.pos[t])?;
-            let seq = model.threads[t].observed_at(q)?.seq;
+            let seq = model.threads[t].seq_at(q)?;
             (q < limit[t]).then_some((seq, t, q))
         }));
         next.sort_unstable();

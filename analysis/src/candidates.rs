@@ -82,7 +82,7 @@ use serde_json::Value;
 use crate::atomicity::{Counts as AtomicityCounts, Pattern, Prediction};
 use crate::filter::FilterStats;
 use crate::finding::{Finding, Schedule};
-use crate::model::{At, Model, ModelEvent, Observed, VarId};
+use crate::model::{At, Model, ModelEvent, Recorded, VarId};
 use crate::prepare::SharedObject;
 use crate::solve::{Limit, SolveStats};
 
@@ -345,7 +345,7 @@ struct Compact {
 /// recorded operations ([`Model::restrict`]), and their candidates: a candidate holds no copy of
 /// its own, O(threads).
 pub struct Ops {
-    threads: Vec<(ThreadId, Arc<[Observed]>)>,
+    threads: Vec<(ThreadId, Recorded)>,
 }
 
 impl Ops {
@@ -354,7 +354,7 @@ impl Ops {
             threads: model
                 .threads
                 .iter()
-                .map(|t| (t.tid, Arc::clone(&t.observed)))
+                .map(|t| (t.tid, t.observed.clone()))
                 .collect(),
         })
     }
@@ -366,7 +366,7 @@ impl Ops {
                 .threads
                 .iter()
                 .zip(&model.threads)
-                .all(|((tid, o), t)| *tid == t.tid && Arc::ptr_eq(o, &t.observed));
+                .all(|((tid, o), t)| *tid == t.tid && o.same(&t.observed));
         match same {
             true => Arc::clone(ops),
             false => Ops::of(model),
@@ -378,14 +378,11 @@ impl Ops {
 /// completed the seq of its thread's operation before it, thread, index).
 type OrderKey = (u64, usize, u32);
 
-/// The [`OrderKey`] of sync operation `sync` of `thread`, `last` being the seq of the thread's
-/// last completed operation before it (0 if none), and the `last` of its next operation.
-fn order_key(observed: &Observed, last: u64, thread: usize, sync: u32) -> (OrderKey, u64) {
-    let last = if observed.seq == PENDING {
-        last
-    } else {
-        observed.seq
-    };
+/// The [`OrderKey`] of sync operation `sync` of `thread`, recorded with `seq`, `last` being the
+/// seq of the thread's last completed operation before it (0 if none), and the `last` of its next
+/// operation.
+fn order_key(seq: u64, last: u64, thread: usize, sync: u32) -> (OrderKey, u64) {
+    let last = if seq == PENDING { last } else { seq };
     ((last, thread, sync), last)
 }
 
@@ -403,7 +400,7 @@ impl Compact {
                 if head[t] != sync {
                     return false;
                 }
-                let (key, l) = order_key(&ops.threads[t].1[sync as usize], last[t], t, sync);
+                let (key, l) = order_key(ops.threads[t].1.at(sync as usize).seq, last[t], t, sync);
                 if previous.is_some_and(|p| p >= key) {
                     return false;
                 }
@@ -526,9 +523,9 @@ impl Order<'_> {
     fn push_next(&mut self, t: usize) {
         let sync = self.next[t];
         if sync < self.c.head[t] {
-            let observed = &self.c.ops.threads[t].1[sync as usize];
+            let seq = self.c.ops.threads[t].1.at(sync as usize).seq;
             self.heads
-                .push(Reverse(order_key(observed, self.last[t], t, sync)));
+                .push(Reverse(order_key(seq, self.last[t], t, sync)));
         }
     }
 
@@ -677,14 +674,14 @@ fn step(model: &Model, at: At) -> Option<Step> {
 }
 
 /// Sync operation `sync` of thread `tid`, whose recorded operations are `observed`, as a step.
-fn step_of(tid: ThreadId, observed: &[Observed], sync: usize) -> Step {
-    let o = &observed[sync];
+fn step_of(tid: ThreadId, observed: &Recorded, sync: usize) -> Step {
+    let o = observed.at(sync);
     // A wake counts as timed only after a wait that had a time limit: the thread's sync
     // operation before it (the predicate's reads may come between).
     let timed = match o.op {
         SyncOp::CondWake { .. } => sync
             .checked_sub(1)
-            .is_some_and(|w| matches!(observed[w].op, SyncOp::CondWait { timed: true, .. })),
+            .is_some_and(|w| matches!(observed.at(w).op, SyncOp::CondWait { timed: true, .. })),
         _ => true,
     };
     Step {

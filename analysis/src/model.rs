@@ -18,6 +18,7 @@ use std::ops::{Index, Range};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
+use rustc_hash::FxHashMap;
 
 /// Index of a shared object in [`crate::prepare::Program::vars`].
 pub type VarId = usize;
@@ -193,29 +194,16 @@ struct EventIndex {
     /// The edges indexed, [`Sources::reads_from`] of the model indexed: held once, by it and
     /// here (a copy of each edge's ends and read was most of the index).
     edges: Arc<[RfEdge]>,
-    /// Per distinct (`after`, `before`) of `edges`, in its order: a compressor's run had 404,216
-    /// edges but 3,012 distinct orders, and a model of one variable keeps an order if any of its
-    /// reads still needs it.
-    orders: Vec<Order>,
-    /// Per edge, where its read is ([`ReadPlace`]): `edges[k]`'s read is `reads[k]`.
-    reads: Vec<ReadPlace>,
-    /// (variable, order) of each read of the orders, sorted: the orders a variable's reads are in.
-    reads_of: Vec<(u32, u32)>,
+    /// Per distinct (`after`, `before`) of `edges`, in its order, the index of its first edge
+    /// (its edges run to the next order's first): a compressor's run had 404,216 edges but 3,012
+    /// distinct orders, and a model of one variable keeps an order if any of its reads still
+    /// needs it. Only that, 4 bytes an order: a work queue's run has an order per hand-off, and
+    /// each end's and read's place among its thread's sync events, kept with it, made 16 bytes
+    /// an order and 8 an edge. They are searched for when a model asks ([`EventIndex::place`]).
+    orders: Vec<u32>,
     /// Per thread, the reads of the orders as (read's index, its segment's first event, order),
-    /// by index: the orders whose reads an access of a variable is in the segment of.
+    /// by index: the orders whose reads an access of a variable is, or is in the segment of.
     thread_reads: Vec<Vec<(u32, u32, u32)>>,
-}
-
-/// The edges of [`EventIndex::edges`] that ask `before` to run before `after` for their reads.
-/// Each end comes with the count of its thread's sync events before it: a restricted model keeps
-/// them all, so its index there is that count plus the kept accesses before it, found without a
-/// search over the thread's events (a model per variable, thousands of variables, an order per
-/// hand-off).
-#[derive(Clone, Debug)]
-struct Order {
-    syncs_before: (u32, u32),
-    /// Its edges' range in [`EventIndex::edges`] (and [`EventIndex::reads`]).
-    edges: (u32, u32),
 }
 
 /// Where the deciding read of an edge is, beside what the edge says of it.
@@ -248,9 +236,7 @@ impl EventIndex {
             accesses: counts.into_iter().map(Vec::with_capacity).collect(),
             edges: Arc::from(Vec::new()),
             orders: Vec::new(),
-            reads: Vec::new(),
-            reads_of: Vec::new(),
-            thread_reads: vec![Vec::new(); threads.len()],
+            thread_reads: Vec::new(),
         };
         for (thread, t) in threads.iter().enumerate() {
             for (i, e) in t.events.iter().enumerate() {
@@ -262,56 +248,28 @@ impl EventIndex {
                 }
             }
         }
-        let syncs_before = |at: At| index.syncs_before(at.thread, at.index as u32);
-        let mut orders: Vec<Order> = Vec::new();
-        let mut reads = Vec::with_capacity(edges.len());
         let mut thread_reads = vec![0; threads.len()];
         for (k, e) in (0u32..).zip(edges.iter()) {
-            let read = e.read.at();
-            let read_syncs = syncs_before(read);
-            let events = &threads[read.thread].events;
-            let segment = index.syncs[read.thread][..read_syncs as usize]
-                .iter()
-                .rev()
-                .find(|&&s| events[s as usize].constrains())
-                .map_or(0, |&s| s + 1);
-            reads.push(ReadPlace {
-                syncs_before: read_syncs,
-                segment,
-            });
-            thread_reads[read.thread] += 1;
-            match orders.last_mut() {
-                Some(o) if EventIndex::same_order(&edges[o.edges.0 as usize], e) => {
-                    o.edges.1 = k + 1;
-                }
-                _ => orders.push(Order {
-                    syncs_before: (syncs_before(e.after.at()), syncs_before(e.before.at())),
-                    edges: (k, k + 1),
-                }),
+            thread_reads[e.read.at().thread] += 1;
+            if k == 0 || !EventIndex::same_order(&edges[k as usize - 1], e) {
+                index.orders.push(k);
             }
         }
-        orders.shrink_to_fit();
-        index.reads_of.reserve_exact(edges.len());
-        for (reads, &n) in index.thread_reads.iter_mut().zip(&thread_reads) {
-            reads.reserve_exact(n);
-        }
-        for (o, order) in (0u32..).zip(&orders) {
-            for (e, r) in EventIndex::reads_in(&edges, &reads, order) {
-                index.reads_of.push((e.var, o));
-                index.thread_reads[e.read.at().thread].push((
-                    e.read.at().index as u32,
-                    r.segment,
-                    o,
-                ));
+        index.orders.shrink_to_fit();
+        index.edges = edges;
+        let mut reads: Vec<Vec<_>> = thread_reads.into_iter().map(Vec::with_capacity).collect();
+        for o in 0..index.orders.len() {
+            for e in &index.edges[index.order_edges(o)] {
+                let read = e.read.at();
+                let (events, syncs) = (&threads[read.thread].events, &index.syncs[read.thread]);
+                let segment = index.place(read, |k| events[syncs[k] as usize]).segment;
+                reads[read.thread].push((read.index as u32, segment, o as u32));
             }
         }
-        index.reads_of.sort_unstable();
-        for reads in &mut index.thread_reads {
+        for reads in &mut reads {
             reads.sort_unstable();
         }
-        index.orders = orders;
-        index.reads = reads;
-        index.edges = edges;
+        index.thread_reads = reads;
         index
     }
 
@@ -319,25 +277,56 @@ impl EventIndex {
         (a.after, a.before) == (b.after, b.before)
     }
 
-    /// The edges of `o` with their reads' places, in their order.
-    fn reads_in<'a>(
-        edges: &'a [RfEdge],
-        reads: &'a [ReadPlace],
-        o: &Order,
-    ) -> impl Iterator<Item = (&'a RfEdge, &'a ReadPlace)> + Clone {
-        let range = o.edges.0 as usize..o.edges.1 as usize;
-        edges[range.clone()].iter().zip(&reads[range])
+    /// The range of order `o`'s edges in [`EventIndex::edges`].
+    fn order_edges(&self, o: usize) -> Range<usize> {
+        let end = self
+            .orders
+            .get(o + 1)
+            .map_or(self.edges.len(), |&e| e as usize);
+        self.orders[o] as usize..end
     }
 
-    /// [`EventIndex::reads_in`] this index.
-    fn reads(&self, o: &Order) -> impl Iterator<Item = (&RfEdge, &ReadPlace)> + Clone {
-        EventIndex::reads_in(&self.edges, &self.reads, o)
+    /// Where `read` is among its thread's events, `sync(k)` being the thread's k-th sync event.
+    fn place(&self, read: At, sync: impl Fn(usize) -> ModelEvent) -> ReadPlace {
+        let syncs_before = self.syncs_before(read.thread, read.index as u32);
+        let segment = (0..syncs_before as usize)
+            .rev()
+            .find(|&k| sync(k).constrains())
+            .map_or(0, |k| self.syncs[read.thread][k] + 1);
+        ReadPlace {
+            syncs_before,
+            segment,
+        }
+    }
+
+    /// The edges of order `o` with their reads' places, in their order (`syncs`: the sync-only
+    /// model's threads).
+    fn reads<'a>(
+        &'a self,
+        o: usize,
+        syncs: &'a [ModelThread],
+    ) -> impl Iterator<Item = (&'a RfEdge, ReadPlace)> + Clone + 'a {
+        self.edges[self.order_edges(o)].iter().map(move |e| {
+            let read = e.read.at();
+            (e, self.place(read, |k| syncs[read.thread].events[k]))
+        })
     }
 
     /// The `after` and `before` of `o`'s edges.
-    fn ends(&self, o: &Order) -> (At, At) {
-        let e = &self.edges[o.edges.0 as usize];
+    fn ends(&self, o: usize) -> (At, At) {
+        let e = &self.edges[self.orders[o] as usize];
         (e.after.at(), e.before.at())
+    }
+
+    /// The sync events of their threads before the `after` and the `before` of `o`'s edges: a
+    /// restricted model keeps them all, so an end's index there is that count plus the kept
+    /// accesses before it.
+    fn ends_syncs_before(&self, o: usize) -> (u32, u32) {
+        let (after, before) = self.ends(o);
+        (
+            self.syncs_before(after.thread, after.index as u32),
+            self.syncs_before(before.thread, before.index as u32),
+        )
     }
 
     /// The accesses of `var` by `thread` (none for `None`), by index.
@@ -378,7 +367,7 @@ impl EventIndex {
     /// `syncs`: the sync-only model's threads, whose k-th event is the thread's k-th sync event.
     fn edge(
         &self,
-        o: &Order,
+        o: usize,
         var: Option<VarId>,
         own: &[&[(u32, u32)]],
         syncs: &[ModelThread],
@@ -390,25 +379,26 @@ impl EventIndex {
             thread: at.thread,
             index: syncs_before as usize + accesses_before(at),
         };
-        let touches = |(e, r): &(&RfEdge, &ReadPlace), v: VarId| {
+        let touches = |(e, r): &(&RfEdge, ReadPlace), v: VarId| {
             let read = e.read.at();
             let before = accesses_before(read);
             e.var as VarId == v || (before > 0 && own[read.thread][before - 1].1 >= r.segment)
         };
         let (after, before) = self.ends(o);
+        let syncs_before = self.ends_syncs_before(o);
         let (read, after, moved) = match var {
             None => (
-                self.reads(o).next()?,
-                kept_at(after, o.syncs_before.0),
+                self.reads(o, syncs).next()?,
+                kept_at(after, syncs_before.0),
                 false,
             ),
-            Some(v) => match self.reads(o).find(|r| !touches(r, v)) {
-                Some(r) => (r, kept_at(after, o.syncs_before.0), false),
+            Some(v) => match self.reads(o, syncs).find(|r| !touches(r, v)) {
+                Some(r) => (r, kept_at(after, syncs_before.0), false),
                 None => {
-                    let (r, end) = self.reads(o).find_map(|(e, r)| {
+                    let (r, end) = self.reads(o, syncs).find_map(|(e, r)| {
                         let thread = e.read.at().thread;
                         let (end, syncs) = self
-                            .segment_end(syncs, thread, r)
+                            .segment_end(syncs, thread, &r)
                             .filter(|_| after.thread == thread)?;
                         let end = At {
                             thread: after.thread,
@@ -427,7 +417,7 @@ impl EventIndex {
         let kept = var == Some(e.var as VarId);
         let edge = RfEdge {
             after: after.into(),
-            before: kept_at(before, o.syncs_before.1).into(),
+            before: kept_at(before, syncs_before.1).into(),
             var: e.var,
             read: At {
                 thread: at.thread,
@@ -467,7 +457,7 @@ impl EventIndex {
         let mut in_order: Vec<RfEdge> = Vec::with_capacity(self.orders.len());
         let mut moved: Vec<RfEdge> = Vec::new();
         let mut sorted = true;
-        for o in &self.orders {
+        for o in 0..self.orders.len() {
             let Some((edge, is_moved)) = self.edge(o, var, own, syncs) else {
                 continue;
             };
@@ -484,17 +474,16 @@ impl EventIndex {
     }
 
     /// The orders whose edge a model of `var` may keep otherwise than the sync-only model: those
-    /// with a read of `var`, or a read after an access of `var` in its segment. By order.
-    fn touched(&self, var: VarId, own: &[&[(u32, u32)]]) -> Vec<u32> {
-        let from = self.reads_of.partition_point(|r| (r.0 as usize) < var);
-        let to = self.reads_of.partition_point(|r| r.0 as usize <= var);
-        let mut orders: Vec<u32> = self.reads_of[from..to].iter().map(|r| r.1).collect();
+    /// with a read of `var`, or a read after an access of `var` in its segment. By order. A
+    /// read of `var` is an access of it (`own`), the first of its own segment's.
+    fn touched(&self, own: &[&[(u32, u32)]]) -> Vec<u32> {
+        let mut orders: Vec<u32> = Vec::new();
         for (reads, accesses) in self.thread_reads.iter().zip(own) {
-            // The reads after an earlier access of its segment are those after a later one too:
-            // each read is looked at once.
+            // The reads at or after an earlier access of its segment are those at or after a
+            // later one too: each read is looked at once.
             let mut done = 0;
             for &(_, a) in accesses.iter() {
-                let first = done.max(reads.partition_point(|r| r.0 <= a));
+                let first = done.max(reads.partition_point(|r| r.0 < a));
                 let len = reads[first..].iter().take_while(|r| r.1 <= a).count();
                 orders.extend(reads[first..first + len].iter().map(|r| r.2));
                 done = first + len;
@@ -627,7 +616,7 @@ pub struct ModelThread {
     /// What the trace recorded of each sync event, in program order ([`ModelEvent::Sync`]'s
     /// `sync`): apart from the events, so that an event stays small, and shared by the models
     /// [restricted](Model::restrict) from this one, which keep every sync event.
-    pub observed: Arc<[Observed]>,
+    pub observed: Recorded,
 }
 
 /// A thread's events in program order. A model of one variable shares the sync-only model's
@@ -922,7 +911,10 @@ impl PackedOp {
 pub struct ThreadBuilder {
     tid: ThreadId,
     pub(crate) events: Vec<ModelEvent>,
-    observed: Vec<Observed>,
+    records: Vec<Record>,
+    /// Each distinct (site, operation)'s index in `ops`.
+    ids: FxHashMap<(SiteId, SyncOp), u32>,
+    ops: Vec<(SiteId, SyncOp)>,
 }
 
 impl ThreadBuilder {
@@ -936,7 +928,9 @@ impl ThreadBuilder {
         ThreadBuilder {
             tid,
             events: Vec::with_capacity(events),
-            observed: Vec::with_capacity(syncs),
+            records: Vec::with_capacity(syncs),
+            ids: FxHashMap::default(),
+            ops: Vec::new(),
         }
     }
 
@@ -948,16 +942,23 @@ impl ThreadBuilder {
         self
     }
 
-    /// The next sync operation: `observed.op_index` is its number among the thread's.
+    /// The next sync operation, recorded as `observed` (its `op_index` is its number among the
+    /// thread's, whatever it says).
     pub fn sync(&mut self, op: ModelOp, observed: Observed) -> &mut ThreadBuilder {
-        let sync = self.observed.len() as u32;
+        let sync = self.records.len() as u32;
         self.events.push(ModelEvent::Sync {
             op: op.into(),
             sync,
         });
-        self.observed.push(Observed {
-            op_index: sync,
-            ..observed
+        let ops = &mut self.ops;
+        let key = (observed.site, observed.op);
+        let id = *self.ids.entry(key).or_insert_with(|| {
+            ops.push(key);
+            u32::try_from(ops.len() - 1).expect("fewer than 2^32 distinct operations")
+        });
+        self.records.push(Record {
+            seq: [observed.seq as u32, (observed.seq >> 32) as u32],
+            op: id,
         });
         self
     }
@@ -966,12 +967,16 @@ impl ThreadBuilder {
         ModelThread {
             tid: self.tid,
             events: self.events.into(),
-            observed: self.observed.into(),
+            observed: Recorded {
+                records: self.records.into(),
+                ops: self.ops.into(),
+            },
         }
     }
 }
 
-/// What the trace recorded of a sync operation: the schedule names it by these.
+/// What the trace recorded of a sync operation: the schedule names it by these. A value made
+/// from its thread's [`Recorded`] when asked for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Observed {
     /// Process-wide order of the run ([`ilgen_trace::PENDING`] if it never completed).
@@ -981,6 +986,94 @@ pub struct Observed {
     pub site: SiteId,
     pub op: SyncOp,
 }
+
+/// A thread's recorded sync operations ([`Observed`]) in program order, shared by the models
+/// [restricted](Model::restrict) from the one that holds them. 12 bytes an operation: its site
+/// and operation are an index into the thread's distinct ones (a run repeats a few calls on a
+/// few locks and condition variables), since a `SyncOp`, with up to two addresses, is 24 bytes
+/// alone, and each one's number among its thread's is its place here.
+#[derive(Clone, Debug, Default)]
+pub struct Recorded {
+    records: Arc<[Record]>,
+    ops: Arc<[(SiteId, SyncOp)]>,
+}
+
+/// One recorded operation of [`Recorded`]: its seq (low word first: a `u64` would align the
+/// record to 16 bytes) and the index of its site and operation in `ops`.
+#[derive(Clone, Copy, Debug)]
+struct Record {
+    seq: [u32; 2],
+    op: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Record>() == 12);
+
+impl Record {
+    #[inline]
+    fn seq(&self) -> u64 {
+        u64::from(self.seq[0]) | (u64::from(self.seq[1]) << 32)
+    }
+}
+
+impl Recorded {
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// The thread's `sync`-th operation.
+    #[inline]
+    pub fn get(&self, sync: usize) -> Option<Observed> {
+        let r = self.records.get(sync)?;
+        Some(Observed {
+            seq: r.seq(),
+            op_index: sync as u32,
+            site: self.ops[r.op as usize].0,
+            op: self.ops[r.op as usize].1,
+        })
+    }
+
+    /// The thread's `sync`-th operation, which it has.
+    #[inline]
+    pub fn at(&self, sync: usize) -> Observed {
+        match self.get(sync) {
+            Some(o) => o,
+            None => panic!("operation {sync} of a thread of {}", self.len()),
+        }
+    }
+
+    /// The seq of the thread's `sync`-th operation, without the rest.
+    #[inline]
+    pub fn seq(&self, sync: usize) -> Option<u64> {
+        self.records.get(sync).map(Record::seq)
+    }
+
+    /// How many operations come before the first whose seq is not below `bound`, the seqs being
+    /// ordered up to there.
+    pub fn seqs_below(&self, bound: u64) -> usize {
+        self.records.partition_point(|r| r.seq() < bound)
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Observed> + ExactSizeIterator + '_ {
+        (0..self.len()).map(|sync| self.at(sync))
+    }
+
+    /// Whether `other` is these operations themselves, not an equal copy.
+    pub fn same(&self, other: &Recorded) -> bool {
+        Arc::ptr_eq(&self.records, &other.records)
+    }
+}
+
+impl PartialEq for Recorded {
+    fn eq(&self, other: &Recorded) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Recorded {}
 
 /// A sync operation's meaning in the model. Thread and object fields are indices into
 /// [`Model::threads`] and the vectors of [`SyncObjects`].
@@ -1162,15 +1255,23 @@ impl ModelThread {
     }
 
     /// What the trace recorded of event `index`, a sync event.
-    pub fn observed_at(&self, index: usize) -> Option<&Observed> {
+    pub fn observed_at(&self, index: usize) -> Option<Observed> {
         match self.events.get(index)? {
             ModelEvent::Sync { sync, .. } => self.observed.get(*sync as usize),
             ModelEvent::Access { .. } => None,
         }
     }
 
+    /// The seq of event `index`, a sync event: [`ModelThread::observed_at`] without the rest.
+    pub fn seq_at(&self, index: usize) -> Option<u64> {
+        match self.events.get(index)? {
+            ModelEvent::Sync { sync, .. } => self.observed.seq(*sync as usize),
+            ModelEvent::Access { .. } => None,
+        }
+    }
+
     /// The recorded operation of event `e` of this thread, a sync event.
-    pub fn observed_of(&self, e: &ModelEvent) -> Option<&Observed> {
+    pub fn observed_of(&self, e: &ModelEvent) -> Option<Observed> {
         match e {
             ModelEvent::Sync { sync, .. } => self.observed.get(*sync as usize),
             ModelEvent::Access { .. } => None,
@@ -1196,9 +1297,9 @@ impl ObservedOrder<'_> {
         while self.next[thread] < self.end[thread] {
             let index = self.next[thread];
             self.next[thread] += 1;
-            if let Some(o) = t.observed_at(index) {
-                if o.seq != ilgen_trace::PENDING {
-                    self.last[thread] = o.seq;
+            if let Some(seq) = t.seq_at(index) {
+                if seq != ilgen_trace::PENDING {
+                    self.last[thread] = seq;
                 }
                 self.heads.push(Reverse((self.last[thread], thread, index)));
                 return;
@@ -1219,46 +1320,73 @@ impl Iterator for ObservedOrder<'_> {
 
 /// The sync events of a model without overlay in the observed order ([`Model::observed_order`]
 /// of the whole run), found once: the observed order of a cut is the events of this one in the
-/// cut, so a cut reads it off ([`Model::cut_order`]) rather than merging the threads again. 12
-/// bytes a sync event.
+/// cut, so a cut reads it off ([`Model::cut_order`]) rather than merging the threads again. 8
+/// bytes a sync event of a sync-only model, whose thread's k-th event is its k-th sync event:
+/// an event's index is not kept, a cut counts its thread's events as it goes along the order.
 #[derive(Debug)]
 pub(crate) struct RunOrder {
-    /// (thread, index) of every sync event, in the observed order.
-    order: Vec<(u32, u32)>,
-    /// Per thread, the position in `order` of each of its sync events.
+    /// The thread of every sync event, in the observed order.
+    threads: Vec<u32>,
+    /// Per thread, the position in `threads` of each of its sync events.
     positions: Vec<Vec<u32>>,
+    /// Per thread, the index of each of its sync events; empty for a model of sync events only.
+    indices: Vec<Vec<u32>>,
 }
 
 impl RunOrder {
     fn of(model: &Model) -> RunOrder {
         let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
         let word = |x: usize| u32::try_from(x).expect("a model's indices fit in 32 bits");
+        let syncs_only = model
+            .threads
+            .iter()
+            .all(|t| t.events.len() == t.observed.len());
         // Sized first: the order's iterator has no length, and a vector grown by doubling as it
-        // came held up to twice its 8 bytes a sync event.
-        let mut order: Vec<(u32, u32)> =
+        // came held up to twice its 4 bytes a sync event.
+        let mut threads: Vec<u32> =
             Vec::with_capacity(model.threads.iter().map(|t| t.observed.len()).sum());
-        order.extend(
-            model
-                .observed_order(&lens)
-                .map(|at| (word(at.thread), word(at.index))),
-        );
-        let mut positions = vec![Vec::new(); lens.len()];
-        for (position, &(thread, _)) in order.iter().enumerate() {
-            positions[thread as usize].push(word(position));
+        let mut positions: Vec<Vec<u32>> = model
+            .threads
+            .iter()
+            .map(|t| Vec::with_capacity(t.observed.len()))
+            .collect();
+        let mut indices: Vec<Vec<u32>> = match syncs_only {
+            true => Vec::new(),
+            false => positions.clone(),
+        };
+        for at in model.observed_order(&lens) {
+            positions[at.thread].push(word(threads.len()));
+            threads.push(word(at.thread));
+            if let Some(list) = indices.get_mut(at.thread) {
+                list.push(word(at.index));
+            }
         }
-        for p in &mut positions {
-            p.shrink_to_fit();
+        RunOrder {
+            threads,
+            positions,
+            indices,
         }
-        RunOrder { order, positions }
     }
 
     fn len(&self) -> usize {
-        self.order.len()
+        self.threads.len()
+    }
+
+    /// The index of `thread`'s `k`-th sync event.
+    #[inline]
+    fn index(&self, thread: usize, k: usize) -> u32 {
+        match self.indices.get(thread) {
+            Some(list) => list[k],
+            None => k as u32,
+        }
     }
 
     /// How many of `thread`'s sync events lie before its event `index`.
     fn syncs_before(&self, thread: usize, index: usize) -> usize {
-        self.positions[thread].partition_point(|&p| (self.order[p as usize].1 as usize) < index)
+        match self.indices.get(thread) {
+            Some(list) => list.partition_point(|&i| (i as usize) < index),
+            None => index.min(self.positions[thread].len()),
+        }
     }
 }
 
@@ -1276,6 +1404,8 @@ pub struct CutOrder<'a> {
     /// With an overlay, per thread, the variable's accesses passed so far: the events come in
     /// program order per thread, so their indices here are found as they come.
     passed: Vec<usize>,
+    /// Per thread, its sync events among the order's before `next`.
+    seen: Vec<usize>,
 }
 
 /// How a [`CutOrder`] finds the cut's events after its prefix.
@@ -1317,30 +1447,34 @@ impl Iterator for CutOrder<'_> {
         if self.left == 0 {
             return None;
         }
+        let run = self.run;
+        // The order's next event, and its thread's sync events before it.
+        let mut step = |next: &mut usize| {
+            let thread = run.threads[*next] as usize;
+            *next += 1;
+            self.seen[thread] += 1;
+            (thread, run.index(thread, self.seen[thread] - 1))
+        };
         let (thread, index) = match &mut self.tail {
-            _ if self.next < self.prefix => {
-                self.next += 1;
-                self.run.order[self.next - 1]
-            }
+            _ if self.next < self.prefix => step(&mut self.next),
             Tail::Scan { below } => loop {
-                let (thread, index) = self.run.order[self.next];
-                self.next += 1;
-                if (index as usize) < below[thread as usize] {
+                let (thread, index) = step(&mut self.next);
+                if (index as usize) < below[thread] {
                     break (thread, index);
                 }
             },
             Tail::Merge { syncs, end, heads } => {
-                let Reverse((position, thread)) = heads.pop()?;
+                let Reverse((_, thread)) = heads.pop()?;
                 let t = thread as usize;
                 syncs[t] += 1;
                 if syncs[t] < end[t] {
-                    heads.push(Reverse((self.run.positions[t][syncs[t]], thread)));
+                    heads.push(Reverse((run.positions[t][syncs[t]], thread)));
                 }
-                self.run.order[position as usize]
+                (t, run.index(t, syncs[t] - 1))
             }
         };
         self.left -= 1;
-        Some(self.here(thread as usize, index as usize))
+        Some(self.here(thread, index as usize))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -1375,7 +1509,7 @@ impl Model {
                 let ModelEvent::Sync { op, sync } = e else {
                     continue;
                 };
-                let observed = &t.observed[*sync as usize];
+                let observed = t.observed.at(*sync as usize);
                 match observed.op {
                     SyncOp::WaitLoopEnter { cond } => open_loops.push(cond),
                     SyncOp::WaitLoopExit { cond } => {
@@ -1730,7 +1864,7 @@ impl Model {
                     .map(|&i| t.events[i as usize])
                     .collect::<Vec<_>>()
                     .into(),
-                observed: Arc::clone(&t.observed),
+                observed: t.observed.clone(),
             })
             .collect();
         let mut model = Model::derive(threads, Arc::clone(&self.objects));
@@ -1800,7 +1934,7 @@ impl Model {
                         .map(|(&(at, _), &(_, i))| (at, self.threads[thread].events[i as usize]))
                         .collect(),
                 },
-                observed: Arc::clone(&t.observed),
+                observed: t.observed.clone(),
             })
             .collect();
         // Of the orders the variable's accesses touch, those that keep no read of another
@@ -1808,21 +1942,21 @@ impl Model {
         let sync_edges = &shared.syncs.sources.reads_from;
         let mut dropped = Vec::new();
         let mut moved = Vec::new();
-        for o in index.touched(var, &own) {
-            let order = &index.orders[o as usize];
-            let edge = index.edge(order, Some(var), &own, &shared.syncs.threads);
+        for o in index.touched(&own) {
+            let edge = index.edge(o as usize, Some(var), &own, &shared.syncs.threads);
             if matches!(edge, Some((_, false))) {
                 continue;
             }
-            let (after, before) = index.ends(order);
+            let (after, before) = index.ends(o as usize);
+            let syncs_before = index.ends_syncs_before(o as usize);
             let key = (
                 Pos::from(At {
                     thread: after.thread,
-                    index: order.syncs_before.0 as usize,
+                    index: syncs_before.0 as usize,
                 }),
                 Pos::from(At {
                     thread: before.thread,
-                    index: order.syncs_before.1 as usize,
+                    index: syncs_before.1 as usize,
                 }),
             );
             let i = sync_edges.partition_point(|e| (e.after, e.before) < key);
@@ -1946,6 +2080,7 @@ impl Model {
                 Some(_) => vec![0; n],
                 None => Vec::new(),
             },
+            seen: vec![0; n],
         }
     }
 

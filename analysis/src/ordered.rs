@@ -246,9 +246,9 @@ impl<'a> Boundaries<'a> {
                 };
                 *index = at.index + 1;
                 *syncs += 1;
-                if let Some(o) = thread.observed_at(at.index) {
-                    if o.seq != ilgen_trace::PENDING {
-                        *last = key(o.seq, None);
+                if let Some(seq) = thread.seq_at(at.index) {
+                    if seq != ilgen_trace::PENDING {
+                        *last = key(seq, None);
                     }
                 }
                 Boundary::Sync(at)

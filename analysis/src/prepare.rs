@@ -400,7 +400,10 @@ fn skeleton(traces: &[ThreadTrace]) -> Model {
     let mut recursive: BTreeSet<usize> = BTreeSet::new();
     let mut rw_ids: HashMap<u64, usize> = HashMap::new();
     let mut threads = Vec::with_capacity(traces.len());
-    for (t, (trace, sync_marks)) in traces.iter().zip(&marks).enumerate() {
+    // Each thread's decoded records dropped once its events are built: all of them held until
+    // the last thread's were (48 bytes a sync operation) made the peak of a run of condition
+    // variables.
+    for (t, (trace, sync_marks)) in traces.iter().zip(marks).enumerate() {
         let count = sync_marks.len();
         let mut thread = ThreadBuilder::with_capacity(trace.header.tid, count, count);
         let mut held: HashMap<usize, u32> = HashMap::new();
@@ -410,7 +413,7 @@ fn skeleton(traces: &[ThreadTrace]) -> Model {
         // A pending operation followed by others was abandoned (the thread was cancelled in it,
         // or jumped out): it never completed, and did not block the thread either.
         let last_sync = sync_marks.last().map(|&(index, _)| index);
-        for (index, sync) in sync_marks {
+        for (index, sync) in &sync_marks {
             let at = (t, *index);
             let mut mutex = |addr: u64| intern(&mut mutex_ids, &mut mutexes, addr);
             let mut rw = |addr: u64| intern(&mut rw_ids, &mut objects.rwlocks, addr);

@@ -171,7 +171,9 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
         .iter()
         .map(|r| (r.var, r.at.thread, r.start.1))
         .collect();
-    let mut out = BTreeSet::new();
+    // Collected, then sorted and deduplicated: a set of them, as they came, took two and a half
+    // times their 28 bytes (a work queue's run: 520,000 edges, 41 of its 96 MB peak at 10^6).
+    let mut out = Vec::new();
     for r in &reads {
         let thread = r.at.thread;
         let reader = At {
@@ -224,7 +226,7 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                 .collect()
         };
         for (_, writer) in kept {
-            out.insert(RfEdge::new(reader, writer, r.var, r.at));
+            out.push(RfEdge::new(reader, writer, r.var, r.at));
         }
         let Some((end, end_seq)) = r.end else {
             continue;
@@ -235,7 +237,7 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
             // did: the thread's next event stays after them (`while (alive != n) {}` and then
             // the work, which no replay reaches while a bump is missing).
             for (_, writer) in latest_before(end_seq) {
-                out.insert(RfEdge::new(At { thread, index: end }, writer, r.var, r.at));
+                out.push(RfEdge::new(At { thread, index: end }, writer, r.var, r.at));
             }
         }
         // And the read must not see the next write either: a waiting loop's "not yet" stays "not
@@ -252,11 +254,14 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
                 .get(after)
                 .filter(|&&(seq, _)| r.predicate || deciding_segments.contains(&(r.var, w, seq)));
             if let Some(&(_, next)) = next {
-                out.insert(RfEdge::new(next, At { thread, index: end }, r.var, r.at));
+                out.push(RfEdge::new(next, At { thread, index: end }, r.var, r.at));
             }
         }
     }
-    out.into_iter().collect()
+    drop(reads);
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 #[cfg(test)]

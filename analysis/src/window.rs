@@ -56,8 +56,9 @@ pub fn split(model: &Model, size: usize) -> Vec<Window> {
     let mut heads: BinaryHeap<Reverse<(u64, usize, usize)>> = BinaryHeap::new();
     let push = |heads: &mut BinaryHeap<_>, thread: usize, from: usize| {
         let observed = &model.threads[thread].observed;
-        if let Some(k) = (from..observed.len()).find(|&k| observed[k].seq != PENDING) {
-            heads.push(Reverse((observed[k].seq, thread, k)));
+        let seq = |k: usize| observed.seq(k).expect("in range");
+        if let Some(k) = (from..observed.len()).find(|&k| seq(k) != PENDING) {
+            heads.push(Reverse((seq(k), thread, k)));
         }
     };
     for thread in 0..model.threads.len() {
@@ -103,7 +104,7 @@ fn between(model: &Model, synced: &[Vec<u32>], lo: u64, hi: Option<u64>) -> Wind
     let mut end = Vec::with_capacity(model.threads.len());
     for (thread, synced) in model.threads.iter().zip(synced) {
         // The thread's k-th sync event is its k-th observed operation.
-        let below = |bound: u64| thread.observed.partition_point(|o| o.seq < bound);
+        let below = |bound: u64| thread.observed.seqs_below(bound);
         // After the thread's last sync event before the window.
         let s = below(lo)
             .checked_sub(1)

@@ -231,7 +231,7 @@ impl Sync {
     }
 }
 
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SyncOp {
     /// First event of every thread but main.
     Start,
