@@ -239,6 +239,28 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
             for (_, writer) in latest_before(end_seq) {
                 out.push(RfEdge::new(At { thread, index: end }, writer, r.var, r.at));
             }
+            // A writing segment still open when the loop left (the bump under a lock whose
+            // unlock was recorded after main went on) may hold the write that let it leave: its
+            // start stays before the read's end, and the write, which follows that start with no
+            // sync operation between, can happen while the loop spins. Without it a schedule
+            // left that bump out and its replay spun for good.
+            for &w in others.clone() {
+                let Some(wr) = writes.get(&(r.var, w)) else {
+                    continue;
+                };
+                let started = wr.starts.partition_point(|&(seq, _)| seq < end_seq);
+                let ended = wr.ends.partition_point(|&(seq, _)| seq < end_seq);
+                let Some(&(start_seq, start)) = started.checked_sub(1).map(|k| &wr.starts[k])
+                else {
+                    continue;
+                };
+                let open = ended
+                    .checked_sub(1)
+                    .is_none_or(|k| wr.ends[k].0 < start_seq);
+                if open {
+                    out.push(RfEdge::new(At { thread, index: end }, start, r.var, r.at));
+                }
+            }
         }
         // And the read must not see the next write either: a waiting loop's "not yet" stays "not
         // yet" (each other thread's first write whose segment began after the read's ended stays
@@ -494,6 +516,37 @@ mod tests {
             vec![
                 RfEdge::new(at(0, 2), at(1, 2), 0, at(0, 1)),
                 RfEdge::new(at(0, 2), at(2, 2), 0, at(0, 1)),
+            ]
+        );
+    }
+
+    /// The spin saw the second bump while its section was still open: that section's lock
+    /// (seq 4) came before main's next event (seq 5), its unlock (seq 6) after.
+    #[test]
+    fn a_spin_keeps_the_start_of_a_writing_section_still_open_when_it_left() {
+        let m = model(vec![
+            vec![
+                sync(0, ModelOp::Lock { mutex: 1 }),
+                access(0, AccessKind::Read, 11),
+                sync(5, ModelOp::Unlock { mutex: 1 }),
+            ],
+            section(0, 1, AccessKind::Write, 1),
+            vec![
+                sync(4, ModelOp::Lock { mutex: 0 }),
+                access(0, AccessKind::Write, 1),
+                sync(6, ModelOp::Unlock { mutex: 0 }),
+            ],
+        ]);
+        let deciding = Deciding {
+            addresses: BTreeSet::new(),
+            predicates: BTreeSet::from([11]),
+            spins: BTreeSet::from([11]),
+        };
+        assert_eq!(
+            edges(&m, &deciding),
+            vec![
+                RfEdge::new(at(0, 2), at(1, 2), 0, at(0, 1)),
+                RfEdge::new(at(0, 2), at(2, 0), 0, at(0, 1)),
             ]
         );
     }
