@@ -16,3 +16,22 @@ def text_file(path, size, seed=1):
         out.append(line)
         n += len(line)
     path.write_text("".join(out)[:size])
+
+
+def reads_fasta(reference, reads, length=20000, count=3000, read_length=300, seed=7):
+    """A random genome of LENGTH bases (REFERENCE, FASTA) and COUNT reads of READ_LENGTH bases
+    sampled from it with 2% substitutions (READS, FASTA): the same for every call with the same
+    SEED."""
+    if reference.exists() and reads.exists():
+        return
+    rng = random.Random(seed)
+    genome = "".join(rng.choice("ACGT") for _ in range(length))
+    reference.write_text(">ref\n" + "\n".join(genome[i:i + 60] for i in range(0, length, 60))
+                         + "\n")
+    out = []
+    for i in range(count):
+        p = rng.randrange(0, length - read_length)
+        read = [b if rng.random() >= 0.02 else rng.choice("ACGT")
+                for b in genome[p:p + read_length]]
+        out.append(f">r{i}\n{''.join(read)}\n")
+    reads.write_text("".join(out))
