@@ -172,6 +172,28 @@ pub fn thread(tid: ThreadId, events: Vec<Event>) -> ThreadTrace {
     }
 }
 
+/// The program of `run` with every read deciding ([`every_read_deciding`]) and the reads-from
+/// edges that keeps.
+pub fn prepare_deciding(run: &Run) -> crate::prepare::Program {
+    let mut program = crate::prepare::prepare(run.traces());
+    let deciding = every_read_deciding(&program.model);
+    let edges = crate::reads_from::edges(&program.model, &deciding);
+    program.model.set_reads_from(edges);
+    program
+}
+
+/// The accesses of `model`, thread by thread.
+pub fn accesses(model: &Model) -> Vec<crate::model::At> {
+    (0..model.threads.len())
+        .flat_map(|thread| {
+            let events = &model.threads[thread].events;
+            (0..events.len())
+                .filter(move |&index| !events[index].is_sync())
+                .map(move |index| crate::model::At { thread, index })
+        })
+        .collect()
+}
+
 /// Every read of `model` deciding: odd sites a waiting loop's branch (those `3 mod 4` a spin
 /// loop's), even ones an address.
 pub fn every_read_deciding(model: &Model) -> ilgen_trace::sites::Deciding {

@@ -1348,15 +1348,11 @@ fn a_cut_order_read_off_the_run_order_is_the_threads_merged() {
 /// models that do must both come up.
 #[test]
 fn closures_shared_with_the_sync_only_model_decide_as_a_cut_closed_alone() {
-    use crate::model::At;
     use crate::solve::cut::{race_alone, Cuts};
     use proptest::prelude::*;
     let (same, changes) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
     crate::testkit::check_random_runs(0x5be0_cd19_137e_2179, 300, |run| {
-        let mut program = crate::prepare::prepare(run.traces());
-        let deciding = crate::testkit::every_read_deciding(&program.model);
-        let edges = crate::reads_from::edges(&program.model, &deciding);
-        program.model.set_reads_from(edges);
+        let program = crate::testkit::prepare_deciding(run);
         let vars: Vec<usize> = (0..program.vars.len()).collect();
         for var in vars.iter().rev().chain(&vars) {
             let (model, _) = program.model.restrict(Some(*var));
@@ -1366,14 +1362,7 @@ fn closures_shared_with_the_sync_only_model_decide_as_a_cut_closed_alone() {
             } else {
                 changes.set(changes.get() + 1);
             }
-            let accesses: Vec<At> = (0..model.threads.len())
-                .flat_map(|thread| {
-                    let events = &model.threads[thread].events;
-                    (0..events.len())
-                        .filter(move |&index| !events[index].is_sync())
-                        .map(move |index| At { thread, index })
-                })
-                .collect();
+            let accesses = crate::testkit::accesses(&model);
             let mut cuts = Cuts::new(&model);
             for &x in &accesses {
                 for &y in accesses.iter().filter(|y| y.thread != x.thread) {

@@ -489,7 +489,7 @@ mod tests {
 
     use super::*;
     use crate::state::{Next, State};
-    use crate::testkit::{check_random_runs, every_read_deciding, Run};
+    use crate::testkit::{accesses, check_random_runs, prepare_deciding, Run};
 
     const LEFT: u64 = 0x100;
     const V: u64 = 0x200;
@@ -516,12 +516,11 @@ mod tests {
 
     /// The model of `v` of `run`, with every read deciding or none.
     fn model_of(run: &Run, deciding: bool) -> Model {
-        let mut program = crate::prepare::prepare(run.traces());
-        if deciding {
-            let reads = every_read_deciding(&program.model);
-            let edges = crate::reads_from::edges(&program.model, &reads);
-            program.model.set_reads_from(edges);
-        }
+        let program = if deciding {
+            prepare_deciding(run)
+        } else {
+            crate::prepare::prepare(run.traces())
+        };
         let var = program
             .vars
             .iter()
@@ -566,21 +565,11 @@ mod tests {
     fn pairs_ruled_out_are_unreachable_on_random_runs() {
         let ruled_out = std::cell::Cell::new(0);
         check_random_runs(0x2545_f491_4f6c_dd1d, 300, |run| {
-            let mut program = crate::prepare::prepare(run.traces());
-            let reads = every_read_deciding(&program.model);
-            let edges = crate::reads_from::edges(&program.model, &reads);
-            program.model.set_reads_from(edges);
+            let program = prepare_deciding(run);
             for var in 0..program.vars.len() {
                 let (model, _) = program.model.restrict(Some(var));
                 let reachable = reachable_pairs(&model);
-                let accesses: Vec<At> = (0..model.threads.len())
-                    .flat_map(|thread| {
-                        let events = &model.threads[thread].events;
-                        (0..events.len())
-                            .filter(move |&index| !events[index].is_sync())
-                            .map(move |index| At { thread, index })
-                    })
-                    .collect();
+                let accesses = accesses(&model);
                 for &x in &accesses {
                     for &y in accesses.iter().filter(|y| y.thread != x.thread) {
                         if excluded_alone(&model, x, y) {
