@@ -1155,10 +1155,32 @@ pub fn not_written_text(s: &Stats, limits: &Limits) -> String {
     )
 }
 
-/// One line per object whose race pairs a limit left undecided, naming the limit to raise.
+/// One line per pair of source sites (with their kinds of access) whose race pairs a limit left
+/// undecided, naming the limit to raise and the objects: one when it is one object, else how
+/// many (a pair of lines run on many objects, each one its own, was as many identical lines:
+/// memcached's crawler, 65).
 pub fn not_decided_text(s: &Stats, names: &Names, limits: &Limits) -> String {
     let mut out = String::new();
+    // Per group, in the order of its first object: that one, the pairs and the objects.
+    let mut groups: Vec<(&NotDecided, u64, usize)> = Vec::new();
     for n in &s.not_decided {
+        let same = |g: &NotDecided| {
+            let side = |x: &AccessSide| (x.site, x.access);
+            let mut p = n.accesses.map(|x| side(&x));
+            let mut q = g.accesses.map(|x| side(&x));
+            p.sort_unstable_by_key(|&(site, _)| site);
+            q.sort_unstable_by_key(|&(site, _)| site);
+            p == q && g.limit == n.limit
+        };
+        match groups.iter_mut().find(|(g, _, _)| same(g)) {
+            Some((_, pairs, objects)) => {
+                *pairs += n.pairs;
+                *objects += 1;
+            }
+            None => groups.push((n, n.pairs, 1)),
+        }
+    }
+    for (n, pairs, objects) in groups {
         let [a, b] = &n.accesses;
         let why = match n.limit {
             Limit::States => format!(
@@ -1171,12 +1193,18 @@ pub fn not_decided_text(s: &Stats, names: &Names, limits: &Limits) -> String {
                 limits.window
             ),
         };
+        let on = match objects {
+            1 => names.object(n.object.addr),
+            _ => format!(
+                "{objects} objects ({} and {} more)",
+                names.object(n.object.addr),
+                objects - 1
+            ),
+        };
         let _ = writeln!(
             out,
-            "not decided: {} race pair(s) on {}, e.g. {} by thread {} at {} and {} by thread {} \
-             at {}: {why}",
-            n.pairs,
-            names.object(n.object.addr),
+            "not decided: {pairs} race pair(s) on {on}, e.g. {} by thread {} at {} and {} by \
+             thread {} at {}: {why}",
             a.access.text(),
             a.tid,
             names.site(a.site),
@@ -1348,6 +1376,55 @@ mod tests {
     use crate::prepare::{prepare_keeping, Keep};
     use crate::testkit::{check_random_runs, options};
     use crate::{filter, solve};
+
+    /// Race pairs left undecided at one pair of sites on many objects are one line naming how many
+    /// objects; another pair of sites, or the same under another limit, has its own.
+    #[test]
+    fn undecided_pairs_at_one_pair_of_sites_are_one_line() {
+        let side = |tid, site, access| AccessSide { tid, site, access };
+        let undecided = |addr, first: SiteId, second: SiteId, limit| NotDecided {
+            object: ObjectRange { addr, len: 8 },
+            accesses: [
+                side(1, first, AccessName::Write),
+                side(2, second, AccessName::Read),
+            ],
+            pairs: 2,
+            limit,
+        };
+        let stats = Stats {
+            not_decided: vec![
+                undecided(0x100, 7, 9, Limit::States),
+                undecided(0x200, 7, 9, Limit::States),
+                undecided(0x300, 5, 9, Limit::States),
+                undecided(0x400, 7, 9, Limit::Window),
+                undecided(0x500, 7, 9, Limit::States),
+            ],
+            ..Stats::default()
+        };
+        let names = Names {
+            site: &|site| Some(format!("a.c:{site}")),
+            object: &|addr| Some(format!("obj{addr:x}")),
+        };
+        let limits = Limits {
+            max_states: 10,
+            window: 4,
+            max_candidates: 1,
+        };
+        let text = not_decided_text(&stats, &names, &limits);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[0].starts_with(
+                "not decided: 6 race pair(s) on 3 objects (obj100 (0x100) and 2 more), e.g. write"
+            ),
+            "{text}"
+        );
+        assert!(
+            lines[1].starts_with("not decided: 2 race pair(s) on obj300"),
+            "{text}"
+        );
+        assert!(lines[2].ends_with("raise --window (now 4)"), "{text}");
+    }
 
     /// A schedule held compactly gives the steps of its events one by one, in its order: the
     /// observed order of its head and its tail, whatever the solver (cut, window, lock graph)
