@@ -44,7 +44,9 @@
 //! A spin's read (a predicate of a loop with no sync operation inside, [`Deciding::spins`]) is the
 //! first of many: the loop ran to its exit within `r`'s segment, and the recorder kept only the
 //! first round's read. The round that left saw more, so every other thread's latest writing
-//! segment that ended before `e` also stays before `e`.
+//! segment that ended before `e` also stays before `e`; and a writing segment still open at `e`
+//! (begun before it, ended after: the write the loop waited for, its unlock recorded late) keeps
+//! its start before `e`, since its write follows that start with no sync operation between.
 
 use std::collections::{BTreeSet, HashMap};
 
