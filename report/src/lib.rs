@@ -22,7 +22,10 @@ pub mod shard;
 pub mod suppress;
 pub mod text;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
+use std::sync::Arc;
 
 use ilgen_trace::format::TraceDir;
 use ilgen_trace::replay::{
@@ -107,6 +110,10 @@ pub struct Context<'a> {
     pub forks: BTreeMap<ThreadId, (ThreadId, SiteId)>,
     /// [`RecordedRun::unjoined`].
     pub unjoined: BTreeSet<ThreadId>,
+    /// Per site, its frame and the frames its function is inlined into ([`Context::push_site`]),
+    /// made once: a confirmed finding's schedule has a location per step, 10^4-10^5 steps at a
+    /// few hundred sites, and a source per step made memcached's report phase 1-2 GiB.
+    site_frames: RefCell<HashMap<SiteId, Rc<[Location]>>>,
 }
 
 impl<'a> Context<'a> {
@@ -115,22 +122,49 @@ impl<'a> Context<'a> {
             binary,
             forks: run.forks.clone(),
             unjoined: run.unjoined.clone(),
+            site_frames: RefCell::default(),
         }
     }
 
     /// Where `site` is; `None`: no instrumented instruction made the event.
     pub fn location(&self, site: Option<SiteId>) -> Location {
-        let source = site.and_then(|site| self.binary?.site(site)).map(|s| {
-            Box::new(Source {
+        match site {
+            Some(id) => self.site_frames(id)[0].clone(),
+            None => Location {
+                site,
+                source: None,
+                native: None,
+            },
+        }
+    }
+
+    /// Site `id`'s frame, then the frames of the functions its own is inlined into, each at its
+    /// inlined call (kept: see [`Context::site_frames`]'s field).
+    fn site_frames(&self, id: SiteId) -> Rc<[Location]> {
+        if let Some(frames) = self.site_frames.borrow().get(&id) {
+            return Rc::clone(frames);
+        }
+        let site = self.binary.and_then(|b| b.site(id));
+        let own = site.map(|s| {
+            Arc::new(Source {
                 inlined: s.inlined.iter().map(Source::from).collect(),
                 ..Source::from(&s.frame)
             })
         });
-        Location {
-            site,
+        let frame = |source| Location {
+            site: Some(id),
             source,
             native: None,
-        }
+        };
+        let frames: Rc<[Location]> = std::iter::once(frame(own))
+            .chain(
+                site.into_iter()
+                    .flat_map(|s| &s.callers)
+                    .map(|f| frame(Some(Arc::new(Source::from(f))))),
+            )
+            .collect();
+        self.site_frames.borrow_mut().insert(id, Rc::clone(&frames));
+        frames
     }
 
     /// A frame of uninstrumented code, named from its module's symbols.
@@ -187,13 +221,10 @@ impl<'a> Context<'a> {
     /// `site`'s frame, then the frames of the functions its own is inlined into, each at its
     /// inlined call.
     fn push_site(&self, all: &mut Vec<Location>, site: Option<SiteId>) {
-        all.push(self.location(site));
-        let callers = site.and_then(|s| self.binary?.site(s)).map(|x| &x.callers);
-        all.extend(callers.into_iter().flatten().map(|f| Location {
-            site,
-            source: Some(Box::new(Source::from(f))),
-            native: None,
-        }));
+        match site {
+            Some(id) => all.extend(self.site_frames(id).iter().cloned()),
+            None => all.push(self.location(None)),
+        }
     }
 
     /// The frames of an operation at `site` called through `stack` (innermost first, as replay's
@@ -286,9 +317,10 @@ impl<'a> Context<'a> {
 pub struct Location {
     /// `None` (JSON null) for an event no instrumented instruction made (thread start and end).
     pub site: Option<SiteId>,
-    /// Boxed: a finding holds many locations, most of them read only when printed.
+    /// Shared: a finding holds many locations, most of them at a few sites and read only when
+    /// printed.
     #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
-    pub source: Option<Box<Source>>,
+    pub source: Option<Arc<Source>>,
     /// A frame in code that is not instrumented (`site` is then `None`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub native: Option<Box<Native>>,

@@ -128,6 +128,7 @@ fn context(unjoined: &[ThreadId]) -> Context<'static> {
         binary: None,
         forks: [(1, (0, 9))].into(),
         unjoined: unjoined.iter().copied().collect(),
+        site_frames: Default::default(),
     }
 }
 
@@ -277,6 +278,7 @@ fn sites_name_demangled_functions_and_the_library_frames_inlined_at_the_user_lin
         binary: Some(&binary),
         forks: [(1, (0, 3))].into(),
         unjoined: Default::default(),
+        site_frames: Default::default(),
     };
     let c = race_after_lock_at_site_2();
     let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
@@ -368,7 +370,7 @@ fn an_observed_deadlock_is_a_finding_a_replay_of_the_same_lines_joins() {
 fn at(file: &str, line: u32, column: u32, function: &str) -> Location {
     Location {
         site: Some(line),
-        source: Some(Box::new(Source {
+        source: Some(std::sync::Arc::new(Source {
             file: file.into(),
             line,
             column,
@@ -406,7 +408,13 @@ fn a_fingerprint_ignores_addresses_pids_tids_columns_directories_and_order() {
     other.replay_dir = "/tmp/other/replay-9".into();
     other.candidates = vec![7];
     other.schedule.clear();
-    if let Some(s) = other.current.location.source.as_mut() {
+    if let Some(s) = other
+        .current
+        .location
+        .source
+        .as_mut()
+        .map(std::sync::Arc::make_mut)
+    {
         s.column = 1;
     }
     std::mem::swap(&mut other.current, &mut other.previous);
@@ -439,12 +447,24 @@ fn a_fingerprint_ignores_addresses_pids_tids_columns_directories_and_order() {
     );
     // What the code is does change it: another line, another function, another access kind.
     let mut moved = first.clone();
-    if let Some(s) = moved.current.location.source.as_mut() {
+    if let Some(s) = moved
+        .current
+        .location
+        .source
+        .as_mut()
+        .map(std::sync::Arc::make_mut)
+    {
         s.line = 11;
     }
     assert_ne!(print(&first), print(&moved));
     let mut renamed = first.clone();
-    if let Some(s) = renamed.previous.location.source.as_mut() {
+    if let Some(s) = renamed
+        .previous
+        .location
+        .source
+        .as_mut()
+        .map(std::sync::Arc::make_mut)
+    {
         s.function = "init".into();
     }
     assert_ne!(print(&first), print(&renamed));
@@ -479,7 +499,13 @@ fn tsan_patterns_match_substrings_with_wildcards_and_anchors() {
 #[test]
 fn a_rule_hides_a_race_by_any_frame_file_or_global_and_says_which() {
     let mut race = race_at(42, "/src", [10, 20]);
-    if let Some(s) = race.previous.location.source.as_mut() {
+    if let Some(s) = race
+        .previous
+        .location
+        .source
+        .as_mut()
+        .map(std::sync::Arc::make_mut)
+    {
         s.inlined.push(Source::from(&ilgen_trace::sites::Frame {
             file: "/usr/include/c++/14/bits/std_mutex.h".into(),
             line: 5,
@@ -926,6 +952,7 @@ fn uninstrumented_frames_are_named_and_schedule_steps_sit_at_the_users_line() {
         // libstdc++ forked T1: the recorded fork has no site.
         forks: [(1, (0, ilgen_trace::NO_SITE))].into(),
         unjoined: Default::default(),
+        site_frames: Default::default(),
     };
     let native = |module: &str, offset| {
         StackFrame::Native(NativeFrame {
