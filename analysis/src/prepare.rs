@@ -104,6 +104,17 @@ pub struct Ordered {
     pub pairs: u64,
 }
 
+/// The program of `run` with every read deciding ([`crate::testkit::every_read_deciding`]) and
+/// the reads-from edges that keeps.
+#[cfg(test)]
+pub fn prepare_deciding(run: &crate::testkit::Run) -> Program {
+    let mut program = prepare(run.traces());
+    let deciding = crate::testkit::every_read_deciding(&program.model);
+    let edges = crate::reads_from::edges(&program.model, &deciding);
+    program.model.set_reads_from(edges);
+    program
+}
+
 /// A sync event of the run: thread index, index among the thread's events, the event.
 #[derive(Clone, Copy)]
 struct At {

@@ -172,16 +172,6 @@ pub fn thread(tid: ThreadId, events: Vec<Event>) -> ThreadTrace {
     }
 }
 
-/// The program of `run` with every read deciding ([`every_read_deciding`]) and the reads-from
-/// edges that keeps.
-pub fn prepare_deciding(run: &Run) -> crate::prepare::Program {
-    let mut program = crate::prepare::prepare(run.traces());
-    let deciding = every_read_deciding(&program.model);
-    let edges = crate::reads_from::edges(&program.model, &deciding);
-    program.model.set_reads_from(edges);
-    program
-}
-
 /// The accesses of `model`, thread by thread.
 pub fn accesses(model: &Model) -> Vec<crate::model::At> {
     (0..model.threads.len())

@@ -1352,7 +1352,7 @@ fn closures_shared_with_the_sync_only_model_decide_as_a_cut_closed_alone() {
     use proptest::prelude::*;
     let (same, changes) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
     crate::testkit::check_random_runs(0x5be0_cd19_137e_2179, 300, |run| {
-        let program = crate::testkit::prepare_deciding(run);
+        let program = crate::prepare::prepare_deciding(run);
         let vars: Vec<usize> = (0..program.vars.len()).collect();
         for var in vars.iter().rev().chain(&vars) {
             let (model, _) = program.model.restrict(Some(*var));

@@ -488,8 +488,9 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
+    use crate::prepare::prepare_deciding;
     use crate::state::{Next, State};
-    use crate::testkit::{accesses, check_random_runs, prepare_deciding, Run};
+    use crate::testkit::{accesses, check_random_runs, Run};
 
     const LEFT: u64 = 0x100;
     const V: u64 = 0x200;
