@@ -14,6 +14,7 @@ mod exclusion;
 pub mod exhaustive;
 pub mod fallback;
 pub mod lockgraph;
+mod prefix;
 
 use std::collections::HashSet;
 

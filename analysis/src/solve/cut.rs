@@ -27,7 +27,8 @@ use std::sync::PoisonError;
 
 use rustc_hash::FxHashMap;
 
-use super::exclusion::{self, Pinned, Sections};
+use super::exclusion::{self, Sections};
+use super::prefix::{merge, need, within, Start};
 
 use crate::finding::Schedule;
 use crate::model::{At, Closures, Model, ModelEvent, ModelOp, SharedClosures, Wake};
@@ -64,30 +65,6 @@ pub struct Cuts<'m> {
     /// starts has the same cut and the same limits, so the same verdict.
     settled: FxHashMap<(Start, Start), Verdict>,
     sections: Sections,
-}
-
-/// Where a race pair's access stops its thread: after `cut` events, and never past `limit`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Start {
-    thread: usize,
-    cut: usize,
-    limit: usize,
-}
-
-impl Start {
-    /// The thread stops right after its last constraining event before the access, and must not
-    /// run its next one.
-    fn of(model: &Model, at: At) -> Start {
-        let events = &model.threads[at.thread].events;
-        Start {
-            thread: at.thread,
-            cut: (0..at.index)
-                .rev()
-                .find(|&i| events[i].constrains())
-                .map_or(0, |i| i + 1),
-            limit: model.next_stop(at.thread, at.index).unwrap_or(events.len()),
-        }
-    }
 }
 
 impl<'m> Cuts<'m> {
@@ -153,9 +130,7 @@ impl<'m> Cuts<'m> {
     /// The closure of the cut where `a`'s and `b`'s threads have run to their starts.
     fn union(&mut self, busy: bool, a: Start, b: Start) -> Option<Vec<usize>> {
         let mut cut = self.closure(busy, a.thread, a.cut)?.to_vec();
-        for (c, &o) in cut.iter_mut().zip(self.closure(busy, b.thread, b.cut)?) {
-            *c = (*c).max(o);
-        }
+        merge(&mut cut, self.closure(busy, b.thread, b.cut)?);
         Some(cut)
     }
 
@@ -266,14 +241,10 @@ pub(crate) fn excluded_alone(model: &Model, x: At, y: At) -> bool {
     let Some((starts, limit, required)) = alone(model, x, y) else {
         return false;
     };
-    let pinned = starts.map(|s| Pinned {
-        thread: s.thread,
-        cut: s.cut,
-    });
     exclusion::excluded(
         model,
         required,
-        pinned,
+        starts,
         &limit,
         &mut Sections::default(),
         &mut |at| closure_alone(model, at),
@@ -321,21 +292,12 @@ fn locked_out(
     sections: &mut Sections,
     closure: &mut dyn FnMut(At) -> Option<Vec<usize>>,
 ) -> Verdict {
-    let pinned = starts.map(|s| Pinned {
-        thread: s.thread,
-        cut: s.cut,
-    });
     if verdict == Verdict::Unknown
-        && exclusion::excluded(model, required, pinned, limit, sections, closure)
+        && exclusion::excluded(model, required, starts, limit, sections, closure)
     {
         return Verdict::Excluded;
     }
     verdict
-}
-
-/// Whether no thread of `cut` ran past its `limit`.
-fn within(cut: &[usize], limit: &[usize]) -> bool {
-    cut.iter().zip(limit).all(|(c, l)| c <= l)
 }
 
 /// Whether the threads can be brought to `cut` (each has run that many events) without running
@@ -440,11 +402,6 @@ fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], busy: bool) ->
         }
     }
     Closed::Ok
-}
-
-/// Puts `at` into `cut`.
-fn need(cut: &mut [usize], at: At) {
-    cut[at.thread] = cut[at.thread].max(at.index + 1);
 }
 
 /// Runs the cut's sync events in the observed order; gives them, or where that order got stuck:

@@ -3,14 +3,14 @@
 //!
 //! Takes a [`Model`], the pair's required cut (closed without the failed try operations' extra
 //! requirements, so every event in it runs in every schedule that reaches the pair), the two
-//! threads' [`Pinned`] positions, each thread's critical sections ([`Sections`], kept across a
+//! threads' [`Start`]s, each thread's critical sections ([`Sections`], kept across a
 //! model's pairs) and the required cut of any one event (the cut path's kept closures); gives
 //! whether no schedule reaches the pair ([`excluded`]).
 //!
-//! Where a pinned thread holds mutex `m` at its access, taken at its event `a`, it holds `m`
+//! Where a thread of the pair holds mutex `m` at its access, taken at its event `a`, it holds `m`
 //! from `a` until past the pair; so every critical section of `m` another thread enters in the
 //! cut must have ended before `a` runs. Those releases join the cut (with what they need), and
-//! each becomes a requirement of `a`. If the cut then runs a pinned thread past its access, or
+//! each becomes a requirement of `a`. If the cut then runs a thread of the pair past its access, or
 //! the requirements (program order, fork, end, signal, barrier, the deciding reads' edges and
 //! these releases) form a cycle, no schedule reaches the pair. The cut solver's observed-order
 //! repair cannot see this: it completes the holder's critical section, which runs the holder
@@ -20,17 +20,10 @@
 //! worker's section, and the waiter's own section around the read must end before that section
 //! began.
 
-use crate::model::{At, Model, ModelOp};
-
 use rustc_hash::FxHashMap;
 
-/// Where a race pair's access stops its thread: it has run its first `cut` events (the last
-/// event that constrains before the access among them), and no lock operation lies between.
-#[derive(Clone, Copy)]
-pub(super) struct Pinned {
-    pub thread: usize,
-    pub cut: usize,
-}
+use super::prefix::{has, merge, within, Start};
+use crate::model::{At, Model, ModelOp};
 
 /// A critical section of one mutex in one thread: the event that took the mutex, and the event
 /// that must have run before the mutex is free again (the release, or, where a wait-loop exit
@@ -62,16 +55,17 @@ impl Sections {
         n.checked_sub(1).map(|i| sections[i])
     }
 
-    /// The mutexes `pinned`'s thread holds at its access, each with the event that last took it.
-    fn held(&mut self, model: &Model, pinned: Pinned) -> Vec<(usize, usize)> {
+    /// The mutexes `start`'s thread holds at its access, each with the event that last took it
+    /// (no lock operation lies between its `cut` and the access).
+    fn held(&mut self, model: &Model, start: Start) -> Vec<(usize, usize)> {
         let mut held: Vec<(usize, usize)> = self
-            .of(model, pinned.thread)
+            .of(model, start.thread)
             .iter()
             .filter_map(|(&mutex, sections)| {
-                let n = sections.partition_point(|s| s.taken < pinned.cut);
+                let n = sections.partition_point(|s| s.taken < start.cut);
                 let last = sections[..n].last()?;
                 last.freed
-                    .is_none_or(|f| f >= pinned.cut)
+                    .is_none_or(|f| f >= start.cut)
                     .then_some((mutex, last.taken))
             })
             .collect();
@@ -89,11 +83,6 @@ fn scan(model: &Model, thread: usize) -> FxHashMap<usize, Vec<Section>> {
     for index in 0..events.len() {
         let Some(op) = events[index].op() else {
             continue;
-        };
-        let end = |out: &mut FxHashMap<usize, Vec<Section>>, mutex: usize, freed: usize| {
-            if let Some(open) = out.get_mut(&mutex).and_then(|s| s.last_mut()) {
-                open.freed = Some(freed);
-            }
         };
         match op {
             ModelOp::Lock { mutex } => {
@@ -140,26 +129,33 @@ fn scan(model: &Model, thread: usize) -> FxHashMap<usize, Vec<Section>> {
     out
 }
 
-/// Whether no schedule reaches the pair whose threads stop at `pinned`, given its required
+/// Ends `mutex`'s open section in `out` at `freed`.
+fn end(out: &mut FxHashMap<usize, Vec<Section>>, mutex: usize, freed: usize) {
+    if let Some(open) = out.get_mut(&mutex).and_then(|s| s.last_mut()) {
+        open.freed = Some(freed);
+    }
+}
+
+/// Whether no schedule reaches the pair whose threads stop at `starts`, given its required
 /// closed cut `cut`, the threads' `limit`s, each thread's `sections`, and `closure`, the
 /// required closed cut of one event (`None`: it can never run). See the module doc.
 pub(super) fn excluded(
     model: &Model,
     mut cut: Vec<usize>,
-    pinned: [Pinned; 2],
+    starts: [Start; 2],
     limit: &[usize],
     sections: &mut Sections,
     closure: &mut dyn FnMut(At) -> Option<Vec<usize>>,
 ) -> bool {
-    let holds: Vec<(At, usize)> = pinned
+    let holds: Vec<(At, usize)> = starts
         .iter()
-        .flat_map(|&p| {
+        .flat_map(|&start| {
             sections
-                .held(model, p)
+                .held(model, start)
                 .into_iter()
                 .map(move |(mutex, taken)| {
                     let taken = At {
-                        thread: p.thread,
+                        thread: start.thread,
                         index: taken,
                     };
                     (taken, mutex)
@@ -195,8 +191,8 @@ pub(super) fn excluded(
                 merge(&mut cut, &required);
             }
         }
-        // A pinned thread run past its access (cut.rs's `within`, which imports this module).
-        if cut.iter().zip(limit).any(|(c, l)| c > l) {
+        // A thread of the pair run past its access.
+        if !within(&cut, limit) {
             return true;
         }
         if cut == before {
@@ -227,16 +223,4 @@ pub(super) fn excluded(
             }
         }
     })
-}
-
-/// Puts `other`'s events into `cut`: a union of closed cuts is closed.
-fn merge(cut: &mut [usize], other: &[usize]) {
-    for (c, &o) in cut.iter_mut().zip(other) {
-        *c = (*c).max(o);
-    }
-}
-
-/// Whether `cut` holds event `at`.
-fn has(cut: &[usize], at: At) -> bool {
-    cut[at.thread] > at.index
 }
