@@ -237,30 +237,27 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
             // A spin loop ran from this read to its exit within the segment, and the read that
             // left it saw every other thread's latest write whose segment ended before this one
             // did: the thread's next event stays after them (`while (alive != n) {}` and then
-            // the work, which no replay reaches while a bump is missing).
-            for (_, writer) in latest_before(end_seq) {
-                out.push(RfEdge::new(At { thread, index: end }, writer, r.var, r.at));
-            }
-            // A writing segment still open when the loop left (the bump under a lock whose
-            // unlock was recorded after main went on) may hold the write that let it leave: its
-            // start stays before the read's end, and the write, which follows that start with no
-            // sync operation between, can happen while the loop spins. Without it a schedule
-            // left that bump out and its replay spun for good.
+            // the work, which no replay reaches while a bump is missing). A writing segment still
+            // open when the loop left (the bump under a lock whose unlock was recorded after main
+            // went on) may hold the write that let it leave: its start stays before the read's
+            // end, and the write, which follows that start with no sync operation between, can
+            // happen while the loop spins. Without it a schedule left that bump out and its
+            // replay spun for good.
+            let spun = At { thread, index: end };
             for &w in others.clone() {
                 let Some(wr) = writes.get(&(r.var, w)) else {
                     continue;
                 };
-                let started = wr.starts.partition_point(|&(seq, _)| seq < end_seq);
                 let ended = wr.ends.partition_point(|&(seq, _)| seq < end_seq);
-                let Some(&(start_seq, start)) = started.checked_sub(1).map(|k| &wr.starts[k])
-                else {
-                    continue;
-                };
-                let open = ended
-                    .checked_sub(1)
-                    .is_none_or(|k| wr.ends[k].0 < start_seq);
-                if open {
-                    out.push(RfEdge::new(At { thread, index: end }, start, r.var, r.at));
+                let last_end = ended.checked_sub(1).map(|k| wr.ends[k]);
+                if let Some((_, writer)) = last_end {
+                    out.push(RfEdge::new(spun, writer, r.var, r.at));
+                }
+                let started = wr.starts.partition_point(|&(seq, _)| seq < end_seq);
+                if let Some(&(start_seq, start)) = started.checked_sub(1).map(|k| &wr.starts[k]) {
+                    if last_end.is_none_or(|(seq, _)| seq < start_seq) {
+                        out.push(RfEdge::new(spun, start, r.var, r.at));
+                    }
                 }
             }
         }
