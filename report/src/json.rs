@@ -26,17 +26,20 @@
 //!     global, or null),
 //!     `heap_block` (only for heap memory: `address`, `size`, `thread`, `location`, `stack` of
 //!     the block's allocation; the last allocation covering the address, freed since for a race
-//!     on freed memory), `threads`, `schedule`;
+//!     on freed memory), `threads`, `schedule_steps` (how many steps the schedule that exposed
+//!     it has), `schedule` (its last steps, at most `crate::SHOWN_STEPS`: steps `schedule_steps -
+//!     len + 1` to `schedule_steps`; `ilgen replay` runs them all), `left_schedule` (only when
+//!     the replay left the schedule: `step S of T (why)`);
 //!   - `"deadlock"`: `candidates`, `observed` (the recorded run ended in it; `candidates` may
 //!     then be empty), `pid`, `replay_dir`, `blocked` (`tid`, `op`, `object`, `object_name`,
 //!     `location`, `stack`, `waits_for`, `holds`: `object`, `object_name`, `location`, `stack`),
 //!     `cycle` (tids),
-//!     `threads`, `schedule`, `lost_wakeups` (`cond`, `cond_name`, `waiter`, `wait`,
+//!     `threads`, `schedule_steps`, `schedule`, `left_schedule` (as a race's), `lost_wakeups` (`cond`, `cond_name`, `waiter`, `wait`,
 //!     `signaller`, `signal`, `broadcast`);
 //!   - `"atomicity"`: `candidates`, `pid`, `replay_dir`, `pattern` (`read_write_read`,
 //!     `read_write_write`, `write_read_write`, `write_write_read`, `write_write_write`),
 //!     `transaction` (the location it began at), the accesses `e1`, `f`, `e2`, `object`,
-//!     `threads`, `schedule`.
+//!     `threads`, `schedule_steps`, `schedule`, `left_schedule` (as a race's).
 //! - `unconfirmed`: every other replayed candidate: `run`, `candidate`, `predicted` (`race` |
 //!   `deadlock` | `atomicity_violation`), `fallback_of` (only for a fallback: the candidate it
 //!   stands in for),
@@ -98,6 +101,9 @@
 //!   race too (the locks its thread held when it made it); a schedule step's `location` is the
 //!   first user frame of the stack the replay took it with (at -O0 a lock's `std::lock_guard`
 //!   line, which was `gthr-default.h`).
+//! - 10: `schedule_steps` on findings; `schedule` holds the schedule's last
+//!   `crate::SHOWN_STEPS` steps, not all (a server's 49 findings had made a 471 MB report);
+//!   `left_schedule` on atomicity violations too.
 
 use std::path::Path;
 
@@ -106,7 +112,7 @@ use serde::{Deserialize, Serialize};
 use crate::shard::{Part, ShardInfo};
 use crate::Report;
 
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 
 #[derive(Serialize)]
 struct Versioned<'a> {

@@ -446,6 +446,39 @@ pub struct Access {
     pub locks: Vec<Held>,
 }
 
+/// The schedule that exposed a finding, as a report holds it: its last steps. A schedule has a
+/// step per sync operation of the run (10^5 on a server), one finding's a few hundred kilobytes
+/// of JSON each time it is shown; the steps that explain a finding are its last, and `ilgen
+/// replay` runs the whole schedule from the candidate's `schedule-<n>.json`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Schedule {
+    /// How many steps the whole schedule has.
+    #[serde(rename = "schedule_steps")]
+    pub steps: usize,
+    /// Its last steps, at most [`SHOWN_STEPS`]: steps `steps - last.len() + 1` to `steps`.
+    #[serde(rename = "schedule")]
+    pub last: Vec<ScheduleStep>,
+    /// Where the replay left this schedule, when it could not follow it to the end (`step S of
+    /// T: why`): the threads ran unscheduled from there, so a replay retraces what came after
+    /// only as far as the program does the same again.
+    #[serde(
+        rename = "left_schedule",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub left: Option<String>,
+}
+
+/// Steps of a finding's schedule a report keeps: as many as the candidates' summary lists.
+pub const SHOWN_STEPS: usize = ilgen_analysis::candidates::SUMMARY_STEPS;
+
+impl Schedule {
+    /// The number (1-based) of the first step in `last`.
+    pub fn first_shown(&self) -> usize {
+        self.steps - self.last.len() + 1
+    }
+}
+
 /// One step of the schedule that exposed a finding.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct ScheduleStep {
@@ -482,12 +515,8 @@ pub struct Race {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heap_block: Option<HeapBlock>,
     pub threads: Vec<ThreadInfo>,
-    pub schedule: Vec<ScheduleStep>,
-    /// Where the replay left this schedule, when it could not follow it to the end (`step S of
-    /// T: why`): the threads ran unscheduled from there, so a replay retraces what came after
-    /// only as far as the program does the same again.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub left_schedule: Option<String>,
+    #[serde(flatten)]
+    pub schedule: Schedule,
 }
 
 impl Race {
@@ -532,12 +561,8 @@ pub struct Deadlock {
     /// threads wait on objects without owners.
     pub cycle: Vec<ThreadId>,
     pub threads: Vec<ThreadInfo>,
-    pub schedule: Vec<ScheduleStep>,
-    /// Where the replay left this schedule, when it could not follow it to the end (`step S of
-    /// T: why`): the threads ran unscheduled from there, so a replay retraces what came after
-    /// only as far as the program does the same again.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub left_schedule: Option<String>,
+    #[serde(flatten)]
+    pub schedule: Schedule,
     /// Of an observed deadlock: condition variables signalled before their waiter waited.
     pub lost_wakeups: Vec<LostWakeup>,
 }
@@ -602,7 +627,8 @@ pub struct Atomicity {
     pub e2: Access,
     pub object: Option<Object>,
     pub threads: Vec<ThreadInfo>,
-    pub schedule: Vec<ScheduleStep>,
+    #[serde(flatten)]
+    pub schedule: Schedule,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
@@ -837,8 +863,7 @@ impl Report {
             blocked: blocked(ctx, d, None),
             cycle: d.cycle.clone(),
             threads: threads(ctx, None, d.threads.iter().map(|b| b.thread.tid)),
-            schedule: Vec::new(),
-            left_schedule: None,
+            schedule: Schedule::default(),
             lost_wakeups: o
                 .lost_wakeups
                 .iter()
@@ -958,10 +983,6 @@ fn key(f: &Finding) -> Key {
 
 fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<Finding> {
     let schedule = schedule(ctx, entry.candidate, o);
-    let left_schedule = o
-        .divergence
-        .as_ref()
-        .map(|d| format!("step {} of {} ({})", o.steps_done, o.steps_total, d.reason));
     let replay_dir = run.out_dir.display().to_string();
     let mut out = Vec::new();
     for r in &o.races {
@@ -998,7 +1019,6 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             heap_block: r.heap_block.as_ref().map(|b| heap_block(ctx, b)),
             threads: threads(ctx, Some(o), [r.current.thread.tid, r.previous.thread.tid]),
             schedule: schedule.clone(),
-            left_schedule: left_schedule.clone(),
         })));
     }
     if let (
@@ -1052,7 +1072,6 @@ fn findings(ctx: &Context, entry: &Entry, run: &ReplayRun, o: &Outcome) -> Vec<F
             cycle: d.cycle.clone(),
             threads: threads(ctx, Some(o), d.threads.iter().map(|b| b.thread.tid)),
             schedule,
-            left_schedule,
             lost_wakeups: Vec::new(),
         })));
     }
@@ -1121,13 +1140,18 @@ fn threads(
     tids.into_iter().map(|t| ctx.thread(t, stack(t))).collect()
 }
 
-/// The steps of `c`'s schedule, each at the user's line its replay `o` took it from (the first
-/// frame of its stack in the user's code, as [`Context::frames`] puts first: at -O0 a lock's
-/// `std::lock_guard` line, not `gthr-default.h`).
-fn schedule(ctx: &Context, c: &Candidate, o: &Outcome) -> Vec<ScheduleStep> {
-    c.schedule()
+/// `c`'s schedule as its replay `o` followed it: its last [`SHOWN_STEPS`] steps, each at the
+/// user's line the replay took it from (the first frame of its stack in the user's code, as
+/// [`Context::frames`] puts first: at -O0 a lock's `std::lock_guard` line, not
+/// `gthr-default.h`), and where the replay left it.
+fn schedule(ctx: &Context, c: &Candidate, o: &Outcome) -> Schedule {
+    let steps = c.schedule().len();
+    let hidden = steps.saturating_sub(SHOWN_STEPS);
+    let last = c
+        .schedule()
         .steps()
         .enumerate()
+        .skip(hidden)
         .map(|(p, s)| ScheduleStep {
             tid: s.tid,
             op: s.op,
@@ -1139,7 +1163,12 @@ fn schedule(ctx: &Context, c: &Candidate, o: &Outcome) -> Vec<ScheduleStep> {
                 None => ctx.location(s.site),
             },
         })
-        .collect()
+        .collect();
+    let left = o
+        .divergence
+        .as_ref()
+        .map(|d| format!("step {} of {} ({})", o.steps_done, o.steps_total, d.reason));
+    Schedule { steps, last, left }
 }
 
 fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {

@@ -8,7 +8,8 @@
 //! write, acquired here`) and the threads' creation sites (or the other blocked operations and
 //! the held locks' acquisitions; for a race on heap memory, where its block was allocated, which
 //! the message names too), and
-//! `codeFlows[0].threadFlows` the schedule that exposed it: one thread flow per thread, each
+//! `codeFlows[0].threadFlows` the schedule that exposed it (its last steps, as the report keeps
+//! them): one thread flow per thread, each
 //! location with its global `executionOrder` (1-based step number), the racing accesses or blocked
 //! operations last. Unconfirmed candidates are not results. `artifactLocation.uri` is a `file://`
 //! URI of the absolute source path; a location's `logicalLocations` names its function, demangled,
@@ -28,7 +29,7 @@ use std::collections::BTreeMap;
 use ilgen_trace::site_text;
 use serde_json::{json, Value};
 
-use crate::{fingerprint, Finding, Held, Location, Native, Report, Run, ScheduleStep, Source};
+use crate::{fingerprint, Finding, Held, Location, Native, Report, Run, Schedule, Source};
 
 pub const RULE_RACE: &str = "ilgen/data-race";
 pub const RULE_DEADLOCK: &str = "ilgen/deadlock";
@@ -165,10 +166,11 @@ fn uri(file: &str) -> String {
     }
 }
 
-fn thread_flows(steps: &[ScheduleStep], last: &[(u32, &Location, String)]) -> Value {
+fn thread_flows(schedule: &Schedule, last: &[(u32, &Location, String)]) -> Value {
     let mut flows: BTreeMap<u32, Vec<Value>> = BTreeMap::new();
-    let mut order = 0;
-    for s in steps {
+    // Steps keep their numbers in the whole schedule, of which the report holds the last.
+    let mut order = schedule.first_shown() - 1;
+    for s in &schedule.last {
         order += 1;
         let mut text = format!("T{} {}", s.tid, s.op);
         if let Some(p) = s.peer {

@@ -407,7 +407,7 @@ fn a_fingerprint_ignores_addresses_pids_tids_columns_directories_and_order() {
     other.current.tid = 3;
     other.replay_dir = "/tmp/other/replay-9".into();
     other.candidates = vec![7];
-    other.schedule.clear();
+    other.schedule = Schedule::default();
     if let Some(s) = other
         .current
         .location
@@ -1069,4 +1069,69 @@ fn steps_a_thread_repeats_at_one_place_fold_into_one_line() {
         ],
         "{text}"
     );
+}
+
+#[test]
+fn a_long_schedule_keeps_its_last_steps_numbered_as_in_the_whole_schedule() {
+    let ctx = context(&[]);
+    let mut c = candidate([1, 1]);
+    let Candidate::Race { schedule, .. } = &mut c else {
+        panic!("a race")
+    };
+    // A server's schedule: main takes and releases a lock 300 times before the fork.
+    let turn = |i: u64| Step {
+        tid: 0,
+        op: if i % 2 == 0 {
+            OpKind::Lock
+        } else {
+            OpKind::Unlock
+        },
+        object: Some(0x40 + 8 * (i / 2 % 3)),
+        peer: None,
+        site: Some(5),
+        seq: Some(i),
+        op_index: i as u32,
+        timed_out: None,
+    };
+    let mut steps: Vec<Step> = (0..600).map(turn).collect();
+    steps.extend(schedule.steps());
+    *schedule = ScheduleOut::whole(0, steps);
+    let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
+    add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(1, 1)]));
+    let Finding::Race(r) = &report.findings[0] else {
+        panic!("a race")
+    };
+    assert_eq!(r.schedule.steps, 602);
+    assert_eq!(r.schedule.last.len(), SHOWN_STEPS);
+    assert_eq!(r.schedule.first_shown(), 602 - SHOWN_STEPS + 1);
+    assert_eq!(r.schedule.last[SHOWN_STEPS - 1].op, OpKind::Start);
+    // Step 403 is main's turn 402 (0-based): a lock of the object of pair 201 (201 % 3 = 0).
+    assert_eq!(r.schedule.last[0].op, OpKind::Lock);
+    assert_eq!(r.schedule.last[0].object, Some(0x40));
+    let text = text::render(&report, false);
+    let listing: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("Schedule that exposed it"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(
+        listing[0],
+        "    1-402. (steps not listed; `ilgen replay` runs them)"
+    );
+    assert_eq!(listing[1], "    403. T0 lock 0x40 (recorded address)");
+    assert_eq!(listing[3], "    405. T0 lock 0x48 (recorded address)");
+    assert_eq!(listing[listing.len() - 1], "    602. T1 start", "{text}");
+    let v: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+    assert_eq!(v["findings"][0]["schedule_steps"], 602);
+    assert_eq!(
+        v["findings"][0]["schedule"].as_array().map(Vec::len),
+        Some(SHOWN_STEPS)
+    );
+    let sarif: serde_json::Value = serde_json::from_str(&sarif::render(&report)).unwrap();
+    let flows = &sarif["runs"][0]["results"][0]["codeFlows"][0]["threadFlows"];
+    assert_eq!(flows[0]["locations"][0]["executionOrder"], 403);
+    // The parsed report holds what was rendered.
+    let (back, _) = json::parse("r.json", &json::render(&report)).unwrap();
+    assert_eq!(back, report);
 }

@@ -22,7 +22,7 @@ use ilgen_trace::{site_text, OpKind, ThreadId};
 
 use crate::{
     Access, Atomicity, Counts, Deadlock, Finding, Held, Location, Object, Race, Report, Run,
-    ScheduleStep, ThreadInfo,
+    Schedule, ScheduleStep, ThreadInfo,
 };
 
 const RULE: &str = "==================";
@@ -152,13 +152,7 @@ fn race(out: &mut String, r: &Race, runs: Option<&[Run]>) {
     if let Some(all) = runs {
         provenance(out, all, r.run, &r.runs, &r.candidates);
     }
-    schedule(
-        out,
-        &r.schedule,
-        r.left_schedule.as_deref(),
-        &r.candidates,
-        &r.replay_dir,
-    );
+    schedule(out, &r.schedule, &r.candidates, &r.replay_dir);
     let _ = writeln!(
         out,
         "SUMMARY: ilgen: {} {}",
@@ -226,7 +220,7 @@ fn atomicity(out: &mut String, a: &Atomicity, runs: Option<&[Run]>) {
     if let Some(all) = runs {
         provenance(out, all, a.run, &a.runs, &a.candidates);
     }
-    schedule(out, &a.schedule, None, &a.candidates, &a.replay_dir);
+    schedule(out, &a.schedule, &a.candidates, &a.replay_dir);
     let _ = writeln!(
         out,
         "SUMMARY: ilgen: atomicity violation {}",
@@ -306,13 +300,7 @@ fn deadlock(out: &mut String, d: &Deadlock, runs: Option<&[Run]>) {
         );
         let _ = writeln!(out);
     } else {
-        schedule(
-            out,
-            &d.schedule,
-            d.left_schedule.as_deref(),
-            &d.candidates,
-            &d.replay_dir,
-        );
+        schedule(out, &d.schedule, &d.candidates, &d.replay_dir);
     }
     let first = d.blocked.first().map(|b| summary(&b.location));
     let _ = writeln!(
@@ -453,29 +441,25 @@ fn never_joined(out: &mut String, indent: &str, t: &ThreadInfo) {
     };
 }
 
-fn schedule(
-    out: &mut String,
-    steps: &[ScheduleStep],
-    left: Option<&str>,
-    candidates: &[usize],
-    dir: &str,
-) {
+fn schedule(out: &mut String, schedule: &Schedule, candidates: &[usize], dir: &str) {
     let numbers: Vec<String> = candidates.iter().map(|n| n.to_string()).collect();
     let _ = writeln!(
         out,
         "  Schedule that exposed it (candidate {}, replayed in {dir}):",
         numbers.join(", ")
     );
-    // The steps that matter are the last before the finding; `ilgen replay` runs them all.
-    let mut i = steps
-        .len()
-        .saturating_sub(ilgen_analysis::candidates::SUMMARY_STEPS);
-    if i > 0 {
+    // The steps that matter are the last before the finding (the report keeps only those);
+    // `ilgen replay` runs them all.
+    let first = schedule.first_shown();
+    if first > 1 {
         let _ = writeln!(
             out,
-            "    1-{i}. (steps not listed; `ilgen replay` runs them)"
+            "    1-{}. (steps not listed; `ilgen replay` runs them)",
+            first - 1
         );
     }
+    let steps = &schedule.last;
+    let mut i = 0;
     while i < steps.len() {
         let run = steps[i..]
             .iter()
@@ -498,8 +482,8 @@ fn schedule(
             let _ = writeln!(
                 out,
                 "    {}-{}. {what}{} ({run} steps)",
-                i + 1,
-                i + run,
+                first + i,
+                first + i + run - 1,
                 at_text(&steps[i].location)
             );
             i += run;
@@ -513,13 +497,13 @@ fn schedule(
         let _ = writeln!(
             out,
             "    {}. {what}{}{}",
-            i + 1,
+            first + i,
             object_text(s),
             at_text(&s.location)
         );
         i += 1;
     }
-    if let Some(left) = left {
+    if let Some(left) = &schedule.left {
         let _ = writeln!(
             out,
             "  The replay left this schedule at {left}; the threads ran unscheduled from there."

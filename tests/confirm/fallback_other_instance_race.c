@@ -121,7 +121,7 @@ int main(void) {
 
 // EXIT66: exit=66
 // EXIT0: exit=0
-// VALID: valid: ilgen report, format version 9
+// VALID: valid: ilgen report, format version 10
 // JSON:      "counts": {
 // JSON-NEXT:   "candidates": 2,
 // JSON-NEXT:   "confirmed_races": 1,

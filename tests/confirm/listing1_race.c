@@ -104,10 +104,10 @@ int main(void) {
 // REPEAT-NOT: {{.}}
 
 // EXIT66: exit=66
-// JSON-VALID: valid: ilgen report, format version 9
+// JSON-VALID: valid: ilgen report, format version 10
 // SARIF-VALID: valid: Static Analysis Results Format (SARIF) Version 2.1.0-rtm.5 JSON Schema
 
-// JSON:      "format_version": 9,
+// JSON:      "format_version": 10,
 // JSON:      "counts": {
 // JSON-NEXT:   "candidates": 1,
 // JSON-NEXT:   "confirmed_races": 1,
