@@ -62,20 +62,46 @@ impl Clone for State {
 /// A field of [`State::encode`]'s words that has no value: a free rwlock's writer.
 const NONE: u32 = u32::MAX;
 
+/// The bit of [`State::encode`]'s words that makes one a run of threads at their base position
+/// (the run's length in the other bits), not a thread's distance from it.
+const STILL: u32 = 1 << 31;
+
 impl State {
     /// Appends the state to `out` as words: what the exhaustive search keeps of each state it
     /// visited, so that a state is one slice of a shared buffer rather than six vectors of its
-    /// own (allocating, freeing and comparing those was a fifth of app_tpool's detect). Two
-    /// states of one model are equal exactly when their words are: every variable-length part
-    /// is preceded by its length, and the number of threads, rwlocks and semaphores is the
-    /// model's.
-    pub fn encode(&self, out: &mut Vec<u32>) {
+    /// own (allocating, freeing and comparing those was a fifth of app_tpool's detect). Only the
+    /// threads in `moving` (ascending) are written, each as its distance from its position in
+    /// `base`, a run of threads still there as one word: a search moves a window's threads only,
+    /// from the window's start, and a program that starts a thread per job has thousands of them,
+    /// most not started yet in any state a bounded search reaches (htslib's thrash_threads2, 9,001
+    /// threads: a word per thread per state made its 200,000 states 7 GB). Two states of one
+    /// model that agree outside `moving` are equal exactly when their words are: every
+    /// variable-length part is preceded by its length or ends a run, and the number of rwlocks
+    /// and semaphores is the model's.
+    pub fn encode(&self, moving: &[usize], base: &[usize], out: &mut Vec<u32>) {
         let word = |x: usize| u32::try_from(x).expect("a model's indices fit in 32 bits");
-        out.extend(self.pos.iter().map(|&p| word(p)));
-        out.extend(self.waiting.chunks(32).map(|bits| {
-            bits.iter()
+        let mut still = 0u32;
+        for &t in moving {
+            let moved = self.pos[t] - base[t];
+            if moved == 0 {
+                still += 1;
+                continue;
+            }
+            if still > 0 {
+                out.push(STILL | still);
+                still = 0;
+            }
+            assert!(moved < STILL as usize, "a thread's events fit in 31 bits");
+            out.push(word(moved));
+        }
+        if still > 0 {
+            out.push(STILL | still);
+        }
+        out.extend(moving.chunks(32).map(|threads| {
+            threads
+                .iter()
                 .enumerate()
-                .fold(0u32, |w, (i, &b)| w | (u32::from(b) << i))
+                .fold(0u32, |w, (i, &t)| w | (u32::from(self.waiting[t]) << i))
         }));
         out.push(word(self.held.len()));
         for &(mutex, (holder, count)) in &self.held {
@@ -93,20 +119,29 @@ impl State {
         }
     }
 
-    /// Makes `self` the state whose [`State::encode`] gave `words`, reusing its buffers. `self`
-    /// must be a state of the same model (it gives the number of threads, rwlocks and
-    /// semaphores).
-    pub fn decode(&mut self, words: &[u32]) {
+    /// Makes `self` the state whose [`State::encode`] with `moving` and `base` gave `words`,
+    /// reusing its buffers. `self` must be a state of the same model and hold the positions and
+    /// waits of the threads not in `moving` (they are not in the words).
+    pub fn decode(&mut self, moving: &[usize], base: &[usize], words: &[u32]) {
         let mut words = words.iter().map(|&w| w as usize);
         let mut next = || words.next().expect("a state's words, as encoded");
-        let threads = self.pos.len();
-        self.pos.clear();
-        self.pos.extend((0..threads).map(|_| next()));
-        self.waiting.clear();
-        for chunk in 0..threads.div_ceil(32) {
+        let mut threads = moving.iter();
+        while let Some(&t) = threads.next() {
+            let w = next();
+            if w & STILL as usize == 0 {
+                self.pos[t] = base[t] + w;
+                continue;
+            }
+            self.pos[t] = base[t];
+            for &t in threads.by_ref().take((w & !(STILL as usize)) - 1) {
+                self.pos[t] = base[t];
+            }
+        }
+        for chunk in moving.chunks(32) {
             let bits = next();
-            let n = (threads - 32 * chunk).min(32);
-            self.waiting.extend((0..n).map(|i| bits >> i & 1 == 1));
+            for (i, &t) in chunk.iter().enumerate() {
+                self.waiting[t] = bits >> i & 1 == 1;
+            }
         }
         let held = next();
         self.held.clear();
@@ -907,9 +942,11 @@ mod tests {
         };
         let m = model(vec![vec![]; 34], objects);
         let mut s = State::initial(&m);
+        let all: Vec<usize> = (0..34).collect();
+        let zero = vec![0; 34];
         let words = |s: &State| {
             let mut w = Vec::new();
-            s.encode(&mut w);
+            s.encode(&all, &zero, &mut w);
             w
         };
         let empty = words(&s);
@@ -926,9 +963,9 @@ mod tests {
         s.lost = vec![(0, 2), (1, 33)];
         let full = words(&s);
         let mut back = State::initial(&m);
-        back.decode(&full);
+        back.decode(&all, &zero, &full);
         assert_eq!(back, s);
-        back.decode(&empty);
+        back.decode(&all, &zero, &empty);
         assert_eq!(
             back,
             State::initial(&m),
@@ -940,6 +977,48 @@ mod tests {
             full,
             "a thread past the first 32 has its own bit"
         );
+    }
+
+    #[test]
+    fn threads_at_their_base_are_one_word_per_run_and_the_others_are_not_written() {
+        let m = model(vec![vec![]; 40], SyncObjects::default());
+        let base: Vec<usize> = (0..40).map(|t| 10 * t).collect();
+        // Threads 0 and 39 do not move in this search: their positions are not in the words.
+        let moving: Vec<usize> = (1..39).collect();
+        let mut s = State::initial(&m);
+        s.pos.clone_from(&base);
+        s.pos[0] = 3;
+        s.pos[39] = 1;
+        let encode = |s: &State| {
+            let mut w = Vec::new();
+            s.encode(&moving, &base, &mut w);
+            w
+        };
+        // 38 threads at their base: one run and two words of wait bits before the rest.
+        let at_base = encode(&s);
+        assert_eq!(at_base[..3], [STILL | 38, 0, 0]);
+        s.pos[1] += 2;
+        s.pos[20] += 7;
+        s.pos[38] += 1;
+        s.waiting[20] = true;
+        let moved = encode(&s);
+        assert_eq!(moved[..5], [2, STILL | 18, 7, STILL | 17, 1]);
+        assert_eq!(
+            moved[5..7],
+            [1 << 19, 0],
+            "thread 20 is the 20th moving one"
+        );
+        let mut back = State::initial(&m);
+        back.pos[0] = 3;
+        back.pos[39] = 1;
+        back.decode(&moving, &base, &moved);
+        assert_eq!(back, s);
+        back.decode(&moving, &base, &at_base);
+        s.pos[1] -= 2;
+        s.pos[20] -= 7;
+        s.pos[38] -= 1;
+        s.waiting[20] = false;
+        assert_eq!(back, s);
     }
 
     #[test]

@@ -89,8 +89,11 @@ pub fn search(
         None => Some(0),
     };
     let initial = State::at(model, &window.start);
+    let scope = Scope::new(model, window, &initial);
     let mut visited = Visited::default();
-    let first = visited.add_new(&initial).expect("the first state is new");
+    let first = visited
+        .add_new(&initial, &scope)
+        .expect("the first state is new");
     // Each thread's step is tried on this copy, so that a step that cannot be taken or leads to a
     // state already visited (most of them, where interleavings meet again) allocates nothing.
     let mut next = initial.clone();
@@ -109,11 +112,11 @@ pub fn search(
     while let Some(Queued { node, state }) = queue.pop() {
         out.states += 1;
         // Decoded into buffers kept from the last one: the states visited grow as it expands.
-        current.decode(visited.get(state));
+        current.decode(&scope.moving, &window.start, visited.get(state));
         let state = &current;
         let found = match goal {
-            Goal::Race { var } => races(model, window, state, var),
-            Goal::Deadlock => deadlock(model, window, state).into_iter().collect(),
+            Goal::Race { var } => races(model, &scope, state, var),
+            Goal::Deadlock => deadlock(model, &scope, state).into_iter().collect(),
         };
         for (key, finding) in found {
             if seen.insert(key) {
@@ -130,7 +133,10 @@ pub fn search(
         if out.states >= max_states {
             return out;
         }
-        for t in 0..model.threads.len() {
+        for (i, &t) in scope.moving.iter().enumerate() {
+            if scope.not_forked(i, state) {
+                continue;
+            }
             let Next::At(stop) = state.next(model, t, window.end[t]) else {
                 continue;
             };
@@ -151,7 +157,7 @@ pub fn search(
             if !moved {
                 continue;
             }
-            let Some(kept) = visited.add_new(&next) else {
+            let Some(kept) = visited.add_new(&next, &scope) else {
                 continue;
             };
             // Nothing new lies ahead of it, nor of any state after it.
@@ -218,6 +224,60 @@ impl Queue {
     }
 }
 
+/// What a search over one window moves, found once for all its states: a program that starts a
+/// thread per job has thousands, of which a window holds a few (htslib's thrash_threads2: 9,001
+/// threads, 19 windows), and a step, a state's words and its deadlock check cost each thread.
+struct Scope<'w> {
+    window: &'w Window,
+    /// The threads with events in the window, ascending; the others stay where it starts them.
+    moving: Vec<usize>,
+    /// A thread that does not move can go on past the window's end, so no state of the window is
+    /// a deadlock (a window's end never looks like one).
+    outside_goes_on: bool,
+    /// The threads that end the process once done ([`Model::ends_process`]).
+    enders: Vec<usize>,
+    /// Per moving thread: the fork that creates it, when its first step in the window is its
+    /// start. Most of such a program's threads are not forked yet in a state, and this says so
+    /// without a look at their events.
+    forked_by: Vec<Option<At>>,
+}
+
+impl<'w> Scope<'w> {
+    /// Of a search over `window` from `initial`, the state at its start.
+    fn new(model: &Model, window: &'w Window, initial: &State) -> Scope<'w> {
+        let (moving, still): (Vec<usize>, Vec<usize>) =
+            (0..model.threads.len()).partition(|&t| window.start[t] < window.end[t]);
+        let outside_goes_on = still
+            .iter()
+            .any(|&t| initial.next(model, t, window.end[t]) == Next::Cut);
+        let forked_by = moving
+            .iter()
+            .map(|&t| match initial.next(model, t, window.end[t]) {
+                Next::At(stop)
+                    if matches!(op_at(model, t, stop), ModelOp::Start { forked: true }) =>
+                {
+                    model.fork_of(t)
+                }
+                _ => None,
+            })
+            .collect();
+        Scope {
+            window,
+            moving,
+            outside_goes_on,
+            enders: model.process_enders(),
+            forked_by,
+        }
+    }
+
+    /// Whether the `i`-th moving thread waits for its fork in `state`.
+    fn not_forked(&self, i: usize, state: &State) -> bool {
+        let t = self.moving[i];
+        state.pos[t] == self.window.start[t]
+            && self.forked_by[i].is_some_and(|fork| state.pos[fork.thread] <= fork.index)
+    }
+}
+
 /// Words per chunk of [`Visited`].
 const CHUNK: usize = 1 << 16;
 
@@ -260,10 +320,11 @@ impl Visited {
         &self.chunks[chunk][start..start + len]
     }
 
-    /// Adds `state` unless an equal one is there; gives the new one's index.
-    fn add_new(&mut self, state: &State) -> Option<usize> {
+    /// Adds `state` (of a search over `scope`) unless an equal one is there; gives the new one's
+    /// index.
+    fn add_new(&mut self, state: &State, scope: &Scope) -> Option<usize> {
         self.scratch.clear();
-        state.encode(&mut self.scratch);
+        state.encode(&scope.moving, &scope.window.start, &mut self.scratch);
         let hash = FxBuildHasher.hash_one(&self.scratch);
         let mut at = self.last.get(&hash).copied().unwrap_or(NO_STATE);
         while at != NO_STATE {
@@ -367,6 +428,10 @@ impl Guide {
         nearest.clear();
         nearest.resize(self.tags.len(), [(usize::MAX, usize::MAX); 2]);
         for t in 0..self.at.len() {
+            // A thread that makes none of the accesses is near none of them.
+            if self.at[t].is_empty() {
+                continue;
+            }
             for (tag, &d) in self.row(model, window, state, t, reach).iter().enumerate() {
                 let best = &mut nearest[tag];
                 if d < best[0].0 {
@@ -514,9 +579,9 @@ fn segment(model: &Model, window: &Window, state: &State, thread: usize) -> std:
 }
 
 /// Conflicting accesses to `var` in the current segments of two threads, keyed by their sites.
-fn races(model: &Model, window: &Window, state: &State, var: VarId) -> Vec<(Vec<SiteId>, Pending)> {
+fn races(model: &Model, scope: &Scope, state: &State, var: VarId) -> Vec<(Vec<SiteId>, Pending)> {
     let accesses = |t: usize| {
-        segment(model, window, state, t).filter_map(move |index| {
+        segment(model, scope.window, state, t).filter_map(move |index| {
             match model.threads[t].events[index] {
                 ModelEvent::Access { var: v, kind, site } if v as VarId == var => {
                     Some((At { thread: t, index }, kind, site))
@@ -526,10 +591,10 @@ fn races(model: &Model, window: &Window, state: &State, var: VarId) -> Vec<(Vec<
         })
     };
     let mut out: Vec<(Vec<SiteId>, Pending)> = Vec::new();
-    let n = model.threads.len();
-    for a in 0..n {
+    // A thread that does not move has no segment in the window.
+    for (i, &a) in scope.moving.iter().enumerate() {
         for (x, kx, sx) in accesses(a) {
-            for b in a + 1..n {
+            for &b in &scope.moving[i + 1..] {
                 for (y, ky, sy) in accesses(b) {
                     if kx.conflicts_with(ky) {
                         let mut key = vec![sx, sy];
@@ -553,13 +618,14 @@ fn races(model: &Model, window: &Window, state: &State, var: VarId) -> Vec<(Vec<
 /// Live threads of which none can move, keyed by the sites of the operations they block in. A
 /// thread at a try operation is never one of them: where the recorded outcome cannot happen, the
 /// real operation has the other and the thread goes on beyond the model ([`State::escapes`]).
-fn deadlock(model: &Model, window: &Window, state: &State) -> Option<(Vec<SiteId>, Pending)> {
-    if !model.process_alive(&state.pos) {
+fn deadlock(model: &Model, scope: &Scope, state: &State) -> Option<(Vec<SiteId>, Pending)> {
+    if scope.outside_goes_on || model.process_ended(&scope.enders, &state.pos) {
         return None;
     }
+    // The threads that do not move are done (or go on: then there is no deadlock).
     let mut blocked = Vec::new();
-    for t in 0..model.threads.len() {
-        match state.next(model, t, window.end[t]) {
+    for &t in &scope.moving {
+        match state.next(model, t, scope.window.end[t]) {
             Next::Finished => {}
             Next::Cut => return None,
             Next::At(stop) => {
