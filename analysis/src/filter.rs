@@ -313,15 +313,16 @@ fn count_pairs(clocks: &Clocks, locksets: &[Vec<Held>], accs: &[Acc]) -> Counted
     for (i, ta) in threads.iter().enumerate() {
         for tb in &threads[i + 1..] {
             let (a, b) = (ta.thread, tb.thread);
+            let (sa, sb) = (clocks.slot(a), clocks.slot(b));
             for y in tb.accs {
                 let cy = clocks.at(b, y.segment);
-                let epoch_y = cy[b];
+                let epoch_y = cy[sb];
                 let lo = ta
                     .accs
-                    .partition_point(|x| clocks.at(a, x.segment)[a] <= cy[a]);
+                    .partition_point(|x| clocks.at(a, x.segment)[sa] <= cy[sa]);
                 let hi = ta
                     .accs
-                    .partition_point(|x| clocks.at(a, x.segment)[b] < epoch_y)
+                    .partition_point(|x| clocks.at(a, x.segment)[sb] < epoch_y)
                     .max(lo);
                 let all = ta.accs.len();
                 for cx in (0..4).filter(|&cx| conflict(cx, class(y.kind))) {
@@ -475,6 +476,33 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_forked_after_a_join_shares_the_joined_ones_clock_slot_and_stays_after_it() {
+        // Main runs 1 and then 2 (each joined before the next fork), then 3 and 4 together:
+        // 2 and 3 take 1's slot in turn, 4 a slot of its own.
+        let mut r = Run::new(5);
+        r.fork(0, 1).start(1).w(1, D, 1).end(1).join(0, 1);
+        r.fork(0, 2).start(2).w(2, D, 2).end(2).join(0, 2);
+        r.fork(0, 3).fork(0, 4).start(3).start(4);
+        r.w(3, D + 8, 3)
+            .w(4, D + 8, 4)
+            .w(3, D + 16, 5)
+            .end(3)
+            .end(4);
+        r.join(0, 3).join(0, 4).w(0, D + 16, 6);
+        let program = prepare(r.traces());
+        let clocks = segment_clocks(&program.model, &program.atomics);
+        let slot = |t| clocks.slot(t);
+        assert_eq!((slot(1), slot(2), slot(3)), (slot(1), slot(1), slot(1)));
+        assert_ne!(slot(4), slot(1));
+        assert_eq!(clocks.slots(), 3);
+        // D: 1's write before 2's; D + 8: 3 and 4 unordered; D + 16: 3's before main's.
+        let s = stats(&r);
+        assert_eq!(s.vars_shared, 3);
+        assert_eq!((s.vars_removed_by_hb, s.vars_left), (2, 1));
+        assert_eq!((s.pairs_removed_by_hb, s.pairs_left), (2, 1));
+    }
+
+    #[test]
     fn atomics_never_pair_with_each_other() {
         let mut r = Run::new(2);
         r.access(0, D, 4, AccessKind::AtomicWrite, 1)
@@ -619,7 +647,8 @@ mod tests {
                     total += 1;
                     let cx = clocks.at(x.0.thread, x.1);
                     let cy = clocks.at(y.0.thread, y.1);
-                    if cx[x.0.thread] <= cy[x.0.thread] || cy[y.0.thread] <= cx[y.0.thread] {
+                    let (sx, sy) = (clocks.slot(x.0.thread), clocks.slot(y.0.thread));
+                    if cx[sx] <= cy[sx] || cy[sy] <= cx[sy] {
                         continue;
                     }
                     after_hb += 1;

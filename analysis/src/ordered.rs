@@ -46,9 +46,9 @@ const NONE: u64 = u64::MAX;
 /// is the index of their clocks in [`Walk::reads`].
 const CLOCKS: u64 = 1 << 63;
 
-/// An epoch: thread `t` at clock `c`, as `t << 32 | c`.
-fn epoch(thread: usize, clock: u32) -> u64 {
-    (thread as u64) << 32 | u64::from(clock)
+/// An epoch: slot `s` ([`Clocks::slot`]) at clock `c`, as `s << 32 | c`.
+fn epoch(slot: usize, clock: u32) -> u64 {
+    (slot as u64) << 32 | u64::from(clock)
 }
 
 /// The last accesses of one object.
@@ -60,7 +60,8 @@ struct Last {
 
 struct Walk<'a> {
     clocks: &'a Clocks,
-    threads: usize,
+    /// Components of a clock ([`Clocks::slots`]).
+    slots: usize,
     last: Vec<Last>,
     unordered: Vec<bool>,
     /// Read clocks, `threads` components each; and the free ones.
@@ -78,9 +79,10 @@ impl Walk<'_> {
         if self.unordered[object] {
             return;
         }
-        let n = self.threads;
+        let n = self.slots;
         let clock = self.clocks.at(thread, segment);
-        let me = epoch(thread, clock[thread]);
+        let slot = self.clocks.slot(thread);
+        let me = epoch(slot, clock[slot]);
         let last = &mut self.last[object];
         let mut ordered = Self::before(last.write, clock);
         if write {
@@ -106,10 +108,10 @@ impl Walk<'_> {
             let at = index as usize * n;
             self.reads[at..at + n].fill(0);
             self.reads[at + (last.read >> 32) as usize] = last.read as u32;
-            self.reads[at + thread] = clock[thread];
+            self.reads[at + slot] = clock[slot];
             last.read = CLOCKS | index;
         } else {
-            self.reads[(last.read & !CLOCKS) as usize * n + thread] = clock[thread];
+            self.reads[(last.read & !CLOCKS) as usize * n + slot] = clock[slot];
         }
         if !ordered {
             self.unordered[object] = true;
@@ -131,7 +133,7 @@ pub fn unordered(
     let threads = traces.len();
     let mut walk = Walk {
         clocks: &clocks,
-        threads,
+        slots: clocks.slots(),
         last: vec![
             Last {
                 write: NONE,
@@ -173,18 +175,88 @@ pub fn unordered(
 }
 
 /// Per thread and segment (events between two sync events or atomic records), the vector clock of
-/// the weakened happens-before. A thread's own component is its segment number plus one. Each
-/// thread's clocks are one flat list, `threads` components a segment.
+/// the weakened happens-before, over slots rather than threads: a thread that a joiner of another
+/// forks after that join takes the joined one's slot (a program that starts a thread per job has
+/// thousands, a few alive at once: htslib's thrash_threads2 forks 9,000 in rounds of 8, and a
+/// component per thread made its clocks 6 GB). Every event of a slot's earlier threads happens
+/// before every event of its later ones, so one component, numbered on from the earlier thread's
+/// last value, says as much as theirs. A thread's own component, at [`Clocks::slot`], is its
+/// segment number plus one plus its [`Clocks`] offset in the slot. Each thread's clocks are one
+/// flat list, `slots` components a segment.
 pub struct Clocks {
-    threads: usize,
+    slots: usize,
+    /// Per thread: its slot.
+    slot_of: Vec<u32>,
     of: Vec<Vec<u32>>,
 }
 
 impl Clocks {
     pub fn at(&self, thread: usize, segment: u32) -> &[u32] {
-        let from = segment as usize * self.threads;
-        &self.of[thread][from..from + self.threads]
+        let from = segment as usize * self.slots;
+        &self.of[thread][from..from + self.slots]
     }
+
+    /// The component that holds `thread`'s own clock.
+    pub fn slot(&self, thread: usize) -> usize {
+        self.slot_of[thread] as usize
+    }
+
+    /// The number of components of a clock.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+}
+
+/// Each thread's slot and its offset there (the last value of the slot's thread before it), found
+/// in the run's order: a completed join frees the joined thread's slot for the joiner's next fork.
+fn slots(model: &Model, atomics: &Atomics) -> (usize, Vec<u32>, Vec<u32>) {
+    let n = model.threads.len();
+    let segments =
+        |t: usize| (model.threads[t].observed.len() + atomics.of_thread(t).len() + 1) as u32;
+    const NO_SLOT: u32 = u32::MAX;
+    let mut slot_of = vec![NO_SLOT; n];
+    let mut offset = vec![0u32; n];
+    // Per slot, the last value its threads so far use.
+    let mut used: Vec<u32> = Vec::new();
+    // Per thread, the slots of the threads it joined that no fork took since.
+    let mut freed: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut take = |t: usize, slot: Option<u32>, slot_of: &mut [u32], used: &mut Vec<u32>| {
+        let slot = slot.unwrap_or_else(|| {
+            used.push(0);
+            (used.len() - 1) as u32
+        });
+        slot_of[t] = slot;
+        offset[t] = used[slot as usize];
+        used[slot as usize] += segments(t);
+    };
+    for (t, boundary) in Boundaries::new(model, atomics) {
+        if slot_of[t] == NO_SLOT {
+            // Main, or a thread whose fork the model does not have.
+            take(t, None, &mut slot_of, &mut used);
+        }
+        let Boundary::Sync(at) = boundary else {
+            continue;
+        };
+        let completed = model.threads[t]
+            .observed_at(at.index)
+            .is_some_and(|o| o.seq != ilgen_trace::PENDING);
+        match model.op(at) {
+            Some(ModelOp::Fork { child }) if slot_of[child] == NO_SLOT => {
+                take(child, freed[t].pop(), &mut slot_of, &mut used)
+            }
+            Some(ModelOp::Join { child }) if completed && slot_of[child] != NO_SLOT => {
+                freed[t].push(slot_of[child])
+            }
+            _ => {}
+        }
+    }
+    // Threads with no boundary at all.
+    for t in 0..n {
+        if slot_of[t] == NO_SLOT {
+            take(t, None, &mut slot_of, &mut used);
+        }
+    }
+    (used.len(), slot_of, offset)
 }
 
 /// What ends a segment: a sync event of the model, or an atomic record.
@@ -274,10 +346,11 @@ impl Iterator for Boundaries<'_> {
 /// comes before the acquire it orders) and records each segment's clock.
 pub fn segment_clocks(model: &Model, atomics: &Atomics) -> Clocks {
     let n = model.threads.len();
+    let (slots, slot_of, offset) = slots(model, atomics);
     let mut current: Vec<Vec<u32>> = (0..n)
         .map(|t| {
-            let mut c = vec![0; n];
-            c[t] = 1;
+            let mut c = vec![0; slots];
+            c[slot_of[t] as usize] = offset[t] + 1;
             c
         })
         .collect();
@@ -287,7 +360,7 @@ pub fn segment_clocks(model: &Model, atomics: &Atomics) -> Clocks {
         .enumerate()
         .map(|(t, c)| {
             let segments = model.threads[t].observed.len() + atomics.of_thread(t).len() + 1;
-            let mut clocks = Vec::with_capacity(segments * n);
+            let mut clocks = Vec::with_capacity(segments * slots);
             clocks.extend_from_slice(c);
             clocks
         })
@@ -295,7 +368,7 @@ pub fn segment_clocks(model: &Model, atomics: &Atomics) -> Clocks {
     let mut forked: Vec<Option<Vec<u32>>> = vec![None; n];
     let mut ended: Vec<Option<Vec<u32>>> = vec![None; n];
     let mut signalled: Vec<Option<Vec<u32>>> = vec![None; model.objects.conds.len()];
-    let mut entered: Vec<Vec<u32>> = vec![vec![0; n]; model.objects.barriers.len()];
+    let mut entered: Vec<Vec<u32>> = vec![vec![0; slots]; model.objects.barriers.len()];
     let mut located: Vec<Option<Vec<u32>>> = vec![None; atomics.locations];
     for (t, boundary) in Boundaries::new(model, atomics) {
         match boundary {
@@ -309,11 +382,12 @@ pub fn segment_clocks(model: &Model, atomics: &Atomics) -> Clocks {
                 atomics::apply(p.op, &mut located[p.location as usize], &mut current[t])
             }
         }
-        current[t][t] += 1;
+        current[t][slot_of[t] as usize] += 1;
         out[t].extend_from_slice(&current[t]);
     }
     Clocks {
-        threads: n,
+        slots,
+        slot_of,
         of: out,
     }
 }
