@@ -1020,6 +1020,15 @@ fn uninstrumented_frames_are_named_and_schedule_steps_sit_at_the_users_line() {
     );
 }
 
+/// The lines of a text report's schedule, after its heading.
+fn schedule_listing(text: &str) -> Vec<&str> {
+    text.lines()
+        .skip_while(|l| !l.contains("Schedule that exposed it"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect()
+}
+
 #[test]
 fn steps_a_thread_repeats_at_one_place_fold_into_one_line() {
     let ctx = context(&[]);
@@ -1051,12 +1060,7 @@ fn steps_a_thread_repeats_at_one_place_fold_into_one_line() {
     let mut report = Report::new(&ctx, "/bin/a", trace("/t", None));
     add(&mut report, &ctx, 1, &c, &run(ResultKind::Race, &[(1, 1)]));
     let text = text::render(&report, false);
-    let listing: Vec<&str> = text
-        .lines()
-        .skip_while(|l| !l.contains("Schedule that exposed it"))
-        .skip(1)
-        .take_while(|l| !l.is_empty())
-        .collect();
+    let listing = schedule_listing(&text);
     assert_eq!(
         listing,
         [
@@ -1109,12 +1113,7 @@ fn a_long_schedule_keeps_its_last_steps_numbered_as_in_the_whole_schedule() {
     assert_eq!(r.schedule.last[0].op, OpKind::Lock);
     assert_eq!(r.schedule.last[0].object, Some(0x40));
     let text = text::render(&report, false);
-    let listing: Vec<&str> = text
-        .lines()
-        .skip_while(|l| !l.contains("Schedule that exposed it"))
-        .skip(1)
-        .take_while(|l| !l.is_empty())
-        .collect();
+    let listing = schedule_listing(&text);
     assert_eq!(
         listing[0],
         "    1-402. (steps not listed; `ilgen replay` runs them)"
