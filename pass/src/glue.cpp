@@ -340,11 +340,16 @@ extern "C" int ilgen_stack_hooks(LLVMValueRef fn, LLVMValueRef flag, LLVMTypeRef
 // (`guard_access`): the call runs only when the calling thread has no coverage table (`*cover`,
 // a thread-local pointer, is null) or the table does not hold the `size` bytes at the call's
 // first argument with a kind that covers the access (`write`: written bytes only; a read: read or
-// written). The table's layout is `ilgen_trace::abi::COVER_TLS`'s: word 0 the epoch, word 1 a
-// pad, then `entries` entries of (tag, read bits | written bits << 32) per `granule` bytes.
-// `size` is at most `granule`; an access that spans two granules calls the hook.
+// written). The table's layout is `ilgen_trace::abi::COVER_TLS`'s: word 0 the epoch, word 1 the
+// site mask, then `entries` entries of (tag, read bits | written bits << 32) per `granule`
+// bytes, a tag holding the site pointer (the call's argument `site_arg`) shifted left by
+// `site_shift` under the mask, at the entry of the granule number xor those bits shifted right
+// by `site_spread_shift` times `site_spread`. `size` is at most `granule`; an access that spans
+// two granules calls the hook.
 extern "C" void ilgen_guard_access(LLVMValueRef call, LLVMValueRef cover, uint64_t size,
-                                   int write, uint64_t granule, uint64_t entries) {
+                                   int write, uint64_t granule, uint64_t entries,
+                                   unsigned site_arg, unsigned site_shift,
+                                   unsigned site_spread_shift, uint64_t site_spread) {
   auto *CI = cast<CallInst>(unwrap(call));
   auto *TLS = cast<GlobalVariable>(unwrap(cover));
   Function *F = CI->getFunction();
@@ -370,8 +375,17 @@ extern "C" void ilgen_guard_access(LLVMValueRef call, LLVMValueRef cover, uint64
   LoadInst *Epoch = B.CreateAlignedLoad(I64, Table, Align(8), "ilgen.epoch");
   // A flusher may bump the epoch while this thread runs (`thread::claim`).
   Epoch->setAtomic(AtomicOrdering::Monotonic);
-  Value *Tag = B.CreateOr(Epoch, B.CreateLShr(Granule, IndexBits));
-  Value *Word = B.CreateAdd(B.CreateShl(B.CreateAnd(Granule, entries - 1), 1), B.getInt64(2));
+  // Recording's mask is 0; replay's keeps an entry per site.
+  Value *Mask = B.CreateAlignedLoad(I64, B.CreateConstInBoundsGEP1_64(I64, Table, 1), Align(8),
+                                    "ilgen.sitemask");
+  Value *Site = B.CreateAnd(
+      B.CreateShl(B.CreatePtrToInt(CI->getArgOperand(site_arg), I64), site_shift), Mask);
+  Value *Tag = B.CreateOr(B.CreateOr(Epoch, B.CreateLShr(Granule, IndexBits)), Site, "ilgen.key");
+  // The sites of one granule spread over entries (a load and the store after it would take turns
+  // on one); a function of the site's bits in the tag, so the tag still names the granule.
+  Value *Spread = B.CreateMul(B.CreateLShr(Site, site_spread_shift), B.getInt64(site_spread));
+  Value *Index = B.CreateAnd(B.CreateXor(Granule, Spread), entries - 1);
+  Value *Word = B.CreateAdd(B.CreateShl(Index, 1), B.getInt64(2));
   Value *Entry = B.CreateInBoundsGEP(I64, Table, Word);
   Value *Kept = B.CreateAlignedLoad(I64, Entry, Align(8), "ilgen.tag");
   Value *Kinds = B.CreateAlignedLoad(I64, B.CreateConstInBoundsGEP1_64(I64, Entry, 1), Align(8),

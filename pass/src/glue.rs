@@ -83,6 +83,10 @@ extern "C" {
         write: i32,
         granule: u64,
         entries: u64,
+        site_arg: u32,
+        site_shift: u32,
+        site_spread_shift: u32,
+        site_spread: u64,
     );
     pub(crate) fn ilgen_plugin_info() -> PassPluginLibraryInfo;
 }
@@ -146,12 +150,19 @@ pub fn stack_hooks<'ctx>(
 }
 
 /// Puts the hook call `call` (a plain access of `size` bytes, at most `abi::COVER_GRANULE`, at
-/// its first argument) behind the inlined check of the thread-local coverage table `cover`
-/// (`abi::COVER_TLS`): the call runs only when the table does not hold the access.
-pub fn guard_access(call: InstructionValue<'_>, cover: GlobalValue<'_>, size: u64, write: bool) {
+/// its first argument, its site at argument `site_arg`) behind the inlined check of the
+/// thread-local coverage table `cover` (`abi::COVER_TLS`): the call runs only when the table does
+/// not hold the access (at that site, where the table's site mask says so).
+pub fn guard_access(
+    call: InstructionValue<'_>,
+    cover: GlobalValue<'_>,
+    size: u64,
+    write: bool,
+    site_arg: u32,
+) {
     debug_assert!((1..=abi::COVER_GRANULE).contains(&size));
     // SAFETY: `call` is a live call of the function being instrumented, followed by the access
-    // it hooks; `cover` a thread-local global of its module.
+    // it hooks, with a pointer argument `site_arg`; `cover` a thread-local global of its module.
     unsafe {
         ilgen_guard_access(
             call.as_value_ref(),
@@ -160,6 +171,10 @@ pub fn guard_access(call: InstructionValue<'_>, cover: GlobalValue<'_>, size: u6
             write as i32,
             abi::COVER_GRANULE,
             abi::COVER_ENTRIES as u64,
+            site_arg,
+            abi::COVER_SITE_SHIFT,
+            abi::COVER_SPREAD_SHIFT,
+            abi::COVER_SPREAD,
         )
     }
 }
