@@ -240,9 +240,9 @@ fn emit_access<'ctx>(
 /// a kind that covers it, exactly when the runtime's own check (`SegmentCache::record_fast`)
 /// would record nothing either, so the trace loses no byte, kind or segment. Most accesses of a
 /// long segment (a sort, a hash table) touch bytes it already recorded: they then cost a
-/// thread-local load, the table's two header words and the entry's two, and two branches, not a
-/// call. In replay the table keeps its entries per site: `site_arg` is the call's argument the check
-/// reads the site from.
+/// thread-local load, three loads of one cache line and two branches, not a call. Replay's table
+/// (read where recording's pointer is null) keeps its entries per site: `site_arg` is the call's
+/// argument the check reads the site from.
 fn guard<'ctx>(
     ctx: &Ctx<'_, 'ctx>,
     call: Option<InstructionValue<'ctx>>,
@@ -254,7 +254,11 @@ fn guard<'ctx>(
         return;
     }
     if let Some(call) = call {
-        glue::guard_access(call, hooks::cover_table(ctx.module), size, write, site_arg);
+        let tables = (
+            hooks::tls_table(ctx.module, abi::COVER_TLS),
+            hooks::tls_table(ctx.module, abi::REPLAY_COVER_TLS),
+        );
+        glue::guard_access(call, tables, size, write, site_arg);
     }
 }
 

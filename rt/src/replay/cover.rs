@@ -8,7 +8,8 @@
 //! that touches its bytes once per instant, a stream, pays for no entry); from the thread's state,
 //! its instant after every entry into the runtime; from the shadow, the threads whose cells it
 //! is about to remove, and has removed. Gives the thread's table, published through
-//! `abi::COVER_TLS` (`record::cache::coverage` holds its layout, shared with recording's filter).
+//! `abi::REPLAY_COVER_TLS` (`record::cache::coverage` holds its layout, shared with recording's
+//! filter; the pass reads it where recording's pointer is null).
 //!
 //! What an entry claims: the access's site has made its access of the thread's present instant
 //! (its first of the instant is behind it: `replay::shadow`'s rule for a site's first access), and
@@ -89,7 +90,7 @@ pub(crate) fn take(tid: ThreadId, instant: u32, watched: bool, section: usize) -
         std::ptr::from_ref(table.epoch()).cast_mut(),
         Ordering::SeqCst,
     );
-    table.publish();
+    table.publish_replay();
     let cleared = table.epoch().load(Ordering::Relaxed);
     Some(Own {
         table,

@@ -22,13 +22,16 @@
 //! Forgetting is O(1): the epoch is part of each entry's tag, so moving to the next epoch empties
 //! the table; it is really cleared once every 2^22 epochs, when the epoch wraps.
 //!
-//! Replay keeps the same table per thread for the same inlined check, with the site in each tag
-//! (`replay::cover` says what an entry claims there): [`Coverage::for_replay`], [`Coverage::keep_site`],
-//! [`bump`]. Its tags hold, above the granule number's bits (24 for an address below 2^47, the only
-//! ones it keeps), 20 bits of the site pointer's 16-byte unit, then a 20-bit epoch; those site
-//! bits spread one granule's sites over the table, so that a load and the store after it (two
-//! sites) do not take turns on one entry (spread within the granule's page of the table, fft's
-//! replay took 5.5 s, not 4.0: a page's entries then serve its 256 granules' sites).
+//! Replay keeps the same table per thread for its own inlined check, with the site in each tag
+//! (`replay::cover` says what an entry claims there): [`Coverage::for_replay`],
+//! [`Coverage::keep_site`], [`bump`], published through its own pointer (`abi::REPLAY_COVER_TLS`),
+//! which the pass reads only where recording's is null: recording's check runs what it ran
+//! before (with the site in the same check, lu's recording took 0.96 CPU s, not 0.83; spreading
+//! the entries by site too, 1.22). Its tags hold, above the granule number's bits (24 for an
+//! address below 2^47, the only ones it keeps), 20 bits of the site pointer's 16-byte unit, then
+//! a 20-bit epoch; those site bits also spread a granule's sites over the table, so that a load
+//! and the store after it (two sites) do not take turns on one entry (without, fft's HB-only
+//! replay took 4.9 CPU s, not 3.8).
 //!
 //! Memory per thread: [`ENTRIES`] x 16 bytes = 4 MiB of zeroed pages, touched only as they fill:
 //! a page of entries answers for 8 KiB of address space (modulo 8 MiB), so a thread keeps resident
@@ -55,12 +58,12 @@ const EPOCH_SHIFT: u32 = 64 - GRANULE.trailing_zeros() - INDEX_BITS;
 const EPOCH_ONE: u64 = 1 << EPOCH_SHIFT;
 /// Words before the first entry: the epoch and the site mask (see `abi::COVER_TLS`).
 const HEADER: usize = 2;
-/// Replay's tags: the site's bits where recording's epoch starts, the epoch above them.
-const REPLAY_SITE_MASK: u64 = ((1 << 20) - 1) << 24;
+/// Replay's tags: the epoch above the site's bits (`abi::COVER_SITE_MASK`).
 pub(crate) const REPLAY_EPOCH_ONE: u64 = 1 << 44;
 
 pub(crate) struct Coverage {
-    /// The epoch (shifted into place), the site mask (0: recording), then per entry: its tag
+    /// The epoch (shifted into place), the site mask (0: recording; the pass's replay check has
+    /// replay's as a constant, the runtime reads it here), then per entry: its tag
     /// (`epoch << EPOCH_SHIFT | granule >> INDEX_BITS`, 0 for none: epochs start at 1; in replay
     /// with the site's bits), then its read bits (low half) and
     /// written bits (high half), byte i as bit i. This layout is the pass's too: the check it
@@ -82,7 +85,7 @@ impl Coverage {
     pub fn for_replay() -> Coverage {
         let mut c = Coverage::new();
         c.words[0] = REPLAY_EPOCH_ONE;
-        c.words[1] = REPLAY_SITE_MASK;
+        c.words[1] = abi::COVER_SITE_MASK;
         c
     }
 
@@ -202,14 +205,22 @@ impl Coverage {
     /// Makes this the table the calling thread's inlined checks read: called by its owner.
     #[inline(always)]
     pub fn publish(&self) {
-        tls::set(self.words.as_ptr().cast());
+        tls::set(&tls::RECORD, self.words.as_ptr().cast());
+    }
+
+    /// Makes this replay table the one the calling thread's inlined checks read where they find
+    /// no recording table: called by its owner.
+    pub fn publish_replay(&self) {
+        tls::set(&tls::REPLAY, self.words.as_ptr().cast());
     }
 
     /// The calling thread's inlined checks stop reading this table, if they read it.
     pub fn withdraw(&self) {
-        if tls::get() == self.words.as_ptr().cast() {
-            tls::set(std::ptr::null());
-            compiler_fence(Ordering::SeqCst);
+        for slot in [&tls::RECORD, &tls::REPLAY] {
+            if tls::get(slot) == self.words.as_ptr().cast() {
+                tls::set(slot, std::ptr::null());
+                compiler_fence(Ordering::SeqCst);
+            }
         }
     }
 }
@@ -246,43 +257,74 @@ mod tls {
         ".size __ilgen_cover, 8",
         "__ilgen_cover:",
         ".zero 8",
+        ".globl __ilgen_rcover",
+        ".hidden __ilgen_rcover",
+        ".type __ilgen_rcover, @object",
+        ".size __ilgen_rcover, 8",
+        "__ilgen_rcover:",
+        ".zero 8",
         ".popsection",
     );
 
+    /// Which pointer: recording's (`abi::COVER_TLS`) or replay's (`abi::REPLAY_COVER_TLS`).
+    pub(super) struct Slot(bool);
+    pub(super) const RECORD: Slot = Slot(false);
+    pub(super) const REPLAY: Slot = Slot(true);
+
     #[inline(always)]
-    pub(super) fn get() -> *const () {
+    pub(super) fn get(slot: &Slot) -> *const () {
         let p: *const ();
-        // SAFETY: reads this thread's 8-byte TLS slot defined above.
+        // SAFETY: reads one of this thread's 8-byte TLS slots defined above.
         unsafe {
-            std::arch::asm!(
-                "movq %fs:__ilgen_cover@tpoff, {}",
-                out(reg) p,
-                options(att_syntax, nostack, preserves_flags, readonly)
-            );
+            if slot.0 {
+                std::arch::asm!(
+                    "movq %fs:__ilgen_rcover@tpoff, {}",
+                    out(reg) p,
+                    options(att_syntax, nostack, preserves_flags, readonly)
+                );
+            } else {
+                std::arch::asm!(
+                    "movq %fs:__ilgen_cover@tpoff, {}",
+                    out(reg) p,
+                    options(att_syntax, nostack, preserves_flags, readonly)
+                );
+            }
         }
         p
     }
 
     #[inline(always)]
-    pub(super) fn set(p: *const ()) {
-        // SAFETY: writes this thread's 8-byte TLS slot defined above.
+    pub(super) fn set(slot: &Slot, p: *const ()) {
+        // SAFETY: writes one of this thread's 8-byte TLS slots defined above.
         unsafe {
-            std::arch::asm!(
-                "movq {}, %fs:__ilgen_cover@tpoff",
-                in(reg) p,
-                options(att_syntax, nostack, preserves_flags)
-            );
+            if slot.0 {
+                std::arch::asm!(
+                    "movq {}, %fs:__ilgen_rcover@tpoff",
+                    in(reg) p,
+                    options(att_syntax, nostack, preserves_flags)
+                );
+            } else {
+                std::arch::asm!(
+                    "movq {}, %fs:__ilgen_cover@tpoff",
+                    in(reg) p,
+                    options(att_syntax, nostack, preserves_flags)
+                );
+            }
         }
     }
 }
 
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
 mod tls {
-    pub(super) fn get() -> *const () {
+    pub(super) struct Slot;
+    pub(super) const RECORD: Slot = Slot;
+    pub(super) const REPLAY: Slot = Slot;
+
+    pub(super) fn get(_: &Slot) -> *const () {
         std::ptr::null()
     }
 
-    pub(super) fn set(_: *const ()) {}
+    pub(super) fn set(_: &Slot, _: *const ()) {}
 }
 
 #[cfg(test)]
@@ -331,15 +373,16 @@ mod tests {
 
     #[test]
     fn the_owner_publishes_its_table_until_it_drops() {
-        assert!(tls::get().is_null());
+        assert!(tls::get(&tls::RECORD).is_null());
         let c = Coverage::new();
         c.publish();
-        assert_eq!(tls::get(), c.words.as_ptr().cast());
+        assert_eq!(tls::get(&tls::RECORD), c.words.as_ptr().cast());
         // Another table dropping leaves the published one alone.
         drop(Coverage::new());
-        assert_eq!(tls::get(), c.words.as_ptr().cast());
+        assert_eq!(tls::get(&tls::RECORD), c.words.as_ptr().cast());
+        assert!(tls::get(&tls::REPLAY).is_null());
         drop(c);
-        assert!(tls::get().is_null());
+        assert!(tls::get(&tls::RECORD).is_null());
     }
 
     #[test]
