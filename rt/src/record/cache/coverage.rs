@@ -99,8 +99,9 @@ impl Coverage {
     }
 
     /// The entry of an access's granule, the tag it has there at `epoch` from site pointer
-    /// `site` (0 when recording) and the bits of its bytes; `None` for an empty access, one that
-    /// spans two granules, or in replay one whose granule number reaches the site's bits.
+    /// `site` (0 when recording: the site mask is not read) and the bits of its bytes; `None` for
+    /// an empty access or one that spans two granules. Replay keeps no address from 2^47 on (its
+    /// granule number would reach the site's bits).
     #[inline(always)]
     fn place(&self, epoch: u64, addr: u64, size: u64, site: u64) -> Option<(usize, u64, u64)> {
         let offset = addr % GRANULE;
@@ -108,14 +109,12 @@ impl Coverage {
             return None;
         }
         let granule = addr / GRANULE;
-        // SAFETY: the header's second word.
-        let site_mask = unsafe { *self.words.get_unchecked(1) };
-        let high = granule >> INDEX_BITS;
-        if high & site_mask != 0 {
-            return None;
-        }
-        let site = (site << abi::COVER_SITE_SHIFT) & site_mask;
-        let tag = epoch | high | site;
+        let site = match site {
+            0 => 0,
+            // SAFETY: the header's second word.
+            _ => (site << abi::COVER_SITE_SHIFT) & unsafe { *self.words.get_unchecked(1) },
+        };
+        let tag = epoch | granule >> INDEX_BITS | site;
         let at = granule ^ (site >> abi::COVER_SPREAD_SHIFT).wrapping_mul(abi::COVER_SPREAD);
         let bits = (u64::from(u32::MAX) >> (GRANULE - size)) << offset;
         Some((HEADER + 2 * (at as usize & (ENTRIES - 1)), tag, bits))
