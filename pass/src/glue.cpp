@@ -336,52 +336,81 @@ extern "C" int ilgen_stack_hooks(LLVMValueRef fn, LLVMValueRef flag, LLVMTypeRef
   return 1;
 }
 
-// Puts the memory-access hook call `call` behind the coverage check of `instrument.rs`
-// (`guard_access`): the call runs only when the calling thread has no coverage table (`*cover`,
-// a thread-local pointer, is null) or the table does not hold the `size` bytes at the call's
-// first argument with a kind that covers the access (`write`: written bytes only; a read: read or
-// written). The table's layout is `ilgen_trace::abi::COVER_TLS`'s: word 0 the epoch, word 1 a
-// pad, then `entries` entries of (tag, read bits | written bits << 32) per `granule` bytes.
-// `size` is at most `granule`; an access that spans two granules calls the hook.
-extern "C" void ilgen_guard_access(LLVMValueRef call, LLVMValueRef cover, uint64_t size,
-                                   int write, uint64_t granule, uint64_t entries) {
+// Puts the hook call `call` (a plain access) behind the inlined checks of the coverage tables
+// (`guard_access`): the call runs only when the calling thread has no table (both thread-local
+// pointers `*cover` and `*replay` are null) or its table does not hold the `size` bytes at the
+// call's first argument with a kind that covers the access (`write`: written bytes only; a read:
+// read or written). A table's layout is `ilgen_trace::abi::COVER_TLS`'s: word 0 the epoch, word 1
+// the site mask, then `entries` entries of (tag, read bits | written bits << 32) per `granule`
+// bytes. Recording's (`cover`) is keyed by granule; replay's (`replay`, read only where
+// recording's pointer is null, so that recording's check runs no instruction more) also by the
+// site pointer at argument `site_arg`: its bits `(site << site_shift) & site_mask` are in the tag,
+// and spread the granule's entry (`^ (bits >> spread_shift) * spread`). `size` is at most
+// `granule`; an access that spans two granules calls the hook.
+extern "C" void ilgen_guard_access(LLVMValueRef call, LLVMValueRef cover, LLVMValueRef replay,
+                                   uint64_t size, int write, uint64_t granule, uint64_t entries,
+                                   unsigned site_arg, unsigned site_shift, uint64_t site_mask,
+                                   unsigned spread_shift, uint64_t spread) {
   auto *CI = cast<CallInst>(unwrap(call));
-  auto *TLS = cast<GlobalVariable>(unwrap(cover));
   Function *F = CI->getFunction();
   LLVMContext &Ctx = F->getContext();
   BasicBlock *Head = CI->getParent();
   BasicBlock *Tail = Head->splitBasicBlock(std::next(CI->getIterator()), "ilgen.covered");
   BasicBlock *Slow = Head->splitBasicBlock(CI->getIterator(), "ilgen.record");
   BasicBlock *Probe = BasicBlock::Create(Ctx, "ilgen.probe", F, Slow);
+  BasicBlock *Other = BasicBlock::Create(Ctx, "ilgen.other", F, Slow);
+  BasicBlock *Replay = BasicBlock::Create(Ctx, "ilgen.replay", F, Slow);
   Head->getTerminator()->eraseFromParent();
   IRBuilder<> B(Head);
   B.SetCurrentDebugLocation(CI->getDebugLoc());
   Type *I64 = B.getInt64Ty();
   Type *Ptr = B.getPtrTy();
-  Value *Table = B.CreateLoad(Ptr, B.CreateThreadLocalAddress(TLS), "ilgen.cover");
-  B.CreateCondBr(B.CreateIsNull(Table), Slow, Probe,
+  auto Table = [&](LLVMValueRef G, const char *Name) {
+    auto *TLS = cast<GlobalVariable>(unwrap(G));
+    return B.CreateLoad(Ptr, B.CreateThreadLocalAddress(TLS), Name);
+  };
+  Value *Cover = Table(cover, "ilgen.cover");
+  B.CreateCondBr(B.CreateIsNull(Cover), Other, Probe,
                  MDBuilder(Ctx).createBranchWeights(1, 1 << 20));
-  B.SetInsertPoint(Probe);
   unsigned GranuleBits = Log2_64(granule);
   unsigned IndexBits = Log2_64(entries);
-  Value *Addr = B.CreatePtrToInt(CI->getArgOperand(0), I64);
-  Value *Offset = B.CreateAnd(Addr, granule - 1);
-  Value *Granule = B.CreateLShr(Addr, GranuleBits);
-  LoadInst *Epoch = B.CreateAlignedLoad(I64, Table, Align(8), "ilgen.epoch");
-  // A flusher may bump the epoch while this thread runs (`thread::claim`).
-  Epoch->setAtomic(AtomicOrdering::Monotonic);
-  Value *Tag = B.CreateOr(Epoch, B.CreateLShr(Granule, IndexBits));
-  Value *Word = B.CreateAdd(B.CreateShl(B.CreateAnd(Granule, entries - 1), 1), B.getInt64(2));
-  Value *Entry = B.CreateInBoundsGEP(I64, Table, Word);
-  Value *Kept = B.CreateAlignedLoad(I64, Entry, Align(8), "ilgen.tag");
-  Value *Kinds = B.CreateAlignedLoad(I64, B.CreateConstInBoundsGEP1_64(I64, Entry, 1), Align(8),
-                                     "ilgen.kinds");
-  Value *Have = B.CreateLShr(Kinds, 32);
-  if (!write)
-    Have = B.CreateOr(Have, Kinds);
-  Value *Bits = B.CreateShl(B.getInt64((uint64_t(1) << size) - 1), Offset);
-  Value *Hit = B.CreateAnd(
-      B.CreateAnd(B.CreateICmpEQ(Kept, Tag), B.CreateICmpULE(Offset, B.getInt64(granule - size))),
-      B.CreateICmpEQ(B.CreateAnd(Have, Bits), Bits), "ilgen.held");
-  B.CreateCondBr(Hit, Tail, Slow);
+  // One table's check: held when the tag at the granule's entry (moved by `Spread`) is `Key`,
+  // the access stays in its granule, and its bytes were kept with a kind that covers it.
+  auto Check = [&](Value *T, Value *Site, Value *Spread) {
+    Value *Addr = B.CreatePtrToInt(CI->getArgOperand(0), I64);
+    Value *Offset = B.CreateAnd(Addr, granule - 1);
+    Value *Granule = B.CreateLShr(Addr, GranuleBits);
+    LoadInst *Epoch = B.CreateAlignedLoad(I64, T, Align(8), "ilgen.epoch");
+    // Another thread may bump the epoch while this one runs (`thread::claim`, `replay::cover`).
+    Epoch->setAtomic(AtomicOrdering::Monotonic);
+    Value *Tag = B.CreateOr(Epoch, B.CreateLShr(Granule, IndexBits));
+    Value *Index = Granule;
+    if (Site) {
+      Tag = B.CreateOr(Tag, Site, "ilgen.key");
+      Index = B.CreateXor(Granule, Spread);
+    }
+    Value *Word = B.CreateAdd(B.CreateShl(B.CreateAnd(Index, entries - 1), 1), B.getInt64(2));
+    Value *Entry = B.CreateInBoundsGEP(I64, T, Word);
+    Value *Kept = B.CreateAlignedLoad(I64, Entry, Align(8), "ilgen.tag");
+    Value *Kinds = B.CreateAlignedLoad(I64, B.CreateConstInBoundsGEP1_64(I64, Entry, 1), Align(8),
+                                       "ilgen.kinds");
+    Value *Have = B.CreateLShr(Kinds, 32);
+    if (!write)
+      Have = B.CreateOr(Have, Kinds);
+    Value *Bits = B.CreateShl(B.getInt64((uint64_t(1) << size) - 1), Offset);
+    Value *Hit = B.CreateAnd(
+        B.CreateAnd(B.CreateICmpEQ(Kept, Tag), B.CreateICmpULE(Offset, B.getInt64(granule - size))),
+        B.CreateICmpEQ(B.CreateAnd(Have, Bits), Bits), "ilgen.held");
+    B.CreateCondBr(Hit, Tail, Slow);
+  };
+  B.SetInsertPoint(Probe);
+  Check(Cover, nullptr, nullptr);
+  B.SetInsertPoint(Other);
+  Value *Replaying = Table(replay, "ilgen.rcover");
+  B.CreateCondBr(B.CreateIsNull(Replaying), Slow, Replay);
+  B.SetInsertPoint(Replay);
+  Value *Site = B.CreateAnd(
+      B.CreateShl(B.CreatePtrToInt(CI->getArgOperand(site_arg), I64), site_shift), site_mask);
+  Value *Spread = B.CreateMul(B.CreateLShr(Site, spread_shift), B.getInt64(spread));
+  Check(Replaying, Site, Spread);
 }

@@ -79,10 +79,16 @@ extern "C" {
     fn ilgen_guard_access(
         call: LLVMValueRef,
         cover: LLVMValueRef,
+        replay: LLVMValueRef,
         size: u64,
         write: i32,
         granule: u64,
         entries: u64,
+        site_arg: u32,
+        site_shift: u32,
+        site_mask: u64,
+        spread_shift: u32,
+        spread: u64,
     );
     pub(crate) fn ilgen_plugin_info() -> PassPluginLibraryInfo;
 }
@@ -146,20 +152,35 @@ pub fn stack_hooks<'ctx>(
 }
 
 /// Puts the hook call `call` (a plain access of `size` bytes, at most `abi::COVER_GRANULE`, at
-/// its first argument) behind the inlined check of the thread-local coverage table `cover`
-/// (`abi::COVER_TLS`): the call runs only when the table does not hold the access.
-pub fn guard_access(call: InstructionValue<'_>, cover: GlobalValue<'_>, size: u64, write: bool) {
+/// its first argument, its site at argument `site_arg`) behind the inlined checks of the
+/// thread-local coverage tables `cover` (`abi::COVER_TLS`, recording's) and `replay`
+/// (`abi::REPLAY_COVER_TLS`, read only while the first is null): the call runs only when the
+/// thread's table does not hold the access (in replay, at that site).
+pub fn guard_access(
+    call: InstructionValue<'_>,
+    (cover, replay): (GlobalValue<'_>, GlobalValue<'_>),
+    size: u64,
+    write: bool,
+    site_arg: u32,
+) {
     debug_assert!((1..=abi::COVER_GRANULE).contains(&size));
     // SAFETY: `call` is a live call of the function being instrumented, followed by the access
-    // it hooks; `cover` a thread-local global of its module.
+    // it hooks, with a pointer argument `site_arg`; `cover` and `replay` thread-local globals of
+    // its module.
     unsafe {
         ilgen_guard_access(
             call.as_value_ref(),
             cover.as_value_ref(),
+            replay.as_value_ref(),
             size,
             write as i32,
             abi::COVER_GRANULE,
             abi::COVER_ENTRIES as u64,
+            site_arg,
+            abi::COVER_SITE_SHIFT,
+            abi::COVER_SITE_MASK,
+            abi::COVER_SPREAD_SHIFT,
+            abi::COVER_SPREAD,
         )
     }
 }

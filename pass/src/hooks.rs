@@ -3,7 +3,7 @@
 //! Takes the module; gives [`Hooks`], the declarations of every `__ilgen_*` hook of
 //! [`ilgen_trace::abi`] with their function types, and [`call`] to emit a call to one.
 //! Wrapper declarations (`__ilgen_wrap_NAME`) depend on the callee's type and live in `calls.rs`.
-//! Also the thread-local coverage table the inlined access checks read ([`cover_table`]) and
+//! Also the thread-local coverage tables the inlined access checks read ([`tls_table`]) and
 //! whether a module may read it ([`may_read_cover_table`]).
 
 use ilgen_trace::abi;
@@ -184,12 +184,13 @@ pub fn may_read_cover_table(module: &Module<'_>) -> bool {
     triple.starts_with("x86_64") && triple.contains("linux") && !library
 }
 
-/// The thread-local pointer to the calling thread's coverage table (`abi::COVER_TLS`), declared
-/// in `module` on first use (for a module that [`may_read_cover_table`]).
-pub fn cover_table<'ctx>(module: &Module<'ctx>) -> GlobalValue<'ctx> {
-    module.get_global(abi::COVER_TLS).unwrap_or_else(|| {
+/// The thread-local pointer `name` to the calling thread's coverage table (`abi::COVER_TLS`,
+/// `abi::REPLAY_COVER_TLS`), declared in `module` on first use (for a module that
+/// [`may_read_cover_table`]).
+pub fn tls_table<'ctx>(module: &Module<'ctx>, name: &str) -> GlobalValue<'ctx> {
+    module.get_global(name).unwrap_or_else(|| {
         let ptr_ty = module.get_context().ptr_type(AddressSpace::default());
-        let g = module.add_global(ptr_ty, None, abi::COVER_TLS);
+        let g = module.add_global(ptr_ty, None, name);
         g.set_thread_local_mode(Some(ThreadLocalMode::InitialExecTLSModel));
         g
     })

@@ -240,13 +240,25 @@ fn emit_access<'ctx>(
 /// a kind that covers it, exactly when the runtime's own check (`SegmentCache::record_fast`)
 /// would record nothing either, so the trace loses no byte, kind or segment. Most accesses of a
 /// long segment (a sort, a hash table) touch bytes it already recorded: they then cost a
-/// thread-local load, three loads of one cache line and two branches, not a call.
-fn guard<'ctx>(ctx: &Ctx<'_, 'ctx>, call: Option<InstructionValue<'ctx>>, size: u64, write: bool) {
+/// thread-local load, three loads of one cache line and two branches, not a call. Replay's table
+/// (read where recording's pointer is null) keeps its entries per site: `site_arg` is the call's
+/// argument the check reads the site from.
+fn guard<'ctx>(
+    ctx: &Ctx<'_, 'ctx>,
+    call: Option<InstructionValue<'ctx>>,
+    size: u64,
+    write: bool,
+    site_arg: u32,
+) {
     if !ctx.cover || !(1..=abi::COVER_GRANULE).contains(&size) {
         return;
     }
     if let Some(call) = call {
-        glue::guard_access(call, hooks::cover_table(ctx.module), size, write);
+        let tables = (
+            hooks::tls_table(ctx.module, abi::COVER_TLS),
+            hooks::tls_table(ctx.module, abi::REPLAY_COVER_TLS),
+        );
+        glue::guard_access(call, tables, size, write, site_arg);
     }
 }
 
@@ -267,7 +279,7 @@ fn emit_sized_access<'ctx>(
     let write = hook.func == ctx.hooks.write.func;
     let plain = write || hook.func == ctx.hooks.read.func;
     if plain && !inst.get_volatile().unwrap_or(true) {
-        guard(ctx, call, size, write);
+        guard(ctx, call, size, write, 2);
     }
     Ok(1)
 }
@@ -479,8 +491,9 @@ fn instrument_read_modify_write<'ctx>(
         ],
         load.get_debug_location(),
     )?;
-    // The runtime records the pair as its write alone.
-    guard(ctx, call, size, true);
+    // The runtime records the pair as its write alone; replay keeps it by its write's site
+    // (argument 3), which no other hook names.
+    guard(ctx, call, size, true, 3);
     Ok(1)
 }
 

@@ -49,6 +49,8 @@
 //! - `stack`: each thread's shadow call stack;
 //! - `owners`: who holds which lock, and the locks each access was made under;
 //! - `hb`: vector clocks and sync-object clocks;
+//! - `cover`: each thread's coverage table for the pass's inlined check (a site's repeated
+//!   access of its instant skips the hook), and its invalidation;
 //! - `shadow`: shadow memory and the race check;
 //! - `debug`: the symbols a debugger reads and breaks on;
 //! - `gate`: the schedule (`start` checked it against this binary), its cursor and the gate;

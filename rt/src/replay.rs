@@ -6,6 +6,7 @@
 //! `ILGEN_OPTIONS`; gives `replay-outcome.json` (`ilgen_trace::replay`). Mirrors `record`.
 
 pub(crate) mod blocks;
+pub(crate) mod cover;
 pub(crate) mod deadlock;
 pub(crate) mod debug;
 pub(crate) mod depot;

@@ -50,6 +50,11 @@ pub(crate) fn same_statement(a: SiteId, b: SiteId) -> bool {
     ilgen_trace::sites::same_statement(unit, a, b)
 }
 
+/// The section's length in bytes (0 when the executable has none).
+pub(crate) fn section_len() -> usize {
+    STOP.load(Ordering::Relaxed).saturating_sub(start())
+}
+
 /// The address of the section (0 when the executable has none).
 pub(crate) fn start() -> usize {
     START.load(Ordering::Relaxed)

@@ -44,10 +44,25 @@
 /// (tag, read bits | written bits << 32), entry `(addr / COVER_GRANULE) % COVER_ENTRIES` for a
 /// granule, its tag `epoch | addr / COVER_GRANULE / COVER_ENTRIES`.
 pub const COVER_TLS: &str = "__ilgen_cover";
+/// A replaying thread's table (`rt/src/replay/cover.rs`), read where [`COVER_TLS`] is null: the
+/// same layout, its entries per site as well: with `bits = (site << COVER_SITE_SHIFT) &
+/// COVER_SITE_MASK` of the hook's site pointer (the write's for a read-modify-write), the entry
+/// `(addr / COVER_GRANULE ^ (bits >> COVER_SPREAD_SHIFT) * COVER_SPREAD) % COVER_ENTRIES`, its tag
+/// `epoch | addr / COVER_GRANULE / COVER_ENTRIES | bits`.
+pub const REPLAY_COVER_TLS: &str = "__ilgen_rcover";
 /// Bytes per coverage entry.
 pub const COVER_GRANULE: u64 = 32;
 /// Coverage entries per thread (a power of two).
 pub const COVER_ENTRIES: usize = 1 << 18;
+/// How far the site pointer is shifted left before [`COVER_SITE_MASK`] takes its bits.
+pub const COVER_SITE_SHIFT: u32 = 20;
+/// The site's bits in a replay tag: 20 bits of its 16-byte unit, above the granule number's (24
+/// bits for an address below 2^47).
+pub const COVER_SITE_MASK: u64 = ((1 << 20) - 1) << 24;
+/// How far those bits are shifted right before they spread a granule's entries.
+pub const COVER_SPREAD_SHIFT: u32 = 24;
+/// The odd factor that spreads them (2^32 over the golden ratio).
+pub const COVER_SPREAD: u64 = 0x9e37_79b1;
 
 pub const READ: &str = "__ilgen_read";
 pub const WRITE: &str = "__ilgen_write";

@@ -13,7 +13,11 @@
 //! bytes (a huge `memcpy`) are split into `u32`-sized records.
 //!
 //! In replay mode no thread records (`thread::current` is `None`), and the access goes to the
-//! happens-before race check instead (`shadow`), which reports through `report`.
+//! happens-before race check instead (`shadow`), which reports through `report`; a plain access
+//! that the shadow's fast path decided (a repeat) then goes into the thread's table for the
+//! inlined check (`replay::cover`), which skips the same site's later accesses of those bytes in
+//! the same instant. Only a repeat: a program that touches its bytes once per instant (a stream)
+//! would pay for the entries and use none.
 
 use std::ffi::c_void;
 
@@ -71,11 +75,14 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
         return;
     };
     let Some(mut inner) = t.enter() else { return };
+    let epoch = inner.cover_epoch();
     inner.settle_atomic();
     if kind.is_atomic() {
         inner.atomic_after = addr as u64 / replay::shadow::GRANULE + 1;
     }
-    replay_check(t, &mut inner, addr, size, site, kind);
+    if replay_check(t, &mut inner, addr, size, site, kind) && !kind.is_atomic() {
+        inner.keep_covered(epoch, addr as u64, size, kind.is_write(), site as usize);
+    }
 }
 
 /// A read-modify-write in replay mode: its read checked, then its write, as two hooks would, in
@@ -92,6 +99,7 @@ fn replay_read_write(
         return;
     };
     let Some(mut inner) = t.enter() else { return };
+    let epoch = inner.cover_epoch();
     inner.settle_atomic();
     if t.watch.is_some() {
         replay_check(t, &mut inner, addr, size, read_site, AccessKind::Read);
@@ -106,6 +114,8 @@ fn replay_read_write(
         && !first_write
         && replay::shadow::read_write_decided(&inner.clock, tid, addr as u64, size)
     {
+        // Its inlined check reads the write's site, which only this hook names.
+        inner.keep_covered(epoch, addr as u64, size, true, write_site as usize);
         return;
     }
     let read = RawSite(read_site, first_read);
@@ -115,7 +125,8 @@ fn replay_read_write(
 }
 
 /// The access of the entered thread `t` at `site`: watched first (the debugger's stop, the
-/// schedule's watched accesses), then checked against the shadow.
+/// schedule's watched accesses), then checked against the shadow; whether its fast path decided
+/// it.
 #[inline(always)]
 fn replay_check(
     t: &replay::thread::ReplayThread,
@@ -124,16 +135,17 @@ fn replay_check(
     size: u64,
     site: *const c_void,
     kind: AccessKind,
-) {
+) -> bool {
     let tid = t.tid();
     if let Some(r) = t.watch {
         watch(r, t, sites::id(site as usize));
     }
     let first = inner.first_of_site(tid, site as usize);
-    shadow_check(inner, tid, addr, size, RawSite(site, first), kind);
+    shadow_check(inner, tid, addr, size, RawSite(site, first), kind)
 }
 
-/// The shadow's check of one access of the entered thread `tid`, its races reported.
+/// The shadow's check of one access of the entered thread `tid`, its races reported; whether its
+/// fast path decided it.
 #[inline(always)]
 fn shadow_check(
     inner: &mut replay::thread::Inner,
@@ -142,7 +154,7 @@ fn shadow_check(
     size: u64,
     site: RawSite,
     kind: AccessKind,
-) {
+) -> bool {
     replay::shadow::access(
         &mut inner.clock,
         tid,
@@ -151,7 +163,7 @@ fn shadow_check(
         site,
         kind,
         replay::report::race,
-    );
+    )
 }
 
 /// The access of thread `t` at `site` for a replay that watches accesses: the debugger's stop,

@@ -76,7 +76,7 @@ use ilgen_trace::AccessKind;
 use crate::record::pending::Slot;
 use coverage::Coverage;
 
-mod coverage;
+pub(crate) mod coverage;
 
 /// Streams per thread (a power of two): more than the distinct access instructions of a hot loop.
 pub(crate) const STREAMS: usize = 256;

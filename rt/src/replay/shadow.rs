@@ -138,6 +138,7 @@ use std::sync::OnceLock;
 
 use ilgen_trace::{AccessKind, HeapOp, SiteId, ThreadId};
 
+use crate::replay::cover;
 use crate::replay::hb::{Epoch, VectorClock};
 use crate::replay::owners::{self, HoldsId};
 use crate::replay::stack::{self, StackId};
@@ -481,8 +482,16 @@ impl Granule {
 
     /// Checks `cur` in granule `g` against what the granule remembers, then remembers it; adds
     /// the cells it races with to `out`. `now` is the clock of the accessing thread; an atomic
-    /// access first synchronizes through the location's clock.
-    pub fn access(&mut self, g: u64, cur: &Cell, now: &mut VectorClock, out: &mut Conflicts) {
+    /// access first synchronizes through the location's clock. Gives the thread of a cell it
+    /// evicted from the full granule, whose coverage table the caller bumps again once the
+    /// granule's state is written (`replay::cover`).
+    pub fn access(
+        &mut self,
+        g: u64,
+        cur: &Cell,
+        now: &mut VectorClock,
+        out: &mut Conflicts,
+    ) -> Option<ThreadId> {
         let tid = cur.tid();
         if cur.kind.is_atomic() {
             if let Some(c) = &self.atomic {
@@ -494,12 +503,26 @@ impl Granule {
             epoch: now.epoch(tid),
             ..*cur
         };
+        let mut evicted = None;
         if !self.scan(g, Slot::of(&cur, 0), now, out) {
             let slot = Slot::of(&cur, detail::keep(cur.detail(g)));
             if !self.widen(slot) {
                 if usize::from(self.len) == CELLS {
                     lose_known();
                     let victim = self.victim(slot, now);
+                    let c = self.slots[victim];
+                    // Entries stand only for cells of their thread's present instant: another
+                    // thread's that happened before `cur` is of a past one, and `cur` covers
+                    // a cell of its own thread that it covers.
+                    let named = if c.tid() == tid {
+                        !c.covered_by(slot)
+                    } else {
+                        !c.before(now)
+                    };
+                    if named {
+                        cover::lost(c.tid());
+                        evicted = Some(c.tid());
+                    }
                     self.forget(1 << victim);
                 }
                 self.slots[usize::from(self.len)] = slot;
@@ -510,6 +533,7 @@ impl Granule {
             self.atomic.get_or_insert_with(Default::default).join(now);
             now.tick(tid);
         }
+        evicted
     }
 
     /// One pass over the cells for `cur` (its slot, without its detail index): whether one
@@ -1289,7 +1313,8 @@ impl Site for SiteId {
 /// Checks and records one access of `size` bytes at `addr` by the thread whose clock is `now`;
 /// calls `found` (outside every granule's lock) with each earlier cell it races with and the cell
 /// of the access itself in that granule. Inlined into the hook for the fast path (see the module
-/// doc), of one granule or of several ([`decided_all`]); the rest is [`check_access`].
+/// doc), of one granule or of several ([`decided_all`]); the rest is [`check_access`]. Gives
+/// whether the fast path decided it: a cell of the thread's instant already covered it.
 #[inline(always)]
 pub(crate) fn access(
     now: &mut VectorClock,
@@ -1299,9 +1324,9 @@ pub(crate) fn access(
     site: impl Site,
     kind: AccessKind,
     found: impl FnMut(&Cell, &Cell),
-) {
+) -> bool {
     if size == 0 {
-        return;
+        return false;
     }
     let first = addr / GRANULE;
     let last = addr.saturating_add(size - 1) / GRANULE;
@@ -1315,20 +1340,21 @@ pub(crate) fn access(
             let seen = leaf.state[(first % PAGE) as usize].load(Ordering::Relaxed);
             let bytes = mask(first, addr, size);
             if covered(seen, tid, now.get(tid), bytes, kind.is_write()) {
-                return;
+                return true;
             }
         }
     } else if first != last
         && plain
         && decided_all((tid, now.get(tid)), addr, size, kind.is_write(), false)
     {
-        return;
+        return true;
     }
-    check_access(now, tid, addr, size, site, kind, found);
+    check_access(now, tid, addr, size, site, kind, found)
 }
 
 /// [`access`] past its fast path: an access the hint did not decide in its one granule, or one
-/// over several that the fast path did not decide in every granule.
+/// over several that the fast path did not decide in every granule. Gives whether a kept hint
+/// decided it.
 #[inline(never)]
 fn check_access(
     now: &mut VectorClock,
@@ -1338,13 +1364,13 @@ fn check_access(
     site: impl Site,
     kind: AccessKind,
     mut found: impl FnMut(&Cell, &Cell),
-) {
+) -> bool {
     let first = addr / GRANULE;
     let last = addr.saturating_add(size - 1) / GRANULE;
     let plain = !kind.is_atomic() && tid < HINT_TIDS;
     if first == last {
         let Some(leaf) = leaf(first / PAGE, true) else {
-            return;
+            return false;
         };
         let i = (first % PAGE) as usize;
         let first_of_site = site.first_of_instant();
@@ -1352,7 +1378,7 @@ fn check_access(
         let state = leaf.state[i].load(Ordering::Relaxed);
         let me = (tid, now.get(tid));
         if plain && !first_of_site && decided(state, leaf, i, me, bytes, kind.is_write()) {
-            return;
+            return true;
         }
         let access = Access {
             first: first_of_site,
@@ -1370,7 +1396,7 @@ fn check_access(
             &mut out,
             &mut found,
         );
-        return;
+        return false;
     }
     check(
         now,
@@ -1380,6 +1406,7 @@ fn check_access(
         false,
         found,
     );
+    false
 }
 
 /// Every granule of the `size` bytes at `addr` (at least one) decides the plain access of `tid` at
@@ -1461,6 +1488,8 @@ pub(crate) fn destroy(
         locks: owners::held(tid),
     };
     check(now, &access, addr / GRANULE, addr / GRANULE, false, found);
+    // The destroy may have taken the place of the thread's own cells.
+    cover::lost(tid);
 }
 
 /// One access as [`check`] stores it in each granule.
@@ -1603,16 +1632,19 @@ fn check_granule(
     }
     let i = (g % PAGE) as usize;
     let lost = LOST.load(Ordering::Relaxed);
-    let mut mine = 0;
+    let (mut mine, mut evicted) = (0, None);
     let s = section.get_or_insert_with(|| Section::enter(leaf, cur.tid()));
     s.granule(i, |granule, before| {
         if held_only && before & HELD == 0 {
             return hint_of(before);
         }
-        granule.access(g, &cur, now, out);
+        evicted = granule.access(g, &cur, now, out);
         mine = granule.hint(now.epoch(cur.tid()));
         mine
     });
+    if let Some(of) = evicted {
+        cover::lost(of);
+    }
     if mine != 0 {
         remember(leaf, i, mine, lost);
     }
@@ -1626,8 +1658,12 @@ fn check_granule(
 }
 
 /// Forgets granules `first..=last` in sections of thread `tid` (another thread may be checking
-/// an access to a neighbouring block in the same granule or page).
+/// an access to a neighbouring block in the same granule or page). The coverage table of each
+/// thread with a cell there moves on before its first cell goes and after the last
+/// (`replay::cover`): once per block, not per granule, for the first 64 tids, whose tables
+/// threads read on every check.
 fn forget(tid: ThreadId, first: u64, last: u64) {
+    let mut bumped = 0u64;
     for_each_page(first / PAGE, last / PAGE, false, |page, leaf| {
         let (lo, hi) = page_part(page, first, last);
         let mut section = None;
@@ -1637,13 +1673,29 @@ fn forget(tid: ThreadId, first: u64, last: u64) {
             if seen != 0 {
                 lose_known();
                 let s = section.get_or_insert_with(|| Section::enter(leaf, tid));
+                let mut of = [ThreadId::MAX; CELLS];
                 s.granule(i, |granule, _| {
+                    for (t, c) in of.iter_mut().zip(granule.cells()) {
+                        *t = c.tid();
+                        let bit = 1u64.checked_shl(*t).unwrap_or(0);
+                        if bumped & bit == 0 {
+                            cover::lost(*t);
+                        }
+                        bumped |= bit;
+                    }
                     *granule = Granule::default();
                     0
                 });
+                // Again, now that the state says the granule is empty.
+                of.iter()
+                    .filter(|&&t| t >= u64::BITS)
+                    .for_each(|&t| cover::lost(t));
             }
         }
     });
+    (0..u64::BITS)
+        .filter(|t| bumped & 1 << t != 0)
+        .for_each(cover::lost);
 }
 
 /// A lifetime event of the thread whose clock is `now`: an allocation or a new stack forgets the
@@ -1681,6 +1733,8 @@ pub(crate) fn lifetime(
                 locks: owners::held(tid),
             };
             check(now, &free, first, last, last - first >= WHOLE_BLOCK, found);
+            // The free may have taken the place of the thread's own cells.
+            cover::lost(tid);
         }
     }
 }

@@ -20,6 +20,7 @@ use ilgen_trace::replay::{StackFrame, ThreadRef};
 use ilgen_trace::sites::UNIT;
 use ilgen_trace::{SiteId, SyncOp, ThreadId};
 
+use crate::replay::cover::{self, Own};
 use crate::replay::gate::Replay;
 use crate::replay::hb::VectorClock;
 use crate::replay::stack::StackId;
@@ -177,6 +178,8 @@ pub(crate) struct Inner {
     /// thread's own clock) of its last access: whether an access is its site's first of the
     /// instant ([`Inner::first_of_site`]).
     sites: [(usize, u32); SITES],
+    /// The table the pass's inlined checks read (`None`: every access calls its hook).
+    cover: Option<Own>,
 }
 
 /// Slots of [`Inner::first_of_site`]'s table, indexed by the site's unit in the sites section
@@ -199,6 +202,21 @@ impl Inner {
         }
         *slot = now;
         true
+    }
+
+    /// The epoch to keep a plain access at, read before the shadow checks it (0: no table).
+    #[inline(always)]
+    pub fn cover_epoch(&self) -> u64 {
+        self.cover.as_ref().map_or(0, Own::epoch)
+    }
+
+    /// The plain access at `site` (a hook's site pointer) that the shadow has checked, read at
+    /// `epoch`, goes into the thread's table (`replay::cover`).
+    #[inline(always)]
+    pub fn keep_covered(&mut self, epoch: u64, addr: u64, size: u64, write: bool, site: usize) {
+        if let Some(c) = &mut self.cover {
+            c.keep(epoch, addr, size, write, site);
+        }
     }
 }
 
@@ -253,7 +271,13 @@ impl std::ops::DerefMut for Entered<'_> {
 }
 
 impl Drop for Entered<'_> {
+    /// Leaves the runtime; a table whose thread's instant moved inside holds nothing more.
     fn drop(&mut self) {
+        let tid = self.0.tid;
+        let Inner { clock, cover, .. } = &mut **self;
+        if let Some(c) = cover {
+            c.settle(clock.get(tid));
+        }
         compiler_fence(Ordering::SeqCst);
         self.0.busy.store(false, Ordering::Release);
     }
@@ -312,16 +336,24 @@ pub(crate) fn register(me: ThreadRef, clock: VectorClock) -> &'static ReplayThre
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push(info.clone());
+    let watch = crate::replay::gate::watching();
+    let cover = cover::take(
+        me.tid,
+        clock.get(me.tid),
+        watch.is_some(),
+        crate::sites::section_len(),
+    );
     let t = Box::leak(Box::new(ReplayThread {
         info,
         tid: me.tid,
-        watch: crate::replay::gate::watching(),
+        watch,
         busy: AtomicBool::new(false),
         inner: UnsafeCell::new(Inner {
             clock,
             children: 0,
             atomic_after: 0,
             sites: [(0, 0); SITES],
+            cover,
         }),
     }));
     CURRENT.with(|c| c.set(t));
@@ -335,6 +367,10 @@ pub(crate) fn register(me: ThreadRef, clock: VectorClock) -> &'static ReplayThre
 
 /// The calling thread (`t`) ended: it replays nothing more.
 pub(crate) fn finish(t: &ReplayThread) {
+    // Interrupted inside the runtime, the thread keeps its table (it replays nothing more).
+    if let Some(own) = t.enter().and_then(|mut inner| inner.cover.take()) {
+        own.give_back();
+    }
     t.info.set(Status::Ended);
     set_done();
     if let (Some(_), Some(&key)) = (crate::replay::gate::get(), EXIT_KEY.get()) {
@@ -442,6 +478,7 @@ mod tests {
             children: 0,
             atomic_after: 0,
             sites: [(0, 0); SITES],
+            cover: None,
         };
         inner.clock.set(3, 1);
         // A loop's sites: consecutive units of the section, as many as the table has slots,
