@@ -159,6 +159,10 @@ pub struct SharedClosures(pub(crate) Mutex<Closures>);
 #[derive(Debug)]
 struct Shared {
     index: EventIndex,
+    /// Its reads-from edges only indexed ([`Sources::rf_index`], its `reads_from` empty): one per
+    /// order of the index's edges, 28 bytes each, they said again what the index says. The models
+    /// restricted from it, the deadlock model among them, work their own out from the index
+    /// when asked ([`Model::sources`]).
     syncs: Model,
     /// The sync-only model's closed cuts: most variables' models need of each sync event what it
     /// does ([`Model::same_needs`]), and closing their cuts anew per variable was most of the cut
@@ -166,16 +170,17 @@ struct Shared {
     closures: SharedClosures,
 }
 
-/// A model of one variable, against the sync-only model its threads share ([`Events`]): where the
-/// variable's accesses are and the reads-from edges they change.
+/// A model of one variable (or of none: the deadlock model), against the sync-only model its
+/// threads share ([`Events`]): where the variable's accesses are and the reads-from edges they
+/// change.
 #[derive(Debug)]
 struct Overlay {
-    var: VarId,
+    var: Option<VarId>,
     shared: Arc<Shared>,
     /// Per thread, each access kept: its index in this model and its thread's sync events before
     /// it, by index.
     accesses: Vec<Vec<(u32, u32)>>,
-    /// The sync-only model's edges ([`Sources::reads_from`]) this variable drops, by index there.
+    /// The sync-only model's edges this variable drops, by index among them ([`RfIndex`]).
     dropped: Vec<u32>,
     /// The edges moved to their read's segment end in their place, at this model's indices,
     /// sorted.
@@ -187,8 +192,9 @@ struct Overlay {
 #[derive(Clone, Debug, Default)]
 struct EventIndex {
     /// Per thread, the indices of its sync events. In `u32`, and each list sized exactly: the
-    /// index lives as long as the model, and has an entry per event of it.
-    syncs: Vec<Vec<u32>>,
+    /// index lives as long as the model, and has an entry per event of it. The sync-only
+    /// model's events are picked out of the model's by them ([`Events`]).
+    syncs: Vec<Arc<[u32]>>,
     /// Per variable, its accesses as (thread, index), by thread, then index.
     accesses: Vec<Vec<(u32, u32)>>,
     /// The edges indexed, [`Sources::reads_from`] of the model indexed: held once, by it and
@@ -228,11 +234,12 @@ impl EventIndex {
                 counts[var] += 1;
             }
         }
+        let mut syncs: Vec<Vec<u32>> = threads
+            .iter()
+            .map(|t| Vec::with_capacity(t.observed.len()))
+            .collect();
         let mut index = EventIndex {
-            syncs: threads
-                .iter()
-                .map(|t| Vec::with_capacity(t.observed.len()))
-                .collect(),
+            syncs: Vec::new(),
             accesses: counts.into_iter().map(Vec::with_capacity).collect(),
             edges: Arc::from(Vec::new()),
             orders: Vec::new(),
@@ -241,13 +248,14 @@ impl EventIndex {
         for (thread, t) in threads.iter().enumerate() {
             for (i, e) in t.events.iter().enumerate() {
                 match e {
-                    ModelEvent::Sync { .. } => index.syncs[thread].push(i as u32),
+                    ModelEvent::Sync { .. } => syncs[thread].push(i as u32),
                     ModelEvent::Access { var, .. } => {
                         index.accesses[*var as VarId].push((thread as u32, i as u32));
                     }
                 }
             }
         }
+        index.syncs = syncs.into_iter().map(Arc::from).collect();
         let mut thread_reads = vec![0; threads.len()];
         for (k, e) in (0u32..).zip(edges.iter()) {
             thread_reads[e.read.at().thread] += 1;
@@ -500,7 +508,7 @@ impl EventIndex {
 #[derive(Clone, Debug)]
 pub struct Origin<'a> {
     /// Per thread, the indices of its sync events there.
-    syncs: &'a [Vec<u32>],
+    syncs: &'a [Arc<[u32]>],
     /// Per thread, the accesses kept, as (thread, index) there.
     own: Vec<&'a [(u32, u32)]>,
 }
@@ -565,7 +573,7 @@ pub struct Sources {
     pub reads_from: Arc<[RfEdge]>,
     /// `reads_from` indexed for [`Model::rf_needs`], built when first asked: the solvers ask the
     /// sync-only model's, and the full model's, 12 bytes an edge and 4 an event, only the
-    /// atomicity analysis.
+    /// atomicity analysis. The sync-only model's is built with it, from edges it does not keep.
     rf_index: Derived<RfIndex>,
 }
 
@@ -607,6 +615,24 @@ impl RfIndex {
             befores: edges.iter().map(|e| e.before).collect(),
         }
     }
+
+    /// The `after` of edge `i`: its thread is the one whose edges run past it, its index the
+    /// last whose edges begin at or before it.
+    fn after(&self, i: u32) -> At {
+        let thread = self
+            .rf_from
+            .partition_point(|f| f.last().is_some_and(|&end| end <= i));
+        let index = self.rf_from[thread].partition_point(|&f| f <= i) - 1;
+        At { thread, index }
+    }
+
+    /// The first edge `after` → `before`, if there is one.
+    fn find(&self, after: At, before: Pos) -> Option<u32> {
+        let from = self.rf_from.get(after.thread)?;
+        let edges = *from.get(after.index)? as usize..*from.get(after.index + 1)? as usize;
+        let i = edges.start + self.befores[edges.clone()].partition_point(|&b| b < before);
+        (i < edges.end && self.befores[i] == before).then_some(i as u32)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -619,33 +645,49 @@ pub struct ModelThread {
     pub observed: Recorded,
 }
 
-/// A thread's events in program order. A model of one variable shares the sync-only model's
-/// events and holds the variable's accesses apart, each at its index among them all.
+/// A thread's events in program order. The sync-only model's are the whole model's sync
+/// events, picked out of its events by index, not copied (a copy was 16 bytes a sync event); a
+/// model of one variable shares those and holds the variable's accesses apart, each at its index
+/// among them all.
 #[derive(Clone, Debug, Default)]
 pub struct Events {
     base: Arc<[ModelEvent]>,
+    /// The indices in `base` of the events, in order, when they are some of them; `None`: all.
+    pick: Option<Arc<[u32]>>,
     /// (index, event) of the events between those of `base`, by index.
     extra: Box<[(u32, ModelEvent)]>,
 }
 
 impl Events {
     pub fn len(&self) -> usize {
-        self.base.len() + self.extra.len()
+        self.base_len() + self.extra.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    fn base_len(&self) -> usize {
+        self.pick.as_ref().map_or(self.base.len(), |p| p.len())
+    }
+
+    #[inline]
+    fn base_get(&self, index: usize) -> Option<&ModelEvent> {
+        match &self.pick {
+            None => self.base.get(index),
+            Some(pick) => self.base.get(*pick.get(index)? as usize),
+        }
+    }
+
     #[inline]
     pub fn get(&self, index: usize) -> Option<&ModelEvent> {
         if self.extra.is_empty() {
-            return self.base.get(index);
+            return self.base_get(index);
         }
         let before = self.extra.partition_point(|e| (e.0 as usize) < index);
         match self.extra.get(before) {
             Some((at, e)) if *at as usize == index => Some(e),
-            _ => self.base.get(index - before),
+            _ => self.base_get(index - before),
         }
     }
 
@@ -659,10 +701,29 @@ impl Events {
         {
             return Some(&mut self.extra[before].1);
         }
-        if Arc::get_mut(&mut self.base).is_none() {
-            self.base = self.base.iter().copied().collect();
+        if self.pick.is_some() || Arc::get_mut(&mut self.base).is_none() {
+            self.base = (0..self.base_len())
+                .map(|i| self.base_get(i).copied())
+                .collect::<Option<_>>()?;
+            self.pick = None;
         }
         Arc::get_mut(&mut self.base)?.get_mut(index - before)
+    }
+
+    /// The events at `indices` (sorted), sharing these events where they are one list.
+    fn picked(&self, indices: &Arc<[u32]>) -> Events {
+        match (&self.pick, self.extra.is_empty()) {
+            (None, true) => Events {
+                base: Arc::clone(&self.base),
+                pick: Some(Arc::clone(indices)),
+                extra: Box::default(),
+            },
+            _ => indices
+                .iter()
+                .map(|&i| self[i as usize])
+                .collect::<Vec<_>>()
+                .into(),
+        }
     }
 
     pub fn last(&self) -> Option<&ModelEvent> {
@@ -686,6 +747,7 @@ impl From<Vec<ModelEvent>> for Events {
     fn from(events: Vec<ModelEvent>) -> Events {
         Events {
             base: events.into(),
+            pick: None,
             extra: Box::default(),
         }
     }
@@ -1592,11 +1654,7 @@ impl Model {
         let s = &self.sources;
         let here = |at: &At| self.here(*at);
         let index = &o.shared.index;
-        let reads_from = index.edges(
-            Some(o.var),
-            &index.own(Some(o.var)),
-            &o.shared.syncs.threads,
-        );
+        let reads_from = index.edges(o.var, &index.own(o.var), &o.shared.syncs.threads);
         Cow::Owned(
             Sources {
                 fork_of: s.fork_of.iter().map(|a| a.as_ref().map(here)).collect(),
@@ -1639,10 +1697,8 @@ impl Model {
         let o = self.overlay.as_ref()?;
         let syncs = &o.shared.syncs;
         let mut changed = vec![usize::MAX; self.threads.len()];
-        let dropped = o
-            .dropped
-            .iter()
-            .map(|&i| syncs.sources.reads_from[i as usize].after.at());
+        let rf = syncs.rf_index();
+        let dropped = o.dropped.iter().map(|&i| rf.after(i));
         let moved = o.moved.iter().map(|e| e.after.at()).map(|after| At {
             thread: after.thread,
             index: self.syncs_in(after.thread, after.index),
@@ -1802,15 +1858,7 @@ impl Model {
                 )
             }
         };
-        let base = match &self.overlay {
-            Some(o) => &o.shared.syncs.threads,
-            None => &self.threads,
-        };
-        let sources = &self.sources;
-        let rf = sources
-            .rf_index
-            .0
-            .get_or_init(|| Arc::new(RfIndex::of(&sources.reads_from, base)));
+        let rf = self.rf_index();
         let edges = rf
             .rf_from
             .get(thread)
@@ -1830,6 +1878,19 @@ impl Model {
             })
             .map(move |(before, _)| self.here(before.at()))
             .chain(moved.iter().map(|e| e.before.at()))
+    }
+
+    /// [`Sources::rf_index`], built on first use from the edges of the sources.
+    fn rf_index(&self) -> &RfIndex {
+        let base = match &self.overlay {
+            Some(o) => &o.shared.syncs.threads,
+            None => &self.threads,
+        };
+        let sources = &self.sources;
+        sources
+            .rf_index
+            .0
+            .get_or_init(|| Arc::new(RfIndex::of(&sources.reads_from, base)))
     }
 
     /// Sets [`Sources::busy_of`], which [`Model::new`] derives by running the observed order.
@@ -1859,11 +1920,7 @@ impl Model {
             .zip(&index.syncs)
             .map(|(t, syncs)| ModelThread {
                 tid: t.tid,
-                events: syncs
-                    .iter()
-                    .map(|&i| t.events[i as usize])
-                    .collect::<Vec<_>>()
-                    .into(),
+                events: t.events.picked(syncs),
                 observed: t.observed.clone(),
             })
             .collect();
@@ -1886,15 +1943,17 @@ impl Model {
             })
             .collect();
         let edges = index.edges(None, &index.own(None), &model.threads);
+        let rf = RfIndex::of(&edges, &model.threads);
         let s = Arc::make_mut(&mut model.sources);
         s.busy_of = busy_of;
-        *s = std::mem::take(s).with_reads_from(edges);
+        s.rf_index = Derived(Arc::new(OnceLock::from(Arc::new(rf))));
         model
     }
 
     /// The model of one variable: its accesses and every sync event (`None`: sync events only, the
     /// deadlock model), and where its events are in `self`. It shares the sync-only model's
-    /// events and sources, and works out only the reads-from edges its variable changes.
+    /// events and sources, and works out only the reads-from edges its variable changes (the
+    /// deadlock model none).
     pub fn restrict(&self, var: Option<VarId>) -> (Model, Origin<'_>) {
         let shared = self.shared();
         let index = &shared.index;
@@ -1902,9 +1961,6 @@ impl Model {
         let origin = Origin {
             syncs: &index.syncs,
             own: own.clone(),
-        };
-        let Some(var) = var else {
-            return (shared.syncs.clone(), origin);
         };
         let accesses: Vec<Vec<(u32, u32)>> = own
             .iter()
@@ -1928,6 +1984,7 @@ impl Model {
                 tid: t.tid,
                 events: Events {
                     base: Arc::clone(&t.events.base),
+                    pick: t.events.pick.clone(),
                     extra: accesses[thread]
                         .iter()
                         .zip(own[thread])
@@ -1939,33 +1996,25 @@ impl Model {
             .collect();
         // Of the orders the variable's accesses touch, those that keep no read of another
         // variable lose their edge, moved to the end of a read's segment if one can be.
-        let sync_edges = &shared.syncs.sources.reads_from;
+        let sync_edges = shared.syncs.rf_index();
         let mut dropped = Vec::new();
         let mut moved = Vec::new();
         for o in index.touched(&own) {
-            let edge = index.edge(o as usize, Some(var), &own, &shared.syncs.threads);
+            let edge = index.edge(o as usize, var, &own, &shared.syncs.threads);
             if matches!(edge, Some((_, false))) {
                 continue;
             }
             let (after, before) = index.ends(o as usize);
             let syncs_before = index.ends_syncs_before(o as usize);
-            let key = (
-                Pos::from(At {
-                    thread: after.thread,
-                    index: syncs_before.0 as usize,
-                }),
-                Pos::from(At {
-                    thread: before.thread,
-                    index: syncs_before.1 as usize,
-                }),
-            );
-            let i = sync_edges.partition_point(|e| (e.after, e.before) < key);
-            if sync_edges
-                .get(i)
-                .is_some_and(|e| (e.after, e.before) == key)
-            {
-                dropped.push(i as u32);
-            }
+            let after = At {
+                thread: after.thread,
+                index: syncs_before.0 as usize,
+            };
+            let before = At {
+                thread: before.thread,
+                index: syncs_before.1 as usize,
+            };
+            dropped.extend(sync_edges.find(after, before.into()));
             moved.extend(edge.map(|(e, _)| e));
         }
         dropped.sort_unstable();
