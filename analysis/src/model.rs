@@ -557,7 +557,8 @@ impl Origin<'_> {
 pub struct Sources {
     pub fork_of: Vec<Option<At>>,
     pub end_of: Vec<Option<At>>,
-    pub signal_of: Vec<Option<At>>,
+    /// In [`Pos`], 12 bytes each, not 24: a run has an instance per signal or broadcast.
+    pub signal_of: Vec<Option<Pos>>,
     pub enters_of: Vec<Vec<At>>,
     /// The [`ModelOp::Exit`] that ends the process, if the run had one.
     pub exit_of: Option<At>,
@@ -1002,6 +1003,7 @@ pub struct ThreadBuilder {
     tid: ThreadId,
     pub(crate) events: Vec<ModelEvent>,
     records: Vec<Record>,
+    highs: Vec<(u32, u32)>,
     /// Each distinct (site, operation)'s index in `ops`.
     ids: FxHashMap<(SiteId, SyncOp), u32>,
     ops: Vec<(SiteId, SyncOp)>,
@@ -1019,6 +1021,7 @@ impl ThreadBuilder {
             tid,
             events: Vec::with_capacity(events),
             records: Vec::with_capacity(syncs),
+            highs: Vec::new(),
             ids: FxHashMap::default(),
             ops: Vec::new(),
         }
@@ -1046,8 +1049,12 @@ impl ThreadBuilder {
             ops.push(key);
             u32::try_from(ops.len() - 1).expect("fewer than 2^32 distinct operations")
         });
+        let high = (observed.seq >> 32) as u32;
+        if self.highs.last().map_or(0, |h| h.1) != high {
+            self.highs.push((sync, high));
+        }
         self.records.push(Record {
-            seq: [observed.seq as u32, (observed.seq >> 32) as u32],
+            seq: observed.seq as u32,
             op: id,
         });
         self
@@ -1059,6 +1066,7 @@ impl ThreadBuilder {
             events: self.events.into(),
             observed: Recorded {
                 records: self.records.into(),
+                highs: self.highs.into(),
                 ops: self.ops.into(),
             },
         }
@@ -1078,32 +1086,30 @@ pub struct Observed {
 }
 
 /// A thread's recorded sync operations ([`Observed`]) in program order, shared by the models
-/// [restricted](Model::restrict) from the one that holds them. 12 bytes an operation: its site
+/// [restricted](Model::restrict) from the one that holds them. 8 bytes an operation: its site
 /// and operation are an index into the thread's distinct ones (a run repeats a few calls on a
 /// few locks and condition variables), since a `SyncOp`, with up to two addresses, is 24 bytes
-/// alone, and each one's number among its thread's is its place here.
+/// alone, each one's number among its thread's is its place here, and its seq's high word is
+/// kept apart, once per change (a run of fewer than 2^32 records has none but a never-completed
+/// operation's [`ilgen_trace::PENDING`]).
 #[derive(Clone, Debug, Default)]
 pub struct Recorded {
     records: Arc<[Record]>,
+    /// (first operation, high word) of each stretch of operations whose seqs share a high word
+    /// other than the one before (0 before the first).
+    highs: Arc<[(u32, u32)]>,
     ops: Arc<[(SiteId, SyncOp)]>,
 }
 
-/// One recorded operation of [`Recorded`]: its seq (low word first: a `u64` would align the
-/// record to 16 bytes) and the index of its site and operation in `ops`.
+/// One recorded operation of [`Recorded`]: its seq's low word and the index of its site and
+/// operation in `ops`.
 #[derive(Clone, Copy, Debug)]
 struct Record {
-    seq: [u32; 2],
+    seq: u32,
     op: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<Record>() == 12);
-
-impl Record {
-    #[inline]
-    fn seq(&self) -> u64 {
-        u64::from(self.seq[0]) | (u64::from(self.seq[1]) << 32)
-    }
-}
+const _: () = assert!(std::mem::size_of::<Record>() == 8);
 
 impl Recorded {
     pub fn len(&self) -> usize {
@@ -1119,7 +1125,7 @@ impl Recorded {
     pub fn get(&self, sync: usize) -> Option<Observed> {
         let r = self.records.get(sync)?;
         Some(Observed {
-            seq: r.seq(),
+            seq: self.seq_of(sync, r),
             op_index: sync as u32,
             site: self.ops[r.op as usize].0,
             op: self.ops[r.op as usize].1,
@@ -1138,13 +1144,33 @@ impl Recorded {
     /// The seq of the thread's `sync`-th operation, without the rest.
     #[inline]
     pub fn seq(&self, sync: usize) -> Option<u64> {
-        self.records.get(sync).map(Record::seq)
+        Some(self.seq_of(sync, self.records.get(sync)?))
+    }
+
+    /// The seq of `r`, the thread's `sync`-th operation.
+    #[inline]
+    fn seq_of(&self, sync: usize, r: &Record) -> u64 {
+        let high = match self.highs.partition_point(|h| h.0 as usize <= sync) {
+            0 => 0,
+            k => self.highs[k - 1].1,
+        };
+        u64::from(r.seq) | (u64::from(high) << 32)
     }
 
     /// How many operations come before the first whose seq is not below `bound`, the seqs being
     /// ordered up to there.
     pub fn seqs_below(&self, bound: u64) -> usize {
-        self.records.partition_point(|r| r.seq() < bound)
+        let (mut below, mut len) = (0, self.len());
+        while len > 0 {
+            let half = len / 2;
+            if self.seq(below + half) < Some(bound) {
+                below += half + 1;
+                len -= half + 1;
+            } else {
+                len = half;
+            }
+        }
+        below
     }
 
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = Observed> + ExactSizeIterator + '_ {
@@ -1636,7 +1662,7 @@ impl Model {
                     ModelOp::Exit => s.exit_of = Some(at),
                     ModelOp::Signal { cond } => {
                         if let Some(slot) = s.signal_of.get_mut(cond) {
-                            *slot = Some(at);
+                            *slot = Some(at.into());
                         }
                     }
                     ModelOp::BarrierEnter { barrier } => {
@@ -1687,7 +1713,11 @@ impl Model {
             Sources {
                 fork_of: s.fork_of.iter().map(|a| a.as_ref().map(here)).collect(),
                 end_of: s.end_of.iter().map(|a| a.as_ref().map(here)).collect(),
-                signal_of: s.signal_of.iter().map(|a| a.as_ref().map(here)).collect(),
+                signal_of: s
+                    .signal_of
+                    .iter()
+                    .map(|a| a.map(|p| here(&p.at()).into()))
+                    .collect(),
                 enters_of: s
                     .enters_of
                     .iter()
@@ -1766,7 +1796,8 @@ impl Model {
 
     /// The signal or broadcast of condition instance `cond`.
     pub fn signal_of(&self, cond: usize) -> Option<At> {
-        self.here_of(self.sources.signal_of.get(cond))
+        let at = (*self.sources.signal_of.get(cond)?)?;
+        Some(self.here(at.at()))
     }
 
     /// The exit that ends the process, if the run had one.
@@ -2293,6 +2324,37 @@ mod tests {
             want.sort_unstable();
             assert_eq!(merge(list, sorted, moved.clone()), want);
         }
+    }
+
+    /// Seqs past 32 bits, and a never-completed operation's, come back whole, and a bound
+    /// finds its place among them.
+    #[test]
+    fn seqs_past_32_bits_come_back_whole() {
+        let seqs = [
+            5,
+            (1 << 32) + 2,
+            (1 << 32) + 9,
+            3 << 32,
+            3 << 32 | 1,
+            ilgen_trace::PENDING,
+        ];
+        let mut thread = ThreadBuilder::new(0);
+        for seq in seqs {
+            let observed = Observed {
+                seq,
+                op_index: 0,
+                site: 1,
+                op: SyncOp::End,
+            };
+            thread.sync(ModelOp::Nop, observed);
+        }
+        let recorded = thread.build().observed;
+        assert_eq!(recorded.iter().map(|o| o.seq).collect::<Vec<_>>(), seqs);
+        let below: Vec<usize> = [0, 5, 6, (1 << 32) + 9, 3 << 32 | 1, u64::MAX]
+            .iter()
+            .map(|&bound| recorded.seqs_below(bound))
+            .collect();
+        assert_eq!(below, [0, 0, 1, 2, 4, 5]);
     }
 
     #[test]
