@@ -159,6 +159,10 @@ pub struct SharedClosures(pub(crate) Mutex<Closures>);
 #[derive(Debug)]
 struct Shared {
     index: EventIndex,
+    /// Its reads-from edges only indexed ([`Sources::rf_index`], its `reads_from` empty): one per
+    /// order of the index's edges, 28 bytes each, they said again what the index says. The models
+    /// restricted from it, the deadlock model among them, work their own out from the index
+    /// when asked ([`Model::sources`]).
     syncs: Model,
     /// The sync-only model's closed cuts: most variables' models need of each sync event what it
     /// does ([`Model::same_needs`]), and closing their cuts anew per variable was most of the cut
@@ -166,16 +170,17 @@ struct Shared {
     closures: SharedClosures,
 }
 
-/// A model of one variable, against the sync-only model its threads share ([`Events`]): where the
-/// variable's accesses are and the reads-from edges they change.
+/// A model of one variable (or of none: the deadlock model), against the sync-only model its
+/// threads share ([`Events`]): where the variable's accesses are and the reads-from edges they
+/// change.
 #[derive(Debug)]
 struct Overlay {
-    var: VarId,
+    var: Option<VarId>,
     shared: Arc<Shared>,
     /// Per thread, each access kept: its index in this model and its thread's sync events before
     /// it, by index.
     accesses: Vec<Vec<(u32, u32)>>,
-    /// The sync-only model's edges ([`Sources::reads_from`]) this variable drops, by index there.
+    /// The sync-only model's edges this variable drops, by index among them ([`RfIndex`]).
     dropped: Vec<u32>,
     /// The edges moved to their read's segment end in their place, at this model's indices,
     /// sorted.
@@ -187,8 +192,9 @@ struct Overlay {
 #[derive(Clone, Debug, Default)]
 struct EventIndex {
     /// Per thread, the indices of its sync events. In `u32`, and each list sized exactly: the
-    /// index lives as long as the model, and has an entry per event of it.
-    syncs: Vec<Vec<u32>>,
+    /// index lives as long as the model, and has an entry per event of it. The sync-only
+    /// model's events are picked out of the model's by them ([`Events`]).
+    syncs: Vec<Arc<[u32]>>,
     /// Per variable, its accesses as (thread, index), by thread, then index.
     accesses: Vec<Vec<(u32, u32)>>,
     /// The edges indexed, [`Sources::reads_from`] of the model indexed: held once, by it and
@@ -201,9 +207,11 @@ struct EventIndex {
     /// each end's and read's place among its thread's sync events, kept with it, made 16 bytes
     /// an order and 8 an edge. They are searched for when a model asks ([`EventIndex::place`]).
     orders: Vec<u32>,
-    /// Per thread, the reads of the orders as (read's index, its segment's first event, order),
-    /// by index: the orders whose reads an access of a variable is, or is in the segment of.
-    thread_reads: Vec<Vec<(u32, u32, u32)>>,
+    /// Per thread, the reads of the orders as (read's index, order), by index: the orders whose
+    /// reads an access of a variable is, or is in the segment of. Not the read's segment (12
+    /// bytes an edge with it, the index's largest part): a read is in an access's segment if it
+    /// comes before the constraining event that follows the access, found once per access.
+    thread_reads: Vec<Vec<(u32, u32)>>,
 }
 
 /// Where the deciding read of an edge is, beside what the edge says of it.
@@ -228,11 +236,12 @@ impl EventIndex {
                 counts[var] += 1;
             }
         }
+        let mut syncs: Vec<Vec<u32>> = threads
+            .iter()
+            .map(|t| Vec::with_capacity(t.observed.len()))
+            .collect();
         let mut index = EventIndex {
-            syncs: threads
-                .iter()
-                .map(|t| Vec::with_capacity(t.observed.len()))
-                .collect(),
+            syncs: Vec::new(),
             accesses: counts.into_iter().map(Vec::with_capacity).collect(),
             edges: Arc::from(Vec::new()),
             orders: Vec::new(),
@@ -241,13 +250,14 @@ impl EventIndex {
         for (thread, t) in threads.iter().enumerate() {
             for (i, e) in t.events.iter().enumerate() {
                 match e {
-                    ModelEvent::Sync { .. } => index.syncs[thread].push(i as u32),
+                    ModelEvent::Sync { .. } => syncs[thread].push(i as u32),
                     ModelEvent::Access { var, .. } => {
                         index.accesses[*var as VarId].push((thread as u32, i as u32));
                     }
                 }
             }
         }
+        index.syncs = syncs.into_iter().map(Arc::from).collect();
         let mut thread_reads = vec![0; threads.len()];
         for (k, e) in (0u32..).zip(edges.iter()) {
             thread_reads[e.read.at().thread] += 1;
@@ -261,9 +271,7 @@ impl EventIndex {
         for o in 0..index.orders.len() {
             for e in &index.edges[index.order_edges(o)] {
                 let read = e.read.at();
-                let (events, syncs) = (&threads[read.thread].events, &index.syncs[read.thread]);
-                let segment = index.place(read, |k| events[syncs[k] as usize]).segment;
-                reads[read.thread].push((read.index as u32, segment, o as u32));
+                reads[read.thread].push((read.index as u32, o as u32));
             }
         }
         for reads in &mut reads {
@@ -475,18 +483,24 @@ impl EventIndex {
 
     /// The orders whose edge a model of `var` may keep otherwise than the sync-only model: those
     /// with a read of `var`, or a read after an access of `var` in its segment. By order. A
-    /// read of `var` is an access of it (`own`), the first of its own segment's.
-    fn touched(&self, own: &[&[(u32, u32)]]) -> Vec<u32> {
+    /// read of `var` is an access of it (`own`), the first of its own segment's. `syncs` as
+    /// [`EventIndex::edge`] takes them.
+    fn touched(&self, own: &[&[(u32, u32)]], syncs: &[ModelThread]) -> Vec<u32> {
         let mut orders: Vec<u32> = Vec::new();
-        for (reads, accesses) in self.thread_reads.iter().zip(own) {
+        for (thread, (reads, accesses)) in self.thread_reads.iter().zip(own).enumerate() {
+            let (indices, events) = (&self.syncs[thread], &syncs[thread].events);
             // The reads at or after an earlier access of its segment are those at or after a
             // later one too: each read is looked at once.
             let mut done = 0;
             for &(_, a) in accesses.iter() {
+                let next = indices.partition_point(|&s| s < a);
+                let end = (next..indices.len())
+                    .find(|&k| events[k].constrains())
+                    .map_or(u32::MAX, |k| indices[k]);
                 let first = done.max(reads.partition_point(|r| r.0 < a));
-                let len = reads[first..].iter().take_while(|r| r.1 <= a).count();
-                orders.extend(reads[first..first + len].iter().map(|r| r.2));
-                done = first + len;
+                let to = first.max(reads.partition_point(|r| r.0 < end));
+                orders.extend(reads[first..to].iter().map(|r| r.1));
+                done = to;
             }
         }
         orders.sort_unstable();
@@ -500,7 +514,7 @@ impl EventIndex {
 #[derive(Clone, Debug)]
 pub struct Origin<'a> {
     /// Per thread, the indices of its sync events there.
-    syncs: &'a [Vec<u32>],
+    syncs: &'a [Arc<[u32]>],
     /// Per thread, the accesses kept, as (thread, index) there.
     own: Vec<&'a [(u32, u32)]>,
 }
@@ -543,7 +557,8 @@ impl Origin<'_> {
 pub struct Sources {
     pub fork_of: Vec<Option<At>>,
     pub end_of: Vec<Option<At>>,
-    pub signal_of: Vec<Option<At>>,
+    /// In [`Pos`], 12 bytes each, not 24: a run has an instance per signal or broadcast.
+    pub signal_of: Vec<Option<Pos>>,
     pub enters_of: Vec<Vec<At>>,
     /// The [`ModelOp::Exit`] that ends the process, if the run had one.
     pub exit_of: Option<At>,
@@ -565,7 +580,7 @@ pub struct Sources {
     pub reads_from: Arc<[RfEdge]>,
     /// `reads_from` indexed for [`Model::rf_needs`], built when first asked: the solvers ask the
     /// sync-only model's, and the full model's, 12 bytes an edge and 4 an event, only the
-    /// atomicity analysis.
+    /// atomicity analysis. The sync-only model's is built with it, from edges it does not keep.
     rf_index: Derived<RfIndex>,
 }
 
@@ -585,27 +600,67 @@ struct RfIndex {
 impl RfIndex {
     /// The index of `edges`, sorted, between the events of `threads`.
     fn of(edges: &[RfEdge], threads: &[ModelThread]) -> RfIndex {
-        let mut next = 0;
-        let rf_from = match edges.is_empty() {
-            true => Vec::new(),
-            false => (0..threads.len())
-                .map(|thread| {
-                    (0..=threads[thread].events.len())
-                        .map(|index| {
-                            let at = Pos::from(At { thread, index });
-                            while edges.get(next).is_some_and(|e| e.after < at) {
-                                next += 1;
-                            }
-                            next as u32
-                        })
-                        .collect()
-                })
-                .collect(),
-        };
-        RfIndex {
-            rf_from,
-            befores: edges.iter().map(|e| e.before).collect(),
+        let ends = edges.iter().map(|e| (e.after, e.before));
+        RfIndex::of_sorted(ends, edges.len(), threads).expect("a model's edges are sorted")
+    }
+
+    /// The index of the edges whose (`after`, `before`) `ends` gives, about `capacity` of them,
+    /// between the events of `threads`; `None` if they do not come sorted. The sync-only model's
+    /// come from the event index one by one: a list of them, kept only while its index was
+    /// built, was the solve phase's peak (workqueue 10^7: 160 of 716 MB).
+    fn of_sorted(
+        ends: impl Iterator<Item = (Pos, Pos)>,
+        capacity: usize,
+        threads: &[ModelThread],
+    ) -> Option<RfIndex> {
+        let mut ends = ends.peekable();
+        let mut befores: Vec<Pos> = Vec::with_capacity(capacity);
+        let mut last = None;
+        let mut sorted = true;
+        let mut rf_from: Vec<Vec<u32>> = Vec::new();
+        if ends.peek().is_some() {
+            rf_from = threads
+                .iter()
+                .map(|t| Vec::with_capacity(t.events.len() + 1))
+                .collect();
         }
+        for (thread, from) in rf_from.iter_mut().enumerate() {
+            for index in 0..=threads[thread].events.len() {
+                let at = Pos::from(At { thread, index });
+                while let Some(end) = ends.next_if(|e| e.0 < at) {
+                    sorted &= last.is_none_or(|l| l <= end);
+                    last = Some(end);
+                    befores.push(end.1);
+                }
+                from.push(befores.len() as u32);
+            }
+        }
+        // Edges past every event (given by hand) are numbered on, in no event's range.
+        for end in ends {
+            sorted &= last.is_none_or(|l| l <= end);
+            last = Some(end);
+            befores.push(end.1);
+        }
+        befores.shrink_to_fit();
+        sorted.then_some(RfIndex { rf_from, befores })
+    }
+
+    /// The `after` of edge `i`: its thread is the one whose edges run past it, its index the
+    /// last whose edges begin at or before it.
+    fn after(&self, i: u32) -> At {
+        let thread = self
+            .rf_from
+            .partition_point(|f| f.last().is_some_and(|&end| end <= i));
+        let index = self.rf_from[thread].partition_point(|&f| f <= i) - 1;
+        At { thread, index }
+    }
+
+    /// The first edge `after` → `before`, if there is one.
+    fn find(&self, after: At, before: Pos) -> Option<u32> {
+        let from = self.rf_from.get(after.thread)?;
+        let edges = *from.get(after.index)? as usize..*from.get(after.index + 1)? as usize;
+        let i = edges.start + self.befores[edges.clone()].partition_point(|&b| b < before);
+        (i < edges.end && self.befores[i] == before).then_some(i as u32)
     }
 }
 
@@ -619,33 +674,49 @@ pub struct ModelThread {
     pub observed: Recorded,
 }
 
-/// A thread's events in program order. A model of one variable shares the sync-only model's
-/// events and holds the variable's accesses apart, each at its index among them all.
+/// A thread's events in program order. The sync-only model's are the whole model's sync
+/// events, picked out of its events by index, not copied (a copy was 16 bytes a sync event); a
+/// model of one variable shares those and holds the variable's accesses apart, each at its index
+/// among them all.
 #[derive(Clone, Debug, Default)]
 pub struct Events {
     base: Arc<[ModelEvent]>,
+    /// The indices in `base` of the events, in order, when they are some of them; `None`: all.
+    pick: Option<Arc<[u32]>>,
     /// (index, event) of the events between those of `base`, by index.
     extra: Box<[(u32, ModelEvent)]>,
 }
 
 impl Events {
     pub fn len(&self) -> usize {
-        self.base.len() + self.extra.len()
+        self.base_len() + self.extra.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    fn base_len(&self) -> usize {
+        self.pick.as_ref().map_or(self.base.len(), |p| p.len())
+    }
+
+    #[inline]
+    fn base_get(&self, index: usize) -> Option<&ModelEvent> {
+        match &self.pick {
+            None => self.base.get(index),
+            Some(pick) => self.base.get(*pick.get(index)? as usize),
+        }
+    }
+
     #[inline]
     pub fn get(&self, index: usize) -> Option<&ModelEvent> {
         if self.extra.is_empty() {
-            return self.base.get(index);
+            return self.base_get(index);
         }
         let before = self.extra.partition_point(|e| (e.0 as usize) < index);
         match self.extra.get(before) {
             Some((at, e)) if *at as usize == index => Some(e),
-            _ => self.base.get(index - before),
+            _ => self.base_get(index - before),
         }
     }
 
@@ -659,10 +730,29 @@ impl Events {
         {
             return Some(&mut self.extra[before].1);
         }
-        if Arc::get_mut(&mut self.base).is_none() {
-            self.base = self.base.iter().copied().collect();
+        if self.pick.is_some() || Arc::get_mut(&mut self.base).is_none() {
+            self.base = (0..self.base_len())
+                .map(|i| self.base_get(i).copied())
+                .collect::<Option<_>>()?;
+            self.pick = None;
         }
         Arc::get_mut(&mut self.base)?.get_mut(index - before)
+    }
+
+    /// The events at `indices` (sorted), sharing these events where they are one list.
+    fn picked(&self, indices: &Arc<[u32]>) -> Events {
+        match (&self.pick, self.extra.is_empty()) {
+            (None, true) => Events {
+                base: Arc::clone(&self.base),
+                pick: Some(Arc::clone(indices)),
+                extra: Box::default(),
+            },
+            _ => indices
+                .iter()
+                .map(|&i| self[i as usize])
+                .collect::<Vec<_>>()
+                .into(),
+        }
     }
 
     pub fn last(&self) -> Option<&ModelEvent> {
@@ -686,6 +776,7 @@ impl From<Vec<ModelEvent>> for Events {
     fn from(events: Vec<ModelEvent>) -> Events {
         Events {
             base: events.into(),
+            pick: None,
             extra: Box::default(),
         }
     }
@@ -912,6 +1003,7 @@ pub struct ThreadBuilder {
     tid: ThreadId,
     pub(crate) events: Vec<ModelEvent>,
     records: Vec<Record>,
+    highs: Vec<(u32, u32)>,
     /// Each distinct (site, operation)'s index in `ops`.
     ids: FxHashMap<(SiteId, SyncOp), u32>,
     ops: Vec<(SiteId, SyncOp)>,
@@ -929,6 +1021,7 @@ impl ThreadBuilder {
             tid,
             events: Vec::with_capacity(events),
             records: Vec::with_capacity(syncs),
+            highs: Vec::new(),
             ids: FxHashMap::default(),
             ops: Vec::new(),
         }
@@ -956,8 +1049,12 @@ impl ThreadBuilder {
             ops.push(key);
             u32::try_from(ops.len() - 1).expect("fewer than 2^32 distinct operations")
         });
+        let high = (observed.seq >> 32) as u32;
+        if self.highs.last().map_or(0, |h| h.1) != high {
+            self.highs.push((sync, high));
+        }
         self.records.push(Record {
-            seq: [observed.seq as u32, (observed.seq >> 32) as u32],
+            seq: observed.seq as u32,
             op: id,
         });
         self
@@ -969,6 +1066,7 @@ impl ThreadBuilder {
             events: self.events.into(),
             observed: Recorded {
                 records: self.records.into(),
+                highs: self.highs.into(),
                 ops: self.ops.into(),
             },
         }
@@ -988,32 +1086,30 @@ pub struct Observed {
 }
 
 /// A thread's recorded sync operations ([`Observed`]) in program order, shared by the models
-/// [restricted](Model::restrict) from the one that holds them. 12 bytes an operation: its site
+/// [restricted](Model::restrict) from the one that holds them. 8 bytes an operation: its site
 /// and operation are an index into the thread's distinct ones (a run repeats a few calls on a
 /// few locks and condition variables), since a `SyncOp`, with up to two addresses, is 24 bytes
-/// alone, and each one's number among its thread's is its place here.
+/// alone, each one's number among its thread's is its place here, and its seq's high word is
+/// kept apart, once per change (a run of fewer than 2^32 records has none but a never-completed
+/// operation's [`ilgen_trace::PENDING`]).
 #[derive(Clone, Debug, Default)]
 pub struct Recorded {
     records: Arc<[Record]>,
+    /// (first operation, high word) of each stretch of operations whose seqs share a high word
+    /// other than the one before (0 before the first).
+    highs: Arc<[(u32, u32)]>,
     ops: Arc<[(SiteId, SyncOp)]>,
 }
 
-/// One recorded operation of [`Recorded`]: its seq (low word first: a `u64` would align the
-/// record to 16 bytes) and the index of its site and operation in `ops`.
+/// One recorded operation of [`Recorded`]: its seq's low word and the index of its site and
+/// operation in `ops`.
 #[derive(Clone, Copy, Debug)]
 struct Record {
-    seq: [u32; 2],
+    seq: u32,
     op: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<Record>() == 12);
-
-impl Record {
-    #[inline]
-    fn seq(&self) -> u64 {
-        u64::from(self.seq[0]) | (u64::from(self.seq[1]) << 32)
-    }
-}
+const _: () = assert!(std::mem::size_of::<Record>() == 8);
 
 impl Recorded {
     pub fn len(&self) -> usize {
@@ -1029,7 +1125,7 @@ impl Recorded {
     pub fn get(&self, sync: usize) -> Option<Observed> {
         let r = self.records.get(sync)?;
         Some(Observed {
-            seq: r.seq(),
+            seq: self.seq_of(sync, r),
             op_index: sync as u32,
             site: self.ops[r.op as usize].0,
             op: self.ops[r.op as usize].1,
@@ -1048,13 +1144,33 @@ impl Recorded {
     /// The seq of the thread's `sync`-th operation, without the rest.
     #[inline]
     pub fn seq(&self, sync: usize) -> Option<u64> {
-        self.records.get(sync).map(Record::seq)
+        Some(self.seq_of(sync, self.records.get(sync)?))
+    }
+
+    /// The seq of `r`, the thread's `sync`-th operation.
+    #[inline]
+    fn seq_of(&self, sync: usize, r: &Record) -> u64 {
+        let high = match self.highs.partition_point(|h| h.0 as usize <= sync) {
+            0 => 0,
+            k => self.highs[k - 1].1,
+        };
+        u64::from(r.seq) | (u64::from(high) << 32)
     }
 
     /// How many operations come before the first whose seq is not below `bound`, the seqs being
     /// ordered up to there.
     pub fn seqs_below(&self, bound: u64) -> usize {
-        self.records.partition_point(|r| r.seq() < bound)
+        let (mut below, mut len) = (0, self.len());
+        while len > 0 {
+            let half = len / 2;
+            if self.seq(below + half) < Some(bound) {
+                below += half + 1;
+                len -= half + 1;
+            } else {
+                len = half;
+            }
+        }
+        below
     }
 
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = Observed> + ExactSizeIterator + '_ {
@@ -1546,7 +1662,7 @@ impl Model {
                     ModelOp::Exit => s.exit_of = Some(at),
                     ModelOp::Signal { cond } => {
                         if let Some(slot) = s.signal_of.get_mut(cond) {
-                            *slot = Some(at);
+                            *slot = Some(at.into());
                         }
                     }
                     ModelOp::BarrierEnter { barrier } => {
@@ -1592,16 +1708,16 @@ impl Model {
         let s = &self.sources;
         let here = |at: &At| self.here(*at);
         let index = &o.shared.index;
-        let reads_from = index.edges(
-            Some(o.var),
-            &index.own(Some(o.var)),
-            &o.shared.syncs.threads,
-        );
+        let reads_from = index.edges(o.var, &index.own(o.var), &o.shared.syncs.threads);
         Cow::Owned(
             Sources {
                 fork_of: s.fork_of.iter().map(|a| a.as_ref().map(here)).collect(),
                 end_of: s.end_of.iter().map(|a| a.as_ref().map(here)).collect(),
-                signal_of: s.signal_of.iter().map(|a| a.as_ref().map(here)).collect(),
+                signal_of: s
+                    .signal_of
+                    .iter()
+                    .map(|a| a.map(|p| here(&p.at()).into()))
+                    .collect(),
                 enters_of: s
                     .enters_of
                     .iter()
@@ -1639,10 +1755,8 @@ impl Model {
         let o = self.overlay.as_ref()?;
         let syncs = &o.shared.syncs;
         let mut changed = vec![usize::MAX; self.threads.len()];
-        let dropped = o
-            .dropped
-            .iter()
-            .map(|&i| syncs.sources.reads_from[i as usize].after.at());
+        let rf = syncs.rf_index();
+        let dropped = o.dropped.iter().map(|&i| rf.after(i));
         let moved = o.moved.iter().map(|e| e.after.at()).map(|after| At {
             thread: after.thread,
             index: self.syncs_in(after.thread, after.index),
@@ -1682,7 +1796,8 @@ impl Model {
 
     /// The signal or broadcast of condition instance `cond`.
     pub fn signal_of(&self, cond: usize) -> Option<At> {
-        self.here_of(self.sources.signal_of.get(cond))
+        let at = (*self.sources.signal_of.get(cond)?)?;
+        Some(self.here(at.at()))
     }
 
     /// The exit that ends the process, if the run had one.
@@ -1802,15 +1917,7 @@ impl Model {
                 )
             }
         };
-        let base = match &self.overlay {
-            Some(o) => &o.shared.syncs.threads,
-            None => &self.threads,
-        };
-        let sources = &self.sources;
-        let rf = sources
-            .rf_index
-            .0
-            .get_or_init(|| Arc::new(RfIndex::of(&sources.reads_from, base)));
+        let rf = self.rf_index();
         let edges = rf
             .rf_from
             .get(thread)
@@ -1830,6 +1937,19 @@ impl Model {
             })
             .map(move |(before, _)| self.here(before.at()))
             .chain(moved.iter().map(|e| e.before.at()))
+    }
+
+    /// [`Sources::rf_index`], built on first use from the edges of the sources.
+    fn rf_index(&self) -> &RfIndex {
+        let base = match &self.overlay {
+            Some(o) => &o.shared.syncs.threads,
+            None => &self.threads,
+        };
+        let sources = &self.sources;
+        sources
+            .rf_index
+            .0
+            .get_or_init(|| Arc::new(RfIndex::of(&sources.reads_from, base)))
     }
 
     /// Sets [`Sources::busy_of`], which [`Model::new`] derives by running the observed order.
@@ -1859,11 +1979,7 @@ impl Model {
             .zip(&index.syncs)
             .map(|(t, syncs)| ModelThread {
                 tid: t.tid,
-                events: syncs
-                    .iter()
-                    .map(|&i| t.events[i as usize])
-                    .collect::<Vec<_>>()
-                    .into(),
+                events: t.events.picked(syncs),
                 observed: t.observed.clone(),
             })
             .collect();
@@ -1885,16 +2001,28 @@ impl Model {
                 Some((local(at)?, busy.iter().map(local).collect::<Option<_>>()?))
             })
             .collect();
-        let edges = index.edges(None, &index.own(None), &model.threads);
+        // Its edges as the index gives them, one per order (less those equal to the one before);
+        // edges given by hand may come unsorted ([`EventIndex::edges`] sorts them).
+        let own = index.own(None);
+        let mut last = None;
+        let ends = (0..index.orders.len())
+            .filter_map(|o| index.edge(o, None, &own, &model.threads))
+            .map(|(e, _)| (e.after, e.before))
+            .filter(|&end| last.replace(end) != Some(end));
+        let rf =
+            RfIndex::of_sorted(ends, index.orders.len(), &model.threads).unwrap_or_else(|| {
+                RfIndex::of(&index.edges(None, &own, &model.threads), &model.threads)
+            });
         let s = Arc::make_mut(&mut model.sources);
         s.busy_of = busy_of;
-        *s = std::mem::take(s).with_reads_from(edges);
+        s.rf_index = Derived(Arc::new(OnceLock::from(Arc::new(rf))));
         model
     }
 
     /// The model of one variable: its accesses and every sync event (`None`: sync events only, the
     /// deadlock model), and where its events are in `self`. It shares the sync-only model's
-    /// events and sources, and works out only the reads-from edges its variable changes.
+    /// events and sources, and works out only the reads-from edges its variable changes (the
+    /// deadlock model none).
     pub fn restrict(&self, var: Option<VarId>) -> (Model, Origin<'_>) {
         let shared = self.shared();
         let index = &shared.index;
@@ -1902,9 +2030,6 @@ impl Model {
         let origin = Origin {
             syncs: &index.syncs,
             own: own.clone(),
-        };
-        let Some(var) = var else {
-            return (shared.syncs.clone(), origin);
         };
         let accesses: Vec<Vec<(u32, u32)>> = own
             .iter()
@@ -1928,6 +2053,7 @@ impl Model {
                 tid: t.tid,
                 events: Events {
                     base: Arc::clone(&t.events.base),
+                    pick: t.events.pick.clone(),
                     extra: accesses[thread]
                         .iter()
                         .zip(own[thread])
@@ -1939,33 +2065,25 @@ impl Model {
             .collect();
         // Of the orders the variable's accesses touch, those that keep no read of another
         // variable lose their edge, moved to the end of a read's segment if one can be.
-        let sync_edges = &shared.syncs.sources.reads_from;
+        let sync_edges = shared.syncs.rf_index();
         let mut dropped = Vec::new();
         let mut moved = Vec::new();
-        for o in index.touched(&own) {
-            let edge = index.edge(o as usize, Some(var), &own, &shared.syncs.threads);
+        for o in index.touched(&own, &shared.syncs.threads) {
+            let edge = index.edge(o as usize, var, &own, &shared.syncs.threads);
             if matches!(edge, Some((_, false))) {
                 continue;
             }
             let (after, before) = index.ends(o as usize);
             let syncs_before = index.ends_syncs_before(o as usize);
-            let key = (
-                Pos::from(At {
-                    thread: after.thread,
-                    index: syncs_before.0 as usize,
-                }),
-                Pos::from(At {
-                    thread: before.thread,
-                    index: syncs_before.1 as usize,
-                }),
-            );
-            let i = sync_edges.partition_point(|e| (e.after, e.before) < key);
-            if sync_edges
-                .get(i)
-                .is_some_and(|e| (e.after, e.before) == key)
-            {
-                dropped.push(i as u32);
-            }
+            let after = At {
+                thread: after.thread,
+                index: syncs_before.0 as usize,
+            };
+            let before = At {
+                thread: before.thread,
+                index: syncs_before.1 as usize,
+            };
+            dropped.extend(sync_edges.find(after, before.into()));
             moved.extend(edge.map(|(e, _)| e));
         }
         dropped.sort_unstable();
@@ -2212,6 +2330,37 @@ mod tests {
             want.sort_unstable();
             assert_eq!(merge(list, sorted, moved.clone()), want);
         }
+    }
+
+    /// Seqs past 32 bits, and a never-completed operation's, come back whole, and a bound
+    /// finds its place among them.
+    #[test]
+    fn seqs_past_32_bits_come_back_whole() {
+        let seqs = [
+            5,
+            (1 << 32) + 2,
+            (1 << 32) + 9,
+            3 << 32,
+            3 << 32 | 1,
+            ilgen_trace::PENDING,
+        ];
+        let mut thread = ThreadBuilder::new(0);
+        for seq in seqs {
+            let observed = Observed {
+                seq,
+                op_index: 0,
+                site: 1,
+                op: SyncOp::End,
+            };
+            thread.sync(ModelOp::Nop, observed);
+        }
+        let recorded = thread.build().observed;
+        assert_eq!(recorded.iter().map(|o| o.seq).collect::<Vec<_>>(), seqs);
+        let below: Vec<usize> = [0, 5, 6, (1 << 32) + 9, 3 << 32 | 1, u64::MAX]
+            .iter()
+            .map(|&bound| recorded.seqs_below(bound))
+            .collect();
+        assert_eq!(below, [0, 0, 1, 2, 4, 5]);
     }
 
     #[test]
