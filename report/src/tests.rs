@@ -802,11 +802,11 @@ fn fallbacks_are_counted_replayed_confirming_or_not_replayed_and_name_their_cand
         fallback(1, [5, 6]),
     ];
     let replays = [
-        Some(run(ResultKind::Diverged, &[])),
-        Some(run(ResultKind::Race, &[(8, 7)])),
-        Some(run(ResultKind::Race, &[(6, 5)])),
-        None,
-        None,
+        Replayed::Run(Box::new(run(ResultKind::Diverged, &[]))),
+        Replayed::Run(Box::new(run(ResultKind::Race, &[(8, 7)]))),
+        Replayed::Run(Box::new(run(ResultKind::Race, &[(6, 5)]))),
+        Replayed::Covered(2),
+        Replayed::Covered(3),
     ];
     let report = Report::of_run(None, &exited_run(), "/t", &candidates, &replays);
     let c = &report.counts;
@@ -815,9 +815,10 @@ fn fallbacks_are_counted_replayed_confirming_or_not_replayed_and_name_their_cand
         (
             c.fallbacks_replayed,
             c.fallbacks_confirmed,
-            c.fallbacks_skipped
+            c.fallbacks_skipped,
+            c.not_replayed
         ),
-        (1, 1, 2)
+        (1, 1, 2, 2)
     );
     let confirmed_by: Vec<Vec<usize>> = report
         .findings
@@ -839,10 +840,66 @@ fn fallbacks_are_counted_replayed_confirming_or_not_replayed_and_name_their_cand
         text.contains(
             "ilgen: 3 candidate(s) replayed: 2 confirmed race(s), 0 confirmed deadlock(s), 0 no \
              error, 1 infeasible, 0 failed\nilgen: fallback schedules: 1 replayed, 1 confirmed, 2 \
-             not replayed (their candidate was confirmed first)\n"
+             not replayed (a replay at their two sites confirmed first)\n"
         ),
         "{text}"
     );
+}
+
+#[test]
+fn candidates_not_replayed_name_the_one_that_confirmed_their_two_sites() {
+    // Objects' candidates 1 and 3 at sites 5 and 6, 2 and 4 at 7 and 8; 5 a fallback of 1.
+    // 1 diverged, so 3 was replayed and confirmed; 2 confirmed, so 4 was not replayed; nor was
+    // 5, 3 having confirmed its pair.
+    let candidates = [
+        candidate([5, 6]),
+        candidate([7, 8]),
+        candidate([6, 5]),
+        candidate([7, 8]),
+        fallback(1, [5, 6]),
+    ];
+    let replays = [
+        Replayed::Run(Box::new(run(ResultKind::Diverged, &[]))),
+        Replayed::Run(Box::new(run(ResultKind::Race, &[(8, 7)]))),
+        Replayed::Run(Box::new(run(ResultKind::Race, &[(6, 5)]))),
+        Replayed::Covered(2),
+        Replayed::Covered(3),
+    ];
+    let report = Report::of_run(None, &exited_run(), "/t", &candidates, &replays);
+    let c = &report.counts;
+    assert_eq!(
+        (c.candidates, c.not_replayed, c.fallbacks_skipped),
+        (3, 2, 1)
+    );
+    let skipped: Vec<(usize, Option<usize>, usize)> = report
+        .not_replayed
+        .iter()
+        .map(|n| (n.candidate, n.fallback_of, n.confirmed_by))
+        .collect();
+    assert_eq!(skipped, [(4, None, 2), (5, Some(1), 3)]);
+    let all = text::render(&report, true);
+    assert!(
+        all.contains(
+            "ilgen: 2 candidate(s) not replayed: an earlier candidate at the same two sites \
+             confirmed their race\n"
+        ) && all.contains(
+            "candidate 4: race at site 7 and site 8: not replayed: candidate 2 confirmed the race \
+             at these two sites\ncandidate 5 (fallback of 1): race at site 5 and site 6: not \
+             replayed: candidate 3 confirmed the race at these two sites\n"
+        ),
+        "{all}"
+    );
+    let short = text::render(&report, false);
+    assert!(
+        short.contains("confirmed their race; --show-all lists them\n")
+            && !short.contains("candidate 4:"),
+        "{short}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+    assert_eq!(json["counts"]["not_replayed"], 2);
+    assert_eq!(json["not_replayed"][1]["confirmed_by"], 3);
+    assert_eq!(json["not_replayed"][1]["fallback_of"], 1);
+    assert!(json["not_replayed"][0].get("fallback_of").is_none());
 }
 
 #[test]
@@ -852,8 +909,8 @@ fn shards_renumber_the_candidate_a_fallback_stands_in_for() {
     let part = |index: usize| {
         let candidates = [candidate([5, 6]), fallback(1, [5, 6])];
         let replays = [
-            Some(run(ResultKind::NoError, &[])),
-            Some(run(ResultKind::NoError, &[])),
+            Replayed::Run(Box::new(run(ResultKind::NoError, &[]))),
+            Replayed::Run(Box::new(run(ResultKind::NoError, &[]))),
         ];
         let report = Report::of_run(None, &exited_run(), "/t", &candidates, &replays);
         let unit = index - 1;
@@ -883,6 +940,57 @@ fn shards_renumber_the_candidate_a_fallback_stands_in_for() {
     assert!(
         text.contains("candidate 4 (fallback of 2): race at site 5 and site 6: no error: "),
         "{text}"
+    );
+}
+
+#[test]
+fn shards_renumber_a_candidate_not_replayed_and_the_one_that_confirmed_its_pair() {
+    use crate::shard::{Part, ShardInfo};
+    // Units 0 and 2 can share sites 5 and 6, so shard 1 has both; unit 1 is shard 2's.
+    let part = |index: usize,
+                keys: Vec<ilgen_analysis::shard::Key>,
+                candidates: &[Candidate],
+                replays: &[Replayed]| {
+        let report = Report::of_run(None, &exited_run(), "/t", candidates, replays);
+        Part {
+            file: format!("shard-{index}.json"),
+            report,
+            shard: ShardInfo {
+                index,
+                count: 2,
+                trace: "x".into(),
+                build_id: "00".into(),
+                analysis: "--fallbacks 2".into(),
+                candidates: keys,
+            },
+        }
+    };
+    let first = part(
+        1,
+        vec![(0, 0, 0), (0, 2, 0)],
+        &[candidate([5, 6]), candidate([5, 6])],
+        &[
+            Replayed::Run(Box::new(run(ResultKind::Race, &[(5, 6)]))),
+            Replayed::Covered(1),
+        ],
+    );
+    let second = part(
+        2,
+        vec![(0, 1, 0)],
+        &[candidate([7, 8])],
+        &[Replayed::Run(Box::new(run(ResultKind::NoError, &[])))],
+    );
+    let merged = Report::merge_shards(vec![second, first]).unwrap();
+    let skipped: Vec<(usize, usize)> = merged
+        .not_replayed
+        .iter()
+        .map(|n| (n.candidate, n.confirmed_by))
+        .collect();
+    assert_eq!(skipped, [(3, 1)]);
+    assert_eq!(merged.unconfirmed[0].candidate, 2);
+    assert_eq!(
+        (merged.counts.candidates, merged.counts.not_replayed),
+        (2, 1)
     );
 }
 
