@@ -28,11 +28,12 @@ use crate::candidates::{self, Candidate, NotDecided, Ops, Stats};
 use crate::csp;
 use crate::error::AnalysisError;
 use crate::lifetime::Lifetimes;
+use crate::model::{ModelEvent, VarId};
 use crate::objects::Objects;
 use crate::options::{Backend, Options};
 use crate::prepare::Program;
 use crate::progress::Progress;
-use crate::shard::{Key, Shard};
+use crate::shard::{Key, Shard, Sites};
 use crate::{atomicity, filter, prepare, reads_from, screen, solve};
 
 /// One unit of work, in report order: the races of survivor `i`, the deadlocks, the atomicity
@@ -141,7 +142,7 @@ pub fn analyze_shard(
     }
     // The shard's units, the longest first (deadlocks and atomicity span the whole trace), so
     // that no core is left with a long unit at the end.
-    let mut mine: Vec<usize> = (0..units.len()).filter(|&u| shard.takes(u)).collect();
+    let mut mine = shard.units(units.len(), || unit_sites(&program, &survivors, &units));
     mine.sort_by_key(|&u| !matches!(units[u], Unit::Deadlocks | Unit::Atomicity));
     progress.solving(mine.len());
     let mut stats = Stats {
@@ -333,14 +334,46 @@ impl Keeper {
 
 /// The pair of sites (in order) of a race candidate that is no fallback: what its round counts.
 fn site_pair(key: Key, c: &Candidate) -> Option<[SiteId; 2]> {
-    match c {
-        Candidate::Race { accesses, .. } if key.0 == 0 => {
-            let mut pair = [accesses[0].site, accesses[1].site];
-            pair.sort_unstable();
-            Some(pair)
+    c.race_sites().filter(|_| key.0 == 0)
+}
+
+/// Per unit, the pairs of sites its race candidates can be at: those of the race pairs the
+/// filter left on its variable (a candidate or fallback of the native or CSP solver is one of
+/// them), or any pair of its variable's access sites when the filter did not store them all.
+fn unit_sites(program: &Program, survivors: &[filter::Survivor], units: &[Unit]) -> Vec<Sites> {
+    let model = &program.model;
+    let unstored: HashMap<VarId, usize> = (survivors.iter().enumerate())
+        .filter(|(_, s)| s.truncated)
+        .map(|(i, s)| (s.var, i))
+        .collect();
+    let mut any: Vec<BTreeSet<SiteId>> = vec![BTreeSet::new(); survivors.len()];
+    if !unstored.is_empty() {
+        for e in model.threads.iter().flat_map(|t| &t.events) {
+            if let ModelEvent::Access { var, site, .. } = e {
+                if let Some(&i) = unstored.get(&(*var as VarId)) {
+                    any[i].insert(*site);
+                }
+            }
         }
-        _ => None,
     }
+    units
+        .iter()
+        .map(|u| match *u {
+            Unit::Races(i) if survivors[i].truncated => {
+                Sites::Any(std::mem::take(&mut any[i]).into_iter().collect())
+            }
+            Unit::Races(i) => {
+                let mut pairs: Vec<[SiteId; 2]> = (survivors[i].pairs.iter())
+                    .filter_map(|&p| filter::sites(model, p))
+                    .map(|(a, b)| [a.min(b), a.max(b)])
+                    .collect();
+                pairs.sort_unstable();
+                pairs.dedup();
+                Sites::Pairs(pairs)
+            }
+            Unit::Deadlocks | Unit::Atomicity => Sites::Pairs(Vec::new()),
+        })
+        .collect()
 }
 
 /// The races of one surviving variable.

@@ -254,6 +254,21 @@ impl Candidate {
             Candidate::Deadlock { .. } | Candidate::Atomicity { .. } => None,
         }
     }
+
+    /// Of a race: its two access sites, in order (whichever thread made which). What makes races
+    /// the same for replay: a replay that proves a race at these sites proves every candidate at
+    /// them (the report shows one finding per pair of lines), so `ilgen-confirm` replays the
+    /// candidates at one pair in turn, and `--shard` keeps them in one shard.
+    pub fn race_sites(&self) -> Option<[SiteId; 2]> {
+        match self {
+            Candidate::Race { accesses, .. } => {
+                let mut pair = [accesses[0].site, accesses[1].site];
+                pair.sort_unstable();
+                Some(pair)
+            }
+            Candidate::Deadlock { .. } | Candidate::Atomicity { .. } => None,
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! Takes one or more trace directories (runs of one binary) and the flags; runs the analysis of
 //! each, in parallel ([`ilgen_analysis::analyze_with`]), writes `candidates.json` into each trace
 //! directory ([`ilgen_analysis::candidates`]), and then, unless `--no-replay`, replays each
-//! candidate (fallbacks only as needed) on its run, its `schedule-<n>.json` written beside
+//! candidate (those at a pair of sites in turn, until one confirms their race) on its run, its `schedule-<n>.json` written beside
 //! ([`ilgen_confirm::replay_all`]) and prints one report of the confirmed findings of all runs
 //! ([`ilgen_report::Report::merge`]), led by the deadlock a recorded run itself ended in, if one
 //! did ([`ilgen_analysis::observed`]); with `--no-replay` (one trace) it prints the candidates'
@@ -377,7 +377,7 @@ fn confirm(
     let cut_short = replays
         .iter()
         .flatten()
-        .flatten()
+        .filter_map(ilgen_confirm::Replayed::run)
         .filter(|r| matches!(r.ended, ilgen_confirm::run::Ended::Stopped(_)))
         .count();
     let mut parts = Vec::new();

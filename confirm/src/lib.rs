@@ -6,10 +6,13 @@
 //! its [`verdict::Verdict`] (confirmed race or deadlock, no error, infeasible, failed).
 //! [`trust::check`] refuses a trace someone else could have written (it names the program a replay
 //! runs). [`replay_all`] replays the candidates of one or several traces on all cores (or as many
-//! at a time as `--replay-jobs` says): first every candidate that is no fallback, then, round by
-//! round, the next fallback of each candidate that no replay confirmed yet (its own race, not
-//! another one it ran into: [`verdict::confirms`]); a fallback whose candidate was confirmed
-//! before its turn is not replayed. Turning verdicts into a report is `ilgen-report`'s.
+//! at a time as `--replay-jobs` says), the race candidates at one pair of sites (on any object,
+//! fallbacks last) in turn: the first in candidate order in round 0 with every other candidate,
+//! the next in the next round only if no replay of that pair so far confirmed its race (its own
+//! race, not another one it ran into: [`verdict::confirms`]). The report shows one finding per
+//! pair of lines, so a candidate after the one that confirmed its pair would only add its number
+//! to that finding; it is not replayed ([`Replayed::Covered`]). Turning verdicts into a report is
+//! `ilgen-report`'s.
 
 pub mod error;
 pub mod guard;
@@ -23,7 +26,7 @@ use std::path::{Path, PathBuf};
 
 use ilgen_analysis::candidates::{self, Candidate};
 use ilgen_trace::format::ThreadHeader;
-use ilgen_trace::Meta;
+use ilgen_trace::{Meta, SiteId};
 
 pub use error::ConfirmError;
 use run::{Bounds, ReplayRun, Request};
@@ -45,11 +48,30 @@ pub struct Candidates<'a> {
     pub candidates: &'a [Candidate],
 }
 
+/// What became of one candidate in [`replay_all`].
+#[derive(Debug)]
+pub enum Replayed {
+    Run(Box<ReplayRun>),
+    /// Not replayed: the replay of this candidate (its number, 1-based, in the same run), earlier
+    /// at the same two sites, confirmed their race first.
+    Covered(usize),
+}
+
+impl Replayed {
+    /// Its replay, if it had one.
+    pub fn run(&self) -> Option<&ReplayRun> {
+        match self {
+            Replayed::Run(r) => Some(r),
+            Replayed::Covered(_) => None,
+        }
+    }
+}
+
 /// Replays the candidates of every run in one pool, at the pace `bounds` give (runs detected
-/// together share it rather than each taking as much), in rounds: round 0
-/// replays every candidate that is no fallback, round r the r-th fallback of each candidate whose
-/// replays so far all failed to confirm it. Gives each run's replays in candidate order (`None`:
-/// a fallback not replayed, its candidate confirmed first), or the first error in run and
+/// together share it rather than each taking as much), in rounds: round 0 replays every
+/// candidate that is no race, and the first race candidate at each pair of sites; round r the
+/// next one at each pair that no replay so far confirmed. Gives each run's candidates in order,
+/// replayed or covered by the one that confirmed their pair, or the first error in run and
 /// candidate order of its round. With `announce`, prints each replay's command line on stderr
 /// before its round. Calls `done` after each candidate (replayed or not, for progress).
 pub fn replay_all(
@@ -57,9 +79,12 @@ pub fn replay_all(
     bounds: &Bounds,
     announce: bool,
     done: &(dyn Fn() + Sync),
-) -> Result<Vec<Vec<Option<ReplayRun>>>, ConfirmError> {
-    let next: Vec<Vec<Option<usize>>> = runs.iter().map(|c| next_fallbacks(c.candidates)).collect();
-    let mut replays: Vec<Vec<Option<ReplayRun>>> = runs
+) -> Result<Vec<Vec<Replayed>>, ConfirmError> {
+    let next: Vec<Vec<Option<usize>>> = runs
+        .iter()
+        .map(|c| next_at_same_sites(c.candidates))
+        .collect();
+    let mut replayed: Vec<Vec<Option<Replayed>>> = runs
         .iter()
         .map(|c| (0..c.candidates.len()).map(|_| None).collect())
         .collect();
@@ -94,36 +119,40 @@ pub fn replay_all(
         let mut again = Vec::new();
         for (&(r, i), replay) in round.iter().zip(finished) {
             let replay = replay?;
-            if !verdict::confirms(&runs[r].candidates[i], &replay) {
+            if verdict::confirms(&runs[r].candidates[i], &replay) {
+                let mut later = next[r][i];
+                while let Some(j) = later {
+                    replayed[r][j] = Some(Replayed::Covered(i + 1));
+                    done();
+                    later = next[r][j];
+                }
+            } else {
                 again.extend(next[r][i].map(|j| (r, j)));
             }
-            replays[r][i] = Some(replay);
+            replayed[r][i] = Some(Replayed::Run(Box::new(replay)));
         }
         round = again;
     }
-    for _ in replays.iter().flatten().filter(|r| r.is_none()) {
-        done();
-    }
-    Ok(replays)
+    Ok(replayed
+        .into_iter()
+        .map(|run| {
+            run.into_iter()
+                .map(|c| c.expect("each candidate is replayed or after one that confirmed"))
+                .collect()
+        })
+        .collect())
 }
 
-/// Per candidate, the index of the fallback replayed after it if its replay does not confirm:
-/// a candidate's first fallback, a fallback's next one. A fallback that names no earlier
-/// candidate of its own is replayed with the candidates.
-fn next_fallbacks(candidates: &[Candidate]) -> Vec<Option<usize>> {
+/// Per candidate, the one replayed after it if its replay does not confirm its race: the next
+/// race candidate at the same two sites (in either order of the accesses), in candidate order.
+/// A fallback is at its candidate's two sites and comes after every candidate, so it is tried
+/// after its candidate and the other objects' candidates at that pair.
+fn next_at_same_sites(candidates: &[Candidate]) -> Vec<Option<usize>> {
     let mut next = vec![None; candidates.len()];
-    // Per candidate (by index), the last of its chain so far.
-    let mut last: HashMap<usize, usize> = HashMap::new();
+    let mut last: HashMap<[SiteId; 2], usize> = HashMap::new();
     for (i, c) in candidates.iter().enumerate() {
-        let of = c.fallback_of().and_then(|n| n.checked_sub(1));
-        match of.and_then(|of| Some((of, *last.get(&of)?))) {
-            Some((of, l)) => {
-                next[l] = Some(i);
-                last.insert(of, i);
-            }
-            None => {
-                last.insert(i, i);
-            }
+        if let Some(l) = c.race_sites().and_then(|pair| last.insert(pair, i)) {
+            next[l] = Some(i);
         }
     }
     next
@@ -180,36 +209,36 @@ mod tests {
 
     use super::*;
 
-    fn race(fallback_of: Option<usize>) -> Candidate {
-        let side = |tid| AccessSide {
+    fn race(sites: [SiteId; 2], fallback_of: Option<usize>) -> Candidate {
+        let side = |tid, site| AccessSide {
             tid,
-            site: 1,
+            site,
             access: AccessName::Write,
         };
         Candidate::Race {
             object: ObjectRange { addr: 0x10, len: 4 },
-            accesses: [side(0), side(1)],
+            accesses: [side(0, sites[0]), side(1, sites[1])],
             schedule: ScheduleOut::whole(0, Vec::new()),
             fallback_of,
         }
     }
 
     #[test]
-    fn each_candidate_chains_to_its_fallbacks_in_order_and_a_stray_one_stands_alone() {
-        // 1 and 2 are candidates; 3 and 5 fall back for 1, 4 for 2; 6 names itself, 7 a
-        // candidate that does not exist.
+    fn each_race_chains_to_the_next_at_its_two_sites_in_either_order() {
+        // Objects' candidates 1, 3 and 4 at sites 1 and 2 (4 the other way round), 2 at 3 and
+        // 4, 5 at 1 and 3; 6 a fallback of 1, 7 of 2.
         let candidates = [
-            race(None),
-            race(None),
-            race(Some(1)),
-            race(Some(2)),
-            race(Some(1)),
-            race(Some(6)),
-            race(Some(0)),
+            race([1, 2], None),
+            race([3, 4], None),
+            race([1, 2], None),
+            race([2, 1], None),
+            race([1, 3], None),
+            race([1, 2], Some(1)),
+            race([3, 4], Some(2)),
         ];
         assert_eq!(
-            next_fallbacks(&candidates),
-            [Some(2), Some(3), Some(4), None, None, None, None]
+            next_at_same_sites(&candidates),
+            [Some(2), Some(6), Some(3), Some(5), None, None, None]
         );
     }
 }

@@ -7,8 +7,8 @@
 //! (no outcome: timeout, crash, refused schedule), each with its reason in words. A race,
 //! deadlock or divergence the runtime wrote is final: a hang, crash or timeout after it changes
 //! nothing. And
-//! [`confirms`]: whether the replay proved its own candidate, which decides if the candidate's
-//! fallbacks are still worth replaying.
+//! [`confirms`]: whether the replay proved its own candidate, which decides if the other
+//! candidates at its two sites are still worth replaying.
 
 use ilgen_analysis::candidates::Candidate;
 use ilgen_trace::replay::{ResultKind, EXIT_BAD_SCHEDULE};
@@ -49,14 +49,13 @@ pub struct Verdict {
 
 /// Whether `run` proved `candidate` itself. A race candidate needs a race at its own two sites: a
 /// replay may run into another race first (one on the way, while the schedule still holds the
-/// threads) and then diverge or stall before its own, and its fallbacks (the other pairs at
-/// those two sites) may still reach it. Any confirmed verdict proves the other kinds.
+/// threads) and then diverge or stall before its own, and the other candidates at those two sites
+/// (on other objects, its fallbacks) may still reach it. Any confirmed verdict proves the other
+/// kinds.
 pub fn confirms(candidate: &Candidate, run: &ReplayRun) -> bool {
     let class = classify(run).class;
-    match candidate {
-        Candidate::Race { accesses, .. } => {
-            let mut own = [accesses[0].site, accesses[1].site];
-            own.sort_unstable();
+    match candidate.race_sites() {
+        Some(own) => {
             class == Class::ConfirmedRace
                 && run.outcome.as_ref().is_ok_and(|o| {
                     o.races.iter().any(|r| {
@@ -66,7 +65,7 @@ pub fn confirms(candidate: &Candidate, run: &ReplayRun) -> bool {
                     })
                 })
         }
-        Candidate::Deadlock { .. } | Candidate::Atomicity { .. } => matches!(
+        None => matches!(
             class,
             Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity
         ),

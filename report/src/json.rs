@@ -11,9 +11,11 @@
 //!   the recorded runs themselves ended in; `atomicity_candidates`, `confirmed_atomicity`: the
 //!   atomicity violations among the candidates and how many replay confirmed;
 //!   `fallbacks_replayed`, `fallbacks_confirmed`: the fallback candidates replayed (each because
-//!   no replay before confirmed the candidate it stands in for; in `candidates` too) and how many
-//!   of them replay confirmed, `fallbacks_skipped`: those not replayed (their candidate was
-//!   confirmed first; not in `candidates`); summed over the runs.
+//!   no replay before confirmed the race at its two sites; in `candidates` too) and how many
+//!   of them replay confirmed, `fallbacks_skipped`: those not replayed (a replay at their two
+//!   sites confirmed first; not in `candidates`); `not_replayed`: every race candidate not
+//!   replayed, fallbacks among them (the replay of an earlier one at its two sites confirmed their
+//!   race; not in `candidates`); summed over the runs.
 //! - `findings`: confirmed, deduplicated by kind and source lines across the runs, each with
 //!   `kind`, `run` (the run whose candidates, replay and schedule it shows: replay it with
 //!   `ilgen replay <runs[run-1].trace_dir>:<candidates[0]>`) and `runs` (every run that predicted
@@ -44,6 +46,10 @@
 //!   `deadlock` | `atomicity_violation`), `fallback_of` (only for a fallback: the candidate it
 //!   stands in for),
 //!   `verdict` (`no_error` | `infeasible` | `failed`), `reason`, `locations`.
+//! - `not_replayed` (only when there are some): every race candidate not replayed, in candidate
+//!   order: `run`, `candidate`, `fallback_of` (only for a fallback), `confirmed_by` (the candidate
+//!   of that run whose replay confirmed the race at its two sites: the finding at their lines
+//!   lists it), `locations` (its two accesses' sites).
 //! - `unjoined` (only when there are some): the threads never joined when the program exited.
 //! - `suppressed` (only when there are some): the confirmed findings a suppressions file hid, each
 //!   `suppression` (the rule as written, `race:worker`) and `finding` (as in `findings`); they
@@ -104,6 +110,9 @@
 //! - 10: `schedule_steps` on findings; `schedule` holds the schedule's last
 //!   `crate::SHOWN_STEPS` steps, not all (a server's 49 findings had made a 471 MB report);
 //!   `left_schedule` on atomicity violations too.
+//! - 11: the race candidates at one pair of sites are replayed in turn, until one confirms their
+//!   race: `counts.not_replayed` and `not_replayed` (the candidates after it); `fallbacks_skipped`
+//!   counts the fallbacks among them.
 
 use std::path::Path;
 
@@ -112,7 +121,7 @@ use serde::{Deserialize, Serialize};
 use crate::shard::{Part, ShardInfo};
 use crate::Report;
 
-pub const FORMAT_VERSION: u32 = 10;
+pub const FORMAT_VERSION: u32 = 11;
 
 #[derive(Serialize)]
 struct Versioned<'a> {

@@ -42,6 +42,7 @@ use ilgen_analysis::observed::{observed_deadlock, Observed};
 use ilgen_binary::Binary;
 use ilgen_confirm::run::ReplayRun;
 use ilgen_confirm::verdict::{Class, Verdict};
+use ilgen_confirm::Replayed;
 
 /// What a report takes from a recorded run: its `meta.json`, the thread tree and the deadlock the
 /// run ended in. Taken from the trace before the analysis, which consumes its threads.
@@ -656,6 +657,23 @@ pub struct Unconfirmed {
     pub locations: Vec<Location>,
 }
 
+/// A candidate not replayed: the replay of an earlier candidate at its two sites (another
+/// object's, or the candidate a fallback stands in for) confirmed their race, which the report
+/// shows once per pair of lines.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct NotReplayed {
+    /// The run whose candidate it is.
+    pub run: usize,
+    pub candidate: usize,
+    /// Of a fallback: the candidate it stands in for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_of: Option<usize>,
+    /// The candidate (of the same run) whose replay confirmed the race at its two sites.
+    pub confirmed_by: usize,
+    /// The predicted accesses' sites.
+    pub locations: Vec<Location>,
+}
+
 /// What a candidate predicted; JSON `race`, `deadlock` or `atomicity_violation`.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -688,12 +706,15 @@ pub struct Counts {
     pub failed: usize,
     /// Deadlocks the recorded run itself ended in (0 or 1).
     pub observed_deadlocks: usize,
-    /// Fallbacks of race candidates replayed (because no replay before confirmed their
-    /// candidate: counted in `candidates` too), those of them replay confirmed, and those not
-    /// replayed (a replay before confirmed their candidate: not in `candidates`).
+    /// Fallbacks of race candidates replayed (because no replay before confirmed the race at
+    /// their two sites: counted in `candidates` too), those of them replay confirmed, and those
+    /// not replayed (a replay before confirmed it: not in `candidates`).
     pub fallbacks_replayed: usize,
     pub fallbacks_confirmed: usize,
     pub fallbacks_skipped: usize,
+    /// Race candidates not replayed, fallbacks among them: the replay of an earlier one at their
+    /// two sites confirmed their race ([`Report::not_replayed`]); not in `candidates`.
+    pub not_replayed: usize,
 }
 
 /// One recorded run a report covers; `ilgen detect DIR...` numbers them from 1 in argument order.
@@ -714,6 +735,10 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Every candidate that was not confirmed, in candidate order.
     pub unconfirmed: Vec<Unconfirmed>,
+    /// Every candidate not replayed (an earlier one at its two sites confirmed), in candidate
+    /// order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_replayed: Vec<NotReplayed>,
     /// The threads never joined when the program exited ([`Context::unjoined`]), by tid.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unjoined: Vec<ThreadInfo>,
@@ -798,6 +823,7 @@ impl Report {
             counts: Counts::default(),
             findings: Vec::new(),
             unconfirmed: Vec::new(),
+            not_replayed: Vec::new(),
             unjoined: ctx.unjoined.iter().map(|&t| ctx.thread(t, &[])).collect(),
             suppressed: Vec::new(),
         }
@@ -805,13 +831,13 @@ impl Report {
 
     /// The report of one recorded run, as run 1 in `trace_dir`: the deadlock the run itself ended
     /// in, if `recorded` has it, then the verdict of each candidate (numbered from one) by its
-    /// replay in `replays` (a candidate without one is a fallback not replayed: only counted).
+    /// replay in `replays`, or the candidate that confirmed its race instead.
     pub fn of_run(
         binary: Option<&Binary>,
         recorded: &RecordedRun,
         trace_dir: &str,
         candidates: &[Candidate],
-        replays: &[Option<ReplayRun>],
+        replays: &[Replayed],
     ) -> Report {
         let ctx = Context::new(binary, recorded);
         let meta = &recorded.meta;
@@ -825,9 +851,21 @@ impl Report {
             report.observe(&ctx, o, meta.pid);
         }
         for (i, (candidate, r)) in candidates.iter().zip(replays).enumerate() {
-            let Some(r) = r else {
-                report.counts.fallbacks_skipped += 1;
-                continue;
+            let r = match r {
+                Replayed::Run(r) => r,
+                Replayed::Covered(by) => {
+                    let c = &mut report.counts;
+                    c.not_replayed += 1;
+                    c.fallbacks_skipped += usize::from(candidate.fallback_of().is_some());
+                    report.not_replayed.push(NotReplayed {
+                        run: 1,
+                        candidate: i + 1,
+                        fallback_of: candidate.fallback_of(),
+                        confirmed_by: *by,
+                        locations: predicted(&ctx, candidate).1,
+                    });
+                    continue;
+                }
             };
             report.add(
                 &ctx,
@@ -1171,8 +1209,9 @@ fn schedule(ctx: &Context, c: &Candidate, o: &Outcome) -> Schedule {
     Schedule { steps, last, left }
 }
 
-fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
-    let (predicted, locations) = match entry.candidate {
+/// What `c` predicted, and where: the sites of [`Unconfirmed::locations`].
+fn predicted(ctx: &Context, c: &Candidate) -> (Predicted, Vec<Location>) {
+    match c {
         Candidate::Race { accesses, .. } => (
             Predicted::Race,
             accesses
@@ -1192,7 +1231,11 @@ fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
                 .chain(accesses.iter().map(|a| ctx.location(known_site(a.site))))
                 .collect(),
         ),
-    };
+    }
+}
+
+fn unconfirmed(ctx: &Context, entry: &Entry) -> Unconfirmed {
+    let (predicted, locations) = predicted(ctx, entry.candidate);
     let reason = match entry.verdict.class {
         // Confirmed by its class but without an outcome to show: cannot happen, say so.
         Class::ConfirmedRace | Class::ConfirmedDeadlock | Class::ConfirmedAtomicity => {

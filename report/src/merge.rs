@@ -4,14 +4,15 @@
 //! from 1 in that order, whose counts are summed, whose findings are deduplicated across runs by
 //! kind and source lines (as within one run), each naming the runs that predicted it (a candidate
 //! at its lines, whether or not that candidate's replay confirmed it) and the run whose candidates,
-//! replay and schedule it shows: the first run that confirmed it. [`one_binary`] refuses trace
+//! replay and schedule it shows: the first run that confirmed it; the candidates each run did not
+//! replay (another of its own confirmed their race) are listed with their run. [`one_binary`] refuses trace
 //! directories that are not distinct runs of one binary. Candidate numbers stay those of
 //! their own run, so `ilgen replay RUN_TRACE_DIR:N` replays a finding against the right trace.
 
 use std::path::{Path, PathBuf};
 
 use crate::shard::MergeError;
-use crate::{key, Counts, Finding, Key, Report, Unconfirmed};
+use crate::{key, Counts, Finding, Key, NotReplayed, Report, Unconfirmed};
 
 /// Refuses traces of different binaries (or one trace twice): their findings cannot be merged,
 /// and one directory's candidate files would be written twice at once.
@@ -53,6 +54,7 @@ impl Report {
             counts: Counts::default(),
             findings: Vec::new(),
             unconfirmed: Vec::new(),
+            not_replayed: Vec::new(),
             unjoined: Vec::new(),
             suppressed: Vec::new(),
         };
@@ -73,6 +75,9 @@ impl Report {
             for u in part.unconfirmed {
                 predicted.push((unconfirmed_key(&u), run));
                 merged.unconfirmed.push(Unconfirmed { run, ..u });
+            }
+            for n in part.not_replayed {
+                merged.not_replayed.push(NotReplayed { run, ..n });
             }
             merged.suppressed.extend(part.suppressed);
             for t in part.unjoined {
@@ -110,6 +115,7 @@ impl Counts {
         self.fallbacks_replayed += o.fallbacks_replayed;
         self.fallbacks_confirmed += o.fallbacks_confirmed;
         self.fallbacks_skipped += o.fallbacks_skipped;
+        self.not_replayed += o.not_replayed;
     }
 }
 

@@ -7,7 +7,10 @@
 //! candidates renumbered to their unsharded numbers (and the candidates fallbacks stand in for),
 //! findings deduplicated across the shards and
 //! in the order of the candidates that first confirmed them (after the deadlock the recorded run
-//! ended in, which shard 1 reports), unconfirmed candidates in candidate order, counts summed. The
+//! ended in, which shard 1 reports), unconfirmed candidates and those not replayed (each naming the
+//! candidate that confirmed its race) in candidate order, counts summed. A shard replays what the
+//! unsharded run does: the analysis gives every race candidate at one pair of sites to one shard
+//! (`ilgen_analysis::shard`), and replay tries them in turn. The
 //! replays stay where the shards ran them: `pid` and `replay_dir` are those of the shard's replay
 //! (shard-local numbering in the directory name). A [`MergeError`] refuses shards of different
 //! traces, binaries or options, and a set with a shard missing or given twice.
@@ -87,9 +90,9 @@ impl Report {
         // Sorting every shard's keys gives the unsharded candidate order.
         let mut all: Vec<(Key, usize, usize)> = Vec::new();
         for (p, part) in parts.iter().enumerate() {
-            // Replayed or not (a fallback whose candidate was confirmed first).
+            // Replayed or not (an earlier candidate at its two sites confirmed their race).
             let c = &part.report.counts;
-            let listed = c.candidates + c.fallbacks_skipped;
+            let listed = c.candidates + c.not_replayed;
             if part.shard.candidates.len() != listed {
                 return Err(MergeError(format!(
                     "{} lists {} candidate positions for {listed} candidates; it was not written \
@@ -118,6 +121,7 @@ impl Report {
         let mut merged = Report {
             findings: Vec::new(),
             unconfirmed: Vec::new(),
+            not_replayed: Vec::new(),
             suppressed: Vec::new(),
             counts: Default::default(),
             ..first
@@ -143,6 +147,15 @@ impl Report {
                 }
                 merged.unconfirmed.push(u);
             }
+            for mut n in part.report.not_replayed {
+                for c in [&mut n.candidate, &mut n.confirmed_by]
+                    .into_iter()
+                    .chain(n.fallback_of.as_mut())
+                {
+                    *c = renumber(*c).ok_or_else(|| unknown(&part.file, *c))?;
+                }
+                merged.not_replayed.push(n);
+            }
             merged.suppressed.extend(part.report.suppressed);
         }
         findings.sort_by_key(|(order, _)| *order);
@@ -153,6 +166,7 @@ impl Report {
             }
         }
         merged.unconfirmed.sort_by_key(|u| u.candidate);
+        merged.not_replayed.sort_by_key(|n| n.candidate);
         Ok(merged)
     }
 }

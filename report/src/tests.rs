@@ -790,23 +790,25 @@ fn exited_run() -> RecordedRun {
 }
 
 #[test]
-fn fallbacks_are_counted_replayed_confirming_or_not_replayed_and_name_their_candidate() {
-    // Candidate 1 at lines 5 and 6 diverged and its first fallback (3) confirmed it; candidate 2
-    // at 7 and 8 was confirmed, so its fallback (4) was not replayed; the second fallback of 1
-    // (5) was not replayed either.
+fn candidates_not_replayed_name_the_one_that_confirmed_their_two_sites() {
+    // Objects' candidates 1 at lines 5 and 6, 2 and 3 at 7 and 8; fallbacks 4 and 6 of 1, 5 of
+    // 2. 1 diverged and its first fallback (4) confirmed its pair, so 6 was not replayed; 2
+    // confirmed, so neither 3 (another object's) nor 5 were.
     let candidates = [
         candidate([5, 6]),
         candidate([7, 8]),
+        candidate([8, 7]),
         fallback(1, [5, 6]),
         fallback(2, [7, 8]),
         fallback(1, [5, 6]),
     ];
     let replays = [
-        Some(run(ResultKind::Diverged, &[])),
-        Some(run(ResultKind::Race, &[(8, 7)])),
-        Some(run(ResultKind::Race, &[(6, 5)])),
-        None,
-        None,
+        Replayed::Run(Box::new(run(ResultKind::Diverged, &[]))),
+        Replayed::Run(Box::new(run(ResultKind::Race, &[(8, 7)]))),
+        Replayed::Covered(2),
+        Replayed::Run(Box::new(run(ResultKind::Race, &[(6, 5)]))),
+        Replayed::Covered(2),
+        Replayed::Covered(4),
     ];
     let report = Report::of_run(None, &exited_run(), "/t", &candidates, &replays);
     let c = &report.counts;
@@ -815,9 +817,10 @@ fn fallbacks_are_counted_replayed_confirming_or_not_replayed_and_name_their_cand
         (
             c.fallbacks_replayed,
             c.fallbacks_confirmed,
-            c.fallbacks_skipped
+            c.fallbacks_skipped,
+            c.not_replayed
         ),
-        (1, 1, 2)
+        (1, 1, 2, 3)
     );
     let confirmed_by: Vec<Vec<usize>> = report
         .findings
@@ -829,46 +832,79 @@ fn fallbacks_are_counted_replayed_confirming_or_not_replayed_and_name_their_cand
         .collect();
     assert_eq!(
         confirmed_by,
-        [vec![2], vec![3]],
+        [vec![2], vec![4]],
         "each finding once, by its lines"
     );
     assert_eq!(report.unconfirmed.len(), 1);
     assert_eq!(report.unconfirmed[0].fallback_of, None);
-    let text = text::render(&report, true);
+    let skipped: Vec<(usize, Option<usize>, usize)> = report
+        .not_replayed
+        .iter()
+        .map(|n| (n.candidate, n.fallback_of, n.confirmed_by))
+        .collect();
+    assert_eq!(skipped, [(3, None, 2), (5, Some(2), 2), (6, Some(1), 4)]);
+    let all = text::render(&report, true);
     assert!(
-        text.contains(
+        all.contains(
             "ilgen: 3 candidate(s) replayed: 2 confirmed race(s), 0 confirmed deadlock(s), 0 no \
              error, 1 infeasible, 0 failed\nilgen: fallback schedules: 1 replayed, 1 confirmed, 2 \
-             not replayed (their candidate was confirmed first)\n"
+             not replayed (a replay at their two sites confirmed first)\nilgen: 3 candidate(s) not \
+             replayed: an earlier candidate at the same two sites confirmed their race\n"
+        ) && all.contains(
+            "candidate 3: race at site 8 and site 7: not replayed: candidate 2 confirmed the race \
+             at these two sites\ncandidate 5 (fallback of 2): race at site 7 and site 8: not \
+             replayed: candidate 2 confirmed the race at these two sites\n"
         ),
-        "{text}"
+        "{all}"
     );
+    let short = text::render(&report, false);
+    assert!(
+        short.contains("confirmed their race; --show-all lists them\n")
+            && !short.contains("candidate 3:"),
+        "{short}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+    assert_eq!(json["counts"]["not_replayed"], 3);
+    assert_eq!(json["not_replayed"][2]["confirmed_by"], 4);
+    assert_eq!(json["not_replayed"][2]["fallback_of"], 1);
+    assert!(json["not_replayed"][0].get("fallback_of").is_none());
+}
+
+/// Shard `index` of 2, of `candidates` at `keys` (their unsharded places), replayed as `replays`.
+fn shard_part(
+    index: usize,
+    keys: Vec<ilgen_analysis::shard::Key>,
+    candidates: &[Candidate],
+    replays: &[Replayed],
+) -> crate::shard::Part {
+    crate::shard::Part {
+        file: format!("shard-{index}.json"),
+        report: Report::of_run(None, &exited_run(), "/t", candidates, replays),
+        shard: crate::shard::ShardInfo {
+            index,
+            count: 2,
+            trace: "x".into(),
+            build_id: "00".into(),
+            analysis: "--fallbacks 2".into(),
+            candidates: keys,
+        },
+    }
 }
 
 #[test]
 fn shards_renumber_the_candidate_a_fallback_stands_in_for() {
-    use crate::shard::{Part, ShardInfo};
     // Units 0 and 1, one shard each, each a candidate and its fallback; neither confirmed.
     let part = |index: usize| {
-        let candidates = [candidate([5, 6]), fallback(1, [5, 6])];
-        let replays = [
-            Some(run(ResultKind::NoError, &[])),
-            Some(run(ResultKind::NoError, &[])),
-        ];
-        let report = Report::of_run(None, &exited_run(), "/t", &candidates, &replays);
         let unit = index - 1;
-        Part {
-            file: format!("shard-{index}.json"),
-            report,
-            shard: ShardInfo {
-                index,
-                count: 2,
-                trace: "x".into(),
-                build_id: "00".into(),
-                analysis: "--fallbacks 2".into(),
-                candidates: vec![(0, unit, 0), (1, unit, 0)],
-            },
-        }
+        shard_part(
+            index,
+            vec![(0, unit, 0), (1, unit, 0)],
+            &[candidate([5, 6]), fallback(1, [5, 6])],
+            &[
+                Replayed::Run(Box::new(run(ResultKind::NoError, &[]))),
+                Replayed::Run(Box::new(run(ResultKind::NoError, &[]))),
+            ],
+        )
     };
     let merged = Report::merge_shards(vec![part(2), part(1)]).unwrap();
     // Unsharded: the two candidates (1, 2), then their fallbacks (3 of 1, 4 of 2).
@@ -883,6 +919,38 @@ fn shards_renumber_the_candidate_a_fallback_stands_in_for() {
     assert!(
         text.contains("candidate 4 (fallback of 2): race at site 5 and site 6: no error: "),
         "{text}"
+    );
+}
+
+#[test]
+fn shards_renumber_a_candidate_not_replayed_and_the_one_that_confirmed_its_pair() {
+    // Units 0 and 2 can share sites 5 and 6, so shard 1 has both; unit 1 is shard 2's.
+    let first = shard_part(
+        1,
+        vec![(0, 0, 0), (0, 2, 0)],
+        &[candidate([5, 6]), candidate([5, 6])],
+        &[
+            Replayed::Run(Box::new(run(ResultKind::Race, &[(5, 6)]))),
+            Replayed::Covered(1),
+        ],
+    );
+    let second = shard_part(
+        2,
+        vec![(0, 1, 0)],
+        &[candidate([7, 8])],
+        &[Replayed::Run(Box::new(run(ResultKind::NoError, &[])))],
+    );
+    let merged = Report::merge_shards(vec![second, first]).unwrap();
+    let skipped: Vec<(usize, usize)> = merged
+        .not_replayed
+        .iter()
+        .map(|n| (n.candidate, n.confirmed_by))
+        .collect();
+    assert_eq!(skipped, [(3, 1)]);
+    assert_eq!(merged.unconfirmed[0].candidate, 2);
+    assert_eq!(
+        (merged.counts.candidates, merged.counts.not_replayed),
+        (2, 1)
     );
 }
 

@@ -5,8 +5,10 @@
 //! made holding, `holding 'm' (0x...), acquired at:` and that stack), the
 //! object, the threads' creation sites, the schedule that exposed it and a `SUMMARY` line; then
 //! the counts of every verdict (and of the fallback schedules replayed, confirming and not
-//! replayed, when there were fallbacks), and with `show_all` every unconfirmed candidate with its
-//! reason (a fallback naming the candidate it stands in for)
+//! replayed, when there were fallbacks; and of the candidates not replayed because an earlier one
+//! at their two sites confirmed their race), and with `show_all` every unconfirmed candidate with
+//! its reason and every candidate not replayed with the one that confirmed its race (a fallback
+//! naming the candidate it stands in for)
 //! and every thread never joined when the program exited. A finding whose thread was never joined
 //! says so under the thread's creation site. A deadlock the recorded run ended in says so, with
 //! its lost wakeups, and the schedule of the replay that confirmed it too, if one did.
@@ -55,6 +57,19 @@ pub fn render(report: &Report, show_all: bool) -> String {
     if c.fallbacks_replayed + c.fallbacks_skipped > 0 {
         let _ = writeln!(out, "ilgen: {}", fallbacks_text(c));
     }
+    if c.not_replayed > 0 {
+        let _ = writeln!(
+            out,
+            "ilgen: {} candidate(s) not replayed: an earlier candidate at the same two sites \
+             confirmed their race{}",
+            c.not_replayed,
+            if show_all {
+                ""
+            } else {
+                "; --show-all lists them"
+            }
+        );
+    }
     if c.atomicity_candidates > 0 {
         let _ = writeln!(
             out,
@@ -99,14 +114,8 @@ pub fn render(report: &Report, show_all: bool) -> String {
             );
         }
         for u in &report.unconfirmed {
+            candidate_at(&mut out, runs, (u.run, u.candidate, u.fallback_of));
             let sites: Vec<String> = u.locations.iter().map(short).collect();
-            if runs.is_some() {
-                let _ = write!(out, "run {} ", u.run);
-            }
-            let _ = write!(out, "candidate {}", u.candidate);
-            if let Some(n) = u.fallback_of {
-                let _ = write!(out, " (fallback of {n})");
-            }
             let _ = writeln!(
                 out,
                 ": {} at {}: {}: {}",
@@ -114,6 +123,16 @@ pub fn render(report: &Report, show_all: bool) -> String {
                 sites.join(" and "),
                 u.verdict.text(),
                 u.reason
+            );
+        }
+        for n in &report.not_replayed {
+            candidate_at(&mut out, runs, (n.run, n.candidate, n.fallback_of));
+            let sites: Vec<String> = n.locations.iter().map(short).collect();
+            let _ = writeln!(
+                out,
+                ": race at {}: not replayed: candidate {} confirmed the race at these two sites",
+                sites.join(" and "),
+                n.confirmed_by
             );
         }
         for t in &report.unjoined {
@@ -129,12 +148,28 @@ pub fn render(report: &Report, show_all: bool) -> String {
     out
 }
 
+/// `run R candidate N (fallback of M)` of a candidate `(run, number, fallback_of)`, the run only
+/// in a report of several `runs`.
+fn candidate_at(
+    out: &mut String,
+    runs: Option<&[Run]>,
+    (run, n, of): (usize, usize, Option<usize>),
+) {
+    if runs.is_some() {
+        let _ = write!(out, "run {run} ");
+    }
+    let _ = write!(out, "candidate {n}");
+    if let Some(of) = of {
+        let _ = write!(out, " (fallback of {of})");
+    }
+}
+
 /// What became of the fallback schedules: replayed, of those confirmed (a finding the first
 /// schedule of their two sites did not confirm), and not replayed.
 pub fn fallbacks_text(c: &Counts) -> String {
     format!(
-        "fallback schedules: {} replayed, {} confirmed, {} not replayed (their candidate was \
-         confirmed first)",
+        "fallback schedules: {} replayed, {} confirmed, {} not replayed (a replay at their two \
+         sites confirmed first)",
         c.fallbacks_replayed, c.fallbacks_confirmed, c.fallbacks_skipped
     )
 }

@@ -137,7 +137,7 @@ int main(void) {
 // CHECK:      exit=66
 
 // EXIT66: exit=66
-// JSON-VALID: valid: ilgen report, format version 10
+// JSON-VALID: valid: ilgen report, format version 11
 // JSON:      "confirmed_atomicity": 1,
 // JSON:      "kind": "atomicity",
 // JSON:      "pattern": "read_write_write",

@@ -72,7 +72,7 @@ int main() {
 // CHECK:      ilgen: 1 finding(s) confirmed (deduplicated by source lines)
 // CHECK-NEXT: exit=66
 
-// VALID: valid: ilgen report, format version 10
+// VALID: valid: ilgen report, format version 11
 
 // The lock's site: the lock_guard line, the header frames inlined there below it, from the call
 // on the user's line inward; every function demangled, its linkage name kept as `symbol`.

@@ -91,7 +91,7 @@ int main() {
 // NOHEADER-NOT: #0 {{.*}}/usr/{{.*}}.h:
 // NOHEADER: SUMMARY: ilgen: data race
 
-// VALID: valid: ilgen report, format version 10
+// VALID: valid: ilgen report, format version 11
 
 // JSON:      "current": {
 // JSON:        "location": {

@@ -88,7 +88,7 @@ int main(void) {
 // REPEAT-NEXT: {{^ *}}20 exit=66{{$}}
 // REPEAT-NOT:  {{.}}
 
-// JSON-VALID: valid: ilgen report, format version 10
+// JSON-VALID: valid: ilgen report, format version 11
 // SARIF-VALID: valid: Static Analysis Results Format (SARIF) Version 2.1.0-rtm.5 JSON Schema
 
 // SARIF:      result ilgen/deadlock error deadlock_lock_order.c:47:3

@@ -64,7 +64,7 @@ int main(void) {
 // CHECK-NEXT: thread T4 was never joined (created at {{.*}}exit_unjoined_race.c:42)
 // CHECK-NEXT: exit=66
 
-// JSON-VALID: valid: ilgen report, format version 10
+// JSON-VALID: valid: ilgen report, format version 11
 
 // JSON:      "never_joined": true
 // JSON:      "unjoined": [

@@ -110,18 +110,18 @@ int main(void) {
 // CHECK:          SUMMARY: ilgen: data race
 // CHECK-NOT:      WARNING
 // CHECK:          ilgen: 2 candidate(s) replayed: 1 confirmed race(s), 0 confirmed deadlock(s), 0 no error, 1 infeasible, 0 failed
-// CHECK-NEXT:     ilgen: fallback schedules: 1 replayed, 1 confirmed, 0 not replayed (their candidate was confirmed first)
+// CHECK-NEXT:     ilgen: fallback schedules: 1 replayed, 1 confirmed, 0 not replayed (a replay at their two sites confirmed first)
 // CHECK-NEXT:     ilgen: 1 finding(s) confirmed (deduplicated by source lines)
 // CHECK-NEXT:     candidate 1: race at {{.*}}fallback_other_instance_race.c:43 and {{.*}}fallback_other_instance_race.c:53: infeasible: the schedule could not be followed: step 4 expects T1 operation #3 to be lock, but it is end (no site)
 // CHECK-NEXT:     ilgen: analysis:
 // CHECK:            fallbacks: 1 race pair(s) kept as fallbacks of the candidate at their two sites
 // CHECK:          ilgen: replay: 1 of 2 replay(s) diverged (divergence rate 50%)
-// CHECK-NEXT:     ilgen: replay: fallback schedules: 1 replayed, 1 confirmed, 0 not replayed (their candidate was confirmed first)
+// CHECK-NEXT:     ilgen: replay: fallback schedules: 1 replayed, 1 confirmed, 0 not replayed (a replay at their two sites confirmed first)
 // CHECK-NEXT:     exit=66
 
 // EXIT66: exit=66
 // EXIT0: exit=0
-// VALID: valid: ilgen report, format version 10
+// VALID: valid: ilgen report, format version 11
 // JSON:      "counts": {
 // JSON-NEXT:   "candidates": 2,
 // JSON-NEXT:   "confirmed_races": 1,

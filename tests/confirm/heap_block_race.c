@@ -64,7 +64,7 @@ int main(void) {
 
 // EXIT66: exit=66
 
-// JSON-VALID: valid: ilgen report, format version 10
+// JSON-VALID: valid: ilgen report, format version 11
 // JSON:      "heap_block": {
 // JSON-NEXT:   "address": {{[0-9]+}},
 // JSON-NEXT:   "size": 32,

@@ -104,10 +104,10 @@ int main(void) {
 // REPEAT-NOT: {{.}}
 
 // EXIT66: exit=66
-// JSON-VALID: valid: ilgen report, format version 10
+// JSON-VALID: valid: ilgen report, format version 11
 // SARIF-VALID: valid: Static Analysis Results Format (SARIF) Version 2.1.0-rtm.5 JSON Schema
 
-// JSON:      "format_version": 10,
+// JSON:      "format_version": 11,
 // JSON:      "counts": {
 // JSON-NEXT:   "candidates": 1,
 // JSON-NEXT:   "confirmed_races": 1,
@@ -120,7 +120,8 @@ int main(void) {
 // JSON-NEXT:   "observed_deadlocks": 0,
 // JSON-NEXT:   "fallbacks_replayed": 0,
 // JSON-NEXT:   "fallbacks_confirmed": 0,
-// JSON-NEXT:   "fallbacks_skipped": 0
+// JSON-NEXT:   "fallbacks_skipped": 0,
+// JSON-NEXT:   "not_replayed": 0
 // JSON-NEXT: },
 // JSON-NEXT: "findings": [
 // JSON-NEXT:   {

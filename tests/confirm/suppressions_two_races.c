@@ -82,11 +82,11 @@ int main(void) {
 // REPLAY-NOT: WARNING
 // REPLAY:   ilgen: suppressed: 1 (by pattern race:{{bump_a|suppressions_two_races.c}})
 // REPLAY:   exit=0
-// JSON:     10 ['b'] [('race:^bump_a$', 'a')]
+// JSON:     11 ['b'] [('race:^bump_a$', 'a')]
 //
 // BAD:      ilgen: error: {{.*}}.bad:2: `race-bump_b` has no `:`; a suppression is TYPE:PATTERN with TYPE race, deadlock or called_from_lib
 // BAD-NEXT: exit=2
 // BAD2:     ilgen: error: {{.*}}.bad2:3: unknown suppression type `racy`; a suppression is TYPE:PATTERN with TYPE race, deadlock or called_from_lib
 // BAD2-NEXT: exit=2
 // PRINTS:   [('a', '[[A:[0-9a-f]{16}]]'), ('b', '[[B:[0-9a-f]{16}]]')]
-// VALID:    valid: ilgen report, format version 10
+// VALID:    valid: ilgen report, format version 11

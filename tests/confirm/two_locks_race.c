@@ -88,7 +88,7 @@ int main(void) {
 // CHECK-NEXT: exit=66
 
 // EXIT66: exit=66
-// VALID: valid: ilgen report, format version 10
+// VALID: valid: ilgen report, format version 11
 // SARIF-VALID: valid: Static Analysis Results Format (SARIF) Version 2.1.0-rtm.5 JSON Schema
 
 // JSON:      "current": {

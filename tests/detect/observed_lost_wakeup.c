@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
 // CHECK-NEXT: exit=66
 
 // EXIT66: exit=66
-// VALID: valid: ilgen report, format version 10
+// VALID: valid: ilgen report, format version 11
 // JSON:      "observed_deadlocks": 1
 // JSON:      "kind": "deadlock",
 // JSON:      "observed": true,

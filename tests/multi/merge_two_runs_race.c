@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
 // CHECK-NEXT: ilgen: 2 finding(s) confirmed (deduplicated by source lines)
 // CHECK-NEXT: exit=66
 
-// VALID:      valid: ilgen report, format version 10
+// VALID:      valid: ilgen report, format version 11
 // JSON:       runs ['x', 'y']
 // JSON-NEXT:  race x run 1 runs [1] candidates [1]
 // JSON-NEXT:  race y run 2 runs [2] candidates [1]

@@ -7,9 +7,6 @@ CHECKOUT = "minimap2"
 EXE = "minimap2"
 WORKLOAD = "minimap2 -t 4 -K 50k -a: 3,000 reads of 300 bp on a 20 kb genome"
 ARGV = ["{exe}", "-t", "4", "-K", "50k", "-a", "{data}/ref.fa", "{data}/reads.fa"]
-# Each of a batch's kt_for calls races on its own heap counters: about 77 candidates at three
-# pairs of lines, the replays ~5 s each; the cap keeps the first candidate of every pair first.
-DETECT_ARGS = ["--max-candidates", "12"]
 
 
 def build(cc, cxx):
