@@ -127,6 +127,8 @@ pub unsafe extern "C-unwind" fn __ilgen_wrap_pthread_create(
         record::sync::retract(fork);
         if runtime::get().is_some() {
             thread::child_started();
+        } else {
+            replay::thread::child_arrived();
         }
         // SAFETY: no thread was created, so the box is still ours.
         drop(unsafe { Box::from_raw(child) });

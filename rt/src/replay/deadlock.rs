@@ -4,7 +4,8 @@
 //! where) and every thread's status (`replay::thread`); gives, from one runtime thread that is not
 //! a program thread and calls no hook:
 //! - a deadlock report when every live thread has stayed blocked in a program sync operation
-//!   (not at the schedule gate) for `deadlock_ms`: each thread's operation, site and object, the
+//!   (not at the schedule gate; a child being created and not listed yet counts as live and not
+//!   blocked) for `deadlock_ms`: each thread's operation, site and object, the
 //!   threads it waits for (a lock's owners, a joined child), the locks it holds, and a wait-for
 //!   cycle when there is one ([`wait_for_cycle`]);
 //! - a divergence when the schedule is unfinished and its next step has not been taken for
@@ -206,6 +207,7 @@ fn watch(r: &'static Replay) {
             .filter(|(_, s, _)| *s != Status::Ended)
             .collect();
         let all_blocked = !live.is_empty()
+            && !replay::thread::children_coming()
             && live
                 .iter()
                 .all(|(_, s, _)| matches!(s, Status::Blocked { .. }));

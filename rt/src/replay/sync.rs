@@ -553,6 +553,7 @@ pub(crate) fn new_child() -> Option<(ThreadId, u32, ThreadId)> {
         .plan
         .child_tid(t.tid(), index)
         .unwrap_or_else(|| thread::fresh_tid(r));
+    thread::child_coming();
     Some((t.tid(), index, tid))
 }
 
@@ -571,6 +572,7 @@ pub(crate) fn start(tid: ThreadId, parent: ThreadId, child_index: u32) {
         },
         clock,
     );
+    thread::child_arrived();
     thread_start(t);
 }
 

@@ -41,6 +41,27 @@ static EXIT_KEY: OnceLock<libc::pthread_key_t> = OnceLock::new();
 /// Every thread that ever started, for the watchdog and for naming threads in reports.
 static THREADS: Mutex<Vec<Arc<ThreadInfo>>> = Mutex::new(Vec::new());
 
+/// Children whose `pthread_create` began and whose thread has not registered yet: no thread
+/// list shows them, yet they can run, so while one is coming no state of the listed threads is a
+/// deadlock (minimap2: a kt_for worker not yet running on a loaded machine, its creator's join of
+/// it and the pipeline's waits were reported as one).
+static COMING: AtomicU32 = AtomicU32::new(0);
+
+/// A child is being created (its thread will [`register`], or [`child_arrived`] says it won't).
+pub(crate) fn child_coming() {
+    COMING.fetch_add(1, Ordering::SeqCst);
+}
+
+/// The child [`child_coming`] announced registered, or was never created.
+pub(crate) fn child_arrived() {
+    COMING.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Whether a child is being created and not listed yet.
+pub(crate) fn children_coming() -> bool {
+    COMING.load(Ordering::SeqCst) > 0
+}
+
 /// Per thread created in the replay, its creator's shadow stack at the fork.
 static CREATED: Mutex<BTreeMap<ThreadId, StackId>> = Mutex::new(BTreeMap::new());
 
