@@ -5,7 +5,8 @@
 //! a program thread and calls no hook:
 //! - a deadlock report when every live thread has stayed blocked in a program sync operation
 //!   (not at the schedule gate; a child being created and not listed yet counts as live and not
-//!   blocked) for `deadlock_ms`: each thread's operation, site and object, the
+//!   blocked, as does a thread the state shows about to return: a free lock, a join of a child
+//!   that ended) for `deadlock_ms`: each thread's operation, site and object, the
 //!   threads it waits for (a lock's owners, a joined child), the locks it holds, and a wait-for
 //!   cycle when there is one ([`wait_for_cycle`]);
 //! - a divergence when the schedule is unfinished and its next step has not been taken for
@@ -206,11 +207,14 @@ fn watch(r: &'static Replay) {
             })
             .filter(|(_, s, _)| *s != Status::Ended)
             .collect();
+        // A thread the state shows about to return (a free lock, a join of a child that ended
+        // and is exiting) is not blocked: on a loaded machine it may stay so for deadlock_ms.
         let all_blocked = !live.is_empty()
             && !replay::thread::children_coming()
-            && live
-                .iter()
-                .all(|(_, s, _)| matches!(s, Status::Blocked { .. }));
+            && live.iter().all(|(i, s, _)| match *s {
+                Status::Blocked { op, .. } => stuck(i.me.tid, op, &threads) != Some(false),
+                _ => false,
+            });
         let now = now_ms();
         let state = (
             r.cursor(),
