@@ -2212,20 +2212,18 @@ impl Model {
     /// process then exits with every thread still blocked (threads left waiting at exit are not a
     /// deadlock).
     pub fn process_alive(&self, pos: &[usize]) -> bool {
-        !self.process_ended(&self.process_enders(), pos)
+        !self.process_ended(self.process_enders(), pos)
     }
 
     /// The threads that end the process once done ([`Model::ends_process`]), ascending.
-    pub fn process_enders(&self) -> Vec<usize> {
-        (0..self.threads.len())
-            .filter(|&t| self.ends_process(t))
-            .collect()
+    pub fn process_enders(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.threads.len()).filter(|&t| self.ends_process(t))
     }
 
     /// Whether one of the `enders` ([`Model::process_enders`]) has run all its events at `pos`:
-    /// [`Model::process_alive`]'s opposite, with the enders found once.
-    pub fn process_ended(&self, enders: &[usize], pos: &[usize]) -> bool {
-        enders.iter().any(|&t| {
+    /// [`Model::process_alive`]'s opposite, for a caller that finds the enders once.
+    pub fn process_ended(&self, enders: impl IntoIterator<Item = usize>, pos: &[usize]) -> bool {
+        enders.into_iter().any(|t| {
             self.next_stop_from(&self.threads[t], pos[t]).is_none() && !self.ran_pending(t, pos[t])
         })
     }

@@ -64,7 +64,7 @@ struct Walk<'a> {
     slots: usize,
     last: Vec<Last>,
     unordered: Vec<bool>,
-    /// Read clocks, `threads` components each; and the free ones.
+    /// Read clocks, `slots` components each; and the free ones.
     reads: Vec<u32>,
     free: Vec<u64>,
 }
@@ -181,8 +181,8 @@ pub fn unordered(
 /// component per thread made its clocks 6 GB). Every event of a slot's earlier threads happens
 /// before every event of its later ones, so one component, numbered on from the earlier thread's
 /// last value, says as much as theirs. A thread's own component, at [`Clocks::slot`], is its
-/// segment number plus one plus its [`Clocks`] offset in the slot. Each thread's clocks are one
-/// flat list, `slots` components a segment.
+/// segment number plus one plus its offset in the slot (the last value of the slot's earlier
+/// threads). Each thread's clocks are one flat list, `slots` components a segment.
 pub struct Clocks {
     slots: usize,
     /// Per thread: its slot.
@@ -207,12 +207,15 @@ impl Clocks {
     }
 }
 
+/// Thread `t`'s segments: one more than it has boundaries (sync events and atomic records).
+fn segments(model: &Model, atomics: &Atomics, t: usize) -> usize {
+    model.threads[t].observed.len() + atomics.of_thread(t).len() + 1
+}
+
 /// Each thread's slot and its offset there (the last value of the slot's thread before it), found
 /// in the run's order: a completed join frees the joined thread's slot for the joiner's next fork.
 fn slots(model: &Model, atomics: &Atomics) -> (usize, Vec<u32>, Vec<u32>) {
     let n = model.threads.len();
-    let segments =
-        |t: usize| (model.threads[t].observed.len() + atomics.of_thread(t).len() + 1) as u32;
     const NO_SLOT: u32 = u32::MAX;
     let mut slot_of = vec![NO_SLOT; n];
     let mut offset = vec![0u32; n];
@@ -227,7 +230,7 @@ fn slots(model: &Model, atomics: &Atomics) -> (usize, Vec<u32>, Vec<u32>) {
         });
         slot_of[t] = slot;
         offset[t] = used[slot as usize];
-        used[slot as usize] += segments(t);
+        used[slot as usize] += segments(model, atomics, t) as u32;
     };
     for (t, boundary) in Boundaries::new(model, atomics) {
         if slot_of[t] == NO_SLOT {
@@ -359,8 +362,7 @@ pub fn segment_clocks(model: &Model, atomics: &Atomics) -> Clocks {
         .iter()
         .enumerate()
         .map(|(t, c)| {
-            let segments = model.threads[t].observed.len() + atomics.of_thread(t).len() + 1;
-            let mut clocks = Vec::with_capacity(segments * slots);
+            let mut clocks = Vec::with_capacity(segments(model, atomics, t) * slots);
             clocks.extend_from_slice(c);
             clocks
         })

@@ -225,8 +225,9 @@ impl Queue {
 }
 
 /// What a search over one window moves, found once for all its states: a program that starts a
-/// thread per job has thousands, of which a window holds a few (htslib's thrash_threads2: 9,001
-/// threads, 19 windows), and a step, a state's words and its deadlock check cost each thread.
+/// thread per job has thousands, of which a state the search reaches has moved a few (htslib's
+/// thrash_threads2: 9,001 threads in one window), and a step, a state's words and its deadlock
+/// check cost each thread.
 struct Scope<'w> {
     window: &'w Window,
     /// The threads with events in the window, ascending; the others stay where it starts them.
@@ -265,7 +266,7 @@ impl<'w> Scope<'w> {
             window,
             moving,
             outside_goes_on,
-            enders: model.process_enders(),
+            enders: model.process_enders().collect(),
             forked_by,
         }
     }
@@ -619,7 +620,7 @@ fn races(model: &Model, scope: &Scope, state: &State, var: VarId) -> Vec<(Vec<Si
 /// thread at a try operation is never one of them: where the recorded outcome cannot happen, the
 /// real operation has the other and the thread goes on beyond the model ([`State::escapes`]).
 fn deadlock(model: &Model, scope: &Scope, state: &State) -> Option<(Vec<SiteId>, Pending)> {
-    if scope.outside_goes_on || model.process_ended(&scope.enders, &state.pos) {
+    if scope.outside_goes_on || model.process_ended(scope.enders.iter().copied(), &state.pos) {
         return None;
     }
     // The threads that do not move are done (or go on: then there is no deadlock).
