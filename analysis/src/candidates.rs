@@ -293,7 +293,7 @@ pub enum AccessName {
     AtomicWrite,
     /// The free of a block (`free`, `delete`, a moving `realloc`): a write over all of it.
     Free,
-    /// The unmapping of an anonymous mapping (`munmap`, `mremap`, a `MAP_FIXED` mapping over it):
+    /// The unmapping of a mapping (`munmap`, `mremap`, a `MAP_FIXED` mapping over it):
     /// a write over all of it.
     Unmap,
     /// The destroy of a sync object (`pthread_mutex_destroy`, ...): a write of its first byte.

@@ -4,7 +4,7 @@
 //! makes and the allocation epoch of its bytes ([`accesses`], a walk of the thread in program
 //! order): 0 for memory no recorded lifetime covers (globals, the main thread's stack, memory
 //! allocated before the runtime started and never freed), otherwise the epoch of one lifetime. A lifetime is a block from its allocation (`alloc`, a thread's `stack`,
-//! an anonymous `map`) to its free (a `free` or `unmap` of its address; the next `stack` at the
+//! a `map`) to its free (a `free` or `unmap` of its address; the next `stack` at the
 //! same address for a stack; never), numbered from 1 in allocation order. A free of a block whose
 //! allocation was not recorded starts its lifetime at the beginning of the run. An `unmap` may end
 //! only part of a mapping: the bytes it covers are free, and a later `map` of them is new.

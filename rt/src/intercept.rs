@@ -1,6 +1,6 @@
 //! What the pass's calls land on, in both modes: the access hooks, wait-loop and atomic-block
 //! markers, the libc memory and string wrappers, the heap events of the replaced malloc family and
-//! of anonymous mappings, the pthread wrappers, one family per file, the process exits, the
+//! of mappings, the pthread wrappers, one family per file, the process exits, the
 //! file descriptors' close and creation, and the reads of streams.
 //!
 //! Takes the program's calls (`ilgen_trace::abi`); gives each one to `record` or `replay` by mode

@@ -6,7 +6,7 @@
 // orders the writer's munmap before main's mmap. Keyed by mapping epoch, one job's accesses never
 // pair with a later job's at the same address: 0 candidates in each of 10 recordings, and with
 // -static (without mapping epochs the same recordings give hundreds of candidates). Each job also
-// maps a page of a file and drops it: file-backed mappings are no event.
+// maps a page of a file and drops it: a mapping of a file is an object too.
 //
 // RUN: %ilgen cc -g -O0 -I %testinc %s -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
@@ -85,8 +85,10 @@ int main(void) {
 
 // REUSED: reused {{[1-9][0-9]*}} address(es)
 
-// 24 mappings at main's line and 24 unmaps at the writer's, of 64 KiB; none for the file.
-// EVENTS:      {{^ *}}24 T0 map size=65536 line 70
+// 24 mappings at main's line and 24 unmaps at the writer's, of 64 KiB; main's 24 of the file.
+// EVENTS:      {{^ *}}24 T0 map size=4096 line 69
+// EVENTS-NEXT: {{^ *}}24 T0 map size=65536 line 70
+// EVENTS-NEXT: {{^ *}}24 T0 unmap size=4096 line 76
 // EVENTS-NEXT: {{^ *}}24 T2 unmap size=65536 line 58
 // EVENTS-NOT:  {{.}}
 

@@ -265,8 +265,8 @@ pub const NEW_DELETE_CALLS: &[&str] = &[
     "_ZdaPvSt11align_val_tRKSt9nothrow_t",
 ];
 
-/// Anonymous mappings: the runtime's wrappers make the real call and report a mapping made with
-/// `MAP_ANONYMOUS` as an allocation, its `munmap` as a free. Only calls the pass rewrote are seen:
+/// Mappings: the runtime's wrappers make the real call and report a mapping (anonymous or of a
+/// file) as an allocation, its `munmap` as a free. Only calls the pass rewrote are seen:
 /// the mappings glibc's malloc makes for big blocks (already heap events) and the runtime's own
 /// (trace files) are not. `mremap` ends the old range and begins the new one.
 pub const MAP_CALLS: &[&str] = &["mmap", "mmap64", "munmap", "mremap"];

@@ -110,8 +110,8 @@ impl AccessKind {
 }
 
 /// A block of memory began or ended its life: the malloc family, `operator new`/`delete`, a
-/// thread's stack, or an anonymous mapping (`mmap`/`munmap` called by instrumented code;
-/// file-backed mappings and the mappings libc and the runtime make for themselves are no event).
+/// thread's stack, or a mapping, anonymous or of a file (`mmap`/`munmap` called by instrumented
+/// code; the mappings libc and the runtime make for themselves are no event).
 /// Memory handed out again is a new object, whose accesses never pair with the old one's; a free
 /// (or unmap) is a write over the whole block. Not a sync operation: no schedule step, no
 /// happens-before edge (the allocator's own locks order nothing the program relies on). `seq`
@@ -135,10 +135,10 @@ pub enum HeapOp {
     /// The calling thread starts on the stack `[addr, addr + size)` (its TLS block included),
     /// which glibc may have cached from a thread that ended: a new object.
     Stack { addr: u64, size: u64 },
-    /// `[addr, addr + size)` was mapped anonymous (`mmap` with `MAP_ANONYMOUS`, private or
-    /// shared), `size` in whole pages.
+    /// `[addr, addr + size)` was mapped (`mmap`, anonymous or of a file, private or shared),
+    /// `size` in whole pages.
     Map { addr: u64, size: u64 },
-    /// `[addr, addr + size)` of an anonymous mapping is unmapped (`munmap`, a `MAP_FIXED`
+    /// `[addr, addr + size)` of a mapping is unmapped (`munmap`, a `MAP_FIXED`
     /// mapping put over it, or `mremap`), `size` in whole pages; it may be part of a mapping.
     Unmap { addr: u64, size: u64 },
 }

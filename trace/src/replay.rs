@@ -32,7 +32,7 @@
 //!   its thread held, each with where it was acquired.
 //! - 7: `heap_block` of a race: the heap block the raced address is in, with its allocation;
 //!   `created`: per thread created in the replay, its creator's shadow stack at the fork.
-//! - 8: `RaceAccess::unmap`: the free is the unmapping of an anonymous mapping (`munmap`,
+//! - 8: `RaceAccess::unmap`: the free is the unmapping of a mapping (`munmap`,
 //!   `mremap`, a `MAP_FIXED` mapping over it), a race on unmapped memory.
 //! - 9: a stack frame ([`StackFrame`]) is a site or, in code that is not instrumented, a
 //!   `{"module", "offset"}` object (a shared library's function, libstdc++'s thread trampoline,

@@ -1,20 +1,23 @@
-//! Anonymous mappings: `mmap`, `mmap64`, `munmap` and `mremap` as the pass rewrites them in the
-//! program.
+//! Mappings: `mmap`, `mmap64`, `munmap` and `mremap` as the pass rewrites them in the program.
 //!
 //! Takes the program's calls; gives the heap events of [`super::heap`]: `HeapOp::Map` after an
-//! `mmap` with `MAP_ANONYMOUS` (private or shared) succeeded, `HeapOp::Unmap` before `munmap`
+//! `mmap` succeeded (anonymous or of a file, private or shared), `HeapOp::Unmap` before `munmap`
 //! for each part of the range that such a mapping still covers (a partial `munmap` frees only
 //! that part). A mapping placed with `MAP_FIXED` over tracked ones first ends them. An `mremap`
 //! of a tracked range ends it (before the call, as `munmap`) and begins the new range after it,
 //! moved or not (its bytes are copied over, but any access another thread may make to the old
 //! range concurrently races with the remap); with `MREMAP_DONTUNMAP` the old range lives on as a
 //! new, empty mapping; a failed `mremap` restarts the old range as a new object (which may hide a
-//! race across the call, never invent one). File-backed
-//! mappings are no event, nor is any mapping made outside instrumented code: glibc's malloc maps
+//! race across the call, never invent one). A file's mapping is an object like an anonymous one:
+//! the kernel hands its address to the next mapping once it is unmapped (libuv's event loops each
+//! map an io_uring ring, and a loop started after another closed gets the closed one's address;
+//! without the lifetime the two loops' accesses of their rings paired as races). Two mappings of
+//! one file at two addresses share bytes the trace cannot tie together: their accesses never
+//! pair, as before. No mapping made outside instrumented code is an event: glibc's malloc maps
 //! big blocks itself (the malloc call is the event) and the trace writer maps its files.
 //!
-//! Which ranges are anonymous mappings is kept here, under a lock: mapping and unmapping are
-//! system calls already, so the lock adds no cost that matters.
+//! Which ranges are mappings is kept here, under a lock: mapping and unmapping are system calls
+//! already, so the lock adds no cost that matters.
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -24,7 +27,7 @@ use ilgen_trace::HeapOp;
 
 use super::heap;
 
-/// Tracked anonymous mappings: start → end (page-aligned), disjoint.
+/// Tracked mappings: start → end (page-aligned), disjoint.
 static MAPPED: Mutex<BTreeMap<u64, u64>> = Mutex::new(BTreeMap::new());
 
 fn page() -> u64 {
@@ -92,7 +95,7 @@ pub unsafe extern "C" fn __ilgen_wrap_mmap(
     // SAFETY: the program's own call.
     let p = unsafe { libc::mmap(addr, len, prot, flags, fd, offset) };
     if p != libc::MAP_FAILED {
-        mapped(p, len, flags, site);
+        mapped(p, len, site);
     }
     p
 }
@@ -116,17 +119,14 @@ pub unsafe extern "C" fn __ilgen_wrap_mmap64(
 }
 
 /// After a successful mapping of `len` bytes at `p`: whatever it replaced ended (only
-/// `MAP_FIXED` can replace), and an anonymous one begins.
-fn mapped(p: *mut c_void, len: usize, flags: libc::c_int, site: *const c_void) {
+/// `MAP_FIXED` can replace), and the new one begins.
+fn mapped(p: *mut c_void, len: usize, site: *const c_void) {
     let (start, end) = (p as u64, page_end(p as u64, len));
     unmapped(start, end, site);
-    if flags & libc::MAP_ANONYMOUS == 0 {
-        return;
-    }
     begin(start, end, site);
 }
 
-/// Tracks `[start, end)` as an anonymous mapping and records its start.
+/// Tracks `[start, end)` as a mapping and records its start.
 fn begin(start: u64, end: u64, site: *const c_void) {
     MAPPED
         .lock()
