@@ -438,12 +438,16 @@ impl SyncOp {
     /// What the operation does to the memory of its object, as ThreadSanitizer models it: a
     /// destroy writes the object's first byte, every other use reads it atomically (uses never
     /// race with each other, a destroy races with any use no order puts before it); an init and
-    /// the wait-loop markers (no call on the object) touch nothing.
+    /// the wait-loop markers (no call on the object) touch nothing, and nor does a barrier's exit:
+    /// glibc's `pthread_barrier_destroy` waits for every thread of the last round to leave its
+    /// wait, so any thread whose wait returned may destroy the barrier (the round's serial thread
+    /// does, in libuv's `barrier_serial_thread`); the threads still leaving are no use of it.
     pub fn object_access(&self) -> Option<(u64, AccessKind)> {
         match self {
-            SyncOp::SemInit { .. } | SyncOp::WaitLoopEnter { .. } | SyncOp::WaitLoopExit { .. } => {
-                None
-            }
+            SyncOp::SemInit { .. }
+            | SyncOp::WaitLoopEnter { .. }
+            | SyncOp::WaitLoopExit { .. }
+            | SyncOp::BarrierExit { .. } => None,
             SyncOp::SemDestroy { .. }
             | SyncOp::MutexDestroy { .. }
             | SyncOp::CondDestroy { .. }
