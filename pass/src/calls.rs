@@ -52,15 +52,17 @@ fn collect(f: FunctionValue<'_>) -> Vec<InstructionValue<'_>> {
 }
 
 /// Whether a wrapped call is a synchronization operation (pthread or semaphore API, process
-/// exit, a descriptor's close or creation) or a read whose outcome replay gives back, which is
-/// always rewritten: a missed lock or join would make every later finding wrong, and a read
-/// counted in one run and not the other would hand every later read another's outcome.
+/// exit, a descriptor's close or creation), a read whose outcome replay gives back or a write
+/// that orders it, which is always rewritten: a missed lock or join would make every later
+/// finding wrong, and a read counted in one run and not the other would hand every later read
+/// another's outcome.
 pub fn is_sync(name: &str) -> bool {
     name.starts_with("pthread_")
         || name.starts_with("sem_")
         || abi::EXIT_CALLS.contains(&name)
         || abi::FD_CALLS.contains(&name)
         || abi::INPUT_CALLS.contains(&name)
+        || abi::OUTPUT_CALLS.contains(&name)
 }
 
 /// Puts `__ilgen_main_return(site)` before every `ret` of `f` if it is `main`: the return from

@@ -8,6 +8,7 @@
 
 pub(crate) mod atomic;
 pub(crate) mod barrier;
+pub(crate) mod channel;
 pub(crate) mod cond;
 pub(crate) mod destroy;
 pub(crate) mod exit;
@@ -19,6 +20,7 @@ pub(crate) mod mapping;
 pub(crate) mod memory;
 pub(crate) mod mutex;
 pub(crate) mod once;
+pub(crate) mod output;
 pub(crate) mod rwlock;
 pub(crate) mod sem;
 pub(crate) mod spin;

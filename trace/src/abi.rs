@@ -301,6 +301,11 @@ pub const FD_CALLS: &[&str] = &[
 /// among them.
 pub const INPUT_CALLS: &[&str] = &["read", "recv", "recvfrom"];
 
+/// Writes to a descriptor: replay's race detector orders a write to a pipe, FIFO or stream socket
+/// before a read that gets bytes from it, as the kernel does (a pipe holding one byte is libuv's
+/// lock around its signal handlers). Nothing is recorded. `writev` and `sendmsg` are not among them.
+pub const OUTPUT_CALLS: &[&str] = &["write", "send", "sendto"];
+
 /// The variadic calls among the wrapped ones, with the number of parameters of their wrapper: the
 /// pass passes the call's arguments and null pointers for the trailing ones it left out (their
 /// variadic arguments are pointers), then the site. `mremap`'s is `new_address`, read only with
@@ -438,7 +443,8 @@ pub fn interpose_link_flags(static_link: bool) -> Vec<String> {
 }
 
 /// Whether the pass rewrites calls to `name` (of [`WRAPPED_CALLS`], [`HEAP_CALLS`],
-/// [`NEW_DELETE_CALLS`], [`MAP_CALLS`], [`FD_CALLS`] or [`INPUT_CALLS`]), and so never instruments
+/// [`NEW_DELETE_CALLS`], [`MAP_CALLS`], [`FD_CALLS`], [`INPUT_CALLS`] or [`OUTPUT_CALLS`]), and
+/// so never instruments
 /// them as plain calls.
 pub fn is_wrapped(name: &str) -> bool {
     [
@@ -448,6 +454,7 @@ pub fn is_wrapped(name: &str) -> bool {
         MAP_CALLS,
         FD_CALLS,
         INPUT_CALLS,
+        OUTPUT_CALLS,
     ]
     .iter()
     .any(|list| list.contains(&name))

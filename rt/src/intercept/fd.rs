@@ -9,11 +9,13 @@
 //! those accesses as a race that no execution can have. Nothing is recorded: the prediction does
 //! not know the order, so such a candidate is replayed and found without error, never confirmed.
 //! Descriptors closed or created outside instrumented code (`fclose` inside libc) are not seen.
+//! A replayed `socketpair` also makes its two ends one channel (`channel::pair`), as a pipe's are.
 
 use std::ffi::{c_int, c_uint, c_void};
 
+use super::channel;
 use super::sem::keeping_errno;
-use crate::replay;
+use crate::{replay, runtime};
 
 type Site = *const c_void;
 
@@ -98,7 +100,11 @@ pub unsafe extern "C" fn __ilgen_wrap_socketpair(
     let r = unsafe { libc::socketpair(domain, ty, protocol, sv) };
     if r == 0 {
         // SAFETY: socketpair filled both.
-        created(unsafe { std::slice::from_raw_parts(sv, 2) });
+        let ends = unsafe { std::slice::from_raw_parts(sv, 2) };
+        created(ends);
+        if runtime::replaying() {
+            keeping_errno(|| channel::pair(ends[0], ends[1]));
+        }
     }
     r
 }

@@ -6,53 +6,44 @@
 //! outcome (`record::inputs`) and a replaying thread gets the recorded one (`replay::inputs`).
 //! Any other descriptor, a `recv` with `MSG_PEEK` (which consumes nothing), and every call when the
 //! runtime is off: the real call alone. Both modes classify a call alike, so a thread's n-th
-//! counted read in the replay is its n-th in the recording.
+//! counted read in the replay is its n-th in the recording. A replayed read that got bytes from a
+//! stream (a peek too) acquires its channel, which the writes to it released (`output`).
 
 use std::ffi::{c_int, c_void};
 
 use ilgen_trace::inputs::Input;
 
+use super::channel;
 use crate::{record, replay, runtime};
 
 type Site = *const c_void;
 
 /// Whether reads of `fd` count: a FIFO (pipes are FIFOs) or a stream socket.
 fn stream(fd: c_int) -> bool {
-    // SAFETY: fstat and getsockopt into local buffers.
-    unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::fstat(fd, &mut st) != 0 {
-            return false;
-        }
-        match st.st_mode & libc::S_IFMT {
-            libc::S_IFIFO => true,
-            libc::S_IFSOCK => {
-                let mut ty: c_int = 0;
-                let mut len = std::mem::size_of::<c_int>() as libc::socklen_t;
-                libc::getsockopt(
-                    fd,
-                    libc::SOL_SOCKET,
-                    libc::SO_TYPE,
-                    (&mut ty as *mut c_int).cast(),
-                    &mut len,
-                ) == 0
-                    && ty == libc::SOCK_STREAM
-            }
-            _ => false,
-        }
-    }
+    channel::stream_inode(fd).is_some()
 }
 
 /// One read of at most `len` bytes on `fd`; `real(offset, n)` makes the real call for `n` bytes
 /// into the buffer at `offset`.
 fn input(fd: c_int, len: usize, peek: bool, mut real: impl FnMut(usize, usize) -> isize) -> isize {
-    if peek {
-        return real(0, len);
-    }
     if runtime::replaying() {
-        if let Some(r) = replay::inputs::serve(fd, len, || stream(fd), &mut real) {
-            return r;
+        let served = if peek {
+            None
+        } else {
+            replay::inputs::serve(fd, len, || stream(fd), &mut real)
+        };
+        let r = served.unwrap_or_else(|| real(0, len));
+        if r > 0 {
+            // Bytes a write put in the stream: that write happened before (`output`).
+            super::sem::keeping_errno(|| {
+                if let Some(c) = channel::of(fd) {
+                    replay::sync::channel_read(c);
+                }
+            });
         }
+        return r;
+    }
+    if peek {
         return real(0, len);
     }
     let r = real(0, len);

@@ -112,6 +112,9 @@ pub(crate) enum Role {
     Sem,
     /// A file descriptor number (the object is the number): closed, then created again.
     Fd,
+    /// A pipe, FIFO or stream socket pair (the object is its inode, `intercept::output`): written,
+    /// then read.
+    Channel,
 }
 
 impl SyncClocks {

@@ -71,7 +71,7 @@ use ilgen_trace::{known_thread, AccessKind, SiteId, SyncOp, ThreadId, NO_SITE};
 
 use crate::real;
 use crate::replay;
-use crate::replay::hb::{Role, SyncClocks, VectorClock};
+use crate::replay::hb::{Role, VectorClock};
 use crate::replay::thread::{self, ReplayThread, Slot, Status};
 use crate::{runtime, sites};
 
@@ -279,26 +279,43 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
 /// that creates `fd` acquires ([`fd_created`]). Not a step of the schedule (nothing is recorded):
 /// only the race detector's order.
 pub(crate) fn fd_closing(fd: c_int) {
-    fd_order(fd, |clocks, object, tid, clock| {
-        clocks.release(object, Role::Fd, tid, clock)
-    });
+    kernel_order(fd as u64, Role::Fd, true);
 }
 
 /// The calling thread got descriptor `fd` from a call that creates one.
 pub(crate) fn fd_created(fd: c_int) {
-    fd_order(fd, |clocks, object, _, clock| {
-        clocks.acquire(object, Role::Fd, clock)
-    });
+    kernel_order(fd as u64, Role::Fd, false);
 }
 
-fn fd_order(fd: c_int, f: impl FnOnce(&mut SyncClocks, u64, ThreadId, &mut VectorClock)) {
+/// The calling thread is about to write to the stream `channel` (an inode): a release into it,
+/// which a read of its bytes acquires ([`channel_read`]). A pipe that carries one byte per
+/// critical section is a lock (libuv's signal lock); the replay orders the sections as the
+/// kernel did. Not a step of the schedule either.
+pub(crate) fn channel_writing(channel: u64) {
+    kernel_order(channel, Role::Channel, true);
+}
+
+/// The calling thread read bytes from the stream `channel`.
+pub(crate) fn channel_read(channel: u64) {
+    kernel_order(channel, Role::Channel, false);
+}
+
+/// An order the kernel imposes on `object` in `role`: the calling thread releases into it or
+/// acquires it.
+fn kernel_order(object: u64, role: Role, release: bool) {
     let Some(t) = current() else {
         return;
     };
     let tid = t.tid();
     let Some(mut inner) = t.enter() else { return };
     inner.settle_atomic();
-    replay::hb::with_clocks(|c| f(c, fd as u64, tid, &mut inner.clock));
+    replay::hb::with_clocks(|c| {
+        if release {
+            c.release(object, role, tid, &mut inner.clock)
+        } else {
+            c.acquire(object, role, &mut inner.clock)
+        }
+    });
 }
 
 /// An operation recorded at once ([`crate::record::sync::now`]).
