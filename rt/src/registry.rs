@@ -1,7 +1,8 @@
 //! The process's threads as the runtime knows them: live threads and `pthread_t` handles.
 //!
 //! Takes thread starts and ends, and the handles `pthread_create` returned; gives the logical id
-//! of a `pthread_t` (for join and detach) and the list of live threads to ask for a flush at exit.
+//! of a `pthread_t` (for join and detach), the list of live threads to ask for a flush at exit,
+//! and the states ended threads left for new ones (`retire`, `take_spare`).
 //! It keeps each live thread's state as a pointer of type `S` that it never follows: the one
 //! registry of the process is `thread::THREADS`, over `thread::ThreadState`.
 //! This is the slow path, behind one spin lock. The lock records its owner, so that a signal
@@ -22,6 +23,8 @@ struct Live<S> {
 
 pub(crate) struct Threads<S> {
     live: Vec<Live<S>>,
+    /// States of threads that ended, for threads that start later to take over.
+    spare: Vec<*const S>,
     /// `pthread_t` of a thread created through the wrapper, until it is joined or detached.
     handles: BTreeMap<libc::pthread_t, ThreadId>,
 }
@@ -71,6 +74,7 @@ impl<S> Registry<S> {
             owner: AtomicUsize::new(0),
             data: UnsafeCell::new(Threads {
                 live: Vec::new(),
+                spare: Vec::new(),
                 handles: BTreeMap::new(),
             }),
         }
@@ -120,6 +124,22 @@ impl<S> Threads<S> {
 
     pub fn remove_live(&mut self, tid: ThreadId) {
         self.live.retain(|l| l.tid != tid);
+    }
+
+    /// Thread `tid` ended: its state leaves the live threads for the spare ones.
+    pub fn retire(&mut self, tid: ThreadId, state: *const S) {
+        self.remove_live(tid);
+        self.spare.push(state);
+    }
+
+    /// A spare state, which the caller now owns.
+    pub fn take_spare(&mut self) -> Option<*const S> {
+        self.spare.pop()
+    }
+
+    /// The spare states (valid while the lock is held: only their taker frees them).
+    pub fn spares(&self) -> impl Iterator<Item = *const S> + '_ {
+        self.spare.iter().copied()
     }
 
     /// Every live thread but the caller: its handle and its state (valid while the lock is held:
@@ -185,6 +205,13 @@ mod tests {
         assert_eq!(t.others(100).map(|(p, _)| p).collect::<Vec<_>>(), vec![500]);
         t.remove_live(5);
         assert_eq!(t.others(100).count(), 0);
+        let state = 7u8;
+        t.add_live(6, 600, &state);
+        t.retire(6, &state);
+        assert_eq!(t.others(100).count(), 0, "a retired thread is not live");
+        assert_eq!(t.spares().collect::<Vec<_>>(), [&state as *const u8]);
+        assert_eq!(t.take_spare(), Some(&state as *const u8));
+        assert_eq!(t.take_spare(), None);
     }
 
     #[test]

@@ -4,13 +4,14 @@
 //! their bytes, and back the events of a run of records ([`Records`]).
 //!
 //! ```text
-//! record = access | window | sync | heap | slot | atomic
+//! record = access | window | sync | heap | slot | atomic | section
 //! access = 0x40 | size code << 2 | kind: u8, addr delta, [size,] site delta
 //! window = 0x84 | kind: u8, addr delta, mask, site delta
 //! sync   = 0x80: u8, seq delta, site delta, op (bincode varint, each object as a delta)
 //! heap   = 0x81: u8, seq delta, site delta, op (bincode varint)
 //! slot   = 0x82: u8, len: u8, bincode fixed-int of the Event, len bytes
 //! atomic = 0x88 | op: u8, seq delta, site delta, address delta
+//! section = 0x8c: u8, a thread file's start (magic and header) for the next thread
 //! ```
 //! Numbers are LEB128. A delta is the zigzag LEB128 of the wrapping difference from the same field
 //! of the thread's previous record that has it: an access's address and site from the previous
@@ -33,6 +34,13 @@
 //! cursor as it was), so the runtime can complete it in place whatever was written after it. When
 //! it is still the thread's last record, the runtime writes its completion as a sync record
 //! instead (it keeps the cursor from before the slot).
+//!
+//! A section ends the records of one thread and begins another's in the same file: the runtime
+//! hands the file of a thread that ended to the next thread it starts (see `crate::format`). What
+//! follows it is what a thread file begins with, its magic and header (never more than
+//! [`MAX_RECORD`] bytes with its tag), then that thread's records, their deltas taken from zero
+//! again. [`Records`] stops at it, as at the end of the records ([`section_at`] says where the
+//! next header is).
 
 use std::path::Path;
 
@@ -50,6 +58,8 @@ const SLOT: u8 = 0x82;
 const WINDOW: u8 = 0x84;
 /// Atomic records: `ATOMIC | op` (0: acquire, 1: release store, 2: release read-modify-write).
 const ATOMIC: u8 = 0x88;
+/// The record that ends one thread's records and begins the next thread's.
+const SECTION: u8 = 0x8c;
 /// Bytes a window record spans.
 pub const WINDOW_BYTES: u64 = 64;
 /// The size code that says the size follows the address.
@@ -381,6 +391,19 @@ impl Encoder {
         at
     }
 
+    /// A section record: `head` (a thread file's start: magic and header) of the thread whose
+    /// records follow, which the deltas start afresh for. `head` with its tag fits in
+    /// [`MAX_RECORD`] bytes.
+    pub fn section(&mut self, head: &[u8], out: &mut [u8]) -> usize {
+        out[1..=head.len()].copy_from_slice(head);
+        // The tag last: until it is stored the records end here (a zero), so a process killed
+        // meanwhile leaves no half header to read.
+        std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+        out[0] = SECTION;
+        self.cursor = Cursor::default();
+        head.len() + 1
+    }
+
     /// The records of `events`, one after the other.
     pub fn all(&mut self, events: &[Event]) -> Vec<u8> {
         let mut bytes = Vec::new();
@@ -410,6 +433,11 @@ pub fn slot(event: &Event, out: &mut [u8]) -> usize {
 /// Length of the slot record at the start of `bytes`, `None` if it is no slot.
 pub fn slot_len(bytes: &[u8]) -> Option<usize> {
     (bytes.len() >= 2 && bytes[0] == SLOT).then(|| usize::from(bytes[1]) + 2)
+}
+
+/// Where the next thread's header begins if the record at `at` is a section, `None` otherwise.
+pub fn section_at(bytes: &[u8], at: usize) -> Option<usize> {
+    (bytes.get(at) == Some(&SECTION)).then_some(at + 1)
 }
 
 /// A bincode varint `u64` at `*at`, if it is in its shortest form (else bincode decides).
@@ -787,6 +815,11 @@ impl Iterator for Records<'_> {
             return None;
         }
         let start = self.at;
+        if self.bytes[start] == SECTION {
+            // Another thread's records follow: this thread's end here.
+            self.done = true;
+            return None;
+        }
         if self.bytes[start] == 0 {
             // The end of the records: only the writer's zero padding may follow. Anything else
             // is a record whose tag was overwritten, and would silently cut the file.

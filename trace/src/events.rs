@@ -1,7 +1,8 @@
 //! One thread's events as the reader holds them: its compact records, decoded on every walk.
 //!
-//! Takes a thread file's records (checked once, as they are read: [`Events::read`] from bytes in
-//! memory, [`Events::open`] from a large file, read through a memory map) or events one at a time
+//! Takes a thread's records in its file, up to the file's end or the next thread's section
+//! (checked once, as they are read: [`Events::read`] from bytes in memory, [`Events::open`] from
+//! a large file, read through a memory map) or events one at a time
 //! ([`Events::push`]); gives the events back in program order ([`Events::iter`]), the thread's
 //! sync and heap events with their positions ([`Events::marks`], which steps over the accesses)
 //! and those of them that begin or end a thread or an object ([`Events::lifecycle`]). An [`Event`]
@@ -19,7 +20,7 @@ use std::path::{Path, PathBuf};
 use memmap2::{Mmap, MmapOptions};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::codec::{Cursor, Encoder, Records, MAX_RECORD};
+use crate::codec::{section_at, Cursor, Encoder, Records, MAX_RECORD};
 use crate::error::TraceError;
 use crate::event::{Event, SyncOp};
 use crate::meta::FileSum;
@@ -34,6 +35,10 @@ const AHEAD: usize = 512;
 /// [`Events::lifecycle`] events a file's records keep in memory; a thread with more has them
 /// found by a walk of its marks.
 const LIFECYCLE_KEPT: usize = 1 << 12;
+
+/// A file's bytes after one thread's records ([`Events::read`]), and the offset of the next
+/// thread's header in them.
+pub type Rest = (Vec<u8>, usize);
 
 /// Where the records are.
 #[derive(Clone, Debug)]
@@ -100,8 +105,42 @@ struct Window<'a> {
     /// Where a next record begins too close to the end of the bytes, which must move on.
     limit: usize,
     cursor: Cursor,
-    /// Everything read so far, when the walk sums the file.
-    sum: Option<Xxh3>,
+    /// The file's sum, when the walk sums what it reads.
+    sum: Option<&'a mut Summed>,
+}
+
+/// The sum of a file read in pieces, perhaps overlapping (the threads of one file, each read
+/// through its own windows): the bytes from its start up to `to`, each once.
+pub(crate) struct Summed {
+    hasher: Xxh3,
+    to: u64,
+}
+
+impl Summed {
+    pub fn new() -> Summed {
+        Summed {
+            hasher: Xxh3::new(),
+            to: 0,
+        }
+    }
+
+    /// Adds the bytes of `bytes`, which begin at byte `from` of the file, that are past what was
+    /// summed; `from` is never past it (the pieces are read in order, each from a point an earlier
+    /// one reached).
+    pub fn add(&mut self, from: u64, bytes: &[u8]) {
+        debug_assert!(from <= self.to, "a gap in the sum before byte {from}");
+        let skip = (self.to - from.min(self.to)) as usize;
+        if let Some(new) = bytes.get(skip..).filter(|b| !b.is_empty()) {
+            self.hasher.update(new);
+            self.to = from + bytes.len() as u64;
+        }
+    }
+
+    /// The sum of a file of `size` bytes, all of them added.
+    pub fn finish(&self, size: u64) -> FileSum {
+        debug_assert_eq!(self.to, size);
+        FileSum::of_hasher(size, &self.hasher)
+    }
 }
 
 /// Bytes `from..from + len` of `file`, mapped (and their pages mapped at once: the walk reads
@@ -184,8 +223,7 @@ impl<'a> Window<'a> {
         let from = self.base + self.at as u64;
         let next = map(file, from, WINDOW.min((self.end - from) as usize))?;
         if let Some(sum) = &mut self.sum {
-            // The bytes up to the old window's end were summed with it.
-            sum.update(&next[len - self.at..]);
+            sum.add(from, &next);
         }
         *mapped = Some(next);
         self.base = from;
@@ -264,9 +302,15 @@ fn gone(path: &Path, e: std::io::Error) -> ! {
 }
 
 impl Events {
-    /// The records of `bytes` from `at` on, up to the end or the zero padding, each checked; `path`
-    /// only names the file in errors. The records stay in `bytes`, which is not copied.
-    pub fn read(path: &Path, mut bytes: Vec<u8>, at: usize) -> Result<Events, TraceError> {
+    /// The records of `bytes` from `at` on, up to the end, the zero padding or the next thread's
+    /// section, each checked; `path` only names the file in errors. Gives them and, when a
+    /// section follows, `bytes` back with the offset of that thread's header. The records of a
+    /// file's last thread stay in `bytes`, which is not copied; an earlier thread's are copied out.
+    pub fn read(
+        path: &Path,
+        mut bytes: Vec<u8>,
+        at: usize,
+    ) -> Result<(Events, Option<Rest>), TraceError> {
         let mut records = Records::new(path, &bytes, at);
         let (mut len, mut last) = (0, None);
         let mut end = at;
@@ -276,34 +320,48 @@ impl Events {
             end = records.offset();
         }
         let cursor = records.cursor();
-        bytes.truncate(end);
-        bytes.drain(..at);
-        bytes.shrink_to_fit();
+        let next = section_at(&bytes, end);
+        let records = match next {
+            Some(_) => bytes[at..end].to_vec(),
+            None => {
+                bytes.truncate(end);
+                bytes.drain(..at);
+                bytes.shrink_to_fit();
+                std::mem::take(&mut bytes)
+            }
+        };
         let mut encoder = Encoder::default();
         encoder.rewind(cursor);
-        Ok(Events {
-            store: Store::Memory(bytes),
+        let events = Events {
+            store: Store::Memory(records),
             len,
             last,
             encoder,
-        })
+        };
+        Ok((events, next.map(|header| (bytes, header))))
     }
 
-    /// The records of the file at `path`, of `size` bytes, from byte `at` on, each checked as
-    /// [`Events::read`] does, read through a map and left in the file; `head` is the file's first
-    /// `at` bytes, already read. Gives the sum of the whole file too.
-    pub fn open(
+    /// The records of `file` (at `path`, of `size` bytes) from byte `at` on, each checked as
+    /// [`Events::read`] does, read through a map and left in the file; every byte read is added
+    /// to `sum`, which holds the file's bytes up to `at` at least. Gives them and, when the next
+    /// thread's section follows, the offset of its header.
+    pub(crate) fn open(
         path: &Path,
-        file: File,
-        head: &[u8],
+        file: &File,
+        at: u64,
         size: u64,
-    ) -> Result<(Events, FileSum), TraceError> {
-        let mut sum = Xxh3::new();
-        sum.update(head);
-        let at = head.len() as u64;
+        sum: &mut Summed,
+    ) -> Result<(Events, Option<u64>), TraceError> {
+        let io = |source| TraceError::Io {
+            path: path.into(),
+            source,
+        };
         let mut window = Window {
             path,
-            source: Source::File { file, map: None },
+            source: Source::File {
+                file: file.try_clone().map_err(io)?,
+                map: None,
+            },
             base: at,
             end: size,
             at: 0,
@@ -326,8 +384,9 @@ impl Events {
             len += 1;
             end = window.base + window.at as u64;
         }
+        let next = section_at(window.bytes(), window.at).map(|h| window.base + h as u64);
         // The zero padding: the first window of it was checked with the last records.
-        while !window.whole() {
+        while next.is_none() && !window.whole() {
             window.at = window.bytes().len();
             window.fill().map_err(|e| window.io(e))?;
             if let Some(i) = window.bytes().iter().position(|&b| b != 0) {
@@ -340,7 +399,6 @@ impl Events {
         }
         let mut encoder = Encoder::default();
         encoder.rewind(window.cursor);
-        let sum = FileSum::of_hasher(size, &window.sum.take().expect("summed as it was read"));
         let events = Events {
             store: Store::File {
                 path: path.into(),
@@ -352,7 +410,7 @@ impl Events {
             last,
             encoder,
         };
-        Ok((events, sum))
+        Ok((events, next))
     }
 
     /// Holds the records in memory from now on, so that events can be pushed.
@@ -630,7 +688,8 @@ mod tests {
         let Store::Memory(records) = &events.store else {
             panic!("pushed events are in memory")
         };
-        let mut read = Events::read(Path::new("t0.trace"), records.clone(), 0).unwrap();
+        let (mut read, next) = Events::read(Path::new("t0.trace"), records.clone(), 0).unwrap();
+        assert!(next.is_none());
         assert_eq!(read, events);
         let more = sample()[1];
         read.push(more);

@@ -1,12 +1,19 @@
-//! The on-disk trace: one directory per recorded run, one file per thread plus `meta.json`.
+//! The on-disk trace: one directory per recorded run, thread files plus `meta.json`.
 //!
 //! Takes events and a header (runtime side) or a directory path (analyzer side); gives the bytes of
 //! a thread file, and back a [`TraceDir`] with every thread's events in program order.
 //!
 //! Thread file `t<tid>.trace`:
 //! ```text
-//! magic "ILGENTHR" | header (bincode, fixed-int, little endian) | record* | (zero bytes)*
+//! magic "ILGENTHR" | header (bincode, fixed-int, little endian) | record*
+//!     (section: 0x8c | magic | header | record*)* | (zero bytes)*
 //! ```
+//! A file holds thread `tid`'s records and, after each section record, those of a thread that
+//! took the file over: the runtime gives the file of a thread that ended to the next thread it
+//! starts, so a program that starts a thread per job (9,001 threads in htslib's
+//! `thrash_threads2`, 8 alive at a time) writes as many files as it has threads alive at once, not
+//! one per thread. Each thread is in exactly one file, whole.
+//!
 //! Records are compact (tags and LEB128 deltas, see [`crate::codec`]). A zero tag ends them: the
 //! runtime writes through a shared file mapping that it grows in zero-filled chunks, so a process
 //! killed with SIGKILL leaves its records followed by zeros, and that file still reads as complete
@@ -41,12 +48,16 @@
 //! - 7: `Event::Atomic` (appended; records `0x88 | op`, see [`crate::codec`]): the acquire and
 //!   release halves of atomic operations, numbered in the run's order, for the happens-before
 //!   of C/C++ atomics.
+//! - 8: section records (`0x8c`, see [`crate::codec`]): a thread file holds the threads that took
+//!   it over after its first thread ended, each after a section that repeats the file's start
+//!   with the next thread's header.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Event, SyncOp, ThreadId, NO_THREAD};
+use crate::events::Summed;
 pub use crate::events::{Events, Marks};
 use crate::meta::Meta;
 
@@ -90,36 +101,57 @@ pub struct ThreadTrace {
     pub events: Events,
 }
 
-/// Decodes the bytes of one thread file; `path` only names the file in errors.
-pub fn decode_thread(path: &Path, bytes: &[u8]) -> Result<ThreadTrace, TraceError> {
-    read_thread(path, bytes.to_vec())
+/// Decodes the bytes of one thread file: its threads, in the order they wrote it (one, or more
+/// when later threads took the file over, see the module doc); `path` only names the file in
+/// errors.
+pub fn decode_threads(path: &Path, bytes: &[u8]) -> Result<Vec<ThreadTrace>, TraceError> {
+    read_threads(path, bytes.to_vec())
 }
 
-/// [`decode_thread`], keeping the records in `bytes`: a thread file is never held twice.
-pub fn read_thread(path: &Path, bytes: Vec<u8>) -> Result<ThreadTrace, TraceError> {
-    let (header, at) = header(path, &bytes)?;
-    let events = Events::read(path, bytes, at)?;
-    Ok(ThreadTrace { header, events })
+/// [`decode_threads`], keeping the records of the file's last thread in `bytes`: a thread file
+/// is never held twice.
+pub fn read_threads(path: &Path, mut bytes: Vec<u8>) -> Result<Vec<ThreadTrace>, TraceError> {
+    let mut threads = Vec::new();
+    let mut at = 0;
+    loop {
+        let (header, used) = header(path, &bytes[at..])?;
+        let (events, next) = Events::read(path, bytes, at + used)?;
+        threads.push(ThreadTrace { header, events });
+        let Some((rest, next)) = next else {
+            return Ok(threads);
+        };
+        (bytes, at) = (rest, next);
+    }
 }
 
-/// A thread file of `size` bytes, its records checked and left in the file ([`Events::open`]),
-/// with the sum of the file.
-pub fn open_thread(
+/// The threads of a thread file of `size` bytes, their records checked and left in the file
+/// ([`Events::open`]), with the sum of the file.
+pub fn open_threads(
     path: &Path,
     file: std::fs::File,
     size: u64,
-) -> Result<(ThreadTrace, crate::meta::FileSum), TraceError> {
+) -> Result<(Vec<ThreadTrace>, crate::meta::FileSum), TraceError> {
     use std::os::unix::fs::FileExt;
-    // The header is a few dozen bytes.
-    let mut head = vec![0u8; size.min(4096) as usize];
-    file.read_exact_at(&mut head, 0)
-        .map_err(|source| TraceError::Io {
-            path: path.into(),
-            source,
-        })?;
-    let (header, at) = header(path, &head)?;
-    let (events, sum) = Events::open(path, file, &head[..at], size)?;
-    Ok((ThreadTrace { header, events }, sum))
+    let mut sum = Summed::new();
+    let mut threads = Vec::new();
+    let mut at = 0;
+    loop {
+        // A header is a few dozen bytes.
+        let mut head = vec![0u8; (size - at).min(4096) as usize];
+        file.read_exact_at(&mut head, at)
+            .map_err(|source| TraceError::Io {
+                path: path.into(),
+                source,
+            })?;
+        let (header, used) = header(path, &head)?;
+        sum.add(at, &head[..used]);
+        let (events, next) = Events::open(path, &file, at + used as u64, size, &mut sum)?;
+        threads.push(ThreadTrace { header, events });
+        match next {
+            Some(next) => at = next,
+            None => return Ok((threads, sum.finish(size))),
+        }
+    }
 }
 
 /// The header of the thread file that `bytes` begin, and where its records begin.
@@ -222,6 +254,22 @@ mod tests {
         bytes
     }
 
+    /// `bytes` (a thread file) taken over by thread `tid` (child 0 of thread 3), which recorded
+    /// `events`.
+    fn take_over(bytes: &mut Vec<u8>, tid: ThreadId, events: &[Event]) {
+        let head = encode_header(&ThreadHeader {
+            version: FORMAT_VERSION,
+            tid,
+            parent: 3,
+            child_index: 0,
+        });
+        let mut encoder = Encoder::default();
+        let mut out = [0u8; MAX_RECORD];
+        let n = encoder.section(&head, &mut out);
+        bytes.extend_from_slice(&out[..n]);
+        bytes.extend(encoder.all(events));
+    }
+
     fn sample() -> Vec<Event> {
         vec![
             Event::Sync(Sync {
@@ -251,10 +299,50 @@ mod tests {
     fn round_trip_and_zero_padding_ends_records() {
         let mut bytes = file(&sample());
         bytes.extend_from_slice(&[0u8; 100]);
-        let t = decode_thread(Path::new("t3.trace"), &bytes).unwrap();
-        assert_eq!(t.header.tid, 3);
-        assert_eq!(t.header.child_index, 2);
-        assert_eq!(t.events, sample());
+        let t = decode_threads(Path::new("t3.trace"), &bytes).unwrap();
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].header.tid, 3);
+        assert_eq!(t[0].header.child_index, 2);
+        assert_eq!(t[0].events, sample());
+    }
+
+    #[test]
+    fn threads_that_took_a_file_over_read_each_with_its_header_and_records() {
+        let mut bytes = file(&sample());
+        take_over(&mut bytes, 8, &sample()[1..]);
+        take_over(&mut bytes, 9, &[]);
+        take_over(&mut bytes, 12, &sample());
+        bytes.extend_from_slice(&[0u8; 100]);
+        let t = decode_threads(Path::new("t3.trace"), &bytes).unwrap();
+        let read: Vec<(ThreadId, ThreadId, Vec<Event>)> = t
+            .iter()
+            .map(|t| (t.header.tid, t.header.parent, t.events.to_vec()))
+            .collect();
+        assert_eq!(
+            read,
+            [
+                (3, 0, sample()),
+                (8, 3, sample()[1..].to_vec()),
+                (9, 3, vec![]),
+                (12, 3, sample()),
+            ]
+        );
+        // The deltas start afresh after a section: the last thread's records are a file's.
+        let mut alone = encode_header(&t[3].header);
+        alone.extend(Encoder::default().all(&sample()));
+        assert_eq!(
+            bytes
+                .windows(alone.len() - 8)
+                .filter(|w| *w == &alone[8..])
+                .count(),
+            1
+        );
+        // A section cut inside its header is refused, not read as a thread.
+        let cut = bytes.len() - 100 - Encoder::default().all(&sample()).len() - 4;
+        assert!(matches!(
+            decode_threads(Path::new("t3.trace"), &bytes[..cut]),
+            Err(TraceError::Truncated { .. })
+        ));
     }
 
     #[test]
@@ -263,7 +351,7 @@ mod tests {
         let end = bytes.len();
         bytes.extend_from_slice(&[0u8; 40]);
         bytes[end + 20] = 7;
-        match decode_thread(Path::new("t3.trace"), &bytes) {
+        match decode_threads(Path::new("t3.trace"), &bytes) {
             Err(TraceError::Corrupt { offset, .. }) => assert_eq!(offset, end + 20),
             other => panic!("expected corrupt, got {other:?}"),
         }
@@ -298,9 +386,12 @@ mod tests {
                 kind: AccessKind::Write,
             }),
         };
-        // Some 40 pieces of records, and padding of more than a piece.
+        // Some 40 pieces of records, then two threads that took the file over (one with a few
+        // records, one with pieces of its own), and padding of more than a piece.
         let events: Vec<Event> = (0..500_000).map(event).collect();
         let mut bytes = file(&events);
+        take_over(&mut bytes, 8, &[event(1), event(0)]);
+        take_over(&mut bytes, 9, &events[..200_000]);
         let records_end = bytes.len();
         bytes.extend_from_slice(&[0u8; 200_000]);
         let dir = std::env::temp_dir().join(format!("ilgen-pieces-{}", std::process::id()));
@@ -309,30 +400,35 @@ mod tests {
         let open = |bytes: &[u8]| {
             std::fs::write(&path, bytes).unwrap();
             let file = std::fs::File::open(&path).unwrap();
-            open_thread(&path, file, bytes.len() as u64)
+            open_threads(&path, file, bytes.len() as u64)
         };
         let (piecewise, sum) = open(&bytes).unwrap();
-        let whole = decode_thread(&path, &bytes).unwrap();
+        let whole = decode_threads(&path, &bytes).unwrap();
         assert_eq!(sum, FileSum::of(&bytes));
         assert_eq!(piecewise, whole);
-        assert!(piecewise.events.marks().eq(whole.events.marks()));
-        // Kept in memory against walked for.
-        assert!(piecewise.events.lifecycle().eq(whole.events.lifecycle()));
-        assert!(piecewise.events.lifecycle().count() > 700);
-        let (mut a, mut b) = (piecewise.events.iter(), whole.events.iter());
-        loop {
-            assert_eq!(a.next_mark(), b.next_mark());
-            let next = a.next();
-            assert_eq!(next, b.next());
-            if next.is_none() {
-                break;
+        let tids: Vec<ThreadId> = whole.iter().map(|t| t.header.tid).collect();
+        assert_eq!(tids, [3, 8, 9]);
+        assert_eq!(whole[2].events, events[..200_000].to_vec());
+        for (piecewise, whole) in piecewise.iter().zip(&whole) {
+            assert!(piecewise.events.marks().eq(whole.events.marks()));
+            // Kept in memory against walked for.
+            assert!(piecewise.events.lifecycle().eq(whole.events.lifecycle()));
+            let (mut a, mut b) = (piecewise.events.iter(), whole.events.iter());
+            loop {
+                assert_eq!(a.next_mark(), b.next_mark());
+                let next = a.next();
+                assert_eq!(next, b.next());
+                if next.is_none() {
+                    break;
+                }
             }
         }
+        assert!(piecewise[0].events.lifecycle().count() > 700);
         // Errors name the same byte as when the file is read whole: garbage in the padding near
         // the records and a piece beyond them, records cut short.
         let same_error = |bytes: &[u8]| {
             let piecewise = open(bytes).err().map(|e| e.to_string());
-            let whole = decode_thread(&path, bytes).err().map(|e| e.to_string());
+            let whole = decode_threads(&path, bytes).err().map(|e| e.to_string());
             assert!(piecewise.is_some());
             assert_eq!(piecewise, whole);
         };
@@ -341,7 +437,8 @@ mod tests {
         bytes[records_end + 10] = 0;
         bytes[records_end + 150_000] = 7;
         same_error(&bytes);
-        same_error(&bytes[..records_end - 3]);
+        // The last record is an access of three bytes.
+        same_error(&bytes[..records_end - 1]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -404,15 +501,15 @@ mod tests {
             })
         })
         .collect();
-        let t = decode_thread(Path::new("t3.trace"), &file(&events)).unwrap();
-        assert_eq!(t.events, events);
+        let t = decode_threads(Path::new("t3.trace"), &file(&events)).unwrap();
+        assert_eq!(t[0].events, events);
     }
 
     #[test]
     fn an_older_trace_gets_the_version_message() {
         let mut bytes = file(&sample());
         bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
-        let err = decode_thread(Path::new("t3.trace"), &bytes).unwrap_err();
+        let err = decode_threads(Path::new("t3.trace"), &bytes).unwrap_err();
         assert!(matches!(
             err,
             TraceError::Version {
@@ -431,7 +528,7 @@ mod tests {
     fn cut_record_is_truncated_not_a_panic() {
         let bytes = file(&sample());
         let cut = &bytes[..bytes.len() - 3];
-        match decode_thread(Path::new("t3.trace"), cut) {
+        match decode_threads(Path::new("t3.trace"), cut) {
             Err(TraceError::Truncated { .. }) => {}
             other => panic!("expected truncated, got {other:?}"),
         }
@@ -439,7 +536,7 @@ mod tests {
 
     #[test]
     fn foreign_and_wrong_version_files_are_named() {
-        let err = decode_thread(Path::new("x/t0.trace"), b"ELF\x7f garbage").unwrap_err();
+        let err = decode_threads(Path::new("x/t0.trace"), b"ELF\x7f garbage").unwrap_err();
         assert!(matches!(err, TraceError::NotATrace { .. }));
         assert!(
             err.to_string().starts_with(
@@ -450,7 +547,7 @@ mod tests {
         );
         let mut bytes = file(&sample());
         bytes[8] = 99;
-        let err = decode_thread(Path::new("t3.trace"), &bytes).unwrap_err();
+        let err = decode_threads(Path::new("t3.trace"), &bytes).unwrap_err();
         assert!(matches!(err, TraceError::Version { found: 99, .. }));
         assert!(
             err.to_string()
@@ -459,7 +556,7 @@ mod tests {
             "{err}"
         );
         bytes[8] = 0;
-        let err = decode_thread(Path::new("t3.trace"), &bytes).unwrap_err();
+        let err = decode_threads(Path::new("t3.trace"), &bytes).unwrap_err();
         assert!(
             err.to_string()
                 .contains(&format!("0, older than version {FORMAT_VERSION}"))

@@ -1,20 +1,22 @@
 //! Reading a trace directory: the thread files decoded, then checked against each other.
 //!
 //! Takes a directory path; gives [`TraceDir::open`]'s [`TraceDir`]: `meta.json` and every
-//! `t<tid>.trace` decoded (`format`), with the segment a `pending.<n>` file holds for it when the
+//! `t<tid>.trace` decoded (`format`: thread `tid` and the threads that took its file over after it
+//! ended), with the segment a `pending.<n>` file holds for it when the
 //! thread did not end (`pending`), once the files make one run (`validate`) and each inputs file
 //! (`inputs`) belongs to one of its threads. Above both, so that
 //! the checks can take the decoded types and the reader can call the checks.
 
+use std::collections::HashMap;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::not_a_dir;
 use crate::event::ThreadId;
 use crate::events::IN_FILE;
 use crate::file::{open_regular, read_regular};
-use crate::format::{open_thread, read_thread, ThreadTrace, TraceDir, TraceError};
+use crate::format::{open_threads, read_threads, ThreadTrace, TraceDir, TraceError};
 use crate::meta::{FileSum, Meta};
 
 impl TraceDir {
@@ -45,9 +47,23 @@ impl TraceDir {
         }
         // Checking a file decodes every record of it: the files are checked on all cores. The
         // first error in directory order is the one reported, whichever file failed first.
-        let mut threads = on_all_cores(&files, |(tid, path)| open_checked(&meta, *tid, path))
+        let read = on_all_cores(&files, |(tid, path)| open_checked(&meta, *tid, path))
             .into_iter()
             .collect::<Result<Vec<_>, _>>()?;
+        let mut threads = Vec::new();
+        let mut file_of: HashMap<ThreadId, PathBuf> = HashMap::new();
+        for ((_, path), in_file) in files.iter().zip(read) {
+            for thread in in_file {
+                let tid = thread.header.tid;
+                if let Some(first) = file_of.insert(tid, path.clone()) {
+                    return Err(TraceError::Inconsistent {
+                        path: path.clone(),
+                        reason: format!("it holds thread {tid}, and so does {}", first.display()),
+                    });
+                }
+                threads.push(thread);
+            }
+        }
         threads.sort_by_key(|t| t.header.tid);
         crate::pending::recover(dir, meta.files.is_some(), &mut threads)?;
         let trace = TraceDir {
@@ -55,7 +71,7 @@ impl TraceDir {
             meta,
             threads,
         };
-        crate::validate::check(&trace)?;
+        crate::validate::check(&trace, &file_of)?;
         check_inputs(&trace)?;
         Ok(trace)
     }
@@ -85,31 +101,31 @@ fn check_inputs(trace: &TraceDir) -> Result<(), TraceError> {
     Ok(())
 }
 
-/// The thread file `path` of thread `tid`, decoded and checked against `meta`.
-fn open_checked(meta: &Meta, tid: ThreadId, path: &Path) -> Result<ThreadTrace, TraceError> {
+/// The thread file `path` of thread `tid` (its first thread), decoded and checked against `meta`.
+fn open_checked(meta: &Meta, tid: ThreadId, path: &Path) -> Result<Vec<ThreadTrace>, TraceError> {
     let (file, size) = open_regular(path)?;
     // Decoded first: a file of another version or no thread file at all is named so.
     // A large file's records stay in it (read in pieces, summed as they are checked);
     // a small one's are read, summed and kept in memory.
-    let (thread, sum) = if size >= IN_FILE {
-        open_thread(path, file, size)?
+    let (threads, sum) = if size >= IN_FILE {
+        open_threads(path, file, size)?
     } else {
         drop(file);
         let bytes = read_regular(path)?;
         let sum = FileSum::of(&bytes);
-        (read_thread(path, bytes)?, sum)
+        (read_threads(path, bytes)?, sum)
     };
     crate::validate::check_sealed(meta, path, &sum)?;
-    if thread.header.tid != tid {
+    if threads[0].header.tid != tid {
         return Err(TraceError::Inconsistent {
             path: path.into(),
             reason: format!(
                 "its header says it is thread {}, its name says thread {tid}",
-                thread.header.tid
+                threads[0].header.tid
             ),
         });
     }
-    Ok(thread)
+    Ok(threads)
 }
 
 /// `f` of every item, in their order, computed by as many threads as there are cores (each

@@ -59,16 +59,26 @@ pub fn check_sealed(meta: &Meta, path: &Path, sum: &FileSum) -> Result<(), Trace
     Ok(())
 }
 
-/// Checks that the threads of `trace` make one run.
-pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
-    let file = |tid: ThreadId| trace.path.join(thread_file_name(tid));
+/// The file thread `tid` was read from (`file_of`), or for a thread not read, the file it would
+/// have begun.
+fn file(trace: &TraceDir, file_of: &HashMap<ThreadId, PathBuf>, tid: ThreadId) -> PathBuf {
+    file_of
+        .get(&tid)
+        .cloned()
+        .unwrap_or_else(|| trace.path.join(thread_file_name(tid)))
+}
+
+/// Checks that the threads of `trace` make one run; `file_of` names the file each was read from.
+pub fn check(trace: &TraceDir, file_of: &HashMap<ThreadId, PathBuf>) -> Result<(), TraceError> {
+    let file = |tid: ThreadId| file(trace, file_of, tid);
     let fail = |path: PathBuf, reason: String| Err(TraceError::Inconsistent { path, reason });
     let by_tid: HashMap<ThreadId, &ThreadTrace> =
         trace.threads.iter().map(|t| (t.header.tid, t)).collect();
     let read: Vec<String> = trace
         .threads
         .iter()
-        .map(|t| thread_file_name(t.header.tid))
+        .map(|t| file(t.header.tid))
+        .filter_map(|f| Some(f.file_name()?.to_string_lossy().into_owned()))
         .collect();
     for name in trace.meta.files.iter().flat_map(|f| f.keys()) {
         if !read.contains(name) {
@@ -89,7 +99,7 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
     let mut threads: Vec<Thread> = trace
         .threads
         .iter()
-        .map(|t| Thread::new(trace, t, &by_tid))
+        .map(|t| Thread::new(trace, file_of, t, &by_tid))
         .collect();
     let shared = shared_seq(&mut threads);
     let mut forked_by: HashMap<ThreadId, ThreadId> = HashMap::new();
@@ -141,6 +151,7 @@ pub fn check(trace: &TraceDir) -> Result<(), TraceError> {
 /// this thread alone: its first failure, and the children it forked before it.
 struct Thread<'a> {
     trace: &'a TraceDir,
+    file_of: &'a HashMap<ThreadId, PathBuf>,
     tid: ThreadId,
     by_tid: &'a HashMap<ThreadId, &'a ThreadTrace>,
     marks: crate::events::Marks<'a>,
@@ -155,11 +166,13 @@ struct Thread<'a> {
 impl<'a> Thread<'a> {
     fn new(
         trace: &'a TraceDir,
+        file_of: &'a HashMap<ThreadId, PathBuf>,
         t: &'a ThreadTrace,
         by_tid: &'a HashMap<ThreadId, &'a ThreadTrace>,
     ) -> Thread<'a> {
         Thread {
             trace,
+            file_of,
             tid: t.header.tid,
             by_tid,
             // Heap events take their numbers from the same counter, but order nothing: only
@@ -192,8 +205,8 @@ impl<'a> Thread<'a> {
     }
 
     fn check(&mut self, s: &crate::event::Sync) -> Result<(), (PathBuf, String)> {
-        let (tid, trace) = (self.tid, self.trace);
-        let file = |tid: ThreadId| trace.path.join(thread_file_name(tid));
+        let (tid, trace, file_of) = (self.tid, self.trace, self.file_of);
+        let file = |tid: ThreadId| file(trace, file_of, tid);
         if s.seq != PENDING {
             if self.last_seq.is_some_and(|l| s.seq <= l) {
                 return Err((
@@ -329,16 +342,16 @@ mod tests {
     fn a_sequence_number_of_two_threads_is_refused() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/Inputs/small");
         let mut trace = TraceDir::open(&dir).expect("the input trace reads");
-        // Thread 1's end takes the number of main's second join (13).
+        // Thread 1's end takes the number of main's second join (17).
         let mut events = trace.threads[1].events.to_vec();
         let Some(Event::Sync(end)) = events.last_mut() else {
             panic!("thread 1 ends with its end");
         };
-        end.seq = 13;
+        end.seq = 17;
         trace.threads[1].events = events.into();
-        let err = check(&trace).unwrap_err().to_string();
+        let err = check(&trace, &HashMap::new()).unwrap_err().to_string();
         assert!(
-            err.contains("t1.trace") && err.contains("number 13 is also used by thread 0"),
+            err.contains("t1.trace") && err.contains("number 17 is also used by thread 0"),
             "{err}"
         );
     }
@@ -353,17 +366,17 @@ mod tests {
             site: 1,
             op: SyncOp::TxEnd,
         });
-        // Thread 1's end takes main's number 13, and a block ends outside any just before it:
+        // Thread 1's end takes main's number 17, and a block ends outside any just before it:
         // thread 1's own failure, found after the shared number.
         let mut shared = trace.clone();
         let mut events = shared.threads[1].events.to_vec();
         let Some(Event::Sync(end)) = events.last_mut() else {
             panic!("thread 1 ends with its end");
         };
-        end.seq = 13;
+        end.seq = 17;
         events.insert(events.len() - 1, stray);
         shared.threads[1].events = events.into();
-        let err = check(&shared).unwrap_err().to_string();
+        let err = check(&shared, &HashMap::new()).unwrap_err().to_string();
         assert!(
             err.contains("t1.trace") && err.contains("outside any block"),
             "{err}"
@@ -374,7 +387,7 @@ mod tests {
         let mut events = both.threads[1].events.to_vec();
         events.insert(1, stray);
         both.threads[1].events = events.into();
-        let err = check(&both).unwrap_err().to_string();
+        let err = check(&both, &HashMap::new()).unwrap_err().to_string();
         assert!(
             err.contains("t0.trace") && err.contains("outside any block"),
             "{err}"
@@ -384,8 +397,10 @@ mod tests {
     #[test]
     fn a_pending_sem_init_is_refused() {
         let init = SyncOp::SemInit { sem: 8, count: 2 };
-        assert!(check(&small_with(init, 1 << 40)).is_ok());
-        let err = check(&small_with(init, PENDING)).unwrap_err().to_string();
+        assert!(check(&small_with(init, 1 << 40), &HashMap::new()).is_ok());
+        let err = check(&small_with(init, PENDING), &HashMap::new())
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("t0.trace") && err.contains("sem_init record is pending"),
             "{err}"
@@ -407,17 +422,20 @@ mod tests {
                 op,
             }));
         }
-        let err = check(&trace).unwrap_err().to_string();
+        let err = check(&trace, &HashMap::new()).unwrap_err().to_string();
         assert!(err.contains("inside another one"), "{err}");
         trace.meta.calls = true;
-        assert_eq!(check(&trace).map_err(|e| e.to_string()), Ok(()));
+        assert_eq!(
+            check(&trace, &HashMap::new()).map_err(|e| e.to_string()),
+            Ok(())
+        );
         let stray = SyncOp::TxEnd;
         trace.threads[0].events.push(Event::Sync(Sync {
             seq: 44 << 40,
             site: 1,
             op: stray,
         }));
-        let err = check(&trace).unwrap_err().to_string();
+        let err = check(&trace, &HashMap::new()).unwrap_err().to_string();
         assert!(err.contains("outside any block"), "{err}");
     }
 }

@@ -277,6 +277,41 @@ fn thread_header_has_its_golden_bytes() {
 }
 
 #[test]
+fn section_record_has_its_golden_bytes() {
+    let head = encode_header(&ThreadHeader {
+        version: 8,
+        tid: 9,
+        parent: 0,
+        child_index: 3,
+    });
+    let mut encoder = Encoder::default();
+    let mut out = [0u8; MAX_RECORD];
+    // A record before it, so that the deltas after it are seen to start from zero.
+    encoder.event(
+        &Event::Sync(Sync {
+            seq: 0x0102,
+            site: 7,
+            op: SyncOp::End,
+        }),
+        &mut out,
+    );
+    let n = encoder.section(&head, &mut out);
+    assert_eq!(
+        hex(&out[..n]),
+        "8c494c47454e54485208000000090000000000000003000000"
+    );
+    let n = encoder.event(
+        &Event::Sync(Sync {
+            seq: 0x0102,
+            site: 7,
+            op: SyncOp::Start,
+        }),
+        &mut out,
+    );
+    assert_eq!(hex(&out[..n]), sync_golden(SyncOp::Start));
+}
+
+#[test]
 fn schedule_file_has_its_golden_text() {
     let schedule = Schedule {
         format_version: 4,

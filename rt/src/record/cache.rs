@@ -376,6 +376,21 @@ impl SegmentCache {
         self.coverage.publish();
     }
 
+    /// The owner ended: its inlined checks stop reading the coverage filter, so that the cache
+    /// can go to another thread ([`SegmentCache::assign`]).
+    pub fn withdraw_coverage(&self) {
+        self.coverage.withdraw();
+    }
+
+    /// Gives the cache, drained, to thread `tid`: its pending slot names `tid`. The tables need
+    /// no clearing: the drain started a new generation and emptied the coverage filter.
+    pub fn assign(&mut self, tid: ilgen_trace::ThreadId) {
+        debug_assert!(self.is_empty());
+        if let Memory::Shared(slot) = &self.memory {
+            slot.assign(tid);
+        }
+    }
+
     /// Adds `[addr, end)` of `kind` to `r` if it lies inside `[lo, hi)` and `r`'s kind covers it,
     /// or if it overlaps or abuts `[lo, hi)` and has `r`'s kind; false, changing nothing,
     /// otherwise.

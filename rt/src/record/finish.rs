@@ -50,7 +50,8 @@
 //!
 //! A normal exit then seals the trace, as late as the runtime can: from its ELF destructor (which
 //! runs after every exit handler), or at once on `quick_exit`, `_exit` and `_Exit`. The same
-//! handshake that flushes the other threads closes their files, no new thread is recorded, and
+//! handshake that flushes the other threads closes their files (and those ended threads left for
+//! new ones), no new thread is recorded, and
 //! `meta.json` lists every thread file's length and checksum (`MetaFile::write_sealed`), so the
 //! reader can refuse a file changed afterwards; what runs after the seal (other ELF destructors,
 //! libgcc's at the very end) is not recorded. Sealing needs the handshake; under the signal fallback, or when a thread does not
@@ -261,8 +262,8 @@ fn flush_everyone(rt: &runtime::Runtime, seal: bool) -> bool {
     seal && own && all
 }
 
-/// Flushes every other live thread's cache from this thread, and with `seal` closes its file;
-/// true if all were flushed.
+/// Flushes every other live thread's cache from this thread, and with `seal` closes its file and
+/// those of the spare states (threads that ended); true if all were flushed.
 fn flush_by_handshake(deadline: u64, seal: bool) -> bool {
     let Some(threads) = thread::THREADS.try_lock(10_000) else {
         return false;
@@ -283,6 +284,11 @@ fn flush_by_handshake(deadline: u64, seal: bool) -> bool {
         let mut all = true;
         for (_, st) in threads.others(me) {
             all &= thread::flush_claimed(st, || now_ms() >= deadline, seal);
+        }
+        if seal {
+            for st in threads.spares() {
+                thread::close_spare(st);
+            }
         }
         all
     }

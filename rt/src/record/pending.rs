@@ -59,6 +59,12 @@ impl Slot {
     pub fn base(&self) -> *mut u8 {
         self.base
     }
+
+    /// Names thread `tid` the slot's owner: a thread that took over the state (cache and slot)
+    /// of one that ended, whose segment was written out.
+    pub fn assign(&self, tid: ThreadId) {
+        owner(self.base).store(tid, Ordering::Release);
+    }
 }
 
 /// The slot's owner field, 4-aligned at its start.
@@ -128,9 +134,12 @@ impl Pool {
             Ok(s.free.pop())
         })?;
         Ok(base.map(|base| {
-            let base = base as *mut u8;
-            owner(base).store(tid, Ordering::Release);
-            Slot { base, pool: self }
+            let slot = Slot {
+                base: base as *mut u8,
+                pool: self,
+            };
+            slot.assign(tid);
+            slot
         }))
     }
 

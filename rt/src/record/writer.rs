@@ -1,6 +1,7 @@
 //! One thread's trace file, written through a shared memory mapping.
 //!
-//! Takes the file's path, its header bytes and events; gives `t<tid>.trace` in the format of
+//! Takes the file's path, its header bytes and events, then those of each thread the file is
+//! handed over to ([`Writer::begin_section`]); gives `t<tid>.trace` in the format of
 //! `ilgen_trace::format`. The whole file is mapped `MAP_SHARED` and grown in zero-filled chunks
 //! (`ftruncate` then `mremap`), so writing a record is a store into memory: no system call per
 //! event, and what was stored survives a SIGKILL in the page cache, followed by zeros that read as
@@ -256,6 +257,20 @@ impl Writer {
         true
     }
 
+    /// Hands the file over to another thread: a section record with `head` (that thread's file
+    /// start: magic and header), after which its records follow, their deltas from zero (see
+    /// `ilgen_trace::codec`). False when the file cannot take it (closed, broken, cannot grow).
+    pub fn begin_section(&mut self, head: &[u8]) -> bool {
+        if !self.reserve() {
+            return false;
+        }
+        self.last = None;
+        // SAFETY: as in `write_access`.
+        let out = unsafe { std::slice::from_raw_parts_mut(self.base.add(self.pos), MAX_RECORD) };
+        self.pos += self.encoder.section(head, out);
+        true
+    }
+
     /// Truncates the file to the records written, unmaps and closes it. Later writes are ignored.
     pub fn close(&mut self) {
         if self.base.is_null() {
@@ -442,7 +457,8 @@ impl Drop for Writer {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use ilgen_trace::format::{decode_thread, encode_header, ThreadHeader};
+    use ilgen_trace::codec::Encoder;
+    use ilgen_trace::format::{decode_threads, encode_header, ThreadHeader};
     use ilgen_trace::{AccessKind, Sync, SyncOp, FORMAT_VERSION, PENDING};
     use std::ffi::CString;
     use std::path::PathBuf;
@@ -502,7 +518,7 @@ pub(crate) mod tests {
         w.close();
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(bytes.len(), len);
-        let t = decode_thread(&path, &bytes).unwrap();
+        let t = decode_threads(&path, &bytes).unwrap().remove(0);
         assert_eq!(
             (t.header.tid, t.header.parent, t.header.child_index),
             (2, 0, 1)
@@ -528,13 +544,13 @@ pub(crate) mod tests {
         // The process dies here: no close, no truncation; the reader sees the mapping's contents.
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(bytes.len() % 4096, 0, "still padded to a chunk");
-        let t = decode_thread(&path, &bytes).unwrap();
+        let t = decode_threads(&path, &bytes).unwrap().remove(0);
         assert_eq!(t.events, vec![access(0), lock(PENDING)]);
         // Completing in place and writing on.
         w.rewrite(pending, &lock(7));
         w.write(&access(1)).unwrap();
         let bytes = std::fs::read(&path).unwrap();
-        let t = decode_thread(&path, &bytes).unwrap();
+        let t = decode_threads(&path, &bytes).unwrap().remove(0);
         assert_eq!(t.events, vec![access(0), lock(7), access(1)]);
         std::mem::forget(w);
     }
@@ -565,7 +581,9 @@ pub(crate) mod tests {
         assert_eq!(w.len(), len, "completed in place");
         w.write(&lock(10, 0x42)).unwrap();
         w.close();
-        let t = decode_thread(&path, &std::fs::read(&path).unwrap()).unwrap();
+        let t = decode_threads(&path, &std::fs::read(&path).unwrap())
+            .unwrap()
+            .remove(0);
         assert_eq!(
             t.events,
             vec![lock(1, 0x42), lock(9, 0x82), access(0), lock(10, 0x42)]
@@ -610,7 +628,7 @@ pub(crate) mod tests {
         assert_eq!(file_id(number).map(|(_, ino)| ino), Some(md));
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(bytes.len(), len);
-        assert_eq!(decode_thread(&path, &bytes).unwrap().events, events);
+        assert_eq!(decode_threads(&path, &bytes).unwrap()[0].events, events);
         drop(file);
     }
 
@@ -634,6 +652,46 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_file_handed_over_holds_each_thread_after_its_section() {
+        let (_dir, path, c, tmp) = temp("sections.trace");
+        let mut w = Writer::create(&c, &tmp, &header(), 4096, || {}).unwrap();
+        let first: Vec<Event> = (0..3000).map(access).collect();
+        for e in &first {
+            w.write(e).unwrap();
+        }
+        let end = w.write(&lock(5)).unwrap();
+        let next = encode_header(&ThreadHeader {
+            version: FORMAT_VERSION,
+            tid: 7,
+            parent: 2,
+            child_index: 0,
+        });
+        assert!(w.begin_section(&next));
+        assert!(
+            !w.retract(end),
+            "the last thread's records are not this one's"
+        );
+        // The next thread's first record takes its deltas from zero: bytes as in a file of its own.
+        let at = w.len();
+        w.write(&lock(6)).unwrap();
+        let alone = Encoder::default().all(&[lock(6)]);
+        w.close();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(&bytes[at..], &alone[..]);
+        let threads = decode_threads(&path, &bytes).unwrap();
+        let mut expected = first;
+        expected.push(lock(5));
+        assert_eq!(threads.len(), 2);
+        assert_eq!(
+            (threads[0].header.tid, threads[0].events.to_vec()),
+            (2, expected)
+        );
+        assert_eq!((threads[1].header.tid, threads[1].header.parent), (7, 2));
+        assert_eq!(threads[1].events, vec![lock(6)]);
+        assert!(!w.begin_section(&next), "a closed file takes no thread");
+    }
+
+    #[test]
     fn retract_removes_only_the_last_record() {
         let (_dir, path, c, tmp) = temp("retract.trace");
         let mut w = Writer::create(&c, &tmp, &header(), 4096, || {}).unwrap();
@@ -643,7 +701,9 @@ pub(crate) mod tests {
         assert!(w.retract(b));
         w.write(&access(2)).unwrap();
         w.close();
-        let t = decode_thread(&path, &std::fs::read(&path).unwrap()).unwrap();
+        let t = decode_threads(&path, &std::fs::read(&path).unwrap())
+            .unwrap()
+            .remove(0);
         assert_eq!(t.events, vec![access(0), access(2)]);
         assert!(
             w.write(&access(3)).is_none(),
@@ -666,7 +726,9 @@ pub(crate) mod tests {
         assert_eq!(w.len(), len, "completed in place");
         w.write(&lock(6)).unwrap();
         w.close();
-        let t = decode_thread(&path, &std::fs::read(&path).unwrap()).unwrap();
+        let t = decode_threads(&path, &std::fs::read(&path).unwrap())
+            .unwrap()
+            .remove(0);
         assert_eq!(t.events, vec![lock(4), access(5), lock(6)]);
     }
 }

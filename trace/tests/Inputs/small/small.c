@@ -6,9 +6,12 @@
 #include <stdio.h>
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t started;
 static int counter, shared;
 
 static void *work(void *arg) {
+  // Both threads alive at once: neither takes over the other's file, one file each.
+  pthread_barrier_wait(&started);
   pthread_mutex_lock(&m);
   counter += (int)(long)arg;
   pthread_mutex_unlock(&m);
@@ -18,6 +21,7 @@ static void *work(void *arg) {
 
 int main(void) {
   pthread_t t[2];
+  pthread_barrier_init(&started, NULL, 2);
   for (long i = 0; i < 2; i++)
     pthread_create(&t[i], NULL, work, (void *)(i + 1));
   for (int i = 0; i < 2; i++)
