@@ -1413,8 +1413,10 @@ impl Site for SiteId {
 /// Checks and records one access of `size` bytes at `addr` by the thread whose clock is `now`;
 /// calls `found` (outside every granule's lock) with each earlier cell it races with and the cell
 /// of the access itself in that granule. Inlined into the hook for the fast path (see the module
-/// doc), of one granule or of several ([`decided_all`]); the rest is [`check_access`]. Gives
-/// whether the fast path decided it: a cell of the thread's instant already covered it.
+/// doc), of one granule or of several ([`decided_all`]); the rest is [`check_access`]. Gives,
+/// when the fast path decided it (a cell of the thread's instant already covered it), the bytes
+/// whose later accesses from its site this instant the fast path will decide too: its own, or in
+/// one granule all those of its kind's cells when one of them covers them all ([`keepable`]).
 #[inline(always)]
 pub(crate) fn access(
     now: &mut VectorClock,
@@ -1424,9 +1426,9 @@ pub(crate) fn access(
     site: impl Site,
     kind: AccessKind,
     found: impl FnMut(&Cell, &Cell),
-) -> bool {
+) -> Option<(u64, u64)> {
     if size == 0 {
-        return false;
+        return None;
     }
     let first = addr / GRANULE;
     let last = addr.saturating_add(size - 1) / GRANULE;
@@ -1440,16 +1442,41 @@ pub(crate) fn access(
             let seen = leaf.state[(first % PAGE) as usize].load(Ordering::Relaxed);
             let bytes = mask(first, addr, size);
             if covered(seen, tid, now.get(tid), bytes, kind.is_write()) {
-                return true;
+                let keep = keepable(seen, bytes, kind.is_write());
+                let from = keep.trailing_zeros();
+                return Some((
+                    first * GRANULE + u64::from(from),
+                    u64::from(keep.count_ones()),
+                ));
             }
         }
     } else if first != last
         && plain
         && decided_all((tid, now.get(tid)), addr, size, kind.is_write(), false)
     {
-        return true;
+        return Some((addr, size));
     }
-    check_access(now, tid, addr, size, site, kind, found)
+    check_access(now, tid, addr, size, site, kind, found).then_some((addr, size))
+}
+
+/// Of the granule whose state `state` decided a plain access of the bytes `mask` (a write if
+/// `write`): the bytes that the hint's cells of that kind touch, if one cell touches them all
+/// ([`REACH_ALL`]: [`covered`] then decides every access of them, of any size), else `mask`. A
+/// cell's bytes are one run (an access's, or a byte run widened), so those bytes are one run too.
+#[inline(always)]
+fn keepable(state: u64, mask: u8, write: bool) -> u8 {
+    let (shift, reach_shift) = if write {
+        (HINT_WRITES_SHIFT, HINT_WRITES_REACH_SHIFT)
+    } else {
+        (HINT_ANY_SHIFT, HINT_ANY_REACH_SHIFT)
+    };
+    let bytes = (state >> shift) as u8;
+    let run = bytes >> bytes.trailing_zeros();
+    if (state >> reach_shift) as u8 & 3 == REACH_ALL && run & run.wrapping_add(1) == 0 {
+        bytes
+    } else {
+        mask
+    }
 }
 
 /// [`access`] past its fast path: an access the hint did not decide in its one granule, or one
@@ -2335,6 +2362,44 @@ mod tests {
         assert_eq!(
             sites_seen(&mut b, 1, other + 8, AccessKind::Write),
             vec![(1, false)]
+        );
+    }
+
+    #[test]
+    fn a_decided_access_gives_the_bytes_one_cell_covers_for_the_coverage_table() {
+        let (mut a, _) = clocks();
+        let base = 0x77a1_0000u64;
+        // A byte loop's writes, widened into one cell of bytes 0-3.
+        for k in 0..4 {
+            access(&mut a, 0, base + k, 1, 1, AccessKind::Write, |_, _| {});
+        }
+        let read = |a: &mut VectorClock, at: u64| {
+            access(a, 0, at, 1, 1, AccessKind::Read, |_, _| {
+                panic!("nothing to race with")
+            })
+        };
+        assert_eq!(read(&mut a, base + 1), Some((base, 4)), "the cell's run");
+        assert_eq!(
+            access(&mut a, 0, base + 2, 2, 1, AccessKind::Write, |_, _| {}),
+            Some((base, 4))
+        );
+        // Another site's cell next to it (not widened into it): no cell covers all the bytes, so
+        // only the access's own are given (a 2-byte read over both cells is not decided).
+        access(&mut a, 0, base + 4, 2, 2, AccessKind::Write, |_, _| {});
+        assert_eq!(read(&mut a, base + 1), Some((base + 1, 1)));
+        assert_eq!(
+            access(&mut a, 0, base + 3, 2, 1, AccessKind::Read, |_, _| {}),
+            None
+        );
+        // A read cell covers no write: a write of its bytes is checked, not decided.
+        access(&mut a, 0, base + 8, 4, 3, AccessKind::Read, |_, _| {});
+        assert_eq!(
+            access(&mut a, 0, base + 9, 1, 3, AccessKind::Read, |_, _| {}),
+            Some((base + 8, 4))
+        );
+        assert_eq!(
+            access(&mut a, 0, base + 9, 1, 3, AccessKind::Write, |_, _| {}),
+            None
         );
     }
 
