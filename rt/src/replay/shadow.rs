@@ -1143,19 +1143,10 @@ unsafe impl Zeroed for Leaf {
             unsafe { std::ptr::write_volatile(at as *mut u8, 0) };
             at = (at / 4096 + 1) * 4096;
         }
-        match slot.compare_exchange(
-            std::ptr::null_mut(),
-            new,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
-            Ok(_) => new,
-            Err(won) => {
-                // Still zero: the next leaf made.
-                LEAVES.lock().unwrap_or_else(|e| e.into_inner()).spare = new;
-                won
-            }
-        }
+        // Still zero: the next leaf made.
+        detail::install(slot, new, |new| {
+            LEAVES.lock().unwrap_or_else(|e| e.into_inner()).spare = new;
+        })
     }
 }
 
