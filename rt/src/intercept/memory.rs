@@ -16,7 +16,8 @@
 //! happens-before race check instead (`shadow`), which reports through `report`; a plain access
 //! that the shadow's fast path decided (a repeat) then goes into the thread's table for the
 //! inlined check (`replay::cover`), which skips the same site's later accesses of those bytes in
-//! the same instant. Only a repeat: a program that touches its bytes once per instant (a stream)
+//! the same instant (of all the bytes of the granule that one cell of the instant covers with its
+//! kind: a byte loop's second pass then calls a hook once per granule, not per byte). Only a repeat: a program that touches its bytes once per instant (a stream)
 //! would pay for the entries and use none.
 
 use std::ffi::c_void;
@@ -80,8 +81,10 @@ fn replay_access(addr: *const c_void, size: u64, site: *const c_void, kind: Acce
     if kind.is_atomic() {
         inner.atomic_after = addr as u64 / replay::shadow::GRANULE + 1;
     }
-    if replay_check(t, &mut inner, addr, size, site, kind) && !kind.is_atomic() {
-        inner.keep_covered(epoch, addr as u64, size, kind.is_write(), site as usize);
+    if let Some((at, n)) = replay_check(t, &mut inner, addr, size, site, kind) {
+        if !kind.is_atomic() {
+            inner.keep_covered(epoch, at, n, kind.is_write(), site as usize);
+        }
     }
 }
 
@@ -125,8 +128,8 @@ fn replay_read_write(
 }
 
 /// The access of the entered thread `t` at `site`: watched first (the debugger's stop, the
-/// schedule's watched accesses), then checked against the shadow; whether its fast path decided
-/// it.
+/// schedule's watched accesses), then checked against the shadow; when its fast path decided it,
+/// the bytes the coverage table may keep for the site (`replay::shadow::access`).
 #[inline(always)]
 fn replay_check(
     t: &replay::thread::ReplayThread,
@@ -135,7 +138,7 @@ fn replay_check(
     size: u64,
     site: *const c_void,
     kind: AccessKind,
-) -> bool {
+) -> Option<(u64, u64)> {
     let tid = t.tid();
     if let Some(r) = t.watch {
         watch(r, t, sites::id(site as usize));
@@ -144,8 +147,8 @@ fn replay_check(
     shadow_check(inner, tid, addr, size, RawSite(site, first), kind)
 }
 
-/// The shadow's check of one access of the entered thread `tid`, its races reported; whether its
-/// fast path decided it.
+/// The shadow's check of one access of the entered thread `tid`, its races reported; what
+/// `replay::shadow::access` gives.
 #[inline(always)]
 fn shadow_check(
     inner: &mut replay::thread::Inner,
@@ -154,7 +157,7 @@ fn shadow_check(
     size: u64,
     site: RawSite,
     kind: AccessKind,
-) -> bool {
+) -> Option<(u64, u64)> {
     replay::shadow::access(
         &mut inner.clock,
         tid,

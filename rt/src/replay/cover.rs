@@ -3,7 +3,9 @@
 //! the shadow would decide on its fast path costs no call.
 //!
 //! Takes, from the access hooks, each plain access the shadow's fast path has just decided (its
-//! site pointer, address, size, kind, and the table's epoch read before the check: a repeat, which
+//! site pointer; address and size, widened to the bytes of the cell of the instant that covers
+//! it when that cell touches every byte its kind's cells there touch, `replay::shadow::access`;
+//! kind, and the table's epoch read before the check: a repeat, which
 //! a loop will likely make again; the first access of some bytes makes no entry, so a thread
 //! that touches its bytes once per instant, a stream, pays for no entry); from the thread's state,
 //! its instant after every entry into the runtime; from the shadow, the threads whose cells it

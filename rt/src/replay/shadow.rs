@@ -85,8 +85,9 @@
 //! static root of 2^18 pointers, one per GiB of address space (2 MiB of zero pages, which the
 //! kernel maps only where touched), mid-level tables of 2^18 pointers, one per 4 KiB page, and
 //! leaves of [`PAGE`] granules. Tables are allocated zeroed on first use (all zero bits are an
-//! empty table, see [`Zeroed`]), published by one compare-exchange of a null pointer (the loser of
-//! a race frees its own) and never freed, so no lookup takes a lock. 48 bits of address are
+//! empty table, see [`Zeroed`]; leaves are carved from mappings of zero pages, so that a leaf costs
+//! the pages its checks touch), published by one compare-exchange of a null pointer (the loser of
+//! a race frees its own, or keeps it for the next leaf) and never freed, so no lookup takes a lock. 48 bits of address are
 //! covered: addresses above, which only 5-level paging gives, and only to a program that asks for
 //! them, are not checked, nor are the accesses of threads from [`SLOT_TIDS`] (2^19) on (whose
 //! atomics then order nothing). A granule is 128 bytes, its [`CELLS`] cells and the clock of an
@@ -1056,6 +1057,13 @@ impl Section {
         // SAFETY: the owner's section, or the granule's lock: no other thread reaches the granule
         // until the store below (an owner's section ends later still).
         let granule = unsafe { &mut *self.leaf.granules[i].get() };
+        if before & HELD == 0 {
+            // Its count is 0 already. Written first, so that the first touch of a page of a
+            // fresh leaf's granules is a write: one fault, where the scan's read would map the
+            // zero page and the store after it fault again.
+            // SAFETY: the granule is this section's, as above.
+            unsafe { std::ptr::write_volatile(&raw mut granule.len, 0) };
+        }
         let hint = f(granule, before);
         let held = if granule.held() { HELD } else { 0 };
         state.store(held | hint, Ordering::Release);
@@ -1109,11 +1117,94 @@ struct Mid([AtomicPtr<Leaf>; MID as usize]);
 ///
 /// # Safety
 /// All zero bits must be a valid value of the type.
-unsafe trait Zeroed {}
+unsafe trait Zeroed: Sized {
+    /// Allocates a zeroed table for `slot` and publishes it (see [`detail::publish`]); gives what
+    /// `slot` then points to.
+    fn publish(slot: &AtomicPtr<Self>) -> *mut Self {
+        detail::publish(slot, Layout::new::<Self>())
+    }
+}
 
-// SAFETY: a free leaf (mode 0, counts 0); zero states; each granule's `Cells` a null pointer and
-// zero lengths, its clock `None` (`Option<Box<T>>` is guaranteed to be null for `None`).
-unsafe impl Zeroed for Leaf {}
+// SAFETY: a free leaf (mode 0, counts 0); zero states; each granule's slots zero and its clock
+// `None` (`Option<Box<T>>` is guaranteed to be null for `None`).
+unsafe impl Zeroed for Leaf {
+    /// From [`LEAVES`]: an aligned leaf from malloc is zeroed whole when it is made, 17 pages
+    /// written for a page of the program of which a check may touch a few granules (a stack's
+    /// top, a heap page's live blocks), where a leaf of fresh zero pages costs only the pages
+    /// its checks touch.
+    fn publish(slot: &AtomicPtr<Leaf>) -> *mut Leaf {
+        let new = LEAVES.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // The states' pages written now: the fast path reads a state before any section writes
+        // it, and a read of a fresh page maps the zero page, which the write then faults again.
+        let states = std::mem::offset_of!(Leaf, granules);
+        let mut at = new as usize;
+        while at < new as usize + states {
+            // SAFETY: a byte of the leaf's own (unpublished) memory.
+            unsafe { std::ptr::write_volatile(at as *mut u8, 0) };
+            at = (at / 4096 + 1) * 4096;
+        }
+        // Still zero: the next leaf made.
+        detail::install(slot, new, |new| {
+            LEAVES.lock().unwrap_or_else(|e| e.into_inner()).spare = new;
+        })
+    }
+}
+
+/// Where leaves come from: mappings of zero pages, [`LEAVES_PER_MAP`] leaves each, carved in
+/// turn and never returned (leaves are never freed); one leaf a thread made but did not publish
+/// is kept for the next.
+struct Leaves {
+    next: usize,
+    end: usize,
+    spare: *mut Leaf,
+}
+
+// SAFETY: the pointers name memory of the process's own mappings, handed out under the mutex.
+unsafe impl Send for Leaves {}
+
+static LEAVES: std::sync::Mutex<Leaves> = std::sync::Mutex::new(Leaves {
+    next: 0,
+    end: 0,
+    spare: std::ptr::null_mut(),
+});
+
+const LEAVES_PER_MAP: usize = 64;
+
+/// A leaf's share of a mapping: its size to a multiple of 128 bytes (a granule's two lines stay
+/// a pair), not of a page: leaves a page apart would put the same granule of every leaf in the
+/// same cache sets, and a walk down a column of a matrix (fft's transposes) touches just those.
+const LEAF_STRIDE: usize = std::mem::size_of::<Leaf>().next_multiple_of(128);
+
+impl Leaves {
+    /// A zeroed leaf.
+    fn take(&mut self) -> *mut Leaf {
+        if !self.spare.is_null() {
+            return std::mem::replace(&mut self.spare, std::ptr::null_mut());
+        }
+        if self.next == self.end {
+            let len = LEAF_STRIDE * LEAVES_PER_MAP;
+            // SAFETY: a new private anonymous mapping; nothing else is at its address.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                std::alloc::handle_alloc_error(Layout::new::<Leaf>());
+            }
+            self.next = p as usize;
+            self.end = self.next + len;
+        }
+        let leaf = self.next as *mut Leaf;
+        self.next += LEAF_STRIDE;
+        leaf
+    }
+}
 
 // SAFETY: null pointers.
 unsafe impl Zeroed for Mid {}
@@ -1135,11 +1226,11 @@ fn level<T: Zeroed>(slot: &AtomicPtr<T>, create: bool) -> Option<&'static T> {
     create.then(|| make(slot))
 }
 
-/// Allocates the table `slot` is to point to and publishes it (see [`publish`]).
+/// Allocates the table `slot` is to point to and publishes it ([`Zeroed::publish`]).
 #[cold]
 #[inline(never)]
 fn make<T: Zeroed>(slot: &AtomicPtr<T>) -> &'static T {
-    let p = detail::publish(slot, Layout::new::<T>());
+    let p = T::publish(slot);
     // SAFETY: a published table is zero-valid (`Zeroed`) and lives as long as the process.
     unsafe { &*p }
 }
@@ -1313,8 +1404,10 @@ impl Site for SiteId {
 /// Checks and records one access of `size` bytes at `addr` by the thread whose clock is `now`;
 /// calls `found` (outside every granule's lock) with each earlier cell it races with and the cell
 /// of the access itself in that granule. Inlined into the hook for the fast path (see the module
-/// doc), of one granule or of several ([`decided_all`]); the rest is [`check_access`]. Gives
-/// whether the fast path decided it: a cell of the thread's instant already covered it.
+/// doc), of one granule or of several ([`decided_all`]); the rest is [`check_access`]. Gives,
+/// when the fast path decided it (a cell of the thread's instant already covered it), the bytes
+/// whose later accesses from its site this instant the fast path will decide too: its own, or in
+/// one granule all those of its kind's cells when one of them covers them all ([`keepable`]).
 #[inline(always)]
 pub(crate) fn access(
     now: &mut VectorClock,
@@ -1324,9 +1417,9 @@ pub(crate) fn access(
     site: impl Site,
     kind: AccessKind,
     found: impl FnMut(&Cell, &Cell),
-) -> bool {
+) -> Option<(u64, u64)> {
     if size == 0 {
-        return false;
+        return None;
     }
     let first = addr / GRANULE;
     let last = addr.saturating_add(size - 1) / GRANULE;
@@ -1340,16 +1433,41 @@ pub(crate) fn access(
             let seen = leaf.state[(first % PAGE) as usize].load(Ordering::Relaxed);
             let bytes = mask(first, addr, size);
             if covered(seen, tid, now.get(tid), bytes, kind.is_write()) {
-                return true;
+                let keep = keepable(seen, bytes, kind.is_write());
+                let from = keep.trailing_zeros();
+                return Some((
+                    first * GRANULE + u64::from(from),
+                    u64::from(keep.count_ones()),
+                ));
             }
         }
     } else if first != last
         && plain
         && decided_all((tid, now.get(tid)), addr, size, kind.is_write(), false)
     {
-        return true;
+        return Some((addr, size));
     }
-    check_access(now, tid, addr, size, site, kind, found)
+    check_access(now, tid, addr, size, site, kind, found).then_some((addr, size))
+}
+
+/// Of the granule whose state `state` decided a plain access of the bytes `mask` (a write if
+/// `write`): the bytes that the hint's cells of that kind touch, if one cell touches them all
+/// ([`REACH_ALL`]: [`covered`] then decides every access of them, of any size), else `mask`. A
+/// cell's bytes are one run (an access's, or a byte run widened), so those bytes are one run too.
+#[inline(always)]
+fn keepable(state: u64, mask: u8, write: bool) -> u8 {
+    let (shift, reach_shift) = if write {
+        (HINT_WRITES_SHIFT, HINT_WRITES_REACH_SHIFT)
+    } else {
+        (HINT_ANY_SHIFT, HINT_ANY_REACH_SHIFT)
+    };
+    let bytes = (state >> shift) as u8;
+    let run = bytes >> bytes.trailing_zeros();
+    if (state >> reach_shift) as u8 & 3 == REACH_ALL && run & run.wrapping_add(1) == 0 {
+        bytes
+    } else {
+        mask
+    }
 }
 
 /// [`access`] past its fast path: an access the hint did not decide in its one granule, or one
@@ -1767,6 +1885,35 @@ mod tests {
         let mut b = VectorClock::default();
         b.set(1, 1);
         (a, b)
+    }
+
+    #[test]
+    fn leaves_are_carved_zeroed_apart_and_a_spare_goes_first() {
+        let mut leaves = Leaves {
+            next: 0,
+            end: 0,
+            spare: std::ptr::null_mut(),
+        };
+        let taken: Vec<*mut Leaf> = (0..=LEAVES_PER_MAP).map(|_| leaves.take()).collect();
+        for w in taken.windows(2).take(LEAVES_PER_MAP - 1) {
+            assert_eq!(w[1] as usize - w[0] as usize, LEAF_STRIDE);
+        }
+        for &p in &taken {
+            assert_eq!(p as usize % std::mem::align_of::<Leaf>(), 0);
+            // SAFETY: a leaf of its own mapping, zero-valid (`Zeroed`).
+            let leaf = unsafe { &*p };
+            assert_eq!(leaf.owner.mode.load(Ordering::Relaxed), FREE);
+            assert_eq!(leaf.state[PAGE as usize - 1].load(Ordering::Relaxed), 0);
+            // SAFETY: nothing else holds this leaf.
+            let last = unsafe { &mut *leaf.granules[PAGE as usize - 1].get() };
+            assert!(!last.held());
+            last.len = 1;
+        }
+        // The mapping after the first one's last leaf: another.
+        assert_ne!(taken[LEAVES_PER_MAP], taken[LEAVES_PER_MAP - 1]);
+        leaves.spare = taken[3];
+        assert_eq!(leaves.take(), taken[3]);
+        assert_ne!(leaves.take(), taken[3]);
     }
 
     /// [`Granule::access`], giving the cells it raced with.
@@ -2206,6 +2353,44 @@ mod tests {
         assert_eq!(
             sites_seen(&mut b, 1, other + 8, AccessKind::Write),
             vec![(1, false)]
+        );
+    }
+
+    #[test]
+    fn a_decided_access_gives_the_bytes_one_cell_covers_for_the_coverage_table() {
+        let (mut a, _) = clocks();
+        let base = 0x77a1_0000u64;
+        // A byte loop's writes, widened into one cell of bytes 0-3.
+        for k in 0..4 {
+            access(&mut a, 0, base + k, 1, 1, AccessKind::Write, |_, _| {});
+        }
+        let read = |a: &mut VectorClock, at: u64| {
+            access(a, 0, at, 1, 1, AccessKind::Read, |_, _| {
+                panic!("nothing to race with")
+            })
+        };
+        assert_eq!(read(&mut a, base + 1), Some((base, 4)), "the cell's run");
+        assert_eq!(
+            access(&mut a, 0, base + 2, 2, 1, AccessKind::Write, |_, _| {}),
+            Some((base, 4))
+        );
+        // Another site's cell next to it (not widened into it): no cell covers all the bytes, so
+        // only the access's own are given (a 2-byte read over both cells is not decided).
+        access(&mut a, 0, base + 4, 2, 2, AccessKind::Write, |_, _| {});
+        assert_eq!(read(&mut a, base + 1), Some((base + 1, 1)));
+        assert_eq!(
+            access(&mut a, 0, base + 3, 2, 1, AccessKind::Read, |_, _| {}),
+            None
+        );
+        // A read cell covers no write: a write of its bytes is checked, not decided.
+        access(&mut a, 0, base + 8, 4, 3, AccessKind::Read, |_, _| {});
+        assert_eq!(
+            access(&mut a, 0, base + 9, 1, 3, AccessKind::Read, |_, _| {}),
+            Some((base + 8, 4))
+        );
+        assert_eq!(
+            access(&mut a, 0, base + 9, 1, 3, AccessKind::Write, |_, _| {}),
+            None
         );
     }
 

@@ -28,8 +28,13 @@
 //!
 //! Why a depot and not a stack per remembered access: the shadow memory keeps up to eight accesses
 //! per 8 bytes, and the report needs the stack of the earlier access of a pair long after it ran.
-//! A stack id is four bytes in the shadow cell; each distinct stack is stored once. The calling
-//! thread's id is kept until its stack changes, so an access costs a thread-local read.
+//! A stack id is four bytes in the shadow cell; each distinct stack is stored once. Each slot
+//! keeps the id of the stack with it on top once asked for, which holds while the slot lives
+//! (the slots below it change only while they are on top, and the top function's own call site
+//! is not in its stack), so an access costs a thread-local read, also after a call returns. And
+//! each slot keeps the id of its last callee's stack, which a callee entered again from the same
+//! call site and return address takes at once: a function called in a loop (a `qsort`
+//! comparator, a helper per element) is not interned once per call.
 
 use std::cell::RefCell;
 use std::ffi::c_void;
@@ -87,6 +92,10 @@ struct Slot {
     site: SiteId,
     /// Where it returns to (0: unknown).
     from: usize,
+    /// The id of the callers while it is on top, once asked for.
+    id: Option<StackId>,
+    /// Its last callee's: where that returned to, this slot's call site then, and the id.
+    callee: Option<(usize, SiteId, StackId)>,
 }
 
 /// The thread is inside an interposed call, made with `depth` instrumented functions active.
@@ -104,8 +113,6 @@ struct Interposed {
 struct Shadow {
     /// Per active instrumented function, outermost first.
     slots: Vec<Slot>,
-    /// The depot id of the callers as they are now, once asked for.
-    id: Option<StackId>,
     interposed: Option<Interposed>,
 }
 
@@ -152,11 +159,18 @@ pub(crate) fn current() -> StackId {
             s.interposed = Some(Interposed { id: Some(id), ..i });
             return id;
         }
-        if let Some(id) = s.id {
+        let n = s.slots.len();
+        if let Some(id) = s.slots.last().and_then(|top| top.id) {
             return id;
         }
         let id = STACKS.intern(s.callers(false));
-        s.id = Some(id);
+        if let Some(top) = s.slots.last_mut() {
+            top.id = Some(id);
+            let from = top.from;
+            if let Some(caller) = n.checked_sub(2).map(|k| &mut s.slots[k]) {
+                caller.callee = Some((from, caller.site, id));
+            }
+        }
         id
     })
     .unwrap_or(0)
@@ -201,11 +215,17 @@ impl Drop for Interposing {
 pub extern "C" fn __ilgen_func_enter(ret: *const c_void) -> u32 {
     with(|s| {
         let depth = s.slots.len() as u32;
+        let from = ret as usize;
+        let id = s.slots.last().and_then(|caller| match caller.callee {
+            Some((f, site, id)) if f == from && site == caller.site => Some(id),
+            _ => None,
+        });
         s.slots.push(Slot {
             site: NO_SITE,
-            from: ret as usize,
+            from,
+            id,
+            callee: None,
         });
-        s.id = None;
         depth
     })
     .unwrap_or(0)
@@ -219,11 +239,9 @@ pub extern "C" fn __ilgen_func_enter(ret: *const c_void) -> u32 {
 pub unsafe extern "C" fn __ilgen_func_call(site: *const c_void) {
     let site = sites::id(site as usize);
     with(|s| {
+        // Not in the stack of its own slot (see `Shadow::callers`): that slot's id holds.
         if let Some(top) = s.slots.last_mut() {
-            if top.site != site {
-                top.site = site;
-                s.id = None;
-            }
+            top.site = site;
         }
     });
 }
@@ -234,7 +252,6 @@ pub unsafe extern "C" fn __ilgen_func_call(site: *const c_void) {
 pub extern "C" fn __ilgen_func_exit() {
     with(|s| {
         s.slots.pop();
-        s.id = None;
     });
 }
 
@@ -243,10 +260,7 @@ pub extern "C" fn __ilgen_func_exit() {
 pub extern "C" fn __ilgen_func_unwound(depth: u32) {
     with(|s| {
         let keep = depth as usize + 1;
-        if s.slots.len() > keep {
-            s.slots.truncate(keep);
-            s.id = None;
-        }
+        s.slots.truncate(keep);
     });
 }
 
@@ -256,10 +270,7 @@ mod tests {
 
     /// `__ilgen_func_call` by site id (unit tests have no site table to point into).
     fn call(id: SiteId) {
-        with(|s| {
-            s.slots.last_mut().unwrap().site = id;
-            s.id = None;
-        });
+        with(|s| s.slots.last_mut().unwrap().site = id);
     }
 
     /// `__ilgen_func_enter` of a function whose return address is unknown.
@@ -301,6 +312,33 @@ mod tests {
             assert_eq!(current(), 0);
             __ilgen_func_exit();
             assert_eq!(current(), 0, "more exits than entries leave it empty");
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_callee_entered_again_takes_its_stack_only_from_the_same_call() {
+        std::thread::spawn(|| {
+            enter();
+            call(10);
+            let f = |ret: usize| {
+                __ilgen_func_enter(ret as *const c_void);
+                let id = current();
+                __ilgen_func_exit();
+                id
+            };
+            let first = f(0);
+            assert_eq!(frames(first), sites(&[10]));
+            assert_eq!(f(0), first, "the same call: the same stack");
+            call(11);
+            assert_eq!(frames(f(0)), sites(&[11]), "another call site");
+            let elsewhere = f(libc::getpid as *const () as usize);
+            assert_ne!(elsewhere, first, "another return address");
+            assert_eq!(frames(f(0)), sites(&[11]));
+            // The caller's own stack, asked for before and after its callees ran.
+            assert_eq!(current(), 0);
+            __ilgen_func_exit();
         })
         .join()
         .unwrap();

@@ -120,15 +120,22 @@ fn hash(d: &Detail) -> usize {
     (h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize
 }
 
-/// Allocates zeroed memory of `layout` (a non-zero size) for `slot` to point to and publishes it,
-/// by one compare-exchange of a null pointer: of two threads that both allocated, the loser frees
-/// its own. Gives what `slot` points to. (The shadow's tables use it too.)
+/// Allocates zeroed memory of `layout` (a non-zero size) for `slot` to point to and publishes it
+/// ([`install`]); the loser of two threads frees its own. (The shadow's mid-level tables use it
+/// too.)
 pub(super) fn publish<T>(slot: &AtomicPtr<T>, layout: Layout) -> *mut T {
     // SAFETY: a non-zero size (both tables, and the detail table's chunks).
     let new = unsafe { alloc_zeroed(layout) }.cast::<T>();
     if new.is_null() {
         handle_alloc_error(layout);
     }
+    // SAFETY: `new` was allocated above with `layout` and never published.
+    install(slot, new, |new| unsafe { dealloc(new.cast(), layout) })
+}
+
+/// Publishes `new` for `slot`, null until then, by one compare-exchange; of two threads that both
+/// made one, the loser gives its own to `lost`. Gives what `slot` points to.
+pub(super) fn install<T>(slot: &AtomicPtr<T>, new: *mut T, lost: impl FnOnce(*mut T)) -> *mut T {
     match slot.compare_exchange(
         std::ptr::null_mut(),
         new,
@@ -137,8 +144,7 @@ pub(super) fn publish<T>(slot: &AtomicPtr<T>, layout: Layout) -> *mut T {
     ) {
         Ok(_) => new,
         Err(won) => {
-            // SAFETY: `new` was allocated above with `layout` and never published.
-            unsafe { dealloc(new.cast(), layout) };
+            lost(new);
             won
         }
     }
