@@ -13,7 +13,7 @@
 //! A normal exit whose thread files are all closed writes the sealed version instead
 //! ([`MetaFile::write_sealed`]): the exit version plus every thread file's length and checksum,
 //! read back from the directory, and `meta.json`'s own checksum (`ilgen_trace::meta`). It is
-//! built then, allocating: an exit handler may.
+//! built then, allocating: an exit handler may. The spare temp file is removed after it.
 //!
 //! Every version is prebuilt with `"truncated": false`; once a thread file could not grow
 //! ([`MetaFile::mark_truncated`]), the same bytes are written with `"truncated": true ` (same
@@ -176,7 +176,12 @@ impl MetaFile {
             ..self.finished.clone()
         }
         .to_sealed_json();
-        if !self.replace(&[sealed.as_bytes()]) {
+        if self.replace(&[sealed.as_bytes()]) {
+            // The run's last rewrite: no rewrite is left for the spare to make room for, and a
+            // trace directory should hold the trace alone.
+            // SAFETY: unlink of the runtime's own temp path.
+            unsafe { libc::unlink(self.tmp.as_ptr()) };
+        } else {
             self.write_exit();
         }
     }
