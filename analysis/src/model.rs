@@ -308,14 +308,27 @@ struct Shared {
 struct Overlay {
     var: Option<VarId>,
     shared: Arc<Shared>,
-    /// Per thread, each access kept: its index in this model and its thread's sync events before
-    /// it, by index.
-    accesses: Vec<Vec<(u32, u32)>>,
+    /// Of each thread that accesses the variable, by thread, each access kept: its index in this
+    /// model and its thread's sync events before it, by index. Not a list per thread: a run of
+    /// thousands of threads has thousands of variables that few of them access.
+    accesses: Box<[(u32, Kept)]>,
     /// The sync-only model's edges this variable drops, by index among them ([`RfIndex`]).
     dropped: Vec<u32>,
     /// The edges moved to their read's segment end in their place, at this model's indices,
     /// sorted.
     moved: Vec<RfEdge>,
+}
+
+/// A thread's accesses kept in a model of one variable ([`Overlay::accesses`]).
+type Kept = Box<[(u32, u32)]>;
+
+impl Overlay {
+    /// The accesses kept of `thread` ([`Overlay::accesses`]'s pairs), none if it has none.
+    fn accesses(&self, thread: usize) -> &[(u32, u32)] {
+        self.accesses
+            .binary_search_by_key(&thread, |a| a.0 as usize)
+            .map_or(&[], |i| &self.accesses[i].1)
+    }
 }
 
 /// Where each thread's sync events and each variable's accesses are, by index, and the
@@ -1752,7 +1765,7 @@ impl CutOrder<'_> {
         let Some(o) = &self.model.overlay else {
             return At { thread, index };
         };
-        let accesses = &o.accesses[thread];
+        let accesses = o.accesses(thread);
         let passed = &mut self.passed[thread];
         while accesses.get(*passed).is_some_and(|a| a.1 as usize <= index) {
             *passed += 1;
@@ -1979,7 +1992,7 @@ impl Model {
     pub(crate) fn syncs_in(&self, thread: usize, len: usize) -> usize {
         match &self.overlay {
             None => len,
-            Some(o) => len - o.accesses[thread].partition_point(|a| (a.0 as usize) < len),
+            Some(o) => len - o.accesses(thread).partition_point(|a| (a.0 as usize) < len),
         }
     }
 
@@ -1988,7 +2001,11 @@ impl Model {
     pub(crate) fn with_accesses(&self, thread: usize, syncs: usize) -> usize {
         match &self.overlay {
             None => syncs,
-            Some(o) => syncs + o.accesses[thread].partition_point(|a| (a.1 as usize) < syncs),
+            Some(o) => {
+                syncs
+                    + o.accesses(thread)
+                        .partition_point(|a| (a.1 as usize) < syncs)
+            }
         }
     }
 
@@ -2054,7 +2071,8 @@ impl Model {
             Some(o) => At {
                 thread: at.thread,
                 index: at.index
-                    + o.accesses[at.thread].partition_point(|a| a.1 as usize <= at.index),
+                    + o.accesses(at.thread)
+                        .partition_point(|a| a.1 as usize <= at.index),
             },
         }
     }
@@ -2065,7 +2083,10 @@ impl Model {
         let Some(o) = &self.overlay else {
             return Some(at);
         };
-        let accesses = o.accesses.get(at.thread)?;
+        if at.thread >= self.threads.len() {
+            return None;
+        }
+        let accesses = o.accesses(at.thread);
         let before = accesses.partition_point(|a| (a.0 as usize) < at.index);
         if accesses
             .get(before)
@@ -2112,7 +2133,7 @@ impl Model {
             None => (range.start, range.end, &[], &[]),
             Some(o) => {
                 // The sync-only model's events of the range: less the accesses before each end.
-                let accesses = o.accesses.get(thread).map_or(&[][..], |a| a);
+                let accesses = o.accesses(thread);
                 let before = |i: usize| accesses.partition_point(|a| (a.0 as usize) < i);
                 let at = |index| Pos::from(At { thread, index });
                 let first = o.moved.partition_point(|e| e.after < at(range.start));
@@ -2239,29 +2260,33 @@ impl Model {
             syncs: &index.syncs,
             own: own.clone(),
         };
-        let accesses: Vec<Vec<(u32, u32)>> = own
+        let accesses: Box<[(u32, Kept)]> = own
             .iter()
             .enumerate()
+            .filter(|(_, own)| !own.is_empty())
             .map(|(thread, own)| {
-                own.iter()
+                let kept = own
+                    .iter()
                     .zip(0u32..)
                     .map(|(&(_, i), before)| {
                         let syncs = index.syncs_before(thread, i);
                         (syncs + before, syncs)
                     })
-                    .collect()
+                    .collect();
+                (thread as u32, kept)
             })
             .collect();
         let syncs = &shared.syncs.threads;
         let threads = syncs.with(
-            (0..syncs.len())
-                .filter(|&thread| !own[thread].is_empty())
-                .map(|thread| {
+            accesses
+                .iter()
+                .map(|(thread, kept)| {
+                    let thread = *thread as usize;
                     let t = &syncs[thread];
                     let events = Events {
                         base: Arc::clone(&t.events.base),
                         pick: t.events.pick.clone(),
-                        extra: accesses[thread]
+                        extra: kept
                             .iter()
                             .zip(own[thread])
                             .map(|(&(at, _), &(_, i))| {
@@ -2367,7 +2392,7 @@ impl Model {
                     .map_or(0, |&u| u.min(self.threads[t].events.len()));
                 match &self.overlay {
                     None => upto,
-                    Some(o) => upto - o.accesses[t].partition_point(|a| (a.0 as usize) < upto),
+                    Some(o) => upto - o.accesses(t).partition_point(|a| (a.0 as usize) < upto),
                 }
             })
             .collect();
