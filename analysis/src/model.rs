@@ -87,7 +87,7 @@ pub struct At {
 
 #[derive(Clone, Debug)]
 pub struct Model {
-    pub threads: Vec<ModelThread>,
+    pub threads: Threads,
     pub objects: Arc<SyncObjects>,
     /// Derived from `threads` by [`Model::new`]; with an `overlay`, the sync-only model's, at its
     /// indices.
@@ -139,13 +139,144 @@ impl<T> Default for Derived<T> {
     }
 }
 
-/// Per thread, by position, the closure of the cut where only that thread has run that many
+/// By (thread, position), the closure of the cut where only that thread has run that many
 /// events (`None`: it holds an event that can never run); without the requirements of failed try
-/// operations, and with them.
+/// operations, and with them. One map, not one per thread: a model of one variable asks for the
+/// closures of a few threads of thousands.
 #[derive(Debug, Default)]
 pub(crate) struct Closures {
-    pub(crate) plain: Vec<BTreeMap<usize, Option<Vec<usize>>>>,
-    pub(crate) busy: Vec<BTreeMap<usize, Option<Vec<usize>>>>,
+    pub(crate) plain: BTreeMap<(usize, usize), Option<PackedCut>>,
+    pub(crate) busy: BTreeMap<(usize, usize), Option<PackedCut>>,
+}
+
+/// A closed cut as kept: the threads that ran all their events as runs of thread numbers, and
+/// each other thread that ran some with its count. A closed cut of a run that starts threads per
+/// job has every thread of the jobs done in full and the threads not yet forked at none: a word
+/// per thread in every kept closure was 9,001 words each on htslib's thrash_threads2 (1.7 GB).
+#[derive(Clone, Debug)]
+pub(crate) struct PackedCut {
+    /// `[from, to)` ranges of the threads at their model's length, sorted (a thread without
+    /// events may be in one or not: it is at none either way).
+    full: Box<[(u32, u32)]>,
+    /// (thread, events run) of the threads that ran some but not all, by thread.
+    part: Box<[(u32, u32)]>,
+}
+
+/// A [`PackedCut`] put together thread by thread, in order.
+#[derive(Default)]
+struct Packer {
+    full: Vec<(u32, u32)>,
+    part: Vec<(u32, u32)>,
+}
+
+impl Packer {
+    /// Threads `from..to`, all at their length.
+    fn full(&mut self, from: u32, to: u32) {
+        match self.full.last_mut() {
+            Some(run) if run.1 == from => run.1 = to,
+            _ => self.full.push((from, to)),
+        }
+    }
+
+    /// Thread `t` of `model` at `c` events. A thread at none is left out before its length is
+    /// looked up: most threads of a closure early in a long run.
+    fn put(&mut self, model: &Model, t: u32, c: usize) {
+        if c == 0 {
+            return;
+        }
+        if c == model.threads[t as usize].events.len() {
+            self.full(t, t + 1);
+        } else {
+            self.part.push((t, c as u32));
+        }
+    }
+
+    fn done(self) -> PackedCut {
+        PackedCut {
+            full: self.full.into(),
+            part: self.part.into(),
+        }
+    }
+}
+
+impl PackedCut {
+    /// `cut` (one count per thread of `model`) packed.
+    pub(crate) fn pack(model: &Model, cut: &[usize]) -> PackedCut {
+        let mut packer = Packer::default();
+        for (t, &c) in cut.iter().enumerate() {
+            packer.put(model, t as u32, c);
+        }
+        packer.done()
+    }
+
+    /// This cut of `syncs`, the sync-only model `model` was restricted from, in `model`: each
+    /// thread with the variable's accesses among its events.
+    pub(crate) fn with_accesses(&self, syncs: &Model, model: &Model) -> PackedCut {
+        let accessing = &model.threads.own;
+        let mut packer = Packer::default();
+        let mut parts = self.part.iter().peekable();
+        let part = |packer: &mut Packer, t: u32, c: u32| {
+            packer.put(model, t, model.with_accesses(t as usize, c as usize));
+        };
+        for &(from, to) in self.full.iter() {
+            while let Some(&&(t, c)) = parts.peek().filter(|p| p.0 < from) {
+                part(&mut packer, t, c);
+                parts.next();
+            }
+            // Only a thread that accesses the variable changes: it may run accesses after its
+            // last sync event.
+            let mut start = from;
+            let first = accessing.partition_point(|o| o.0 < from);
+            for &(t, _) in accessing[first..].iter().take_while(|o| o.0 < to) {
+                if start < t {
+                    packer.full(start, t);
+                }
+                let synced = syncs.threads[t as usize].events.len();
+                part(&mut packer, t, synced as u32);
+                start = t + 1;
+            }
+            if start < to {
+                packer.full(start, to);
+            }
+        }
+        for &(t, c) in parts {
+            part(&mut packer, t, c);
+        }
+        packer.done()
+    }
+
+    /// The cut, a count per thread of `model` (the model it was packed with).
+    pub(crate) fn unpack(&self, model: &Model) -> Vec<usize> {
+        let mut cut = vec![0; model.threads.len()];
+        self.merge_into(model, &mut cut);
+        cut
+    }
+
+    /// Puts this cut's events into `cut`: a union of closed cuts is closed.
+    pub(crate) fn merge_into(&self, model: &Model, cut: &mut [usize]) {
+        for &(from, to) in self.full.iter() {
+            let (from, to) = (from as usize, to as usize);
+            for (t, c) in cut.iter_mut().enumerate().take(to).skip(from) {
+                *c = model.threads[t].events.len();
+            }
+        }
+        for &(t, c) in self.part.iter() {
+            let t = t as usize;
+            cut[t] = cut[t].max(c as usize);
+        }
+    }
+
+    /// How many events of `thread` (of `model`) the cut holds.
+    pub(crate) fn get(&self, model: &Model, thread: usize) -> usize {
+        let t = thread as u32;
+        let run = self.full.partition_point(|r| r.1 <= t);
+        if self.full.get(run).is_some_and(|r| r.0 <= t) {
+            return model.threads[thread].events.len();
+        }
+        self.part
+            .binary_search_by_key(&t, |p| p.0)
+            .map_or(0, |i| self.part[i].1 as usize)
+    }
 }
 
 /// The closures of a sync-only model ([`crate::solve::cut`] fills and reads them), which the models of its variables that need what it needs
@@ -177,14 +308,27 @@ struct Shared {
 struct Overlay {
     var: Option<VarId>,
     shared: Arc<Shared>,
-    /// Per thread, each access kept: its index in this model and its thread's sync events before
-    /// it, by index.
-    accesses: Vec<Vec<(u32, u32)>>,
+    /// Of each thread that accesses the variable, by thread, each access kept: its index in this
+    /// model and its thread's sync events before it, by index. Not a list per thread: a run of
+    /// thousands of threads has thousands of variables that few of them access.
+    accesses: Box<[(u32, Kept)]>,
     /// The sync-only model's edges this variable drops, by index among them ([`RfIndex`]).
     dropped: Vec<u32>,
     /// The edges moved to their read's segment end in their place, at this model's indices,
     /// sorted.
     moved: Vec<RfEdge>,
+}
+
+/// A thread's accesses kept in a model of one variable ([`Overlay::accesses`]).
+type Kept = Box<[(u32, u32)]>;
+
+impl Overlay {
+    /// The accesses kept of `thread` ([`Overlay::accesses`]'s pairs), none if it has none.
+    fn accesses(&self, thread: usize) -> &[(u32, u32)] {
+        self.accesses
+            .binary_search_by_key(&thread, |a| a.0 as usize)
+            .map_or(&[], |i| &self.accesses[i].1)
+    }
 }
 
 /// Where each thread's sync events and each variable's accesses are, by index, and the
@@ -225,7 +369,7 @@ struct ReadPlace {
 }
 
 impl EventIndex {
-    fn of(threads: &[ModelThread], edges: Arc<[RfEdge]>) -> EventIndex {
+    fn of(threads: &Threads, edges: Arc<[RfEdge]>) -> EventIndex {
         let mut counts: Vec<usize> = Vec::new();
         for e in threads.iter().flat_map(|t| &t.events) {
             if let ModelEvent::Access { var, .. } = e {
@@ -312,7 +456,7 @@ impl EventIndex {
     fn reads<'a>(
         &'a self,
         o: usize,
-        syncs: &'a [ModelThread],
+        syncs: &'a Threads,
     ) -> impl Iterator<Item = (&'a RfEdge, ReadPlace)> + Clone + 'a {
         self.edges[self.order_edges(o)].iter().map(move |e| {
             let read = e.read.at();
@@ -337,21 +481,18 @@ impl EventIndex {
         )
     }
 
-    /// The accesses of `var` by `thread` (none for `None`), by index.
-    fn accesses_of(&self, thread: usize, var: Option<VarId>) -> &[(u32, u32)] {
+    /// Per thread, the accesses of `var` (none for `None`): the variable's accesses cut at each
+    /// change of thread, not searched for per thread (a run of thousands of threads has
+    /// thousands of variables that few of them access).
+    fn own(&self, var: Option<VarId>) -> Vec<&[(u32, u32)]> {
+        let mut own = vec![&[][..]; self.syncs.len()];
         let all = var
             .and_then(|v| self.accesses.get(v))
             .map_or(&[][..], |a| a);
-        let from = all.partition_point(|a| (a.0 as usize) < thread);
-        let to = all.partition_point(|a| a.0 as usize <= thread);
-        &all[from..to]
-    }
-
-    /// Per thread, the accesses of `var` (none for `None`).
-    fn own(&self, var: Option<VarId>) -> Vec<&[(u32, u32)]> {
-        (0..self.syncs.len())
-            .map(|thread| self.accesses_of(thread, var))
-            .collect()
+        for accesses in all.chunk_by(|a, b| a.0 == b.0) {
+            own[accesses[0].0 as usize] = accesses;
+        }
+        own
     }
 
     /// The sync events of `thread` before its event `index`.
@@ -378,7 +519,7 @@ impl EventIndex {
         o: usize,
         var: Option<VarId>,
         own: &[&[(u32, u32)]],
-        syncs: &[ModelThread],
+        syncs: &Threads,
     ) -> Option<(RfEdge, bool)> {
         // The kept accesses of `at`'s thread before it.
         let accesses_before =
@@ -440,12 +581,7 @@ impl EventIndex {
     /// thread's sync events before it), if the thread has one after the read; `syncs` as
     /// [`EventIndex::edge`] takes them. Looked for only when an edge is moved there, which few
     /// are: kept per read, it was 8 bytes an edge.
-    fn segment_end(
-        &self,
-        syncs: &[ModelThread],
-        thread: usize,
-        r: &ReadPlace,
-    ) -> Option<(u32, u32)> {
+    fn segment_end(&self, syncs: &Threads, thread: usize, r: &ReadPlace) -> Option<(u32, u32)> {
         let events = &syncs[thread].events;
         (r.syncs_before as usize..events.len())
             .find(|&k| events[k].constrains())
@@ -453,12 +589,7 @@ impl EventIndex {
     }
 
     /// Every edge a model of `var` keeps ([`EventIndex::edge`]), sorted, one per order.
-    fn edges(
-        &self,
-        var: Option<VarId>,
-        own: &[&[(u32, u32)]],
-        syncs: &[ModelThread],
-    ) -> Vec<RfEdge> {
+    fn edges(&self, var: Option<VarId>, own: &[&[(u32, u32)]], syncs: &Threads) -> Vec<RfEdge> {
         // The edges of the orders as they are, in the order of `orders` (sorted, and the
         // restriction keeps each thread's sync events in order); an edge moved to its read's
         // segment end is out of that order, and goes in by a merge.
@@ -485,7 +616,7 @@ impl EventIndex {
     /// with a read of `var`, or a read after an access of `var` in its segment. By order. A
     /// read of `var` is an access of it (`own`), the first of its own segment's. `syncs` as
     /// [`EventIndex::edge`] takes them.
-    fn touched(&self, own: &[&[(u32, u32)]], syncs: &[ModelThread]) -> Vec<u32> {
+    fn touched(&self, own: &[&[(u32, u32)]], syncs: &Threads) -> Vec<u32> {
         let mut orders: Vec<u32> = Vec::new();
         for (thread, (reads, accesses)) in self.thread_reads.iter().zip(own).enumerate() {
             let (indices, events) = (&self.syncs[thread], &syncs[thread].events);
@@ -599,7 +730,7 @@ struct RfIndex {
 
 impl RfIndex {
     /// The index of `edges`, sorted, between the events of `threads`.
-    fn of(edges: &[RfEdge], threads: &[ModelThread]) -> RfIndex {
+    fn of(edges: &[RfEdge], threads: &Threads) -> RfIndex {
         let ends = edges.iter().map(|e| (e.after, e.before));
         RfIndex::of_sorted(ends, edges.len(), threads).expect("a model's edges are sorted")
     }
@@ -611,7 +742,7 @@ impl RfIndex {
     fn of_sorted(
         ends: impl Iterator<Item = (Pos, Pos)>,
         capacity: usize,
-        threads: &[ModelThread],
+        threads: &Threads,
     ) -> Option<RfIndex> {
         let mut ends = ends.peekable();
         let mut befores: Vec<Pos> = Vec::with_capacity(capacity);
@@ -673,6 +804,96 @@ pub struct ModelThread {
     /// [restricted](Model::restrict) from this one, which keep every sync event.
     pub observed: Recorded,
 }
+
+/// A model's threads by index: its own, or for a model of one variable the sync-only model's,
+/// shared, with those of the threads that access the variable in their place. A copy of every
+/// thread per variable was most of the work on a run of 9,001 threads and 17,725 variables
+/// (htslib's thrash_threads2), each thread's handles to what the sync-only model's holds taken
+/// and given back.
+#[derive(Clone, Debug)]
+pub struct Threads {
+    all: Arc<[ModelThread]>,
+    /// (thread, its events with the variable's accesses) of the threads that access it, by
+    /// thread, in place of theirs in `all`.
+    own: Box<[(u32, ModelThread)]>,
+}
+
+impl Threads {
+    pub fn len(&self) -> usize {
+        self.all.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.all.is_empty()
+    }
+
+    #[inline]
+    pub fn get(&self, thread: usize) -> Option<&ModelThread> {
+        if !self.own.is_empty() {
+            if let Ok(i) = self.own.binary_search_by_key(&thread, |o| o.0 as usize) {
+                return Some(&self.own[i].1);
+            }
+        }
+        self.all.get(thread)
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &ModelThread> + ExactSizeIterator {
+        (0..self.len()).map(|t| &self[t])
+    }
+
+    pub fn to_vec(&self) -> Vec<ModelThread> {
+        self.iter().cloned().collect()
+    }
+
+    /// These threads with `own` (by thread) in the place of theirs.
+    fn with(&self, own: Vec<(u32, ModelThread)>) -> Threads {
+        Threads {
+            all: Arc::clone(&self.all),
+            own: own.into(),
+        }
+    }
+}
+
+impl std::ops::Index<usize> for Threads {
+    type Output = ModelThread;
+
+    #[inline]
+    fn index(&self, thread: usize) -> &ModelThread {
+        self.get(thread).expect("a thread of the model")
+    }
+}
+
+impl<'a> IntoIterator for &'a Threads {
+    type Item = &'a ModelThread;
+    type IntoIter = Box<dyn DoubleEndedIterator<Item = &'a ModelThread> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+impl From<Vec<ModelThread>> for Threads {
+    fn from(threads: Vec<ModelThread>) -> Threads {
+        Threads {
+            all: threads.into(),
+            own: Box::default(),
+        }
+    }
+}
+
+impl FromIterator<ModelThread> for Threads {
+    fn from_iter<I: IntoIterator<Item = ModelThread>>(threads: I) -> Threads {
+        threads.into_iter().collect::<Vec<_>>().into()
+    }
+}
+
+impl PartialEq for Threads {
+    fn eq(&self, other: &Threads) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Threads {}
 
 /// A thread's events in program order. The sync-only model's are the whole model's sync
 /// events, picked out of its events by index, not copied (a copy was 16 bytes a sync event); a
@@ -1544,7 +1765,7 @@ impl CutOrder<'_> {
         let Some(o) = &self.model.overlay else {
             return At { thread, index };
         };
-        let accesses = &o.accesses[thread];
+        let accesses = o.accesses(thread);
         let passed = &mut self.passed[thread];
         while accesses.get(*passed).is_some_and(|a| a.1 as usize <= index) {
             *passed += 1;
@@ -1675,7 +1896,7 @@ impl Model {
             }
         }
         Model {
-            threads,
+            threads: threads.into(),
             objects,
             sources: Arc::new(s),
             overlay: None,
@@ -1771,7 +1992,7 @@ impl Model {
     pub(crate) fn syncs_in(&self, thread: usize, len: usize) -> usize {
         match &self.overlay {
             None => len,
-            Some(o) => len - o.accesses[thread].partition_point(|a| (a.0 as usize) < len),
+            Some(o) => len - o.accesses(thread).partition_point(|a| (a.0 as usize) < len),
         }
     }
 
@@ -1780,7 +2001,11 @@ impl Model {
     pub(crate) fn with_accesses(&self, thread: usize, syncs: usize) -> usize {
         match &self.overlay {
             None => syncs,
-            Some(o) => syncs + o.accesses[thread].partition_point(|a| (a.1 as usize) < syncs),
+            Some(o) => {
+                syncs
+                    + o.accesses(thread)
+                        .partition_point(|a| (a.1 as usize) < syncs)
+            }
         }
     }
 
@@ -1846,7 +2071,8 @@ impl Model {
             Some(o) => At {
                 thread: at.thread,
                 index: at.index
-                    + o.accesses[at.thread].partition_point(|a| a.1 as usize <= at.index),
+                    + o.accesses(at.thread)
+                        .partition_point(|a| a.1 as usize <= at.index),
             },
         }
     }
@@ -1857,7 +2083,10 @@ impl Model {
         let Some(o) = &self.overlay else {
             return Some(at);
         };
-        let accesses = o.accesses.get(at.thread)?;
+        if at.thread >= self.threads.len() {
+            return None;
+        }
+        let accesses = o.accesses(at.thread);
         let before = accesses.partition_point(|a| (a.0 as usize) < at.index);
         if accesses
             .get(before)
@@ -1904,7 +2133,7 @@ impl Model {
             None => (range.start, range.end, &[], &[]),
             Some(o) => {
                 // The sync-only model's events of the range: less the accesses before each end.
-                let accesses = o.accesses.get(thread).map_or(&[][..], |a| a);
+                let accesses = o.accesses(thread);
                 let before = |i: usize| accesses.partition_point(|a| (a.0 as usize) < i);
                 let at = |index| Pos::from(At { thread, index });
                 let first = o.moved.partition_point(|e| e.after < at(range.start));
@@ -2031,38 +2260,49 @@ impl Model {
             syncs: &index.syncs,
             own: own.clone(),
         };
-        let accesses: Vec<Vec<(u32, u32)>> = own
+        let accesses: Box<[(u32, Kept)]> = own
             .iter()
             .enumerate()
+            .filter(|(_, own)| !own.is_empty())
             .map(|(thread, own)| {
-                own.iter()
+                let kept = own
+                    .iter()
                     .zip(0u32..)
                     .map(|(&(_, i), before)| {
                         let syncs = index.syncs_before(thread, i);
                         (syncs + before, syncs)
                     })
-                    .collect()
+                    .collect();
+                (thread as u32, kept)
             })
             .collect();
-        let threads = shared
-            .syncs
-            .threads
-            .iter()
-            .enumerate()
-            .map(|(thread, t)| ModelThread {
-                tid: t.tid,
-                events: Events {
-                    base: Arc::clone(&t.events.base),
-                    pick: t.events.pick.clone(),
-                    extra: accesses[thread]
-                        .iter()
-                        .zip(own[thread])
-                        .map(|(&(at, _), &(_, i))| (at, self.threads[thread].events[i as usize]))
-                        .collect(),
-                },
-                observed: t.observed.clone(),
-            })
-            .collect();
+        let syncs = &shared.syncs.threads;
+        let threads = syncs.with(
+            accesses
+                .iter()
+                .map(|(thread, kept)| {
+                    let thread = *thread as usize;
+                    let t = &syncs[thread];
+                    let events = Events {
+                        base: Arc::clone(&t.events.base),
+                        pick: t.events.pick.clone(),
+                        extra: kept
+                            .iter()
+                            .zip(own[thread])
+                            .map(|(&(at, _), &(_, i))| {
+                                (at, self.threads[thread].events[i as usize])
+                            })
+                            .collect(),
+                    };
+                    let t = ModelThread {
+                        tid: t.tid,
+                        events,
+                        observed: t.observed.clone(),
+                    };
+                    (thread as u32, t)
+                })
+                .collect(),
+        );
         // Of the orders the variable's accesses touch, those that keep no read of another
         // variable lose their edge, moved to the end of a read's segment if one can be.
         let sync_edges = shared.syncs.rf_index();
@@ -2152,7 +2392,7 @@ impl Model {
                     .map_or(0, |&u| u.min(self.threads[t].events.len()));
                 match &self.overlay {
                     None => upto,
-                    Some(o) => upto - o.accesses[t].partition_point(|a| (a.0 as usize) < upto),
+                    Some(o) => upto - o.accesses(t).partition_point(|a| (a.0 as usize) < upto),
                 }
             })
             .collect();

@@ -183,7 +183,7 @@ pub fn prepare_from(
     let mut segment = 0u32;
     let mut records = vec![(0u32, 0u32); vars.len()];
     let mut threads = Vec::with_capacity(traces.len());
-    for (t, (trace, syncs)) in traces.iter().zip(sync_threads).enumerate() {
+    for (t, (trace, syncs)) in traces.iter().zip(sync_threads.iter()).enumerate() {
         let mut events: Vec<ModelEvent> = Vec::with_capacity(syncs.events.len());
         let mut next_sync = syncs.events.iter();
         let mut hint = Hint::default();
@@ -246,7 +246,7 @@ pub fn prepare_from(
         threads.push(ModelThread {
             tid: syncs.tid,
             events: events.into(),
-            observed: syncs.observed,
+            observed: syncs.observed.clone(),
         });
     }
     Program {
@@ -650,10 +650,9 @@ fn explain_try_failures(model: Model) -> Model {
         return model;
     }
     let Model {
-        mut threads,
-        objects,
-        ..
+        threads, objects, ..
     } = model;
+    let mut threads = threads.to_vec();
     for at in unexplained {
         if let Some(ModelEvent::Sync { op, .. }) = threads[at.thread].events.get_mut(at.index) {
             *op = ModelOp::Nop.into();

@@ -520,7 +520,7 @@ mod tests {
                     "restrict keeps other reads-from edges"
                 );
                 if !reads_from {
-                    let rebuilt = Model::new(model.threads.clone(), model.objects.clone());
+                    let rebuilt = Model::new(model.threads.to_vec(), model.objects.clone());
                     prop_assert_eq!(
                         model.sources(),
                         rebuilt.sources(),

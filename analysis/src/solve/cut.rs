@@ -21,17 +21,16 @@
 //! after. Other schedules could keep the object busy with another holder, so this part of the
 //! closure never excludes a pair: a cut that cannot take it gives `Unknown`.
 
-use std::collections::btree_map::Entry;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::PoisonError;
 
 use rustc_hash::FxHashMap;
 
 use super::exclusion::{self, Sections};
-use super::prefix::{merge, need, within, Start};
+use super::prefix::{need, within, Start};
 
 use crate::finding::Schedule;
-use crate::model::{At, Closures, Model, ModelEvent, ModelOp, SharedClosures, Wake};
+use crate::model::{At, Closures, Model, ModelEvent, ModelOp, PackedCut, SharedClosures, Wake};
 use crate::state::State;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,8 +57,7 @@ enum Closed {
 pub struct Cuts<'m> {
     model: &'m Model,
     closures: Closures,
-    /// [`Model::same_needs`]: where to find the closures this model can share.
-    shared: Option<(&'m Model, &'m SharedClosures, Vec<usize>)>,
+    shared: Option<Sharing<'m>>,
     /// Pairs the replay of their cut left undecided or mutual exclusion ruled out, by [`Start`]s,
     /// with that verdict: another pair with the same
     /// starts has the same cut and the same limits, so the same verdict.
@@ -67,12 +65,23 @@ pub struct Cuts<'m> {
     sections: Sections,
 }
 
+/// [`Model::same_needs`]: where to find the closures a model can share, with only the threads
+/// whose needs it changes (thread, first such event).
+type Sharing<'m> = (&'m Model, &'m SharedClosures, Vec<(usize, usize)>);
+
 impl<'m> Cuts<'m> {
     pub fn new(model: &'m Model) -> Cuts<'m> {
         Cuts {
             model,
             closures: Closures::default(),
-            shared: model.same_needs(),
+            shared: model.same_needs().map(|(syncs, kept, changed)| {
+                let changed = changed
+                    .into_iter()
+                    .enumerate()
+                    .filter(|&(_, f)| f != usize::MAX)
+                    .collect();
+                (syncs, kept, changed)
+            }),
             settled: FxHashMap::default(),
             sections: Sections::default(),
         }
@@ -94,18 +103,17 @@ impl<'m> Cuts<'m> {
         if let Some(verdict) = self.settled.get(&(a, b)) {
             return verdict.clone();
         }
+        let Some(required) = self.union(false, a, b) else {
+            return Verdict::Excluded;
+        };
         let mut limit: Vec<usize> = self.model.threads.iter().map(|t| t.events.len()).collect();
         limit[a.thread] = a.limit;
         limit[b.thread] = b.limit;
-        let required = match self.union(false, a, b) {
-            Some(cut) if within(&cut, &limit) => cut,
-            _ => return Verdict::Excluded,
-        };
         // Then what made each failed try operation in the cut fail in the run: not required of
         // every schedule, so a cut that cannot hold it is no proof of anything.
         let verdict = match self.union(true, a, b) {
-            Some(cut) if within(&cut, &limit) => repair(self.model, cut, &limit),
-            _ => Verdict::Unknown,
+            Some(cut) => repair(self.model, cut, &limit),
+            None => Verdict::Unknown,
         };
         let mut sections = std::mem::take(&mut self.sections);
         let verdict = locked_out(
@@ -116,8 +124,9 @@ impl<'m> Cuts<'m> {
             &limit,
             &mut sections,
             &mut |at| {
+                let model = self.model;
                 self.closure(false, at.thread, at.index + 1)
-                    .map(<[usize]>::to_vec)
+                    .map(|cut| cut.unpack(model))
             },
         );
         self.sections = sections;
@@ -127,89 +136,127 @@ impl<'m> Cuts<'m> {
         verdict
     }
 
-    /// The closure of the cut where `a`'s and `b`'s threads have run to their starts.
+    /// The closure of the cut where `a`'s and `b`'s threads have run to their starts, if it
+    /// runs neither past its limit. No closed cut runs a thread past its length, so only their two
+    /// threads can pass a limit: most pairs are ruled out there, without a count per thread.
     fn union(&mut self, busy: bool, a: Start, b: Start) -> Option<Vec<usize>> {
-        let mut cut = self.closure(busy, a.thread, a.cut)?.to_vec();
-        merge(&mut cut, self.closure(busy, b.thread, b.cut)?);
+        let model = self.model;
+        let within = |cut: &PackedCut| [a, b].iter().all(|s| cut.get(model, s.thread) <= s.limit);
+        if !within(self.closure(busy, a.thread, a.cut)?)
+            || !within(self.closure(busy, b.thread, b.cut)?)
+        {
+            return None;
+        }
+        let mut cut = self.closure(busy, a.thread, a.cut)?.unpack(model);
+        self.closure(busy, b.thread, b.cut)?
+            .merge_into(model, &mut cut);
         Some(cut)
     }
 
     /// The closure of the cut where only `thread` has run, its first `len` events: the sync-only
     /// model's shared one with this model's accesses put back where it holds no event whose needs
     /// this model changes, else this model's own.
-    fn closure(&mut self, busy: bool, thread: usize, len: usize) -> Option<&[usize]> {
+    fn closure(&mut self, busy: bool, thread: usize, len: usize) -> Option<&PackedCut> {
         let model = self.model;
         let Cuts {
             closures, shared, ..
         } = self;
-        if let Some((syncs, kept, changed)) = shared {
-            if let Entry::Vacant(known) = closures.of(model, busy, thread).entry(len) {
-                let at = model.syncs_in(thread, len);
-                let mut kept = kept.0.lock().unwrap_or_else(PoisonError::into_inner);
-                // An unreachable cut there may not be one here: that takes this model's own.
-                if let Some(cut) = kept
-                    .get(syncs, busy, thread, at)
-                    .filter(|cut| cut.iter().zip(changed.iter()).all(|(c, f)| c <= f))
-                {
-                    let cut = cut
-                        .iter()
-                        .enumerate()
-                        .map(|(t, &c)| model.with_accesses(t, c))
-                        .collect();
-                    known.insert(Some(cut));
-                }
-            }
-        }
-        closures.get(model, busy, thread, len)
+        let kept = |thread: usize, len: usize| {
+            let (syncs, kept, changed) = shared.as_ref()?;
+            let mut kept = kept.0.lock().unwrap_or_else(PoisonError::into_inner);
+            let at = model.syncs_in(thread, len);
+            // An unreachable cut there may not be one here: that takes this model's own.
+            kept.get(syncs, busy, thread, at, &|_, _| None)
+                .filter(|cut| changed.iter().all(|&(t, f)| cut.get(syncs, t) <= f))
+                .map(|cut| cut.with_accesses(syncs, model))
+        };
+        closures.get(model, busy, thread, len, &kept)
     }
 }
 
 impl Closures {
-    /// The closures of `thread`'s cuts in `model`, with or without `busy`.
+    /// The closures of `model`'s cuts, with or without `busy`.
     fn of(
         &mut self,
         model: &Model,
         busy: bool,
-        thread: usize,
-    ) -> &mut BTreeMap<usize, Option<Vec<usize>>> {
+    ) -> &mut BTreeMap<(usize, usize), Option<PackedCut>> {
         // Without failed try operations to explain, both closures are the same.
-        let known = if busy && model.any_busy() {
+        if busy && model.any_busy() {
             &mut self.busy
         } else {
             &mut self.plain
-        };
-        if known.len() <= thread {
-            known.resize_with(model.threads.len(), BTreeMap::new);
         }
-        &mut known[thread]
     }
 
-    /// The closure of the cut of `model` where only `thread` has run `len` events, grown from the
-    /// closure at the nearest position before it that is known.
-    fn get(&mut self, model: &Model, busy: bool, thread: usize, len: usize) -> Option<&[usize]> {
-        let known = self.of(model, busy, thread);
-        if !known.contains_key(&len) {
-            let below = known
-                .range(..len)
-                .next_back()
-                .map(|(_, closed)| closed.clone());
-            let closed = match below {
-                // Unreachable events stay in every larger cut.
-                Some(None) => None,
-                below => {
-                    let mut cut = below
-                        .flatten()
-                        .unwrap_or_else(|| vec![0; model.threads.len()]);
-                    // A closed cut has every event in it scanned.
-                    let mut scanned = cut.clone();
-                    cut[thread] = cut[thread].max(len);
-                    (close(model, &mut cut, &mut scanned, busy) == Closed::Ok).then_some(cut)
+    /// The closure of the cut of `model` where only `thread` has run `len` events: `kept`'s
+    /// where it has one (a closure kept elsewhere that holds here), else grown from the closure
+    /// at the nearest position before it that is known, or else from the closure of the fork
+    /// that starts the thread, itself found so. That closure is in this one: closing anew from
+    /// the empty cut made each thread of a run that starts threads per job look at all the jobs
+    /// before it.
+    fn get(
+        &mut self,
+        model: &Model,
+        busy: bool,
+        thread: usize,
+        len: usize,
+        kept: &dyn Fn(usize, usize) -> Option<PackedCut>,
+    ) -> Option<&PackedCut> {
+        if !self.of(model, busy).contains_key(&(thread, len)) {
+            let closed = match kept(thread, len) {
+                Some(cut) => Some(cut),
+                None => {
+                    let nearest = self
+                        .of(model, busy)
+                        .range((thread, 0)..(thread, len))
+                        .next_back();
+                    let below = match nearest {
+                        Some((_, closed)) => Some(closed.as_ref().map(|cut| cut.unpack(model))),
+                        None => started(model, thread, len).map(|fork| {
+                            self.get(model, busy, fork.thread, fork.index + 1, kept)
+                                .map(|cut| cut.unpack(model))
+                        }),
+                    };
+                    grown(model, busy, thread, len, below)
                 }
             };
-            known.insert(len, closed);
+            self.of(model, busy).insert((thread, len), closed);
         }
-        known[&len].as_deref()
+        self.of(model, busy)[&(thread, len)].as_ref()
     }
+}
+
+/// The fork that starts `thread`, if a cut of its first `len` events holds its start and a fork
+/// of another thread starts it.
+fn started(model: &Model, thread: usize, len: usize) -> Option<At> {
+    if len == 0 || model.op(At { thread, index: 0 }) != Some(ModelOp::Start { forked: true }) {
+        return None;
+    }
+    // A thread forked by itself closes from empty (and finds the cycle unreachable).
+    model.fork_of(thread).filter(|fork| fork.thread != thread)
+}
+
+/// The closure of the cut of `model` where only `thread` has run `len` events, grown from
+/// `below`, a closed cut in it (`Some(None)`: unreachable, and so is every larger cut; `None`:
+/// from empty).
+fn grown(
+    model: &Model,
+    busy: bool,
+    thread: usize,
+    len: usize,
+    below: Option<Option<Vec<usize>>>,
+) -> Option<PackedCut> {
+    let mut cut = match below {
+        Some(None) => return None,
+        below => below
+            .flatten()
+            .unwrap_or_else(|| vec![0; model.threads.len()]),
+    };
+    // A closed cut has every event in it scanned.
+    let mut scanned = cut.clone();
+    cut[thread] = cut[thread].max(len);
+    (close(model, &mut cut, &mut scanned, busy) == Closed::Ok).then(|| PackedCut::pack(model, &cut))
 }
 
 /// [`Cuts::race`] with nothing kept: the pair's cut closed from empty, the reference the kept
@@ -345,63 +392,93 @@ fn repair(model: &Model, mut cut: Vec<usize>, limit: &[usize]) -> Verdict {
 /// each thread was already looked at); with `busy`, also the events that kept the object of each
 /// failed try operation busy in the run ([`crate::model::Sources::busy_of`]).
 fn close(model: &Model, cut: &mut [usize], scanned: &mut [usize], busy: bool) -> Closed {
-    let mut progress = true;
-    while progress {
-        progress = false;
-        for t in 0..cut.len() {
-            if scanned[t] >= cut[t] {
+    let mut pending = Pending::of(cut, scanned);
+    while let Some(t) = pending.next() {
+        if scanned[t] >= cut[t] {
+            continue;
+        }
+        // The order in which the events' needs come does not matter: a cut that cannot close
+        // is dropped.
+        let span = scanned[t]..cut[t];
+        scanned[t] = cut[t];
+        // The edges of the span, found once rather than per event.
+        for before in model.rf_needs_in(t, span.clone()) {
+            pending.need(cut, before);
+        }
+        for (index, e) in span.clone().zip(model.threads[t].events.range(span)) {
+            let at = At { thread: t, index };
+            let Some(op) = e.op() else {
                 continue;
-            }
-            progress = true;
-            // What the cut grows to in this thread is scanned in the next round. The order in
-            // which the events' needs come does not matter: a cut that cannot close is dropped.
-            let span = scanned[t]..cut[t];
-            scanned[t] = cut[t];
-            // The edges of the span, found once rather than per event.
-            for before in model.rf_needs_in(t, span.clone()) {
-                need(cut, before);
-            }
-            for (index, e) in span.clone().zip(model.threads[t].events.range(span)) {
-                let at = At { thread: t, index };
-                let Some(op) = e.op() else {
-                    continue;
-                };
-                let source = match op {
-                    ModelOp::Start { forked: true } => model.fork_of(t),
-                    ModelOp::Join { child } => model.end_of(child),
-                    ModelOp::WaitReturn {
-                        wake: Wake::Signal(cond),
-                        ..
-                    }
-                    | ModelOp::LoopExit { cond, .. } => model.signal_of(cond),
-                    ModelOp::WaitReturn {
-                        wake: Wake::Never, ..
-                    } => None,
-                    ModelOp::BarrierExit { barrier } => {
-                        if !model.objects.barriers[barrier].released {
-                            return Closed::Unreachable;
-                        }
-                        for enter in model.enters_of(barrier) {
-                            need(cut, enter);
-                        }
-                        continue;
-                    }
-                    ModelOp::TryFail { .. } if busy => {
-                        for holder in model.busy_at(at).into_iter().flatten() {
-                            need(cut, holder);
-                        }
-                        continue;
-                    }
-                    _ => continue,
-                };
-                match source {
-                    Some(source) => need(cut, source),
-                    None => return Closed::Unreachable,
+            };
+            let source = match op {
+                ModelOp::Start { forked: true } => model.fork_of(t),
+                ModelOp::Join { child } => model.end_of(child),
+                ModelOp::WaitReturn {
+                    wake: Wake::Signal(cond),
+                    ..
                 }
+                | ModelOp::LoopExit { cond, .. } => model.signal_of(cond),
+                ModelOp::WaitReturn {
+                    wake: Wake::Never, ..
+                } => None,
+                ModelOp::BarrierExit { barrier } => {
+                    if !model.objects.barriers[barrier].released {
+                        return Closed::Unreachable;
+                    }
+                    for enter in model.enters_of(barrier) {
+                        pending.need(cut, enter);
+                    }
+                    continue;
+                }
+                ModelOp::TryFail { .. } if busy => {
+                    for holder in model.busy_at(at).into_iter().flatten() {
+                        pending.need(cut, holder);
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            match source {
+                Some(source) => pending.need(cut, source),
+                None => return Closed::Unreachable,
             }
         }
     }
     Closed::Ok
+}
+
+/// The threads [`close`] has events of the cut to scan in, first come first scanned: a pass over
+/// every thread per round cost a run of thousands of short threads more than the events it
+/// scanned. A thread waits in the queue while the events needed of it pile up, so that it is
+/// scanned in one span, as a round did.
+struct Pending {
+    queued: Vec<bool>,
+    queue: VecDeque<usize>,
+}
+
+impl Pending {
+    fn of(cut: &[usize], scanned: &[usize]) -> Pending {
+        let queue: VecDeque<usize> = (0..cut.len()).filter(|&t| scanned[t] < cut[t]).collect();
+        let mut queued = vec![false; cut.len()];
+        for &t in &queue {
+            queued[t] = true;
+        }
+        Pending { queued, queue }
+    }
+
+    fn next(&mut self) -> Option<usize> {
+        let t = self.queue.pop_front()?;
+        self.queued[t] = false;
+        Some(t)
+    }
+
+    /// Puts `at` into `cut`, and its thread in the queue.
+    fn need(&mut self, cut: &mut [usize], at: At) {
+        need(cut, at);
+        if !std::mem::replace(&mut self.queued[at.thread], true) {
+            self.queue.push_back(at.thread);
+        }
+    }
 }
 
 /// Runs the cut's sync events in the observed order; gives them, or where that order got stuck:
@@ -546,6 +623,79 @@ mod tests {
         });
         eprintln!("{} pairs ruled out", ruled_out.get());
         assert!(ruled_out.get() > 100, "only {ruled_out:?} pairs ruled out");
+    }
+
+    /// Of random runs with every read deciding, each variable's model: the closure kept for each
+    /// thread and length that ends at a sync event, with and without the failed tries' needs,
+    /// asked for from the last length down (each grown from the fork's closure or from empty, or
+    /// the sync-only model's with the accesses put back) and then up (each grown from the one
+    /// below), is the cut closed alone from empty; the packed form of that cut gives each
+    /// thread's count; and the sync-only model's closed cut, packed and put into the variable's
+    /// model, is that cut with each thread's accesses put back.
+    #[test]
+    fn kept_closures_are_the_cuts_closed_alone_on_random_runs() {
+        let forked = std::cell::Cell::new(0);
+        check_random_runs(0x9b05_688c_2b3e_6c1f, 300, |run| {
+            let program = prepare_deciding(run);
+            for var in 0..program.vars.len() {
+                let (model, _) = program.model.restrict(Some(var));
+                let n = model.threads.len();
+                let mut cuts = Cuts::new(&model);
+                for thread in 0..n {
+                    // The solver asks for cuts that end at a sync event (a race pair's thread
+                    // stops right after one): where the sync-only model's closure holds.
+                    let events = &model.threads[thread].events;
+                    let lens: Vec<usize> = (0..=events.len())
+                        .filter(|&len| len == 0 || events[len - 1].is_sync())
+                        .collect();
+                    for &len in lens.iter().rev().chain(&lens) {
+                        forked.set(forked.get() + started(&model, thread, len).is_some() as u32);
+                        for busy in [false, true] {
+                            let kept = cuts.closure(busy, thread, len).map(|c| c.unpack(&model));
+                            let mut cut = vec![0; n];
+                            cut[thread] = len;
+                            let closed = close(&model, &mut cut, &mut vec![0; n], busy);
+                            let alone = (closed == Closed::Ok).then_some(cut);
+                            proptest::prop_assert_eq!(
+                                &kept,
+                                &alone,
+                                "var {}: thread {} len {} busy {}",
+                                var,
+                                thread,
+                                len,
+                                busy
+                            );
+                            if let Some(cut) = alone {
+                                let packed = PackedCut::pack(&model, &cut);
+                                let counts: Vec<usize> =
+                                    (0..n).map(|t| packed.get(&model, t)).collect();
+                                proptest::prop_assert_eq!(counts, cut);
+                            }
+                            // The sync-only model's closed cut of the same sync events, with
+                            // the accesses put back thread by thread.
+                            let (syncs, _, _) =
+                                model.same_needs().expect("a model of one variable");
+                            let mut cut = vec![0; n];
+                            cut[thread] = model.syncs_in(thread, len);
+                            if close(syncs, &mut cut, &mut vec![0; n], busy) == Closed::Ok {
+                                let here: Vec<usize> =
+                                    (0..n).map(|t| model.with_accesses(t, cut[t])).collect();
+                                let packed = PackedCut::pack(syncs, &cut);
+                                proptest::prop_assert_eq!(
+                                    packed.with_accesses(syncs, &model).unpack(&model),
+                                    here
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(())
+        });
+        assert!(
+            forked.get() > 1000,
+            "only {forked:?} closures of forked threads"
+        );
     }
 
     /// Every pair of accesses (both orders) that some state reachable in `model` has in the
