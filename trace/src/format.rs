@@ -50,7 +50,8 @@
 //!   of C/C++ atomics.
 //! - 8: section records (`0x8c`, see [`crate::codec`]): a thread file holds the threads that took
 //!   it over after its first thread ended, each after a section that repeats the file's start
-//!   with the next thread's header.
+//!   with the next thread's header. `HeapOp::Map`/`Unmap` cover mappings of files too, not
+//!   anonymous ones alone (the same records).
 
 use std::path::{Path, PathBuf};
 
