@@ -1,7 +1,8 @@
 //! What the pass's calls land on, in both modes: the access hooks, wait-loop and atomic-block
 //! markers, the libc memory and string wrappers, the heap events of the replaced malloc family and
 //! of mappings, the pthread wrappers, one family per file, the process exits, the
-//! file descriptors' close and creation, and the reads of streams.
+//! file descriptors' close and creation, and the reads of and writes to streams (which pipe or
+//! socket a descriptor is: `channel`).
 //!
 //! Takes the program's calls (`ilgen_trace::abi`); gives each one to `record` or `replay` by mode
 //! (`thread::current` is `None` when the process replays), after running the real call.
