@@ -2,16 +2,22 @@
 //!
 //! Takes a descriptor; gives its stream's inode ([`stream_inode`]: both ends of a pipe share one)
 //! and, in replay mode, the channel a write to it and a read from it meet in ([`of`]): the inode,
-//! or for the two ends of a `socketpair` (two inodes) the first end's, recorded by [`pair`]. A TCP
-//! connection between two threads of one process is two sockets no call here ties together: it
-//! orders nothing.
+//! or for the two ends of a `socketpair` (two inodes) the first end's, recorded by [`pair`] (the
+//! first 64 socketpairs of a run). A TCP connection between two threads of one process is two
+//! sockets no call here ties together: it orders nothing.
 
-use std::collections::HashMap;
 use std::ffi::c_int;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Inode of a `socketpair`'s second end → the first end's.
-static PAIRED: Mutex<Option<HashMap<u64, u64>>> = Mutex::new(None);
+/// Room for this many `socketpair`s; a later one's ends stay two channels (a write at one end
+/// orders no read at the other).
+const PAIRS: usize = 64;
+
+/// Per slot, the inodes of a `socketpair`'s first end (0: the slot is free) and second end.
+/// Lock-free: a signal handler writing to a socket (the self-pipe trick) looks here, and may have
+/// interrupted its own thread in the middle of a lookup or an insertion.
+static SECOND: [AtomicU64; PAIRS] = [const { AtomicU64::new(0) }; PAIRS];
+static FIRST: [AtomicU64; PAIRS] = [const { AtomicU64::new(0) }; PAIRS];
 
 /// The inode of `fd` if it is a FIFO (pipes are FIFOs) or a stream socket.
 pub(crate) fn stream_inode(fd: c_int) -> Option<u64> {
@@ -44,23 +50,27 @@ pub(crate) fn stream_inode(fd: c_int) -> Option<u64> {
 /// The channel of stream `fd`, `None` if it is no stream.
 pub(crate) fn of(fd: c_int) -> Option<u64> {
     let ino = stream_inode(fd)?;
-    let paired = PAIRED.lock().unwrap_or_else(|e| e.into_inner());
-    Some(
-        paired
-            .as_ref()
-            .and_then(|p| p.get(&ino))
-            .copied()
-            .unwrap_or(ino),
-    )
+    let paired = (0..PAIRS)
+        .find(|&i| SECOND[i].load(Ordering::Acquire) == ino)
+        .map(|i| FIRST[i].load(Ordering::Acquire))
+        .filter(|&first| first != 0);
+    Some(paired.unwrap_or(ino))
 }
 
 /// `a` and `b` are the two ends of one `socketpair`: one channel.
 pub(crate) fn pair(a: c_int, b: c_int) {
-    if let (Some(a), Some(b)) = (stream_inode(a), stream_inode(b)) {
-        PAIRED
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert_with(HashMap::new)
-            .insert(b, a);
+    let (Some(a), Some(b)) = (stream_inode(a), stream_inode(b)) else {
+        return;
+    };
+    // The first end's inode goes in before the slot is claimed, so a lookup that finds the
+    // second end's never reads a half-made pair as another one's.
+    for i in 0..PAIRS {
+        if FIRST[i]
+            .compare_exchange(0, a, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            SECOND[i].store(b, Ordering::Release);
+            return;
+        }
     }
 }
