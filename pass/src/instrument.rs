@@ -27,6 +27,7 @@ use llvm_sys::core::{LLVMGetCmpXchgFailureOrdering, LLVMGetCmpXchgSuccessOrderin
 
 use crate::ctx::Ctx;
 use crate::escape;
+use crate::fences;
 use crate::glue;
 use crate::hooks::{self, Hook};
 use crate::ir;
@@ -57,6 +58,7 @@ pub fn instrument_function<'ctx>(
     ctx.sites
         .enter(predicates.all, predicates.spins, predicates.returned);
     let locals = escape::local_allocas(f);
+    let fenced = fences::ordered_by_fences(f);
     let accesses = collect(&ctx.module.get_context(), f);
     let ranges = loop_ranges(ctx, f, &locals, &accesses);
     let in_range: HashSet<_> = ranges.iter().map(|r| r.inst).collect();
@@ -89,8 +91,13 @@ pub fn instrument_function<'ctx>(
             Access::Store(i) if plan.hoist.contains_key(&i) => {
                 instrument_read_modify_write(ctx, f, &locals, plan.hoist[&i], i)?
             }
-            Access::Load(i) | Access::Store(i) => instrument_load_or_store(ctx, f, &locals, i)?,
-            Access::AtomicRmw(i) | Access::CmpXchg(i) => instrument_rmw(ctx, f, i)?,
+            Access::Load(i) | Access::Store(i) => {
+                let fenced = fenced.get(&i).copied().unwrap_or(0);
+                instrument_load_or_store(ctx, f, &locals, i, fenced)?
+            }
+            Access::AtomicRmw(i) | Access::CmpXchg(i) => {
+                instrument_rmw(ctx, f, i, fenced.get(&i).copied().unwrap_or(0))?
+            }
             Access::MemTransfer(i) => {
                 let (read, write) = (ctx.hooks.read, ctx.hooks.write);
                 // The source range is read, then the destination range written.
@@ -339,18 +346,20 @@ fn plain_access<'ctx>(
     Some(Plain { ptr, size, write })
 }
 
+/// A load or store; an atomic one with the bits `fenced` its fences give it (`fences`).
 fn instrument_load_or_store<'ctx>(
     ctx: &mut Ctx<'_, 'ctx>,
     f: FunctionValue<'ctx>,
     locals: &Locals<'ctx>,
     inst: InstructionValue<'ctx>,
+    fenced: u64,
 ) -> Result<usize, BuilderError> {
     let Some((ptr, size)) = access_target(ctx, locals, inst) else {
         return Ok(0);
     };
     let write = inst.get_opcode() == InstructionOpcode::Store;
     if ir::is_atomic(inst) {
-        return instrument_atomic(ctx, f, inst, ptr, size, write);
+        return instrument_atomic(ctx, f, inst, ptr, size, write, fenced);
     }
     let hook = if write {
         ctx.hooks.write
@@ -360,13 +369,17 @@ fn instrument_load_or_store<'ctx>(
     emit_sized_access(ctx, f, inst, hook, ptr, size)
 }
 
-/// Which halves of its memory order atomic `inst` has: (acquires, releases). A compare-exchange
-/// acquires only if it does when it fails too; it releases only when it succeeds (see
-/// [`instrument_atomic`]).
-fn halves(inst: InstructionValue<'_>) -> (bool, bool) {
+/// Which halves of its memory order atomic `inst` has, with the bits `fenced` its fences give it,
+/// as `abi::ATOMIC_ACQUIRES` and `abi::ATOMIC_RELEASES` bits: (when it succeeds, when it fails).
+/// Only a compare-exchange can fail; it has two orders, and a failed one writes nothing, so it
+/// never releases. A load only acquires and a store only releases, seq_cst ones too.
+fn halves(inst: InstructionValue<'_>, fenced: u64) -> (u64, u64) {
     use inkwell::AtomicOrdering::{Acquire, AcquireRelease, Release, SequentiallyConsistent};
-    let acquire = |o| matches!(o, Acquire | AcquireRelease | SequentiallyConsistent);
-    let release = |o| matches!(o, Release | AcquireRelease | SequentiallyConsistent);
+    let bits = |o, load: bool, store: bool| {
+        let acquire = load && matches!(o, Acquire | AcquireRelease | SequentiallyConsistent);
+        let release = store && matches!(o, Release | AcquireRelease | SequentiallyConsistent);
+        (u64::from(acquire) * abi::ATOMIC_ACQUIRES) | (u64::from(release) * abi::ATOMIC_RELEASES)
+    };
     if inst.get_opcode() == InstructionOpcode::AtomicCmpXchg {
         // SAFETY: `inst` is a cmpxchg instruction, which both calls take.
         let (success, failure) = unsafe {
@@ -376,24 +389,28 @@ fn halves(inst: InstructionValue<'_>) -> (bool, bool) {
                 LLVMGetCmpXchgFailureOrdering(v).into(),
             )
         };
-        return (acquire(success) && acquire(failure), release(success));
+        let failed = bits(failure, true, false) | (fenced & abi::ATOMIC_ACQUIRES);
+        return (bits(success, true, true) | fenced, failed);
     }
-    // A load only acquires and a store only releases, seq_cst ones too.
     let (load, store) = match inst.get_opcode() {
         InstructionOpcode::Load => (true, false),
         InstructionOpcode::Store => (false, true),
         _ => (true, true),
     };
-    inst.get_atomic_ordering().map_or((false, false), |o| {
-        (load && acquire(o), store && release(o))
-    })
+    let both = inst
+        .get_atomic_ordering()
+        .map_or(0, |o| bits(o, load, store))
+        | fenced;
+    (both, both)
 }
 
 /// An atomic load, store, atomicrmw or cmpxchg (`write`: all but the load) of `size` bytes at
 /// `ptr`. Relaxed, it orders nothing: the access hook alone. Else
 /// `token = __ilgen_atomic_enter(ptr, size, site, write)` before it and
-/// `__ilgen_atomic_leave(ptr, size, site, how, token)` after it, `how` its `abi::ATOMIC_*` bits
-/// (a cmpxchg's release bit set only if it succeeded, from its result).
+/// `__ilgen_atomic_leave(ptr, size, site, how, token)` after it, `how` its `abi::ATOMIC_*` bits:
+/// a cmpxchg's from its result, as its success or its failure order says (the usual lock
+/// acquisition, `acquire` on success and `relaxed` on failure, acquires when it took the lock).
+/// `fenced`: the bits its fences give it (`fences`), a relaxed operation's too.
 fn instrument_atomic<'ctx>(
     ctx: &mut Ctx<'_, 'ctx>,
     f: FunctionValue<'ctx>,
@@ -401,9 +418,13 @@ fn instrument_atomic<'ctx>(
     ptr: BasicValueEnum<'ctx>,
     size: u64,
     write: bool,
+    fenced: u64,
 ) -> Result<usize, BuilderError> {
-    let (acquires, releases) = halves(inst);
-    let Some(next) = inst.get_next_instruction().filter(|_| acquires || releases) else {
+    let (success, failure) = halves(inst, fenced);
+    let Some(next) = inst
+        .get_next_instruction()
+        .filter(|_| success | failure != 0)
+    else {
         let hook = if write {
             ctx.hooks.atomic_write
         } else {
@@ -425,28 +446,21 @@ fn instrument_atomic<'ctx>(
         inst.get_opcode(),
         InstructionOpcode::AtomicRMW | InstructionOpcode::AtomicCmpXchg
     );
-    let bits = [
-        (acquires, abi::ATOMIC_ACQUIRES),
-        (rmw, abi::ATOMIC_RMW),
-        (write, abi::ATOMIC_WRITES),
-    ];
-    let fixed = bits.iter().filter(|(on, _)| *on).map(|(_, b)| b).sum();
+    let fixed = (u64::from(rmw) * abi::ATOMIC_RMW) | (u64::from(write) * abi::ATOMIC_WRITES);
     ctx.builder.position_before(&next);
-    let how = match (releases, inst.get_opcode()) {
-        (true, InstructionOpcode::AtomicCmpXchg) => {
-            let pair = inst.as_any_value_enum().into_struct_value();
-            let ok = ctx
-                .builder
-                .build_extract_value(pair, 1, "")?
-                .into_int_value();
-            let released = i64_ty.const_int(fixed | abi::ATOMIC_RELEASES, false);
-            let not = i64_ty.const_int(fixed, false);
-            ctx.builder
-                .build_select(ok, released, not, "")?
-                .into_int_value()
-        }
-        (true, _) => i64_ty.const_int(fixed | abi::ATOMIC_RELEASES, false),
-        (false, _) => i64_ty.const_int(fixed, false),
+    let how = if success == failure {
+        i64_ty.const_int(fixed | success, false)
+    } else {
+        let pair = inst.as_any_value_enum().into_struct_value();
+        let ok = ctx
+            .builder
+            .build_extract_value(pair, 1, "")?
+            .into_int_value();
+        let succeeded = i64_ty.const_int(fixed | success, false);
+        let failed = i64_ty.const_int(fixed | failure, false);
+        ctx.builder
+            .build_select(ok, succeeded, failed, "")?
+            .into_int_value()
     };
     hooks::call(
         &ctx.builder,
@@ -497,11 +511,13 @@ fn instrument_read_modify_write<'ctx>(
     Ok(1)
 }
 
-/// atomicrmw and cmpxchg: both read and write, reported as one atomic write of the value's size.
+/// atomicrmw and cmpxchg: both read and write, reported as one atomic write of the value's size
+/// (`fenced`: the bits its fences give it).
 fn instrument_rmw<'ctx>(
     ctx: &mut Ctx<'_, 'ctx>,
     f: FunctionValue<'ctx>,
     inst: InstructionValue<'ctx>,
+    fenced: u64,
 ) -> Result<usize, BuilderError> {
     // Operand 1 is the value (atomicrmw) or the expected value (cmpxchg): the accessed type.
     let (Some(ptr), Some(value)) = (ir::operand(inst, 0), ir::operand(inst, 1)) else {
@@ -515,7 +531,7 @@ fn instrument_rmw<'ctx>(
     let Some(size) = store_size(ctx, &value.get_type()) else {
         return Ok(0);
     };
-    instrument_atomic(ctx, f, inst, ptr, size, true)
+    instrument_atomic(ctx, f, inst, ptr, size, true, fenced)
 }
 
 /// The length operand of a memory intrinsic, as the hooks' i64 (lengths are unsigned).

@@ -4,6 +4,8 @@
 //! pipeline, at every -O level) or from `opt -load-pass-plugin=libilgen_pass.so -passes=ilgen`;
 //! gives it back with
 //! - a `__ilgen_read/write` (or atomic) call before every memory access that may race,
+//!   an atomic operation that a thread fence of its function orders carrying the fence's
+//!   acquire or release (`fences.rs`),
 //! - every pthread/libc call of `ilgen_trace::abi::WRAPPED_CALLS` turned into its
 //!   `__ilgen_wrap_*` wrapper with a trailing site argument,
 //! - a `__ilgen_printf_written` call after every `sprintf`-family call of
@@ -40,6 +42,7 @@ mod ctx;
 mod decides;
 mod driver;
 mod escape;
+mod fences;
 mod glue;
 mod guards;
 mod hooks;

@@ -79,8 +79,9 @@ define void @__ilgen_runtime_helper(ptr %p) {
 
 ; Relaxed atomics order nothing: the access hook alone. The others take the address's lock
 ; before (the token) and are recorded after, with their bits: 1 acquires, 2 released, 4 a
-; read-modify-write, 8 writes; a cmpxchg released only if it succeeded, and acquires only if its
-; failure order does too.
+; read-modify-write, 8 writes; a cmpxchg's bits are those of its success order if it succeeded,
+; else those of its failure order, which never releases (a lock's `acquire, monotonic` acquires
+; when it took the lock, and only then).
 ; CHECK-LABEL: define i32 @atomics(
 ; CHECK: call void @__ilgen_atomic_read(ptr %p, i64 4,
 ; CHECK-NEXT: load atomic i32, ptr %p monotonic
@@ -103,8 +104,20 @@ define void @__ilgen_runtime_helper(ptr %p) {
 ; CHECK-NEXT: [[T5:%[0-9]+]] = call i64 @__ilgen_atomic_enter(ptr %q, i64 8, {{.*}}, i64 1)
 ; CHECK-NEXT: %d = cmpxchg ptr %q, i64 1, i64 2 acq_rel monotonic
 ; CHECK-NEXT: [[OK2:%[0-9]+]] = extractvalue { i64, i1 } %d, 1
-; CHECK-NEXT: [[HOW2:%[0-9]+]] = select i1 [[OK2]], i64 14, i64 12
+; CHECK-NEXT: [[HOW2:%[0-9]+]] = select i1 [[OK2]], i64 15, i64 12
 ; CHECK-NEXT: call void @__ilgen_atomic_leave(ptr %q, i64 8, {{.*}}, i64 [[HOW2]], i64 [[T5]])
+; CHECK-NEXT: [[T6:%[0-9]+]] = call i64 @__ilgen_atomic_enter(ptr %q, i64 8, {{.*}}, i64 1)
+; CHECK-NEXT: %l = cmpxchg ptr %q, i64 0, i64 1 acquire monotonic
+; CHECK-NEXT: [[OK3:%[0-9]+]] = extractvalue { i64, i1 } %l, 1
+; CHECK-NEXT: [[HOW3:%[0-9]+]] = select i1 [[OK3]], i64 13, i64 12
+; CHECK-NEXT: call void @__ilgen_atomic_leave(ptr %q, i64 8, {{.*}}, i64 [[HOW3]], i64 [[T6]])
+; CHECK-NEXT: [[T7:%[0-9]+]] = call i64 @__ilgen_atomic_enter(ptr %q, i64 8, {{.*}}, i64 1)
+; CHECK-NEXT: %u = cmpxchg ptr %q, i64 1, i64 0 release monotonic
+; CHECK-NEXT: [[OK4:%[0-9]+]] = extractvalue { i64, i1 } %u, 1
+; CHECK-NEXT: [[HOW4:%[0-9]+]] = select i1 [[OK4]], i64 14, i64 12
+; CHECK-NEXT: call void @__ilgen_atomic_leave(ptr %q, i64 8, {{.*}}, i64 [[HOW4]], i64 [[T7]])
+; CHECK-NEXT: call void @__ilgen_atomic_write(ptr %q, i64 8,
+; CHECK-NEXT: %m = cmpxchg ptr %q, i64 1, i64 0 monotonic monotonic
 ; CHECK-NEXT: call void @__ilgen_atomic_write(ptr %q, i64 8,
 ; CHECK-NEXT: atomicrmw xchg ptr %q, i64 3 monotonic
 define i32 @atomics(ptr %p, ptr %q) {
@@ -115,6 +128,9 @@ define i32 @atomics(ptr %p, ptr %q) {
   %b = atomicrmw add ptr %p, i32 1 seq_cst
   %c = cmpxchg ptr %q, i64 0, i64 1 seq_cst seq_cst
   %d = cmpxchg ptr %q, i64 1, i64 2 acq_rel monotonic
+  %l = cmpxchg ptr %q, i64 0, i64 1 acquire monotonic
+  %u = cmpxchg ptr %q, i64 1, i64 0 release monotonic
+  %m = cmpxchg ptr %q, i64 1, i64 0 monotonic monotonic
   %e = atomicrmw xchg ptr %q, i64 3 monotonic
   ret i32 %a
 }

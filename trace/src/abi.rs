@@ -76,8 +76,8 @@ pub const ATOMIC_ENTER: &str = "__ilgen_atomic_enter";
 /// `(addr, size, site, how, token)` after such an operation: `how` is a set of the `ATOMIC_*`
 /// bits below.
 pub const ATOMIC_LEAVE: &str = "__ilgen_atomic_leave";
-/// The operation acquires (a load or read-modify-write with an acquiring order; a compare-exchange
-/// only if its failure order acquires too).
+/// The operation acquired (a load or read-modify-write with an acquiring order; a compare-exchange
+/// as the order of its outcome says: its success order when it succeeded, else its failure order).
 pub const ATOMIC_ACQUIRES: u64 = 1;
 /// The operation released (a store or read-modify-write with a releasing order; a
 /// compare-exchange only if it succeeded).
