@@ -6,9 +6,11 @@
 //! library frames inlined there, from the `ilgen_sites` section the pass embedded), a runtime
 //! address (`counters+8`, from the ELF symbol table) and a frame of a replay's stack in code that
 //! is not instrumented (the function of the executable or of the shared library it is in,
-//! demangled, see [`functions`]). Loading refuses an executable whose build id
-//! differs from the recorded one, or that has none: a rebuilt binary's site ids and symbol
-//! addresses would name the wrong lines and variables.
+//! demangled, see [`functions`]). The sites of the instrumented shared objects the run loaded
+//! (`meta.modules`) are named the same way, from each one's own section at the ids the run gave
+//! it. Loading refuses an executable or shared object whose build id differs from the recorded
+//! one, or that has none: a rebuilt binary's site ids and symbol addresses would name the wrong
+//! lines and variables.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -62,24 +64,27 @@ impl Binary {
     /// executable (its ELF build id against the one the runtime read from the running process)
     /// and parses its site table and symbols: an executable without ilgen's site table is refused,
     /// so replays only ever run instrumented programs.
+    ///
+    /// The instrumented shared objects the run loaded (`meta.modules`) are read and checked the
+    /// same way, and their site tables added at the ids the run gave them.
     pub fn load(meta: &Meta) -> Result<Binary, BinaryError> {
         let path = Path::new(&meta.cwd).join(&meta.binary);
-        let bytes = fs::read(&path).map_err(|source| BinaryError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        let binary = Self::parse(&path, &bytes, meta.load_base)?;
-        let found = build_id(&bytes);
-        // Two files without an id would match each other: an empty id is no identity.
-        if found.is_empty() {
-            return Err(BinaryError::NoBuildId { path });
-        }
-        if found != meta.build_id {
-            return Err(BinaryError::OtherBuild {
-                path,
-                found,
-                recorded: meta.build_id.clone(),
-            });
+        let bytes = read_recorded(&path, &meta.build_id)?;
+        let mut binary = Self::parse(&path, &bytes, meta.load_base)?;
+        for module in &meta.modules {
+            let path = Path::new(&meta.cwd).join(&module.path);
+            let bytes = read_recorded(&path, &module.build_id)?;
+            let file = object::File::parse(&*bytes).map_err(|e| BinaryError::Unreadable {
+                path: path.clone(),
+                what: format!("not a shared object ilgen can read ({e})"),
+            })?;
+            binary
+                .sites
+                .add_module(site_section(&path, &file)?, module.first_site, demangle)
+                .map_err(|e| BinaryError::Unreadable {
+                    path,
+                    what: format!("bad site table: {e}"),
+                })?;
         }
         Ok(binary)
     }
@@ -92,17 +97,8 @@ impl Binary {
         };
         let file = object::File::parse(bytes)
             .map_err(|e| bad(format!("not an executable ilgen can read ({e})")))?;
-        let section = file.section_by_name(SECTION).ok_or_else(|| {
-            bad(format!(
-                "has no `{SECTION}` section; build the program with `ilgen cc` (or clang \
-                 -fpass-plugin=libilgen_pass.so)"
-            ))
-        })?;
-        let data = section
-            .data()
-            .map_err(|e| bad(format!("cannot read section `{SECTION}`: {e}")))?;
-        let sites =
-            SiteTable::parse(data, demangle).map_err(|e| bad(format!("bad site table: {e}")))?;
+        let sites = SiteTable::parse(site_section(path, &file)?, demangle)
+            .map_err(|e| bad(format!("bad site table: {e}")))?;
         Ok(Binary {
             path: path.into(),
             load_base,
@@ -225,6 +221,44 @@ impl Binary {
     pub fn load_base(&self) -> u64 {
         self.load_base
     }
+}
+
+/// The bytes of the file at `path` if its ELF build id is `recorded`: two files without an id
+/// would match each other, so an empty id is no identity.
+fn read_recorded(path: &Path, recorded: &str) -> Result<Vec<u8>, BinaryError> {
+    let bytes = fs::read(path).map_err(|source| BinaryError::Read {
+        path: path.into(),
+        source,
+    })?;
+    let found = build_id(&bytes);
+    if found.is_empty() {
+        return Err(BinaryError::NoBuildId { path: path.into() });
+    }
+    if found != recorded {
+        return Err(BinaryError::OtherBuild {
+            path: path.into(),
+            found,
+            recorded: recorded.to_owned(),
+        });
+    }
+    Ok(bytes)
+}
+
+/// The contents of `file`'s `ilgen_sites` section; `path` names it in errors.
+fn site_section<'a>(path: &Path, file: &object::File<'a>) -> Result<&'a [u8], BinaryError> {
+    let bad = |what: String| BinaryError::Unreadable {
+        path: path.to_path_buf(),
+        what,
+    };
+    let section = file.section_by_name(SECTION).ok_or_else(|| {
+        bad(format!(
+            "has no `{SECTION}` section; build the program with `ilgen cc` (or clang \
+             -fpass-plugin=libilgen_pass.so)"
+        ))
+    })?;
+    section
+        .data()
+        .map_err(|e| bad(format!("cannot read section `{SECTION}`: {e}")))
 }
 
 /// The ELF build id of an executable, lowercase hex; empty when it has none.

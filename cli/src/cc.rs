@@ -115,6 +115,8 @@ struct Mode {
     compiles: bool,
     /// An executable is linked: not `-c`/`-S`/`-E`/`-M`, not `-shared`, not a query.
     links_executable: bool,
+    /// A shared object is linked (`-shared`, not stopped before linking).
+    links_shared: bool,
     /// The user chose the debug info level (any `-g...`).
     has_debug_flag: bool,
     /// `-static` or `-static-pie`: libc.a's allocator cannot be replaced by symbol, only wrapped.
@@ -175,7 +177,6 @@ const NO_LINK: &[&str] = &[
     "-M",
     "-MM",
     "-fsyntax-only",
-    "-shared",
     "-r",
     "--version",
     "-dumpversion",
@@ -214,6 +215,7 @@ fn classify(args: &[OsString]) -> Mode {
     let args = expand_response_files(args, 0);
     let mut mode = Mode::default();
     let mut no_link = false;
+    let mut shared = false;
     let mut inputs = 0usize;
     let mut language_forced = false;
     let mut iter = args.iter();
@@ -232,6 +234,8 @@ fn classify(args: &[OsString]) -> Mode {
         }
         if NO_LINK.contains(&a) || a.starts_with("-print-") || a.starts_with("--print-") {
             no_link = true;
+        } else if a == "-shared" {
+            shared = true;
         } else if a == "-static" || a == "-static-pie" {
             mode.static_link = true;
         } else if a.starts_with("-g") {
@@ -252,7 +256,8 @@ fn classify(args: &[OsString]) -> Mode {
     // With `-x LANG`, any input may be a source file whatever its name.
     mode.compiles |= inputs == 0 || (language_forced && inputs > 0);
     mode.language_forced = language_forced;
-    mode.links_executable = !no_link && inputs > 0;
+    mode.links_executable = !no_link && !shared && inputs > 0;
+    mode.links_shared = !no_link && shared && inputs > 0;
     mode
 }
 
@@ -279,10 +284,10 @@ pub fn clang_args(tools: &Tools, user: &[OsString]) -> Vec<OsString> {
             out.push(dir.clone().into_os_string());
         }
     }
-    if mode.links_executable {
-        // The build id is how detect and replay tell the recorded executable from a rebuilt one
-        // (Debian's clang asks for one by default, upstream clang does not). Before the user's
-        // arguments, so that their own `-Wl,--build-id=...` wins.
+    if mode.links_executable || mode.links_shared {
+        // The build id is how detect and replay tell the recorded executable or shared object from
+        // a rebuilt one (Debian's clang asks for one by default, upstream clang does not). Before
+        // the user's arguments, so that their own `-Wl,--build-id=...` wins.
         out.push(BUILD_ID.into());
     }
     out.extend(user.iter().cloned());
@@ -298,6 +303,9 @@ pub fn clang_args(tools: &Tools, user: &[OsString]) -> Vec<OsString> {
         out.extend(["-lpthread", "-ldl", "-lm"].map(OsString::from));
         if mode.static_link {
             out.push(static_heap_wraps().into());
+        } else {
+            // For the instrumented shared objects the program `dlopen`s.
+            out.push(format!("-Wl,--export-dynamic-symbol={}*", abi::RUNTIME_PREFIX).into());
         }
         out.extend(
             ilgen_trace::abi::interpose_link_flags(mode.static_link)
@@ -408,7 +416,7 @@ mod tests {
             format!(
                 "-fpass-plugin=/x/libilgen_pass.so -fplugin=/x/libilgen_pass.so \
                  -gline-tables-only -Wl,--build-id=sha1 -O0 a.c -o a /x/libilgen_rt.a -lpthread \
-                 -ldl -lm {}",
+                 -ldl -lm -Wl,--export-dynamic-symbol=__ilgen_* {}",
                 interposed(false)
             )
         );
@@ -418,7 +426,10 @@ mod tests {
     fn static_links_wrap_the_interposed_calls_dynamic_ones_define_them() {
         let st = render("-static a.o -o a");
         assert!(st.ends_with(&interposed(true)), "{st}");
-        assert!(st.contains("-Wl,--wrap=pthread_create"), "{st}");
+        assert!(
+            st.contains("-Wl,--wrap=pthread_create") && !st.contains("--export-"),
+            "{st}"
+        );
         let dy = render("a.o -o a");
         assert!(dy.ends_with(&interposed(false)), "{dy}");
         assert!(!dy.contains("--wrap"), "{dy}");
@@ -440,7 +451,8 @@ mod tests {
         assert_eq!(
             render("a.o b.o -o prog"),
             format!(
-                "-Wl,--build-id=sha1 a.o b.o -o prog /x/libilgen_rt.a -lpthread -ldl -lm {}",
+                "-Wl,--build-id=sha1 a.o b.o -o prog /x/libilgen_rt.a -lpthread -ldl -lm \
+                 -Wl,--export-dynamic-symbol=__ilgen_* {}",
                 interposed(false)
             )
         );
@@ -467,7 +479,11 @@ mod tests {
     fn queries_and_shared_libraries_get_no_runtime() {
         assert!(!render("--version").contains("rt.a"));
         assert!(!render("-print-file-name=libc.so").contains("rt.a"));
-        assert!(!render("-shared -fPIC a.c -o liba.so").contains("rt.a"));
+        let shared = render("-shared -fPIC a.c -o liba.so");
+        assert!(
+            !shared.contains("rt.a") && shared.contains("--build-id"),
+            "{shared}"
+        );
     }
 
     #[test]

@@ -310,6 +310,7 @@ mod tests {
             truncated: false,
             chaos_seed: None,
             calls: false,
+            modules: Vec::new(),
             end,
             files: None,
             checksum: None,

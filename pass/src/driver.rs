@@ -227,6 +227,24 @@ dead:
             assert_eq!(stats.markers, 3 + 4, "{out}");
             assert!(out.contains("section \"ilgen_sites\""), "{out}");
             assert!(!out.contains("placeholder"), "{out}");
+            // The constructor that registers the linked object's section: hidden references,
+            // so that a shared object's resolve to its own section.
+            for bound in ["__start_ilgen_sites", "__stop_ilgen_sites"] {
+                assert!(
+                    out.contains(&format!("@{bound} = extern_weak hidden global i8")),
+                    "{out}"
+                );
+            }
+            assert!(
+                out.contains(
+                    "call void @__ilgen_sites_module(ptr @__start_ilgen_sites, ptr @__stop_ilgen_sites)"
+                ),
+                "{out}"
+            );
+            assert!(
+                out.contains("@llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 0, ptr @ilgen.sites.ctor, ptr null }]"),
+                "{out}"
+            );
         });
     }
 

@@ -2,7 +2,7 @@
 // is C++ (PassBuilder callbacks, PassInfoMixin, cl::opt). It takes clang's/opt's PassBuilder and
 // gives back one module pass, `ilgen`, whose run() hands the module to the Rust side
 // (`ilgen_run_on_module`) after LLVM's inference of the C library's attributes. Also exposes the
-// IR utilities the LLVM C API lacks (critical-edge splitting, llvm.compiler.used,
+// IR utilities the LLVM C API lacks (critical-edge splitting, llvm.compiler.used, a constructor,
 // ScalarEvolution's loop ranges, the functions of an inlined-at chain, the guarded shadow-stack
 // hooks), as extern "C" functions the Rust side calls.
 
@@ -129,6 +129,33 @@ extern "C" void ilgen_append_to_compiler_used(LLVMModuleRef module, LLVMValueRef
   auto *GV = dyn_cast_or_null<GlobalValue>(unwrap(global));
   if (GV)
     appendToCompilerUsed(*unwrap(module), {GV});
+}
+
+// Adds a constructor that calls `hook(__start_<section>, __stop_<section>)`: the bounds of the
+// section in the executable or shared object this module is linked into. The references are
+// hidden, so a shared object's resolve to its own section, never to the executable's.
+extern "C" void ilgen_add_section_ctor(LLVMModuleRef module, const char *hook,
+                                       const char *section) {
+  Module &M = *unwrap(module);
+  LLVMContext &C = M.getContext();
+  if (M.getFunction("ilgen.sites.ctor"))
+    return;
+  auto bound = [&](const char *prefix) {
+    Constant *G = M.getOrInsertGlobal(std::string(prefix) + section, Type::getInt8Ty(C));
+    if (auto *GV = dyn_cast<GlobalVariable>(G); GV && GV->isDeclaration()) {
+      GV->setLinkage(GlobalValue::ExternalWeakLinkage);
+      GV->setVisibility(GlobalValue::HiddenVisibility);
+    }
+    return G;
+  };
+  Type *Ptr = PointerType::getUnqual(C);
+  FunctionCallee Hook = M.getOrInsertFunction(hook, Type::getVoidTy(C), Ptr, Ptr);
+  Function *Ctor = Function::Create(FunctionType::get(Type::getVoidTy(C), false),
+                                    GlobalValue::InternalLinkage, "ilgen.sites.ctor", M);
+  IRBuilder<> B(BasicBlock::Create(C, "", Ctor));
+  B.CreateCall(Hook, {bound("__start_"), bound("__stop_")});
+  B.CreateRetVoid();
+  appendToGlobalCtors(M, Ctor, 0);
 }
 
 // One load or store the Rust side would hook: its pointer and store size in bytes.

@@ -60,6 +60,7 @@ extern "C" {
     ) -> usize;
     fn ilgen_split_critical_edge(term: LLVMValueRef, index: u32) -> LLVMBasicBlockRef;
     fn ilgen_append_to_compiler_used(module: LLVMModuleRef, global: LLVMValueRef);
+    fn ilgen_add_section_ctor(module: LLVMModuleRef, hook: *const c_char, section: *const c_char);
     fn ilgen_debug_frames(inst: LLVMValueRef, out: *mut RawFrame, cap: usize) -> usize;
     fn ilgen_stack_hooks(
         f: LLVMValueRef,
@@ -188,6 +189,18 @@ pub fn guard_access(
 pub fn append_to_compiler_used(module: &Module<'_>, global: GlobalValue<'_>) {
     // SAFETY: live module and one of its globals.
     unsafe { ilgen_append_to_compiler_used(module.as_mut_ptr(), global.as_value_ref()) }
+}
+
+/// Adds a constructor calling `hook(__start_SECTION, __stop_SECTION)` of the object `module` is
+/// linked into (once per module).
+pub fn add_section_ctor(module: &Module<'_>, hook: &str, section: &str) {
+    let (hook, section) = (cstr(hook), cstr(section));
+    // SAFETY: live module, NUL-ended names that outlive the call.
+    unsafe { ilgen_add_section_ctor(module.as_mut_ptr(), hook.as_ptr(), section.as_ptr()) }
+}
+
+fn cstr(s: &str) -> std::ffi::CString {
+    std::ffi::CString::new(s).expect("a symbol name has no NUL")
 }
 
 /// One frame of an instruction's inlined-at chain: where, and in which function (its linkage

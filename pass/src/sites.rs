@@ -5,12 +5,15 @@
 //! and its function's symbol name; gives the `site` argument of the hook call (a
 //! constant address inside this module's site blob) and, at the end, the blob itself: ONE private
 //! constant `[N x i8]` global in section `ilgen_sites`, 16-aligned, kept by `llvm.compiler.used`,
-//! laid out by [`ilgen_trace::sites::SiteTableBuilder`]. The runtime turns a site address into a
-//! global id by subtracting the section start, so nothing is registered at start-up.
+//! laid out by [`ilgen_trace::sites::SiteTableBuilder`], and a constructor that passes the bounds
+//! of the linked object's section to the runtime (`abi::SITES_MODULE`). The runtime turns a site
+//! address in the executable into a global id by subtracting the section start; the constructor
+//! is what gives a shared object's sites their ids.
 //!
 //! The blob's size is known only when the module is done, so hook calls first point into a
 //! placeholder declaration, which [`Sites::finish`] replaces with the real global.
 
+use ilgen_trace::abi;
 use ilgen_trace::sites::{
     is_user_file, Frame, SiteTableBuilder, FLAG_CALL, FLAG_DECIDES, FLAG_PREDICATE, FLAG_SPIN,
     SECTION, UNIT,
@@ -209,6 +212,9 @@ impl<'ctx> Sites<'ctx> {
                 .replace_all_uses_with(blob.as_pointer_value());
             // Nothing references the blob except through the section: keep it from being dropped.
             glue::append_to_compiler_used(module, blob);
+            // A shared object's section is not the executable's: its bounds reach the runtime
+            // from a constructor (the executable's own call is ignored).
+            glue::add_section_ctor(module, abi::SITES_MODULE, SECTION);
         }
         // SAFETY: the placeholder has no uses left (none were made, or all moved to the blob),
         // and `self`, the only holder of its handle, is consumed.

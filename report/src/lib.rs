@@ -199,16 +199,17 @@ impl<'a> Context<'a> {
     }
 
     /// Whether the return address `f`, followed by `next`, is a frame to show. Not when it is the
-    /// call made at site `next` (a frame of the executable in the function `next` is in, or one
-    /// no symbol names, which a stripped executable gives for every instrumented call: it says
-    /// nothing `next` does not), nor the runtime's own code (its thread trampoline below a
-    /// thread's function), as TSan shows none of its own frames.
+    /// call made at site `next` (a frame of the executable or of a shared object in the function
+    /// `next` is in, or a frame of the executable no symbol names, which a stripped executable
+    /// gives for every instrumented call: it says nothing `next` does not), nor the runtime's own
+    /// code (its thread trampoline below a thread's function), as TSan shows none of its own
+    /// frames.
     fn shown(&self, f: &NativeFrame, next: Option<&StackFrame>) -> bool {
-        let (None, Some(b)) = (&f.module, self.binary) else {
+        let Some(b) = self.binary else {
             return true;
         };
         let named = b.native_function(f);
-        if let Some(n) = &named {
+        if let (None, Some(n)) = (&f.module, &named) {
             if ilgen_trace::abi::is_runtime_function(&n.function, &n.symbol) {
                 return false;
             }
@@ -216,7 +217,10 @@ impl<'a> Context<'a> {
         let Some(StackFrame::Site(next)) = next else {
             return true;
         };
-        named.is_some_and(|n| self.compiled_into(*next) != Some(n.symbol.as_str()))
+        match named {
+            Some(n) => self.compiled_into(*next) != Some(n.symbol.as_str()),
+            None => f.module.is_some(),
+        }
     }
 
     /// `site`'s frame, then the frames of the functions its own is inlined into, each at its

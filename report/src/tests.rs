@@ -779,6 +779,7 @@ fn exited_run() -> RecordedRun {
             truncated: false,
             chaos_seed: None,
             calls: false,
+            modules: Vec::new(),
             end: Some(RunEnd::Exit),
             files: None,
             checksum: None,

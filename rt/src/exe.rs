@@ -2,7 +2,7 @@
 //! ELF build id.
 //!
 //! Takes nothing (the auxiliary vector's `AT_PHDR`/`AT_PHNUM`); gives [`load_base`] and
-//! [`build_id`]. Both read only memory the loader mapped, never the file: a big executable costs
+//! [`build_id`] ([`build_id_in`] reads a shared object's the same way). Both read only memory the loader mapped, never the file: a big executable costs
 //! nothing at start-up, and the id is the one of the code that runs, even if the file on disk was
 //! replaced since.
 
@@ -33,12 +33,15 @@ pub(crate) fn load_base() -> u64 {
 /// The executable's ELF build id (lowercase hex), found in its mapped `PT_NOTE` segments. Empty
 /// when it has none (linked with `--build-id=none`, or by a linker not told to add one).
 pub(crate) fn build_id() -> String {
+    build_id_in(load_base(), program_headers())
+}
+
+/// The ELF build id (lowercase hex, empty when it has none) of the object loaded at `base` whose
+/// mapped program headers are `headers` (the executable's, or a shared object's as
+/// `dl_iterate_phdr` gives them).
+pub(crate) fn build_id_in(base: u64, headers: &[libc::Elf64_Phdr]) -> String {
     const NT_GNU_BUILD_ID: usize = 3;
-    let base = load_base();
-    for ph in program_headers()
-        .iter()
-        .filter(|ph| ph.p_type == libc::PT_NOTE)
-    {
+    for ph in headers.iter().filter(|ph| ph.p_type == libc::PT_NOTE) {
         // SAFETY: a PT_NOTE segment lies inside a loaded segment, mapped at load base + its
         // virtual address.
         let notes = unsafe {

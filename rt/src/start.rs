@@ -22,11 +22,19 @@ use crate::record::meta::MetaFile;
 use crate::replay::gate::{self, Plan, Replay};
 use crate::replay::{self, report};
 use crate::runtime::{self, say, Init, Runtime};
+use crate::sites::Ids;
 
 /// Called by `runtime` right after a start-up into recording, with the runtime in place.
 #[no_mangle]
 fn ilgen_rt_started() {
     crate::record::finish::install();
+}
+
+/// A shared object got its site ids after the start: `meta.json` names it.
+fn modules_changed() {
+    if let Some(rt) = runtime::get() {
+        rt.meta.set_modules(crate::sites::modules());
+    }
 }
 
 /// The trace directory the options name, absolute (the program may change directory later).
@@ -116,7 +124,9 @@ fn start_recording(options: Options) -> Option<Runtime> {
         return None;
     }
     remove_stale_threads(&dir);
-    crate::sites::init();
+    crate::sites::init(Ids::Record {
+        changed: modules_changed,
+    });
     let meta = match MetaFile::start(
         &dir,
         pid,
@@ -215,7 +225,10 @@ fn start_replaying(options: Options) -> Option<&'static Replay> {
     if !replay::sync::create_exit_key() {
         refuse("failed to create a thread key".into());
     }
-    crate::sites::init();
+    // The recorded shared objects' site ids; a trace without a readable meta.json leaves their
+    // sites without ids (a replay then reports them as the executable's calls).
+    let recorded = ilgen_trace::Meta::read(trace_dir).map_or_else(|_| Vec::new(), |m| m.modules);
+    crate::sites::init(Ids::Replay(recorded));
     if options.verbosity >= 1 {
         say(&format!(
             "ilgen: replaying {} ({} steps), outcome in {}",

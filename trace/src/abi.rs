@@ -35,6 +35,9 @@
 //! void __ilgen_func_call(const void *site);
 //! void __ilgen_func_exit(void);
 //! void __ilgen_func_unwound(uint32_t depth);
+//! // from a constructor of every instrumented module, with the bounds of the `ilgen_sites`
+//! // section of the executable or shared object it is linked into (hidden references)
+//! void __ilgen_sites_module(const void *start, const void *stop);
 //! ```
 
 /// The calling thread's coverage table (`rt/src/record/cache/coverage.rs`), a thread-local
@@ -103,6 +106,7 @@ pub const FUNC_ENTER: &str = "__ilgen_func_enter";
 pub const FUNC_CALL: &str = "__ilgen_func_call";
 pub const FUNC_EXIT: &str = "__ilgen_func_exit";
 pub const FUNC_UNWOUND: &str = "__ilgen_func_unwound";
+pub const SITES_MODULE: &str = "__ilgen_sites_module";
 /// The annotation (`__attribute__((annotate(...)))`, listed in `llvm.global.annotations`) that
 /// marks a function as an atomic block.
 pub const ATOMIC_ANNOTATION: &str = "ilgen_atomic";

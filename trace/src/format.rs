@@ -52,6 +52,10 @@
 //!   it over after its first thread ended, each after a section that repeats the file's start
 //!   with the next thread's header. `HeapOp::Map`/`Unmap` cover mappings of files too, not
 //!   anonymous ones alone (the same records).
+//! - 9: sites of instrumented shared objects: `meta.json` lists each one the run loaded
+//!   (`modules`: path, build id, load base, its first site id and units, see `meta`), and their
+//!   accesses carry ids from those ranges instead of no site. An older trace is refused: its
+//!   shared objects' accesses have no site, which a report would name by the executable's call.
 
 use std::path::{Path, PathBuf};
 

@@ -54,6 +54,10 @@ pub struct Meta {
     /// sync operations would not be the schedule's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub calls: bool,
+    /// The instrumented shared objects the run loaded (linked or `dlopen`ed), in the order their
+    /// ids were given: where each one's site ids are. Empty when there were none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modules: Vec<Module>,
     /// `None` while the process runs, and after it was killed by a signal it could not catch.
     pub end: Option<RunEnd>,
     /// Each thread file (by name) as the runtime left it when the run finished normally; absent
@@ -64,6 +68,42 @@ pub struct Meta {
     /// It must stay the last field: it covers everything serialized before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checksum: Option<String>,
+}
+
+/// An instrumented shared object of the run: its `ilgen_sites` section's unit `i` has the site
+/// id `first_site + i`. A replay gives the same ids to the object with the same build id (or,
+/// without one, the same path), wherever and whenever it is loaded.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Module {
+    /// Absolute path it was loaded from.
+    pub path: String,
+    /// Its ELF build id (lowercase hex, empty if it has none), read from its mapped notes.
+    pub build_id: String,
+    /// Address it was loaded at in the recorded run.
+    pub load_base: u64,
+    pub first_site: u32,
+    /// Units of its section: its ids are `first_site..first_site + units`.
+    pub units: u32,
+}
+
+impl Module {
+    /// The module of `modules` that is this one (`build_id` and `path` of a loaded object) with
+    /// `units` units: by build id, or by path for objects without one.
+    pub fn find<'a>(
+        modules: &'a [Module],
+        build_id: &str,
+        path: &str,
+        units: u32,
+    ) -> Option<&'a Module> {
+        modules.iter().find(|m| {
+            m.units == units
+                && if build_id.is_empty() {
+                    m.build_id.is_empty() && m.path == path
+                } else {
+                    m.build_id == build_id
+                }
+        })
+    }
 }
 
 /// A file's length and checksum: xxh3-64 of its bytes, as 16 hex digits.
@@ -206,10 +246,39 @@ mod tests {
             truncated: false,
             chaos_seed: Some(7),
             calls: false,
+            modules: Vec::new(),
             end: Some(end),
             files: None,
             checksum: None,
         }
+    }
+
+    #[test]
+    fn a_module_is_found_by_build_id_or_without_one_by_path() {
+        let module = |path: &str, build_id: &str, first_site, units| Module {
+            path: path.into(),
+            build_id: build_id.into(),
+            load_base: 0x7f00_0000_0000,
+            first_site,
+            units,
+        };
+        let recorded = [
+            module("/a/liba.so", "aa", 10, 5),
+            module("/a/libb.so", "", 15, 3),
+            module("/a/libc.so", "cc", 18, 4),
+        ];
+        let first = |build_id, path, units| {
+            Module::find(&recorded, build_id, path, units).map(|m| m.first_site)
+        };
+        // Moved or loaded by another name: the build id decides.
+        assert_eq!(first("aa", "/elsewhere/liba.so.1", 5), Some(10));
+        assert_eq!(first("cc", "/a/libc.so", 4), Some(18));
+        assert_eq!(first("", "/a/libb.so", 3), Some(15));
+        // Rebuilt (another id, or another size), or unknown without an id.
+        assert_eq!(first("ab", "/a/liba.so", 5), None);
+        assert_eq!(first("aa", "/a/liba.so", 6), None);
+        assert_eq!(first("", "/a/liba.so", 5), None);
+        assert_eq!(first("", "/a/libd.so", 3), None);
     }
 
     #[test]

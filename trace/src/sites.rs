@@ -26,7 +26,11 @@
 //! ```
 //! All integers little endian. Instrumented code passes the address of its site's unit to the
 //! runtime, which turns it into the id `(address - start of section) / 16`, so ids are unique
-//! across the modules of one executable without any registration at start-up. A function is
+//! across the compiled modules of one executable without any registration at start-up. A shared
+//! object built with the pass has a section of its own: a constructor the pass adds registers its
+//! bounds with the runtime, which gives its units the ids from a first id on, past the
+//! executable's, and names it in `meta.json` ([`crate::meta::Module`]); [`SiteTable::add_module`]
+//! reads such a section at its ids. A function is
 //! named by its linkage name (mangled for C++ and Rust), or its source name when it has none (C);
 //! the reader demangles ([`SiteTable::parse`]).
 //!
@@ -264,7 +268,7 @@ pub struct Site {
     pub callers: Vec<Frame>,
 }
 
-/// Every site of one executable.
+/// Every site of one executable and of the instrumented shared objects its run loaded.
 #[derive(Clone, Debug, Default)]
 pub struct SiteTable {
     sites: HashMap<SiteId, Site>,
@@ -275,7 +279,21 @@ impl SiteTable {
     /// `demangle(symbol)`. The error says what is wrong, without a file name: the caller knows
     /// which binary it read.
     pub fn parse(section: &[u8], demangle: impl Fn(&str) -> String) -> Result<SiteTable, String> {
-        let mut sites = HashMap::new();
+        let mut table = SiteTable::default();
+        table.add_module(section, 0, demangle)?;
+        Ok(table)
+    }
+
+    /// Adds the sites of another module's `ilgen_sites` section (an instrumented shared object
+    /// whose ids the run gave from `first` on: the id of its unit `i` is `first + i`), as
+    /// [`SiteTable::parse`] reads them.
+    pub fn add_module(
+        &mut self,
+        section: &[u8],
+        first: SiteId,
+        demangle: impl Fn(&str) -> String,
+    ) -> Result<(), String> {
+        let sites = &mut self.sites;
         let mut unit = 0usize;
         while (unit + 1) * UNIT <= section.len() {
             let blob = &section[unit * UNIT..];
@@ -346,11 +364,16 @@ impl SiteTable {
                     inlined: inlined.into_iter().map(|(f, _, _)| f).collect(),
                     callers: callers.into_iter().map(|(f, _, _)| f).collect(),
                 };
-                sites.insert((unit + 1 + i) as SiteId, site);
+                let id = SiteId::try_from(unit + 1 + i)
+                    .ok()
+                    .and_then(|i| i.checked_add(first))
+                    .filter(|&id| id != crate::event::NO_SITE)
+                    .ok_or_else(|| format!("site {i} of the table at unit {unit} has no id"))?;
+                sites.insert(id, site);
             }
             unit += n_units;
         }
-        Ok(SiteTable { sites })
+        Ok(())
     }
 
     pub fn get(&self, id: SiteId) -> Option<&Site> {
@@ -472,6 +495,31 @@ mod tests {
             (&s.frame, s.decides, s.predicate, s.spin),
             (&want, false, true, true)
         );
+    }
+
+    #[test]
+    fn a_shared_object_s_table_is_read_at_its_first_id() {
+        let mut exe = SiteTableBuilder::new();
+        exe.add(&Frame::new("main.c", 5, 3, "main"), &[], 0);
+        let mut lib = SiteTableBuilder::new();
+        lib.add(&Frame::new("lib.c", 2, 1, "bump"), &[], 0);
+        lib.add(&Frame::new("lib.c", 3, 1, "peek"), &[], FLAG_DECIDES);
+        let mut table = SiteTable::parse(&exe.finish(), str::to_owned).unwrap();
+        table.add_module(&lib.finish(), 40, str::to_owned).unwrap();
+        let line = |id: SiteId| table.get(id).map(|s| (s.frame.file.as_str(), s.frame.line));
+        // Unit 0 of each section is its header: the first site is unit 1.
+        assert_eq!(line(1), Some(("main.c", 5)));
+        assert_eq!(line(41), Some(("lib.c", 2)));
+        assert_eq!(line(42), Some(("lib.c", 3)));
+        assert!(table.get(42).unwrap().decides);
+        assert_eq!((line(2), line(40), line(43)), (None, None, None));
+        assert_eq!(table.len(), 3);
+        let mut lib = SiteTableBuilder::new();
+        lib.add(&Frame::new("lib.c", 2, 1, "bump"), &[], 0);
+        let err = table
+            .add_module(&lib.finish(), u32::MAX - 1, str::to_owned)
+            .unwrap_err();
+        assert!(err.contains("has no id"), "{err}");
     }
 
     #[test]

@@ -425,6 +425,7 @@ fn sealed_meta_file_has_its_golden_text() {
         truncated: false,
         chaos_seed: None,
         calls: false,
+        modules: Vec::new(),
         end: Some(RunEnd::Exit),
         files: Some(
             [("t0.trace".to_owned(), FileSum::of(b"ILGENTHR"))]

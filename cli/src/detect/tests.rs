@@ -48,6 +48,7 @@ fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
         truncated: false,
         chaos_seed: None,
         calls: false,
+        modules: Vec::new(),
         end: Some(RunEnd::Exit),
         files: None,
         checksum: None,

@@ -17,18 +17,22 @@
 //!
 //! Every version is prebuilt with `"truncated": false`; once a thread file could not grow
 //! ([`MetaFile::mark_truncated`]), the same bytes are written with `"truncated": true ` (same
-//! length) in its place, and `meta.json` is rewritten at once in its current state.
+//! length) in its place, and `meta.json` is rewritten at once in its current state. So is it when
+//! an instrumented shared object gets its site ids after the start (a `dlopen`,
+//! [`MetaFile::set_modules`]): its versions are built again, allocating, in the loader's call of
+//! the object's constructor, and the old ones stay for a signal handler that may be reading them.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
+use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::OpenOptionsExt;
 
-use ilgen_trace::meta::{FileSum, META_FILE};
+use ilgen_trace::meta::{FileSum, Module, META_FILE};
 use ilgen_trace::thread_file_tid;
 use ilgen_trace::{Meta, RunEnd, FORMAT_VERSION};
 
@@ -38,6 +42,13 @@ const SIGNAL_MARK: i32 = 987_654_321;
 pub(crate) struct MetaFile {
     path: CString,
     tmp: CString,
+    /// The current [`Versions`]: replaced (and the old ones leaked, since a signal handler may be
+    /// reading them) when a shared object gets its site ids after the start.
+    versions: AtomicPtr<Versions>,
+}
+
+/// The prebuilt bytes of `meta.json`'s versions for one content of it.
+struct Versions {
     running: Vec<u8>,
     exit: Vec<u8>,
     /// The exit version before it is sealed.
@@ -46,6 +57,33 @@ pub(crate) struct MetaFile {
     signal_suffix: Vec<u8>,
     /// Bytes of the longest version (a signal number has at most 11 characters).
     reserve: usize,
+}
+
+impl Versions {
+    /// The versions of `meta` (its `end` is ignored).
+    fn of(mut meta: Meta) -> std::io::Result<Versions> {
+        meta.end = None;
+        let running = meta.to_json().into_bytes();
+        meta.end = Some(RunEnd::Exit);
+        let exit = meta.to_json().into_bytes();
+        let finished = meta.clone();
+        meta.end = Some(RunEnd::Signal {
+            signal: SIGNAL_MARK,
+        });
+        let json = meta.to_json();
+        let mark = SIGNAL_MARK.to_string();
+        let at = json
+            .find(&mark)
+            .ok_or_else(|| std::io::Error::other("signal mark missing from meta.json"))?;
+        Ok(Versions {
+            reserve: running.len().max(exit.len()).max(json.len()) + 11,
+            running,
+            exit,
+            finished,
+            signal_prefix: json.as_bytes()[..at].to_vec(),
+            signal_suffix: json.as_bytes()[at + mark.len()..].to_vec(),
+        })
+    }
 }
 
 /// Held while `meta.json` is rewritten.
@@ -93,6 +131,7 @@ fn collect(pid: u32, cwd: &Path, chaos_seed: Option<u64>, calls: bool) -> Meta {
         truncated: false,
         chaos_seed,
         calls,
+        modules: crate::sites::modules(),
         end: None,
         files: None,
         checksum: None,
@@ -126,40 +165,43 @@ impl MetaFile {
         chaos_seed: Option<u64>,
         calls: bool,
     ) -> std::io::Result<MetaFile> {
-        let mut meta = collect(pid, cwd, chaos_seed, calls);
-        let running = meta.to_json().into_bytes();
-        meta.end = Some(RunEnd::Exit);
-        let exit = meta.to_json().into_bytes();
-        let finished = meta.clone();
-        meta.end = Some(RunEnd::Signal {
-            signal: SIGNAL_MARK,
-        });
-        let json = meta.to_json();
-        let mark = SIGNAL_MARK.to_string();
-        let at = json
-            .find(&mark)
-            .ok_or_else(|| std::io::Error::other("signal mark missing from meta.json"))?;
-        let reserve = running.len().max(exit.len()).max(json.len()) + 11;
+        let versions = Versions::of(collect(pid, cwd, chaos_seed, calls))?;
         let file = MetaFile {
             path: cstring(&dir.join(META_FILE))?,
             tmp: cstring(&dir.join(format!("{META_FILE}.tmp")))?,
-            running,
-            exit,
-            finished,
-            signal_prefix: json.as_bytes()[..at].to_vec(),
-            signal_suffix: json.as_bytes()[at + mark.len()..].to_vec(),
-            reserve,
+            versions: AtomicPtr::new(Box::into_raw(Box::new(versions))),
         };
-        if !file.replace(&[&file.running]) {
+        if !file.replace(&[&file.versions().running]) {
             return Err(std::io::Error::last_os_error());
         }
         Ok(file)
     }
 
-    /// Rewrites `meta.json` with `end: exit`. Async-signal-safe.
+    fn versions(&self) -> &Versions {
+        // SAFETY: the pointer always holds a leaked, never freed `Versions`.
+        unsafe { &*self.versions.load(Ordering::Acquire) }
+    }
+
+    /// The shared objects with site ids are now `modules`: every version names them, and
+    /// `meta.json` is rewritten at once in its current state.
+    pub fn set_modules(&self, modules: Vec<Module>) {
+        static CHANGING: Mutex<()> = Mutex::new(());
+        let _one = CHANGING.lock().unwrap_or_else(|e| e.into_inner());
+        let meta = Meta {
+            modules,
+            ..self.versions().finished.clone()
+        };
+        let Ok(versions) = Versions::of(meta) else {
+            return;
+        };
+        self.versions
+            .store(Box::into_raw(Box::new(versions)), Ordering::Release);
+        self.rewrite();
+    }
+
     pub fn write_exit(&self) {
         STATE.store(EXITED, Ordering::Release);
-        self.replace(&[&self.exit]);
+        self.replace(&[&self.versions().exit]);
     }
 
     /// Rewrites `meta.json` sealed: `end: exit` with the length and checksum of every thread file
@@ -173,7 +215,7 @@ impl MetaFile {
         STATE.store(EXITED, Ordering::Release);
         let sealed = Meta {
             files: Some(files),
-            ..self.finished.clone()
+            ..self.versions().finished.clone()
         }
         .to_sealed_json();
         if self.replace(&[sealed.as_bytes()]) {
@@ -191,7 +233,8 @@ impl MetaFile {
         STATE.store(signal, Ordering::Release);
         let mut digits = [0u8; 12];
         let n = format_i32(signal, &mut digits);
-        self.replace(&[&self.signal_prefix, &digits[..n], &self.signal_suffix]);
+        let v = self.versions();
+        self.replace(&[&v.signal_prefix, &digits[..n], &v.signal_suffix]);
     }
 
     /// Marks the trace truncated and rewrites `meta.json` as it stands. Async-signal-safe.
@@ -199,12 +242,17 @@ impl MetaFile {
         if TRUNCATED.swap(true, Ordering::AcqRel) {
             return;
         }
+        self.rewrite();
+    }
+
+    /// Writes `meta.json` again in its current state.
+    fn rewrite(&self) {
         match STATE.load(Ordering::Acquire) {
             RUNNING => {
-                self.replace(&[&self.running]);
+                self.replace(&[&self.versions().running]);
             }
             EXITED => {
-                self.replace(&[&self.exit]);
+                self.replace(&[&self.versions().exit]);
             }
             signal => self.write_signal(signal),
         }
@@ -269,7 +317,7 @@ impl MetaFile {
         unsafe {
             libc::unlink(self.tmp.as_ptr());
             if let Ok(fd) = super::writer::open_new(&self.tmp) {
-                libc::posix_fallocate(fd, 0, self.reserve as libc::off_t);
+                libc::posix_fallocate(fd, 0, self.versions().reserve as libc::off_t);
                 libc::close(fd);
             }
         }
@@ -345,6 +393,28 @@ mod tests {
         m.mark_truncated();
         let read = Meta::read(&dir).unwrap();
         assert_eq!((read.end, read.truncated), (Some(RunEnd::Exit), true));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_module_given_ids_later_is_in_the_versions_from_then_on() {
+        let dir = std::env::temp_dir().join(format!("ilgen-rt-modules-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let m = MetaFile::start(&dir, 7, Path::new("/"), None, false).unwrap();
+        assert_eq!(Meta::read(&dir).unwrap().modules, vec![]);
+        let lib = Module {
+            path: "/lib/libx.so".into(),
+            build_id: "abcd".into(),
+            load_base: 0x7f00_0000_0000,
+            first_site: 12,
+            units: 30,
+        };
+        m.set_modules(vec![lib.clone()]);
+        assert_eq!(Meta::read(&dir).unwrap().modules, vec![lib.clone()]);
+        // STATE and TRUNCATED are the process's: the other tests' runs may set them, so only
+        // this file's modules are checked.
+        m.write_exit();
+        assert_eq!(Meta::read(&dir).unwrap().modules, vec![lib]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
