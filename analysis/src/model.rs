@@ -20,6 +20,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
 use rustc_hash::FxHashMap;
 
+use crate::solve::checkpoint::Checkpoints;
+
 /// Index of a shared object in [`crate::prepare::Program::vars`].
 pub type VarId = usize;
 
@@ -101,6 +103,9 @@ pub struct Model {
     /// variable reads its sync-only model's): the solvers ask a cut's observed order per race
     /// pair, and merging the threads anew made each pair cost the run up to its cut.
     order: Derived<RunOrder>,
+    /// Built by the first [`Model::checkpoints`] of a model without overlay, like `order`: a
+    /// replay of a cut's order starts at the last of them in its prefix.
+    checkpoints: Derived<Checkpoints>,
 }
 
 impl PartialEq for Model {
@@ -1760,6 +1765,12 @@ enum Tail {
 }
 
 impl CutOrder<'_> {
+    /// How many of the first events given are the run's order's first: those before the first
+    /// event the cut lacks.
+    pub fn prefix(&self) -> usize {
+        self.prefix
+    }
+
     /// The base model's event `thread`, `index` at this model's index.
     fn here(&mut self, thread: usize, index: usize) -> At {
         let Some(o) = &self.model.overlay else {
@@ -1902,6 +1913,7 @@ impl Model {
             overlay: None,
             index: Derived::default(),
             order: Derived::default(),
+            checkpoints: Derived::default(),
         }
     }
 
@@ -2341,6 +2353,7 @@ impl Model {
             })),
             index: Derived::default(),
             order: Derived::default(),
+            checkpoints: Derived::default(),
         };
         (model, origin)
     }
@@ -2376,6 +2389,18 @@ impl Model {
             None => self,
         };
         base.order.0.get_or_init(|| Arc::new(RunOrder::of(base)))
+    }
+
+    /// [`Checkpoints`] along [`Model::run_order`], built on first use by the model whose order it
+    /// is.
+    pub(crate) fn checkpoints(&self) -> &Checkpoints {
+        let base = match &self.overlay {
+            Some(o) => &o.shared.syncs,
+            None => self,
+        };
+        base.checkpoints
+            .0
+            .get_or_init(|| Arc::new(Checkpoints::of(base)))
     }
 
     /// [`Model::observed_order`] of `upto` read off [`Model::run_order`]: a prefix of it, then
