@@ -112,7 +112,7 @@ fn resume_from(
 mod tests {
     use super::*;
     use crate::prepare::prepare_deciding;
-    use crate::testkit::check_random_runs;
+    use crate::testkit::{check_random_runs, cuts_of};
 
     /// `order` run from its start, checked as the cut path's replay does: the events run and the
     /// state, or where the first event not enabled stopped it.
@@ -137,8 +137,7 @@ mod tests {
     }
 
     /// Of random runs with every read deciding, the sync-only model and every variable's, with
-    /// checkpoints every 1 to 4 events: for each cut (every thread alone cut anywhere, the others
-    /// whole or absent, and every prefix of the observed order), the order resumed from the
+    /// checkpoints every 1 to 4 events: for each cut of [`cuts_of`], the order resumed from the
     /// last checkpoint in its prefix runs to the events and the state the order run from the
     /// start does, checked or not (as [`State::at`]).
     #[test]
@@ -153,23 +152,7 @@ mod tests {
             let checkpoints: Vec<Checkpoints> =
                 (1..=4).map(|k| Checkpoints::every(&base, k)).collect();
             for model in models {
-                let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
-                let mut cuts: Vec<Vec<usize>> = Vec::new();
-                for (t, &len) in lens.iter().enumerate() {
-                    for cut in 0..=len {
-                        let mut others = lens.clone();
-                        others[t] = cut;
-                        let mut alone = vec![0; lens.len()];
-                        alone[t] = cut;
-                        cuts.extend([others, alone]);
-                    }
-                }
-                let mut prefix = vec![0; lens.len()];
-                for at in model.observed_order(&lens) {
-                    prefix[at.thread] = at.index + 1;
-                    cuts.push(prefix.clone());
-                }
-                for cut in &cuts {
+                for cut in &cuts_of(&model) {
                     let whole = run(
                         &model,
                         model.cut_order(cut),
