@@ -82,7 +82,7 @@ use serde_json::Value;
 use crate::atomicity::{Counts as AtomicityCounts, Pattern, Prediction};
 use crate::filter::FilterStats;
 use crate::finding::{Finding, Schedule};
-use crate::model::{At, Model, ModelEvent, Recorded, VarId};
+use crate::model::{At, Model, ModelEvent, ModelThread, Recorded, VarId};
 use crate::prepare::SharedObject;
 use crate::solve::{Limit, SolveStats};
 
@@ -659,10 +659,18 @@ pub fn candidate(
 /// `schedule`, whose events are `model`'s, held compactly; `ops`: the recorded operations of
 /// the program `model` was restricted from.
 fn schedule_out(model: &Model, ops: &Arc<Ops>, schedule: &Schedule) -> Option<ScheduleOut> {
+    // Each thread looked up once: a schedule of the cut path runs from the run's start, and a
+    // lookup per step was a third of a lock-heavy run's detect.
+    let threads: Vec<&ModelThread> = model.threads.iter().collect();
     let steps: Vec<(u32, u32)> = schedule
         .steps
         .iter()
-        .map(|&at| Some((at.thread as u32, sync_of(model, at)?)))
+        .map(|&at| {
+            Some((
+                at.thread as u32,
+                sync_in(threads.get(at.thread)?, at.index)?,
+            ))
+        })
         .collect::<Option<_>>()?;
     Some(ScheduleOut {
         prefix_steps: schedule.prefix,
@@ -672,8 +680,12 @@ fn schedule_out(model: &Model, ops: &Arc<Ops>, schedule: &Schedule) -> Option<Sc
 
 /// The thread's number of the sync event at `at`.
 fn sync_of(model: &Model, at: At) -> Option<u32> {
-    let thread = model.threads.get(at.thread)?;
-    match thread.events.get(at.index)? {
+    sync_in(model.threads.get(at.thread)?, at.index)
+}
+
+/// The thread's number of its sync event `index`.
+fn sync_in(thread: &ModelThread, index: usize) -> Option<u32> {
+    match thread.events.get(index)? {
         ModelEvent::Sync { sync, .. } if (*sync as usize) < thread.observed.len() => Some(*sync),
         _ => None,
     }

@@ -20,6 +20,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
 use rustc_hash::FxHashMap;
 
+use crate::solve::checkpoint::Checkpoints;
+
 /// Index of a shared object in [`crate::prepare::Program::vars`].
 pub type VarId = usize;
 
@@ -101,6 +103,9 @@ pub struct Model {
     /// variable reads its sync-only model's): the solvers ask a cut's observed order per race
     /// pair, and merging the threads anew made each pair cost the run up to its cut.
     order: Derived<RunOrder>,
+    /// Built by the first [`Model::checkpoints`] of a model without overlay, like `order`: a
+    /// replay of a cut's order starts at the last of them in its prefix.
+    checkpoints: Derived<Checkpoints>,
 }
 
 impl PartialEq for Model {
@@ -1730,7 +1735,6 @@ impl RunOrder {
 /// [`Model::cut_order`], as it goes: the order's events up to the first one the cut lacks, then
 /// the cut's events after it.
 pub struct CutOrder<'a> {
-    model: &'a Model,
     run: &'a RunOrder,
     /// The next position of the run's order to look at, and where the prefix ends.
     next: usize,
@@ -1741,6 +1745,9 @@ pub struct CutOrder<'a> {
     /// With an overlay, per thread, the variable's accesses passed so far: the events come in
     /// program order per thread, so their indices here are found as they come.
     passed: Vec<usize>,
+    /// With an overlay, per thread, its accesses kept ([`Overlay::accesses`]), looked up once:
+    /// a lookup per event was a quarter of the order's cost.
+    accesses: Vec<&'a [(u32, u32)]>,
     /// Per thread, its sync events among the order's before `next`.
     seen: Vec<usize>,
 }
@@ -1760,12 +1767,17 @@ enum Tail {
 }
 
 impl CutOrder<'_> {
+    /// How many of the first events given are the run's order's first: those before the first
+    /// event the cut lacks.
+    pub fn prefix(&self) -> usize {
+        self.prefix
+    }
+
     /// The base model's event `thread`, `index` at this model's index.
     fn here(&mut self, thread: usize, index: usize) -> At {
-        let Some(o) = &self.model.overlay else {
+        let Some(&accesses) = self.accesses.get(thread) else {
             return At { thread, index };
         };
-        let accesses = o.accesses(thread);
         let passed = &mut self.passed[thread];
         while accesses.get(*passed).is_some_and(|a| a.1 as usize <= index) {
             *passed += 1;
@@ -1902,6 +1914,7 @@ impl Model {
             overlay: None,
             index: Derived::default(),
             order: Derived::default(),
+            checkpoints: Derived::default(),
         }
     }
 
@@ -2341,6 +2354,7 @@ impl Model {
             })),
             index: Derived::default(),
             order: Derived::default(),
+            checkpoints: Derived::default(),
         };
         (model, origin)
     }
@@ -2376,6 +2390,18 @@ impl Model {
             None => self,
         };
         base.order.0.get_or_init(|| Arc::new(RunOrder::of(base)))
+    }
+
+    /// [`Checkpoints`] along [`Model::run_order`], built on first use by the model whose order it
+    /// is.
+    pub(crate) fn checkpoints(&self) -> &Checkpoints {
+        let base = match &self.overlay {
+            Some(o) => &o.shared.syncs,
+            None => self,
+        };
+        base.checkpoints
+            .0
+            .get_or_init(|| Arc::new(Checkpoints::of(base)))
     }
 
     /// [`Model::observed_order`] of `upto` read off [`Model::run_order`]: a prefix of it, then
@@ -2428,7 +2454,6 @@ impl Model {
             Tail::Merge { syncs, end, heads }
         };
         CutOrder {
-            model: self,
             run,
             next: 0,
             prefix,
@@ -2436,6 +2461,10 @@ impl Model {
             left,
             passed: match &self.overlay {
                 Some(_) => vec![0; n],
+                None => Vec::new(),
+            },
+            accesses: match &self.overlay {
+                Some(o) => (0..n).map(|t| o.accesses(t)).collect(),
                 None => Vec::new(),
             },
             seen: vec![0; n],

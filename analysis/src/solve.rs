@@ -9,6 +9,7 @@
 //! window. Deadlocks go first to lock-graph cycles checked by cuts ([`lockgraph`]), then, unless
 //! the model's structure rules deadlocks out, to the exhaustive search window by window.
 
+pub(crate) mod checkpoint;
 pub mod cut;
 mod exclusion;
 pub mod exhaustive;

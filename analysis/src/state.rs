@@ -192,8 +192,9 @@ impl State {
     /// The state after each thread ran `pos[t]` events, their sync events in the observed order
     /// (the prefix of a window, or a cut).
     pub fn at(model: &Model, pos: &[usize]) -> State {
-        let mut state = State::initial(model);
-        state.run_observed(model, model.cut_order(pos));
+        let mut order = model.cut_order(pos);
+        let mut state = crate::solve::checkpoint::resume(model, &mut order, false, |_| {});
+        state.run_observed(model, order);
         state.pos = pos.to_vec();
         state
     }

@@ -184,6 +184,29 @@ pub fn accesses(model: &Model) -> Vec<crate::model::At> {
         .collect()
 }
 
+/// Cuts of `model` to run cut orders on: each thread alone cut anywhere (the others whole, or
+/// absent), then the empty cut and every prefix of the observed order.
+pub fn cuts_of(model: &Model) -> Vec<Vec<usize>> {
+    let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
+    let mut cuts: Vec<Vec<usize>> = Vec::new();
+    for (t, &len) in lens.iter().enumerate() {
+        for cut in 0..=len {
+            let mut others = lens.clone();
+            others[t] = cut;
+            let mut alone = vec![0; lens.len()];
+            alone[t] = cut;
+            cuts.extend([others, alone]);
+        }
+    }
+    let mut prefix = vec![0; lens.len()];
+    cuts.push(prefix.clone());
+    for at in model.observed_order(&lens) {
+        prefix[at.thread] = at.index + 1;
+        cuts.push(prefix.clone());
+    }
+    cuts
+}
+
 /// Every read of `model` deciding: odd sites a waiting loop's branch (those `3 mod 4` a spin
 /// loop's), even ones an address.
 pub fn every_read_deciding(model: &Model) -> ilgen_trace::sites::Deciding {

@@ -1308,24 +1308,7 @@ fn a_cut_order_read_off_the_run_order_is_the_threads_merged() {
             .chain((0..program.vars.len()).map(Some))
             .map(|var| program.model.restrict(var).0);
         for model in std::iter::once(program.model.clone()).chain(restricted) {
-            let lens: Vec<usize> = model.threads.iter().map(|t| t.events.len()).collect();
-            let mut cuts: Vec<Vec<usize>> = Vec::new();
-            for (t, &len) in lens.iter().enumerate() {
-                for cut in 0..=len {
-                    let mut others = lens.clone();
-                    others[t] = cut;
-                    let mut alone = vec![0; lens.len()];
-                    alone[t] = cut;
-                    cuts.extend([others, alone]);
-                }
-            }
-            let mut prefix = vec![0; lens.len()];
-            cuts.push(prefix.clone());
-            for at in model.observed_order(&lens) {
-                prefix[at.thread] = at.index + 1;
-                cuts.push(prefix.clone());
-            }
-            for cut in &cuts {
+            for cut in &crate::testkit::cuts_of(&model) {
                 let merged: Vec<crate::model::At> = model.observed_order(cut).collect();
                 let read_off = model.cut_order(cut);
                 prop_assert_eq!(read_off.len(), merged.len(), "cut {:?}", cut);

@@ -26,6 +26,7 @@ use std::sync::PoisonError;
 
 use rustc_hash::FxHashMap;
 
+use super::checkpoint;
 use super::exclusion::{self, Sections};
 use super::prefix::{need, within, Start};
 
@@ -485,9 +486,9 @@ impl Pending {
 /// the thread holding the lock it waited for and the index of that thread's release of it
 /// (`None`: stuck on something else).
 fn replay(model: &Model, cut: &[usize]) -> Result<Vec<At>, Option<(usize, usize)>> {
-    let order = model.cut_order(cut);
+    let mut order = model.cut_order(cut);
     let mut events = Vec::with_capacity(order.len());
-    let mut state = State::initial(model);
+    let mut state = checkpoint::resume(model, &mut order, true, |at| events.push(at));
     for at in order {
         events.push(at);
         let Some(op) = model.op(at) else {
