@@ -11,6 +11,7 @@
 //! model's events and sources and holds only what the variable changes (its accesses, the
 //! reads-from edges they move), so that it costs the variable's accesses, not the run's events.
 
+use std::any::Any;
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
@@ -19,8 +20,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use ilgen_trace::{AccessKind, SiteId, SyncOp, ThreadId};
 use rustc_hash::FxHashMap;
-
-use crate::solve::checkpoint::Checkpoints;
 
 /// Index of a shared object in [`crate::prepare::Program::vars`].
 pub type VarId = usize;
@@ -103,9 +102,10 @@ pub struct Model {
     /// variable reads its sync-only model's): the solvers ask a cut's observed order per race
     /// pair, and merging the threads anew made each pair cost the run up to its cut.
     order: Derived<RunOrder>,
-    /// Built by the first [`Model::checkpoints`] of a model without overlay, like `order`: a
-    /// replay of a cut's order starts at the last of them in its prefix.
-    checkpoints: Derived<Checkpoints>,
+    /// Built by the first [`Model::memo`] of a model without overlay, like `order`: what a solver
+    /// derives from the run once (the cut path's checkpoints, `solve::checkpoint`), typed by it so
+    /// that this module, which the solvers import, need not name it.
+    memo: Derived<dyn Any + Send + Sync>,
 }
 
 impl PartialEq for Model {
@@ -122,23 +122,23 @@ impl Eq for Model {}
 /// model is the sync-only model's clone, made before its variables' models ask for anything). It
 /// follows from the model, so it takes no part in equality.
 #[derive(Debug)]
-struct Derived<T>(Arc<OnceLock<Arc<T>>>);
+struct Derived<T: ?Sized>(Arc<OnceLock<Arc<T>>>);
 
-impl<T> PartialEq for Derived<T> {
+impl<T: ?Sized> PartialEq for Derived<T> {
     fn eq(&self, _: &Derived<T>) -> bool {
         true
     }
 }
 
-impl<T> Eq for Derived<T> {}
+impl<T: ?Sized> Eq for Derived<T> {}
 
-impl<T> Clone for Derived<T> {
+impl<T: ?Sized> Clone for Derived<T> {
     fn clone(&self) -> Derived<T> {
         Derived(Arc::clone(&self.0))
     }
 }
 
-impl<T> Default for Derived<T> {
+impl<T: ?Sized> Default for Derived<T> {
     fn default() -> Derived<T> {
         Derived(Arc::new(OnceLock::new()))
     }
@@ -1914,7 +1914,7 @@ impl Model {
             overlay: None,
             index: Derived::default(),
             order: Derived::default(),
-            checkpoints: Derived::default(),
+            memo: Derived::default(),
         }
     }
 
@@ -2354,7 +2354,7 @@ impl Model {
             })),
             index: Derived::default(),
             order: Derived::default(),
-            checkpoints: Derived::default(),
+            memo: Derived::default(),
         };
         (model, origin)
     }
@@ -2392,16 +2392,18 @@ impl Model {
         base.order.0.get_or_init(|| Arc::new(RunOrder::of(base)))
     }
 
-    /// [`Checkpoints`] along [`Model::run_order`], built on first use by the model whose order it
-    /// is.
-    pub(crate) fn checkpoints(&self) -> &Checkpoints {
+    /// What `build` derives from the model without overlay this one reads (itself, or its
+    /// sync-only model), built on its first use and shared by every model that reads it. One user
+    /// type: the slot holds the first one built.
+    pub(crate) fn memo<T: Any + Send + Sync>(&self, build: impl FnOnce(&Model) -> T) -> Arc<T> {
         let base = match &self.overlay {
             Some(o) => &o.shared.syncs,
             None => self,
         };
-        base.checkpoints
-            .0
-            .get_or_init(|| Arc::new(Checkpoints::of(base)))
+        let any = base.memo.0.get_or_init(|| Arc::new(build(base)));
+        Arc::clone(any)
+            .downcast()
+            .unwrap_or_else(|_| unreachable!("a model's memo has one type"))
     }
 
     /// [`Model::observed_order`] of `upto` read off [`Model::run_order`]: a prefix of it, then

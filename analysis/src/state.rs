@@ -189,16 +189,6 @@ impl State {
         }
     }
 
-    /// The state after each thread ran `pos[t]` events, their sync events in the observed order
-    /// (the prefix of a window, or a cut).
-    pub fn at(model: &Model, pos: &[usize]) -> State {
-        let mut order = model.cut_order(pos);
-        let mut state = crate::solve::checkpoint::resume(model, &mut order, false, |_| {});
-        state.run_observed(model, order);
-        state.pos = pos.to_vec();
-        state
-    }
-
     /// Runs these sync events as the run did, in this order (an observed order, each thread's
     /// next ones), with no check; each thread ends right after the last of its events.
     pub fn run_observed(&mut self, model: &Model, order: impl IntoIterator<Item = At>) {

@@ -84,7 +84,17 @@ pub(crate) fn resume(
     checked: bool,
     passed: impl FnMut(At),
 ) -> State {
-    resume_from(model.checkpoints(), order, checked, passed)
+    resume_from(&model.memo(Checkpoints::of), order, checked, passed)
+}
+
+/// The state after each thread ran `pos[t]` events, their sync events in the observed order
+/// (the prefix of a window, or a cut).
+pub(crate) fn state_at(model: &Model, pos: &[usize]) -> State {
+    let mut order = model.cut_order(pos);
+    let mut state = resume(model, &mut order, false, |_| {});
+    state.run_observed(model, order);
+    state.pos = pos.to_vec();
+    state
 }
 
 fn resume_from(
@@ -139,7 +149,7 @@ mod tests {
     /// Of random runs with every read deciding, the sync-only model and every variable's, with
     /// checkpoints every 1 to 4 events: for each cut of [`cuts_of`], the order resumed from the
     /// last checkpoint in its prefix runs to the events and the state the order run from the
-    /// start does, checked or not (as [`State::at`]).
+    /// start does, checked or not (as [`state_at`]).
     #[test]
     fn a_cut_resumed_from_a_checkpoint_runs_as_from_the_start_on_random_runs() {
         let resumed = std::cell::Cell::new(0u64);

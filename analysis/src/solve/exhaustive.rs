@@ -25,6 +25,7 @@ use std::hash::BuildHasher as _;
 use ilgen_trace::{AccessKind, SiteId};
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
+use super::checkpoint;
 use crate::finding::{Finding, Schedule};
 use crate::model::{At, Model, ModelEvent, ModelOp, VarId};
 use crate::state::{Next, State};
@@ -88,7 +89,7 @@ pub fn search(
         }
         None => Some(0),
     };
-    let initial = State::at(model, &window.start);
+    let initial = checkpoint::state_at(model, &window.start);
     let scope = Scope::new(model, window, &initial);
     let mut visited = Visited::default();
     let first = visited
