@@ -35,7 +35,7 @@
 // EDITED-NEXT: exit=2
 // RUN: cp -r %t.trace %t.evil && python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); del m["files"], m["checksum"]; m["binary"] = sys.argv[2]; json.dump(m, open(sys.argv[1], "w"), indent=2)' %t.evil/meta.json %t.plain
 // RUN: sh -c 'MARK=%t.marker %ilgen detect %t.evil; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=EVIL %s
-// EVIL:      ilgen: error: {{.*}}.plain: has no `ilgen_sites` section; build the program with `ilgen cc`
+// EVIL:      ilgen: error: {{.*}}.plain is not the binary that was recorded (its build id is {{[0-9a-f]+}}, the trace says "{{[0-9a-f]+}}"): it was rebuilt or replaced since; record the program again
 // EVIL-NEXT: exit=2
 // RUN: test ! -e %t.marker
 #include <pthread.h>
