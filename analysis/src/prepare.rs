@@ -548,11 +548,19 @@ fn skeleton(traces: &[ThreadTrace]) -> Model {
                 SyncOp::SemWait { .. }
                 | SyncOp::SemTryWait { acquired: true, .. }
                 | SyncOp::SemTimedWait { .. } => match sems.of.get(&at) {
-                    Some(&sem) => ModelOp::SemWait { sem },
+                    Some(&sem) => ModelOp::SemWait { sem, units: 1 },
                     None => ModelOp::Nop,
                 },
                 SyncOp::SemPost { .. } => match sems.of.get(&at) {
-                    Some(&sem) => ModelOp::SemPost { sem },
+                    Some(&sem) => ModelOp::SemPost { sem, units: 1 },
+                    None => ModelOp::Nop,
+                },
+                SyncOp::ChannelWrite { bytes, .. } => match sems.of.get(&at) {
+                    Some(&sem) => ModelOp::SemPost { sem, units: bytes },
+                    None => ModelOp::Nop,
+                },
+                SyncOp::ChannelRead { bytes, .. } => match sems.of.get(&at) {
+                    Some(&sem) => ModelOp::SemWait { sem, units: bytes },
                     None => ModelOp::Nop,
                 },
                 // A failed try operation: busy in the run. On a lock its own thread held it fails
@@ -1109,6 +1117,15 @@ struct Semaphores {
 /// least count under which the observed order never waits on zero. A later `SemInit` with no
 /// destroy before it (the semaphore opened again) does not reset the model's counter: the
 /// initial count is then raised to what the observed order needs, if it needs more.
+///
+/// A stream between threads (a pipe, FIFO or stream socket, `SyncOp::ChannelWrite`/`ChannelRead`)
+/// is a semaphore of its own, kept apart from any semaphore at an equal address (its id is an
+/// inode): a write gives the bytes it wrote, a read takes the bytes it got, so a read waits for
+/// the writes whose bytes it got. Its initial count is the least the observed order needs: bytes
+/// written before the recording, by another process or by calls the runtime does not see
+/// (`writev`, `fwrite`) are there from the start, which allows every order those writers could
+/// have taken. An inode used again by a later stream joins its count to the earlier one's, which
+/// allows more orders, never fewer.
 fn semaphores(marks: &Marks) -> Semaphores {
     let mut all: Vec<(At, SyncOp)> = syncs(marks)
         .filter(|(_, s)| {
@@ -1120,6 +1137,8 @@ fn semaphores(marks: &Marks) -> Semaphores {
                     | SyncOp::SemTimedWait { .. }
                     | SyncOp::SemInit { .. }
                     | SyncOp::SemDestroy { .. }
+                    | SyncOp::ChannelWrite { .. }
+                    | SyncOp::ChannelRead { .. }
             )
         })
         .map(|(at, s)| (at, s.op))
@@ -1129,13 +1148,15 @@ fn semaphores(marks: &Marks) -> Semaphores {
         objects: Vec::new(),
         of: HashMap::new(),
     };
-    // The semaphore living at each address.
-    let mut live: HashMap<u64, usize> = HashMap::new();
+    // The semaphore living at each address, and each stream's (`true`).
+    let mut live: HashMap<(u64, bool), usize> = HashMap::new();
     // Per semaphore: running count from zero and its minimum.
     let mut counts: Vec<(i64, i64)> = Vec::new();
     for (at, op) in all {
         let seq = at.seq;
         let (sem, delta) = match op {
+            SyncOp::ChannelWrite { channel, bytes } => (channel, i64::from(bytes)),
+            SyncOp::ChannelRead { channel, bytes } => (channel, -i64::from(bytes)),
             SyncOp::SemPost { sem } => (sem, 1),
             SyncOp::SemWait { sem } if seq != PENDING => (sem, -1),
             SyncOp::SemTryWait { sem, acquired } | SyncOp::SemTimedWait { sem, acquired }
@@ -1150,7 +1171,8 @@ fn semaphores(marks: &Marks) -> Semaphores {
             | SyncOp::SemDestroy { sem } => (sem, 0),
             _ => continue,
         };
-        let id = *live.entry(sem).or_insert_with(|| {
+        let stream = matches!(op, SyncOp::ChannelWrite { .. } | SyncOp::ChannelRead { .. });
+        let id = *live.entry((sem, stream)).or_insert_with(|| {
             s.objects.push(SemObject {
                 addr: sem,
                 initial: 0,
@@ -1164,7 +1186,7 @@ fn semaphores(marks: &Marks) -> Semaphores {
         });
         s.of.insert((at.thread, at.index), id);
         if let SyncOp::SemDestroy { .. } = op {
-            live.remove(&sem);
+            live.remove(&(sem, false));
         }
         let c = &mut counts[id];
         c.0 += delta;
@@ -1183,6 +1205,7 @@ mod tests {
 
     use super::*;
     use crate::model::VarId;
+    use crate::state::State;
     use crate::testkit::Run;
 
     fn objects(r: &Run) -> Vec<(u64, u64)> {
@@ -1617,7 +1640,52 @@ mod tests {
             ModelOp::Nop,
             "the init itself orders nothing"
         );
-        assert_eq!(ops(&p, 1)[0], ModelOp::SemWait { sem: 0 });
+        assert_eq!(ops(&p, 1)[0], ModelOp::SemWait { sem: 0, units: 1 });
+    }
+
+    #[test]
+    fn a_stream_is_a_semaphore_of_bytes_a_read_waits_for() {
+        // One channel (inode 0x50, also the address of a real semaphore, which stays apart): main
+        // put one byte in before the thread started reading, the thread read 2 bytes once main
+        // had written one more, and 1 byte came from a writer the recording did not see.
+        let c = 0x50;
+        let write = |bytes| SyncOp::ChannelWrite { channel: c, bytes };
+        let read = |bytes| SyncOp::ChannelRead { channel: c, bytes };
+        let mut r = Run::new(2);
+        r.sync(0, write(1))
+            .sync(1, SyncOp::SemWait { sem: c })
+            .sync(0, write(1))
+            .sync(1, read(2))
+            .sync(1, read(1))
+            .sync(0, SyncOp::SemPost { sem: c });
+        let p = prepare(r.traces());
+        let sem = |initial| SemObject {
+            addr: c,
+            initial,
+            recorded: None,
+        };
+        assert_eq!(p.model.objects.sems, vec![sem(1), sem(1)]);
+        let (give, take) = (
+            |units| ModelOp::SemPost { sem: 0, units },
+            |units| ModelOp::SemWait { sem: 0, units },
+        );
+        assert_eq!(
+            ops(&p, 0),
+            vec![give(1), give(1), ModelOp::SemPost { sem: 1, units: 1 }]
+        );
+        assert_eq!(ops(&p, 1)[1..], [take(2), take(1)]);
+
+        // The read of 2 waits for a write: the byte from outside alone is not enough. After it
+        // the stream is empty, and the read of 1 waits for the second write.
+        let m = &p.model;
+        let mut s = State::initial(m);
+        assert!(!s.enabled(m, 1, take(2)), "one byte in the stream");
+        s.apply(m, 0, give(1));
+        assert!(s.enabled(m, 1, take(2)));
+        s.apply(m, 1, take(2));
+        assert!(!s.enabled(m, 1, take(1)), "the read of 2 took every byte");
+        s.apply(m, 0, give(1));
+        assert!(s.enabled(m, 1, take(1)));
     }
 
     #[test]
@@ -1636,7 +1704,7 @@ mod tests {
             recorded: Some(initial),
         };
         assert_eq!(p.model.objects.sems, vec![sem(1), sem(3)]);
-        let (nop, wait) = (ModelOp::Nop, |sem| ModelOp::SemWait { sem });
+        let (nop, wait) = (ModelOp::Nop, |sem| ModelOp::SemWait { sem, units: 1 });
         assert_eq!(ops(&p, 0), vec![nop, wait(0), nop, nop, wait(1)]);
     }
 
@@ -1695,7 +1763,7 @@ mod tests {
             .pending(1, timed(false)); // still waiting as the run ended
         let p = prepare(r.traces());
         assert_eq!(p.model.objects.sems[0].initial, 1);
-        let wait = ModelOp::SemWait { sem: 0 };
+        let wait = ModelOp::SemWait { sem: 0, units: 1 };
         assert_eq!(ops(&p, 0), vec![ModelOp::Nop, wait]);
         assert_eq!(ops(&p, 1), vec![ModelOp::Nop, wait]);
     }
@@ -1747,7 +1815,7 @@ mod tests {
                 ModelOp::Nop,
                 fail(TryTarget::RwWrite(0)),
                 ModelOp::Nop,
-                ModelOp::SemWait { sem: 0 },
+                ModelOp::SemWait { sem: 0, units: 1 },
             ]
         );
         assert_eq!(ops(&p, 0)[1], ModelOp::Nop);
