@@ -17,7 +17,7 @@
 use std::ffi::{c_int, c_void};
 
 use ilgen_trace::inputs::Input;
-use ilgen_trace::SyncOp;
+use ilgen_trace::{OpKind, SyncOp};
 
 use super::channel;
 use super::sem::keeping_errno;
@@ -56,15 +56,20 @@ fn input(
     mut real: impl FnMut(usize, usize) -> isize,
 ) -> isize {
     if runtime::replaying() {
-        // A read the recording got bytes with: a step, its turn before the real call.
+        // A read the recording got bytes with: a step, its turn before the real call. Without a
+        // recorded outcome (its inputs file lost), the schedule says whether it is one.
         let mut step = None;
         if !peek {
             keeping_errno(|| {
-                step = replay::inputs::upcoming_bytes().and_then(|bytes| {
+                let bytes = match replay::inputs::upcoming_result() {
+                    Some(r) => isize::try_from(r).ok().filter(|&r| r > 0),
+                    None => replay::sync::next_step_is(OpKind::ChannelRead).then_some(1),
+                };
+                step = bytes.and_then(|bytes| {
                     let c = channel::of(fd)?;
-                    let op = got(c, bytes as isize);
-                    let tok = replay::sync::channel_reading(site, op, ready(fd, bytes))?;
-                    Some((tok, op))
+                    let op = got(c, bytes);
+                    let ready = ready(fd, u32::try_from(bytes).unwrap_or(u32::MAX));
+                    Some((replay::sync::channel_reading(site, op, ready)?, op))
                 });
             });
         }

@@ -95,12 +95,11 @@ fn next(stream: impl FnOnce() -> bool) -> Option<(&'static ReplayThread, u32, In
     Some((t, nth, input))
 }
 
-/// How many bytes the calling thread's next read of a stream got in the recording, if it has a
-/// recorded outcome and got bytes: that read was recorded as a sync operation
-/// (`SyncOp::ChannelRead`), a step of the schedule, and [`serve`] gives it exactly that many.
-pub(crate) fn upcoming_bytes() -> Option<u32> {
-    let (_, _, input) = upcoming()?;
-    (input.result > 0).then(|| u32::try_from(input.result).unwrap_or(u32::MAX))
+/// What the calling thread's next read of a stream returned in the recording, if it has a
+/// recorded outcome: a read that got bytes was also recorded as a sync operation
+/// (`SyncOp::ChannelRead`), and [`serve`] gives it exactly that many.
+pub(crate) fn upcoming_result() -> Option<i64> {
+    upcoming().map(|(_, _, input)| input.result)
 }
 
 fn set_errno(e: i32) {

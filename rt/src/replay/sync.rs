@@ -67,7 +67,7 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
 
 use ilgen_trace::replay::{Divergence, StepRef, ThreadRef};
-use ilgen_trace::{known_thread, AccessKind, SiteId, SyncOp, ThreadId, NO_SITE};
+use ilgen_trace::{known_thread, AccessKind, OpKind, SiteId, SyncOp, ThreadId, NO_SITE};
 
 use crate::real;
 use crate::replay;
@@ -298,6 +298,17 @@ pub(crate) fn fd_created(fd: c_int) {
 /// `SyncOp::ChannelRead` step makes ([`channel_reading`]), for the race detector only.
 pub(crate) fn channel_peeked(channel: u64) {
     kernel_order(channel, Role::Channel, false);
+}
+
+/// Whether the calling thread's next operation is a step of the schedule of kind `kind`.
+pub(crate) fn next_step_is(kind: OpKind) -> bool {
+    let (Some(t), Some(r)) = (current(), replay::gate::get()) else {
+        return false;
+    };
+    !t.info.outside_schedule()
+        && r.plan
+            .step_kind(t.tid(), t.info.syncs.load(Ordering::Relaxed))
+            == Some(kind)
 }
 
 /// Before the real call of a read of a stream that got bytes in the recording (`op`, a
