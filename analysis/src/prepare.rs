@@ -17,6 +17,8 @@
 //! - semaphores: the initial count the run recorded (`sem_init`, `sem_open`), or, for one
 //!   initialised outside instrumented code, the least count the observed order needs; a
 //!   `sem_destroy` ends one, and the next use of its address is another;
+//! - streams between threads (pipes, FIFOs, stream sockets): a semaphore whose units are bytes,
+//!   or, for one that carries a single byte as a lock token, a mutex (see [`semaphores`]);
 //! - threads: fork → start and end → join by the thread tree;
 //! - a pending operation (the thread was blocked in it when the run ended) is the thread's last
 //!   attempt; one followed by other operations was abandoned;
@@ -555,6 +557,18 @@ fn skeleton(traces: &[ThreadTrace]) -> Model {
                     Some(&sem) => ModelOp::SemPost { sem, units: 1 },
                     None => ModelOp::Nop,
                 },
+                // A token stream's mutex: keyed apart from every address (bit 63, which no user
+                // address has), so that an inode never meets a mutex at an equal address.
+                SyncOp::ChannelWrite { channel, .. } | SyncOp::ChannelRead { channel, .. }
+                    if sems.token.contains_key(&at) =>
+                {
+                    let m = mutex(channel | 1 << 63);
+                    match sems.token[&at] {
+                        Token::Take => lock(&mut held, m, &mut recursive, false),
+                        Token::Give if release(&mut held, m) => ModelOp::Unlock { mutex: m },
+                        Token::Give | Token::Put => ModelOp::Nop,
+                    }
+                }
                 SyncOp::ChannelWrite { bytes, .. } => match sems.of.get(&at) {
                     Some(&sem) => ModelOp::SemPost { sem, units: bytes },
                     None => ModelOp::Nop,
@@ -1108,6 +1122,19 @@ struct Semaphores {
     objects: Vec<SemObject>,
     /// The semaphore each operation acts on, by thread and event index.
     of: HashMap<(usize, usize), usize>,
+    /// What each operation on a token stream does, by thread and event index.
+    token: HashMap<(usize, usize), Token>,
+}
+
+/// An operation on a stream that carries one byte as a lock token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Token {
+    /// A read of the byte: the lock is taken.
+    Take,
+    /// Its write back by the thread that took it: the lock is released.
+    Give,
+    /// The write that put the byte in first (no take before it in its thread).
+    Put,
 }
 
 /// Semaphores with their initial count. A semaphore is an address from its first operation (in
@@ -1126,6 +1153,14 @@ struct Semaphores {
 /// (`writev`, `fwrite`) are there from the start, which allows every order those writers could
 /// have taken. An inode used again by a later stream joins its count to the earlier one's, which
 /// allows more orders, never fewer.
+///
+/// A stream that is a lock token (libuv's signal lock: a pipe holding one byte, read to lock and
+/// written to unlock) becomes a mutex instead ([`Token`]), so that the filter's locksets and the
+/// cut path know its sections as they know a mutex's: every read and write of it moves one byte,
+/// each thread's writes but those that put the token in follow a read of its own with no other
+/// read between (take, give), and one token exists (the initial count plus the puts is one). A
+/// semaphore of one unit whose only givers are its takers is then a mutex, except that the put
+/// may come after a take in the model, which allows more orders, never fewer.
 fn semaphores(marks: &Marks) -> Semaphores {
     let mut all: Vec<(At, SyncOp)> = syncs(marks)
         .filter(|(_, s)| {
@@ -1147,7 +1182,10 @@ fn semaphores(marks: &Marks) -> Semaphores {
     let mut s = Semaphores {
         objects: Vec::new(),
         of: HashMap::new(),
+        token: HashMap::new(),
     };
+    // Per stream semaphore: whether it is still a token, its puts, and the threads holding it.
+    let mut tokens: HashMap<usize, (bool, i64, BTreeSet<usize>)> = HashMap::new();
     // The semaphore living at each address, and each stream's (`true`).
     let mut live: HashMap<(u64, bool), usize> = HashMap::new();
     // Per semaphore: running count from zero and its minimum.
@@ -1185,6 +1223,24 @@ fn semaphores(marks: &Marks) -> Semaphores {
             s.objects.len() - 1
         });
         s.of.insert((at.thread, at.index), id);
+        if stream {
+            let (token, puts, holders) = tokens
+                .entry(id)
+                .or_insert_with(|| (true, 0, BTreeSet::new()));
+            let role = match op {
+                SyncOp::ChannelRead { bytes: 1, .. } if holders.insert(at.thread) => Token::Take,
+                SyncOp::ChannelWrite { bytes: 1, .. } if holders.remove(&at.thread) => Token::Give,
+                SyncOp::ChannelWrite { bytes: 1, .. } => {
+                    *puts += 1;
+                    Token::Put
+                }
+                _ => {
+                    *token = false;
+                    Token::Put
+                }
+            };
+            s.token.insert((at.thread, at.index), role);
+        }
         if let SyncOp::SemDestroy { .. } = op {
             live.remove(&(sem, false));
         }
@@ -1196,6 +1252,13 @@ fn semaphores(marks: &Marks) -> Semaphores {
         let needed = u32::try_from(-min).unwrap_or(u32::MAX);
         obj.initial = obj.recorded.map_or(needed, |c| c.max(needed));
     }
+    let locks: BTreeSet<usize> = tokens
+        .into_iter()
+        .filter(|&(id, (token, puts, _))| token && i64::from(s.objects[id].initial) + puts == 1)
+        .map(|(id, _)| id)
+        .collect();
+    let of = &s.of;
+    s.token.retain(|at, _| locks.contains(&of[at]));
     s
 }
 
@@ -1686,6 +1749,34 @@ mod tests {
         assert!(!s.enabled(m, 1, take(1)), "the read of 2 took every byte");
         s.apply(m, 0, give(1));
         assert!(s.enabled(m, 1, take(1)));
+    }
+
+    #[test]
+    fn a_stream_that_carries_one_byte_as_a_token_is_a_mutex() {
+        // Main puts the byte in, then both threads take it and give it back; a second stream
+        // where thread 1 writes without having read (two tokens) stays a semaphore.
+        let (c, d) = (0x50, 0x60);
+        let write = |channel| SyncOp::ChannelWrite { channel, bytes: 1 };
+        let read = |channel| SyncOp::ChannelRead { channel, bytes: 1 };
+        let mut r = Run::new(2);
+        r.sync(0, write(c))
+            .sync(0, read(c))
+            .sync(0, write(c))
+            .sync(1, read(c))
+            .sync(1, write(c))
+            .sync(0, write(d))
+            .sync(1, write(d))
+            .sync(1, read(d));
+        let p = prepare(r.traces());
+        assert_eq!(p.model.objects.mutexes.len(), 1);
+        assert_eq!(p.model.objects.mutexes[0].addr, c | 1 << 63);
+        let (lock, unlock) = (ModelOp::Lock { mutex: 0 }, ModelOp::Unlock { mutex: 0 });
+        let put = |sem| ModelOp::SemPost { sem, units: 1 };
+        assert_eq!(ops(&p, 0), vec![ModelOp::Nop, lock, unlock, put(1)]);
+        assert_eq!(
+            ops(&p, 1),
+            vec![lock, unlock, put(1), ModelOp::SemWait { sem: 1, units: 1 }]
+        );
     }
 
     #[test]
