@@ -103,16 +103,14 @@ fn input(
             0
         };
         keeping_errno(|| {
-            if stream(fd) {
+            if let Some(c) = channel::of(fd) {
                 record::inputs::record(Input {
                     result: r.max(-1) as i64,
                     errno,
                     fd,
                 });
                 if r > 0 {
-                    if let Some(c) = channel::of(fd) {
-                        record::sync::now(site, got(c, r));
-                    }
+                    record::sync::now(site, got(c, r));
                 }
             }
         });
