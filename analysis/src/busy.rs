@@ -76,7 +76,7 @@ impl Model {
                         out.insert(at, vec![a]);
                     }
                 }
-                ModelOp::SemWait { sem } => sem_waits[sem].push(at),
+                ModelOp::SemWait { sem, .. } => sem_waits[sem].push(at),
                 _ => {}
             }
             let object = acquires(op);

@@ -1151,8 +1151,8 @@ impl From<ModelOp> for PackedOp {
             },
             ModelOp::BarrierEnter { barrier } => (OpKind::BarrierEnter, i(barrier), 0),
             ModelOp::BarrierExit { barrier } => (OpKind::BarrierExit, i(barrier), 0),
-            ModelOp::SemWait { sem } => (OpKind::SemWait, i(sem), 0),
-            ModelOp::SemPost { sem } => (OpKind::SemPost, i(sem), 0),
+            ModelOp::SemWait { sem, units } => (OpKind::SemWait, i(sem), units),
+            ModelOp::SemPost { sem, units } => (OpKind::SemPost, i(sem), units),
             ModelOp::TryFail { target } => match target {
                 TryTarget::Mutex(m) => (OpKind::TryMutex, i(m), 0),
                 TryTarget::RwRead(rw) => (OpKind::TryRwRead, i(rw), 0),
@@ -1204,8 +1204,14 @@ impl PackedOp {
             },
             OpKind::BarrierEnter => ModelOp::BarrierEnter { barrier: a },
             OpKind::BarrierExit => ModelOp::BarrierExit { barrier: a },
-            OpKind::SemWait => ModelOp::SemWait { sem: a },
-            OpKind::SemPost => ModelOp::SemPost { sem: a },
+            OpKind::SemWait => ModelOp::SemWait {
+                sem: a,
+                units: self.b,
+            },
+            OpKind::SemPost => ModelOp::SemPost {
+                sem: a,
+                units: self.b,
+            },
             OpKind::TryMutex => ModelOp::TryFail {
                 target: TryTarget::Mutex(a),
             },
@@ -1478,11 +1484,16 @@ pub enum ModelOp {
     BarrierExit {
         barrier: usize,
     },
+    /// Takes `units` of semaphore `sem`: one for a `sem_wait`, the bytes it got for a read of a
+    /// stream between threads (`SyncOp::ChannelRead`, a semaphore of its own).
     SemWait {
         sem: usize,
+        units: u32,
     },
+    /// Gives `units`: one for a `sem_post`, the bytes it wrote for a write to a stream.
     SemPost {
         sem: usize,
+        units: u32,
     },
     /// A try operation that failed (trylock, spin trylock, tryrdlock, trywrlock, sem_trywait):
     /// it neither blocks nor acquires, and leaves every object as it is, but it can happen only
@@ -2674,8 +2685,8 @@ mod tests {
             },
             ModelOp::BarrierEnter { barrier: 4 },
             ModelOp::BarrierExit { barrier: 4 },
-            ModelOp::SemWait { sem: 5 },
-            ModelOp::SemPost { sem: 5 },
+            ModelOp::SemWait { sem: 5, units: 1 },
+            ModelOp::SemPost { sem: 5, units: 1 },
             ModelOp::TryFail {
                 target: TryTarget::Mutex(7),
             },

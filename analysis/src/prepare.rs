@@ -17,6 +17,8 @@
 //! - semaphores: the initial count the run recorded (`sem_init`, `sem_open`), or, for one
 //!   initialised outside instrumented code, the least count the observed order needs; a
 //!   `sem_destroy` ends one, and the next use of its address is another;
+//! - streams between threads (pipes, FIFOs, stream sockets): a semaphore whose units are bytes,
+//!   or, for one that carries a single byte as a lock token, a mutex (see [`semaphores`]);
 //! - threads: fork → start and end → join by the thread tree;
 //! - a pending operation (the thread was blocked in it when the run ended) is the thread's last
 //!   attempt; one followed by other operations was abandoned;
@@ -548,11 +550,31 @@ fn skeleton(traces: &[ThreadTrace]) -> Model {
                 SyncOp::SemWait { .. }
                 | SyncOp::SemTryWait { acquired: true, .. }
                 | SyncOp::SemTimedWait { .. } => match sems.of.get(&at) {
-                    Some(&sem) => ModelOp::SemWait { sem },
+                    Some(&sem) => ModelOp::SemWait { sem, units: 1 },
                     None => ModelOp::Nop,
                 },
                 SyncOp::SemPost { .. } => match sems.of.get(&at) {
-                    Some(&sem) => ModelOp::SemPost { sem },
+                    Some(&sem) => ModelOp::SemPost { sem, units: 1 },
+                    None => ModelOp::Nop,
+                },
+                // A token stream's mutex: keyed apart from every address (bit 63, which no user
+                // address has), so that an inode never meets a mutex at an equal address.
+                SyncOp::ChannelWrite { channel, .. } | SyncOp::ChannelRead { channel, .. }
+                    if sems.token.contains_key(&at) =>
+                {
+                    let m = mutex(channel | 1 << 63);
+                    match sems.token[&at] {
+                        Token::Take => lock(&mut held, m, &mut recursive, false),
+                        Token::Give if release(&mut held, m) => ModelOp::Unlock { mutex: m },
+                        Token::Give | Token::Put => ModelOp::Nop,
+                    }
+                }
+                SyncOp::ChannelWrite { bytes, .. } => match sems.of.get(&at) {
+                    Some(&sem) => ModelOp::SemPost { sem, units: bytes },
+                    None => ModelOp::Nop,
+                },
+                SyncOp::ChannelRead { bytes, .. } => match sems.of.get(&at) {
+                    Some(&sem) => ModelOp::SemWait { sem, units: bytes },
                     None => ModelOp::Nop,
                 },
                 // A failed try operation: busy in the run. On a lock its own thread held it fails
@@ -1100,6 +1122,19 @@ struct Semaphores {
     objects: Vec<SemObject>,
     /// The semaphore each operation acts on, by thread and event index.
     of: HashMap<(usize, usize), usize>,
+    /// What each operation on a token stream does, by thread and event index.
+    token: HashMap<(usize, usize), Token>,
+}
+
+/// An operation on a stream that carries one byte as a lock token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Token {
+    /// A read of the byte: the lock is taken.
+    Take,
+    /// Its write back by the thread that took it: the lock is released.
+    Give,
+    /// The write that put the byte in first (no take before it in its thread).
+    Put,
 }
 
 /// Semaphores with their initial count. A semaphore is an address from its first operation (in
@@ -1109,6 +1144,23 @@ struct Semaphores {
 /// least count under which the observed order never waits on zero. A later `SemInit` with no
 /// destroy before it (the semaphore opened again) does not reset the model's counter: the
 /// initial count is then raised to what the observed order needs, if it needs more.
+///
+/// A stream between threads (a pipe, FIFO or stream socket, `SyncOp::ChannelWrite`/`ChannelRead`)
+/// is a semaphore of its own, kept apart from any semaphore at an equal address (its id is an
+/// inode): a write gives the bytes it wrote, a read takes the bytes it got, so a read waits for
+/// the writes whose bytes it got. Its initial count is the least the observed order needs: bytes
+/// written before the recording, by another process or by calls the runtime does not see
+/// (`writev`, `fwrite`) are there from the start, which allows every order those writers could
+/// have taken. An inode used again by a later stream joins its count to the earlier one's, which
+/// allows more orders, never fewer.
+///
+/// A stream that is a lock token (libuv's signal lock: a pipe holding one byte, read to lock and
+/// written to unlock) becomes a mutex instead ([`Token`]), so that the filter's locksets and the
+/// cut path know its sections as they know a mutex's: every read and write of it moves one byte,
+/// each thread's writes but those that put the token in follow a read of its own with no other
+/// read between (take, give), and one token exists (the initial count plus the puts is one). A
+/// semaphore of one unit whose only givers are its takers is then a mutex, except that the put
+/// may come after a take in the model, which allows more orders, never fewer.
 fn semaphores(marks: &Marks) -> Semaphores {
     let mut all: Vec<(At, SyncOp)> = syncs(marks)
         .filter(|(_, s)| {
@@ -1120,6 +1172,8 @@ fn semaphores(marks: &Marks) -> Semaphores {
                     | SyncOp::SemTimedWait { .. }
                     | SyncOp::SemInit { .. }
                     | SyncOp::SemDestroy { .. }
+                    | SyncOp::ChannelWrite { .. }
+                    | SyncOp::ChannelRead { .. }
             )
         })
         .map(|(at, s)| (at, s.op))
@@ -1128,14 +1182,19 @@ fn semaphores(marks: &Marks) -> Semaphores {
     let mut s = Semaphores {
         objects: Vec::new(),
         of: HashMap::new(),
+        token: HashMap::new(),
     };
-    // The semaphore living at each address.
-    let mut live: HashMap<u64, usize> = HashMap::new();
+    // Per stream semaphore: whether it is still a token, its puts, and the threads holding it.
+    let mut tokens: HashMap<usize, (bool, i64, BTreeSet<usize>)> = HashMap::new();
+    // The semaphore living at each address, and each stream's (`true`).
+    let mut live: HashMap<(u64, bool), usize> = HashMap::new();
     // Per semaphore: running count from zero and its minimum.
     let mut counts: Vec<(i64, i64)> = Vec::new();
     for (at, op) in all {
         let seq = at.seq;
         let (sem, delta) = match op {
+            SyncOp::ChannelWrite { channel, bytes } => (channel, i64::from(bytes)),
+            SyncOp::ChannelRead { channel, bytes } => (channel, -i64::from(bytes)),
             SyncOp::SemPost { sem } => (sem, 1),
             SyncOp::SemWait { sem } if seq != PENDING => (sem, -1),
             SyncOp::SemTryWait { sem, acquired } | SyncOp::SemTimedWait { sem, acquired }
@@ -1150,7 +1209,8 @@ fn semaphores(marks: &Marks) -> Semaphores {
             | SyncOp::SemDestroy { sem } => (sem, 0),
             _ => continue,
         };
-        let id = *live.entry(sem).or_insert_with(|| {
+        let stream = matches!(op, SyncOp::ChannelWrite { .. } | SyncOp::ChannelRead { .. });
+        let id = *live.entry((sem, stream)).or_insert_with(|| {
             s.objects.push(SemObject {
                 addr: sem,
                 initial: 0,
@@ -1163,8 +1223,26 @@ fn semaphores(marks: &Marks) -> Semaphores {
             s.objects.len() - 1
         });
         s.of.insert((at.thread, at.index), id);
+        if stream {
+            let (token, puts, holders) = tokens
+                .entry(id)
+                .or_insert_with(|| (true, 0, BTreeSet::new()));
+            let role = match op {
+                SyncOp::ChannelRead { bytes: 1, .. } if holders.insert(at.thread) => Token::Take,
+                SyncOp::ChannelWrite { bytes: 1, .. } if holders.remove(&at.thread) => Token::Give,
+                SyncOp::ChannelWrite { bytes: 1, .. } => {
+                    *puts += 1;
+                    Token::Put
+                }
+                _ => {
+                    *token = false;
+                    Token::Put
+                }
+            };
+            s.token.insert((at.thread, at.index), role);
+        }
         if let SyncOp::SemDestroy { .. } = op {
-            live.remove(&sem);
+            live.remove(&(sem, false));
         }
         let c = &mut counts[id];
         c.0 += delta;
@@ -1174,6 +1252,13 @@ fn semaphores(marks: &Marks) -> Semaphores {
         let needed = u32::try_from(-min).unwrap_or(u32::MAX);
         obj.initial = obj.recorded.map_or(needed, |c| c.max(needed));
     }
+    let locks: BTreeSet<usize> = tokens
+        .into_iter()
+        .filter(|&(id, (token, puts, _))| token && i64::from(s.objects[id].initial) + puts == 1)
+        .map(|(id, _)| id)
+        .collect();
+    let of = &s.of;
+    s.token.retain(|at, _| locks.contains(&of[at]));
     s
 }
 
@@ -1183,6 +1268,7 @@ mod tests {
 
     use super::*;
     use crate::model::VarId;
+    use crate::state::State;
     use crate::testkit::Run;
 
     fn objects(r: &Run) -> Vec<(u64, u64)> {
@@ -1617,7 +1703,80 @@ mod tests {
             ModelOp::Nop,
             "the init itself orders nothing"
         );
-        assert_eq!(ops(&p, 1)[0], ModelOp::SemWait { sem: 0 });
+        assert_eq!(ops(&p, 1)[0], ModelOp::SemWait { sem: 0, units: 1 });
+    }
+
+    #[test]
+    fn a_stream_is_a_semaphore_of_bytes_a_read_waits_for() {
+        // One channel (inode 0x50, also the address of a real semaphore, which stays apart): main
+        // put one byte in before the thread started reading, the thread read 2 bytes once main
+        // had written one more, and 1 byte came from a writer the recording did not see.
+        let c = 0x50;
+        let write = |bytes| SyncOp::ChannelWrite { channel: c, bytes };
+        let read = |bytes| SyncOp::ChannelRead { channel: c, bytes };
+        let mut r = Run::new(2);
+        r.sync(0, write(1))
+            .sync(1, SyncOp::SemWait { sem: c })
+            .sync(0, write(1))
+            .sync(1, read(2))
+            .sync(1, read(1))
+            .sync(0, SyncOp::SemPost { sem: c });
+        let p = prepare(r.traces());
+        let sem = |initial| SemObject {
+            addr: c,
+            initial,
+            recorded: None,
+        };
+        assert_eq!(p.model.objects.sems, vec![sem(1), sem(1)]);
+        let (give, take) = (
+            |units| ModelOp::SemPost { sem: 0, units },
+            |units| ModelOp::SemWait { sem: 0, units },
+        );
+        assert_eq!(
+            ops(&p, 0),
+            vec![give(1), give(1), ModelOp::SemPost { sem: 1, units: 1 }]
+        );
+        assert_eq!(ops(&p, 1)[1..], [take(2), take(1)]);
+
+        // The read of 2 waits for a write: the byte from outside alone is not enough. After it
+        // the stream is empty, and the read of 1 waits for the second write.
+        let m = &p.model;
+        let mut s = State::initial(m);
+        assert!(!s.enabled(m, 1, take(2)), "one byte in the stream");
+        s.apply(m, 0, give(1));
+        assert!(s.enabled(m, 1, take(2)));
+        s.apply(m, 1, take(2));
+        assert!(!s.enabled(m, 1, take(1)), "the read of 2 took every byte");
+        s.apply(m, 0, give(1));
+        assert!(s.enabled(m, 1, take(1)));
+    }
+
+    #[test]
+    fn a_stream_that_carries_one_byte_as_a_token_is_a_mutex() {
+        // Main puts the byte in, then both threads take it and give it back; a second stream
+        // where thread 1 writes without having read (two tokens) stays a semaphore.
+        let (c, d) = (0x50, 0x60);
+        let write = |channel| SyncOp::ChannelWrite { channel, bytes: 1 };
+        let read = |channel| SyncOp::ChannelRead { channel, bytes: 1 };
+        let mut r = Run::new(2);
+        r.sync(0, write(c))
+            .sync(0, read(c))
+            .sync(0, write(c))
+            .sync(1, read(c))
+            .sync(1, write(c))
+            .sync(0, write(d))
+            .sync(1, write(d))
+            .sync(1, read(d));
+        let p = prepare(r.traces());
+        assert_eq!(p.model.objects.mutexes.len(), 1);
+        assert_eq!(p.model.objects.mutexes[0].addr, c | 1 << 63);
+        let (lock, unlock) = (ModelOp::Lock { mutex: 0 }, ModelOp::Unlock { mutex: 0 });
+        let put = |sem| ModelOp::SemPost { sem, units: 1 };
+        assert_eq!(ops(&p, 0), vec![ModelOp::Nop, lock, unlock, put(1)]);
+        assert_eq!(
+            ops(&p, 1),
+            vec![lock, unlock, put(1), ModelOp::SemWait { sem: 1, units: 1 }]
+        );
     }
 
     #[test]
@@ -1636,7 +1795,7 @@ mod tests {
             recorded: Some(initial),
         };
         assert_eq!(p.model.objects.sems, vec![sem(1), sem(3)]);
-        let (nop, wait) = (ModelOp::Nop, |sem| ModelOp::SemWait { sem });
+        let (nop, wait) = (ModelOp::Nop, |sem| ModelOp::SemWait { sem, units: 1 });
         assert_eq!(ops(&p, 0), vec![nop, wait(0), nop, nop, wait(1)]);
     }
 
@@ -1695,7 +1854,7 @@ mod tests {
             .pending(1, timed(false)); // still waiting as the run ended
         let p = prepare(r.traces());
         assert_eq!(p.model.objects.sems[0].initial, 1);
-        let wait = ModelOp::SemWait { sem: 0 };
+        let wait = ModelOp::SemWait { sem: 0, units: 1 };
         assert_eq!(ops(&p, 0), vec![ModelOp::Nop, wait]);
         assert_eq!(ops(&p, 1), vec![ModelOp::Nop, wait]);
     }
@@ -1747,7 +1906,7 @@ mod tests {
                 ModelOp::Nop,
                 fail(TryTarget::RwWrite(0)),
                 ModelOp::Nop,
-                ModelOp::SemWait { sem: 0 },
+                ModelOp::SemWait { sem: 0, units: 1 },
             ]
         );
         assert_eq!(ops(&p, 0)[1], ModelOp::Nop);

@@ -115,11 +115,14 @@ impl RwLock {
     }
 }
 
-/// What a thread does to a semaphore.
+/// What a thread does to a semaphore, or to a stream between threads, which is one counting
+/// bytes: a write posts as many units as it wrote, a read waits for as many as it got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SemOp {
-    Wait,
-    Post,
+    /// Takes this many units (a `sem_wait` one).
+    Wait(u32),
+    /// Gives this many units (a `sem_post` one).
+    Post(u32),
     /// A failed `sem_trywait`: possible only at count zero; takes nothing.
     TryWaitFail,
 }
@@ -128,8 +131,8 @@ pub enum SemOp {
 /// automaton only).
 pub fn semaphore(count: u32, op: SemOp, cap: u32) -> Option<u32> {
     match op {
-        SemOp::Wait => count.checked_sub(1),
-        SemOp::Post => (count < cap).then(|| count + 1),
+        SemOp::Wait(units) => count.checked_sub(units),
+        SemOp::Post(units) => count.checked_add(units).filter(|&n| n <= cap),
         SemOp::TryWaitFail => (count == 0).then_some(0),
     }
 }

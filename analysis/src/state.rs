@@ -343,11 +343,11 @@ impl State {
             ModelOp::BarrierExit { barrier } => {
                 self.barrier(model, barrier, BarrierOp::Exit).is_some()
             }
-            ModelOp::SemWait { sem } => {
-                semantics::semaphore(self.sem[sem], SemOp::Wait, u32::MAX).is_some()
+            ModelOp::SemWait { sem, units } => {
+                semantics::semaphore(self.sem[sem], SemOp::Wait(units), u32::MAX).is_some()
             }
-            ModelOp::SemPost { sem } => {
-                semantics::semaphore(self.sem[sem], SemOp::Post, u32::MAX).is_some()
+            ModelOp::SemPost { sem, units } => {
+                semantics::semaphore(self.sem[sem], SemOp::Post(units), u32::MAX).is_some()
             }
             ModelOp::TryFail { target } => self.busy(thread, target),
             ModelOp::Exit | ModelOp::Nop => true,
@@ -424,8 +424,8 @@ impl State {
             ModelOp::ReadLock { rw } => return self.apply_rw(thread, rw, RwOp::Read),
             ModelOp::WriteLock { rw } => return self.apply_rw(thread, rw, RwOp::Write),
             ModelOp::RwUnlock { rw } => return self.apply_rw(thread, rw, RwOp::Unlock),
-            ModelOp::SemWait { sem } => return self.apply_sem(sem, SemOp::Wait),
-            ModelOp::SemPost { sem } => return self.apply_sem(sem, SemOp::Post),
+            ModelOp::SemWait { sem, units } => return self.apply_sem(sem, SemOp::Wait(units)),
+            ModelOp::SemPost { sem, units } => return self.apply_sem(sem, SemOp::Post(units)),
             // Fork, start, end, join, signal, barriers and exit change no stored state (the
             // positions tell them); a failed try changes nothing.
             _ => return,
@@ -670,7 +670,7 @@ mod tests {
         };
         let mut s = State::initial(&m);
         assert!(!s.enabled(&m, 1, fail));
-        s.apply(&m, 0, ModelOp::SemWait { sem: 0 });
+        s.apply(&m, 0, ModelOp::SemWait { sem: 0, units: 1 });
         assert!(
             s.enabled(&m, 1, fail),
             "any thread fails on zero, the waiter too"
@@ -678,7 +678,7 @@ mod tests {
         assert!(s.enabled(&m, 0, fail));
         s.apply(&m, 1, fail);
         assert!(s.enabled(&m, 1, fail), "and takes nothing");
-        s.apply(&m, 0, ModelOp::SemPost { sem: 0 });
+        s.apply(&m, 0, ModelOp::SemPost { sem: 0, units: 1 });
         assert!(!s.enabled(&m, 1, fail));
     }
 
@@ -947,7 +947,7 @@ mod tests {
         s.apply(&m, 3, ModelOp::ReadLock { rw: 1 });
         s.apply(&m, 4, ModelOp::ReadLock { rw: 1 });
         s.apply(&m, 6, ModelOp::WriteLock { rw: 0 });
-        s.apply(&m, 2, ModelOp::SemWait { sem: 0 });
+        s.apply(&m, 2, ModelOp::SemWait { sem: 0, units: 1 });
         s.pos[33] = 9;
         s.waiting[33] = true;
         s.waiting[0] = true;
@@ -1016,7 +1016,10 @@ mod tests {
     fn semaphore_counts_from_its_initial_value() {
         let m = model(vec![vec![], vec![]], one_sem(1));
         let mut s = State::initial(&m);
-        let (wait, post) = (ModelOp::SemWait { sem: 0 }, ModelOp::SemPost { sem: 0 });
+        let (wait, post) = (
+            ModelOp::SemWait { sem: 0, units: 1 },
+            ModelOp::SemPost { sem: 0, units: 1 },
+        );
         assert!(s.enabled(&m, 0, wait));
         s.apply(&m, 0, wait);
         assert!(!s.enabled(&m, 1, wait));

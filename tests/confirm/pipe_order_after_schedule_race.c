@@ -1,5 +1,6 @@
 // A thread whose next step waits for another thread through an order the trace does not show
-// (here a pipe; in a server, the client process that sends the next request only once another
+// (here a pipe written with writev, which the runtime does not see, where a write is a sync
+// operation; in a server, the client process that sends the next request only once another
 // worker replied) gets it: the threads that wait at the gate for the end of the schedule run once
 // the schedule stops moving. `server` reads a request from the pipe, then locks `m` and writes
 // `served`; main reads `served` after its own critical section: a race. Its schedule needs
@@ -13,6 +14,7 @@
 // RUN: FileCheck %s < %t.text
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
@@ -25,7 +27,8 @@ void *client(void *arg) {
   pthread_mutex_lock(&stats);
   requests++;
   pthread_mutex_unlock(&stats);
-  if (write(fds[1], "r", 1) != 1)
+  struct iovec request = {.iov_base = "r", .iov_len = 1};
+  if (writev(fds[1], &request, 1) != 1)
     return NULL;
   return arg;
 }
@@ -57,12 +60,12 @@ int main(void) {
 // RECORDED: served {{[01]}}
 
 // CHECK:      WARNING: ilgen: data race (pid={{[0-9]+}})
-// CHECK-DAG:    #0 server /{{.*}}pipe_order_after_schedule_race.c:39
-// CHECK-DAG:    #0 main /{{.*}}pipe_order_after_schedule_race.c:51
+// CHECK-DAG:    #0 server /{{.*}}pipe_order_after_schedule_race.c:42
+// CHECK-DAG:    #0 main /{{.*}}pipe_order_after_schedule_race.c:54
 // CHECK:        Location is global 'served' of size 4 at 0x{{[0-9a-f]+}}.
 // CHECK:        Schedule that exposed it (candidate 1, replayed in /{{.*}}.trace/replay-1):
 // CHECK-NOT:    {{[0-9]+}}. T2 {{start|lock|unlock}}
-// CHECK:      SUMMARY: ilgen: data race /{{.*}}pipe_order_after_schedule_race.c:{{39|51}} in {{server|main}}
+// CHECK:      SUMMARY: ilgen: data race /{{.*}}pipe_order_after_schedule_race.c:{{42|54}} in {{server|main}}
 // CHECK:      ilgen: 1 candidate(s) replayed: 1 confirmed race(s), 0 confirmed deadlock(s), 0 no error, 0 infeasible, 0 failed
 // CHECK-NEXT: ilgen: 1 finding(s) confirmed (deduplicated by source lines)
 // CHECK-NEXT: exit=66

@@ -286,6 +286,14 @@ fn map_objects(op: SyncOp, mut f: impl FnMut(u64) -> u64) -> SyncOp {
         SemPost { sem } => SemPost { sem: f(sem) },
         SemInit { sem, count } => SemInit { sem: f(sem), count },
         SemDestroy { sem } => SemDestroy { sem: f(sem) },
+        ChannelWrite { channel, bytes } => ChannelWrite {
+            channel: f(channel),
+            bytes,
+        },
+        ChannelRead { channel, bytes } => ChannelRead {
+            channel: f(channel),
+            bytes,
+        },
     }
 }
 

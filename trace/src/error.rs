@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 /// The version of thread files and `meta.json` (see `format` for the changes of each).
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 
 /// Why a trace could not be read. Each names the file and says what to do.
 #[derive(Debug, thiserror::Error)]

@@ -383,6 +383,22 @@ pub enum SyncOp {
     TxBegin,
     /// The thread left its outermost atomic block, or a recorded call returned.
     TxEnd,
+    /// `bytes` bytes went into the stream `channel` (`write`, `send`, `sendto` on a pipe, a FIFO
+    /// or a stream socket): a release of that many units, as a `sem_post` is of one. Numbered
+    /// before the real call, so before any read that got them; `bytes` is what the call wrote.
+    /// `channel` is the stream's inode, a `socketpair`'s two ends the first end's: not an
+    /// address, and no use of memory.
+    ChannelWrite {
+        channel: u64,
+        bytes: u32,
+    },
+    /// A read (`read`, `recv`, `recvfrom`, not a peek) got `bytes` bytes (at least one) from the
+    /// stream `channel`: it waits for that many units, as a `sem_wait` for one. Numbered after
+    /// the real call. A read that got nothing (end of file, an error) is no record.
+    ChannelRead {
+        channel: u64,
+        bytes: u32,
+    },
 }
 
 impl SyncOp {
@@ -432,6 +448,9 @@ impl SyncOp {
             | SyncOp::SemInit { sem, .. }
             | SyncOp::SemTimedWait { sem, .. }
             | SyncOp::SemDestroy { sem } => Some(sem),
+            SyncOp::ChannelWrite { channel, .. } | SyncOp::ChannelRead { channel, .. } => {
+                Some(channel)
+            }
         }
     }
 
@@ -441,10 +460,13 @@ impl SyncOp {
     /// the wait-loop markers (no call on the object) touch nothing, and nor does a barrier's exit:
     /// glibc's `pthread_barrier_destroy` waits for every thread of the last round to leave its
     /// wait, so any thread whose wait returned may destroy the barrier (the round's serial thread
-    /// does, in libuv's `barrier_serial_thread`); the threads still leaving are no use of it.
+    /// does, in libuv's `barrier_serial_thread`); the threads still leaving are no use of it. A
+    /// channel is an inode, not memory.
     pub fn object_access(&self) -> Option<(u64, AccessKind)> {
         match self {
             SyncOp::SemInit { .. }
+            | SyncOp::ChannelWrite { .. }
+            | SyncOp::ChannelRead { .. }
             | SyncOp::WaitLoopEnter { .. }
             | SyncOp::WaitLoopExit { .. }
             | SyncOp::BarrierExit { .. } => None,

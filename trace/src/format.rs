@@ -56,6 +56,9 @@
 //!   (`modules`: path, build id, load base, its first site id and units, see `meta`), and their
 //!   accesses carry ids from those ranges instead of no site. An older trace is refused: its
 //!   shared objects' accesses have no site, which a report would name by the executable's call.
+//! - 10: `SyncOp::ChannelWrite` and `SyncOp::ChannelRead` (appended): the bytes that went into and
+//!   came out of a pipe, FIFO or stream socket, so the analysis orders a read after the writes
+//!   whose bytes it got.
 
 use std::path::{Path, PathBuf};
 

@@ -49,11 +49,13 @@ pub enum OpKind {
     BarrierDestroy,
     TxBegin,
     TxEnd,
+    ChannelWrite,
+    ChannelRead,
 }
 
 impl OpKind {
     /// Every kind, in declaration order.
-    pub const ALL: [OpKind; 38] = [
+    pub const ALL: [OpKind; 40] = [
         OpKind::Start,
         OpKind::End,
         OpKind::Fork,
@@ -92,6 +94,8 @@ impl OpKind {
         OpKind::BarrierDestroy,
         OpKind::TxBegin,
         OpKind::TxEnd,
+        OpKind::ChannelWrite,
+        OpKind::ChannelRead,
     ];
 
     /// Short lowercase name, as `ilgen dump` prints it and JSON spells it.
@@ -135,6 +139,8 @@ impl OpKind {
             OpKind::BarrierDestroy => "barrier_destroy",
             OpKind::TxBegin => "tx_begin",
             OpKind::TxEnd => "tx_end",
+            OpKind::ChannelWrite => "channel_write",
+            OpKind::ChannelRead => "channel_read",
         }
     }
 
@@ -205,6 +211,8 @@ impl SyncOp {
             SyncOp::BarrierDestroy { .. } => OpKind::BarrierDestroy,
             SyncOp::TxBegin => OpKind::TxBegin,
             SyncOp::TxEnd => OpKind::TxEnd,
+            SyncOp::ChannelWrite { .. } => OpKind::ChannelWrite,
+            SyncOp::ChannelRead { .. } => OpKind::ChannelRead,
         }
     }
 }

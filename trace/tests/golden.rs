@@ -67,6 +67,8 @@ fn sync_golden(op: SyncOp) -> &'static str {
         SyncOp::BarrierDestroy { .. } => "8084040e23fd10efccaa88664422",
         SyncOp::TxBegin => "8084040e24",
         SyncOp::TxEnd => "8084040e25",
+        SyncOp::ChannelWrite { .. } => "8084040e26fd10efccaa8866442201",
+        SyncOp::ChannelRead { .. } => "8084040e27fd10efccaa88664422fb0010",
     }
 }
 
@@ -144,6 +146,14 @@ fn every_sync_op() -> Vec<SyncOp> {
         SyncOp::BarrierDestroy { barrier: o },
         SyncOp::TxBegin,
         SyncOp::TxEnd,
+        SyncOp::ChannelWrite {
+            channel: o,
+            bytes: 1,
+        },
+        SyncOp::ChannelRead {
+            channel: o,
+            bytes: 4096,
+        },
     ]
 }
 

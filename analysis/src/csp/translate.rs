@@ -137,6 +137,9 @@ const SYNC_CHANNELS: &[(&str, &[&str])] = &[
     ("semwait", &["Threads", "Sems"]),
     ("sempost", &["Threads", "Sems"]),
     ("trywait", &["Threads", "Sems"]),
+    // A wait or post of other than one unit: a read or write of a stream between threads.
+    ("semtake", &["Threads", "Sems", "Units"]),
+    ("semgive", &["Threads", "Sems", "Units"]),
     ("benter", &["Threads", "Barriers"]),
     ("bexit", &["Threads", "Barriers"]),
     (EXIT, &["Threads"]),
@@ -245,6 +248,8 @@ struct Names {
     mutexes: Vec<String>,
     rwlocks: Vec<String>,
     sems: Vec<String>,
+    /// Each count of units other than one that a semaphore wait or post moves, by count.
+    units: BTreeMap<u32, String>,
     conds: Vec<String>,
     barriers: Vec<String>,
     vars: BTreeMap<VarId, String>,
@@ -254,7 +259,7 @@ struct Names {
 /// ([`ilgen_csp::typecheck::is_taken_by_csp`]).
 const OWN_NAMES: &[&str] = &[
     "PROGRAM", "PROCESS", "RACE", "RACE_ERR", "EXITED", "Threads", "Mutexes", "Conds", "RwLocks",
-    "Sems", "Barriers", "Vars", "read", "write", "aread", "awrite", RACE, EXITED, RUNNING,
+    "Sems", "Units", "Barriers", "Vars", "read", "write", "aread", "awrite", RACE, EXITED, RUNNING,
     DIVERTED,
 ];
 
@@ -313,6 +318,20 @@ impl Names {
         let mutexes = objects(o.mutexes.iter().map(|m| m.addr).collect(), "m");
         let rwlocks = objects(o.rwlocks.clone(), "rw");
         let sems = objects(o.sems.iter().map(|s| s.addr).collect(), "sem");
+        let counts: BTreeSet<u32> = model
+            .threads
+            .iter()
+            .flat_map(|t| &t.events)
+            .filter_map(|e| match e.op()? {
+                ModelOp::SemWait { units, .. } | ModelOp::SemPost { units, .. } => Some(units),
+                _ => None,
+            })
+            .filter(|&u| u != 1)
+            .collect();
+        let units = counts
+            .into_iter()
+            .map(|u| (u, ident(&format!("u{u}"), "u", &mut taken)))
+            .collect();
         // Condition and barrier instances: one per use, so numbered rather than named.
         let conds = (1..=o.conds.len())
             .map(|i| ident(&format!("c{i}"), "c", &mut taken))
@@ -333,6 +352,7 @@ impl Names {
             mutexes,
             rwlocks,
             sems,
+            units,
             conds,
             barriers,
             vars,
@@ -419,8 +439,14 @@ fn sync_step(model: &Model, names: &Names, t: usize, i: usize, op: ModelOp) -> O
         ModelOp::BarrierEnter { barrier } => Ev::new("benter", &[me, &names.barriers[barrier]]),
         ModelOp::BarrierExit { barrier } => Ev::new("bexit", &[me, &names.barriers[barrier]]),
         ModelOp::Exit => Ev::new(EXIT, &[me]),
-        ModelOp::SemWait { sem } => Ev::new("semwait", &[me, &names.sems[sem]]),
-        ModelOp::SemPost { sem } => Ev::new("sempost", &[me, &names.sems[sem]]),
+        ModelOp::SemWait { sem, units: 1 } => Ev::new("semwait", &[me, &names.sems[sem]]),
+        ModelOp::SemPost { sem, units: 1 } => Ev::new("sempost", &[me, &names.sems[sem]]),
+        ModelOp::SemWait { sem, units } => {
+            Ev::new("semtake", &[me, &names.sems[sem], &names.units[&units]])
+        }
+        ModelOp::SemPost { sem, units } => {
+            Ev::new("semgive", &[me, &names.sems[sem], &names.units[&units]])
+        }
         ModelOp::TryFail { target } => {
             let fail = match target {
                 TryTarget::Mutex(x) => Ev::new("trylock", &[me, m(x)]),
@@ -638,7 +664,7 @@ fn objects_of(model: &Model, thread: usize, index: usize, op: ModelOp) -> Vec<Ob
         ModelOp::ReadLock { rw } | ModelOp::WriteLock { rw } | ModelOp::RwUnlock { rw } => {
             vec![Obj::Rw(rw)]
         }
-        ModelOp::SemWait { sem } | ModelOp::SemPost { sem } => vec![Obj::Sem(sem)],
+        ModelOp::SemWait { sem, .. } | ModelOp::SemPost { sem, .. } => vec![Obj::Sem(sem)],
         ModelOp::BarrierEnter { barrier } | ModelOp::BarrierExit { barrier } => {
             vec![Obj::Barrier(barrier)]
         }
@@ -789,14 +815,17 @@ fn object_defs(model: &Model, obj: Obj, alphabet: &Alphabet, names: &Names) -> V
                 .threads
                 .iter()
                 .flat_map(|t| &t.events)
-                .filter(|e| matches!(e.op(), Some(ModelOp::SemPost { sem }) if sem == s))
-                .count() as u32;
+                .filter_map(|e| match e.op() {
+                    Some(ModelOp::SemPost { sem, units }) if sem == s => Some(units),
+                    _ => None,
+                })
+                .fold(0u32, u32::saturating_add);
             let cap = initial.saturating_add(posts);
             let name = format!("SEM_{}", names.sems[s]);
             automaton(&name, initial, alphabet, |&n, _, _, op| {
                 let op = match op {
-                    ModelOp::SemWait { .. } => SemOp::Wait,
-                    ModelOp::SemPost { .. } => SemOp::Post,
+                    ModelOp::SemWait { units, .. } => SemOp::Wait(units),
+                    ModelOp::SemPost { units, .. } => SemOp::Post(units),
                     ModelOp::TryFail { .. } => SemOp::TryWaitFail,
                     _ => return None,
                 };
@@ -1029,12 +1058,14 @@ pub fn export(model: &Model, target: &Target, naming: &Naming) -> Exported {
         .flat_map(|(_, step)| step.events())
         .map(|e| e.channel)
         .collect();
-    let types: [(&str, &[String]); 7] = [
+    let units: Vec<String> = names.units.values().cloned().collect();
+    let types: [(&str, &[String]); 8] = [
         ("Threads", &names.threads),
         ("Mutexes", &names.mutexes),
         ("Conds", &names.conds),
         ("RwLocks", &names.rwlocks),
         ("Sems", &names.sems),
+        ("Units", &units),
         ("Barriers", &names.barriers),
         ("Vars", &[]),
     ];

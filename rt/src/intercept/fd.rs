@@ -9,7 +9,8 @@
 //! those accesses as a race that no execution can have. Nothing is recorded: the prediction does
 //! not know the order, so such a candidate is replayed and found without error, never confirmed.
 //! Descriptors closed or created outside instrumented code (`fclose` inside libc) are not seen.
-//! A replayed `socketpair` also makes its two ends one channel (`channel::pair`), as a pipe's are.
+//! A `socketpair` also makes its two ends one channel (`channel::pair`), as a pipe's are, in both
+//! modes: the recording names a write's and a read's channel as the replay does.
 
 use std::ffi::{c_int, c_uint, c_void};
 
@@ -102,7 +103,7 @@ pub unsafe extern "C" fn __ilgen_wrap_socketpair(
         // SAFETY: socketpair filled both.
         let ends = unsafe { std::slice::from_raw_parts(sv, 2) };
         created(ends);
-        if runtime::replaying() {
+        if runtime::recording().is_some() || runtime::replaying() {
             keeping_errno(|| channel::pair(ends[0], ends[1]));
         }
     }

@@ -100,21 +100,32 @@ pub(crate) fn release(
     retract_on_error: bool,
     real: impl FnOnce() -> libc::c_int,
 ) -> libc::c_int {
+    release_if(site, op, real, |&rc| rc == 0 || !retract_on_error)
+}
+
+/// [`release`] of a call whose result `happened` says whether the operation took place (a write
+/// that wrote nothing released nothing); if not, its record is retracted.
+pub(crate) fn release_if<R>(
+    site: *const libc::c_void,
+    op: SyncOp,
+    real: impl FnOnce() -> R,
+    happened: impl FnOnce(&R) -> bool,
+) -> R {
     if thread::current().is_some() {
         let at = now(site, op);
-        let rc = real();
-        if rc != 0 && retract_on_error {
+        let r = real();
+        if !happened(&r) {
             retract(at);
         }
-        return rc;
+        return r;
     }
     begin_calls();
     let tok = replay::sync::release(site, op);
-    let rc = real();
+    let r = real();
     if let Some(tok) = tok {
-        replay::sync::released(tok, rc == 0 || !retract_on_error);
+        replay::sync::released(tok, happened(&r));
     }
-    rc
+    r
 }
 
 /// Before the real call of a try operation (`op` with any outcome): in record mode only the

@@ -206,6 +206,11 @@ impl Plan {
         self.at.contains_key(&(tid, index))
     }
 
+    /// The kind of thread `tid`'s operation `index`, if it is a step.
+    pub fn step_kind(&self, tid: ThreadId, index: u32) -> Option<OpKind> {
+        self.at.get(&(tid, index)).map(|&p| self.steps[p].op)
+    }
+
     /// The recorded outcome of thread `tid`'s timed operation `index`, if it is a step that has
     /// one: `Some(true)` when it timed out.
     pub fn recorded_timeout(&self, tid: ThreadId, index: u32) -> Option<bool> {

@@ -73,21 +73,33 @@ fn outcomes(t: &ReplayThread) -> Option<&'static [Input]> {
     recorded.by_tid.get(&tid).map(Vec::as_slice)
 }
 
-/// The calling thread's next recorded outcome, if it has one; `stream` decides (once the thread
-/// is known to have outcomes) whether the read counts.
-fn next(stream: impl FnOnce() -> bool) -> Option<(&'static ReplayThread, u32, Input)> {
+/// The calling thread's next recorded outcome (and its number), if it has one, not taken yet.
+fn upcoming() -> Option<(&'static ReplayThread, u32, Input)> {
     if gate::get()?.abandoned() {
         return None;
     }
     let t = current_if_live()?;
     let all = outcomes(t)?;
     let nth = t.info.inputs.load(Ordering::Relaxed);
-    let input = *all.get(nth as usize)?;
+    Some((t, nth, *all.get(nth as usize)?))
+}
+
+/// The calling thread's next recorded outcome, if it has one; `stream` decides (once the thread
+/// is known to have outcomes) whether the read counts.
+fn next(stream: impl FnOnce() -> bool) -> Option<(&'static ReplayThread, u32, Input)> {
+    let (t, nth, input) = upcoming()?;
     if !stream() {
         return None;
     }
     t.info.inputs.store(nth + 1, Ordering::Relaxed);
     Some((t, nth, input))
+}
+
+/// What the calling thread's next read of a stream returned in the recording, if it has a
+/// recorded outcome: a read that got bytes was also recorded as a sync operation
+/// (`SyncOp::ChannelRead`), and [`serve`] gives it exactly that many.
+pub(crate) fn upcoming_result() -> Option<i64> {
+    upcoming().map(|(_, _, input)| input.result)
 }
 
 fn set_errno(e: i32) {

@@ -67,7 +67,7 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
 
 use ilgen_trace::replay::{Divergence, StepRef, ThreadRef};
-use ilgen_trace::{known_thread, AccessKind, SiteId, SyncOp, ThreadId, NO_SITE};
+use ilgen_trace::{known_thread, AccessKind, OpKind, SiteId, SyncOp, ThreadId, NO_SITE};
 
 use crate::real;
 use crate::replay;
@@ -222,6 +222,12 @@ fn apply(t: &ReplayThread, op: &SyncOp, site: SiteId) {
         SyncOp::SemPost { sem } => {
             replay::hb::with_clocks(|c| c.release(sem, Role::Sem, tid, clock))
         }
+        SyncOp::ChannelWrite { channel, .. } => {
+            replay::hb::with_clocks(|c| c.release(channel, Role::Channel, tid, clock))
+        }
+        SyncOp::ChannelRead { channel, .. } => {
+            replay::hb::with_clocks(|c| c.acquire(channel, Role::Channel, clock))
+        }
         SyncOp::Fork { child } => {
             replay::thread::forked(child);
             replay::hb::with_clocks(|c| c.fork(tid, child, clock))
@@ -287,17 +293,51 @@ pub(crate) fn fd_created(fd: c_int) {
     kernel_order(fd as u64, Role::Fd, false);
 }
 
-/// The calling thread is about to write to the stream `channel` (an inode): a release into it,
-/// which a read of its bytes acquires ([`channel_read`]). A pipe that carries one byte per
-/// critical section is a lock (libuv's signal lock); the replay orders the sections as the
-/// kernel did. Not a step of the schedule either.
-pub(crate) fn channel_writing(channel: u64) {
-    kernel_order(channel, Role::Channel, true);
+/// The calling thread got bytes from the stream `channel` by a read that is no step of the
+/// schedule (a peek, a read the recording has no outcome for): the acquire that a
+/// `SyncOp::ChannelRead` step makes ([`channel_reading`]), for the race detector only.
+pub(crate) fn channel_peeked(channel: u64) {
+    kernel_order(channel, Role::Channel, false);
 }
 
-/// The calling thread read bytes from the stream `channel`.
-pub(crate) fn channel_read(channel: u64) {
-    kernel_order(channel, Role::Channel, false);
+/// Whether the calling thread's next operation is a step of the schedule of kind `kind`.
+pub(crate) fn next_step_is(kind: OpKind) -> bool {
+    let (Some(t), Some(r)) = (current(), replay::gate::get()) else {
+        return false;
+    };
+    !t.info.outside_schedule()
+        && r.plan
+            .step_kind(t.tid(), t.info.syncs.load(Ordering::Relaxed))
+            == Some(kind)
+}
+
+/// Before the real call of a read of a stream that got bytes in the recording (`op`, a
+/// `SyncOp::ChannelRead`): its turn. If the bytes are not all there yet (`ready` false) it counts
+/// at once and the schedule moves on while it waits, so that the writes after it in the schedule
+/// can run (as a blocking acquire's does, [`entering`]); else after the read, in [`channel_got`].
+pub(crate) fn channel_reading(site: *const c_void, op: SyncOp, ready: bool) -> Option<Token> {
+    let t = current()?;
+    let site = sites::id(site as usize);
+    let step = gate(t, &op, site, None);
+    let mut tok = Token {
+        thread: t,
+        site,
+        step,
+        counted: false,
+        wake: false,
+    };
+    if !ready {
+        entering(&mut tok);
+    }
+    Some(tok)
+}
+
+/// After that read: its acquire of the channel, which the writes released.
+pub(crate) fn channel_got(tok: Token, op: SyncOp) {
+    apply(tok.thread, &op, tok.site);
+    if !tok.counted {
+        count(tok.thread, tok.step);
+    }
 }
 
 /// An order the kernel imposes on `object` in `role`: the calling thread releases into it or

@@ -33,7 +33,7 @@ OPS = ["start", "end", "fork", "join", "detach", "lock", "trylock", "timedlock",
        "broadcast", "barrier_enter", "barrier_exit", "spin_lock", "spin_trylock", "spin_unlock",
        "sem_wait", "sem_trywait", "sem_post", "waitloop_enter", "waitloop_exit", "exit",
        "sem_init", "sem_timedwait", "sem_destroy", "mutex_destroy", "cond_destroy",
-       "rwlock_destroy", "barrier_destroy", "tx_begin", "tx_end"]
+       "rwlock_destroy", "barrier_destroy", "tx_begin", "tx_end", "channel_write", "channel_read"]
 PENDING = 2**64 - 1
 # NO_THREAD and NO_SITE of trace/src/event.rs: a schedule writes them as null.
 ABSENT = 2**32 - 1
@@ -41,7 +41,8 @@ ABSENT = 2**32 - 1
 # Fields of each SyncOp after its variant: (varint numbers, whether a bool follows); the others
 # hold one object address.
 FIELDS = {"start": (0, False), "end": (0, False), "exit": (0, False), "tx_begin": (0, False),
-          "tx_end": (0, False), "wait": (2, True), "wake": (2, True), "sem_init": (2, False)}
+          "tx_end": (0, False), "wait": (2, True), "wake": (2, True), "sem_init": (2, False),
+          "channel_write": (2, False), "channel_read": (2, False)}
 FIELDS.update({op: (1, True) for op in ["trylock", "timedlock", "tryrdlock", "trywrlock",
                                         "barrier_exit", "spin_trylock", "sem_trywait",
                                         "sem_timedwait"]})
