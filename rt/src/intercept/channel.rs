@@ -5,6 +5,12 @@
 //! or for the two ends of a `socketpair` (two inodes) the first end's, recorded by [`pair`] (the
 //! first 64 socketpairs of a run). A TCP connection between two threads of one process is two
 //! sockets no call here ties together: it orders nothing.
+//!
+//! A descriptor found to be no stream is remembered as such ([`of`] asks the kernel once, not at
+//! every write: an `fstat` per `write` tripled the cost of recording small writes) until the
+//! runtime sees its number closed or created again ([`forget`], from `fd.rs`). A number closed
+//! and reused as a stream where the runtime does not see it (inside libc or an uninstrumented
+//! library) keeps its verdict: that stream orders nothing, in record and replay alike.
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,8 +25,33 @@ const PAIRS: usize = 64;
 static SECOND: [AtomicU64; PAIRS] = [const { AtomicU64::new(0) }; PAIRS];
 static FIRST: [AtomicU64; PAIRS] = [const { AtomicU64::new(0) }; PAIRS];
 
+/// Descriptor numbers below this keep a "no stream" verdict, a bit each.
+const KEPT: usize = 4096;
+static NO_STREAM: [AtomicU64; KEPT / 64] = [const { AtomicU64::new(0) }; KEPT / 64];
+/// Counts [`forget`]s: a verdict taken while one ran is dropped.
+static FORGOTTEN: AtomicU64 = AtomicU64::new(0);
+
+/// The word and bit of `fd`'s verdict, if it has one.
+fn verdict_bit(fd: c_int) -> Option<(&'static AtomicU64, u64)> {
+    let fd = usize::try_from(fd).ok().filter(|&fd| fd < KEPT)?;
+    Some((&NO_STREAM[fd / 64], 1 << (fd % 64)))
+}
+
+/// Number `fd` is being closed or was created: what [`of`] knew of it no longer holds.
+pub(crate) fn forget(fd: c_int) {
+    FORGOTTEN.fetch_add(1, Ordering::SeqCst);
+    if let Some((word, bit)) = verdict_bit(fd) {
+        word.fetch_and(!bit, Ordering::SeqCst);
+    }
+}
+
 /// The inode of `fd` if it is a FIFO (pipes are FIFOs) or a stream socket.
 pub(crate) fn stream_inode(fd: c_int) -> Option<u64> {
+    inspect(fd).flatten()
+}
+
+/// As [`stream_inode`], `None` when `fd` is no open descriptor.
+fn inspect(fd: c_int) -> Option<Option<u64>> {
     // SAFETY: fstat and getsockopt into local buffers.
     unsafe {
         let mut st: libc::stat = std::mem::zeroed();
@@ -43,13 +74,26 @@ pub(crate) fn stream_inode(fd: c_int) -> Option<u64> {
             }
             _ => false,
         };
-        stream.then_some(st.st_ino)
+        Some(stream.then_some(st.st_ino))
     }
 }
 
 /// The channel of stream `fd`, `None` if it is no stream.
 pub(crate) fn of(fd: c_int) -> Option<u64> {
-    let ino = stream_inode(fd)?;
+    let bit = verdict_bit(fd);
+    if bit.is_some_and(|(word, bit)| word.load(Ordering::SeqCst) & bit != 0) {
+        return None;
+    }
+    let before = FORGOTTEN.load(Ordering::SeqCst);
+    let kind = inspect(fd);
+    if let (Some(None), Some((word, bit))) = (kind, bit) {
+        word.fetch_or(bit, Ordering::SeqCst);
+        // A close or creation of any number since the look may have been this one's.
+        if FORGOTTEN.load(Ordering::SeqCst) != before {
+            word.fetch_and(!bit, Ordering::SeqCst);
+        }
+    }
+    let ino = kind.flatten()?;
     let paired = (0..PAIRS)
         .find(|&i| SECOND[i].load(Ordering::Acquire) == ino)
         .map(|i| FIRST[i].load(Ordering::Acquire))

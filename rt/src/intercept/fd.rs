@@ -24,6 +24,7 @@ type Site = *const c_void;
 fn created(fds: &[c_int]) {
     keeping_errno(|| {
         for &fd in fds.iter().filter(|&&fd| fd >= 0) {
+            channel::forget(fd);
             replay::sync::fd_created(fd);
         }
     });
@@ -35,6 +36,7 @@ fn created(fds: &[c_int]) {
 pub unsafe extern "C" fn __ilgen_wrap_close(fd: c_int, _site: Site) -> c_int {
     // Before the call: once it returns, another thread's call may get the number.
     if fd >= 0 {
+        channel::forget(fd);
         replay::sync::fd_closing(fd);
     }
     // SAFETY: the program's own call.
