@@ -1,9 +1,9 @@
 //! Streams as channels between threads: which pipe, FIFO or stream socket a descriptor is.
 //!
-//! Takes a descriptor; gives its stream's inode ([`stream_inode`]: both ends of a pipe share one)
-//! and, in replay mode, the channel a write to it and a read from it meet in ([`of`]): the inode,
-//! or for the two ends of a `socketpair` (two inodes) the first end's, recorded by [`pair`] (the
-//! first 64 socketpairs of a run). A TCP connection between two threads of one process is two
+//! Takes a descriptor; gives, when recording and replaying alike, the channel a write to it and a
+//! read from it meet in ([`of`]): its stream's inode (both ends of a pipe share one), or for the
+//! two ends of a `socketpair` (two inodes) the first end's, recorded by [`pair`] (the first 64
+//! socketpairs of a run). A TCP connection between two threads of one process is two
 //! sockets no call here ties together: it orders nothing.
 //!
 //! A descriptor found to be no stream is remembered as such ([`of`] asks the kernel once, not at
@@ -46,7 +46,7 @@ pub(crate) fn forget(fd: c_int) {
 }
 
 /// The inode of `fd` if it is a FIFO (pipes are FIFOs) or a stream socket.
-pub(crate) fn stream_inode(fd: c_int) -> Option<u64> {
+fn stream_inode(fd: c_int) -> Option<u64> {
     inspect(fd).flatten()
 }
 

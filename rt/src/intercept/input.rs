@@ -25,9 +25,10 @@ use crate::{record, replay, runtime};
 
 type Site = *const c_void;
 
-/// Whether reads of `fd` count: a FIFO (pipes are FIFOs) or a stream socket.
+/// Whether reads of `fd` count: a FIFO (pipes are FIFOs) or a stream socket, as the recording
+/// decided it (`channel::of`, whose kept verdicts the replay must share).
 fn stream(fd: c_int) -> bool {
-    channel::stream_inode(fd).is_some()
+    channel::of(fd).is_some()
 }
 
 /// The read of `bytes` bytes from `channel`, as a sync operation.
