@@ -350,6 +350,49 @@ pub fn waiting_loops(f: FunctionValue<'_>) -> Vec<(HashSet<BasicBlock<'_>>, Wait
     out
 }
 
+/// The branch before loop `body` that decides whether the loop is entered at all, when there is
+/// one: loop rotation (clang at -O1 and up) turns `while (c) wait();` into `if (c) do wait();
+/// while (c);`, so the thread's first test of the condition is a copy outside the loop. It is the
+/// conditional branch of the block that leads to the loop's one header, directly or through
+/// blocks with one way in and one way out (a preheader).
+pub fn entry_test<'ctx>(
+    f: FunctionValue<'ctx>,
+    body: &HashSet<BasicBlock<'ctx>>,
+) -> Option<InstructionValue<'ctx>> {
+    let mut preds: HashMap<BasicBlock<'ctx>, Vec<BasicBlock<'ctx>>> = HashMap::new();
+    for b in f.get_basic_blocks() {
+        for s in ir::successors(b) {
+            preds.entry(s).or_default().push(b);
+        }
+    }
+    let outside = |b: &BasicBlock<'ctx>| -> Vec<BasicBlock<'ctx>> {
+        preds
+            .get(b)
+            .map(|ps| ps.iter().copied().filter(|p| !body.contains(p)).collect())
+            .unwrap_or_default()
+    };
+    let mut entries = body.iter().filter_map(|h| match outside(h)[..] {
+        [] => None,
+        [p] => Some(Some(p)),
+        _ => Some(None),
+    });
+    let (Some(Some(mut at)), None) = (entries.next(), entries.next()) else {
+        return None;
+    };
+    // A few preheader-like blocks at most: further up is the loop's context, not its test.
+    for _ in 0..4 {
+        let term = at.get_terminator()?;
+        if term.get_opcode() == InstructionOpcode::Br && term.get_num_operands() == 3 {
+            return Some(term);
+        }
+        match (ir::successors(at).len(), &preds.get(&at).map(Vec::as_slice)) {
+            (1, Some([p])) => at = *p,
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// Whether loop `body` spins or polls, and how: it calls nothing but intrinsics and runtime hooks
 /// (a spin loop), or passes time ([`YIELD_CALLS`]) and otherwise takes only [`LOCK_CALLS`] (a
 /// polling loop, synced when it locks). A loop that locks without ever yielding walks shared data

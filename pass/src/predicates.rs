@@ -51,7 +51,11 @@ pub struct Predicates<'ctx> {
 pub fn of(f: FunctionValue<'_>) -> Predicates<'_> {
     let mut branches = guards::sync_guards(f);
     let mut spinning = HashSet::new();
+    let mut entry_tests = Vec::new();
     for (body, waits) in loops::waiting_loops(f) {
+        if let Some(test) = loops::entry_test(f, &body) {
+            entry_tests.push((test, body.clone(), waits));
+        }
         let exits =
             body.iter()
                 .flat_map(|&b| ir::instructions(b))
@@ -73,10 +77,11 @@ pub fn of(f: FunctionValue<'_>) -> Predicates<'_> {
     if branches.is_empty() && returning.is_empty() && !query {
         return out;
     }
-    for load in ir::all_instructions(f)
+    let loads: Vec<_> = ir::all_instructions(f)
         .into_iter()
         .filter(|&i| i.get_opcode() == InstructionOpcode::Load)
-    {
+        .collect();
+    for &load in &loads {
         let returned = |user: InstructionValue<'_>, idx: u32| {
             (idx == 0 && returning.contains(&user))
                 || (query && user.get_opcode() == InstructionOpcode::Return)
@@ -91,6 +96,35 @@ pub fn of(f: FunctionValue<'_>) -> Predicates<'_> {
         out.all.extend(std::iter::once(load).chain(store));
         if reaches(load, |user, idx| idx == 0 && spinning.contains(&user)) {
             out.spins.extend(std::iter::once(load).chain(store));
+        }
+    }
+    // A rotated loop's test before it reads what the loop's own test reads, and is the first
+    // round of the wait: the one read of it the recorder keeps when the loop spins. Only loads
+    // of an address the loop tests count: an `if` around the loop on something else is no part
+    // of the wait.
+    for (test, body, waits) in entry_tests {
+        let tested: Vec<BasicValueEnum<'_>> = out
+            .all
+            .iter()
+            .filter(|i| i.get_opcode() == InstructionOpcode::Load)
+            .filter(|i| i.get_parent().is_some_and(|b| body.contains(&b)))
+            .filter_map(|&i| ir::operand(i, 0))
+            .collect();
+        for &load in &loads {
+            let Some(ptr) = ir::operand(load, 0) else {
+                continue;
+            };
+            if load.get_parent().is_some_and(|b| body.contains(&b))
+                || !tested.iter().any(|&t| same_address(t, ptr, 0))
+                || !reaches(load, |user, idx| idx == 0 && user == test)
+            {
+                continue;
+            }
+            let store = own_store_before(load);
+            out.all.extend(std::iter::once(load).chain(store));
+            if waits == loops::Waits::Spins {
+                out.spins.extend(std::iter::once(load).chain(store));
+            }
         }
     }
     out
@@ -257,6 +291,53 @@ out:
         assert!(predicate_names(text, "busy").0.is_empty());
         // Locking without yielding: a bounded pass over shared data, not a wait.
         assert!(predicate_names(text, "walk").0.is_empty());
+    }
+
+    #[test]
+    fn a_rotated_spins_test_before_the_loop_is_its_first_round() {
+        // clang -O1's `while (atomic_load(&done) != 4) usleep(1000);`: the test is copied
+        // before the loop, and only that copy's read is recorded when the loop spins.
+        let text = r#"
+@done = global i32 0
+@other = global i32 0
+declare i32 @usleep(i32)
+define void @rotated() {
+entry:
+  %first = load atomic i32, ptr @done monotonic, align 4
+  %o = load i32, ptr @other
+  %ready = icmp eq i32 %first, 4
+  %go = icmp ne i32 %o, 0
+  %both = and i1 %ready, %go
+  br i1 %both, label %out, label %pre
+pre:
+  br label %head
+head:
+  %s = call i32 @usleep(i32 1000)
+  %again = load atomic i32, ptr @done monotonic, align 4
+  %now = icmp eq i32 %again, 4
+  br i1 %now, label %out, label %head
+out:
+  ret void
+}
+define void @guarded() {
+entry:
+  %o = load i32, ptr @other
+  %go = icmp ne i32 %o, 0
+  br i1 %go, label %head, label %out
+head:
+  %s = call i32 @usleep(i32 1000)
+  %again = load atomic i32, ptr @done monotonic, align 4
+  %now = icmp eq i32 %again, 4
+  br i1 %now, label %out, label %head
+out:
+  ret void
+}
+"#;
+        let both = vec!["again".to_string(), "first".to_string()];
+        assert_eq!(predicate_names(text, "rotated"), (both.clone(), both));
+        // An `if` around the loop on another object is not the loop's test.
+        let again = vec!["again".to_string()];
+        assert_eq!(predicate_names(text, "guarded"), (again.clone(), again));
     }
 
     #[test]
