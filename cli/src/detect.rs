@@ -431,7 +431,7 @@ fn confirm(
         eprintln!(
             "ilgen: stopped by {}: {cut_short} replay(s) cut short or not run; the report has what \
              the others proved",
-            dump::signal_name(sig).map_or_else(|| format!("signal {sig}"), str::to_owned)
+            ilgen_report::dump::signal_name(sig).map_or_else(|| format!("signal {sig}"), str::to_owned)
         );
     }
     Ok(match stopped {

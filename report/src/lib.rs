@@ -13,6 +13,7 @@
 //! The renderers ([`text`], [`json`], [`sarif`]) only print this data; [`limits`] says what the
 //! analysis left undecided.
 
+pub mod dump;
 pub mod fingerprint;
 pub mod json;
 pub mod limits;
