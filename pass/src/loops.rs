@@ -330,7 +330,8 @@ pub enum Waits {
 }
 
 /// The bodies of `f`'s loops that wait for another thread, with how each waits: each wait loop
-/// ([`find_wait_loops`]), and each innermost spin or polling loop ([`polls`]).
+/// ([`find_wait_loops`]), and each innermost spin or polling loop ([`polls`]), inner loops that
+/// only pass time not counted.
 pub fn waiting_loops(f: FunctionValue<'_>) -> Vec<(HashSet<BasicBlock<'_>>, Waits)> {
     let loops: Vec<NaturalLoop<'_>> = natural_loops(f).into_iter().map(|(l, _)| l).collect();
     let mut out: Vec<_> = find_wait_loops(f)
@@ -338,9 +339,11 @@ pub fn waiting_loops(f: FunctionValue<'_>) -> Vec<(HashSet<BasicBlock<'_>>, Wait
         .map(|w| (w.body, Waits::Synced))
         .collect();
     for l in &loops {
-        let innermost = !loops
-            .iter()
-            .any(|m| m.header != l.header && l.body.contains(&m.header));
+        // An inner loop that only passes time (C++'s `sleep_for` inlined: `nanosleep` retried
+        // while it fails with EINTR) is part of the wait, not work of the loop around it.
+        let innermost = loops.iter().all(|m| {
+            m.header == l.header || !l.body.contains(&m.header) || only_passes_time(&m.body)
+        });
         if innermost && !out.iter().any(|(body, _)| *body == l.body) {
             if let Some(waits) = polls(&l.body) {
                 out.push((l.body.clone(), waits));
@@ -393,14 +396,14 @@ pub fn entry_test<'ctx>(
     None
 }
 
-/// Whether loop `body` spins or polls, and how: it calls nothing but intrinsics and runtime hooks
-/// (a spin loop), or passes time ([`YIELD_CALLS`]) and otherwise takes only [`LOCK_CALLS`] (a
-/// polling loop, synced when it locks). A loop that locks without ever yielding walks shared data
-/// under the lock (a bounded pass over a journal); its reads are data, and any other call may do
-/// the thread's work.
-fn polls(body: &HashSet<BasicBlock<'_>>) -> Option<Waits> {
-    let mut yields = false;
-    let mut locks = false;
+/// Calls that read no shared state and change none: where `errno` is (the EINTR check of a
+/// sleep's retry loop).
+const HARMLESS_CALLS: &[&str] = &["__errno_location"];
+
+/// The calls of loop `body` other than intrinsics and runtime hooks, by callee name; `None` if
+/// one of them is indirect.
+fn called_names(body: &HashSet<BasicBlock<'_>>) -> Option<Vec<String>> {
+    let mut names = Vec::new();
     for i in body.iter().flat_map(|&b| ir::instructions(b)) {
         if !matches!(
             i.get_opcode(),
@@ -409,11 +412,37 @@ fn polls(body: &HashSet<BasicBlock<'_>>) -> Option<Waits> {
             continue;
         }
         let name = ir::direct_callee(i).map(ir::function_name)?;
+        if !name.starts_with("llvm.")
+            && !name.starts_with(abi::RUNTIME_PREFIX)
+            && !HARMLESS_CALLS.contains(&name.as_str())
+        {
+            names.push(name);
+        }
+    }
+    Some(names)
+}
+
+/// Whether loop `body` does nothing but pass time: it calls [`YIELD_CALLS`] and nothing else.
+fn only_passes_time(body: &HashSet<BasicBlock<'_>>) -> bool {
+    called_names(body).is_some_and(|names| {
+        !names.is_empty() && names.iter().all(|n| YIELD_CALLS.contains(&n.as_str()))
+    })
+}
+
+/// Whether loop `body` spins or polls, and how: it calls nothing but intrinsics and runtime hooks
+/// (a spin loop), or passes time ([`YIELD_CALLS`]) and otherwise takes only [`LOCK_CALLS`] (a
+/// polling loop, synced when it locks). A loop that locks without ever yielding walks shared data
+/// under the lock (a bounded pass over a journal); its reads are data, and any other call may do
+/// the thread's work.
+fn polls(body: &HashSet<BasicBlock<'_>>) -> Option<Waits> {
+    let mut yields = false;
+    let mut locks = false;
+    for name in called_names(body)? {
         if YIELD_CALLS.contains(&name.as_str()) {
             yields = true;
         } else if LOCK_CALLS.contains(&name.as_str()) {
             locks = true;
-        } else if !name.starts_with("llvm.") && !name.starts_with(abi::RUNTIME_PREFIX) {
+        } else {
             return None;
         }
     }

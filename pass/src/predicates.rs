@@ -341,6 +341,56 @@ out:
     }
 
     #[test]
+    fn a_spin_around_a_sleeps_retry_loop_is_a_spin() {
+        // libstdc++'s `sleep_for` inlined: `nanosleep` retried while errno is EINTR.
+        let text = r#"
+declare i32 @nanosleep(ptr, ptr)
+declare ptr @__errno_location()
+declare void @work()
+define void @sleeps(ptr %count, ptr %ts) {
+entry:
+  br label %head
+head:
+  %c = load atomic i32, ptr %count monotonic, align 4
+  %done = icmp eq i32 %c, 2
+  br i1 %done, label %out, label %nap
+nap:
+  %r = call i32 @nanosleep(ptr %ts, ptr %ts)
+  %failed = icmp eq i32 %r, -1
+  br i1 %failed, label %eintr, label %head
+eintr:
+  %e = call ptr @__errno_location()
+  %errno = load i32, ptr %e
+  %again = icmp eq i32 %errno, 4
+  br i1 %again, label %nap, label %head
+out:
+  ret void
+}
+define void @works(ptr %count) {
+entry:
+  br label %head
+head:
+  %c = load atomic i32, ptr %count monotonic, align 4
+  %done = icmp eq i32 %c, 2
+  br i1 %done, label %out, label %inner
+inner:
+  call void @work()
+  %e = call ptr @__errno_location()
+  %errno = load i32, ptr %e
+  %again = icmp eq i32 %errno, 4
+  br i1 %again, label %inner, label %head
+out:
+  ret void
+}
+"#;
+        let (all, spins) = predicate_names(text, "sleeps");
+        assert!(spins.contains(&"c".to_string()), "{spins:?}");
+        assert!(all.contains(&"c".to_string()), "{all:?}");
+        // An inner loop that works is work: the loop around it waits for nothing.
+        assert!(!predicate_names(text, "works").1.contains(&"c".to_string()));
+    }
+
+    #[test]
     fn a_loop_polling_under_a_lock_is_no_spin() {
         let text = r#"
 declare i32 @usleep(i32)
