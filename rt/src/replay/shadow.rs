@@ -2436,70 +2436,67 @@ mod tests {
 
     #[test]
     fn a_decided_access_gives_the_granules_of_its_entrys_block_that_one_cell_each_covers_whole() {
+        use AccessKind::{Read, Write};
         let (mut a, mut b) = clocks();
+        // Thread 0's accesses at site 1 (none its site's first): address, size, kind, and what
+        // each gives the table.
+        type Case = (u64, u64, AccessKind, Option<(u64, u64)>);
+        let expect = |a: &mut VectorClock, cases: &[Case]| {
+            for &(at, size, kind, kept) in cases {
+                let got = access(a, 0, at, size, 1, kind, |_, _| panic!("no race"));
+                assert_eq!(got, kept, "{kind:?} of {size} at {at:#x}");
+            }
+        };
         // One coverage entry's block (32 bytes, four granules), each granule read whole once.
         let base = 0x77b8_0000u64;
+        let whole = Some((base, 32));
         for g in 0..4 {
-            access(&mut a, 0, base + 8 * g, 8, 1, AccessKind::Read, |_, _| {});
+            access(&mut a, 0, base + 8 * g, 8, 1, Read, |_, _| {});
         }
-        let again = |a: &mut VectorClock, at: u64, size: u64, kind: AccessKind| {
-            access(a, 0, at, size, 1, kind, |_, _| {
-                panic!("nothing to race with")
-            })
-        };
-        assert_eq!(
-            again(&mut a, base + 8, 8, AccessKind::Read),
-            Some((base, 32))
+        expect(
+            &mut a,
+            &[
+                (base + 8, 8, Read, whole),
+                (base + 12, 2, Read, whole),
+                (base + 16, 16, Read, whole),
+                // Read cells cover no write: checked (and stored), not decided.
+                (base, 8, Write, None),
+                // Granule 0 holds a write cell, the others read cells only.
+                (base, 8, Write, Some((base, 8))),
+                (base + 24, 8, Read, whole),
+            ],
         );
-        assert_eq!(
-            again(&mut a, base + 12, 2, AccessKind::Read),
-            Some((base, 32))
-        );
-        assert_eq!(
-            again(&mut a, base + 16, 16, AccessKind::Read),
-            Some((base, 32)),
-            "over two granules"
-        );
-        // Read cells cover no write: a write is checked (and stored), not decided.
-        assert_eq!(again(&mut a, base, 8, AccessKind::Write), None);
-        // Granule 0 now holds a write cell, the others read cells only: a write of it is kept
-        // alone, a read of any of them still over the block.
-        assert_eq!(again(&mut a, base, 8, AccessKind::Write), Some((base, 8)));
-        assert_eq!(
-            again(&mut a, base + 24, 8, AccessKind::Read),
-            Some((base, 32))
-        );
-        // The next block is not taken in, though it is covered too.
+        // The next block, covered too, is not taken in.
         for g in 4..8 {
-            access(&mut a, 0, base + 8 * g, 8, 1, AccessKind::Read, |_, _| {});
+            access(&mut a, 0, base + 8 * g, 8, 1, Read, |_, _| {});
         }
-        assert_eq!(
-            again(&mut a, base + 24, 8, AccessKind::Read),
-            Some((base, 32))
-        );
-        assert_eq!(
-            again(&mut a, base + 32, 8, AccessKind::Read),
-            Some((base + 32, 32))
+        expect(
+            &mut a,
+            &[
+                (base + 24, 8, Read, whole),
+                (base + 32, 8, Read, Some((base + 32, 32))),
+            ],
         );
         // Another thread's check of granule 2 leaves its own hint there: the run stops before
-        // it on each side (the cell of thread 0 is still there, but its state no longer says so).
-        access(&mut b, 1, base + 16, 8, 2, AccessKind::Read, |_, _| {});
-        assert_eq!(
-            again(&mut a, base + 8, 8, AccessKind::Read),
-            Some((base, 16))
-        );
-        assert_eq!(
-            again(&mut a, base + 24, 8, AccessKind::Read),
-            Some((base + 24, 8))
+        // it on each side (thread 0's cell is still there, but the state no longer says so).
+        access(&mut b, 1, base + 16, 8, 2, Read, |_, _| {});
+        expect(
+            &mut a,
+            &[
+                (base + 8, 8, Read, Some((base, 16))),
+                (base + 24, 8, Read, Some((base + 24, 8))),
+            ],
         );
         // Half a granule covered by the instant's one cell there: the run stops before it too.
         let half = base + 64;
-        access(&mut a, 0, half, 8, 1, AccessKind::Read, |_, _| {});
-        access(&mut a, 0, half + 8, 4, 1, AccessKind::Read, |_, _| {});
-        assert_eq!(again(&mut a, half, 8, AccessKind::Read), Some((half, 8)));
-        assert_eq!(
-            again(&mut a, half + 8, 2, AccessKind::Read),
-            Some((half + 8, 4))
+        access(&mut a, 0, half, 8, 1, Read, |_, _| {});
+        access(&mut a, 0, half + 8, 4, 1, Read, |_, _| {});
+        expect(
+            &mut a,
+            &[
+                (half, 8, Read, Some((half, 8))),
+                (half + 8, 2, Read, Some((half + 8, 4))),
+            ],
         );
     }
 
