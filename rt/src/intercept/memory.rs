@@ -17,7 +17,9 @@
 //! that the shadow's fast path decided (a repeat) then goes into the thread's table for the
 //! inlined check (`replay::cover`), which skips the same site's later accesses of those bytes in
 //! the same instant (of all the bytes of the granule that one cell of the instant covers with its
-//! kind: a byte loop's second pass then calls a hook once per granule, not per byte). Only a repeat: a program that touches its bytes once per instant (a stream)
+//! kind: a byte loop's second pass then calls a hook once per granule, not per byte; and of the
+//! granules next to it in the entry's 32 bytes that one cell each covers whole: a stream read
+//! again calls a hook once per entry). Only a repeat: a program that touches its bytes once per instant (a stream)
 //! would pay for the entries and use none.
 
 use std::ffi::c_void;

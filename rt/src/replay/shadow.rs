@@ -1407,7 +1407,9 @@ impl Site for SiteId {
 /// doc), of one granule or of several ([`decided_all`]); the rest is [`check_access`]. Gives,
 /// when the fast path decided it (a cell of the thread's instant already covered it), the bytes
 /// whose later accesses from its site this instant the fast path will decide too: its own, or in
-/// one granule all those of its kind's cells when one of them covers them all ([`keepable`]).
+/// one granule all those of its kind's cells when one of them covers them all ([`keepable`]), and
+/// when that is the whole granule, the granules next to it in its coverage entry's block that
+/// are as well ([`block_kept`]).
 #[inline(always)]
 pub(crate) fn access(
     now: &mut VectorClock,
@@ -1434,6 +1436,10 @@ pub(crate) fn access(
             let bytes = mask(first, addr, size);
             if covered(seen, tid, now.get(tid), bytes, kind.is_write()) {
                 let keep = keepable(seen, bytes, kind.is_write());
+                if keep == 0xff {
+                    let me = (tid, now.get(tid));
+                    return Some(block_kept(leaf, first, first, me, kind.is_write()));
+                }
                 let from = keep.trailing_zeros();
                 return Some((
                     first * GRANULE + u64::from(from),
@@ -1445,6 +1451,13 @@ pub(crate) fn access(
         && plain
         && decided_all((tid, now.get(tid)), addr, size, kind.is_write(), false)
     {
+        // Whole granules of one block: each decided on a cell that touches all its bytes.
+        if (addr | size) % GRANULE == 0 && first / BLOCK == last / BLOCK {
+            if let Some(leaf) = leaf(first / PAGE, false) {
+                let me = (tid, now.get(tid));
+                return Some(block_kept(leaf, first, last, me, kind.is_write()));
+            }
+        }
         return Some((addr, size));
     }
     check_access(now, tid, addr, size, site, kind, found).then_some((addr, size))
@@ -1468,6 +1481,33 @@ fn keepable(state: u64, mask: u8, write: bool) -> u8 {
     } else {
         mask
     }
+}
+
+/// Granules per entry of the coverage table (`abi::COVER_GRANULE` bytes, aligned: within a leaf).
+const BLOCK: u64 = ilgen_trace::abi::COVER_GRANULE / GRANULE;
+
+/// For a plain access (a write if `write`) of thread and instant `me` that the fast path decided
+/// in granules `first..=last` of `leaf`, within one coverage entry's block, where in each one cell
+/// of the instant touches all 8 bytes: the bytes of the run of granules around them, within the
+/// block, each of which one cell of the instant touches whole as its state says ([`covered`]
+/// decides every access of them from a site that is not making its first access of the instant,
+/// as it decided this one). A stream read again within one instant (blackscholes' rounds) then
+/// makes one entry per block with one call, not one call per granule.
+#[inline(always)]
+fn block_kept(leaf: &Leaf, first: u64, last: u64, me: (ThreadId, u32), write: bool) -> (u64, u64) {
+    let whole = |j: u64| {
+        let state = leaf.state[(j % PAGE) as usize].load(Ordering::Relaxed);
+        covered(state, me.0, me.1, 0xff, write)
+    };
+    let start = first - first % BLOCK;
+    let (mut lo, mut hi) = (first, last);
+    while lo > start && whole(lo - 1) {
+        lo -= 1;
+    }
+    while hi + 1 < start + BLOCK && whole(hi + 1) {
+        hi += 1;
+    }
+    (lo * GRANULE, (hi - lo + 1) * GRANULE)
 }
 
 /// [`access`] past its fast path: an access the hint did not decide in its one granule, or one
@@ -2391,6 +2431,72 @@ mod tests {
         assert_eq!(
             access(&mut a, 0, base + 9, 1, 3, AccessKind::Write, |_, _| {}),
             None
+        );
+    }
+
+    #[test]
+    fn a_decided_access_gives_the_granules_of_its_entrys_block_that_one_cell_each_covers_whole() {
+        use AccessKind::{Read, Write};
+        let (mut a, mut b) = clocks();
+        // Thread 0's accesses at site 1 (none its site's first): address, size, kind, and what
+        // each gives the table.
+        type Case = (u64, u64, AccessKind, Option<(u64, u64)>);
+        let expect = |a: &mut VectorClock, cases: &[Case]| {
+            for &(at, size, kind, kept) in cases {
+                let got = access(a, 0, at, size, 1, kind, |_, _| panic!("no race"));
+                assert_eq!(got, kept, "{kind:?} of {size} at {at:#x}");
+            }
+        };
+        // One coverage entry's block (32 bytes, four granules), each granule read whole once.
+        let base = 0x77b8_0000u64;
+        let whole = Some((base, 32));
+        for g in 0..4 {
+            access(&mut a, 0, base + 8 * g, 8, 1, Read, |_, _| {});
+        }
+        expect(
+            &mut a,
+            &[
+                (base + 8, 8, Read, whole),
+                (base + 12, 2, Read, whole),
+                (base + 16, 16, Read, whole),
+                // Read cells cover no write: checked (and stored), not decided.
+                (base, 8, Write, None),
+                // Granule 0 holds a write cell, the others read cells only.
+                (base, 8, Write, Some((base, 8))),
+                (base + 24, 8, Read, whole),
+            ],
+        );
+        // The next block, covered too, is not taken in.
+        for g in 4..8 {
+            access(&mut a, 0, base + 8 * g, 8, 1, Read, |_, _| {});
+        }
+        expect(
+            &mut a,
+            &[
+                (base + 24, 8, Read, whole),
+                (base + 32, 8, Read, Some((base + 32, 32))),
+            ],
+        );
+        // Another thread's check of granule 2 leaves its own hint there: the run stops before
+        // it on each side (thread 0's cell is still there, but the state no longer says so).
+        access(&mut b, 1, base + 16, 8, 2, Read, |_, _| {});
+        expect(
+            &mut a,
+            &[
+                (base + 8, 8, Read, Some((base, 16))),
+                (base + 24, 8, Read, Some((base + 24, 8))),
+            ],
+        );
+        // Half a granule covered by the instant's one cell there: the run stops before it too.
+        let half = base + 64;
+        access(&mut a, 0, half, 8, 1, Read, |_, _| {});
+        access(&mut a, 0, half + 8, 4, 1, Read, |_, _| {});
+        expect(
+            &mut a,
+            &[
+                (half, 8, Read, Some((half, 8))),
+                (half + 8, 2, Read, Some((half + 8, 4))),
+            ],
         );
     }
 
