@@ -584,7 +584,7 @@ pub fn predict(
                         f: c.f.at,
                         e2: c.e.e2,
                         pattern: c.pattern,
-                        schedule: Schedule { prefix: 0, steps },
+                        schedule: Schedule::listed(0, steps),
                     };
                     reached.insert(id, (p, from.pos.clone()));
                 }
@@ -647,7 +647,7 @@ fn with_prefixes(model: &Model, reached: Vec<(Prediction, Vec<usize>)>) -> Vec<P
                 .collect();
             let prefix = steps.len();
             steps.append(&mut p.schedule.steps);
-            p.schedule = Schedule { prefix, steps };
+            p.schedule = Schedule::listed(prefix, steps);
             p
         })
         .collect()

@@ -402,12 +402,26 @@ fn order_key(seq: u64, last: u64, thread: usize, sync: u32) -> (OrderKey, u64) {
 }
 
 impl Compact {
-    /// `steps` (thread, sync operation) as a head and a tail: the head is the longest prefix
-    /// that is, of each thread, its first operations, and increasing by [`OrderKey`].
-    fn of(ops: Arc<Ops>, steps: &[(u32, u32)]) -> Compact {
-        let mut head = vec![0u32; ops.threads.len()];
+    /// Of each thread its first `head[t]` operations in the observed order, then `steps`
+    /// (thread, sync operation), as a head and a tail: the head goes on along `steps` while they
+    /// are, of each thread, its next operations, and increasing by [`OrderKey`].
+    fn of(ops: Arc<Ops>, mut head: Vec<u32>, steps: &[(u32, u32)]) -> Compact {
+        // Of each thread, the seq its next operation's key starts from, and the key of its last
+        // operation in the head: the head's last step has the greatest.
         let mut last = vec![0u64; ops.threads.len()];
         let mut previous = None;
+        for (t, &n) in head.iter().enumerate() {
+            let recorded = &ops.threads[t].1;
+            // An operation that never completed is its thread's last: a walk of a step or two.
+            last[t] = (0..n)
+                .rev()
+                .map(|sync| recorded.at(sync as usize).seq)
+                .find(|&seq| seq != PENDING)
+                .unwrap_or(0);
+            if let Some(sync) = n.checked_sub(1) {
+                previous = previous.max(Some((last[t], t, sync)));
+            }
+        }
         let in_head = steps
             .iter()
             .take_while(|&&(t, sync)| {
@@ -659,9 +673,16 @@ pub fn candidate(
 /// `schedule`, whose events are `model`'s, held compactly; `ops`: the recorded operations of
 /// the program `model` was restricted from.
 fn schedule_out(model: &Model, ops: &Arc<Ops>, schedule: &Schedule) -> Option<ScheduleOut> {
-    // Each thread looked up once: a schedule of the cut path runs from the run's start, and a
-    // lookup per step was a third of a lock-heavy run's detect.
+    // Each thread looked up once: a schedule's tail may be long, and a lookup per step was a
+    // third of a lock-heavy run's detect.
     let threads: Vec<&ModelThread> = model.threads.iter().collect();
+    // A thread's sync events are its recorded operations, all in order: the head's are its
+    // first ones, counted, and the head's order is the one [`Compact`] merges them in.
+    let head: Vec<u32> = threads
+        .iter()
+        .enumerate()
+        .map(|(t, thread)| syncs_upto(thread, schedule.head.get(t).copied().unwrap_or(0)))
+        .collect::<Option<_>>()?;
     let steps: Vec<(u32, u32)> = schedule
         .steps
         .iter()
@@ -674,8 +695,21 @@ fn schedule_out(model: &Model, ops: &Arc<Ops>, schedule: &Schedule) -> Option<Sc
         .collect::<Option<_>>()?;
     Some(ScheduleOut {
         prefix_steps: schedule.prefix,
-        held: Held::Compact(Compact::of(Ops::for_model(ops, model), &steps)),
+        held: Held::Compact(Compact::of(Ops::for_model(ops, model), head, &steps)),
     })
+}
+
+/// How many sync operations the thread's first `len` events hold: one more than the number of
+/// the last of them.
+fn syncs_upto(thread: &ModelThread, len: usize) -> Option<u32> {
+    let events = &thread.events;
+    match (0..len.min(events.len()))
+        .rev()
+        .find(|&i| events[i].is_sync())
+    {
+        Some(i) => sync_in(thread, i).map(|sync| sync + 1),
+        None => Some(0),
+    }
 }
 
 /// The thread's number of the sync event at `at`.
@@ -1485,9 +1519,8 @@ mod tests {
                 for f in schedules {
                     let (Finding::Race { schedule, .. } | Finding::Deadlock { schedule, .. }) = f;
                     let whole: Vec<Step> = schedule
-                        .steps
-                        .iter()
-                        .map(|&at| step(&s.model, at).expect("a sync event"))
+                        .all(&s.model)
+                        .map(|at| step(&s.model, at).expect("a sync event"))
                         .collect();
                     let out = schedule_out(&s.model, &ops, schedule).expect("sync events");
                     let Held::Compact(c) = &out.held else {
@@ -1516,6 +1549,68 @@ mod tests {
             all.get(),
             tailed.get(),
             both.get()
+        );
+    }
+
+    /// A schedule that names its head by a cut gives the steps that head's observed order and
+    /// its listed steps are, none lost, none moved, and is held as the same head and tail as the
+    /// same steps all listed: of random runs, every variable's model and the sync-only one, each
+    /// cut of [`cuts_of`] as a head, with no steps listed after it and with each thread's next
+    /// sync event (threads in reverse, so that the tail leaves the observed order).
+    #[test]
+    fn a_schedule_headed_by_a_cut_is_the_same_steps_listed_on_random_runs() {
+        let [heads, tails] = [Cell::new(0), Cell::new(0)];
+        check_random_runs(0x3c6e_f372_fe94_f82b, 300, |run| {
+            let program = prepare_keeping(run.traces(), Keep::All);
+            let ops = Ops::of(&program.model);
+            let models = std::iter::once(program.model.restrict(None).0)
+                .chain((0..program.vars.len()).map(|v| program.model.restrict(Some(v)).0));
+            for model in models {
+                for cut in crate::testkit::cuts_of(&model) {
+                    let next: Vec<At> = (0..model.threads.len())
+                        .rev()
+                        .filter_map(|t| {
+                            let events = &model.threads[t].events;
+                            (cut[t]..events.len())
+                                .find(|&i| events[i].is_sync())
+                                .map(|index| At { thread: t, index })
+                        })
+                        .collect();
+                    for listed in [Vec::new(), next] {
+                        // The reference: the threads merged anew, not the run's order read off.
+                        let mut all: Vec<At> = model.observed_order(&cut).collect();
+                        let prefix = all.len();
+                        all.extend(&listed);
+                        let headed = Schedule {
+                            prefix,
+                            head: cut.clone(),
+                            steps: listed,
+                        };
+                        proptest::prop_assert_eq!(&headed.all(&model).collect::<Vec<_>>(), &all);
+                        let out = schedule_out(&model, &ops, &headed).expect("sync events");
+                        let whole = schedule_out(&model, &ops, &Schedule::listed(prefix, all))
+                            .expect("sync events");
+                        let (Held::Compact(c), Held::Compact(w)) = (&out.held, &whole.held) else {
+                            panic!("held whole")
+                        };
+                        proptest::prop_assert_eq!((&c.head, &c.tail), (&w.head, &w.tail));
+                        proptest::prop_assert_eq!(
+                            out.steps().collect::<Vec<_>>(),
+                            whole.steps().collect::<Vec<_>>()
+                        );
+                        proptest::prop_assert_eq!(out.prefix_steps, whole.prefix_steps);
+                        heads.set(heads.get() + usize::from(prefix > 0));
+                        tails.set(tails.get() + usize::from(!c.tail.is_empty()));
+                    }
+                }
+            }
+            Ok(())
+        });
+        assert!(
+            heads.get() > 10_000 && tails.get() > 1000,
+            "{} schedules with a head, {} with a tail",
+            heads.get(),
+            tails.get()
         );
     }
 }

@@ -1784,6 +1784,27 @@ impl CutOrder<'_> {
         self.prefix
     }
 
+    /// Passes the order's first `k` events, all in its prefix and none given yet, without
+    /// giving them: sets `pos[t]` past each thread's last one passed (at this model's indices),
+    /// leaving the others. Each thread's count is looked up, not walked: a run-long prefix walked
+    /// per cut was most of a lock-heavy run's cut path.
+    pub fn skip(&mut self, k: usize, pos: &mut [usize]) {
+        assert!(
+            self.next == 0 && k <= self.prefix,
+            "a skip within the prefix"
+        );
+        let run = self.run;
+        for (t, p) in pos.iter_mut().enumerate() {
+            let seen = run.positions[t].partition_point(|&at| (at as usize) < k);
+            self.seen[t] = seen;
+            if seen > 0 {
+                *p = self.here(t, run.index(t, seen - 1) as usize).index + 1;
+            }
+        }
+        self.next = k;
+        self.left -= k;
+    }
+
     /// The base model's event `thread`, `index` at this model's index.
     fn here(&mut self, thread: usize, index: usize) -> At {
         let Some(&accesses) = self.accesses.get(thread) else {

@@ -373,7 +373,7 @@ mod tests {
     /// Each thread's steps are its first sync events, in program order (replay needs no more).
     fn assert_prefixes(model: &Model, schedule: &Schedule) {
         let mut next = vec![0; model.threads.len()];
-        for at in &schedule.steps {
+        for at in schedule.all(model) {
             let events = &model.threads[at.thread].events;
             let expected = (next[at.thread]..events.len()).find(|&i| events[i].is_sync());
             assert_eq!(Some(at.index), expected, "{schedule:?}");
@@ -560,7 +560,7 @@ mod tests {
                     if let cut::Verdict::Witness(schedule) = v {
                         assert_prefixes(&model, schedule);
                         c.through_try +=
-                            usize::from(schedule.steps.iter().any(|at| is_try(&model, at)));
+                            usize::from(schedule.all(&model).any(|at| is_try(&model, &at)));
                     }
                 }
                 let witness = verdicts

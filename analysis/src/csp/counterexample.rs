@@ -77,7 +77,7 @@ pub fn finding(
             }
         }
     }
-    let schedule = Schedule { prefix: 0, steps };
+    let schedule = Schedule::listed(0, steps);
     match kind {
         Kind::Race => {
             if !raced {

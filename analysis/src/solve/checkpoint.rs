@@ -10,7 +10,7 @@
 //! each) replayed each witness's cut from the run's start, 4·10^5 enabled-and-apply steps a
 //! pair.
 
-use crate::model::{At, CutOrder, Model};
+use crate::model::{CutOrder, Model};
 use crate::state::State;
 
 /// The fewest events between two checkpoints: each costs a state (a word per thread and object),
@@ -76,33 +76,23 @@ impl Checkpoints {
 }
 
 /// The state of `model` after the events of `order` up to its last checkpoint in its prefix (in
-/// `checked`, also before the run's first event that is not enabled), each given to `passed`;
-/// `order` goes on after them.
-pub(crate) fn resume(
-    model: &Model,
-    order: &mut CutOrder,
-    checked: bool,
-    passed: impl FnMut(At),
-) -> State {
-    resume_from(&model.memo(Checkpoints::of), order, checked, passed)
+/// `checked`, also before the run's first event that is not enabled), passed without being
+/// given; `order` goes on after them.
+pub(crate) fn resume(model: &Model, order: &mut CutOrder, checked: bool) -> State {
+    resume_from(&model.memo(Checkpoints::of), order, checked)
 }
 
 /// The state after each thread ran `pos[t]` events, their sync events in the observed order
 /// (the prefix of a window, or a cut).
 pub(crate) fn state_at(model: &Model, pos: &[usize]) -> State {
     let mut order = model.cut_order(pos);
-    let mut state = resume(model, &mut order, false, |_| {});
+    let mut state = resume(model, &mut order, false);
     state.run_observed(model, order);
     state.pos = pos.to_vec();
     state
 }
 
-fn resume_from(
-    checkpoints: &Checkpoints,
-    order: &mut CutOrder,
-    checked: bool,
-    mut passed: impl FnMut(At),
-) -> State {
+fn resume_from(checkpoints: &Checkpoints, order: &mut CutOrder, checked: bool) -> State {
     let mut upto = order.prefix();
     if checked {
         upto = upto.min(checkpoints.blocked);
@@ -111,16 +101,14 @@ fn resume_from(
     let mut state = checkpoints.states[k].clone();
     // At this model's indices: those of each thread's last event passed (a thread with none
     // stands at 0 in both).
-    for at in order.by_ref().take(k * checkpoints.every) {
-        state.pos[at.thread] = at.index + 1;
-        passed(at);
-    }
+    order.skip(k * checkpoints.every, &mut state.pos);
     state
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::At;
     use crate::prepare::prepare_deciding;
     use crate::testkit::{check_random_runs, cuts_of};
 
@@ -173,9 +161,11 @@ mod tests {
                     unchecked.run_observed(&model, model.cut_order(cut));
                     for c in &checkpoints {
                         let mut order = model.cut_order(cut);
-                        let mut events = Vec::new();
-                        let state = resume_from(c, &mut order, true, |at| events.push(at));
-                        resumed.set(resumed.get() + events.len() as u64);
+                        let state = resume_from(c, &mut order, true);
+                        // The events passed are the order's first ones: those it no longer gives.
+                        let passed = model.cut_order(cut).len() - order.len();
+                        let events = model.cut_order(cut).take(passed).collect();
+                        resumed.set(resumed.get() + passed as u64);
                         proptest::prop_assert_eq!(
                             run(&model, order, state, events),
                             whole.clone(),
@@ -184,7 +174,7 @@ mod tests {
                             c.every
                         );
                         let mut order = model.cut_order(cut);
-                        let mut state = resume_from(c, &mut order, false, |_| {});
+                        let mut state = resume_from(c, &mut order, false);
                         state.run_observed(&model, order);
                         proptest::prop_assert_eq!(
                             &state,

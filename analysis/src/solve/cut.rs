@@ -374,7 +374,13 @@ fn repair(model: &Model, mut cut: Vec<usize>, limit: &[usize]) -> Verdict {
     let total: usize = model.threads.iter().map(|t| t.events.len()).sum();
     for _ in 0..=total {
         match replay(model, &cut) {
-            Ok(steps) => return Verdict::Witness(Schedule { prefix: 0, steps }),
+            Ok(()) => {
+                return Verdict::Witness(Schedule {
+                    prefix: 0,
+                    head: cut,
+                    steps: Vec::new(),
+                })
+            }
             Err(None) => return Verdict::Unknown,
             Err(Some((holder, release))) => {
                 cut[holder] = cut[holder].max(release + 1);
@@ -482,15 +488,14 @@ impl Pending {
     }
 }
 
-/// Runs the cut's sync events in the observed order; gives them, or where that order got stuck:
-/// the thread holding the lock it waited for and the index of that thread's release of it
-/// (`None`: stuck on something else).
-fn replay(model: &Model, cut: &[usize]) -> Result<Vec<At>, Option<(usize, usize)>> {
+/// Runs the cut's sync events in the observed order; gives whether they run through, or where
+/// that order got stuck: the thread holding the lock it waited for and the index of that thread's
+/// release of it (`None`: stuck on something else). What runs through is the witness, named by
+/// the cut: its events are not listed.
+fn replay(model: &Model, cut: &[usize]) -> Result<(), Option<(usize, usize)>> {
     let mut order = model.cut_order(cut);
-    let mut events = Vec::with_capacity(order.len());
-    let mut state = checkpoint::resume(model, &mut order, true, |at| events.push(at));
+    let mut state = checkpoint::resume(model, &mut order, true);
     for at in order {
-        events.push(at);
         let Some(op) = model.op(at) else {
             continue;
         };
@@ -501,7 +506,7 @@ fn replay(model: &Model, cut: &[usize]) -> Result<Vec<At>, Option<(usize, usize)
         state.apply(model, at.thread, op);
         state.pos[at.thread] = at.index + 1;
     }
-    Ok(events)
+    Ok(())
 }
 
 /// The index of `holder`'s event after which it no longer keeps `blocked` from running.

@@ -558,10 +558,11 @@ fn schedule(model: &Model, window: &Window, nodes: &[Node], mut node: usize) -> 
         node = n.parent;
     }
     steps.reverse();
-    let mut all: Vec<At> = model.cut_order(&window.start).collect();
-    let prefix = all.len();
-    all.extend(steps);
-    Schedule { prefix, steps: all }
+    Schedule {
+        prefix: model.cut_order(&window.start).len(),
+        head: window.start.clone(),
+        steps,
+    }
 }
 
 /// The accesses of `thread`'s current segment: from its position to its next constraining event
@@ -780,8 +781,7 @@ mod tests {
         // The observed order before seq 9, then the window's steps: thread 0 is about to write
         // when the window starts; thread 1 runs its last section.
         let seqs: Vec<u64> = schedule
-            .steps
-            .iter()
+            .all(&model)
             .map(|at| model.threads[at.thread].observed_at(at.index).unwrap().seq)
             .collect();
         assert_eq!(schedule.prefix, 8);

@@ -11,10 +11,11 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use super::checkpoint;
 use super::cut::{self, Verdict};
 use crate::finding::{Finding, Schedule};
 use crate::model::{At, Model, ModelOp};
-use crate::state::{Next, State};
+use crate::state::Next;
 
 /// Longest cycle looked for (threads in one deadlock).
 const MAX_CYCLE: usize = 4;
@@ -228,7 +229,8 @@ fn extend(
 /// Runs the schedule, then every thread that can move until none can; a deadlock if then some
 /// thread is blocked and every other is finished.
 fn settle(model: &Model, mut schedule: Schedule) -> Option<Finding> {
-    let mut state = State::initial(model);
+    // The head from the checkpoint before it, as the run's order: its steps were checked.
+    let mut state = checkpoint::state_at(model, &schedule.head);
     for &at in &schedule.steps {
         let op = model.threads[at.thread].events[at.index].op()?;
         state.apply(model, at.thread, op);
