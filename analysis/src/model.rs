@@ -348,7 +348,7 @@ struct EventIndex {
     accesses: Vec<Vec<(u32, u32)>>,
     /// The edges indexed, [`Sources::reads_from`] of the model indexed: held once, by it and
     /// here (a copy of each edge's ends and read was most of the index).
-    edges: Arc<[RfEdge]>,
+    edges: Arc<Vec<RfEdge>>,
     /// Per distinct (`after`, `before`) of `edges`, in its order, the index of its first edge
     /// (its edges run to the next order's first): a compressor's run had 404,216 edges but 3,012
     /// distinct orders, and a model of one variable keeps an order if any of its reads still
@@ -374,7 +374,7 @@ struct ReadPlace {
 }
 
 impl EventIndex {
-    fn of(threads: &Threads, edges: Arc<[RfEdge]>) -> EventIndex {
+    fn of(threads: &Threads, edges: Arc<Vec<RfEdge>>) -> EventIndex {
         let mut counts: Vec<usize> = Vec::new();
         for e in threads.iter().flat_map(|t| &t.events) {
             if let ModelEvent::Access { var, .. } = e {
@@ -392,7 +392,7 @@ impl EventIndex {
         let mut index = EventIndex {
             syncs: Vec::new(),
             accesses: counts.into_iter().map(Vec::with_capacity).collect(),
-            edges: Arc::from(Vec::new()),
+            edges: Arc::default(),
             orders: Vec::new(),
             thread_reads: Vec::new(),
         };
@@ -713,7 +713,7 @@ pub struct Sources {
     /// Ordering edges that keep what each deciding read saw, sorted by the event that waits
     /// ([`crate::reads_from`]); set by [`Model::set_reads_from`], empty unless the binary marked
     /// deciding reads. Shared with the index of the models restricted from this one.
-    pub reads_from: Arc<[RfEdge]>,
+    pub reads_from: Arc<Vec<RfEdge>>,
     /// `reads_from` indexed for [`Model::rf_needs`], built when first asked: the solvers ask the
     /// sync-only model's, and the full model's, 12 bytes an edge and 4 an event, only the
     /// atomicity analysis. The sync-only model's is built with it, from edges it does not keep.
@@ -2565,10 +2565,13 @@ impl Model {
 }
 
 impl Sources {
-    /// These sources with `edges`, sorted, as [`Sources::reads_from`].
-    fn with_reads_from(self, edges: Vec<RfEdge>) -> Sources {
+    /// These sources with `edges`, sorted, as [`Sources::reads_from`]: the list itself, cut to
+    /// its length, not a copy (a slice in an `Arc` is one: moodycamel's `core_thread_local` has
+    /// 27.5 million edges, 771 MB, and held them twice while it copied them).
+    fn with_reads_from(self, mut edges: Vec<RfEdge>) -> Sources {
+        edges.shrink_to_fit();
         Sources {
-            reads_from: edges.into(),
+            reads_from: Arc::new(edges),
             rf_index: Derived::default(),
             ..self
         }
