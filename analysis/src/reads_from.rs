@@ -102,7 +102,7 @@ pub fn edges(model: &Model, deciding: &Deciding) -> Vec<RfEdge> {
 
 /// [`edges`], with the edges of every deciding read when `every_read` (the reference the tests
 /// hold the first reads' edges to), else of a segment's first read of each object and flags.
-fn edges_of(model: &Model, deciding: &Deciding, every_read: bool) -> Vec<RfEdge> {
+pub(crate) fn edges_of(model: &Model, deciding: &Deciding, every_read: bool) -> Vec<RfEdge> {
     if deciding.is_empty() {
         return Vec::new();
     }
@@ -623,75 +623,5 @@ mod tests {
             edges_of(&m, &deciding, true),
             vec![keeps(1), keeps(2), keeps(3), keeps(4)]
         );
-    }
-
-    /// Every model's edges and what each of its events waits for: the whole model's, the
-    /// deadlock model's and every variable's.
-    fn every_models_needs(program: &crate::prepare::Program) -> Vec<(Vec<RfEdge>, Vec<Vec<At>>)> {
-        let needs = |m: &Model| {
-            let mut all = Vec::new();
-            for (thread, t) in m.threads.iter().enumerate() {
-                for index in 0..t.events.len() {
-                    let mut needs: Vec<At> = m.rf_needs(At { thread, index }).collect();
-                    needs.sort_unstable();
-                    needs.dedup();
-                    all.push(needs);
-                }
-            }
-            all
-        };
-        let full = &program.model;
-        let mut models = vec![(Vec::new(), needs(full))];
-        for var in std::iter::once(None).chain((0..program.vars.len()).map(Some)) {
-            let (m, _) = full.restrict(var);
-            models.push((m.sources().reads_from.to_vec(), needs(&m)));
-        }
-        models
-    }
-
-    /// Of random runs whose reads all decide (and writes too, as stores that read first): the
-    /// edges of a segment's first reads give every model (the whole one, the deadlock model,
-    /// every variable's) the edges and the needs of every event that all reads' edges give.
-    #[test]
-    fn the_first_reads_edges_give_every_model_what_every_reads_edges_give() {
-        use crate::prepare::prepare;
-        use proptest::prelude::*;
-        use std::cell::Cell;
-
-        let (fewer, runs) = (Cell::new(0), Cell::new(0));
-        let check = |run: &crate::testkit::Run| {
-            for writes_decide in [false, true] {
-                let [mut plain, mut compact] = [prepare(run.traces()), prepare(run.traces())];
-                let mut deciding = crate::testkit::every_read_deciding(&plain.model);
-                if writes_decide {
-                    let writes = plain.model.threads.iter().flat_map(|t| &t.events);
-                    deciding.addresses.extend(writes.filter_map(|e| match *e {
-                        ModelEvent::Access { kind, site, .. } if kind.is_write() => Some(site),
-                        _ => None,
-                    }));
-                }
-                let every = edges_of(&plain.model, &deciding, true);
-                let first = edges(&compact.model, &deciding);
-                prop_assert!(first.iter().all(|e| every.binary_search(e).is_ok()));
-                fewer.set(fewer.get() + usize::from(first.len() < every.len()));
-                runs.set(runs.get() + 1);
-                plain.model.set_reads_from(every);
-                compact.model.set_reads_from(first);
-                let [plain, compact] = [&plain, &compact].map(every_models_needs);
-                prop_assert_eq!(plain, compact);
-            }
-            Ok(())
-        };
-        // Plain accesses; and atomic operations, which stand in the model as no-ops that end no
-        // segment, between accesses of one object.
-        crate::testkit::check_random_runs(0x5e9_3e47_f125, 500, check);
-        crate::testkit::check_runs_of(
-            crate::testkit::random_atomic_run,
-            0x5e9_3e47_f125,
-            4000,
-            check,
-        );
-        // 227 of the 9,000 runs have fewer edges.
-        assert!(fewer.get() > 150, "{} of {}", fewer.get(), runs.get());
     }
 }
