@@ -222,21 +222,13 @@ mod tests {
 
     fn meta(end: Option<RunEnd>) -> Meta {
         Meta {
-            format_version: FORMAT_VERSION,
             pid: 42,
             argv: vec!["./a".into(), "x y".into()],
             cwd: "/".into(),
             binary: "/nonexistent/a".into(),
             build_id: "0".into(),
-            load_base: 0,
-            started_unix_ms: 0,
-            truncated: false,
-            chaos_seed: None,
-            calls: false,
-            modules: Vec::new(),
             end,
-            files: None,
-            checksum: None,
+            ..Default::default()
         }
     }
 

@@ -768,21 +768,13 @@ fn fallback(of: usize, sites: [SiteId; 2]) -> Candidate {
 fn exited_run() -> RecordedRun {
     RecordedRun {
         meta: ilgen_trace::Meta {
-            format_version: ilgen_trace::FORMAT_VERSION,
             pid: 1,
             argv: vec!["./a".into()],
             cwd: "/t".into(),
             binary: "/bin/a".into(),
             build_id: "00".into(),
-            load_base: 0,
-            started_unix_ms: 0,
-            truncated: false,
-            chaos_seed: None,
-            calls: false,
-            modules: Vec::new(),
             end: Some(RunEnd::Exit),
-            files: None,
-            checksum: None,
+            ..Default::default()
         },
         forks: BTreeMap::new(),
         unjoined: BTreeSet::new(),

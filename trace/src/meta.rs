@@ -70,6 +70,30 @@ pub struct Meta {
     pub checksum: Option<String>,
 }
 
+/// A run of this format with nothing recorded yet: no binary, no process, no end; what a
+/// writer fills in field by field.
+impl Default for Meta {
+    fn default() -> Meta {
+        Meta {
+            format_version: crate::FORMAT_VERSION,
+            pid: 0,
+            argv: Vec::new(),
+            cwd: String::new(),
+            binary: String::new(),
+            build_id: String::new(),
+            load_base: 0,
+            started_unix_ms: 0,
+            truncated: false,
+            chaos_seed: None,
+            calls: false,
+            modules: Vec::new(),
+            end: None,
+            files: None,
+            checksum: None,
+        }
+    }
+}
+
 /// An instrumented shared object of the run: its `ilgen_sites` section's unit `i` has the site
 /// id `first_site + i`. A replay gives the same ids to the object with the same build id (or,
 /// without one, the same path), wherever and whenever it is loaded.

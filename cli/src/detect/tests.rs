@@ -32,26 +32,18 @@ fn detect(r: &Run) -> Vec<Candidate> {
 fn trace_dir(r: &Run, name: &str) -> std::path::PathBuf {
     use ilgen_trace::format::{encode_header, thread_file_name, Encoder};
     use ilgen_trace::meta::META_FILE;
-    use ilgen_trace::{Meta, RunEnd, FORMAT_VERSION};
+    use ilgen_trace::{Meta, RunEnd};
     let dir = std::env::temp_dir().join(format!("ilgen-detect-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let meta = Meta {
-        format_version: FORMAT_VERSION,
         pid: 1,
         argv: vec!["./listing1".into()],
         cwd: dir.display().to_string(),
         binary: "/nonexistent/listing1".into(),
         build_id: "00".into(),
-        load_base: 0,
-        started_unix_ms: 0,
-        truncated: false,
-        chaos_seed: None,
-        calls: false,
-        modules: Vec::new(),
         end: Some(RunEnd::Exit),
-        files: None,
-        checksum: None,
+        ..Default::default()
     };
     std::fs::write(dir.join(META_FILE), meta.to_json()).unwrap();
     for t in r.traces() {
