@@ -75,7 +75,7 @@ pub struct Meta {
 impl Default for Meta {
     fn default() -> Meta {
         Meta {
-            format_version: crate::FORMAT_VERSION,
+            format_version: FORMAT_VERSION,
             pid: 0,
             argv: Vec::new(),
             cwd: String::new(),
