@@ -35,6 +35,18 @@ pub struct Predicates<'ctx> {
     pub returned: HashSet<InstructionValue<'ctx>>,
 }
 
+impl<'ctx> Predicates<'ctx> {
+    /// Adds predicate `load` with the store it reads back ([`own_store_before`]), to the spins
+    /// too when `spin`.
+    fn add(&mut self, load: InstructionValue<'ctx>, spin: bool) {
+        let store = own_store_before(load);
+        self.all.extend(std::iter::once(load).chain(store));
+        if spin {
+            self.spins.extend(std::iter::once(load).chain(store));
+        }
+    }
+}
+
 /// The loads of `f` whose value decides a branch inside a loop that waits for another thread
 /// ([`loops::waiting_loops`]: a wait loop, a spin loop or a polling loop) or a branch that guards
 /// a sync operation ([`guards::sync_guards`]), with the stores they read back.
@@ -92,11 +104,10 @@ pub fn of(f: FunctionValue<'_>) -> Predicates<'_> {
         if !reaches(load, |user, idx| idx == 0 && branches.contains(&user)) {
             continue;
         }
-        let store = own_store_before(load);
-        out.all.extend(std::iter::once(load).chain(store));
-        if reaches(load, |user, idx| idx == 0 && spinning.contains(&user)) {
-            out.spins.extend(std::iter::once(load).chain(store));
-        }
+        out.add(
+            load,
+            reaches(load, |user, idx| idx == 0 && spinning.contains(&user)),
+        );
     }
     // A rotated loop's test before it reads what the loop's own test reads, and is the first
     // round of the wait: the one read of it the recorder keeps when the loop spins. Only loads
@@ -120,11 +131,7 @@ pub fn of(f: FunctionValue<'_>) -> Predicates<'_> {
             {
                 continue;
             }
-            let store = own_store_before(load);
-            out.all.extend(std::iter::once(load).chain(store));
-            if waits == loops::Waits::Spins {
-                out.spins.extend(std::iter::once(load).chain(store));
-            }
+            out.add(load, waits == loops::Waits::Spins);
         }
     }
     out
