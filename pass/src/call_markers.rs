@@ -42,9 +42,10 @@ use crate::redundant;
 /// Whether a call of `callee`, which this module does not define, may synchronize: anything but
 /// an intrinsic, a `nosync` function, one that reads no memory (`redundant::reads_no_memory`:
 /// `exp`, `log`, `sqrt`...), or one of the libc memory, string, heap, mapping and
-/// formatting functions the runtime wraps as accesses or heap events. The runtime's own hooks
+/// formatting functions the runtime wraps as accesses or heap events, or a math function LLVM
+/// leaves unannotated (`redundant::is_math_without_attributes`). The runtime's own hooks
 /// (atomic-block and wait-loop markers) are sync operations.
-fn external_may_sync(callee: FunctionValue<'_>) -> bool {
+fn external_may_sync(call: InstructionValue<'_>, callee: FunctionValue<'_>) -> bool {
     let name = ir::function_name(callee);
     if name.starts_with(abi::RUNTIME_PREFIX) {
         return true;
@@ -59,7 +60,8 @@ fn external_may_sync(callee: FunctionValue<'_>) -> bool {
             .is_some()
         || (abi::is_wrapped(&name) && !sync_call)
         || abi::formatted(&name).is_some()
-        || redundant::reads_no_memory(callee))
+        || redundant::reads_no_memory(callee)
+        || redundant::is_math_without_attributes(call, callee))
 }
 
 /// Of `functions` (this module's definitions), those that may synchronize: they call a function
@@ -81,7 +83,7 @@ pub fn may_synchronize<'ctx>(functions: &[FunctionValue<'ctx>]) -> HashSet<Funct
             }
             match ir::direct_callee(i) {
                 Some(c) if defined.contains(&c) => inner.push(c),
-                Some(c) => syncs |= external_may_sync(c),
+                Some(c) => syncs |= external_may_sync(i, c),
                 None => {
                     // SAFETY: `i` is a live call: its called operand exists.
                     let asm = unsafe { LLVMIsAInlineAsm(LLVMGetCalledValue(i.as_value_ref())) };
@@ -237,12 +239,33 @@ declare double @exp(double) memory(write)
 declare double @constant(double) memory(none)
 declare double @reads(double) memory(read)
 declare double @writes_args(ptr) memory(argmem: write)
+declare double @erfc(double)
+declare i64 @llrintf(float)
+declare double @erfcx(double)
+declare double @hypot(double, double) nobuiltin
 
 define double @math(double %x) {
   %e = call double @exp(double %x)
   %c = call double @constant(double %e)
   %w = call double @writes_args(ptr @x)
   ret double %c
+}
+define double @unannotated_math(double %x, float %y) {
+  %e = call double @erfc(double %x)
+  %r = call i64 @llrintf(float %y)
+  ret double %e
+}
+define double @not_math(double %x) {
+  %e = call double @erfcx(double %x)
+  ret double %e
+}
+define double @math_nobuiltin_call(double %x) {
+  %e = call double @erfc(double %x) nobuiltin
+  ret double %e
+}
+define double @math_nobuiltin_declaration(double %x) {
+  %e = call double @hypot(double %x, double %x)
+  ret double %e
 }
 define double @reader(double %x) {
   %r = call double @reads(double %x)
@@ -312,7 +335,10 @@ define void @header() !dbg !5 {
             let out = m.print_to_string().to_string();
             let count = |name: &str, hook: &str| body(&out, name).matches(hook).count();
             // `math`'s callees read no memory (`exp` writes `errno` only); `reader`'s may read.
-            for name in ["leaf", "copies", "header", "math"] {
+            // `erfc` and `llrintf` are libm's, which LLVM leaves unannotated; `erfcx` is no C
+            // library function, and `nobuiltin` on a call or declaration says the name may be
+            // the program's own.
+            for name in ["leaf", "copies", "header", "math", "unannotated_math"] {
                 assert_eq!(count(name, "@__ilgen_call_"), 0, "{name}: {out}");
             }
             // Entry and exits; `calls_locks` only through the function it calls.
@@ -322,6 +348,9 @@ define void @header() !dbg !5 {
                 ("through_pointer", 1),
                 ("catches", 2 + 1),
                 ("reader", 1),
+                ("not_math", 1),
+                ("math_nobuiltin_call", 1),
+                ("math_nobuiltin_declaration", 1),
             ] {
                 assert_eq!(count(name, "@__ilgen_call_enter("), 1, "{name}: {out}");
                 assert_eq!(count(name, "@__ilgen_call_leave("), leaves, "{name}: {out}");
