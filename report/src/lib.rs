@@ -264,14 +264,9 @@ impl<'a> Context<'a> {
                 StackFrame::Native(_) => {}
             }
         }
-        // Line 0 is no line of the user's: a compiler-made function (a static-init
-        // `_GLOBAL__sub_I_<file>`) under a library's uninstrumented code, whose frame would name
-        // the user's file for what the library did.
-        let user = all.iter().position(|l| {
-            l.source
-                .as_deref()
-                .is_some_and(|s| s.line > 0 && ilgen_trace::sites::is_user_file(&s.file))
-        });
+        let user = all
+            .iter()
+            .position(|l| l.source.as_deref().is_some_and(Source::is_users));
         if all.is_empty() {
             all.push(self.location(site));
         }
@@ -373,6 +368,29 @@ pub struct Source {
     /// the last one (see `ilgen_trace::sites`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inlined: Vec<Source>,
+}
+
+impl Source {
+    /// Whether this is the user's code: in a file of theirs, and no compiler-made function at
+    /// line 0 (a static-init `_GLOBAL__sub_I_<file>` under a library's uninstrumented code, whose
+    /// frame would name the user's file for what the library did). A user's function at line 0
+    /// is theirs: -O2 merges two stores of an `if`/`else` into one of no line.
+    fn is_users(&self) -> bool {
+        let compiler_made = ["_GLOBAL__", "__cxx_global_"]
+            .iter()
+            .any(|p| self.function.starts_with(p));
+        ilgen_trace::sites::is_user_file(&self.file) && (self.line > 0 || !compiler_made)
+    }
+
+    /// `file:line:column` (`file:line` without `column`) as sanitizers print it: a line or
+    /// column of 0 (not known) left out.
+    pub fn position(&self, column: bool) -> String {
+        match (self.line, self.column) {
+            (0, _) => self.file.clone(),
+            (line, c) if c == 0 || !column => format!("{}:{line}", self.file),
+            (line, c) => format!("{}:{line}:{c}", self.file),
+        }
+    }
 }
 
 impl From<&Frame> for Source {

@@ -412,11 +412,7 @@ fn frames(out: &mut String, indent: &str, l: &Location, stack: &[Location]) {
         match &l.source {
             Some(s) => {
                 for f in std::iter::once(s.as_ref()).chain(&s.inlined) {
-                    let _ = writeln!(
-                        out,
-                        "{indent}    #{n} {} {}:{}:{}",
-                        f.function, f.file, f.line, f.column
-                    );
+                    let _ = writeln!(out, "{indent}    #{n} {} {}", f.function, f.position(true));
                     n += 1;
                 }
             }
@@ -613,7 +609,7 @@ fn object(addr: u64, name: &Option<Object>) -> String {
 /// `/abs/file.c:30 in main`, as TSan's SUMMARY line.
 fn summary(l: &Location) -> String {
     match (&l.source, &l.native) {
-        (Some(s), _) => format!("{}:{} in {}", s.file, s.line, s.function),
+        (Some(s), _) => format!("{} in {}", s.position(false), s.function),
         (None, Some(n)) => n.text(),
         (None, None) => site_text(l.site),
     }
@@ -622,7 +618,7 @@ fn summary(l: &Location) -> String {
 /// `file.c:30` for the one-line listings.
 fn short(l: &Location) -> String {
     match (&l.source, &l.native) {
-        (Some(s), _) => format!("{}:{}", s.file, s.line),
+        (Some(s), _) => s.position(false),
         (None, Some(n)) => n.text(),
         (None, None) => site_text(l.site),
     }

@@ -105,7 +105,7 @@ int main(void) {
 
 // CHECK:      WARNING: ilgen: atomicity violation (pid={{[0-9]+}})
 // CHECK-NEXT:   Transaction of thread T[[TX:[12]]] began at:
-// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_calls_star.c:45:0
+// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_calls_star.c:45{{$}}
 // CHECK:        Read of size 4 at {{0x[0-9a-f]+}} by thread T[[TX]] (e1, in the transaction):
 // CHECK-NEXT:     #0 withdraw {{.*}}atomicity_calls_star.c:47:14
 // CHECK:        Write of size 4 at {{0x[0-9a-f]+}} by thread T{{[12]}} (f, another thread's, between e1 and e2):

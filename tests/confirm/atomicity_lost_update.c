@@ -117,7 +117,7 @@ int main(void) {
 // CHECK:      ==================
 // CHECK-NEXT: WARNING: ilgen: atomicity violation (pid={{[0-9]+}})
 // CHECK-NEXT:   Transaction of thread T1 began at:
-// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_lost_update.c:61:0
+// CHECK-NEXT:     #0 withdraw {{.*}}atomicity_lost_update.c:61{{$}}
 // CHECK-EMPTY:
 // CHECK-NEXT:   Read of size 4 at {{0x[0-9a-f]+}} by thread T1 (e1, in the transaction):
 // CHECK-NEXT:     #0 withdraw {{.*}}atomicity_lost_update.c:63:14
