@@ -361,6 +361,12 @@ struct EventIndex {
     /// bytes an edge with it, the index's largest part): a read is in an access's segment if it
     /// comes before the constraining event that follows the access, found once per access.
     thread_reads: Vec<Vec<(u32, u32)>>,
+    /// Per thread, for each count `k` of its sync events, the index of the first event of the
+    /// segment of an event with `k` sync events before it (right after the last constraining one
+    /// of them; 0 if none), 4 bytes a sync event: a read's segment was searched for backwards
+    /// over its thread's non-constraining sync events (call markers), per read and per model of
+    /// a variable: htslib's SAM writer spent a quarter of its detect there.
+    segments: Vec<Box<[u32]>>,
 }
 
 /// Where the deciding read of an edge is, beside what the edge says of it.
@@ -395,6 +401,7 @@ impl EventIndex {
             edges: Arc::default(),
             orders: Vec::new(),
             thread_reads: Vec::new(),
+            segments: Vec::new(),
         };
         for (thread, t) in threads.iter().enumerate() {
             for (i, e) in t.events.iter().enumerate() {
@@ -406,6 +413,21 @@ impl EventIndex {
                 }
             }
         }
+        index.segments = threads
+            .iter()
+            .zip(&syncs)
+            .map(|(t, syncs)| {
+                let mut start = 0;
+                std::iter::once(0)
+                    .chain(syncs.iter().map(|&i| {
+                        if t.events[i as usize].constrains() {
+                            start = i + 1;
+                        }
+                        start
+                    }))
+                    .collect()
+            })
+            .collect();
         index.syncs = syncs.into_iter().map(Arc::from).collect();
         let mut thread_reads = vec![0; threads.len()];
         for (k, e) in (0u32..).zip(edges.iter()) {
@@ -443,30 +465,20 @@ impl EventIndex {
         self.orders[o] as usize..end
     }
 
-    /// Where `read` is among its thread's events, `sync(k)` being the thread's k-th sync event.
-    fn place(&self, read: At, sync: impl Fn(usize) -> ModelEvent) -> ReadPlace {
+    /// Where `read` is among its thread's events.
+    fn place(&self, read: At) -> ReadPlace {
         let syncs_before = self.syncs_before(read.thread, read.index as u32);
-        let segment = (0..syncs_before as usize)
-            .rev()
-            .find(|&k| sync(k).constrains())
-            .map_or(0, |k| self.syncs[read.thread][k] + 1);
         ReadPlace {
             syncs_before,
-            segment,
+            segment: self.segments[read.thread][syncs_before as usize],
         }
     }
 
-    /// The edges of order `o` with their reads' places, in their order (`syncs`: the sync-only
-    /// model's threads).
-    fn reads<'a>(
-        &'a self,
-        o: usize,
-        syncs: &'a Threads,
-    ) -> impl Iterator<Item = (&'a RfEdge, ReadPlace)> + Clone + 'a {
-        self.edges[self.order_edges(o)].iter().map(move |e| {
-            let read = e.read.at();
-            (e, self.place(read, |k| syncs[read.thread].events[k]))
-        })
+    /// The edges of order `o` with their reads' places, in their order.
+    fn reads(&self, o: usize) -> impl Iterator<Item = (&RfEdge, ReadPlace)> + Clone + '_ {
+        self.edges[self.order_edges(o)]
+            .iter()
+            .map(move |e| (e, self.place(e.read.at())))
     }
 
     /// The `after` and `before` of `o`'s edges.
@@ -541,15 +553,11 @@ impl EventIndex {
         let (after, before) = self.ends(o);
         let syncs_before = self.ends_syncs_before(o);
         let (read, after, moved) = match var {
-            None => (
-                self.reads(o, syncs).next()?,
-                kept_at(after, syncs_before.0),
-                false,
-            ),
-            Some(v) => match self.reads(o, syncs).find(|r| !touches(r, v)) {
+            None => (self.reads(o).next()?, kept_at(after, syncs_before.0), false),
+            Some(v) => match self.reads(o).find(|r| !touches(r, v)) {
                 Some(r) => (r, kept_at(after, syncs_before.0), false),
                 None => {
-                    let (r, end) = self.reads(o, syncs).find_map(|(e, r)| {
+                    let (r, end) = self.reads(o).find_map(|(e, r)| {
                         let thread = e.read.at().thread;
                         let (end, syncs) = self
                             .segment_end(syncs, thread, &r)
