@@ -37,7 +37,6 @@ void __ilgen_heap(int op, void *addr, size_t size, size_t span, const void *site
 extern void *__libc_malloc(size_t);
 extern void __libc_free(void *);
 extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 extern void *__libc_valloc(size_t);
 extern void *__libc_pvalloc(size_t);
@@ -81,30 +80,37 @@ static void do_free(void *p) {
   __libc_free(p);
 }
 
+// A block that moves is copied here, not by glibc's realloc: glibc frees the old block inside its
+// realloc, and another thread's malloc can be handed that memory (and report it allocated) before
+// this thread has reported the free; the late free then stood over the new owner's object, and
+// replay confirmed a "race on freed memory" between the two owners (htslib's test_view: a
+// worker's kstring growing in `kputsn_` against main's `bam_copy1` into the block it got). Here
+// the free is reported before libc has the block back, as `free` does. A block keeps its place
+// when it shrinks to half its usable size or more (glibc would keep it too, or free its tail
+// for others), and moves to a block of its own size below that.
 static void *do_realloc(void *p, size_t n) {
   if (!p)
-    return allocated(__libc_realloc(0, n), n);
+    return allocated(__libc_malloc(n), n);
   if (n == 0) {
     do_free(p);
     return 0;
   }
-  const void *site = __ilgen_heap_site;
   size_t old = malloc_usable_size(p);
-  void *q = __libc_realloc(p, n);
-  if (q && q != p) {
-    // Moved: the old block is freed (after the fact, but its memory can only be handed out again
-    // by a later allocation, which reports after this), the new one allocated at the same site.
-    report(HEAP_FREE, p, old, old);
-    __ilgen_heap_site = site;
-    report(HEAP_ALLOC, q, n, malloc_usable_size(q));
-  } else if (q && malloc_usable_size(q) > old) {
-    // Grown in place over memory that was free: those bytes are new to this object.
-    size_t now = malloc_usable_size(q);
-    report(HEAP_ALLOC, (char *)q + old, now - old, now - old);
-  } else {
+  if (n <= old && n >= old / 2) {
     take_site();
+    return p;
   }
-  return q;
+  const void *site = __ilgen_heap_site;
+  void *q = __libc_malloc(n);
+  if (!q) {
+    take_site();
+    return 0;
+  }
+  __builtin_memcpy(q, p, n < old ? n : old);
+  report(HEAP_FREE, p, old, old);
+  __libc_free(p);
+  __ilgen_heap_site = site;
+  return allocated(q, n);
 }
 
 static int is_power_of_2(size_t a) { return a && !(a & (a - 1)); }
