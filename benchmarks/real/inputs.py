@@ -35,3 +35,18 @@ def reads_fasta(reference, reads, length=20000, count=3000, read_length=300, see
                 for b in genome[p:p + read_length]]
         out.append(f">r{i}\n{''.join(read)}\n")
     reads.write_text("".join(out))
+
+
+def alignments_sam(path, count=4000, length=100, reference=200000, seed=11):
+    """COUNT single-end alignments of LENGTH random bases at sorted positions on one reference
+    of REFERENCE bases, as SAM text (header, then one line per read): the same for every call
+    with the same SEED."""
+    if path.exists():
+        return
+    rng = random.Random(seed)
+    out = ["@HD\tVN:1.6\tSO:coordinate\n", f"@SQ\tSN:chr1\tLN:{reference}\n"]
+    for i, pos in enumerate(sorted(rng.randrange(1, reference - length) for _ in range(count))):
+        seq = "".join(rng.choice("ACGT") for _ in range(length))
+        qual = "".join(chr(33 + rng.randint(2, 40)) for _ in range(length))
+        out.append(f"r{i}\t0\tchr1\t{pos}\t60\t{length}M\t*\t0\t0\t{seq}\t{qual}\n")
+    path.write_text("".join(out))

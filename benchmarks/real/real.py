@@ -24,7 +24,8 @@ client drives it from a thread during each run and then ends it, and drives each
 detect`'s replays of the recorded run the same way (a replay runs the server again, on the
 recorded port: it can only follow the recorded schedule if it gets the same requests). Replays
 of a server run one at a time (`ilgen detect --replay-jobs 1`): two at once would both want the
-recorded port, and the second would fail to listen. `DETECT_ARGS` (optional) are added to `ilgen
+recorded port, and the second would fail to listen. `REVISION` (optional) builds an older commit
+of the checkout than HEAD (its submodules stay at theirs). `DETECT_ARGS` (optional) are added to `ilgen
 detect`'s flags. `RESET` (optional) is a shell command, run in the data directory (`{data}` in it
 is that directory's path), that removes what a run leaves behind for the next (leveldb's database
 directory): the driver runs it before every run, and `ilgen detect` before every replay
@@ -176,6 +177,12 @@ def replay_clients(prog, exe, port, stop, counts):
             stop.wait(0.05)
 
 
+def revision(prog):
+    """The commit of the checkout a program is built from: `REVISION` (an older one, where a
+    bug fixed since is still in), else HEAD."""
+    return getattr(prog, "REVISION", "HEAD")
+
+
 def build(prog, src, work, flavor):
     """A fresh copy of the checkout built with FLAVOR's compilers; gives the program's path."""
     tree = work / f"build-{flavor}"
@@ -186,7 +193,7 @@ def build(prog, src, work, flavor):
     tree.mkdir(parents=True)
     log = work / f"build-{flavor}.log"
     log.write_text("")
-    sh(f"git -C '{src}' archive HEAD | tar -x -C '{tree}'", work, log)
+    sh(f"git -C '{src}' archive {revision(prog)} | tar -x -C '{tree}'", work, log)
     # Submodules cloned in place (leveldb's third_party/) are their own repositories: the same.
     modules = subprocess.run(["git", "-C", str(src), "config", "-f", ".gitmodules", "--get-regexp",
                               r"\.path$"], capture_output=True, text=True).stdout.split()[1::2]
@@ -200,7 +207,7 @@ def build(prog, src, work, flavor):
 
 
 def measure(prog, src, work, runs):
-    commit = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"],
+    commit = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", revision(prog)],
                             capture_output=True, text=True).stdout.strip() or "?"
     row = Row(prog.NAME, commit, prog.WORKLOAD)
     exes = {f: build(prog, src, work, f) for f in ("native", "ilgen", "tsan")}
