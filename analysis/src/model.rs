@@ -1758,6 +1758,10 @@ pub struct CutOrder<'a> {
     /// The next position of the run's order to look at, and where the prefix ends.
     next: usize,
     prefix: usize,
+    /// Per thread, how many of its sync events the cut holds.
+    end: Vec<usize>,
+    /// One past the position in the run's order of the cut's last event.
+    last: usize,
     tail: Tail,
     /// Events not given yet.
     left: usize,
@@ -1776,11 +1780,10 @@ enum Tail {
     /// The run's order goes on, each event given if its thread's index is below this one's
     /// (at the base model's indices): where the cut lacks few of the events up to its last.
     Scan { below: Vec<usize> },
-    /// Per thread, its next sync event to give and how many of them are in the cut; each
-    /// thread's next event by (position, thread), least first: where the cut lacks most.
+    /// Per thread, its next sync event to give; each thread's next event by (position,
+    /// thread), least first: where the cut lacks most.
     Merge {
         syncs: Vec<usize>,
-        end: Vec<usize>,
         heads: BinaryHeap<Reverse<(u32, u32)>>,
     },
 }
@@ -1790,6 +1793,39 @@ impl CutOrder<'_> {
     /// event the cut lacks.
     pub fn prefix(&self) -> usize {
         self.prefix
+    }
+
+    /// One past the position in the run's order of the cut's last event: the cut lacks none of
+    /// the events of the order before [`CutOrder::prefix`], some of those up to this one.
+    pub(crate) fn reach(&self) -> usize {
+        self.last
+    }
+
+    /// The threads whose first sync event the cut lacks comes before [`CutOrder::reach`], each
+    /// with how many of its sync events the cut holds and that event's position in the run's
+    /// order: the threads the cut stops while others run on.
+    pub(crate) fn lagging(&self) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
+        let run = self.run;
+        (0..self.end.len()).filter_map(move |t| {
+            let next = *run.positions[t].get(self.end[t])? as usize;
+            (next < self.last).then_some((t, self.end[t], next))
+        })
+    }
+
+    /// The thread of the event at `position` of the run's order.
+    pub(crate) fn thread_at(&self, position: usize) -> usize {
+        self.run.threads[position] as usize
+    }
+
+    /// How many of the order's events lie before `position` of the run's order.
+    pub(crate) fn before(&self, position: usize) -> usize {
+        let run = self.run;
+        (0..self.end.len())
+            .map(|t| {
+                let k = run.positions[t].partition_point(|&p| (p as usize) < position);
+                k.min(self.end[t])
+            })
+            .sum()
     }
 
     /// Passes the order's first `k` events, all in its prefix and none given yet, without
@@ -1852,11 +1888,11 @@ impl Iterator for CutOrder<'_> {
                     break (thread, index);
                 }
             },
-            Tail::Merge { syncs, end, heads } => {
+            Tail::Merge { syncs, heads } => {
                 let Reverse((_, thread)) = heads.pop()?;
                 let t = thread as usize;
                 syncs[t] += 1;
-                if syncs[t] < end[t] {
+                if syncs[t] < self.end[t] {
                     heads.push(Reverse((run.positions[t][syncs[t]], thread)));
                 }
                 (t, run.index(t, syncs[t] - 1))
@@ -2493,12 +2529,14 @@ impl Model {
                 .filter(|&t| syncs[t] < end[t])
                 .map(|t| Reverse((run.positions[t][syncs[t]], t as u32)))
                 .collect();
-            Tail::Merge { syncs, end, heads }
+            Tail::Merge { syncs, heads }
         };
         CutOrder {
             run,
             next: 0,
             prefix,
+            end,
+            last,
             tail,
             left,
             passed: match &self.overlay {

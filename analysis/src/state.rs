@@ -483,6 +483,31 @@ impl State {
         }
     }
 
+    /// The mutexes `thread` holds.
+    pub fn mutexes_of(&self, thread: usize) -> impl Iterator<Item = usize> + '_ {
+        self.held
+            .iter()
+            .filter(move |&&(_, (h, _))| h == thread)
+            .map(|&(m, _)| m)
+    }
+
+    /// Whether `thread` holds an rwlock, for reading or writing.
+    pub fn holds_rwlock(&self, thread: usize) -> bool {
+        self.rw
+            .iter()
+            .any(|r| r.writer == Some(thread) || r.readers.contains(&thread))
+    }
+
+    /// Drops every other thread's holds: what `thread`'s own operations then do to its locks is
+    /// what they did in any run where they were enabled.
+    pub fn only_holds_of(&mut self, thread: usize) {
+        self.held.retain(|&(_, (h, _))| h == thread);
+        for r in &mut self.rw {
+            r.writer = r.writer.filter(|&w| w == thread);
+            r.readers.retain(|&h| h == thread);
+        }
+    }
+
     /// Whether the thread released its mutex to wait at a wait-loop exit.
     pub fn waiting(&self, thread: usize) -> bool {
         self.waiting[thread]

@@ -9,8 +9,13 @@
 //! lock-heavy run (Apache APR's testlock: 10^6 sync operations, 10^5 variables with a witness
 //! each) replayed each witness's cut from the run's start, 4·10^5 enabled-and-apply steps a
 //! pair.
+//!
+//! The checkpoints also tell, for most cuts, what running a cut's order checked gives without
+//! running it ([`tell`]): that it runs through, or the lock it sticks at and the thread that
+//! holds it. Past its prefix, the threads far ahead of the one the cut stops first ran ~10^5
+//! events a testlock witness, each checked though the run had done the same.
 
-use crate::model::{CutOrder, Model};
+use crate::model::{At, CutOrder, Model, ModelOp};
 use crate::state::State;
 
 /// The fewest events between two checkpoints: each costs a state (a word per thread and object),
@@ -33,6 +38,15 @@ pub(crate) struct Checkpoints {
     /// The position in the run's order of its first event the state before it does not enable
     /// (its length if none): a checked replay must reach it by its own steps, to stop there.
     blocked: usize,
+    /// The positions in the run's order of its events whose operation [`vouched`] leaves out,
+    /// ascending.
+    loose: Vec<u32>,
+    /// Per thread, per count of its sync events (from none to all): whether it holds no mutex
+    /// and no rwlock after them in the run (up to `blocked`).
+    free: Vec<Vec<bool>>,
+    /// Per mutex, the positions in the run's order of its locks and of the waits' returns to it,
+    /// ascending.
+    locks: Vec<Vec<u32>>,
 }
 
 impl Checkpoints {
@@ -44,11 +58,14 @@ impl Checkpoints {
     }
 
     /// The checkpoints of `base`'s run order, `every` events apart.
-    fn every(base: &Model, every: usize) -> Checkpoints {
+    pub(super) fn every(base: &Model, every: usize) -> Checkpoints {
         let lens: Vec<usize> = base.threads.iter().map(|t| t.events.len()).collect();
         let mut state = State::initial(base);
         let mut states = Vec::new();
         let mut blocked = None;
+        let mut loose = Vec::new();
+        let mut free = vec![vec![true]; base.threads.len()];
+        let mut locks = vec![Vec::new(); base.objects.mutexes.len()];
         let mut order = base.cut_order(&lens);
         let len = order.len();
         for position in 0..len {
@@ -61,8 +78,19 @@ impl Checkpoints {
                     blocked = Some(position);
                 }
                 state.apply(base, at.thread, op);
+                let word = u32::try_from(position).expect("a model's positions fit in 32 bits");
+                match op {
+                    ModelOp::Lock { mutex } | ModelOp::WaitReturn { mutex, .. } => {
+                        locks[mutex].push(word)
+                    }
+                    op if !vouched(op) => loose.push(word),
+                    _ => {}
+                }
             }
             state.pos[at.thread] = at.index + 1;
+            let thread = at.thread;
+            free[thread]
+                .push(state.mutexes_of(thread).next().is_none() && !state.holds_rwlock(thread));
         }
         if len % every == 0 {
             states.push(state);
@@ -71,6 +99,9 @@ impl Checkpoints {
             every,
             states,
             blocked: blocked.unwrap_or(len),
+            loose,
+            free,
+            locks,
         }
     }
 }
@@ -105,10 +136,136 @@ fn resume_from(checkpoints: &Checkpoints, order: &mut CutOrder, checked: bool) -
     state
 }
 
+/// Whether `op`, run in a cut's order past its prefix, is enabled wherever the run's order
+/// enabled it, unless a thread the cut stopped before it holds the lock it takes. A thread's
+/// holds follow from its own operations, so in the cut's order each thread holds what it held in
+/// the run's order at the same place, or, stopped, what it held at its stop. A lock, read or
+/// write lock, and a wait's return to its mutex are then enabled unless a stopped thread still
+/// holds it; an unlock and a wait's release of its mutex by the holder's own hold. Fork, end and
+/// signal need their event not passed yet (their thread's own, or the instance's signal), and
+/// the exit not passed, which the cut's order passes no sooner than the run's; start, join and a
+/// wait's return by a signal need the fork, end or signal passed, which the closed cut holds
+/// before them (no replay loses a signal: only the search's steps do). The others are left to
+/// the replay: a failed try needs a holder the cut may lack, a semaphore the posts of a thread
+/// stopped, a barrier its count, a wait-loop exit takes its mutex or keeps it, and the replay
+/// names no holder where it takes it.
+fn vouched(op: ModelOp) -> bool {
+    matches!(
+        op,
+        ModelOp::Lock { .. }
+            | ModelOp::Unlock { .. }
+            | ModelOp::WaitRelease { .. }
+            | ModelOp::WaitReturn { .. }
+            | ModelOp::ReadLock { .. }
+            | ModelOp::WriteLock { .. }
+            | ModelOp::RwUnlock { .. }
+            | ModelOp::Fork { .. }
+            | ModelOp::Start { .. }
+            | ModelOp::End
+            | ModelOp::Join { .. }
+            | ModelOp::Signal { .. }
+            | ModelOp::Nop
+    )
+}
+
+/// What running a cut's order, checked, gives after its first events, as [`tell`] knows it.
+#[derive(Debug)]
+pub(crate) enum Told {
+    /// Every event is enabled.
+    Through,
+    /// The first event not enabled is a lock of `mutex`, or a wait's return to it, that
+    /// `holder` holds there; `state` is right about `holder`'s position and holds (and nothing
+    /// else): what to find its release from.
+    Stuck {
+        holder: usize,
+        mutex: usize,
+        state: State,
+    },
+}
+
+/// What running `order` (the order of the closed cut `cut`, none of it given yet) checked, event
+/// by event, gives, where the checkpoints know it: how many of its first events must still be
+/// run checked (up to its last one [`vouched`] does not hold for), and what the rest gives if
+/// those run through. `None` where the run's order does not enable every event up to the cut's
+/// last one, or a thread the cut stops holds an rwlock there (which of its holders the replay
+/// names depends on the order they took it).
+///
+/// Once those first events ran through, each thread holds what [`vouched`] says, so the first
+/// event not enabled is the first lock (or wait's return) the cut holds, past a stopped
+/// thread's stop, of a mutex that thread holds there. Each thread's holds at its stop are found from the checkpoint before
+/// its stop, its own operations run on from there alone.
+pub(crate) fn tell(model: &Model, order: &CutOrder, cut: &[usize]) -> Option<(usize, Told)> {
+    tell_from(&model.memo(Checkpoints::of), model, order, cut)
+}
+
+/// [`tell`] by these checkpoints (of `model`'s base model).
+pub(super) fn tell_from(
+    checkpoints: &Checkpoints,
+    model: &Model,
+    order: &CutOrder,
+    cut: &[usize],
+) -> Option<(usize, Told)> {
+    let (from, to) = (order.prefix(), order.reach());
+    if to > checkpoints.blocked {
+        return None;
+    }
+    let loose = &checkpoints.loose[..checkpoints.loose.partition_point(|&p| (p as usize) < to)];
+    let checks = match loose.last() {
+        Some(&last) if last as usize >= from => order.before(last as usize + 1),
+        _ => 0,
+    };
+    let mut stops = vec![usize::MAX; cut.len()];
+    let mut holding = Vec::new();
+    for (thread, k, stop) in order.lagging() {
+        stops[thread] = stop;
+        if !checkpoints.free[thread][k] {
+            holding.push(thread);
+        }
+    }
+    // The first lock the cut holds that a stopped thread keeps from running, and that thread.
+    let mut stuck: Option<(usize, usize, usize, State)> = None;
+    for thread in holding {
+        let stop = stops[thread];
+        let mut state = checkpoints.states[stop / checkpoints.every].clone();
+        state.only_holds_of(thread);
+        // The checkpoint's positions are the base model's: a sync-only model's counts.
+        let start = model.with_accesses(thread, state.pos[thread]);
+        for index in start..cut[thread] {
+            if let Some(op) = model.op(At { thread, index }) {
+                state.apply(model, thread, op);
+            }
+        }
+        state.pos[thread] = cut[thread];
+        if state.holds_rwlock(thread) {
+            return None;
+        }
+        for mutex in state.mutexes_of(thread) {
+            let locks = &checkpoints.locks[mutex];
+            let after = locks.partition_point(|&p| (p as usize) < stop);
+            let first = locks[after..]
+                .iter()
+                .map(|&p| p as usize)
+                .take_while(|&p| p < to && stuck.as_ref().is_none_or(|s| p < s.0))
+                .find(|&p| p < stops[order.thread_at(p)]);
+            if let Some(p) = first {
+                stuck = Some((p, thread, mutex, state.clone()));
+            }
+        }
+    }
+    let told = match stuck {
+        None => Told::Through,
+        Some((_, holder, mutex, state)) => Told::Stuck {
+            holder,
+            mutex,
+            state,
+        },
+    };
+    Some((checks, told))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::At;
     use crate::prepare::prepare_deciding;
     use crate::testkit::{check_random_runs, cuts_of};
 

@@ -26,12 +26,14 @@ use std::sync::PoisonError;
 
 use rustc_hash::FxHashMap;
 
-use super::checkpoint;
+use super::checkpoint::{self, Told};
 use super::exclusion::{self, Sections};
 use super::prefix::{need, within, Start};
 
 use crate::finding::Schedule;
-use crate::model::{At, Closures, Model, ModelEvent, ModelOp, PackedCut, SharedClosures, Wake};
+use crate::model::{
+    At, Closures, CutOrder, Model, ModelEvent, ModelOp, PackedCut, SharedClosures, Wake,
+};
 use crate::state::State;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -491,22 +493,53 @@ impl Pending {
 /// Runs the cut's sync events in the observed order; gives whether they run through, or where
 /// that order got stuck: the thread holding the lock it waited for and the index of that thread's
 /// release of it (`None`: stuck on something else). What runs through is the witness, named by
-/// the cut: its events are not listed.
+/// the cut: its events are not listed. Only the events the checkpoints cannot tell of are run
+/// ([`checkpoint::tell`]).
 fn replay(model: &Model, cut: &[usize]) -> Result<(), Option<(usize, usize)>> {
-    let mut order = model.cut_order(cut);
+    let order = model.cut_order(cut);
+    let Some((checks, told)) = checkpoint::tell(model, &order, cut) else {
+        return run_checked(model, order, usize::MAX);
+    };
+    run_checked(model, order, checks)?;
+    match told {
+        Told::Through => Ok(()),
+        // The mutex's holder keeps a wait's return to it from running as it keeps a lock.
+        Told::Stuck {
+            holder,
+            mutex,
+            state,
+        } => Err(stuck(model, &state, holder, ModelOp::Lock { mutex })),
+    }
+}
+
+/// [`replay`] of the first `checks` events of `order` (a cut's, none given yet), each after the
+/// last checkpoint in its prefix run and checked.
+fn run_checked(
+    model: &Model,
+    mut order: CutOrder,
+    checks: usize,
+) -> Result<(), Option<(usize, usize)>> {
+    let len = order.len();
     let mut state = checkpoint::resume(model, &mut order, true);
-    for at in order {
+    let passed = len - order.len();
+    for at in order.take(checks.saturating_sub(passed)) {
         let Some(op) = model.op(at) else {
             continue;
         };
         if !state.enabled(model, at.thread, op) {
             let holder = state.holder(op).ok_or(None)?;
-            return Err(release(model, &state, holder, op).map(|r| (holder, r)));
+            return Err(stuck(model, &state, holder, op));
         }
         state.apply(model, at.thread, op);
         state.pos[at.thread] = at.index + 1;
     }
     Ok(())
+}
+
+/// The replay's answer where `holder`'s hold keeps `blocked` from running: `holder` and its
+/// [`release`], if it has one.
+fn stuck(model: &Model, state: &State, holder: usize, blocked: ModelOp) -> Option<(usize, usize)> {
+    release(model, state, holder, blocked).map(|r| (holder, r))
 }
 
 /// The index of `holder`'s event after which it no longer keeps `blocked` from running.
@@ -525,10 +558,12 @@ fn release(model: &Model, state: &State, holder: usize, blocked: ModelOp) -> Opt
 /// The rule of [`exclusion`], through the cut path.
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
     use std::collections::HashSet;
 
     use super::*;
     use crate::prepare::prepare_deciding;
+    use crate::solve::checkpoint::Checkpoints;
     use crate::state::{Next, State};
     use crate::testkit::{accesses, check_random_runs, Run};
 
@@ -701,6 +736,69 @@ mod tests {
         assert!(
             forked.get() > 1000,
             "only {forked:?} closures of forked threads"
+        );
+    }
+
+    /// Of random runs with every read deciding, the sync-only model and every variable's: every
+    /// cut of [`cuts_of`](crate::testkit::cuts_of), closed as the repair closes it, replayed with
+    /// what the checkpoints (every 1 to 4 events) tell of it gives what running its whole order
+    /// checked gives: it runs through, or it sticks at a lock of the same holder, released at the
+    /// same event.
+    #[test]
+    fn a_cut_replayed_with_what_the_checkpoints_tell_is_its_checked_run_on_random_runs() {
+        let (through, stuck_, untold) = (Cell::new(0u32), Cell::new(0u32), Cell::new(0u32));
+        let skipped = Cell::new(0usize);
+        check_random_runs(0x3c6e_f372_fe94_f82b, 300, |run| {
+            let program = prepare_deciding(run);
+            let models = std::iter::once(program.model.restrict(None).0)
+                .chain((0..program.vars.len()).map(|v| program.model.restrict(Some(v)).0));
+            let base = program.model.restrict(None).0;
+            let checkpoints: Vec<Checkpoints> =
+                (1..=4).map(|k| Checkpoints::every(&base, k)).collect();
+            for model in models {
+                let n = model.threads.len();
+                for (mut cut, c) in crate::testkit::cuts_of(&model)
+                    .into_iter()
+                    .flat_map(|cut| checkpoints.iter().map(move |c| (cut.clone(), c)))
+                {
+                    if close(&model, &mut cut, &mut vec![0; n], true) == Closed::Unreachable {
+                        continue;
+                    }
+                    let order = model.cut_order(&cut);
+                    let len = order.len();
+                    let whole = run_checked(&model, model.cut_order(&cut), usize::MAX);
+                    let Some((checks, told)) = checkpoint::tell_from(c, &model, &order, &cut)
+                    else {
+                        untold.set(untold.get() + 1);
+                        continue;
+                    };
+                    skipped.set(skipped.get() + len.saturating_sub(checks));
+                    let replayed = run_checked(&model, order, checks).and_then(|()| match told {
+                        Told::Through => {
+                            through.set(through.get() + 1);
+                            Ok(())
+                        }
+                        Told::Stuck {
+                            holder,
+                            mutex,
+                            state,
+                        } => {
+                            stuck_.set(stuck_.get() + 1);
+                            Err(stuck(&model, &state, holder, ModelOp::Lock { mutex }))
+                        }
+                    });
+                    proptest::prop_assert_eq!(replayed, whole, "cut {:?}", cut);
+                }
+            }
+            Ok(())
+        });
+        eprintln!(
+            "told: {through:?} through, {stuck_:?} stuck, {skipped:?} events not run; \
+             {untold:?} untold"
+        );
+        assert!(
+            through.get() > untold.get() && stuck_.get() > 300,
+            "told {through:?} through, {stuck_:?} stuck; {untold:?} untold"
         );
     }
 
