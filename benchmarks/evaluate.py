@@ -300,12 +300,21 @@ def build(cmd, log, what):
 
 
 def loc_key(loc, base):
-    """A report location -> int line of the scenario file, or 'file:line' for anything else."""
+    """A report location -> int line of the scenario file, or 'file:line' for anything else
+    ('file:function' at line 0, as `first_frame_in` names TSan's frames without a line).
+
+    >>> loc_key({"file": "/src/sam_internal.h", "line": 0, "function": "dispatch"}, "")
+    'sam_internal.h:dispatch'
+    >>> loc_key({"file": "/src/sam.c", "line": 4419, "function": "fmt"}, "")
+    'sam.c:4419'
+    """
     if not isinstance(loc, dict) or "line" not in loc:
         return f"?:site{loc.get('site') if isinstance(loc, dict) else '?'}"
     f = loc.get("file") or "?"
     if os.path.basename(f) == base:
         return int(loc["line"])
+    if loc["line"] == 0 and loc.get("function"):
+        return f"{os.path.basename(f)}:{loc['function']}"
     return f"{os.path.basename(f)}:{loc['line']}"
 
 
