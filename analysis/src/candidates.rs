@@ -463,6 +463,12 @@ impl Compact {
     fn len(&self) -> usize {
         self.head.iter().map(|&n| n as usize).sum::<usize>() + self.tail.len()
     }
+
+    /// Sync operation `sync` of thread `t`, as a step.
+    fn step(&self, t: u32, sync: u32) -> Step {
+        let (tid, observed) = &self.ops.threads[t as usize];
+        step_of(*tid, observed, sync as usize)
+    }
 }
 
 /// A schedule as [`read`] rebuilds it, whole, for serde.
@@ -589,8 +595,7 @@ impl Iterator for Steps<'_> {
             Source::Whole(steps) => steps.next().cloned(),
             Source::Compact(order, tail) => {
                 let (t, sync) = order.pop().or_else(|| tail.next().copied())?;
-                let (tid, observed) = &order.c.ops.threads[t as usize];
-                Some(step_of(*tid, observed, sync as usize))
+                Some(order.c.step(t, sync))
             }
         }?;
         self.left -= 1;
@@ -613,25 +618,30 @@ thread_local! {
 
 impl Serialize for ScheduleOut {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let head: Vec<(ThreadId, u32)> = match &self.held {
-            Held::Compact(c) if IN_FILE.get() => c
-                .head
-                .iter()
-                .zip(&c.ops.threads)
-                .filter(|(&n, _)| n > 0)
-                .map(|(&n, (tid, _))| (*tid, n))
-                .collect(),
-            Held::Compact(_) | Held::Whole(_) => Vec::new(),
-        };
-        let listed = self
-            .steps()
-            .skip(head.iter().map(|&(_, n)| n as usize).sum());
-        let mut out = s.serialize_struct("ScheduleOut", 2 + usize::from(IN_FILE.get()))?;
+        let in_file = IN_FILE.get();
+        let mut out = s.serialize_struct("ScheduleOut", 2 + usize::from(in_file))?;
         out.serialize_field("prefix_steps", &self.prefix_steps)?;
-        if IN_FILE.get() {
-            out.serialize_field("head", &head)?;
+        match &self.held {
+            // The head's steps are not made at all: merging them was half of a long run's detect.
+            Held::Compact(c) if in_file => {
+                let head: Vec<(ThreadId, u32)> = c
+                    .head
+                    .iter()
+                    .zip(&c.ops.threads)
+                    .filter(|(&n, _)| n > 0)
+                    .map(|(&n, (tid, _))| (*tid, n))
+                    .collect();
+                out.serialize_field("head", &head)?;
+                let listed = c.tail.iter().map(|&(t, sync)| c.step(t, sync));
+                out.serialize_field("steps", &StepsOut(RefCell::new(Some(listed))))?;
+            }
+            Held::Compact(_) | Held::Whole(_) => {
+                if in_file {
+                    out.serialize_field("head", &[(); 0])?;
+                }
+                out.serialize_field("steps", &StepsOut(RefCell::new(Some(self.steps()))))?;
+            }
         }
-        out.serialize_field("steps", &StepsOut(RefCell::new(Some(listed))))?;
         out.end()
     }
 }
@@ -639,7 +649,7 @@ impl Serialize for ScheduleOut {
 /// Steps serialized as a sequence as they come, none held.
 struct StepsOut<I>(RefCell<Option<I>>);
 
-impl<I: ExactSizeIterator<Item = Step>> Serialize for StepsOut<I> {
+impl<I: Iterator<Item = Step>> Serialize for StepsOut<I> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let steps = self.0.borrow_mut().take().expect("serialized once");
         s.collect_seq(steps)
