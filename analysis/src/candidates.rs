@@ -1,8 +1,8 @@
 //! Candidates: the findings as data, the `candidates.json` file format and the human summary.
 //!
 //! Takes the solver's findings with the models their events index; gives [`CandidatesFile`],
-//! written as `candidates.json` in the trace directory ([`write`], streamed, schedules as deltas;
-//! [`read`] gives it back) and printed with `--format json`, and a text summary that names sites
+//! written as `candidates.json` in the trace directory ([`write`], streamed, each schedule's
+//! head as counts; [`read`], with the trace's threads, gives it back) and printed with `--format json`, and a text summary that names sites
 //! as `file:line` when the binary is at hand. A schedule the analysis found is held as positions
 //! of the run's sync operations, most of it as a cut of the observed order, and turned into steps
 //! only as it is written or read ([`ScheduleOut::steps`]).
@@ -32,18 +32,22 @@
 //!     `schedule`.
 //! - `stats.atomicity` (with `--atomicity`): `transactions`, `predicted`, `no_schedule`,
 //!   `unbracketed` ([`crate::atomicity::Counts`]).
-//! - A `schedule` is `steps` from the start of the run, for each thread a prefix of its sync
+//! - A `schedule` runs from the start of the run: for each thread a prefix of its sync
 //!   operations, of which the first `prefix_steps` are the observed order before the window the
-//!   candidate was found in; each step has `tid`, `op` (the name `ilgen dump` prints, one of
-//!   [`ilgen_trace::OpKind`]), `object` (address, for operations on an object), `peer` (the other
-//!   thread of fork and join, absent when it is no recorded thread), `site` (`null` for thread
-//!   start and end), `seq` (observed seq, absent for an operation that never completed),
+//!   candidate was found in. In the file it is `head`, then `steps`. `head` is a cut of the run's
+//!   observed order, as `[tid, count]` pairs (threads with none left out): its steps are, of each
+//!   thread, its first `count` sync operations, in the order the run did them (by seq; an
+//!   operation that never completed right after its thread's previous one). Readers rebuild them
+//!   from the trace in the same directory ([`read`] takes its threads). `steps` lists the steps
+//!   after the head, each with `tid`, `op` (the name `ilgen dump` prints, one of
+//!   [`ilgen_trace::OpKind`]), `object` (address, for operations on an object), `peer` (the
+//!   other thread of fork and join, absent when it is no recorded thread), `site` (`null` for
+//!   thread start and end), `seq` (observed seq, absent for an operation that never completed),
 //!   `op_index` (the thread's n-th sync operation, 0-based: replay matches operations by it)
-//!   and, for a timed operation, `timed_out` (its recorded outcome, which replay enforces).
-//!   In the file a schedule is a delta on the previous candidate's: `shared` (its first steps are
-//!   the previous candidate's first `shared` steps; 0 for the first candidate), then `steps`, the
-//!   rest. Schedules run from the start of the run, so most of two schedules is the same observed
-//!   order: written whole, a few thousand candidates of a long run made gigabytes.
+//!   and, for a timed operation, `timed_out` (its recorded outcome, which replay enforces); a
+//!   reader refuses a step that is not the trace's. Most of a schedule is its head: listed, a
+//!   long run's made each candidate cost the run, not its window (APR testlock: 260 MB).
+//!   Serialized other than by [`write`], a schedule is `steps`, whole.
 //!
 //! Beside it, candidate i (1-based, in this order) has its schedule as replay reads it in
 //! `schedule-<i>.json` ([`ilgen_trace::schedule`]), written when a replay needs it
@@ -61,16 +65,18 @@
 //!   `stats.solve.pairs_fallback`.
 //! - 6: a step's `timed_out` (absent unless the operation is timed): the recorded outcome of
 //!   the wake of a timed condition wait, a timed lock or a timed semaphore wait.
+//! - 7: a schedule's `head` (counts per thread, read against the trace) replaces `shared`: the
+//!   listed steps are only those after the head.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::fmt::Write as _;
 use std::io::{BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ilgen_trace::format::ThreadHeader;
+use ilgen_trace::format::{ThreadHeader, ThreadTrace};
 use ilgen_trace::schedule as replay;
 use ilgen_trace::{
     known_site, known_thread, AccessKind, OpKind, SiteId, SyncOp, ThreadId, PENDING,
@@ -86,7 +92,7 @@ use crate::model::{At, Model, ModelEvent, ModelThread, Recorded, VarId};
 use crate::prepare::SharedObject;
 use crate::solve::{Limit, SolveStats};
 
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 pub const FILE_NAME: &str = "candidates.json";
 
 /// The file in memory: the schedules the analysis found compact, those [`read`] gives whole.
@@ -247,6 +253,14 @@ impl Candidate {
         }
     }
 
+    fn schedule_mut(&mut self) -> &mut ScheduleOut {
+        match self {
+            Candidate::Race { schedule, .. }
+            | Candidate::Deadlock { schedule, .. }
+            | Candidate::Atomicity { schedule, .. } => schedule,
+        }
+    }
+
     /// Of a fallback: the number of the candidate it stands in for.
     pub fn fallback_of(&self) -> Option<usize> {
         match self {
@@ -325,8 +339,8 @@ impl AccessName {
     }
 }
 
-/// A schedule. Serialized by [`write`], it is a delta on the schedule written before it (see
-/// [`PREVIOUS`]); anywhere else, whole. One the analysis found is held compactly ([`Compact`]) and
+/// A schedule. Serialized by [`write`], its head is counts and its tail listed (see
+/// [`IN_FILE`]); anywhere else, whole. One the analysis (or [`read`]) found is held compactly ([`Compact`]) and
 /// its [`Step`]s made only as they are read ([`ScheduleOut::steps`]): a schedule runs from the
 /// start of the run, and a thousand of a 96-thread run's, whole, took 3.6 GiB.
 #[derive(Deserialize, Clone)]
@@ -449,6 +463,43 @@ impl Compact {
     fn len(&self) -> usize {
         self.head.iter().map(|&n| n as usize).sum::<usize>() + self.tail.len()
     }
+
+    /// The last `k` steps of the head, in order: the greatest [`OrderKey`]s, each thread's
+    /// increasing along it, merged from the end.
+    fn last_of_head(&self, k: usize) -> Vec<(u32, u32)> {
+        // The key of operation `sync` of thread `t`: an operation that never completed takes
+        // the seq of its thread's completed one before it (a walk of a step or two).
+        let key = |t: usize, sync: u32| {
+            let recorded = &self.ops.threads[t].1;
+            let last = (0..=sync)
+                .rev()
+                .map(|s| recorded.at(s as usize).seq)
+                .find(|&seq| seq != PENDING)
+                .unwrap_or(0);
+            (last, t, sync)
+        };
+        let mut heads: BinaryHeap<OrderKey> = (0..self.head.len())
+            .filter_map(|t| Some(key(t, self.head[t].checked_sub(1)?)))
+            .collect();
+        let mut last = Vec::with_capacity(k);
+        while last.len() < k {
+            let Some((_, t, sync)) = heads.pop() else {
+                break;
+            };
+            last.push((t as u32, sync));
+            if let Some(before) = sync.checked_sub(1) {
+                heads.push(key(t, before));
+            }
+        }
+        last.reverse();
+        last
+    }
+
+    /// Sync operation `sync` of thread `t`, as a step.
+    fn step(&self, t: u32, sync: u32) -> Step {
+        let (tid, observed) = &self.ops.threads[t as usize];
+        step_of(*tid, observed, sync as usize)
+    }
 }
 
 /// A schedule as [`read`] rebuilds it, whole, for serde.
@@ -495,6 +546,25 @@ impl ScheduleOut {
             left: self.len(),
             from,
         }
+    }
+
+    /// Its steps after the first `skip`, in order, as [`ScheduleOut::steps`] gives them: of a
+    /// compact schedule, those of its head found from the head's end backwards, so that the
+    /// summary's last steps of a long run's schedule do not merge the whole head (a third of
+    /// APR testlock's detect).
+    pub fn steps_after(&self, skip: usize) -> Box<dyn Iterator<Item = Step> + '_> {
+        let Held::Compact(c) = &self.held else {
+            return Box::new(self.steps().skip(skip));
+        };
+        let in_head = c.len() - c.tail.len();
+        let from_head = c.last_of_head(in_head.saturating_sub(skip));
+        let tail = &c.tail[skip.saturating_sub(in_head).min(c.tail.len())..];
+        Box::new(
+            from_head
+                .into_iter()
+                .chain(tail.iter().copied())
+                .map(|(t, sync)| c.step(t, sync)),
+        )
     }
 
     pub fn len(&self) -> usize {
@@ -575,8 +645,7 @@ impl Iterator for Steps<'_> {
             Source::Whole(steps) => steps.next().cloned(),
             Source::Compact(order, tail) => {
                 let (t, sync) = order.pop().or_else(|| tail.next().copied())?;
-                let (tid, observed) = &order.c.ops.threads[t as usize];
-                Some(step_of(*tid, observed, sync as usize))
+                Some(order.c.step(t, sync))
             }
         }?;
         self.left -= 1;
@@ -591,31 +660,49 @@ impl Iterator for Steps<'_> {
 impl ExactSizeIterator for Steps<'_> {}
 
 thread_local! {
-    /// While [`write`] runs on this thread: the steps of the schedule it wrote last. Serde gives a
-    /// field's serializer no context, and the delta needs the previous candidate's schedule.
-    static PREVIOUS: RefCell<Option<Vec<Step>>> = const { RefCell::new(None) };
+    /// Whether [`write`] runs on this thread: a schedule it writes names its head by counts,
+    /// which only a reader holding the trace can expand. Serde gives a field's serializer no
+    /// context.
+    static IN_FILE: Cell<bool> = const { Cell::new(false) };
 }
 
 impl Serialize for ScheduleOut {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let steps: Vec<Step> = self.steps().collect();
-        let shared = PREVIOUS.with_borrow_mut(|previous| {
-            let previous = previous.as_mut()?;
-            let shared = previous
-                .iter()
-                .zip(&steps)
-                .take_while(|(a, b)| a == b)
-                .count();
-            previous.clone_from(&steps);
-            Some(shared)
-        });
-        let mut out = s.serialize_struct("ScheduleOut", 2 + usize::from(shared.is_some()))?;
+        let in_file = IN_FILE.get();
+        let mut out = s.serialize_struct("ScheduleOut", 2 + usize::from(in_file))?;
         out.serialize_field("prefix_steps", &self.prefix_steps)?;
-        if let Some(shared) = shared {
-            out.serialize_field("shared", &shared)?;
+        match &self.held {
+            // The head's steps are not made at all: merging them was half of a long run's detect.
+            Held::Compact(c) if in_file => {
+                let head: Vec<(ThreadId, u32)> = c
+                    .head
+                    .iter()
+                    .zip(&c.ops.threads)
+                    .filter(|(&n, _)| n > 0)
+                    .map(|(&n, (tid, _))| (*tid, n))
+                    .collect();
+                out.serialize_field("head", &head)?;
+                let listed = c.tail.iter().map(|&(t, sync)| c.step(t, sync));
+                out.serialize_field("steps", &StepsOut(RefCell::new(Some(listed))))?;
+            }
+            Held::Compact(_) | Held::Whole(_) => {
+                if in_file {
+                    out.serialize_field("head", &[(); 0])?;
+                }
+                out.serialize_field("steps", &StepsOut(RefCell::new(Some(self.steps()))))?;
+            }
         }
-        out.serialize_field("steps", &steps[shared.unwrap_or(0)..])?;
         out.end()
+    }
+}
+
+/// Steps serialized as a sequence as they come, none held.
+struct StepsOut<I>(RefCell<Option<I>>);
+
+impl<I: Iterator<Item = Step>> Serialize for StepsOut<I> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let steps = self.0.borrow_mut().take().expect("serialized once");
+        s.collect_seq(steps)
     }
 }
 
@@ -775,7 +862,7 @@ struct Version {
 /// Writes `file` to `out` in the `candidates.json` format, without holding the text in memory.
 pub fn write(file: &CandidatesFile, out: impl std::io::Write) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::new(out);
-    PREVIOUS.set(Some(Vec::new()));
+    IN_FILE.set(true);
     let written = serde_json::to_writer_pretty(
         &mut out,
         &WireOut {
@@ -786,17 +873,18 @@ pub fn write(file: &CandidatesFile, out: impl std::io::Write) -> std::io::Result
             candidates: &file.candidates,
         },
     );
-    PREVIOUS.set(None);
+    IN_FILE.set(false);
     written?;
     writeln!(out)?;
     out.flush()
 }
 
-/// Reads the `candidates.json` at `path`, every schedule whole; the error names the file and what
-/// to do (a file of another format version is refused: detect must run again).
-pub fn read(path: &Path) -> Result<CandidatesFile, String> {
+/// Reads the `candidates.json` at `path`, whose run's threads are `threads` (the trace beside it:
+/// its schedules' heads are theirs); the error names the file and what to do (a file of another
+/// format version, or a schedule the threads did not run, is refused: detect must run again).
+pub fn read(path: &Path, threads: &[ThreadTrace]) -> Result<CandidatesFile, String> {
     let mut candidates = Vec::new();
-    let (binary, build_id, stats, _) = read_each(path, None, |_, c| candidates.push(c))?;
+    let (binary, build_id, stats, _) = read_each(path, threads, None, |_, c| candidates.push(c))?;
     Ok(CandidatesFile {
         format_version: FORMAT_VERSION,
         binary,
@@ -806,22 +894,27 @@ pub fn read(path: &Path) -> Result<CandidatesFile, String> {
     })
 }
 
-/// Candidate `number` (1-based, if the file has it) of the `candidates.json` at `path`, its
-/// schedule whole, the file's build id and how many candidates it has. The others are read and
-/// checked but not kept: a thousand whole schedules of a 96-thread run took 3.8 GiB.
-pub fn read_one(path: &Path, number: usize) -> Result<(Option<Candidate>, String, usize), String> {
+/// Candidate `number` (1-based, if the file has it) of the `candidates.json` at `path` (as
+/// [`read`] reads it), the file's build id and how many candidates it has. The others are read
+/// and checked but not kept.
+pub fn read_one(
+    path: &Path,
+    threads: &[ThreadTrace],
+    number: usize,
+) -> Result<(Option<Candidate>, String, usize), String> {
     let mut found = None;
     // Number 0 is no candidate: it asks for an index none has.
     let index = number.checked_sub(1).unwrap_or(usize::MAX);
-    let (_, build_id, _, count) = read_each(path, Some(index), |_, c| found = Some(c))?;
+    let (_, build_id, _, count) = read_each(path, threads, Some(index), |_, c| found = Some(c))?;
     Ok((found, build_id, count))
 }
 
-/// Reads the file at `path` and gives each candidate (or only the one at index `only`), in order
-/// and whole, to `each` as it comes; returns the file's binary, build id, stats and number of
-/// candidates.
+/// Reads the file at `path`, of the run of `threads`, and gives each candidate (or only the one at
+/// index `only`), in order, to `each` as it comes; returns the file's binary, build id, stats and
+/// number of candidates.
 fn read_each(
     path: &Path,
+    threads: &[ThreadTrace],
     only: Option<usize>,
     each: impl FnMut(usize, Candidate),
 ) -> Result<(String, String, Stats, usize), String> {
@@ -847,8 +940,16 @@ fn read_each(
                 .map_or_else(|| "none".to_owned(), |v| v.to_string()),
         ));
     }
+    let ops = Ops::of(&crate::prepare::skeleton(threads));
     let mut reader = Reader {
         path,
+        thread_of: ops
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(t, (tid, _))| (*tid, t))
+            .collect(),
+        ops,
         only,
         each,
         refused: None,
@@ -865,11 +966,14 @@ fn read_each(
     Ok((binary, build_id, stats, reader.count))
 }
 
-/// The serde visitor of [`read_each`]: the file's fields, and its candidates one at a time,
-/// each schedule made whole from its delta on the one before, which is all it holds of them.
+/// The serde visitor of [`read_each`]: the file's fields, and its candidates one at a time, each
+/// schedule checked against the run's recorded operations and held by them.
 struct Reader<'p, F> {
     path: &'p Path,
-    /// The index of the one candidate wanted; the others' schedules are not made whole.
+    ops: Arc<Ops>,
+    /// The index in `ops` of each thread.
+    thread_of: HashMap<ThreadId, usize>,
+    /// The index of the one candidate wanted.
     only: Option<usize>,
     each: F,
     /// Why a candidate that is JSON of the right shape was refused: the error to give.
@@ -914,6 +1018,62 @@ impl<'de, F: FnMut(usize, Candidate)> serde::de::Visitor<'de> for &mut Reader<'_
     }
 }
 
+/// A schedule as the file holds it.
+#[derive(Deserialize)]
+struct HeadedIn {
+    prefix_steps: usize,
+    head: Vec<(ThreadId, u32)>,
+    steps: Vec<Step>,
+}
+
+impl<F> Reader<'_, F> {
+    /// `h` held by the run's operations; why not if it names operations the run did not do.
+    fn schedule(&self, h: HeadedIn) -> Result<ScheduleOut, String> {
+        let thread_of = |tid| {
+            self.thread_of
+                .get(&tid)
+                .copied()
+                .ok_or_else(|| format!("names thread {tid}, which the trace does not have"))
+        };
+        let mut head = vec![0; self.ops.threads.len()];
+        for (tid, n) in h.head {
+            let t = thread_of(tid)?;
+            let did = self.ops.threads[t].1.len();
+            if n as usize > did {
+                return Err(format!(
+                    "has {n} sync operations of thread {tid} in its head, which did {did}"
+                ));
+            }
+            head[t] = n;
+        }
+        let tail = h
+            .steps
+            .iter()
+            .map(|s| {
+                let t = thread_of(s.tid)?;
+                let (tid, recorded) = &self.ops.threads[t];
+                let sync = s.op_index as usize;
+                match sync < recorded.len() && step_of(*tid, recorded, sync) == *s {
+                    true => Ok((t as u32, s.op_index)),
+                    false => Err(format!(
+                        "lists {} as sync operation {sync} of thread {tid}, which the trace \
+                         does not have",
+                        s.op.name()
+                    )),
+                }
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(ScheduleOut {
+            prefix_steps: h.prefix_steps,
+            held: Held::Compact(Compact {
+                ops: Arc::clone(&self.ops),
+                head: head.into(),
+                tail,
+            }),
+        })
+    }
+}
+
 /// The `candidates` array of a [`Reader`].
 struct Candidates<'r, 'p, F>(&'r mut Reader<'p, F>);
 
@@ -936,33 +1096,26 @@ impl<'de, F: FnMut(usize, Candidate)> serde::de::Visitor<'de> for Candidates<'_,
         use serde::de::Error;
         let r = self.0;
         let path = r.path.display();
-        // The steps of the schedule before, whole; which candidates so far are races that are
-        // no fallback (what a fallback may stand in for).
-        let mut previous: Vec<Step> = Vec::new();
+        // Which candidates so far are races that are no fallback (what a fallback may stand in
+        // for).
         let mut races: Vec<bool> = Vec::new();
         while let Some(mut v) = seq.next_element::<Value>()? {
             let i = races.len();
-            let mut delta = v["schedule"].take();
-            let shared = delta["shared"].as_u64().unwrap_or(0) as usize;
-            if shared > previous.len() {
-                r.refused = Some(format!(
-                    "{path}: candidate {} shares {shared} steps with a schedule of {}; run \
-                     `ilgen detect` again",
-                    i + 1,
-                    previous.len()
-                ));
-                return Err(A::Error::custom("refused"));
-            }
-            let tail: Vec<Step> =
-                serde_json::from_value(delta["steps"].take()).map_err(A::Error::custom)?;
-            previous.truncate(shared);
-            previous.extend(tail);
-            let wanted = r.only.is_none_or(|only| only == i);
-            v["schedule"] = serde_json::json!({
-                "prefix_steps": delta["prefix_steps"],
-                "steps": if wanted { &previous[..] } else { &[] },
-            });
-            let candidate: Candidate = serde_json::from_value(v).map_err(A::Error::custom)?;
+            let headed: HeadedIn =
+                serde_json::from_value(v["schedule"].take()).map_err(A::Error::custom)?;
+            let schedule = match r.schedule(headed) {
+                Ok(schedule) => schedule,
+                Err(why) => {
+                    r.refused = Some(format!(
+                        "{path}: the schedule of candidate {} {why}; run `ilgen detect` again",
+                        i + 1
+                    ));
+                    return Err(A::Error::custom("refused"));
+                }
+            };
+            v["schedule"] = serde_json::json!({ "prefix_steps": 0, "steps": [] });
+            let mut candidate: Candidate = serde_json::from_value(v).map_err(A::Error::custom)?;
+            *candidate.schedule_mut() = schedule;
             if let Some(n) = candidate.fallback_of() {
                 if !(n >= 1 && races.get(n - 1) == Some(&true)) {
                     r.refused = Some(format!(
@@ -980,7 +1133,7 @@ impl<'de, F: FnMut(usize, Candidate)> serde::de::Visitor<'de> for Candidates<'_,
                     ..
                 }
             ));
-            if wanted {
+            if r.only.is_none_or(|only| only == i) {
                 (r.each)(i, candidate);
             }
         }
@@ -1405,7 +1558,7 @@ fn write_schedule(out: &mut String, schedule: &ScheduleOut, names: &Names) {
     } else {
         let _ = writeln!(out, "  schedule:");
     }
-    for s in schedule.steps().skip(hidden) {
+    for s in schedule.steps_after(hidden) {
         let _ = writeln!(out, "    thread {}: {}", s.tid, step_text(&s, names));
     }
 }
@@ -1536,6 +1689,13 @@ mod tests {
                     );
                     proptest::prop_assert_eq!(out.len(), whole.len());
                     proptest::prop_assert_eq!(&out.steps().collect::<Vec<_>>(), &whole);
+                    // From any step on, the head's end found backwards.
+                    for skip in 0..=whole.len() + 1 {
+                        proptest::prop_assert_eq!(
+                            &out.steps_after(skip).collect::<Vec<_>>()[..],
+                            whole.get(skip..).unwrap_or(&[])
+                        );
+                    }
                     let out = schedule_out(&s.model, &others, schedule).expect("sync events");
                     proptest::prop_assert_eq!(out.steps().collect::<Vec<_>>(), whole);
                 }
@@ -1548,6 +1708,65 @@ mod tests {
             "{} schedules, {} with a tail, {} with both",
             all.get(),
             tailed.get(),
+            both.get()
+        );
+    }
+
+    /// A schedule written as its head's counts and the steps after them reads back, by the
+    /// run's recorded operations, as every step it has (what format 6 listed whole): the listed
+    /// ones are its steps after the head, and the candidates read are those written, on random
+    /// runs.
+    #[test]
+    fn a_written_head_expands_to_the_schedule_s_steps_on_random_runs() {
+        let options = Options {
+            window: 3,
+            max_per_var: 3,
+            fallbacks: 2,
+            ..options()
+        };
+        let dir = std::env::temp_dir().join(format!("ilgen-heads-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(FILE_NAME);
+        // Schedules with a head, and of those with steps listed after it.
+        let [headed, both] = [Cell::new(0), Cell::new(0)];
+        check_random_runs(0x004e_adc0_de7f_11e5, 1000, |run| {
+            let (stats, candidates) = crate::analyze(run.traces(), &options).expect("native");
+            let file = CandidatesFile {
+                format_version: FORMAT_VERSION,
+                binary: "a".into(),
+                build_id: "0".into(),
+                stats,
+                candidates,
+            };
+            write(&file, std::fs::File::create(&path).unwrap()).unwrap();
+            let back = read(&path, &run.traces()).unwrap();
+            let json: Value =
+                serde_json::from_reader(BufReader::new(std::fs::File::open(&path).unwrap()))
+                    .unwrap();
+            for (i, (c, b)) in file.candidates.iter().zip(&back.candidates).enumerate() {
+                let whole: Vec<Step> = c.schedule().steps().collect();
+                proptest::prop_assert_eq!(&b.schedule().steps().collect::<Vec<_>>(), &whole);
+                let written = &json["candidates"][i]["schedule"];
+                let counted: u64 = written["head"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|pair| pair[1].as_u64().unwrap())
+                    .sum();
+                let listed: Vec<Step> = serde_json::from_value(written["steps"].clone()).unwrap();
+                proptest::prop_assert_eq!(&listed[..], &whole[counted as usize..]);
+                headed.set(headed.get() + usize::from(counted > 0));
+                both.set(both.get() + usize::from(counted > 0 && !listed.is_empty()));
+            }
+            proptest::prop_assert_eq!(back, file);
+            Ok(())
+        });
+        std::fs::remove_dir_all(&dir).unwrap();
+        // 1,691 schedules with a head, 43 of them with steps after it.
+        assert!(
+            headed.get() > 1000 && both.get() > 30,
+            "{} schedules with a head, {} of them with steps after it",
+            headed.get(),
             both.get()
         );
     }

@@ -353,8 +353,9 @@ impl Tallies {
 }
 
 /// The model without accesses: every sync event resolved to its model semantics (see the module
-/// doc), failed tries the observed order does not explain made no-ops.
-fn skeleton(traces: &[ThreadTrace]) -> Model {
+/// doc), failed tries the observed order does not explain made no-ops. Its threads' recorded
+/// operations are the program model's: [`crate::candidates::read`] expands heads by them.
+pub(crate) fn skeleton(traces: &[ThreadTrace]) -> Model {
     // Decoded once here: the trace holds its records only. Each thread's list cut to its length:
     // it lives while the model is built, and grown by doubling it held up to twice its bytes
     // (elevator's 10^6 events: 50 MB of the 104 MB peak).

@@ -850,50 +850,69 @@ fn a_cut_keeps_each_pair_of_sites_before_a_second_candidate_of_one() {
 }
 
 #[test]
-fn candidates_file_stores_schedules_as_deltas_and_reads_them_back_whole() {
+fn candidates_file_stores_heads_as_counts_and_reads_them_back_by_the_trace() {
     use crate::candidates::{read, read_one, write};
     let all_sites = Options {
         all_sites: true,
         ..options()
     };
-    let file = candidates_file(&races_on_two_objects(), &all_sites);
+    let run = races_on_two_objects();
+    let threads = run.traces();
+    let file = candidates_file(&run, &all_sites);
     let dir = std::env::temp_dir().join(format!("ilgen-candidates-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("candidates.json");
     write(&file, std::fs::File::create(&path).unwrap()).unwrap();
-    assert_eq!(read(&path).unwrap(), file);
-    // One candidate alone, whole, as `ilgen replay` reads it; none past the last.
+    assert_eq!(read(&path, &threads).unwrap(), file);
+    // One candidate alone, as `ilgen replay` reads it; none past the last.
     let count = file.candidates.len();
     assert!(count >= 3, "{count} candidates");
     for (i, c) in file.candidates.iter().enumerate() {
-        let one = read_one(&path, i + 1).unwrap();
+        let one = read_one(&path, &threads, i + 1).unwrap();
         assert_eq!(one, (Some(c.clone()), file.build_id.clone(), count));
     }
-    assert_eq!(read_one(&path, count + 1).unwrap().0, None);
-    assert_eq!(read_one(&path, 0).unwrap().0, None);
+    assert_eq!(read_one(&path, &threads, count + 1).unwrap().0, None);
+    assert_eq!(read_one(&path, &threads, 0).unwrap().0, None);
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let mut whole = 0;
-    let mut written = 0;
+    // Each schedule is its head's counts and the steps after them, every one of its steps.
+    let mut headed = 0;
     for (i, (c, w)) in file
         .candidates
         .iter()
         .zip(json["candidates"].as_array().unwrap())
         .enumerate()
     {
-        let shared = w["schedule"]["shared"].as_u64().unwrap() as usize;
-        let tail = w["schedule"]["steps"].as_array().unwrap().len();
-        assert_eq!(shared + tail, c.schedule().len(), "candidate {}", i + 1);
-        if i == 0 {
-            assert_eq!(shared, 0);
-        }
-        whole += c.schedule().len();
-        written += tail;
+        let counted: u64 = w["schedule"]["head"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|pair| pair[1].as_u64().unwrap())
+            .sum();
+        let listed = w["schedule"]["steps"].as_array().unwrap().len();
+        assert_eq!(
+            counted as usize + listed,
+            c.schedule().len(),
+            "candidate {}",
+            i + 1
+        );
+        headed += usize::from(counted > 0);
     }
-    // Every schedule after the first starts with fork and start of the same thread at least.
-    assert!(
-        written + 2 * (file.candidates.len() - 1) <= whole,
-        "{written} of {whole}"
+    assert!(headed > 0, "no schedule with a head");
+    // A step the trace does not have is refused, naming the file and the candidate.
+    let mut wrong = json.clone();
+    let schedule = &mut wrong["candidates"][0]["schedule"];
+    schedule["head"] = serde_json::json!([]);
+    schedule["steps"] = serde_json::json!([{ "tid": 1, "op": "lock", "object": 1,
+        "site": 1, "op_index": 9999 }]);
+    std::fs::write(&path, wrong.to_string()).unwrap();
+    assert_eq!(
+        read(&path, &threads).unwrap_err(),
+        format!(
+            "{}: the schedule of candidate 1 lists lock as sync operation 9999 of thread 1, \
+             which the trace does not have; run `ilgen detect` again",
+            path.display()
+        )
     );
     // A file of an earlier format is refused with the advice to detect again.
     let mut old = json.clone();
@@ -901,7 +920,7 @@ fn candidates_file_stores_schedules_as_deltas_and_reads_them_back_whole() {
     old["format_version"] = (version - 1).into();
     std::fs::write(&path, old.to_string()).unwrap();
     assert_eq!(
-        read(&path).unwrap_err(),
+        read(&path, &threads).unwrap_err(),
         format!(
             "{} has format version {}, this ilgen reads {version}; run `ilgen detect` again",
             path.display(),
@@ -1103,12 +1122,14 @@ fn a_fallback_names_its_candidate_in_the_file_and_a_file_that_names_none_is_refu
         fallbacks: 2,
         ..options()
     };
-    let file = candidates_file(&two_instances_of_one_site_pair(), &o);
+    let run = two_instances_of_one_site_pair();
+    let threads = run.traces();
+    let file = candidates_file(&run, &o);
     let dir = std::env::temp_dir().join(format!("ilgen-fallbacks-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("candidates.json");
     write(&file, std::fs::File::create(&path).unwrap()).unwrap();
-    assert_eq!(read(&path).unwrap(), file);
+    assert_eq!(read(&path, &threads).unwrap(), file);
     let mut json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(json["candidates"][0].get("fallback_of"), None);
@@ -1117,7 +1138,7 @@ fn a_fallback_names_its_candidate_in_the_file_and_a_file_that_names_none_is_refu
     json["candidates"][1]["fallback_of"] = 2.into();
     std::fs::write(&path, json.to_string()).unwrap();
     assert_eq!(
-        read(&path).unwrap_err(),
+        read(&path, &threads).unwrap_err(),
         format!(
             "{}: candidate 2 is a fallback of candidate 2, which is no earlier race candidate; \
              run `ilgen detect` again",

@@ -14,6 +14,7 @@ use ilgen_confirm::run::{self, Request};
 use ilgen_confirm::verdict::{self, Class};
 use ilgen_confirm::{replay_dir_name, DEFAULT_TIMEOUT_SECS};
 use ilgen_report::{Context, Entry, RecordedRun, Report, Run};
+use ilgen_trace::format::ThreadTrace;
 
 use crate::debugger::{Debugger, Session, StopAt};
 use crate::error::CliError;
@@ -100,8 +101,13 @@ fn parse_finding(s: &str) -> Result<(PathBuf, usize), CliError> {
     Ok((dir, n))
 }
 
-/// Candidate `n` of the candidates file in `dir` (if any), its build id and number of candidates.
-fn read_candidate(dir: &Path, n: usize) -> Result<(Option<Candidate>, String, usize), CliError> {
+/// Candidate `n` of the candidates file in `dir` (if any), its build id and number of candidates;
+/// `threads`: the trace's, which its schedules' heads are counts of.
+fn read_candidate(
+    dir: &Path,
+    threads: &[ThreadTrace],
+    n: usize,
+) -> Result<(Option<Candidate>, String, usize), CliError> {
     let path = dir.join(candidates::FILE_NAME);
     if !path.is_file() {
         return Err(CliError::Input(format!(
@@ -110,7 +116,7 @@ fn read_candidate(dir: &Path, n: usize) -> Result<(Option<Candidate>, String, us
             dir.display()
         )));
     }
-    candidates::read_one(&path, n).map_err(CliError::Input)
+    candidates::read_one(&path, threads, n).map_err(CliError::Input)
 }
 
 /// Runs `ilgen replay`.
@@ -139,7 +145,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32, CliError> {
     let (dir, n) = parse_finding(&args.finding)?;
     ilgen_confirm::trust::check(&dir, args.trust_trace)?;
     let trace = crate::dump::open_trace(&dir, "record a shorter run")?;
-    let (candidate, build_id, count) = read_candidate(&dir, n)?;
+    let (candidate, build_id, count) = read_candidate(&dir, &trace.threads, n)?;
     let Some(candidate) = &candidate else {
         return Err(CliError::Input(format!(
             "{} has {count} candidate(s), no candidate {n}",

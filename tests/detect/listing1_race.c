@@ -67,7 +67,7 @@ int main(void) {
 //
 // The same candidate as JSON (the candidates.json file).
 // CHECK-NEXT: {
-// CHECK-NEXT:   "format_version": 6,
+// CHECK-NEXT:   "format_version": 7,
 // CHECK:        "candidates": [
 // CHECK-NEXT:     {
 // CHECK-NEXT:       "kind": "race",
@@ -89,40 +89,19 @@ int main(void) {
 // CHECK-NEXT:       ],
 // CHECK-NEXT:       "schedule": {
 // CHECK-NEXT:         "prefix_steps": 0,
-// CHECK-NEXT:         "shared": 0,
-// CHECK-NEXT:         "steps": [
-// CHECK-NEXT:           {
-// CHECK-NEXT:             "tid": 0,
-// CHECK-NEXT:             "op": "fork",
-// CHECK-NEXT:             "peer": 1,
-// CHECK-NEXT:             "site": [[FORK]],
-// CHECK-NEXT:             "seq": 0,
-// CHECK-NEXT:             "op_index": 0
-// CHECK-NEXT:           },
-// CHECK-NEXT:           {
-// CHECK-NEXT:             "tid": 1,
-// CHECK-NEXT:             "op": "start",
-// CHECK-NEXT:             "site": null,
-// CHECK-NEXT:             "seq": {{[0-9]+}},
-// CHECK-NEXT:             "op_index": 0
-// CHECK-NEXT:           },
-// CHECK-NEXT:           {
-// CHECK-NEXT:             "tid": 1,
-// CHECK-NEXT:             "op": "lock",
-// CHECK-NEXT:             "object": [[#%u,M]],
-// CHECK-NEXT:             "site": [[LOCK]],
-// CHECK-NEXT:             "seq": {{[0-9]+}},
-// CHECK-NEXT:             "op_index": 1
-// CHECK-NEXT:           },
-// CHECK-NEXT:           {
-// CHECK-NEXT:             "tid": 1,
-// CHECK-NEXT:             "op": "unlock",
-// CHECK-NEXT:             "object": [[#%u,M]],
-// CHECK-NEXT:             "site": [[UNLOCK]],
-// CHECK-NEXT:             "seq": {{[0-9]+}},
-// CHECK-NEXT:             "op_index": 2
-// CHECK-NEXT:           }
-// CHECK-NEXT:         ]
+// The schedule above is the observed order up to main's first and task's third sync
+// operation: written as those counts, the head, with no step listed after it.
+// CHECK-NEXT:         "head": [
+// CHECK-NEXT:           [
+// CHECK-NEXT:             0,
+// CHECK-NEXT:             1
+// CHECK-NEXT:           ],
+// CHECK-NEXT:           [
+// CHECK-NEXT:             1,
+// CHECK-NEXT:             3
+// CHECK-NEXT:           ]
+// CHECK-NEXT:         ],
+// CHECK-NEXT:         "steps": []
 // CHECK-NEXT:       }
 // CHECK-NEXT:     }
 // CHECK-NEXT:   ]

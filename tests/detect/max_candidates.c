@@ -1,7 +1,8 @@
 // Three unprotected counters, each written by main and by a worker: three race candidates. With
 // --max-candidates 1 only the first (races by object address: a) is written and replayable; the
 // summary says how many more there were and which flag to raise. A candidates file of the format
-// before fallbacks (version 4) is refused with the advice to detect again.
+// before heads were counts (version 6) is refused, naming the file, with the advice to detect
+// again.
 //
 // RUN: %ilgen cc -g -O0 %s -o %t
 // RUN: rm -rf %t.trace && env ILGEN_OPTIONS=trace_dir=%t.trace %t
@@ -10,7 +11,7 @@
 // RUN: FileCheck --check-prefix=CAP-ERR %s < %t.err
 // RUN: test ! -e %t.trace/schedule-1.json
 // RUN: sh -c '%ilgen replay %t.trace:2; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=NO-SECOND %s
-// RUN: sed -i 's/"format_version": 6/"format_version": 5/' %t.trace/candidates.json
+// RUN: sed -i 's/"format_version": 7/"format_version": 6/' %t.trace/candidates.json
 // RUN: sh -c '%ilgen replay %t.trace:1; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=OLD %s
 // RUN: sh -c '%ilgen detect --no-replay --max-candidates 0 %t.trace; echo "exit=$?"' 2>&1 | FileCheck --check-prefix=ZERO %s
 #include <pthread.h>
@@ -48,7 +49,7 @@ int main(void) {
 // NO-SECOND: ilgen: error: {{.*}}candidates.json has 1 candidate(s), no candidate 2
 // NO-SECOND: exit=2
 
-// OLD: ilgen: error: {{.*}}.trace/candidates.json has format version 5, this ilgen reads 6; run `ilgen detect` again
+// OLD: ilgen: error: {{.*}}.trace/candidates.json has format version 6, this ilgen reads 7; run `ilgen detect` again
 // OLD: exit=2
 
 // ZERO: ilgen: error: --window, --max-per-var, --max-states and --max-candidates must be at least 1

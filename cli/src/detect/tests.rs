@@ -88,13 +88,13 @@ fn run_writes_a_versioned_candidates_file_and_exits_with_findings() {
     let dir = trace_dir(&listing1(), "run");
     let code = super::run(&args(&dir, super::Format::Json)).unwrap();
     assert_eq!(code, crate::exit::FINDINGS);
-    let file = read(&dir.join(FILE_NAME)).unwrap();
+    let trace = ilgen_trace::TraceDir::open(&dir).unwrap();
+    let file = read(&dir.join(FILE_NAME), &trace.threads).unwrap();
     assert_eq!(file.format_version, FORMAT_VERSION);
     assert_eq!(file.candidates, detect(&listing1()));
     assert_eq!(file.stats.threads, 2);
     // No replay, no schedule file: `ilgen replay` writes the one it needs.
     assert!(!dir.join("schedule-1.json").exists());
-    let trace = ilgen_trace::TraceDir::open(&dir).unwrap();
     let headers: Vec<_> = trace.threads.iter().map(|t| t.header).collect();
     let schedule = replay_schedule(&file.candidates[0], &headers, &file.build_id);
     assert_eq!(schedule.build_id, "00");
