@@ -1712,65 +1712,6 @@ mod tests {
         );
     }
 
-    /// A schedule written as its head's counts and the steps after them reads back, by the
-    /// run's recorded operations, as every step it has (what format 6 listed whole): the listed
-    /// ones are its steps after the head, and the candidates read are those written, on random
-    /// runs.
-    #[test]
-    fn a_written_head_expands_to_the_schedule_s_steps_on_random_runs() {
-        let options = Options {
-            window: 3,
-            max_per_var: 3,
-            fallbacks: 2,
-            ..options()
-        };
-        let dir = std::env::temp_dir().join(format!("ilgen-heads-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(FILE_NAME);
-        // Schedules with a head, and of those with steps listed after it.
-        let [headed, both] = [Cell::new(0), Cell::new(0)];
-        check_random_runs(0x004e_adc0_de7f_11e5, 1000, |run| {
-            let (stats, candidates) = crate::analyze(run.traces(), &options).expect("native");
-            let file = CandidatesFile {
-                format_version: FORMAT_VERSION,
-                binary: "a".into(),
-                build_id: "0".into(),
-                stats,
-                candidates,
-            };
-            write(&file, std::fs::File::create(&path).unwrap()).unwrap();
-            let back = read(&path, &run.traces()).unwrap();
-            let json: Value =
-                serde_json::from_reader(BufReader::new(std::fs::File::open(&path).unwrap()))
-                    .unwrap();
-            for (i, (c, b)) in file.candidates.iter().zip(&back.candidates).enumerate() {
-                let whole: Vec<Step> = c.schedule().steps().collect();
-                proptest::prop_assert_eq!(&b.schedule().steps().collect::<Vec<_>>(), &whole);
-                let written = &json["candidates"][i]["schedule"];
-                let counted: u64 = written["head"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|pair| pair[1].as_u64().unwrap())
-                    .sum();
-                let listed: Vec<Step> = serde_json::from_value(written["steps"].clone()).unwrap();
-                proptest::prop_assert_eq!(&listed[..], &whole[counted as usize..]);
-                headed.set(headed.get() + usize::from(counted > 0));
-                both.set(both.get() + usize::from(counted > 0 && !listed.is_empty()));
-            }
-            proptest::prop_assert_eq!(back, file);
-            Ok(())
-        });
-        std::fs::remove_dir_all(&dir).unwrap();
-        // 1,691 schedules with a head, 43 of them with steps after it.
-        assert!(
-            headed.get() > 1000 && both.get() > 30,
-            "{} schedules with a head, {} of them with steps after it",
-            headed.get(),
-            both.get()
-        );
-    }
-
     /// A schedule that names its head by a cut gives the steps that head's observed order and
     /// its listed steps are, none lost, none moved, and is held as the same head and tail as the
     /// same steps all listed: of random runs, every variable's model and the sync-only one, each

@@ -2,10 +2,10 @@
 
 use ilgen_trace::{OpKind, SyncOp};
 
-use crate::candidates::{AccessName, Candidate, Step};
+use crate::candidates::{self, AccessName, Candidate, Step};
 use crate::model::{At, Model, ModelEvent, RfEdge};
 use crate::options::Options;
-use crate::testkit::{listing1, options, Run, LISTING1_M, LISTING1_X, LISTING1_Y};
+use crate::testkit::{self, listing1, options, Run, LISTING1_M, LISTING1_X, LISTING1_Y};
 
 const X: u64 = LISTING1_X;
 const Y: u64 = LISTING1_Y;
@@ -1457,4 +1457,63 @@ fn the_first_reads_edges_give_every_model_what_every_reads_edges_give() {
     );
     // 227 of the 9,000 runs have fewer edges.
     assert!(fewer.get() > 150, "{} of {}", fewer.get(), runs.get());
+}
+
+/// A schedule written as its head's counts and the steps after them reads back, by the
+/// run's recorded operations, as every step it has (what format 6 listed whole): the listed
+/// ones are its steps after the head, and the candidates read are those written, on random
+/// runs.
+#[test]
+fn a_written_head_expands_to_the_schedule_s_steps_on_random_runs() {
+    let options = Options {
+        window: 3,
+        max_per_var: 3,
+        fallbacks: 2,
+        ..options()
+    };
+    let dir = std::env::temp_dir().join(format!("ilgen-heads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(candidates::FILE_NAME);
+    // Schedules with a head, and of those with steps listed after it.
+    let [headed, both] = [std::cell::Cell::new(0), std::cell::Cell::new(0)];
+    testkit::check_random_runs(0x004e_adc0_de7f_11e5, 1000, |run| {
+        let (stats, candidates) = crate::analyze(run.traces(), &options).expect("native");
+        let file = candidates::CandidatesFile {
+            format_version: candidates::FORMAT_VERSION,
+            binary: "a".into(),
+            build_id: "0".into(),
+            stats,
+            candidates,
+        };
+        candidates::write(&file, std::fs::File::create(&path).unwrap()).unwrap();
+        let back = candidates::read(&path, &run.traces()).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_reader(std::io::BufReader::new(std::fs::File::open(&path).unwrap()))
+                .unwrap();
+        for (i, (c, b)) in file.candidates.iter().zip(&back.candidates).enumerate() {
+            let whole: Vec<Step> = c.schedule().steps().collect();
+            proptest::prop_assert_eq!(&b.schedule().steps().collect::<Vec<_>>(), &whole);
+            let written = &json["candidates"][i]["schedule"];
+            let counted: u64 = written["head"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|pair| pair[1].as_u64().unwrap())
+                .sum();
+            let listed: Vec<Step> = serde_json::from_value(written["steps"].clone()).unwrap();
+            proptest::prop_assert_eq!(&listed[..], &whole[counted as usize..]);
+            headed.set(headed.get() + usize::from(counted > 0));
+            both.set(both.get() + usize::from(counted > 0 && !listed.is_empty()));
+        }
+        proptest::prop_assert_eq!(back, file);
+        Ok(())
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+    // 1,691 schedules with a head, 43 of them with steps after it.
+    assert!(
+        headed.get() > 1000 && both.get() > 30,
+        "{} schedules with a head, {} of them with steps after it",
+        headed.get(),
+        both.get()
+    );
 }
